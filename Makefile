@@ -1,0 +1,48 @@
+# Croupier — `make run` serves on 127.0.0.1:50051 with SQLite; `make test` runs every test.
+# Both set everything up on a fresh machine: .venv, the pinned dependencies, the generated stubs.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PROTOS := $(shell find proto -name '*.proto')
+STAMP := $(VENV)/.croupier-installed
+GEN_STAMP := gen/.stamp
+
+.PHONY: run test bench lint breaking gen install clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# The stubs come from proto/ with the pinned grpcio-tools (generated, never edited, not committed).
+$(GEN_STAMP): $(PROTOS) service/codegen.py | $(PY)
+	$(PY) -m pip install --quiet grpcio-tools==1.85.1
+	$(PY) service/codegen.py gen
+	touch $@
+
+$(STAMP): pyproject.toml $(GEN_STAMP)
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(STAMP)
+
+gen: $(GEN_STAMP)
+
+run: install
+	$(VENV)/bin/croupier serve
+
+test: install
+	$(PY) -m pytest
+
+bench: install
+	$(PY) -m pytest tests/bench --benchmark-only --benchmark-enable --benchmark-autosave
+
+lint: install
+	cd proto && ../$(VENV)/bin/buf lint
+
+# Compares the contract with the last commit on main (field numbers are forever).
+breaking: install
+	cd proto && ../$(VENV)/bin/buf breaking --against '../.git#branch=main,subdir=proto'
+
+clean:
+	rm -rf $(VENV) gen build *.egg-info

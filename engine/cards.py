@@ -1,0 +1,69 @@
+"""Playing cards as short stable codes.
+
+A card is its code: rank then suit, ``"7S"`` (seven of spades), ``"TH"`` (ten of hearts), ``"AC"``;
+jokers are ``"JK1"`` and ``"JK2"``. Codes are what commands carry, what events store and what the
+shuffle permutes, so that a replay can be read without a lookup table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+Card = str
+
+RANKS = "A23456789TJQK"
+SUITS = "SHDC"
+JOKERS: tuple[Card, ...] = ("JK1", "JK2")
+
+RANK_NAMES = ("ace", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+              "jack", "queen", "king")
+SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
+
+
+def standard_deck(jokers: int = 0) -> tuple[Card, ...]:
+    """The canonical unshuffled order: spades, hearts, diamonds, clubs, each ace to king, then jokers.
+
+    The shuffle permutes this order; golden vectors depend on it, so it never changes.
+    """
+    return tuple(r + s for s in SUITS for r in RANKS) + JOKERS[:jokers]
+
+
+def is_joker(card: Card) -> bool:
+    return card.startswith("JK")
+
+
+def rank(card: Card) -> int:
+    """1 (ace) to 13 (king); 0 for a joker."""
+    return 0 if is_joker(card) else RANKS.index(card[0]) + 1
+
+
+def suit(card: Card) -> str:
+    """``"S"``, ``"H"``, ``"D"`` or ``"C"``; empty for a joker."""
+    return "" if is_joker(card) else card[1]
+
+
+def is_card(code: str, jokers: int = 0) -> bool:
+    """Whether ``code`` names a card of a deck with ``jokers`` jokers."""
+    if is_joker(code):
+        return code in JOKERS[:jokers]
+    return len(code) == 2 and code[0] in RANKS and code[1] in SUITS
+
+
+def name(card: Card) -> str:
+    """"Seven of spades"."""
+    if is_joker(card):
+        return f"Joker {card[2:]}"
+    return f"{RANK_NAMES[rank(card) - 1].capitalize()} of {SUIT_NAMES[suit(card)]}"
+
+
+_ORDER = {c: i for i, c in enumerate(standard_deck(2))}
+
+
+def sort_cards(cards: Iterable[Card]) -> tuple[Card, ...]:
+    """Cards in the canonical deck order (a stable form for comparing card sets)."""
+    return tuple(sorted(cards, key=_ORDER.__getitem__))
+
+
+def by_rank(cards: Iterable[Card]) -> tuple[Card, ...]:
+    """Cards sorted by rank, then suit: how a hand is shown to people."""
+    return tuple(sorted(cards, key=lambda c: (rank(c) or 99, SUITS.find(suit(c)), c)))

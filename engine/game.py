@@ -1,0 +1,93 @@
+"""What every game offers the service: the decider protocol, its errors and the registry.
+
+A game is a rule set plus pure functions over an immutable state (the functional event-sourcing
+"decider"): ``start`` deals from the seeds, ``decide`` turns a command into events or refuses it,
+``evolve`` folds one event into the state. Legal moves and validation share one code path:
+``legal_commands`` enumerates candidates and keeps those that ``decide`` accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from croupier.engine.shuffle import Seeds
+
+
+class CommandError(Exception):
+    """A refused command. ``reason`` is a stable UPPER_SNAKE code; ``rule`` cites RULES.md."""
+
+    def __init__(self, reason: str, message: str, rule: str = "", field: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.rule = rule
+        self.field = field
+
+
+class MalformedCommand(CommandError):
+    """The command cannot mean anything (unknown card, missing field): INVALID_ARGUMENT."""
+
+
+class IllegalCommand(CommandError):
+    """The command is well formed but the rules forbid it now: FAILED_PRECONDITION."""
+
+
+class InvalidRules(CommandError):
+    """A rule set or seat count that cannot be played: INVALID_ARGUMENT."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a decision may depend on besides the state: the seeds and the command's time."""
+
+    seeds: Seeds
+    now_ms: int = 0
+
+
+S = TypeVar("S")
+E = TypeVar("E")
+C = TypeVar("C")
+R = TypeVar("R")
+
+
+class Game(Protocol, Generic[R, S, E, C]):
+    """One game kind. Implementations are stateless; everything lives in ``S``."""
+
+    kind: str
+    default_preset: str
+
+    def presets(self) -> dict[str, R]: ...
+
+    def rules_for(self, preset: str, overrides: dict[str, Any]) -> R:
+        """The effective rule set; raises :class:`InvalidRules` naming the option at fault."""
+
+    def start(self, rules: R, seats: int, seeds: Seeds) -> list[E]:
+        """The opening events: the effective rules, then the first deal."""
+
+    def initial_state(self) -> S: ...
+
+    def evolve(self, state: S, event: E) -> S:
+        """Fold one event; never fails on a recorded event."""
+
+    def decide(self, state: S, seat: int, command: C, ctx: Context) -> list[E]:
+        """The events a command produces; raises :class:`CommandError`."""
+
+    def legal_commands(self, state: S, seat: int) -> list[C]:
+        """Every command ``decide`` accepts from ``seat`` now, in a stable order."""
+
+    def label(self, command: C) -> str: ...
+
+    def redact(self, event: E, seat: int | None) -> E:
+        """The event as ``seat`` may see it (``None``: a spectator)."""
+
+    def is_finished(self, state: S) -> bool: ...
+
+
+def fold(game: Game[Any, S, E, Any], events: Sequence[E], state: S | None = None) -> S:
+    """The state after ``events``."""
+    current = game.initial_state() if state is None else state
+    for event in events:
+        current = game.evolve(current, event)
+    return current

@@ -1,0 +1,163 @@
+"""Hoola commands (what a seat asks for) and events (what happened), as immutable records.
+
+Events are named in the past tense and carry everything a fold needs: the deal records the deck it
+dealt, so folding a log never re-derives a shuffle (a replay verifier re-derives and compares).
+Each record mirrors the protobuf message of the same name in ``proto/croupier/v1/hoola.proto``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from croupier.engine.cards import Card
+from croupier.engine.hoola.melds import TableMeld
+from croupier.engine.hoola.rules import HoolaRules
+from croupier.engine.settlement import Settlement
+
+
+class Combination(Enum):
+    FOUR_SEVENS = 1
+    LOW_HAND = 2
+    HIGH_HAND = 3
+    STRAIGHT_FLUSH = 4
+
+
+# --- commands ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Draw:
+    """Take the top card of the stock."""
+
+
+@dataclass(frozen=True)
+class ThankYou:
+    """Take the top discard and meld it at once with ``cards`` from the hand (RULES.md §1.2)."""
+
+    cards: tuple[Card, ...] = ()
+
+
+@dataclass(frozen=True)
+class Meld:
+    cards: tuple[Card, ...] = ()
+
+
+@dataclass(frozen=True)
+class LayOff:
+    meld_id: int = 0
+    cards: tuple[Card, ...] = ()
+
+
+@dataclass(frozen=True)
+class Discard:
+    card: Card = ""
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Stop the round at the start of one's turn (RULES.md §1.5.2)."""
+
+
+@dataclass(frozen=True)
+class Declare:
+    combination: Combination | None = None
+
+
+HoolaCommand = Draw | ThankYou | Meld | LayOff | Discard | Stop | Declare
+
+
+# --- events -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Hand:
+    seat: int
+    cards: tuple[Card, ...]
+    count: int
+
+
+@dataclass(frozen=True)
+class GameStarted:
+    rules: HoolaRules
+    seats: int
+    commitment: str
+    client_seeds: tuple[str, ...]
+    engine_version: str
+
+
+@dataclass(frozen=True)
+class RoundDealt:
+    round: int
+    dealer: int
+    hands: tuple[Hand, ...]
+    upcard: Card
+    stock: tuple[Card, ...]
+    stock_count: int
+
+
+@dataclass(frozen=True)
+class CardDrawn:
+    seat: int
+    card: Card | None
+
+
+@dataclass(frozen=True)
+class DiscardTaken:
+    seat: int
+    card: Card
+    discarder: int | None
+    meld: TableMeld
+
+
+@dataclass(frozen=True)
+class MeldMade:
+    seat: int
+    meld: TableMeld
+
+
+@dataclass(frozen=True)
+class CardsLaidOff:
+    seat: int
+    cards: tuple[Card, ...]
+    meld: TableMeld
+
+
+@dataclass(frozen=True)
+class CardDiscarded:
+    seat: int
+    card: Card
+
+
+@dataclass(frozen=True)
+class StockReshuffled:
+    stock: tuple[Card, ...]
+    stock_count: int
+    reshuffle: int
+
+
+@dataclass(frozen=True)
+class StopCalled:
+    seat: int
+    hand_value: int
+
+
+@dataclass(frozen=True)
+class CombinationDeclared:
+    seat: int
+    combination: Combination
+
+
+@dataclass(frozen=True)
+class RoundEnded:
+    round: int
+    outcome: str
+    winners: tuple[int, ...]
+    hands: tuple[Hand, ...]
+    hand_values: tuple[int, ...]
+    hoola: bool
+    perfect_hoola: bool
+    thank_you_hoola: bool
+    settlement: Settlement
+
+
+HoolaEvent = (GameStarted | RoundDealt | CardDrawn | DiscardTaken | MeldMade | CardsLaidOff
+              | CardDiscarded | StockReshuffled | StopCalled | CombinationDeclared | RoundEnded)

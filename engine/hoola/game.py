@@ -1,0 +1,156 @@
+"""Hoola as a :class:`croupier.engine.game.Game`: the deal, views, redaction and labels."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from croupier.engine import ENGINE_VERSION
+from croupier.engine.cards import Card, by_rank, standard_deck
+from croupier.engine.game import Context
+from croupier.engine.hoola import moves, rules as rules_module
+from croupier.engine.hoola.events import (
+    CardDrawn, Declare, Discard, Draw, GameStarted, Hand, HoolaCommand, HoolaEvent, LayOff, Meld,
+    RoundDealt, RoundEnded, StockReshuffled, Stop, ThankYou,
+)
+from croupier.engine.hoola.melds import TableMeld, hand_value
+from croupier.engine.hoola.rules import HoolaRules
+from croupier.engine.hoola.state import HoolaState, Phase, evolve
+from croupier.engine.shuffle import Seeds, shuffled
+
+HAND_SIZE = 7
+
+
+@dataclass(frozen=True)
+class HoolaView:
+    """What one seat sees (mirrors the ``HoolaView`` message)."""
+
+    seat: int | None
+    hand: tuple[Card, ...]
+    melds: tuple[TableMeld, ...]
+    discard_top: Card | None
+    discard_count: int
+    stock_count: int
+    hand_counts: tuple[int, ...]
+    has_melded: tuple[bool, ...]
+    turn: int
+    phase: Phase
+    round: int
+    dealer: int
+    hand_value: int
+    scores: tuple[int, ...]
+    rules: HoolaRules
+    last_round: RoundEnded | None
+
+
+def deal(rules: HoolaRules, seats: int, seeds: Seeds, round_no: int,
+         dealer: int | None = None) -> RoundDealt:
+    """Deal a round from the seeds: 7 cards each from the dealer on, one up-card, the rest stock.
+
+    The first dealer is chosen by the shuffle: the seat of the deck's last card's rank modulo the
+    seat count (a pure function of the committed seed).
+    """
+    deck = shuffled(standard_deck(rules.jokers), seeds, round_no, "deal")
+    if dealer is None:
+        dealer = moves.rank(deck[-1]) % seats
+    hands = []
+    for seat in range(seats):
+        offset = ((seat - dealer) % seats) * HAND_SIZE
+        cards = deck[offset:offset + HAND_SIZE]
+        hands.append(Hand(seat, cards, len(cards)))
+    upcard = deck[seats * HAND_SIZE]
+    stock = deck[seats * HAND_SIZE + 1:]
+    return RoundDealt(round_no, dealer, tuple(hands), upcard, stock, len(stock))
+
+
+class HoolaGame:
+    """Korean Hoola (RULES.md §1)."""
+
+    kind = "hoola"
+    default_preset = rules_module.DEFAULT_PRESET
+    rules_type = HoolaRules
+
+    def presets(self) -> dict[str, HoolaRules]:
+        return dict(rules_module.PRESETS)
+
+    def preset_description(self, name: str) -> str:
+        return rules_module.PRESET_DESCRIPTIONS.get(name, "")
+
+    def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> HoolaRules:
+        return rules_module.rules_for(preset, overrides, seats)
+
+    def start(self, rules: HoolaRules, seats: int, seeds: Seeds) -> list[HoolaEvent]:
+        rules_module.validate(rules, seats)
+        return [GameStarted(rules, seats, seeds.commitment, seeds.client_seeds, ENGINE_VERSION),
+                deal(rules, seats, seeds, 1)]
+
+    def initial_state(self) -> HoolaState:
+        return HoolaState()
+
+    def evolve(self, state: HoolaState, event: HoolaEvent) -> HoolaState:
+        return evolve(state, event)
+
+    def decide(self, state: HoolaState, seat: int, command: HoolaCommand,
+               ctx: Context) -> list[HoolaEvent]:
+        return moves.decide(state, seat, command, ctx)
+
+    def validate(self, state: HoolaState, seat: int, command: HoolaCommand) -> None:
+        moves.validate(state, seat, command)
+
+    def legal_commands(self, state: HoolaState, seat: int) -> list[HoolaCommand]:
+        return moves.legal_commands(state, seat)
+
+    def is_finished(self, state: HoolaState) -> bool:
+        return state.phase is Phase.ROUND_OVER
+
+    def seats(self, state: HoolaState) -> int:
+        return state.seats
+
+    def to_act(self, state: HoolaState) -> tuple[int, ...]:
+        """The seats that may act now."""
+        return (state.turn,) if state.phase in (Phase.TAKE, Phase.PLAY) else ()
+
+    def label(self, command: HoolaCommand) -> str:
+        match command:
+            case Draw():
+                return "Draw from the stock"
+            case ThankYou(cards=cards):
+                return f"Thank you: take the discard and meld it{' with ' + ' '.join(cards) if cards else ' alone'}"
+            case Meld(cards=cards):
+                return f"Meld {' '.join(cards)}"
+            case LayOff(meld_id=meld_id, cards=cards):
+                return f"Lay off {' '.join(cards)} on meld #{meld_id}"
+            case Discard(card=card):
+                return f"Discard {card}"
+            case Stop():
+                return "Stop"
+            case Declare(combination=combination):
+                return f"Declare {combination.name.lower().replace('_', ' ') if combination else '?'}"
+        return repr(command)
+
+    def redact(self, event: HoolaEvent, seat: int | None) -> HoolaEvent:
+        """Hide other hands and the stock order (RULES.md §5)."""
+        match event:
+            case RoundDealt(hands=hands):
+                hidden = tuple(h if h.seat == seat else Hand(h.seat, (), h.count) for h in hands)
+                return dataclasses.replace(event, hands=hidden, stock=())
+            case CardDrawn(seat=drawer) if drawer != seat:
+                return dataclasses.replace(event, card=None)
+            case StockReshuffled():
+                return dataclasses.replace(event, stock=())
+        return event
+
+    def view(self, state: HoolaState, seat: int | None) -> HoolaView:
+        hand = by_rank(state.hands[seat]) if seat is not None and state.hands else ()
+        return HoolaView(
+            seat=seat, hand=hand, melds=state.melds, discard_top=state.discard_top,
+            discard_count=len(state.discards), stock_count=len(state.stock),
+            hand_counts=tuple(len(h) for h in state.hands), has_melded=state.melded,
+            turn=state.turn, phase=state.phase, round=state.round, dealer=state.dealer,
+            hand_value=hand_value(hand, state.rules) if seat is not None else 0,
+            scores=state.scores, rules=state.rules, last_round=state.result)
+
+    def settlements(self, events: list[HoolaEvent]) -> list[Any]:
+        """The settlement of every finished round, in order."""
+        return [e.settlement for e in events if isinstance(e, RoundEnded)]

@@ -1,0 +1,363 @@
+"""Hoola moves: validation, legal-move generation and the events a move produces — one code path.
+
+``validate`` holds every check. ``legal_commands`` enumerates candidates and keeps exactly those
+``validate`` accepts; ``decide`` validates, then builds the events (python-chess's
+``generate_legal_moves`` / ``is_legal`` habit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from itertools import combinations
+
+from croupier.engine.cards import Card, is_card, rank, sort_cards, suit
+from croupier.engine.game import Context, IllegalCommand, MalformedCommand
+from croupier.engine.hoola.events import (
+    CardDiscarded, CardDrawn, CardsLaidOff, Combination, CombinationDeclared, Declare, Discard,
+    DiscardTaken, Draw, Hand, HoolaCommand, HoolaEvent, LayOff, Meld, MeldMade, RoundEnded,
+    StockReshuffled, Stop, StopCalled, ThankYou,
+)
+from croupier.engine.hoola.melds import MeldKind, TableMeld, arrange, extend, hand_value, plain_sum
+from croupier.engine.hoola.rules import ThankYouPenaltyScope
+from croupier.engine.hoola.scoring import Liability, Outcome, lowest_hands, settle
+from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
+from croupier.engine.settlement import Factor
+from croupier.engine.shuffle import shuffled
+
+R_TURN = "RULES.md §1.2"
+R_MELDS = "RULES.md §1.3"
+R_STOP = "RULES.md §1.5.2"
+R_COMBO = "RULES.md §1.5.3"
+
+
+# --- validation -------------------------------------------------------------------------------
+
+def _check_cards(cards: tuple[Card, ...], state: HoolaState, field: str = "cards") -> None:
+    for card in cards:
+        if not isinstance(card, str) or not is_card(card, state.rules.jokers):
+            raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a card of this deck", field=field)
+    if len(set(cards)) != len(cards):
+        raise MalformedCommand("DUPLICATE_CARD", "a card is named twice", field=field)
+
+
+def _check_well_formed(state: HoolaState, command: HoolaCommand) -> None:
+    match command:
+        case ThankYou(cards=cards):
+            _check_cards(cards, state)
+        case Meld(cards=cards):
+            _check_cards(cards, state)
+            if not cards:
+                raise MalformedCommand("EMPTY_MELD", "a meld needs cards", field="cards")
+        case LayOff(cards=cards):
+            _check_cards(cards, state)
+            if not cards:
+                raise MalformedCommand("EMPTY_LAY_OFF", "a lay-off needs cards", field="cards")
+        case Discard(card=card):
+            _check_cards((card,), state, field="card")
+        case Declare(combination=combination):
+            if not isinstance(combination, Combination):
+                raise MalformedCommand("MISSING_COMBINATION", "name the combination",
+                                       field="combination")
+        case Draw() | Stop():
+            pass
+        case _:
+            raise MalformedCommand("UNKNOWN_COMMAND", f"not a Hoola command: {command!r}",
+                                   field="command")
+
+
+def _in_hand(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> None:
+    hand = state.hands[seat]
+    missing = [c for c in cards if c not in hand]
+    if missing:
+        raise IllegalCommand("CARD_NOT_IN_HAND", f"{' '.join(missing)} not in your hand", R_TURN)
+
+
+def _is_first_turn(state: HoolaState, seat: int) -> bool:
+    return state.turns_started[seat] == 1
+
+
+def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
+    """Raise :class:`MalformedCommand` or :class:`IllegalCommand` unless ``seat`` may play it now."""
+    _check_well_formed(state, command)
+    if state.phase is Phase.NOT_STARTED:
+        raise IllegalCommand("NOT_STARTED", "the round has not been dealt", R_TURN)
+    if state.phase is Phase.ROUND_OVER:
+        raise IllegalCommand("ROUND_OVER", "the round is over", R_TURN)
+    if not 0 <= seat < state.seats or seat != state.turn:
+        raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_TURN)
+    taking = isinstance(command, (Draw, ThankYou, Stop, Declare))
+    if taking and state.phase is not Phase.TAKE:
+        raise IllegalCommand("ALREADY_TOOK", "one take per turn; you have taken a card", R_TURN)
+    if not taking and state.phase is not Phase.PLAY:
+        raise IllegalCommand("TAKE_FIRST", "take a card first (draw or thank-you)", R_TURN)
+    rules = state.rules
+    match command:
+        case Draw():
+            if not state.stock:
+                raise IllegalCommand("STOCK_EMPTY", "the stock is empty", "RULES.md §1.5.4")
+        case ThankYou(cards=cards):
+            top = state.discard_top
+            if top is None:
+                raise IllegalCommand("NO_DISCARD", "the discard pile is empty", R_TURN)
+            _in_hand(state, seat, cards)
+            if arrange(cards + (top,), rules) is None:
+                raise IllegalCommand("THANK_YOU_NOT_MELDABLE",
+                                     f"{top} with {' '.join(cards) or 'nothing'} is not a new meld: "
+                                     "a thank-you card must go into a new meld at once", R_TURN)
+            if not cards and not rules.thank_you_lone_seven:
+                raise IllegalCommand("THANK_YOU_LONE_SEVEN_OFF",
+                                     "a discarded 7 may not be taken alone (thank_you_lone_seven)",
+                                     R_TURN)
+        case Meld(cards=cards):
+            _in_hand(state, seat, cards)
+            if arrange(cards, rules) is None:
+                raise IllegalCommand("NOT_A_MELD", f"{' '.join(cards)} is not a set, a run or a 7 meld",
+                                     R_MELDS)
+        case LayOff(meld_id=meld_id, cards=cards):
+            _in_hand(state, seat, cards)
+            if not state.melded[seat]:
+                raise IllegalCommand("LAY_OFF_BEFORE_MELD",
+                                     "you may lay off only after your own first meld", R_TURN)
+            meld = _meld(state, meld_id)
+            if extend(meld, cards, rules) is None:
+                raise IllegalCommand("CANNOT_LAY_OFF", f"{' '.join(cards)} does not extend meld "
+                                     f"#{meld_id} ({' '.join(meld.cards)})", R_MELDS)
+        case Discard(card=card):
+            _in_hand(state, seat, (card,))
+        case Stop():
+            _check_stop(state, seat)
+        case Declare(combination=combination):
+            _check_declare(state, seat, combination)
+
+
+def _meld(state: HoolaState, meld_id: int) -> TableMeld:
+    for meld in state.melds:
+        if meld.id == meld_id:
+            return meld
+    raise IllegalCommand("NO_SUCH_MELD", f"there is no meld #{meld_id} on the table", R_MELDS)
+
+
+def _check_stop(state: HoolaState, seat: int) -> None:
+    rules = state.rules
+    if not rules.stops_allowed(state.seats):
+        raise IllegalCommand("NO_STOP_WITH_TWO", "no stops in a 2-player round (two_player_stop)",
+                             R_STOP)
+    if _is_first_turn(state, seat) and not rules.first_turn_stop:
+        raise IllegalCommand("FIRST_TURN_STOP", "no stop on your first turn (first_turn_stop)", R_STOP)
+    limit = rules.stop_limit(state.seats)
+    value = hand_value(state.hands[seat], rules)
+    if limit is not None and value > limit:
+        raise IllegalCommand("STOP_OVER_LIMIT", f"hand value {value} is over the stop limit {limit}",
+                             R_STOP)
+    if rules.stop_requires_melds and not (
+            state.melded[seat] and any(m for s, m in enumerate(state.melded) if s != seat)):
+        raise IllegalCommand("STOP_NEEDS_MELDS", "you and another player must have melded "
+                             "(stop_requires_melds)", R_STOP)
+
+
+def _check_declare(state: HoolaState, seat: int, combination: Combination) -> None:
+    rules = state.rules
+    hand = state.hands[seat]
+    if not rules.stops_allowed(state.seats):
+        raise IllegalCommand("NO_COMBINATIONS_WITH_TWO",
+                             "no hand combinations in a 2-player round (two_player_stop)", R_COMBO)
+    if combination is Combination.FOUR_SEVENS:
+        if sum(1 for c in hand if rank(c) == 7) < 4:
+            raise IllegalCommand("NOT_FOUR_SEVENS", "four sevens needs all four 7s in hand", R_COMBO)
+        return
+    if state.melded[seat]:
+        raise IllegalCommand("COMBINATION_AFTER_MELD", "low, high and straight flush need a hand "
+                             "with no meld made", R_COMBO)
+    if combination is Combination.STRAIGHT_FLUSH:
+        if rules.straight_flush_multiplier == 0:
+            raise IllegalCommand("COMBINATION_NOT_IN_RULES", "straight flush is not a combination "
+                                 "in these rules", R_COMBO)
+        kind = arrange(hand, rules)
+        if len(hand) != 7 or kind is None or kind[0] is not MeldKind.RUN:
+            raise IllegalCommand("NOT_STRAIGHT_FLUSH", "the seven cards are not one run of one suit",
+                                 R_COMBO)
+        return
+    if _is_first_turn(state, seat) and not rules.first_turn_combinations:
+        raise IllegalCommand("FIRST_TURN_COMBINATION", "no low or high hand on your first turn "
+                             "(first_turn_combinations)", R_COMBO)
+    total = plain_sum(hand, rules)
+    if combination is Combination.LOW_HAND and total > rules.low_hand_max:
+        raise IllegalCommand("NOT_LOW_HAND", f"face sum {total} is over {rules.low_hand_max}", R_COMBO)
+    if combination is Combination.HIGH_HAND and total < rules.high_hand_min:
+        raise IllegalCommand("NOT_HIGH_HAND", f"face sum {total} is under {rules.high_hand_min}",
+                             R_COMBO)
+
+
+# --- legal moves ------------------------------------------------------------------------------
+
+def _subsets(cards: tuple[Card, ...], sizes: range) -> Iterator[tuple[Card, ...]]:
+    for size in sizes:
+        for combo in combinations(sort_cards(cards), size):
+            yield combo
+
+
+def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
+    """Every command worth checking: a superset of the legal ones, in a stable order."""
+    hand = state.hands[seat]
+    if state.phase is Phase.TAKE:
+        yield Stop()
+        for combination in Combination:
+            yield Declare(combination)
+        yield Draw()
+        top = state.discard_top
+        if top is not None:
+            for cards in _subsets(hand, range(0, len(hand) + 1)):
+                if arrange(cards + (top,), state.rules) is not None:
+                    yield ThankYou(cards)
+    elif state.phase is Phase.PLAY:
+        for cards in _subsets(hand, range(1, len(hand) + 1)):
+            if arrange(cards, state.rules) is not None:
+                yield Meld(cards)
+        for meld in state.melds:
+            ranks = {rank(c) for c in meld.cards}
+            suits = {suit(c) for c in meld.cards}
+            fitting = tuple(c for c in hand if rank(c) in ranks or suit(c) in suits)
+            for cards in _subsets(fitting, range(1, len(fitting) + 1)):
+                yield LayOff(meld.id, cards)
+        for card in sort_cards(hand):
+            yield Discard(card)
+
+
+def legal_commands(state: HoolaState, seat: int) -> list[HoolaCommand]:
+    """Every command ``seat`` may submit now: the candidates that :func:`validate` accepts."""
+    if state.phase not in (Phase.TAKE, Phase.PLAY) or seat != state.turn:
+        return []
+    legal = []
+    for command in _candidates(state, seat):
+        try:
+            validate(state, seat, command)
+        except (IllegalCommand, MalformedCommand):
+            continue
+        legal.append(command)
+    return legal
+
+
+def canonical(command: HoolaCommand) -> HoolaCommand:
+    """The command with its cards in canonical order (a meld may be sent in any order)."""
+    match command:
+        case ThankYou(cards=cards):
+            return ThankYou(sort_cards(cards))
+        case Meld(cards=cards):
+            return Meld(sort_cards(cards))
+        case LayOff(meld_id=meld_id, cards=cards):
+            return LayOff(meld_id, sort_cards(cards))
+    return command
+
+
+# --- events -----------------------------------------------------------------------------------
+
+def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) -> list[HoolaEvent]:
+    """The events ``command`` produces; raises like :func:`validate`."""
+    validate(state, seat, command)
+    events: list[HoolaEvent] = []
+
+    def emit(event: HoolaEvent) -> HoolaState:
+        nonlocal state
+        events.append(event)
+        state = evolve(state, event)
+        return state
+
+    match command:
+        case Draw():
+            emit(CardDrawn(seat, state.stock[0]))
+        case ThankYou(cards=cards):
+            top = state.discard_top
+            assert top is not None
+            kind, ordered = arrange(cards + (top,), state.rules)  # type: ignore[misc]
+            emit(DiscardTaken(seat, top, state.top_discarder,
+                              TableMeld(_next_meld_id(state), seat, kind, ordered)))
+        case Meld(cards=cards):
+            kind, ordered = arrange(cards, state.rules)  # type: ignore[misc]
+            emit(MeldMade(seat, TableMeld(_next_meld_id(state), seat, kind, ordered)))
+        case LayOff(meld_id=meld_id, cards=cards):
+            meld = extend(_meld(state, meld_id), cards, state.rules)
+            assert meld is not None
+            emit(CardsLaidOff(seat, tuple(c for c in meld.cards if c in cards), meld))
+        case Discard(card=card):
+            perfect = (state.this_turn.drawn == card
+                       and sorted(state.this_turn.put_down) == sorted(state.this_turn.start_hand))
+            emit(CardDiscarded(seat, card))
+            if not state.hands[seat]:
+                emit(_round_ended(state, _going_out(state, seat, perfect)))
+            elif not state.stock:
+                if may_reshuffle(state):
+                    n = state.reshuffles + 1
+                    stock = shuffled(state.discards[:-1], ctx.seeds, state.round, f"reshuffle-{n}")
+                    emit(StockReshuffled(stock, len(stock), n))
+                else:
+                    emit(_round_ended(state, Outcome("STOCK_OUT", lowest_hands(state, list(range(state.seats))),
+                                                     notes=("the stock ran out",))))
+            return events
+        case Stop():
+            value = hand_value(state.hands[seat], state.rules)
+            emit(StopCalled(seat, value))
+            emit(_round_ended(state, _stop_outcome(state, seat, value)))
+            return events
+        case Declare(combination=combination):
+            assert combination is not None
+            emit(CombinationDeclared(seat, combination))
+            option = f"{combination.name.lower()}_multiplier"
+            factor = Factor(option, getattr(state.rules, option),
+                            f"seat {seat} declared {combination.name.lower().replace('_', ' ')}")
+            emit(_round_ended(state, Outcome("COMBINATION", (seat,), factor)))
+            return events
+    if not state.hands[seat]:
+        emit(_round_ended(state, _going_out(state, seat, perfect=False)))
+    return events
+
+
+def _next_meld_id(state: HoolaState) -> int:
+    return max((m.id for m in state.melds), default=0) + 1
+
+
+def _going_out(state: HoolaState, seat: int, perfect: bool) -> Outcome:
+    """The win by an empty hand, with Hoola, Perfect Hoola and the thank-you penalty (§1.5, §1.6)."""
+    rules = state.rules
+    turn = state.this_turn
+    hoola = not turn.melded_before
+    thank_you = turn.thank_you_card is not None
+    perfect = perfect and hoola and not thank_you
+    notes = []
+    factor = None
+    if perfect:
+        factor = Factor("perfect_hoola_multiplier", rules.perfect_hoola_multiplier,
+                        f"seat {seat} went out with a Perfect Hoola")
+        notes.append(f"Perfect Hoola by seat {seat}")
+    elif hoola:
+        factor = Factor("hoola_multiplier", rules.hoola_multiplier,
+                        f"seat {seat} went out with a {'thank-you ' if thank_you else ''}Hoola")
+        notes.append(f"{'Thank-you ' if thank_you else ''}Hoola by seat {seat}")
+    liability = None
+    if thank_you and turn.thank_you_discarder is not None and (
+            rules.thank_you_penalty_scope is ThankYouPenaltyScope.ANY_WIN or hoola):
+        liability = Liability(turn.thank_you_discarder, "thank_you_penalty_multiplier",
+                              rules.thank_you_penalty_multiplier,
+                              f"discarded {turn.thank_you_card}, taken by thank-you to go out")
+    return Outcome("GOING_OUT", (seat,), factor, liability, tuple(notes), hoola=hoola,
+                   perfect_hoola=perfect, thank_you_hoola=hoola and thank_you)
+
+
+def _stop_outcome(state: HoolaState, seat: int, value: int) -> Outcome:
+    others = [s for s in range(state.seats) if s != seat]
+    if all(hand_value(state.hands[s], state.rules) > value for s in others):
+        return Outcome("STOP", (seat,), notes=(f"seat {seat} stopped with {value} and won",))
+    liability = Liability(seat, "stop_penalty_multiplier", state.rules.stop_penalty_multiplier,
+                          "failed stop")
+    return Outcome("FAILED_STOP", lowest_hands(state, others), liability=liability,
+                   notes=(f"seat {seat} stopped with {value} but another hand was as low",))
+
+
+def _round_ended(state: HoolaState, outcome: Outcome) -> RoundEnded:
+    settlement = settle(state, outcome)
+    return RoundEnded(
+        round=state.round, outcome=outcome.kind, winners=outcome.winners,
+        hands=tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands)),
+        hand_values=tuple(hand_value(h, state.rules) for h in state.hands),
+        hoola=outcome.hoola, perfect_hoola=outcome.perfect_hoola,
+        thank_you_hoola=outcome.thank_you_hoola, settlement=settlement)

@@ -1,0 +1,216 @@
+"""The Hoola rule set (RULES.md §1) and its named presets.
+
+Every option of RULES.md §1 is a field here, named as there; presets fill them in. The engine reads
+options, never preset names. The protobuf ``HoolaRules`` message mirrors this class field by field
+(the service converts by name), so the rule set recorded in a game's first event is exactly this.
+
+Decisions where RULES.md is silent (each tested):
+
+* A meld put down by thank-you counts as the player's meld (for lay-offs, for "unmelded" and for
+  Hoola), including a lone 7 taken by thank-you.
+* Unmelded losers are jointly last among the losers whatever their hand values (RULES.md: "ties:
+  joint last"); they all pay the amount of the last place.
+* In ``RANK`` mode a tie group of losers pays the amount of the group's last place.
+* ``POINT_DIFFERENCE`` with joint winners uses the lowest plain sum among them.
+* With ``reshuffle_discards`` the stock is rebuilt at the end of the turn that drew its last card, at
+  most ``max_reshuffles`` times (default 3); after that, or when fewer than two discards remain, the
+  round ends as a stock-out. A bound keeps every round finite.
+* A game is one round until tables arrive (issue: tables); the round number is in every event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from croupier.engine.game import InvalidRules
+
+
+class PaymentMode(Enum):
+    RANK = 1
+    FLAT = 2
+    POINT_DIFFERENCE = 3
+
+
+class Penalty(Enum):
+    UNMELDED = 1
+    SEVEN = 2
+    JOKER = 3
+
+
+class ThankYouPenaltyScope(Enum):
+    ANY_WIN = 1
+    HOOLA_ONLY = 2
+
+
+class TieMode(Enum):
+    SHARED = 1
+    VOID = 2
+
+
+class ClaimPriority(Enum):
+    FIRST_COME = 1
+    NEAREST_IN_TURN = 2
+
+
+@dataclass(frozen=True)
+class StopLimit:
+    """The highest hand value that may stop with ``players`` in the round (``None``: no limit)."""
+
+    players: int
+    max_points: int | None
+
+
+def _limits(*values: int | None) -> tuple[StopLimit, ...]:
+    return tuple(StopLimit(players, v) for players, v in zip(range(2, 2 + len(values)), values))
+
+
+@dataclass(frozen=True)
+class HoolaRules:
+    """Every option of RULES.md §1 with the ``korean`` preset's values as defaults."""
+
+    jokers: int = 0
+    ace_wrap: bool = True
+    ace_low_only: bool = False
+    joker_lay_off_alone: bool = True
+    seven_binding: bool = False
+    thank_you_lone_seven: bool = True
+    four_of_a_kind_free: bool = False
+    seven_hand_multiplier: int = 2
+    joker_hand_multiplier: int = 3
+    joker_value: int = 0
+    stop_limits: tuple[StopLimit, ...] = _limits(10, 10, 10, 10)
+    stop_requires_melds: bool = False
+    first_turn_stop: bool = False
+    two_player_stop: bool = False
+    low_hand_max: int = 15
+    high_hand_min: int = 80
+    straight_flush_multiplier: int = 0
+    first_turn_combinations: bool = False
+    reshuffle_discards: bool = False
+    payment_mode: PaymentMode = PaymentMode.RANK
+    base_stake: int = 1
+    unmelded_multiplier: int = 2
+    seven_multiplier: int = 2
+    joker_multiplier: int = 3
+    penalties_before_first_turn: tuple[Penalty, ...] = ()
+    hoola_multiplier: int = 4
+    perfect_hoola_multiplier: int = 4
+    four_sevens_multiplier: int = 1
+    low_hand_multiplier: int = 1
+    high_hand_multiplier: int = 1
+    stop_penalty_multiplier: int = 1
+    thank_you_penalty_multiplier: int = 1
+    thank_you_penalty_scope: ThankYouPenaltyScope = ThankYouPenaltyScope.ANY_WIN
+    tie_mode: TieMode = TieMode.SHARED
+    out_of_turn_thank_you: bool = False
+    claim_priority: ClaimPriority = ClaimPriority.FIRST_COME
+    claim_window_ms: int = 3000
+    hoola_table_multiplier: tuple[int, ...] = ()
+    sit_out: bool = False
+    max_seats: int = 5
+    min_seats: int = 2
+    max_reshuffles: int = 3
+
+    def stop_limit(self, players: int) -> int | None:
+        """The stop limit with ``players`` in the round; ``None``: any hand may stop."""
+        for limit in self.stop_limits:
+            if limit.players == players:
+                return limit.max_points
+        return None
+
+    def stops_allowed(self, players: int) -> bool:
+        """Stops and hand combinations exist in this round (RULES.md §1.5, ``two_player_stop``)."""
+        return players > 2 or self.two_player_stop
+
+
+KOREAN = HoolaRules()
+
+INTERNATIONAL = dataclasses.replace(
+    KOREAN,
+    ace_wrap=False,
+    four_of_a_kind_free=True,
+    seven_hand_multiplier=1,
+    stop_requires_melds=True,
+    first_turn_stop=True,
+    low_hand_max=14,
+    high_hand_min=83,
+    first_turn_combinations=True,
+    joker_multiplier=1,
+    thank_you_penalty_scope=ThankYouPenaltyScope.HOOLA_ONLY,
+    hoola_multiplier=2,
+    perfect_hoola_multiplier=2,
+    penalties_before_first_turn=(Penalty.SEVEN,),
+    out_of_turn_thank_you=True,
+)
+
+PRESETS: dict[str, HoolaRules] = {"korean": KOREAN, "international": INTERNATIONAL}
+PRESET_DESCRIPTIONS = {
+    "korean": "Offline Korean rules (RULES.md §1, the default)",
+    "international": "International rules of the Japanese and Indonesian sources",
+}
+DEFAULT_PRESET = "korean"
+
+# Options the engine does not play yet: a game that turns them on is refused clearly rather than
+# played by other rules. (Jokers, 7-binding, battle Hoola, tables and sit-out come with their issue.)
+NOT_YET_SUPPORTED = {
+    "jokers": 0,
+    "seven_binding": False,
+    "out_of_turn_thank_you": False,
+    "sit_out": False,
+    "straight_flush_multiplier": 0,
+}
+# Presets that set an unsupported option play with it off until it is supported, and say so.
+PRESET_FALLBACKS = {"international": {"out_of_turn_thank_you": False}}
+
+
+def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> HoolaRules:
+    """The effective rule set: ``preset`` with ``overrides``; raises :class:`InvalidRules`."""
+    if preset == "":
+        preset = DEFAULT_PRESET
+    if preset not in PRESETS:
+        raise InvalidRules("UNKNOWN_PRESET", f"unknown Hoola preset {preset!r}; known: "
+                           f"{', '.join(PRESETS)}", field="preset")
+    names = {f.name for f in dataclasses.fields(HoolaRules)}
+    for key in overrides:
+        if key not in names:
+            raise InvalidRules("UNKNOWN_OPTION", f"unknown Hoola option {key!r}", field=key)
+    base = dataclasses.replace(PRESETS[preset], **PRESET_FALLBACKS.get(preset, {}))
+    rules = dataclasses.replace(base, **overrides)
+    validate(rules, seats)
+    return rules
+
+
+def validate(rules: HoolaRules, seats: int) -> None:
+    """Refuse rule sets that cannot be played, naming the option at fault."""
+    def bad(option: str, why: str) -> InvalidRules:
+        return InvalidRules("INVALID_OPTION", f"option {option}: {why}", field=option)
+
+    for option, supported in NOT_YET_SUPPORTED.items():
+        if getattr(rules, option) != supported:
+            raise InvalidRules("OPTION_NOT_SUPPORTED",
+                               f"option {option}={getattr(rules, option)!r} is not played yet",
+                               field=option)
+    if not 2 <= rules.min_seats <= rules.max_seats <= 5:
+        raise bad("max_seats", "seats must lie within 2..5 (6-7 need sit_out)")
+    if not rules.min_seats <= seats <= rules.max_seats:
+        raise InvalidRules("INVALID_SEATS", f"{seats} seats: this rule set seats "
+                           f"{rules.min_seats} to {rules.max_seats}", field="seats")
+    if rules.ace_low_only and rules.ace_wrap:
+        raise bad("ace_low_only", "cannot be combined with ace_wrap")
+    for option in ("seven_hand_multiplier", "joker_hand_multiplier", "unmelded_multiplier",
+                   "seven_multiplier", "joker_multiplier", "hoola_multiplier",
+                   "perfect_hoola_multiplier", "four_sevens_multiplier", "low_hand_multiplier",
+                   "high_hand_multiplier", "stop_penalty_multiplier",
+                   "thank_you_penalty_multiplier", "base_stake"):
+        if getattr(rules, option) < 1:
+            raise bad(option, "must be at least 1")
+    for limit in rules.stop_limits:
+        if limit.max_points is not None and limit.max_points < 0:
+            raise bad("stop_limits", "a stop limit cannot be below 0")
+    if len({limit.players for limit in rules.stop_limits}) != len(rules.stop_limits):
+        raise bad("stop_limits", "one limit per player count")
+    if rules.max_reshuffles < 0:
+        raise bad("max_reshuffles", "cannot be below 0")

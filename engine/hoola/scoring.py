@@ -1,0 +1,151 @@
+"""How a Hoola round ends and what each loser pays (RULES.md §1.5, §1.6), itemized."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from croupier.engine.hoola.melds import hand_value, jokers, plain_sum, sevens
+from croupier.engine.hoola.rules import HoolaRules, PaymentMode, Penalty, TieMode
+from croupier.engine.hoola.state import HoolaState
+from croupier.engine.settlement import Factor, Settlement, SettlementLine, net_of
+
+
+@dataclass(frozen=True)
+class Liability:
+    """One player pays for every loser (stop penalty, thank-you penalty)."""
+
+    seat: int
+    name: str
+    multiplier: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How the round ended, before any payment is computed."""
+
+    kind: str
+    winners: tuple[int, ...]
+    winner_factor: Factor | None = None
+    liability: Liability | None = None
+    notes: tuple[str, ...] = ()
+    hoola: bool = False
+    perfect_hoola: bool = False
+    thank_you_hoola: bool = False
+
+
+def ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def lowest_hands(state: HoolaState, seats: list[int]) -> tuple[int, ...]:
+    """The seats among ``seats`` with the lowest hand value, in turn order from the dealer."""
+    values = {s: hand_value(state.hands[s], state.rules) for s in seats}
+    best = min(values.values())
+    return tuple(s for s in turn_order(state) if s in values and values[s] == best)
+
+
+def turn_order(state: HoolaState) -> list[int]:
+    return [(state.dealer + k) % state.seats for k in range(state.seats)]
+
+
+def _loser_factors(state: HoolaState, seat: int) -> list[Factor]:
+    """The loser multipliers of one seat (unmelded, 7s, jokers), waived before its first turn."""
+    rules = state.rules
+    first_turn_came = state.turns_started[seat] > 0
+    waived = set(rules.penalties_before_first_turn) if not first_turn_came else set(Penalty)
+    hand = state.hands[seat]
+    factors: list[Factor] = []
+    if not state.melded[seat] and rules.unmelded_multiplier > 1 and Penalty.UNMELDED in waived:
+        factors.append(Factor("unmelded_multiplier", rules.unmelded_multiplier, "made no meld"))
+    if rules.seven_multiplier > 1 and Penalty.SEVEN in waived:
+        factors += [Factor("seven_multiplier", rules.seven_multiplier, f"holds {c}")
+                    for c in sevens(hand)]
+    if rules.joker_multiplier > 1 and Penalty.JOKER in waived:
+        factors += [Factor("joker_multiplier", rules.joker_multiplier, f"holds {c}")
+                    for c in jokers(hand)]
+    return factors
+
+
+def _base(state: HoolaState, losers: list[int], outcome: Outcome) -> dict[int, Factor]:
+    """Each loser's base payment in stakes (RULES.md §1.6, ``payment_mode``)."""
+    rules = state.rules
+    if rules.payment_mode is PaymentMode.FLAT:
+        return {s: Factor("flat", 1, "every loser pays one stake") for s in losers}
+    if rules.payment_mode is PaymentMode.POINT_DIFFERENCE:
+        winner_sum = min(plain_sum(state.hands[w], rules) for w in outcome.winners)
+        out = {}
+        for s in losers:
+            diff = plain_sum(state.hands[s], rules) - winner_sum
+            out[s] = Factor("point_difference", max(1, diff),
+                            f"face sum {plain_sum(state.hands[s], rules)} − winner's {winner_sum}"
+                            + (" (at least 1)" if diff < 1 else ""))
+        return out
+    liable = outcome.liability.seat if outcome.liability else None
+
+    def key(seat: int) -> tuple[int, int, int]:
+        unmelded = not state.melded[seat]
+        return (seat == liable, unmelded, 0 if unmelded else hand_value(state.hands[seat], rules))
+
+    ordered = sorted(losers, key=key)
+    out = {}
+    for seat in ordered:
+        place = max(i for i, s in enumerate(ordered, 1) if key(s) == key(seat))
+        tied = sum(1 for s in ordered if key(s) == key(seat)) > 1
+        why = ("liable, ranks last" if seat == liable else
+               "made no meld, ranks last" if not state.melded[seat] else
+               f"hand value {key(seat)[2]}")
+        out[seat] = Factor("rank", place, f"{ordinal(place)} among the losers"
+                           f"{' (tied)' if tied else ''}: {why}")
+    return out
+
+
+def settle(state: HoolaState, outcome: Outcome) -> Settlement:
+    """Every payment of the round, itemized (RULES.md §1.6)."""
+    rules = state.rules
+    winners = outcome.winners
+    losers = [s for s in turn_order(state) if s not in winners]
+    notes = list(outcome.notes)
+    if len(winners) > 1 and rules.tie_mode is TieMode.VOID:
+        notes.append("tie for the win with tie_mode VOID: nobody pays")
+        return Settlement(state.round, winners, outcome.kind, (), (0,) * state.seats, tuple(notes))
+    base = _base(state, losers, outcome)
+    own: dict[int, tuple[int, list[Factor]]] = {}
+    for seat in losers:
+        factors = [base[seat]]
+        if rules.base_stake != 1:
+            factors.append(Factor("base_stake", rules.base_stake, "stake of the round"))
+        factors += _loser_factors(state, seat)
+        if outcome.winner_factor is not None:
+            factors.append(outcome.winner_factor)
+        amount = 1
+        for f in factors:
+            amount *= f.value
+        own[seat] = (amount, factors)
+    payers = own
+    liability = outcome.liability
+    if liability is not None:
+        amount, factors = own[liability.seat]
+        factors = list(factors)
+        for seat in losers:
+            if seat != liability.seat:
+                covered = own[seat][0] * liability.multiplier
+                amount += covered
+                factors.append(Factor(liability.name, covered,
+                                      f"{liability.reason}: pays seat {seat}'s {own[seat][0]}"
+                                      f" × {liability.multiplier}"))
+        payers = {liability.seat: (amount, factors)}
+    lines: list[SettlementLine] = []
+    for payer in losers:
+        if payer not in payers or payers[payer][0] == 0:
+            continue
+        amount, factors = payers[payer]
+        share, remainder = divmod(amount, len(winners))
+        for i, winner in enumerate(winners):
+            part = share + (remainder if i == 0 else 0)
+            split = f", split {len(winners)} ways" if len(winners) > 1 else ""
+            lines.append(SettlementLine(payer, winner, part, tuple(factors),
+                                        f"seat {payer} pays seat {winner} {part}{split}"))
+    return Settlement(state.round, winners, outcome.kind, tuple(lines),
+                      net_of(state.seats, tuple(lines)), tuple(notes))
+

@@ -1,0 +1,140 @@
+"""The Hoola position and the fold that builds it from events (``evolve``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from croupier.engine.cards import Card
+from croupier.engine.hoola.events import (
+    CardDiscarded, CardDrawn, CardsLaidOff, CombinationDeclared, DiscardTaken, GameStarted,
+    HoolaEvent, MeldMade, RoundDealt, RoundEnded, StockReshuffled, StopCalled,
+)
+from croupier.engine.hoola.melds import TableMeld
+from croupier.engine.hoola.rules import HoolaRules
+
+
+class Phase(Enum):
+    NOT_STARTED = 0
+    TAKE = 1
+    PLAY = 2
+    ROUND_OVER = 3
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What the seat to act has done this turn (Hoola, perfect Hoola and thank-you need it)."""
+
+    start_hand: tuple[Card, ...] = ()
+    melded_before: bool = False
+    drawn: Card | None = None
+    thank_you_card: Card | None = None
+    thank_you_discarder: int | None = None
+    put_down: tuple[Card, ...] = ()
+
+
+@dataclass(frozen=True)
+class HoolaState:
+    rules: HoolaRules = HoolaRules()
+    seats: int = 0
+    commitment: str = ""
+    client_seeds: tuple[str, ...] = ()
+    round: int = 0
+    dealer: int = 0
+    turn: int = 0
+    phase: Phase = Phase.NOT_STARTED
+    hands: tuple[tuple[Card, ...], ...] = ()
+    stock: tuple[Card, ...] = ()
+    discards: tuple[Card, ...] = ()
+    # Who discarded the top of the pile (``None`` for the first up-card).
+    top_discarder: int | None = None
+    melds: tuple[TableMeld, ...] = ()
+    melded: tuple[bool, ...] = ()
+    turns_started: tuple[int, ...] = ()
+    this_turn: Turn = Turn()
+    reshuffles: int = 0
+    result: RoundEnded | None = None
+    scores: tuple[int, ...] = ()
+
+    @property
+    def discard_top(self) -> Card | None:
+        return self.discards[-1] if self.discards else None
+
+    def next_seat(self, seat: int) -> int:
+        return (seat + 1) % self.seats
+
+
+def _set(values: tuple, index: int, value: object) -> tuple:
+    return values[:index] + (value,) + values[index + 1:]
+
+
+def _without(cards: tuple[Card, ...], gone: tuple[Card, ...]) -> tuple[Card, ...]:
+    return tuple(c for c in cards if c not in gone)
+
+
+def _put_down(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> HoolaState:
+    turn = replace(state.this_turn, put_down=state.this_turn.put_down + cards)
+    return replace(state, hands=_set(state.hands, seat, _without(state.hands[seat], cards)),
+                   this_turn=turn)
+
+
+def _place(melds: tuple[TableMeld, ...], meld: TableMeld) -> tuple[TableMeld, ...]:
+    for i, old in enumerate(melds):
+        if old.id == meld.id:
+            return _set(melds, i, meld)
+    return melds + (meld,)
+
+
+def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
+    """The state after ``event``. Pure; never fails on an event ``decide`` produced."""
+    match event:
+        case GameStarted(rules=rules, seats=seats, commitment=commitment, client_seeds=seeds):
+            return replace(state, rules=rules, seats=seats, commitment=commitment,
+                           client_seeds=seeds, scores=(0,) * seats)
+        case RoundDealt(round=round_no, dealer=dealer, hands=hands, upcard=upcard, stock=stock):
+            n = state.seats
+            return replace(
+                state, round=round_no, dealer=dealer, turn=dealer, phase=Phase.TAKE,
+                hands=tuple(h.cards for h in hands), stock=stock, discards=(upcard,),
+                top_discarder=None, melds=(), melded=(False,) * n, turns_started=_set((0,) * n, dealer, 1),
+                this_turn=Turn(start_hand=hands[dealer].cards), reshuffles=0, result=None)
+        case CardDrawn(seat=seat, card=card):
+            drawn = card if card is not None else state.stock[0]
+            return replace(state, stock=state.stock[1:], phase=Phase.PLAY,
+                           hands=_set(state.hands, seat, state.hands[seat] + (drawn,)),
+                           this_turn=replace(state.this_turn, drawn=drawn))
+        case DiscardTaken(seat=seat, card=card, discarder=discarder, meld=meld):
+            turn = replace(state.this_turn, thank_you_card=card, thank_you_discarder=discarder)
+            state = replace(state, discards=state.discards[:-1], phase=Phase.PLAY, this_turn=turn,
+                            melds=_place(state.melds, meld), melded=_set(state.melded, seat, True))
+            return _put_down(state, seat, tuple(c for c in meld.cards if c != card))
+        case MeldMade(seat=seat, meld=meld):
+            state = replace(state, melds=_place(state.melds, meld),
+                            melded=_set(state.melded, seat, True))
+            return _put_down(state, seat, meld.cards)
+        case CardsLaidOff(seat=seat, cards=cards, meld=meld):
+            return _put_down(replace(state, melds=_place(state.melds, meld)), seat, cards)
+        case CardDiscarded(seat=seat, card=card):
+            state = replace(state, hands=_set(state.hands, seat, _without(state.hands[seat], (card,))),
+                            discards=state.discards + (card,), top_discarder=seat)
+            if not state.hands[seat] or (not state.stock and state.phase is not Phase.ROUND_OVER
+                                         and not may_reshuffle(state)):
+                return state  # the round ends with the next event
+            nxt = state.next_seat(seat)
+            return replace(state, turn=nxt, phase=Phase.TAKE,
+                           turns_started=_set(state.turns_started, nxt, state.turns_started[nxt] + 1),
+                           this_turn=Turn(start_hand=state.hands[nxt], melded_before=state.melded[nxt]))
+        case StockReshuffled(stock=stock, reshuffle=reshuffle):
+            return replace(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)
+        case StopCalled() | CombinationDeclared():
+            return state
+        case RoundEnded(settlement=settlement):
+            scores = tuple(a + b for a, b in zip(state.scores, settlement.net))
+            return replace(state, phase=Phase.ROUND_OVER, result=event, scores=scores)
+    raise TypeError(f"not a Hoola event: {event!r}")
+
+
+def may_reshuffle(state: HoolaState) -> bool:
+    """Whether an empty stock is rebuilt from the discards (RULES.md §1.5.4, ``reshuffle_discards``)."""
+    return (state.rules.reshuffle_discards and state.reshuffles < state.rules.max_reshuffles
+            and len(state.discards) >= 2)

@@ -1,0 +1,42 @@
+"""Itemized settlements, shared by every game: who pays whom, and every factor of why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One factor of a payment: a multiplier, a base amount or an added liability."""
+
+    name: str
+    value: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class SettlementLine:
+    payer: int
+    payee: int
+    amount: int
+    factors: tuple[Factor, ...]
+    summary: str
+
+
+@dataclass(frozen=True)
+class Settlement:
+    round: int
+    winners: tuple[int, ...]
+    outcome: str
+    lines: tuple[SettlementLine, ...]
+    net: tuple[int, ...]
+    notes: tuple[str, ...] = ()
+
+
+def net_of(seats: int, lines: tuple[SettlementLine, ...]) -> tuple[int, ...]:
+    """Net stakes per seat: received minus paid."""
+    net = [0] * seats
+    for line in lines:
+        net[line.payer] -= line.amount
+        net[line.payee] += line.amount
+    return tuple(net)
