@@ -1,0 +1,61 @@
+"""PostgreSQL for several replicas: psycopg 3 with a pool; LISTEN/NOTIFY wakes every replica's streams."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from croupier.service.store.base import SqlEventStore, apply_migrations
+
+CHANNEL = "croupier_events"
+
+
+class PostgresEventStore(SqlEventStore):
+    marker = "%s"
+    lock_clause = " FOR UPDATE"
+
+    def __init__(self, url: str, min_size: int = 1, max_size: int = 10) -> None:
+        super().__init__()
+        self.url = url
+        apply_migrations(_yoyo_url(url), "postgresql")
+        self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size, open=True,
+                                    kwargs={"autocommit": False})
+        self._closed = threading.Event()
+        self._listener = threading.Thread(target=self._listen, name="pg-listen", daemon=True)
+        self._listener.start()
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[Any]:
+        with self._pool.connection() as conn:
+            with conn.transaction():
+                with conn.cursor() as cur:
+                    yield cur
+
+    def _after_append(self, cursor: Any, game_id: str) -> None:
+        cursor.execute("SELECT pg_notify(%s, %s)", (CHANNEL, game_id))
+
+    def _listen(self) -> None:
+        """Wake local waiters whenever any replica appends."""
+        while not self._closed.is_set():
+            try:
+                with psycopg.connect(self.url, autocommit=True) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    while not self._closed.is_set():
+                        for _ in conn.notifies(timeout=1.0):
+                            self.notify()
+            except psycopg.Error:
+                self._closed.wait(1.0)
+
+    def close(self) -> None:
+        self._closed.set()
+        self._pool.close()
+
+
+def _yoyo_url(url: str) -> str:
+    scheme, rest = url.split("://", 1)
+    return f"postgresql+psycopg://{rest}"
