@@ -1,0 +1,96 @@
+"""The ``croupier`` command: ``serve``, ``demo``."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sys
+import uuid
+from pathlib import Path
+
+import click
+import grpc
+import structlog
+
+from croupier.service import config, logs
+
+log = structlog.get_logger("croupier")
+
+
+@click.group()
+def main() -> None:
+    """Croupier: deals, referees, records and settles turn-based card games over gRPC."""
+
+
+@main.command()
+@click.option("--address", default=lambda: os.environ.get("CROUPIER_ADDRESS", config.DEFAULT_ADDRESS),
+              show_default=config.DEFAULT_ADDRESS, help="HOST:PORT to listen on.")
+@click.option("--store", "store_url", default=lambda: os.environ.get("CROUPIER_STORE", config.DEFAULT_STORE),
+              show_default=config.DEFAULT_STORE, help="sqlite:///PATH or postgresql://…")
+@click.option("--log-format", type=click.Choice(["json", "console"]),
+              default=lambda: os.environ.get("CROUPIER_LOG_FORMAT", "console"), show_default="console")
+def serve(address: str, store_url: str, log_format: str) -> None:
+    """Serve the game service (with health checking and reflection)."""
+    from croupier.service.auth import TokenSigner
+    from croupier.service.server import create_server
+    from croupier.service.store import open_store
+
+    logs.configure(log_format)
+    secret = config.token_secret()
+    if secret.generated:
+        log.warning("generated a development token secret; set CROUPIER_SECRET in production "
+                    "(seat tokens stop working when the server restarts)")
+    store = open_store(store_url)
+    server, port, _ = create_server(address, store, TokenSigner(secret.value))
+    server.start()
+    where = store_url if not store_url.startswith("sqlite:///") else \
+        f"sqlite:///{Path(store_url.removeprefix('sqlite:///')).resolve()}"
+    host = address.rsplit(":", 1)[0]
+    log.info("serving", address=f"{host}:{port}", store=_safe(where))
+    click.echo(f"Croupier listening on {host}:{port}; data in {_safe(where)}", err=True)
+
+    def stop(*_: object) -> None:
+        server.stop(grace=2)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.wait_for_termination()
+    except KeyboardInterrupt:
+        server.stop(grace=1)
+    finally:
+        store.close()
+
+
+def _safe(url: str) -> str:
+    """A store URL without its password."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}" if ":" in creds else url
+    return url
+
+
+@main.command()
+@click.option("--address", default=config.DEFAULT_ADDRESS, show_default=True,
+              help="The server to play on.")
+@click.option("--seats", default=3, show_default=True, type=click.IntRange(2, 5))
+@click.option("--preset", default="korean", show_default=True)
+@click.option("--seed", default=None, type=int, help="Seed of the bots' choices.")
+def demo(address: str, seats: int, preset: str, seed: int | None) -> None:
+    """Play a whole Hoola game between bots through a running server; print the result."""
+    from croupier.service.bots import play_game
+
+    with grpc.insecure_channel(address) as channel:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=10)
+        except grpc.FutureTimeoutError:
+            raise click.ClickException(f"no Croupier server at {address} (start one: make run)")
+        result = play_game(channel, seats=seats, preset=preset,
+                           rng=random.Random(seed), client_seed=uuid.uuid4().hex,
+                           on_move=lambda seat, label: click.echo(f"  seat {seat}: {label}"))
+    click.echo(result.describe())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

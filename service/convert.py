@@ -1,0 +1,172 @@
+"""Engine records ↔ protobuf messages, by field name: one generic converter for every game.
+
+The engine's frozen dataclasses and the contract's messages share field names, so converting is
+mechanical: scalars copy, enums map by member name (``PaymentMode.RANK`` ↔ ``PAYMENT_MODE_RANK``),
+tuples become repeated fields, nested records nested messages, a card code a ``Card`` message, and
+``None`` an unset field. A wrapper message whose only field is ``repeated values`` stands for a
+tuple whose presence matters (an override to "none"). Union types become ``oneof`` fields named
+after the record's class (``ThankYou`` ↔ ``thank_you``).
+
+Why dataclasses in the engine rather than the generated messages: they are immutable and hashable
+(states are cached and folded), and the engine stays free of generated code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import types
+import typing
+from enum import Enum
+from typing import Any
+
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
+
+from croupier.engine import cards as card_codes
+from croupier.v1 import common_pb2
+
+CARD = common_pb2.Card.DESCRIPTOR
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _enum_prefix(enum_type: Any) -> str:
+    return snake(enum_type.name).upper() + "_"
+
+
+def _is_wrapper(descriptor: Descriptor) -> bool:
+    return [f.name for f in descriptor.fields] == ["values"] and descriptor.fields[0].is_repeated
+
+
+def card_to_proto(code: str, msg: Message) -> None:
+    msg.code = code  # type: ignore[attr-defined]
+    msg.rank = card_codes.rank(code)  # type: ignore[attr-defined]
+    msg.suit = card_codes.suit(code)  # type: ignore[attr-defined]
+    msg.name = card_codes.name(code)  # type: ignore[attr-defined]
+
+
+def _scalar_to_proto(fd: FieldDescriptor, value: Any) -> Any:
+    if isinstance(value, Enum):
+        number = fd.enum_type.values_by_name.get(_enum_prefix(fd.enum_type) + value.name)
+        return number.number if number is not None else 0
+    return value
+
+
+def fill(msg: Message, record: Any) -> Message:
+    """Copy a dataclass record into ``msg`` field by field; returns ``msg``."""
+    if isinstance(record, str) and msg.DESCRIPTOR is CARD:
+        card_to_proto(record, msg)
+        return msg
+    msg.SetInParent()
+    for field in dataclasses.fields(record):
+        value = getattr(record, field.name)
+        fd = msg.DESCRIPTOR.fields_by_name[field.name]
+        if value is None:
+            continue
+        if fd.is_repeated:
+            container = getattr(msg, fd.name)
+            for item in value:
+                if fd.message_type is not None:
+                    fill(container.add(), item)
+                else:
+                    container.append(_scalar_to_proto(fd, item))
+        elif fd.message_type is not None:
+            sub = getattr(msg, fd.name)
+            if _is_wrapper(fd.message_type):
+                sub.SetInParent()
+                inner = sub.DESCRIPTOR.fields[0]
+                for item in value:
+                    if inner.message_type is not None:
+                        fill(sub.values.add(), item)
+                    else:
+                        sub.values.append(_scalar_to_proto(inner, item))
+            else:
+                fill(sub, value)
+        else:
+            setattr(msg, fd.name, _scalar_to_proto(fd, value))
+    return msg
+
+
+def to_proto(record: Any, message_cls: type[Message]) -> Message:
+    return fill(message_cls(), record)
+
+
+def oneof_to_proto(record: Any, message_cls: type[Message]) -> Message:
+    """A union member (``ThankYou(...)``) into the message whose oneof holds it."""
+    msg = message_cls()
+    fill(getattr(msg, snake(type(record).__name__)), record)
+    return msg
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _optional_inner(tp: Any) -> tuple[Any, bool]:
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1 and len(typing.get_args(tp)) == 2:
+            return args[0], True
+    return tp, False
+
+
+def _value_from_proto(value: Any, fd: FieldDescriptor, tp: Any) -> Any:
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        name = fd.enum_type.values_by_number[value].name if value in fd.enum_type.values_by_number else ""
+        member = name.removeprefix(_enum_prefix(fd.enum_type))
+        if member not in tp.__members__:
+            raise ValueError(f"{fd.name}: {name or value} is not a valid value")
+        return tp[member]
+    if fd.message_type is CARD:
+        return value.code
+    if fd.message_type is not None and dataclasses.is_dataclass(tp):
+        return from_proto(value, tp)  # type: ignore[arg-type]
+    return value
+
+
+def field_from_proto(msg: Message, fd: FieldDescriptor, tp: Any) -> Any:
+    """One field of ``msg`` as the Python type ``tp``."""
+    tp, optional = _optional_inner(tp)
+    if optional and fd.has_presence and not msg.HasField(fd.name):
+        return None
+    raw = getattr(msg, fd.name)
+    if typing.get_origin(tp) is tuple:
+        item_type = typing.get_args(tp)[0]
+        if fd.message_type is not None and _is_wrapper(fd.message_type):
+            inner = fd.message_type.fields[0]
+            return tuple(_value_from_proto(v, inner, item_type) for v in raw.values)
+        return tuple(_value_from_proto(v, fd, item_type) for v in raw)
+    return _value_from_proto(raw, fd, tp)
+
+
+def from_proto(msg: Message, cls: type) -> Any:
+    """The dataclass ``cls`` read from ``msg`` field by field."""
+    hints = _hints(cls)
+    kwargs = {}
+    for field in dataclasses.fields(cls):
+        fd = msg.DESCRIPTOR.fields_by_name[field.name]
+        kwargs[field.name] = field_from_proto(msg, fd, hints[field.name])
+    return cls(**kwargs)
+
+
+def overrides_from_proto(msg: Message, cls: type) -> dict[str, Any]:
+    """The fields set in ``msg`` (a partial rule set) as keyword overrides for ``cls``."""
+    hints = _hints(cls)
+    return {fd.name: field_from_proto(msg, fd, hints[fd.name]) for fd, _ in msg.ListFields()}
+
+
+def oneof_from_proto(msg: Message, oneof: str, classes: dict[str, type]) -> Any:
+    """The record held by ``msg``'s oneof, its class found by field name in ``classes``."""
+    which = msg.WhichOneof(oneof)
+    if which is None:
+        raise ValueError(f"{msg.DESCRIPTOR.name}.{oneof} is not set")
+    return from_proto(getattr(msg, which), classes[which])
+
+
+def classes_by_field(*classes: type) -> dict[str, type]:
+    return {snake(cls.__name__): cls for cls in classes}

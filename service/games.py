@@ -1,0 +1,87 @@
+"""Each game kind's place in the contract: its messages and its records, side by side.
+
+The service is game-agnostic: everything it knows of a kind is one :class:`GameBinding` here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf.message import Message
+
+from croupier.engine.hoola import HoolaGame, events as hoola_events
+from croupier.engine.hoola.game import HoolaView
+from croupier.engine.hoola.rules import HoolaRules
+from croupier.service import convert
+from croupier.v1 import common_pb2, hoola_pb2, service_pb2
+
+
+@dataclass(frozen=True)
+class GameBinding:
+    kind: int  # common_pb2.GameKind
+    field: str  # the oneof field of Rules / Command / View / EventBody
+    game: Any
+    rules_cls: type
+    rules_msg: type[Message]
+    command_msg: type[Message]
+    event_msg: type[Message]
+    view_msg: type[Message]
+    view_cls: type
+    commands: dict[str, type]
+    events: dict[str, type]
+
+    # -- rules ---------------------------------------------------------------------------------
+    def rules_to_proto(self, rules: Any) -> service_pb2.Rules:
+        msg = service_pb2.Rules()
+        convert.fill(getattr(msg, self.field), rules)
+        return msg
+
+    def overrides(self, rules: service_pb2.Rules) -> dict[str, Any]:
+        if rules.WhichOneof("game") not in (None, self.field):
+            raise ValueError(f"overrides are for {rules.WhichOneof('game')}, not {self.field}")
+        return convert.overrides_from_proto(getattr(rules, self.field), self.rules_cls)
+
+    # -- commands ------------------------------------------------------------------------------
+    def command_from_proto(self, command: service_pb2.Command) -> Any:
+        if command.WhichOneof("game") != self.field:
+            raise ValueError(f"the command is not a {self.field} command")
+        return convert.oneof_from_proto(getattr(command, self.field), "move", self.commands)
+
+    def command_to_proto(self, command: Any) -> service_pb2.Command:
+        msg = service_pb2.Command()
+        getattr(msg, self.field).CopyFrom(convert.oneof_to_proto(command, self.command_msg))
+        return msg
+
+    # -- events --------------------------------------------------------------------------------
+    def event_to_body(self, event: Any) -> service_pb2.EventBody:
+        body = service_pb2.EventBody()
+        getattr(body, self.field).CopyFrom(convert.oneof_to_proto(event, self.event_msg))
+        return body
+
+    def event_from_body(self, body: service_pb2.EventBody) -> Any:
+        return convert.oneof_from_proto(getattr(body, self.field), "event", self.events)
+
+    # -- views ---------------------------------------------------------------------------------
+    def view_to_proto(self, view: Any) -> service_pb2.View:
+        msg = service_pb2.View()
+        convert.fill(getattr(msg, self.field), view)
+        return msg
+
+
+HOOLA = GameBinding(
+    kind=common_pb2.GAME_KIND_HOOLA, field="hoola", game=HoolaGame(), rules_cls=HoolaRules,
+    rules_msg=hoola_pb2.HoolaRules, command_msg=hoola_pb2.HoolaCommand,
+    event_msg=hoola_pb2.HoolaEvent, view_msg=hoola_pb2.HoolaView, view_cls=HoolaView,
+    commands=convert.classes_by_field(
+        hoola_events.Draw, hoola_events.ThankYou, hoola_events.Meld, hoola_events.LayOff,
+        hoola_events.Discard, hoola_events.Stop, hoola_events.Declare),
+    events=convert.classes_by_field(
+        hoola_events.GameStarted, hoola_events.RoundDealt, hoola_events.CardDrawn,
+        hoola_events.DiscardTaken, hoola_events.MeldMade, hoola_events.CardsLaidOff,
+        hoola_events.CardDiscarded, hoola_events.StockReshuffled, hoola_events.StopCalled,
+        hoola_events.CombinationDeclared, hoola_events.RoundEnded),
+)
+
+BINDINGS: dict[int, GameBinding] = {HOOLA.kind: HOOLA}
+BY_NAME: dict[str, GameBinding] = {b.game.kind: b for b in BINDINGS.values()}
