@@ -143,6 +143,8 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
         share, remainder = divmod(amount, len(winners))
         for i, winner in enumerate(winners):
             part = share + (remainder if i == 0 else 0)
+            if part == 0:
+                continue
             split = f", split {len(winners)} ways" if len(winners) > 1 else ""
             lines.append(SettlementLine(payer, winner, part, tuple(factors),
                                         f"seat {payer} pays seat {winner} {part}{split}"))

@@ -1,0 +1,173 @@
+"""Random games with random legal play: the invariants of RULES.md §1 and §5 at every step."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from hypothesis import given, strategies as st
+
+from croupier.engine.cards import JOKERS, RANKS, SUITS, Card, standard_deck
+from croupier.engine.game import CommandError, Context, fold
+from croupier.engine.hoola import HoolaGame
+from croupier.engine.hoola.events import (
+    Combination, Declare, Discard, Draw, HoolaCommand, LayOff, Meld, RoundEnded, Stop, ThankYou,
+)
+from croupier.engine.hoola.moves import canonical
+from croupier.engine.hoola.rules import PRESETS, PaymentMode, TieMode, rules_for
+from croupier.engine.hoola.state import HoolaState, Phase
+from croupier.engine.shuffle import Seeds
+
+GAME = HoolaGame()
+MAX_STEPS = 1500
+
+
+@st.composite
+def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
+    preset = draw(st.sampled_from(sorted(PRESETS)))
+    seats = draw(st.integers(2, 5))
+    overrides = draw(st.fixed_dictionaries({}, optional={
+        "ace_wrap": st.booleans(),
+        "reshuffle_discards": st.booleans(),
+        "first_turn_stop": st.booleans(),
+        "two_player_stop": st.booleans(),
+        "stop_requires_melds": st.booleans(),
+        "first_turn_combinations": st.booleans(),
+        "four_of_a_kind_free": st.booleans(),
+        "thank_you_lone_seven": st.booleans(),
+        "payment_mode": st.sampled_from(list(PaymentMode)),
+        "tie_mode": st.sampled_from(list(TieMode)),
+    }))
+    if overrides.get("ace_wrap") is not False:
+        overrides["ace_low_only"] = False
+    rules = rules_for(preset, overrides, seats)
+    seeds = Seeds(draw(st.binary(min_size=32, max_size=32)), tuple(draw(st.lists(st.text(), max_size=2))))
+    return rules, seats, seeds, random.Random(draw(st.integers(0, 2**32)))
+
+
+def random_cards(rng: random.Random, state: HoolaState, seat: int, k: int) -> tuple[Card, ...]:
+    """Cards a client might name: mostly its own, sometimes anyone's, now and then no card at all."""
+    pool = list(state.hands[seat]) * 3 + list(standard_deck()) + ["ZZ", "1X", JOKERS[0]]
+    return tuple(rng.choice(pool) for _ in range(k))
+
+
+def syntactic_commands(rng: random.Random, state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
+    """Commands of every kind with random arguments: what validation must sort out."""
+    yield Draw()
+    yield Stop()
+    for combination in Combination:
+        yield Declare(combination)
+    for _ in range(12):
+        yield ThankYou(random_cards(rng, state, seat, rng.randint(0, 4)))
+        yield Meld(random_cards(rng, state, seat, rng.randint(0, 5)))
+        meld_id = rng.randint(0, len(state.melds) + 1)
+        yield LayOff(meld_id, random_cards(rng, state, seat, rng.randint(0, 3)))
+        yield Discard(rng.choice(random_cards(rng, state, seat, 1) + ("",)))
+
+
+def accepted(state: HoolaState, seat: int, command: HoolaCommand) -> bool:
+    try:
+        GAME.decide(state, seat, command, Context(Seeds(b"\x00" * 32)))
+    except CommandError:
+        return False
+    return True
+
+
+def all_cards(state: HoolaState) -> list[Card]:
+    return ([c for h in state.hands for c in h] + list(state.stock) + list(state.discards)
+            + [c for m in state.melds for c in m.cards])
+
+
+def cards_in(value: Any) -> set[str]:
+    """Every card code anywhere inside an event or view."""
+    deck = set(standard_deck(2))
+    if isinstance(value, str):
+        return {value} if value in deck else set()
+    if isinstance(value, tuple):
+        return set().union(*(cards_in(v) for v in value)) if value else set()
+    if dataclasses.is_dataclass(value):
+        return set().union(*(cards_in(getattr(value, f.name)) for f in dataclasses.fields(value)))
+    return set()
+
+
+def hidden_from(state: HoolaState, seat: int) -> set[str]:
+    return {c for s, h in enumerate(state.hands) if s != seat for c in h} | set(state.stock)
+
+
+def play_random_game(rules: Any, seats: int, seeds: Seeds, rng: random.Random,
+                     check: bool = True) -> tuple[HoolaState, list[Any]]:
+    events = GAME.start(rules, seats, seeds)
+    state = fold(GAME, events)
+    for _ in range(MAX_STEPS):
+        if GAME.is_finished(state):
+            return state, events
+        seat = state.turn
+        legal = GAME.legal_commands(state, seat)
+        assert legal, "a seat to act always has a legal move"
+        if check:
+            check_step(state, seat, legal, rng)
+        command = rng.choice(legal)
+        new = GAME.decide(state, seat, command, Context(seeds))
+        for event in new:
+            before = state
+            state = GAME.evolve(state, event)
+            if check and not isinstance(event, RoundEnded):
+                for viewer in range(seats):
+                    leaked = cards_in(GAME.redact(event, viewer)) & hidden_from(state, viewer)
+                    assert not leaked, f"{event} shows seat {viewer} hidden {leaked}"
+            del before
+        events += new
+    raise AssertionError(f"the game did not end in {MAX_STEPS} steps")
+
+
+def check_step(state: HoolaState, seat: int, legal: list[HoolaCommand], rng: random.Random) -> None:
+    # 52 cards, each once.
+    cards = all_cards(state)
+    assert len(cards) == 52 + state.rules.jokers and len(set(cards)) == len(cards)
+    # The legal list has no duplicates, and each of its commands is accepted.
+    canon = [canonical(c) for c in legal]
+    assert len(set(canon)) == len(canon)
+    # Legal moves = the commands validation accepts, over random syntactic commands of any seat.
+    legal_set = set(canon)
+    for who in {seat, (seat + 1) % state.seats}:
+        for command in syntactic_commands(rng, state, who):
+            in_list = who == seat and canonical(command) in legal_set
+            assert accepted(state, who, command) == in_list, (who, command)
+    for command in rng.sample(legal, min(8, len(legal))):
+        assert accepted(state, seat, command)
+    # Views show one's own hand and nothing hidden from the viewer.
+    for viewer in range(state.seats):
+        view = GAME.view(state, viewer)
+        assert Counter(view.hand) == Counter(state.hands[viewer])
+        assert not (cards_in(dataclasses.replace(view, hand=())) & hidden_from(state, viewer))
+    spectator = GAME.view(state, None)
+    assert not spectator.hand and not cards_in(spectator) & hidden_from(state, -1)
+
+
+@given(games())
+def test_random_games_keep_every_invariant(game: tuple[Any, int, Seeds, random.Random]) -> None:
+    rules, seats, seeds, rng = game
+    state, events = play_random_game(rules, seats, seeds, rng)
+    # The game ended; folding its log reproduces the state exactly.
+    assert state.phase is Phase.ROUND_OVER
+    assert fold(GAME, events) == state
+    settlement = state.result.settlement
+    assert sum(settlement.net) == 0
+    assert all(settlement.net[w] >= 0 for w in settlement.winners)
+    assert all(line.payer not in settlement.winners and line.amount > 0 for line in settlement.lines)
+
+
+@given(st.binary(min_size=32, max_size=32), st.integers(2, 5))
+def test_the_deal_gives_seven_each_one_upcard_and_the_rest_as_stock(seed: bytes, seats: int) -> None:
+    events = GAME.start(rules_for("korean", {}, seats), seats, Seeds(seed))
+    state = fold(GAME, events)
+    assert [len(h) for h in state.hands] == [7] * seats
+    assert len(state.discards) == 1 and len(state.stock) == 52 - 7 * seats - 1
+    assert state.turn == state.dealer and state.phase is Phase.TAKE
+
+
+def test_card_codes_cover_the_deck() -> None:
+    assert len(standard_deck()) == 52 == len({r + s for r in RANKS for s in SUITS})
