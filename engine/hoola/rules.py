@@ -8,6 +8,8 @@ Decisions where RULES.md is silent (each tested):
 
 * A meld put down by thank-you counts as the player's meld (for lay-offs, for "unmelded" and for
   Hoola), including a lone 7 taken by thank-you.
+* Waiving the unmelded penalty before a loser's first turn (``penalties_before_first_turn``) waives
+  both its ×``unmelded_multiplier`` and its ranking last: that loser ranks by hand value.
 * Unmelded losers are jointly last among the losers whatever their hand values (RULES.md: "ties:
   joint last"); they all pay the amount of the last place.
 * In ``RANK`` mode a tie group of losers pays the amount of the group's last place.

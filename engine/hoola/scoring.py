@@ -49,19 +49,31 @@ def turn_order(state: HoolaState) -> list[int]:
     return [(state.dealer + k) % state.seats for k in range(state.seats)]
 
 
+def _penalties(state: HoolaState, seat: int) -> set[Penalty]:
+    """The loser penalties that apply to ``seat``: all of them once its first turn came, else only
+    those in ``penalties_before_first_turn`` (RULES.md §1.6)."""
+    if state.turns_started[seat] > 0:
+        return set(Penalty)
+    return set(state.rules.penalties_before_first_turn)
+
+
+def _unmelded(state: HoolaState, seat: int) -> bool:
+    """An unmelded loser whose penalty applies: paid ×``unmelded_multiplier`` and ranked last."""
+    return not state.melded[seat] and Penalty.UNMELDED in _penalties(state, seat)
+
+
 def _loser_factors(state: HoolaState, seat: int) -> list[Factor]:
-    """The loser multipliers of one seat (unmelded, 7s, jokers), waived before its first turn."""
+    """The loser multipliers of one seat (unmelded, 7s, jokers)."""
     rules = state.rules
-    first_turn_came = state.turns_started[seat] > 0
-    waived = set(rules.penalties_before_first_turn) if not first_turn_came else set(Penalty)
+    applies = _penalties(state, seat)
     hand = state.hands[seat]
     factors: list[Factor] = []
-    if not state.melded[seat] and rules.unmelded_multiplier > 1 and Penalty.UNMELDED in waived:
+    if _unmelded(state, seat) and rules.unmelded_multiplier > 1:
         factors.append(Factor("unmelded_multiplier", rules.unmelded_multiplier, "made no meld"))
-    if rules.seven_multiplier > 1 and Penalty.SEVEN in waived:
+    if rules.seven_multiplier > 1 and Penalty.SEVEN in applies:
         factors += [Factor("seven_multiplier", rules.seven_multiplier, f"holds {c}")
                     for c in sevens(hand)]
-    if rules.joker_multiplier > 1 and Penalty.JOKER in waived:
+    if rules.joker_multiplier > 1 and Penalty.JOKER in applies:
         factors += [Factor("joker_multiplier", rules.joker_multiplier, f"holds {c}")
                     for c in jokers(hand)]
     return factors
@@ -83,8 +95,8 @@ def _base(state: HoolaState, losers: list[int], outcome: Outcome) -> dict[int, F
         return out
     liable = outcome.liability.seat if outcome.liability else None
 
-    def key(seat: int) -> tuple[int, int, int]:
-        unmelded = not state.melded[seat]
+    def key(seat: int) -> tuple[bool, bool, int]:
+        unmelded = _unmelded(state, seat)
         return (seat == liable, unmelded, 0 if unmelded else hand_value(state.hands[seat], rules))
 
     ordered = sorted(losers, key=key)
@@ -93,7 +105,7 @@ def _base(state: HoolaState, losers: list[int], outcome: Outcome) -> dict[int, F
         place = max(i for i, s in enumerate(ordered, 1) if key(s) == key(seat))
         tied = sum(1 for s in ordered if key(s) == key(seat)) > 1
         why = ("liable, ranks last" if seat == liable else
-               "made no meld, ranks last" if not state.melded[seat] else
+               "made no meld, ranks last" if key(seat)[1] else
                f"hand value {key(seat)[2]}")
         out[seat] = Factor("rank", place, f"{ordinal(place)} among the losers"
                            f"{' (tied)' if tied else ''}: {why}")
