@@ -230,6 +230,8 @@ class GameService(service_pb2_grpc.GameServiceServicer):
         event.body.CopyFrom(body)
         event.prev_hash = stored.prev_hash
         event.hash = stored.hash
+        event.payload = stored.payload
+        event.type = stored.type
         return event
 
     def _command(self, loaded: Loaded, command: service_pb2.Command) -> Any:

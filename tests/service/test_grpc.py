@@ -1,0 +1,407 @@
+"""The service over real gRPC, against both stores: whole games, retries, races, every error."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import uuid
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from grpc_status import rpc_status
+
+from croupier.service.bots import auth, play_game
+from croupier.service.store.base import GENESIS_HASH, chain_hash, record_bytes
+from croupier.v1 import common_pb2, hoola_pb2, service_pb2
+
+from .conftest import Running
+
+HOOLA = common_pb2.GAME_KIND_HOOLA
+
+
+def create(server: Running, seats: int = 3, **kwargs) -> service_pb2.CreateGameResponse:
+    return server.stub.CreateGame(service_pb2.CreateGameRequest(kind=HOOLA, seats=seats, **kwargs))
+
+
+def hoola_command(**move) -> service_pb2.Command:
+    return service_pb2.Command(hoola=hoola_pb2.HoolaCommand(**move))
+
+
+DRAW = hoola_command(draw=hoola_pb2.Draw())
+
+
+def submit(server: Running, game: service_pb2.CreateGameResponse, seat: int,
+           command: service_pb2.Command, version: int, command_id: str | None = None):
+    return server.stub.SubmitCommand(service_pb2.SubmitCommandRequest(
+        game_id=game.game_id, command_id=command_id or uuid.uuid4().hex, expected_version=version,
+        command=command), metadata=auth(game.tokens[seat].token))
+
+
+def view(server: Running, game, seat: int) -> service_pb2.GetViewResponse:
+    return server.stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id),
+                               metadata=auth(game.tokens[seat].token))
+
+
+def error_of(call) -> tuple[grpc.StatusCode, error_details_pb2.ErrorInfo, list[str]]:
+    """Run ``call``; return its status code, ErrorInfo and BadRequest fields."""
+    with pytest.raises(grpc.RpcError) as info:
+        call()
+    status = rpc_status.from_call(info.value)
+    assert status is not None, "every error carries google.rpc details"
+    error_info = error_details_pb2.ErrorInfo()
+    fields: list[str] = []
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            detail.Unpack(error_info)
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            fields += [v.field for v in bad.field_violations]
+    assert error_info.reason and error_info.domain == "croupier.v1"
+    return info.value.code(), error_info, fields
+
+
+def verify_chain(events) -> None:
+    prev = GENESIS_HASH
+    for event in events:
+        seat = event.seat if event.HasField("seat") else None
+        record = record_bytes(event.game_id, event.version, event.command_id, seat,
+                              event.recorded_at_ms, event.type, event.payload)
+        assert event.prev_hash == prev and chain_hash(prev, record) == event.hash
+        assert service_pb2.EventBody.FromString(event.payload) == event.body
+        prev = event.hash
+
+
+# --- whole games ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seats", [2, 5])
+def test_whole_games_by_a_scripted_client(server: Running, seats: int) -> None:
+    result = play_game(server.channel, seats=seats, rng=random.Random(seats), client_seed="abc")
+    assert result.settlement.outcome in {"GOING_OUT", "STOP", "FAILED_STOP", "STOCK_OUT", "COMBINATION"}
+    assert sum(result.settlement.net) == 0 and len(result.settlement.net) == seats
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=result.game_id))
+    assert replay.finished and replay.seats == seats
+    # The revealed seed opens the commitment; the log is one unbroken chain.
+    assert hashlib.sha256(bytes.fromhex(replay.server_seed)).hexdigest() == replay.commitment
+    assert replay.events[-1].body.WhichOneof("body") == "seed_revealed"
+    assert not any(e.redacted for e in replay.events)
+    verify_chain(replay.events)
+    assert list(replay.client_seeds) == ["abc"]
+    assert replay.events[0].body.hoola.game_started.rules == replay.rules.hoola
+
+
+def test_a_game_is_served_by_any_process_on_the_same_store(server: Running) -> None:
+    from croupier.service.auth import TokenSigner
+    from croupier.service.server import create_server
+    from croupier.service.store import open_store
+
+    from .conftest import SECRET
+
+    game = create(server)
+    other_store = open_store(server.store.url)
+    other, port, _ = create_server("127.0.0.1:0", other_store, TokenSigner(SECRET))
+    other.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = type(server.stub)(channel)
+            turn = view(server, game, 0).view.hoola.turn
+            moved = stub.SubmitCommand(service_pb2.SubmitCommandRequest(
+                game_id=game.game_id, command_id="x", expected_version=game.version, command=DRAW),
+                metadata=auth(game.tokens[turn].token))
+        assert view(server, game, turn).version == moved.version
+        assert len(view(server, game, turn).view.hoola.hand) == 8
+    finally:
+        other.stop(grace=None)
+        other_store.close()
+
+
+# --- idempotency and races --------------------------------------------------------------------
+
+def test_a_retried_command_is_applied_once(server: Running) -> None:
+    game = create(server)
+    turn = view(server, game, 0).view.hoola.turn
+    first = submit(server, game, turn, DRAW, game.version, command_id="retry-me")
+    again = submit(server, game, turn, DRAW, game.version, command_id="retry-me")
+    assert first == again and first.version == game.version + 1
+    assert view(server, game, turn).version == first.version
+    assert len(view(server, game, turn).view.hoola.hand) == 8
+
+
+def test_a_rejected_command_id_keeps_its_answer(server: Running) -> None:
+    game = create(server)
+    turn = view(server, game, 0).view.hoola.turn
+    other = (turn + 1) % 3
+    code, info, _ = error_of(lambda: submit(server, game, other, DRAW, game.version, "same-id"))
+    assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN")
+    moved = submit(server, game, turn, DRAW, game.version)
+    moved = submit(server, game, turn, hoola_command(discard=hoola_pb2.Discard(
+        card=view(server, game, turn).view.hoola.hand[0].code)), moved.version)
+    # Now it is `other`'s turn and a draw would pass, but the id was answered already.
+    assert view(server, game, 0).view.hoola.turn == other
+    code, info, _ = error_of(lambda: submit(server, game, other, DRAW, moved.version, "same-id"))
+    assert info.reason == "NOT_YOUR_TURN"
+    assert submit(server, game, other, DRAW, moved.version, "fresh-id").version == moved.version + 1
+
+
+def test_two_concurrent_commands_at_one_version_one_is_aborted(server: Running) -> None:
+    game = create(server)
+    turn = view(server, game, 0).view.hoola.turn
+    outcomes: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def attempt() -> None:
+        barrier.wait()
+        try:
+            submit(server, game, turn, DRAW, game.version)
+            outcomes.append("OK")
+        except grpc.RpcError as error:
+            outcomes.append(error.code().name)
+
+    threads = [threading.Thread(target=attempt) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["ABORTED", "OK"]
+    assert view(server, game, turn).version == game.version + 1
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+def test_version_conflict_is_aborted_with_the_current_version(server: Running) -> None:
+    game = create(server)
+    turn = view(server, game, 0).view.hoola.turn
+    code, info, _ = error_of(lambda: submit(server, game, turn, DRAW, game.version + 5))
+    assert (code, info.reason) == (grpc.StatusCode.ABORTED, "VERSION_CONFLICT")
+    assert info.metadata["current_version"] == str(game.version)
+
+
+def test_illegal_moves_are_failed_precondition_naming_the_rule(server: Running) -> None:
+    game = create(server)
+    turn = view(server, game, 0).view.hoola.turn
+    hand = view(server, game, turn).view.hoola.hand
+    code, info, _ = error_of(lambda: submit(server, game, turn, hoola_command(
+        discard=hoola_pb2.Discard(card=hand[0].code)), game.version))
+    assert (code, info.reason, info.metadata["rule"]) == (
+        grpc.StatusCode.FAILED_PRECONDITION, "TAKE_FIRST", "RULES.md §1.2")
+
+
+def test_malformed_requests_are_invalid_argument_with_the_field(server: Running) -> None:
+    game = create(server)
+    turn = view(server, game, 0).view.hoola.turn
+    code, info, fields = error_of(lambda: submit(server, game, turn, hoola_command(
+        meld=hoola_pb2.Meld(cards=["ZZ"])), game.version))
+    assert (code, info.reason, fields) == (grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_CARD",
+                                           ["command.cards"])
+    code, info, fields = error_of(lambda: server.stub.SubmitCommand(service_pb2.SubmitCommandRequest(
+        game_id=game.game_id, expected_version=game.version, command=DRAW),
+        metadata=auth(game.tokens[turn].token)))
+    assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["command_id"])
+    code, info, fields = error_of(lambda: submit(server, game, turn, service_pb2.Command(),
+                                                 game.version))
+    assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["command"])
+    code, info, fields = error_of(lambda: create(server, seats=9))
+    assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["seats"])
+    code, info, fields = error_of(lambda: create(server, preset="nope"))
+    assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["preset"])
+    code, info, fields = error_of(lambda: create(server, overrides=service_pb2.Rules(
+        hoola=hoola_pb2.HoolaRules(hoola_multiplier=0))))
+    assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["overrides.hoola.hoola_multiplier"])
+    code, info, fields = error_of(lambda: server.stub.CreateGame(service_pb2.CreateGameRequest(seats=3)))
+    assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["kind"])
+    # None of it wrote anything.
+    assert view(server, game, turn).version == game.version
+
+
+def test_unknown_game_is_not_found(server: Running) -> None:
+    game = create(server)
+    from croupier.service.auth import TokenSigner
+
+    from .conftest import SECRET
+
+    token = TokenSigner(SECRET).issue("no-such-game", 0)
+    code, info, _ = error_of(lambda: server.stub.GetView(
+        service_pb2.GetViewRequest(game_id="no-such-game"), metadata=auth(token)))
+    assert (code, info.reason) == (grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND")
+    del game
+
+
+def test_missing_or_forged_tokens_are_unauthenticated(server: Running) -> None:
+    game = create(server)
+    code, info, _ = error_of(lambda: server.stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id)))
+    assert (code, info.reason) == (grpc.StatusCode.UNAUTHENTICATED, "MISSING_TOKEN")
+    forged = game.tokens[0].token[:-4] + "0000"
+    code, info, _ = error_of(lambda: server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(forged)))
+    assert (code, info.reason) == (grpc.StatusCode.UNAUTHENTICATED, "INVALID_TOKEN")
+    # Changing the seat in a token breaks its signature.
+    parts = game.tokens[0].token.split(".")
+    parts[2] = "1"
+    code, info, _ = error_of(lambda: server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(".".join(parts))))
+    assert code == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_acting_for_another_seat_or_game_is_permission_denied(server: Running) -> None:
+    game, other = create(server), create(server)
+    code, info, _ = error_of(lambda: server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(other.tokens[0].token)))
+    assert (code, info.reason) == (grpc.StatusCode.PERMISSION_DENIED, "TOKEN_FOR_OTHER_GAME")
+    turn = view(server, game, 0).view.hoola.turn
+    code, info, _ = error_of(lambda: server.stub.SubmitCommand(service_pb2.SubmitCommandRequest(
+        game_id=game.game_id, command_id="c", expected_version=game.version, command=DRAW,
+        seat=turn), metadata=auth(game.tokens[(turn + 1) % 3].token)))
+    assert (code, info.reason) == (grpc.StatusCode.PERMISSION_DENIED, "SEAT_MISMATCH")
+    assert view(server, game, 0).version == game.version
+
+
+# --- validation, legal moves, views -----------------------------------------------------------
+
+def test_validate_writes_nothing_and_agrees_with_legal_moves(server: Running) -> None:
+    game = create(server)
+    turn = view(server, game, 0).view.hoola.turn
+    legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+                                       metadata=auth(game.tokens[turn].token))
+    assert legal.moves and all(m.label for m in legal.moves)
+    for move in legal.moves:
+        answer = server.stub.ValidateCommand(service_pb2.ValidateCommandRequest(
+            game_id=game.game_id, command=move.command), metadata=auth(game.tokens[turn].token))
+        assert answer.accepted, move.label
+    answer = server.stub.ValidateCommand(service_pb2.ValidateCommandRequest(
+        game_id=game.game_id, command=DRAW), metadata=auth(game.tokens[(turn + 1) % 3].token))
+    assert not answer.accepted and answer.rejection.reason == "NOT_YOUR_TURN"
+    assert answer.rejection.rule == "RULES.md §1.2" and answer.rejection.message
+    assert view(server, game, 0).version == game.version
+    other = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+                                       metadata=auth(game.tokens[(turn + 1) % 3].token))
+    assert list(other.moves) == []
+
+
+def test_views_show_only_ones_own_hand(server: Running) -> None:
+    game = create(server, seats=4)
+    hands = [view(server, game, s).view.hoola for s in range(4)]
+    codes = [{c.code for c in h.hand} for h in hands]
+    assert all(len(c) == 7 for c in codes)
+    assert len(set().union(*codes)) == 28   # four different hands
+    for seat, hand in enumerate(hands):
+        assert list(hand.hand_counts) == [7, 7, 7, 7] and hand.stock_count == 52 - 29
+        assert hand.seat == seat and hand.rules.stop_limits.values
+
+
+def test_presets_list_every_option(server: Running) -> None:
+    presets = server.stub.ListPresets(service_pb2.ListPresetsRequest(kind=HOOLA)).presets
+    assert {p.name for p in presets} == {"korean", "international"}
+    korean = next(p for p in presets if p.name == "korean")
+    assert korean.is_default and korean.rules.hoola.hoola_multiplier == 4
+    # The effective rule set has every option set, so a client sees every value.
+    for field in hoola_pb2.HoolaRules.DESCRIPTOR.fields:
+        assert korean.rules.hoola.HasField(field.name), field.name
+
+
+def test_overrides_are_recorded_in_the_first_event(server: Running) -> None:
+    game = create(server, overrides=service_pb2.Rules(hoola=hoola_pb2.HoolaRules(
+        ace_wrap=False, payment_mode=hoola_pb2.PAYMENT_MODE_FLAT)))
+    assert not game.rules.hoola.ace_wrap and game.rules.hoola.payment_mode == hoola_pb2.PAYMENT_MODE_FLAT
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+    assert replay.events[0].body.hoola.game_started.rules == game.rules.hoola
+    assert replay.events[0].body.hoola.game_started.commitment == game.commitment
+
+
+# --- streams and replays: nothing hidden leaks ------------------------------------------------
+
+def cards_in(message) -> set[str]:
+    found: set[str] = set()
+    for field, value in message.ListFields():
+        if field.message_type is common_pb2.Card.DESCRIPTOR:
+            found |= {v.code for v in (value if field.is_repeated else [value])}
+        elif field.message_type is not None:
+            for item in (value if field.is_repeated else [value]):
+                found |= cards_in(item)
+    return found
+
+
+def test_streams_are_live_resumable_and_redacted(server: Running) -> None:
+    game = create(server, seats=3)
+    streams = {s: server.stub.StreamEvents(service_pb2.StreamEventsRequest(game_id=game.game_id),
+                                           metadata=auth(game.tokens[s].token)) for s in range(3)}
+    received: dict[int, list] = {s: [] for s in range(3)}
+
+    def read(seat: int) -> None:
+        for item in streams[seat]:
+            received[seat].append(item.event)
+
+    readers = [threading.Thread(target=read, args=(s,)) for s in range(3)]
+    for r in readers:
+        r.start()
+    # Play the game through the API while the streams are open (they end with the game).
+    tokens = [t.token for t in game.tokens]
+    rng = random.Random(7)
+    from croupier.service.bots import choose
+
+    while not view(server, game, 0).finished:
+        seat = view(server, game, 0).view.hoola.turn
+        legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+                                           metadata=auth(tokens[seat]))
+        submit(server, game, seat, choose(list(legal.moves), rng).command, legal.version)
+    for r in readers:
+        r.join(timeout=30)
+        assert not r.is_alive()
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+    assert all([e.version for e in received[s]] == [e.version for e in replay.events] for s in range(3))
+    # What a seat may have seen before the end: its own cards and the public ones.
+    bodies = [e.body.hoola for e in replay.events]
+    dealt = bodies[1].round_dealt
+    public = {dealt.upcard.code}
+    for b in bodies:
+        kind = b.WhichOneof("event")
+        if kind in ("card_discarded", "discard_taken", "meld_made", "cards_laid_off"):
+            public |= cards_in(b)
+    for seat in range(3):
+        own = {c.code for c in dealt.hands[seat].cards} | {
+            b.card_drawn.card.code for b in bodies
+            if b.WhichOneof("event") == "card_drawn" and b.card_drawn.seat == seat}
+        for event in received[seat]:
+            if event.body.hoola.WhichOneof("event") == "round_ended":
+                break
+            assert cards_in(event.body) <= own | public, event
+    resumed = server.stub.StreamEvents(service_pb2.StreamEventsRequest(
+        game_id=game.game_id, after_version=3), metadata=auth(tokens[0]))
+    assert [e.event.version for e in resumed] == [e.version for e in replay.events[3:]]
+
+
+def test_replay_is_redacted_until_the_game_ends(server: Running) -> None:
+    game = create(server)
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+    assert not replay.finished and replay.server_seed == ""
+    dealt = replay.events[1]
+    assert dealt.redacted and not dealt.payload and not dealt.hash
+    assert all(not h.cards for h in dealt.body.hoola.round_dealt.hands)
+    assert not dealt.body.hoola.round_dealt.stock
+    mine = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id),
+                                 metadata=auth(game.tokens[1].token))
+    hands = mine.events[1].body.hoola.round_dealt.hands
+    assert [len(h.cards) for h in hands] == [0, 7, 0]
+
+
+def test_settlement_before_the_end_is_failed_precondition(server: Running) -> None:
+    game = create(server)
+    code, info, _ = error_of(lambda: server.stub.GetSettlement(
+        service_pb2.GetSettlementRequest(game_id=game.game_id)))
+    assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "ROUND_NOT_FINISHED")
+
+
+# --- health and reflection --------------------------------------------------------------------
+
+def test_health_and_reflection(server: Running) -> None:
+    health = health_pb2_grpc.HealthStub(server.channel)
+    for name in ("", "croupier.v1.GameService"):
+        assert health.Check(health_pb2.HealthCheckRequest(service=name)).status == \
+            health_pb2.HealthCheckResponse.SERVING
+    stub = reflection_pb2_grpc.ServerReflectionStub(server.channel)
+    answers = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
+    names = {s.name for answer in answers for s in answer.list_services_response.service}
+    assert {"croupier.v1.GameService", "grpc.health.v1.Health"} <= names

@@ -1,0 +1,160 @@
+"""One contract for every event store, run against SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from croupier.service.store import (
+    EventStore, GameNotFound, GameRecord, NewEvent, VersionConflict, open_store,
+)
+from croupier.service.store.base import GENESIS_HASH, verify_chain
+
+
+def new_game(store: EventStore, events: int = 2) -> str:
+    game_id = str(uuid.uuid4())
+    store.create_game(GameRecord(game_id, "hoola", 2, b"s" * 32, "c" * 64, 1),
+                      [NewEvent(f"E{i}", bytes([i]) * 3) for i in range(events)], 10)
+    return game_id
+
+
+class StoreContract:
+    """Subclasses provide ``store``; every test here must pass on every backend."""
+
+    @pytest.fixture
+    def store(self) -> Iterator[EventStore]:
+        raise NotImplementedError
+
+    def test_create_and_read(self, store: EventStore) -> None:
+        game_id = new_game(store)
+        record = store.game(game_id)
+        assert (record.version, record.kind, record.seats, record.finished) == (2, "hoola", 2, False)
+        assert record.server_seed == b"s" * 32
+        events = store.read(game_id)
+        assert [e.version for e in events] == [1, 2]
+        assert [e.payload for e in events] == [b"\x00" * 3, b"\x01" * 3]
+        assert events[0].prev_hash == GENESIS_HASH and events[1].prev_hash == events[0].hash
+        assert store.read(game_id, after_version=1) == events[1:]
+
+    def test_unknown_game(self, store: EventStore) -> None:
+        with pytest.raises(GameNotFound):
+            store.game("nope")
+        with pytest.raises(GameNotFound):
+            store.read("nope")
+        with pytest.raises(GameNotFound):
+            store.append("nope", 0, [NewEvent("E", b"")], "c", 0, 1)
+
+    def test_append_at_the_expected_version(self, store: EventStore) -> None:
+        game_id = new_game(store)
+        result = store.append(game_id, 2, [NewEvent("A", b"a"), NewEvent("B", b"b")], "cmd", 1, 20,
+                              finished=True)
+        assert (result.accepted, result.first_version, result.last_version, result.duplicate) == \
+            (True, 3, 4, False)
+        record = store.game(game_id)
+        assert record.version == 4 and record.finished
+        events = store.read(game_id)
+        assert [(e.seat, e.command_id, e.type) for e in events[2:]] == [(1, "cmd", "A"), (1, "cmd", "B")]
+        assert verify_chain(events) is None
+
+    def test_a_stale_version_is_a_conflict_that_writes_nothing(self, store: EventStore) -> None:
+        game_id = new_game(store)
+        with pytest.raises(VersionConflict) as info:
+            store.append(game_id, 1, [NewEvent("A", b"a")], "cmd", 0, 20)
+        assert info.value.current == 2
+        assert store.game(game_id).version == 2 and len(store.read(game_id)) == 2
+        assert store.result_of(game_id, "cmd") is None
+
+    def test_a_command_id_is_applied_once(self, store: EventStore) -> None:
+        game_id = new_game(store)
+        first = store.append(game_id, 2, [NewEvent("A", b"a")], "cmd", 0, 20)
+        again = store.append(game_id, 2, [NewEvent("A", b"a")], "cmd", 0, 21)
+        assert again.duplicate and (again.first_version, again.last_version) == (3, 3)
+        assert not first.duplicate
+        assert len(store.read(game_id)) == 3
+        assert store.result_of(game_id, "cmd") == again
+
+    def test_rejections_are_remembered(self, store: EventStore) -> None:
+        game_id = new_game(store)
+        result = store.record_rejection(game_id, "bad", b"why", 2)
+        assert not result.accepted and result.rejection == b"why"
+        # The same id later returns the first answer, even if the command would now pass.
+        assert store.record_rejection(game_id, "bad", b"other", 2).rejection == b"why"
+        assert store.append(game_id, 2, [NewEvent("A", b"a")], "bad", 0, 20).accepted is False
+        assert store.game(game_id).version == 2
+
+    def test_the_chain_detects_tampering(self, store: EventStore) -> None:
+        game_id = new_game(store, events=4)
+        events = store.read(game_id)
+        assert verify_chain(events) is None
+        import dataclasses
+
+        forged = list(events)
+        forged[2] = dataclasses.replace(events[2], payload=b"forged")
+        assert verify_chain(forged) == 3
+        assert verify_chain([events[0], events[2], events[1], events[3]]) == 2
+
+    def test_concurrent_appends_at_one_version_one_wins(self, store: EventStore) -> None:
+        game_id = new_game(store)
+        outcomes: list[str] = []
+        barrier = threading.Barrier(8)
+
+        def attempt(i: int) -> None:
+            barrier.wait()
+            try:
+                store.append(game_id, 2, [NewEvent("A", bytes([i]))], f"cmd-{i}", 0, 20)
+                outcomes.append("ok")
+            except VersionConflict:
+                outcomes.append("conflict")
+
+        threads = [threading.Thread(target=attempt, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(outcomes) == ["conflict"] * 7 + ["ok"]
+        assert store.game(game_id).version == 3 and verify_chain(store.read(game_id)) is None
+
+    def test_wait_for_wakes_on_append(self, store: EventStore) -> None:
+        game_id = new_game(store)
+        assert store.wait_for(game_id, 2, timeout=0.05) is False
+        timer = threading.Timer(0.1, lambda: store.append(game_id, 2, [NewEvent("A", b"")], "c", 0, 1))
+        timer.start()
+        assert store.wait_for(game_id, 2, timeout=5) is True
+        timer.join()
+
+    def test_a_second_store_on_the_same_database_sees_everything(self, store: EventStore) -> None:
+        game_id = new_game(store)
+        other = open_store(store.url)
+        try:
+            assert other.game(game_id).version == 2
+            other.append(game_id, 2, [NewEvent("A", b"a")], "cmd", 0, 20)
+            assert store.game(game_id).version == 3
+            with pytest.raises(VersionConflict):
+                store.append(game_id, 2, [NewEvent("B", b"b")], "cmd-2", 0, 20)
+        finally:
+            other.close()
+
+
+class TestSqliteStore(StoreContract):
+    @pytest.fixture
+    def store(self, tmp_path) -> Iterator[EventStore]:
+        store = open_store(f"sqlite:///{tmp_path / 'events.sqlite3'}")
+        yield store
+        store.close()
+
+
+@pytest.mark.postgres
+class TestPostgresStore(StoreContract):
+    @pytest.fixture
+    def store(self, postgres_url: str) -> Iterator[EventStore]:
+        store = open_store(postgres_url)
+        yield store
+        store.close()
+
+
+def test_unsupported_store_url() -> None:
+    with pytest.raises(ValueError):
+        open_store("mysql://x")
