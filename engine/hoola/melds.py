@@ -44,11 +44,16 @@ def _run_order(ranks: Sequence[int], rules: HoolaRules) -> tuple[int, ...] | Non
     if len(present) != n or n > 13:
         return None
     if rules.ace_wrap:
-        for start in range(1, 14):
-            arc = tuple((start - 1 + k) % 13 + 1 for k in range(n))
-            if set(arc) == present:
-                return arc
-        return None
+        # On the circle, n distinct ranks are one arc iff at most one step between neighbours
+        # is not +1; the arc starts after that gap.
+        ordered = sorted(present)
+        gaps = [i for i in range(n) if (ordered[(i + 1) % n] - ordered[i]) % 13 != 1]
+        if n == 13:
+            return tuple(range(1, 14))
+        if len(gaps) != 1:
+            return None
+        start = (gaps[0] + 1) % n
+        return tuple(ordered[start:] + ordered[:start])
     lo = min(ranks)
     if sorted(ranks) == list(range(lo, lo + n)):
         return tuple(range(lo, lo + n))

@@ -197,6 +197,16 @@ def _subsets(cards: tuple[Card, ...], sizes: range) -> Iterator[tuple[Card, ...]
             yield combo
 
 
+def _meld_candidates(hand: tuple[Card, ...]) -> list[tuple[Card, ...]]:
+    """Subsets of the hand that could be melds: cards of one rank, or of one suit."""
+    groups = {("rank", rank(c)) for c in hand} | {("suit", suit(c)) for c in hand}
+    found: set[tuple[Card, ...]] = set()
+    for key, value in groups:
+        members = tuple(c for c in hand if (rank(c) if key == "rank" else suit(c)) == value)
+        found.update(_subsets(members, range(1, len(members) + 1)))
+    return sorted(found, key=lambda cards: (len(cards), [sort_cards(hand).index(c) for c in cards]))
+
+
 def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
     """Every command worth checking: a superset of the legal ones, in a stable order."""
     hand = state.hands[seat]
@@ -207,11 +217,13 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
         yield Draw()
         top = state.discard_top
         if top is not None:
-            for cards in _subsets(hand, range(0, len(hand) + 1)):
+            # A meld holding the top card shares its rank (a set) or its suit (a run).
+            fitting = tuple(c for c in hand if rank(c) == rank(top) or suit(c) == suit(top))
+            for cards in _subsets(fitting, range(0, len(fitting) + 1)):
                 if arrange(cards + (top,), state.rules) is not None:
                     yield ThankYou(cards)
     elif state.phase is Phase.PLAY:
-        for cards in _subsets(hand, range(1, len(hand) + 1)):
+        for cards in _meld_candidates(hand):
             if arrange(cards, state.rules) is not None:
                 yield Meld(cards)
         for meld in state.melds:

@@ -95,18 +95,20 @@ def _base(state: HoolaState, losers: list[int], outcome: Outcome) -> dict[int, F
         return out
     liable = outcome.liability.seat if outcome.liability else None
 
-    def key(seat: int) -> tuple[bool, bool, int]:
+    keys = {}
+    for seat in losers:
         unmelded = _unmelded(state, seat)
-        return (seat == liable, unmelded, 0 if unmelded else hand_value(state.hands[seat], rules))
-
-    ordered = sorted(losers, key=key)
+        keys[seat] = (seat == liable, unmelded,
+                      0 if unmelded else hand_value(state.hands[seat], rules))
+    ordered = sorted(losers, key=keys.__getitem__)
     out = {}
     for seat in ordered:
-        place = max(i for i, s in enumerate(ordered, 1) if key(s) == key(seat))
-        tied = sum(1 for s in ordered if key(s) == key(seat)) > 1
+        # A tie group pays the amount of its last place.
+        place = max(i for i, s in enumerate(ordered, 1) if keys[s] == keys[seat])
+        tied = sum(1 for s in ordered if keys[s] == keys[seat]) > 1
         why = ("liable, ranks last" if seat == liable else
-               "made no meld, ranks last" if key(seat)[1] else
-               f"hand value {key(seat)[2]}")
+               "made no meld, ranks last" if keys[seat][1] else
+               f"hand value {keys[seat][2]}")
         out[seat] = Factor("rank", place, f"{ordinal(place)} among the losers"
                            f"{' (tied)' if tied else ''}: {why}")
     return out

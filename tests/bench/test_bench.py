@@ -1,0 +1,99 @@
+"""Hot paths, measured by `make bench` (pytest-benchmark); figures are recorded, never asserted."""
+
+from __future__ import annotations
+
+import random
+import uuid
+
+import pytest
+
+from croupier.engine.game import Context, fold
+from croupier.engine.hoola import HoolaGame
+from croupier.engine.hoola.rules import rules_for
+from croupier.engine.hoola.scoring import Outcome, settle
+from croupier.engine.hoola.state import Phase
+from croupier.engine.shuffle import Seeds
+from croupier.service.store import GameRecord, NewEvent, open_store
+
+GAME = HoolaGame()
+SEEDS = Seeds(b"\x07" * 32)
+
+
+def recorded_game(seats: int = 4, seed: int = 1):
+    rules = rules_for("korean", {}, seats)
+    events = GAME.start(rules, seats, SEEDS)
+    state = fold(GAME, events)
+    states = [state]
+    rng = random.Random(seed)
+    while not GAME.is_finished(state):
+        command = rng.choice(GAME.legal_commands(state, state.turn))
+        new = GAME.decide(state, state.turn, command, Context(SEEDS))
+        for event in new:
+            state = GAME.evolve(state, event)
+        events += new
+        states.append(state)
+    return events, states
+
+
+EVENTS, STATES = recorded_game()
+MIDGAME = [s for s in STATES if s.phase is Phase.PLAY][len(STATES) // 4]
+
+
+def test_legal_moves_take_phase(benchmark) -> None:
+    state = next(s for s in STATES[5:] if s.phase is Phase.TAKE)
+    benchmark(GAME.legal_commands, state, state.turn)
+
+
+def test_legal_moves_play_phase(benchmark) -> None:
+    benchmark(GAME.legal_commands, MIDGAME, MIDGAME.turn)
+
+
+def test_validate_and_apply(benchmark) -> None:
+    command = GAME.legal_commands(MIDGAME, MIDGAME.turn)[-1]
+
+    def step():
+        state = MIDGAME
+        for event in GAME.decide(state, state.turn, command, Context(SEEDS)):
+            state = GAME.evolve(state, event)
+        return state
+
+    benchmark(step)
+
+
+def test_settlement(benchmark) -> None:
+    state = STATES[-1]
+    benchmark(settle, state, Outcome("STOCK_OUT", (0,)))
+
+
+def test_fold_a_whole_game(benchmark) -> None:
+    benchmark.extra_info["events"] = len(EVENTS)
+    benchmark(fold, GAME, EVENTS)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request, tmp_path):
+    url = (f"sqlite:///{tmp_path / 'bench.sqlite3'}" if request.param == "sqlite"
+           else request.getfixturevalue("postgres_url"))
+    store = open_store(url)
+    yield store
+    store.close()
+
+
+def test_store_append(benchmark, store) -> None:
+    game_id = str(uuid.uuid4())
+    store.create_game(GameRecord(game_id, "hoola", 4, b"s" * 32, "c", 0), [NewEvent("E", b"x" * 200)], 0)
+    version = [1]
+
+    def append():
+        store.append(game_id, version[0], [NewEvent("E", b"y" * 200)], uuid.uuid4().hex, 0, 0)
+        version[0] += 1
+
+    benchmark(append)
+
+
+def test_store_read_a_game(benchmark, store) -> None:
+    game_id = str(uuid.uuid4())
+    store.create_game(GameRecord(game_id, "hoola", 4, b"s" * 32, "c", 0),
+                      [NewEvent("E", b"x" * 200) for _ in range(80)], 0)
+    benchmark.extra_info["events"] = 80
+    benchmark(store.read, game_id)

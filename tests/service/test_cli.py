@@ -1,0 +1,62 @@
+"""The `croupier` command as a newcomer runs it: serve (JSON logs), then demo against it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+CROUPIER = str(Path(sys.executable).parent / "croupier")
+
+
+@pytest.fixture
+def served(tmp_path: Path):
+    env = {**os.environ, "CROUPIER_SECRET": "cli-test-secret-0123456789"}
+    log = open(tmp_path / "serve.log", "w+")
+    process = subprocess.Popen(
+        [CROUPIER, "serve", "--address", "127.0.0.1:0", "--store",
+         f"sqlite:///{tmp_path / 'data' / 'games.sqlite3'}", "--log-format", "json"],
+        stdout=log, stderr=subprocess.STDOUT, env=env, text=True)
+    deadline = time.monotonic() + 30
+    address = None
+    while time.monotonic() < deadline and address is None:
+        log.seek(0)
+        match = re.search(r"listening on (127\.0\.0\.1:\d+)", log.read())
+        address = match.group(1) if match else None
+        time.sleep(0.1)
+    try:
+        assert address, "the server did not say where it listens"
+        yield address, tmp_path / "serve.log"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+
+
+def test_serve_then_demo_plays_a_whole_game(served) -> None:
+    address, log_path = served
+    demo = subprocess.run([CROUPIER, "demo", "--address", address, "--seats", "4", "--seed", "5"],
+                          capture_output=True, text=True, timeout=120)
+    assert demo.returncode == 0, demo.stderr
+    assert re.search(r"game [0-9a-f-]+: (GOING_OUT|STOP|FAILED_STOP|STOCK_OUT|COMBINATION)", demo.stdout)
+    assert "net: seat 0" in demo.stdout
+    # One JSON line per RPC with the game, the seat, the command, the outcome and the latency.
+    lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
+    rpcs = [line for line in lines if line.get("event") == "rpc"]
+    submits = [line for line in rpcs if line["method"] == "SubmitCommand"]
+    assert submits and all({"game_id", "seat", "command", "outcome", "latency_ms"} <= set(s)
+                           for s in submits)
+    assert any(line["method"] == "CreateGame" for line in rpcs)
+    assert any("data" in line.get("store", "") for line in lines)
+
+
+def test_demo_without_a_server_says_so() -> None:
+    demo = subprocess.run([CROUPIER, "demo", "--address", "127.0.0.1:1"], capture_output=True,
+                          text=True, timeout=60)
+    assert demo.returncode != 0 and "no Croupier server" in demo.stderr
