@@ -219,6 +219,8 @@ class GameService(service_pb2_grpc.GameServiceServicer):
                                       recorded_at_ms=stored.recorded_at_ms)
         if stored.seat is not None:
             event.seat = stored.seat
+        if stored.command:
+            event.command.ParseFromString(stored.command)
         body = service_pb2.EventBody.FromString(stored.payload)
         engine_event = self._decode(binding, stored)
         if not finished and engine_event is not None:
@@ -232,6 +234,7 @@ class GameService(service_pb2_grpc.GameServiceServicer):
         event.hash = stored.hash
         event.payload = stored.payload
         event.type = stored.type
+        event.command_payload = stored.command
         return event
 
     def _command(self, loaded: Loaded, command: service_pb2.Command) -> Any:
@@ -308,8 +311,9 @@ class GameService(service_pb2_grpc.GameServiceServicer):
                 seed = service_pb2.EventBody(seed_revealed=service_pb2.SeedRevealed(
                     server_seed=loaded.record.server_seed.hex()))
                 new.append(NewEvent("SeedRevealed", seed.SerializeToString(deterministic=True)))
-            earlier = self.store.append(request.game_id, loaded.version, new, request.command_id,
-                                        seat, self.clock(), finished=finished)
+            earlier = self.store.append(
+                request.game_id, loaded.version, new, request.command_id, seat, self.clock(),
+                finished=finished, command=request.command.SerializeToString(deterministic=True))
             if not earlier.duplicate:
                 self.cache.put(request.game_id, earlier.last_version, state)
         if not earlier.accepted:

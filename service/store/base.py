@@ -75,6 +75,7 @@ class StoredEvent:
     payload: bytes
     prev_hash: str
     hash: str
+    command: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -94,11 +95,11 @@ def _field(data: bytes) -> bytes:
 
 
 def record_bytes(game_id: str, version: int, command_id: str, seat: int | None,
-                 recorded_at_ms: int, type_: str, payload: bytes) -> bytes:
+                 recorded_at_ms: int, type_: str, payload: bytes, command: bytes = b"") -> bytes:
     """The bytes a chain hash covers: every stored column, length-prefixed, in this order."""
     return (_field(game_id.encode()) + struct.pack(">Q", version) + _field(command_id.encode())
             + struct.pack(">i", -1 if seat is None else seat) + struct.pack(">q", recorded_at_ms)
-            + _field(type_.encode()) + _field(payload))
+            + _field(type_.encode()) + _field(payload) + _field(command))
 
 
 def chain_hash(prev_hash: str, record: bytes) -> str:
@@ -110,7 +111,7 @@ def verify_chain(events: Sequence[StoredEvent]) -> int | None:
     prev = GENESIS_HASH
     for expected_version, event in enumerate(events, 1):
         record = record_bytes(event.game_id, event.version, event.command_id, event.seat,
-                              event.recorded_at_ms, event.type, event.payload)
+                              event.recorded_at_ms, event.type, event.payload, event.command)
         if (event.version != expected_version or event.prev_hash != prev
                 or chain_hash(prev, record) != event.hash):
             return expected_version
@@ -134,7 +135,7 @@ class EventStore(ABC):
     @abstractmethod
     def append(self, game_id: str, expected_version: int, events: Sequence[NewEvent],
                command_id: str, seat: int | None, recorded_at_ms: int,
-               finished: bool = False) -> CommandResult:
+               finished: bool = False, command: bytes = b"") -> CommandResult:
         """Append atomically if the game is at ``expected_version`` (else :class:`VersionConflict`).
 
         A command id seen before returns its first result (``duplicate=True``) and writes nothing.
@@ -246,21 +247,24 @@ class SqlEventStore(EventStore):
 
     def _insert_events(self, cur: Any, game_id: str, version: int, prev_hash: str,
                        events: Sequence[NewEvent], command_id: str, seat: int | None,
-                       recorded_at_ms: int) -> int:
-        for event in events:
+                       recorded_at_ms: int, command: bytes = b"") -> int:
+        for i, event in enumerate(events):
             version += 1
+            carried = command if i == 0 else b""
             digest = chain_hash(prev_hash, record_bytes(game_id, version, command_id, seat,
-                                                        recorded_at_ms, event.type, event.payload))
+                                                        recorded_at_ms, event.type, event.payload,
+                                                        carried))
             self._run(cur, "INSERT INTO events (game_id, version, command_id, seat, recorded_at_ms, "
-                      "type, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      "type, payload, command, prev_hash, hash) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                       (game_id, version, command_id, seat, recorded_at_ms, event.type,
-                       event.payload, prev_hash, digest))
+                       event.payload, carried, prev_hash, digest))
             prev_hash = digest
         return version
 
     def append(self, game_id: str, expected_version: int, events: Sequence[NewEvent],
                command_id: str, seat: int | None, recorded_at_ms: int,
-               finished: bool = False) -> CommandResult:
+               finished: bool = False, command: bytes = b"") -> CommandResult:
         with self._transaction(write=True) as cur:
             game = self._game(cur, game_id, lock=True)
             earlier = self._result(cur, game_id, command_id)
@@ -272,7 +276,7 @@ class SqlEventStore(EventStore):
                             (game_id, game.version)).fetchone()
             prev_hash = row[0] if row else GENESIS_HASH
             version = self._insert_events(cur, game_id, game.version, prev_hash, events,
-                                          command_id, seat, recorded_at_ms)
+                                          command_id, seat, recorded_at_ms, command)
             self._run(cur, "INSERT INTO commands (game_id, command_id, accepted, first_version, "
                       "last_version, rejection) VALUES (?, ?, ?, ?, ?, NULL)",
                       (game_id, command_id, True, game.version + 1, version))
@@ -312,7 +316,8 @@ class SqlEventStore(EventStore):
         with self._transaction(write=False) as cur:
             self._game(cur, game_id)
             rows = self._run(cur, "SELECT game_id, version, command_id, seat, recorded_at_ms, type, "
-                             "payload, prev_hash, hash FROM events WHERE game_id = ? AND version > ? "
-                             "ORDER BY version", (game_id, after_version)).fetchall()
-        return [StoredEvent(r[0], r[1], r[2], r[3], r[4], r[5], bytes(r[6]), r[7], r[8])
+                             "payload, prev_hash, hash, command FROM events "
+                             "WHERE game_id = ? AND version > ? ORDER BY version",
+                             (game_id, after_version)).fetchall()
+        return [StoredEvent(r[0], r[1], r[2], r[3], r[4], r[5], bytes(r[6]), r[7], r[8], bytes(r[9]))
                 for r in rows]

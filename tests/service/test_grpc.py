@@ -70,7 +70,7 @@ def verify_chain(events) -> None:
     for event in events:
         seat = event.seat if event.HasField("seat") else None
         record = record_bytes(event.game_id, event.version, event.command_id, seat,
-                              event.recorded_at_ms, event.type, event.payload)
+                              event.recorded_at_ms, event.type, event.payload, event.command_payload)
         assert event.prev_hash == prev and chain_hash(prev, record) == event.hash
         assert service_pb2.EventBody.FromString(event.payload) == event.body
         prev = event.hash
@@ -91,6 +91,10 @@ def test_whole_games_by_a_scripted_client(server: Running, seats: int) -> None:
     assert not any(e.redacted for e in replay.events)
     verify_chain(replay.events)
     assert list(replay.client_seeds) == ["abc"]
+    # Every command is in the log, on the first event it produced.
+    commands = [e for e in replay.events if e.HasField("command")]
+    assert len(commands) == result.moves
+    assert all(service_pb2.Command.FromString(e.command_payload) == e.command for e in commands)
     assert replay.events[0].body.hoola.game_started.rules == replay.rules.hoola
 
 

@@ -50,13 +50,14 @@ class StoreContract:
     def test_append_at_the_expected_version(self, store: EventStore) -> None:
         game_id = new_game(store)
         result = store.append(game_id, 2, [NewEvent("A", b"a"), NewEvent("B", b"b")], "cmd", 1, 20,
-                              finished=True)
+                              finished=True, command=b"the command")
         assert (result.accepted, result.first_version, result.last_version, result.duplicate) == \
             (True, 3, 4, False)
         record = store.game(game_id)
         assert record.version == 4 and record.finished
         events = store.read(game_id)
-        assert [(e.seat, e.command_id, e.type) for e in events[2:]] == [(1, "cmd", "A"), (1, "cmd", "B")]
+        assert [(e.seat, e.command_id, e.type, e.command) for e in events[2:]] == [
+            (1, "cmd", "A", b"the command"), (1, "cmd", "B", b"")]
         assert verify_chain(events) is None
 
     def test_a_stale_version_is_a_conflict_that_writes_nothing(self, store: EventStore) -> None:
@@ -93,6 +94,8 @@ class StoreContract:
 
         forged = list(events)
         forged[2] = dataclasses.replace(events[2], payload=b"forged")
+        assert verify_chain(forged) == 3
+        forged[2] = dataclasses.replace(events[2], command=b"another command")
         assert verify_chain(forged) == 3
         assert verify_chain([events[0], events[2], events[1], events[3]]) == 2
 

@@ -18,6 +18,8 @@ CREATE TABLE events (
     recorded_at_ms BIGINT NOT NULL,
     type TEXT NOT NULL,
     payload BYTEA NOT NULL,
+    -- The command that produced this batch of events (on its first event only; else empty).
+    command BYTEA NOT NULL,
     prev_hash TEXT NOT NULL,
     hash TEXT NOT NULL,
     PRIMARY KEY (game_id, version)
