@@ -1,4 +1,4 @@
-"""What every game offers the service: the decider protocol, its errors and the registry.
+"""What every game offers the service: the decider protocol and its errors.
 
 A game is a rule set plus pure functions over an immutable state (the functional event-sourcing
 "decider"): ``start`` deals from the seeds, ``decide`` turns a command into events or refuses it,
@@ -60,7 +60,9 @@ class Game(Protocol, Generic[R, S, E, C]):
 
     def presets(self) -> dict[str, R]: ...
 
-    def rules_for(self, preset: str, overrides: dict[str, Any]) -> R:
+    def preset_description(self, name: str) -> str: ...
+
+    def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> R:
         """The effective rule set; raises :class:`InvalidRules` naming the option at fault."""
 
     def start(self, rules: R, seats: int, seeds: Seeds) -> list[E]:
@@ -74,6 +76,9 @@ class Game(Protocol, Generic[R, S, E, C]):
     def decide(self, state: S, seat: int, command: C, ctx: Context) -> list[E]:
         """The events a command produces; raises :class:`CommandError`."""
 
+    def validate(self, state: S, seat: int, command: C) -> None:
+        """Raise :class:`CommandError` unless ``decide`` would accept the command."""
+
     def legal_commands(self, state: S, seat: int) -> list[C]:
         """Every command ``decide`` accepts from ``seat`` now, in a stable order."""
 
@@ -82,7 +87,13 @@ class Game(Protocol, Generic[R, S, E, C]):
     def redact(self, event: E, seat: int | None) -> E:
         """The event as ``seat`` may see it (``None``: a spectator)."""
 
+    def view(self, state: S, seat: int | None) -> Any:
+        """What ``seat`` sees (``None``: a spectator): never another hand or the stock order."""
+
     def is_finished(self, state: S) -> bool: ...
+
+    def settlements(self, events: list[E]) -> list[Any]:
+        """The itemized settlement of every finished round, in order."""
 
 
 def fold(game: Game[Any, S, E, Any], events: Sequence[E], state: S | None = None) -> S:

@@ -77,13 +77,14 @@ def _safe(url: str) -> str:
 @click.option("--seats", default=3, show_default=True, type=click.IntRange(2, 5))
 @click.option("--preset", default="korean", show_default=True)
 @click.option("--seed", default=None, type=int, help="Seed of the bots' choices.")
-def demo(address: str, seats: int, preset: str, seed: int | None) -> None:
+@click.option("--connect-timeout", default=10.0, show_default=True, help="Seconds to wait for the server.")
+def demo(address: str, seats: int, preset: str, seed: int | None, connect_timeout: float) -> None:
     """Play a whole Hoola game between bots through a running server; print the result."""
     from croupier.service.bots import play_game
 
     with grpc.insecure_channel(address) as channel:
         try:
-            grpc.channel_ready_future(channel).result(timeout=10)
+            grpc.channel_ready_future(channel).result(timeout=connect_timeout)
         except grpc.FutureTimeoutError:
             raise click.ClickException(f"no Croupier server at {address} (start one: make run)")
         result = play_game(channel, seats=seats, preset=preset,

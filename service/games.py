@@ -10,7 +10,8 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from croupier.engine.hoola import HoolaGame, events as hoola_events
+from croupier.engine import registry
+from croupier.engine.hoola import events as hoola_events
 from croupier.engine.hoola.game import HoolaView
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.service import convert
@@ -70,7 +71,7 @@ class GameBinding:
 
 
 HOOLA = GameBinding(
-    kind=common_pb2.GAME_KIND_HOOLA, field="hoola", game=HoolaGame(), rules_cls=HoolaRules,
+    kind=common_pb2.GAME_KIND_HOOLA, field="hoola", game=registry.game("hoola"), rules_cls=HoolaRules,
     rules_msg=hoola_pb2.HoolaRules, command_msg=hoola_pb2.HoolaCommand,
     event_msg=hoola_pb2.HoolaEvent, view_msg=hoola_pb2.HoolaView, view_cls=HoolaView,
     commands=convert.classes_by_field(

@@ -13,6 +13,11 @@ settings.register_profile("ci", deadline=None, max_examples=60, derandomize=True
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") == "true" else "default")
 
+# The servers under test log to stderr, warnings only (the CLI tests read a real server's logs).
+from croupier.service import logs  # noqa: E402
+
+logs.configure("console", "WARNING")
+
 POSTGRES_URL = os.environ.get("CROUPIER_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
 

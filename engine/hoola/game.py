@@ -104,13 +104,6 @@ class HoolaGame:
     def is_finished(self, state: HoolaState) -> bool:
         return state.phase is Phase.ROUND_OVER
 
-    def seats(self, state: HoolaState) -> int:
-        return state.seats
-
-    def to_act(self, state: HoolaState) -> tuple[int, ...]:
-        """The seats that may act now."""
-        return (state.turn,) if state.phase in (Phase.TAKE, Phase.PLAY) else ()
-
     def label(self, command: HoolaCommand) -> str:
         match command:
             case Draw():

@@ -148,11 +148,6 @@ INTERNATIONAL = dataclasses.replace(
     out_of_turn_thank_you=True,
 )
 
-PRESETS: dict[str, HoolaRules] = {"korean": KOREAN, "international": INTERNATIONAL}
-PRESET_DESCRIPTIONS = {
-    "korean": "Offline Korean rules (RULES.md §1, the default)",
-    "international": "International rules of the Japanese and Indonesian sources",
-}
 DEFAULT_PRESET = "korean"
 
 # Options the engine does not play yet: a game that turns them on is refused clearly rather than
@@ -164,8 +159,17 @@ NOT_YET_SUPPORTED = {
     "sit_out": False,
     "straight_flush_multiplier": 0,
 }
-# Presets that set an unsupported option play with it off until it is supported, and say so.
-PRESET_FALLBACKS = {"international": {"out_of_turn_thank_you": False}}
+# A preset that sets an option not played yet plays with it off until it is, and says so in its
+# description: ``international``'s battle Hoola (out-of-turn thank-you, RULES.md §1.7).
+PRESETS: dict[str, HoolaRules] = {
+    "korean": KOREAN,
+    "international": dataclasses.replace(INTERNATIONAL, out_of_turn_thank_you=False),
+}
+PRESET_DESCRIPTIONS = {
+    "korean": "Offline Korean rules (RULES.md §1, the default)",
+    "international": "International rules of the Japanese and Indonesian sources (RULES.md §1.10); "
+                     "out-of-turn thank-you (battle Hoola) is off until it is played",
+}
 
 
 def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> HoolaRules:
@@ -179,8 +183,7 @@ def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> HoolaRules:
     for key in overrides:
         if key not in names:
             raise InvalidRules("UNKNOWN_OPTION", f"unknown Hoola option {key!r}", field=key)
-    base = dataclasses.replace(PRESETS[preset], **PRESET_FALLBACKS.get(preset, {}))
-    rules = dataclasses.replace(base, **overrides)
+    rules = dataclasses.replace(PRESETS[preset], **overrides)
     validate(rules, seats)
     return rules
 

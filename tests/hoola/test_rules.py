@@ -14,7 +14,7 @@ from croupier.engine.hoola.events import (
 )
 from croupier.engine.hoola.melds import MeldKind
 from croupier.engine.hoola.rules import (
-    INTERNATIONAL, KOREAN, PaymentMode, Penalty, TieMode, rules_for,
+    INTERNATIONAL, KOREAN, PRESETS, PaymentMode, Penalty, TieMode, rules_for,
 )
 from croupier.engine.hoola.state import Phase, Turn
 from croupier.engine.settlement import Settlement
@@ -220,7 +220,7 @@ def test_thank_you_penalty_applies_to_any_win_by_default() -> None:
 
 
 def test_thank_you_penalty_hoola_only_scope() -> None:
-    rules = dataclasses.replace(INTERNATIONAL, out_of_turn_thank_you=False)
+    rules = PRESETS["international"]
     assert payments(thank_you_win(rules).settlement) == {(1, 0): 1, (2, 0): 2}
 
 
@@ -388,7 +388,7 @@ def test_korean_waives_every_penalty_for_a_loser_whose_first_turn_never_came() -
 
 
 def test_international_keeps_the_seven_penalty_before_the_first_turn() -> None:
-    rules = dataclasses.replace(INTERNATIONAL, out_of_turn_thank_you=False)
+    rules = PRESETS["international"]
     assert rules.penalties_before_first_turn == (Penalty.SEVEN,)
     state = dataclasses.replace(plain_win_position(), rules=rules,
                                 hands=(("4D",), ("2S", "3H"), ("7S", "2D"), ("KS", "7C")),

@@ -57,6 +57,6 @@ def test_serve_then_demo_plays_a_whole_game(served) -> None:
 
 
 def test_demo_without_a_server_says_so() -> None:
-    demo = subprocess.run([CROUPIER, "demo", "--address", "127.0.0.1:1"], capture_output=True,
+    demo = subprocess.run([CROUPIER, "demo", "--address", "127.0.0.1:1", "--connect-timeout", "1"], capture_output=True,
                           text=True, timeout=60)
     assert demo.returncode != 0 and "no Croupier server" in demo.stderr

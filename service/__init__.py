@@ -1,0 +1,1 @@
+"""The Croupier service: gRPC server, event stores, auth, errors, logging and the CLI."""
