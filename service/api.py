@@ -139,6 +139,19 @@ def rpc(method: Callable[..., Any]) -> Callable[..., Any]:
     return unary
 
 
+def _binding(kind: int) -> GameBinding:
+    binding = BINDINGS.get(kind)
+    if binding is None:
+        raise invalid("UNKNOWN_GAME_KIND", "kind must name a game kind", "kind")
+    return binding
+
+
+def _new_events(binding: GameBinding, events: list[Any]) -> list[NewEvent]:
+    """Engine events as store records: the type name and the deterministic body bytes."""
+    return [NewEvent(type(e).__name__, binding.event_to_body(e).SerializeToString(deterministic=True))
+            for e in events]
+
+
 def _require(value: Any, field: str) -> None:
     if not value:
         raise invalid("MISSING_FIELD", f"{field} is required", field)
@@ -252,9 +265,7 @@ class GameService(service_pb2_grpc.GameServiceServicer):
     @rpc
     def CreateGame(self, request: service_pb2.CreateGameRequest,
                    context: grpc.ServicerContext) -> service_pb2.CreateGameResponse:
-        binding = BINDINGS.get(request.kind)
-        if binding is None:
-            raise invalid("UNKNOWN_GAME_KIND", "kind must name a game kind", "kind")
+        binding = _binding(request.kind)
         try:
             overrides = binding.overrides(request.overrides) if request.HasField("overrides") else {}
             rules = binding.game.rules_for(request.preset, overrides, request.seats)
@@ -268,8 +279,7 @@ class GameService(service_pb2_grpc.GameServiceServicer):
         seeds = Seeds(server_seed, tuple(request.client_seeds))
         game_id = str(uuid.uuid4())
         events = binding.game.start(rules, request.seats, seeds)
-        new = [NewEvent(type(e).__name__, binding.event_to_body(e).SerializeToString(deterministic=True))
-               for e in events]
+        new = _new_events(binding, events)
         record = GameRecord(game_id, binding.game.kind, request.seats, server_seed,
                             seeds.commitment, self.clock())
         version = self.store.create_game(record, new, record.created_at_ms)
@@ -304,9 +314,7 @@ class GameService(service_pb2_grpc.GameServiceServicer):
             for event in events:
                 state = loaded.binding.game.evolve(state, event)
             finished = loaded.binding.game.is_finished(state)
-            new = [NewEvent(type(e).__name__,
-                            loaded.binding.event_to_body(e).SerializeToString(deterministic=True))
-                   for e in events]
+            new = _new_events(loaded.binding, events)
             if finished:
                 seed = service_pb2.EventBody(seed_revealed=service_pb2.SeedRevealed(
                     server_seed=loaded.record.server_seed.hex()))
@@ -414,9 +422,7 @@ class GameService(service_pb2_grpc.GameServiceServicer):
     @rpc
     def ListPresets(self, request: service_pb2.ListPresetsRequest,
                     context: grpc.ServicerContext) -> service_pb2.ListPresetsResponse:
-        binding = BINDINGS.get(request.kind)
-        if binding is None:
-            raise invalid("UNKNOWN_GAME_KIND", "kind must name a game kind", "kind")
+        binding = _binding(request.kind)
         game = binding.game
         return service_pb2.ListPresetsResponse(presets=[
             service_pb2.Preset(name=name, description=game.preset_description(name),
