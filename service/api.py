@@ -392,7 +392,15 @@ class GameService(service_pb2_grpc.GameServiceServicer):
         self._seat(context, request.game_id, required=False)
         loaded = self._load(request.game_id)
         events = [self._decode(loaded.binding, s) for s in self.store.read(request.game_id)]
-        settlements = loaded.binding.game.settlements([e for e in events if e is not None])
+        events = [e for e in events if e is not None]
+        if request.final:
+            final = loaded.binding.game.final_settlement(events)
+            if final is None:
+                raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "GAME_NOT_FINISHED",
+                                   "the game is not over yet")
+            return service_pb2.GetSettlementResponse(
+                settlement=convert.to_proto(final, common_pb2.Settlement))
+        settlements = loaded.binding.game.settlements(events)
         if not settlements:
             raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "ROUND_NOT_FINISHED",
                                "no round of this game has finished yet")

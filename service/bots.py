@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
+from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
 
 @dataclass
@@ -20,18 +20,29 @@ class GameResult:
     moves: int
     version: int
     tokens: list[str] = field(default_factory=list)
+    rounds: list[common_pb2.Settlement] = field(default_factory=list)
+    final: common_pb2.Settlement | None = None
 
     def describe(self) -> str:
-        s = self.settlement
-        lines = [f"game {self.game_id}: {s.outcome} after {self.moves} moves "
-                 f"(version {self.version}); winner(s): {', '.join(f'seat {w}' for w in s.winners)}"]
-        lines += [f"  note: {n}" for n in s.notes]
-        for line in s.lines:
-            factors = " × ".join(f"{f.name} {f.value}" for f in line.factors)
-            lines.append(f"  seat {line.payer} → seat {line.payee}: {line.amount}   ({factors})")
-            lines += [f"      {f.name} {f.value}: {f.reason}" for f in line.factors]
-        lines.append("  net: " + ", ".join(f"seat {i} {n:+d}" for i, n in enumerate(s.net)))
+        lines = [f"game {self.game_id}: {len(self.rounds)} round(s), {self.moves} moves, "
+                 f"version {self.version}"]
+        for settlement in self.rounds:
+            lines += describe_settlement(settlement)
+        if self.final is not None and len(self.rounds) > 1:
+            lines += describe_settlement(self.final)
         return "\n".join(lines)
+
+
+def describe_settlement(s: common_pb2.Settlement) -> list[str]:
+    """A settlement in words: every payment with every factor and its reason."""
+    lines = [f"round {s.round}: {s.outcome}; winner(s): {', '.join(f'seat {w}' for w in s.winners)}"]
+    lines += [f"  note: {n}" for n in s.notes]
+    for line in s.lines:
+        factors = " × ".join(f"{f.name} {f.value}" for f in line.factors)
+        lines.append(f"  seat {line.payer} → seat {line.payee}: {line.amount}   ({factors})")
+        lines += [f"      {f.name} {f.value}: {f.reason}" for f in line.factors]
+    lines.append("  net: " + ", ".join(f"seat {i} {n:+d}" for i, n in enumerate(s.net)))
+    return lines
 
 
 def auth(token: str) -> tuple[tuple[str, str], ...]:
@@ -46,6 +57,8 @@ def choose(moves: list[service_pb2.LegalMove], rng: random.Random) -> service_pb
     by_kind: dict[str, list[service_pb2.LegalMove]] = {}
     for move in moves:
         by_kind.setdefault(kind(move), []).append(move)
+    if "next_round" in by_kind:
+        return by_kind["next_round"][0]
     if "declare" in by_kind:
         return by_kind["declare"][0]
     if "stop" in by_kind and rng.random() < 0.6:
@@ -69,8 +82,12 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "korean",
               rng: random.Random | None = None, client_seed: str = "",
               on_move: Callable[[int, str], None] | None = None,
               overrides: service_pb2.Rules | None = None,
-              max_moves: int = 2000) -> GameResult:
-    """Create a Hoola game and play it to the end; returns its settlement."""
+              max_moves: int = 2000, max_rounds: int = 3) -> GameResult:
+    """Create a Hoola game and play it to the end; returns its last round's settlement.
+
+    Between rounds the bots deal the next round; an open-ended table (``rounds = 0``) is closed
+    after ``max_rounds``.
+    """
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
     created = stub.CreateGame(service_pb2.CreateGameRequest(
@@ -83,10 +100,13 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "korean",
                             metadata=auth(tokens[0]))
         if view.finished:
             break
-        seat = view.view.hoola.turn
+        between_rounds = view.view.hoola.phase == hoola_pb2.HOOLA_PHASE_ROUND_OVER
+        seat = rng.randrange(seats) if between_rounds else view.view.hoola.turn
         legal = stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=created.game_id),
                                     metadata=auth(tokens[seat]))
         move = choose(list(legal.moves), rng)
+        if between_rounds and view.view.hoola.round >= max_rounds:
+            move = next(m for m in legal.moves if m.command.hoola.HasField("close_table"))
         stub.SubmitCommand(service_pb2.SubmitCommandRequest(
             game_id=created.game_id, command_id=uuid.uuid4().hex,
             expected_version=legal.version, command=move.command), metadata=auth(tokens[seat]))
@@ -95,5 +115,10 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "korean",
             on_move(seat, move.label)
     settlement = stub.GetSettlement(service_pb2.GetSettlementRequest(game_id=created.game_id),
                                     metadata=auth(tokens[0])).settlement
+    final = stub.GetSettlement(service_pb2.GetSettlementRequest(game_id=created.game_id, final=True),
+                               metadata=auth(tokens[0])).settlement
     replay = stub.GetReplay(service_pb2.GetReplayRequest(game_id=created.game_id))
-    return GameResult(created.game_id, seats, settlement, moves, replay.events[-1].version, tokens)
+    rounds = [e.body.hoola.round_ended.settlement for e in replay.events
+              if e.body.hoola.HasField("round_ended")]
+    return GameResult(created.game_id, seats, settlement, moves, replay.events[-1].version, tokens,
+                      rounds, final)

@@ -77,8 +77,11 @@ def _safe(url: str) -> str:
 @click.option("--seats", default=3, show_default=True, type=click.IntRange(2, 5))
 @click.option("--preset", default="korean", show_default=True)
 @click.option("--seed", default=None, type=int, help="Seed of the bots' choices.")
+@click.option("--rounds", default=1, show_default=True, type=click.IntRange(1, 50),
+              help="Rounds at the table.")
 @click.option("--connect-timeout", default=10.0, show_default=True, help="Seconds to wait for the server.")
-def demo(address: str, seats: int, preset: str, seed: int | None, connect_timeout: float) -> None:
+def demo(address: str, seats: int, preset: str, seed: int | None, rounds: int,
+         connect_timeout: float) -> None:
     """Play a whole Hoola game between bots through a running server; print the result."""
     from croupier.service.bots import play_game
 
@@ -87,7 +90,10 @@ def demo(address: str, seats: int, preset: str, seed: int | None, connect_timeou
             grpc.channel_ready_future(channel).result(timeout=connect_timeout)
         except grpc.FutureTimeoutError:
             raise click.ClickException(f"no Croupier server at {address} (start one: make run)")
-        result = play_game(channel, seats=seats, preset=preset,
+        from croupier.v1 import hoola_pb2, service_pb2
+
+        overrides = service_pb2.Rules(hoola=hoola_pb2.HoolaRules(rounds=rounds))
+        result = play_game(channel, seats=seats, preset=preset, overrides=overrides,
                            rng=random.Random(seed), client_seed=uuid.uuid4().hex,
                            on_move=lambda seat, label: click.echo(f"  seat {seat}: {label}"))
     click.echo(result.describe())

@@ -63,7 +63,17 @@ class Declare:
     combination: Combination | None = None
 
 
-HoolaCommand = Draw | ThankYou | Meld | LayOff | Discard | Stop | Declare
+@dataclass(frozen=True)
+class NextRound:
+    """Deal the table's next round (any seat, once a round is over; RULES.md §1.8)."""
+
+
+@dataclass(frozen=True)
+class CloseTable:
+    """Close the table and settle it (any seat, once a round is over; RULES.md §1.8)."""
+
+
+HoolaCommand = Draw | ThankYou | Meld | LayOff | Discard | Stop | Declare | NextRound | CloseTable
 
 
 # --- events -----------------------------------------------------------------------------------
@@ -86,12 +96,17 @@ class GameStarted:
 
 @dataclass(frozen=True)
 class RoundDealt:
+    """A round's deal, with everything the table carries into it (so each round replays alone)."""
+
     round: int
     dealer: int
     hands: tuple[Hand, ...]
     upcard: Card
     stock: tuple[Card, ...]
     stock_count: int
+    table_multiplier: int = 1
+    hoola_streak: int = 0
+    balances: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -159,5 +174,14 @@ class RoundEnded:
     settlement: Settlement
 
 
+@dataclass(frozen=True)
+class TableClosed:
+    """The table is over: its rounds and the settlement of the running balances."""
+
+    rounds: int
+    settlement: Settlement
+
+
 HoolaEvent = (GameStarted | RoundDealt | CardDrawn | DiscardTaken | MeldMade | CardsLaidOff
-              | CardDiscarded | StockReshuffled | StopCalled | CombinationDeclared | RoundEnded)
+              | CardDiscarded | StockReshuffled | StopCalled | CombinationDeclared | RoundEnded
+              | TableClosed)

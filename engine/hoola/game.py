@@ -7,20 +7,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from croupier.engine import ENGINE_VERSION
-from croupier.engine.cards import Card, by_rank, standard_deck
+from croupier.engine.cards import Card, by_rank
 from croupier.engine.game import Context
 from croupier.engine.hoola import moves, rules as rules_module
 from croupier.engine.hoola.events import (
     CardDrawn, Declare, Discard, Draw, GameStarted, Hand, HoolaCommand, HoolaEvent, LayOff, Meld,
-    RoundDealt, RoundEnded, StockReshuffled, Stop, ThankYou,
+    NextRound, CloseTable, RoundDealt, RoundEnded, StockReshuffled, Stop, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.melds import TableMeld, hand_value
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.engine.hoola.state import HoolaState, Phase, evolve
-from croupier.engine.shuffle import Seeds, shuffled
-
-HAND_SIZE = 7
-
+from croupier.engine.hoola.deal import deal
+from croupier.engine.shuffle import Seeds
 
 @dataclass(frozen=True)
 class HoolaView:
@@ -42,26 +40,7 @@ class HoolaView:
     scores: tuple[int, ...]
     rules: HoolaRules
     last_round: RoundEnded | None
-
-
-def deal(rules: HoolaRules, seats: int, seeds: Seeds, round_no: int,
-         dealer: int | None = None) -> RoundDealt:
-    """Deal a round from the seeds: 7 cards each from the dealer on, one up-card, the rest stock.
-
-    The first dealer is chosen by the shuffle: the seat of the deck's last card's rank modulo the
-    seat count (a pure function of the committed seed).
-    """
-    deck = shuffled(standard_deck(rules.jokers), seeds, round_no, "deal")
-    if dealer is None:
-        dealer = moves.rank(deck[-1]) % seats
-    hands = []
-    for seat in range(seats):
-        offset = ((seat - dealer) % seats) * HAND_SIZE
-        cards = deck[offset:offset + HAND_SIZE]
-        hands.append(Hand(seat, cards, len(cards)))
-    upcard = deck[seats * HAND_SIZE]
-    stock = deck[seats * HAND_SIZE + 1:]
-    return RoundDealt(round_no, dealer, tuple(hands), upcard, stock, len(stock))
+    table_multiplier: int
 
 
 class HoolaGame:
@@ -102,7 +81,7 @@ class HoolaGame:
         return moves.legal_commands(state, seat)
 
     def is_finished(self, state: HoolaState) -> bool:
-        return state.phase is Phase.ROUND_OVER
+        return state.phase is Phase.TABLE_CLOSED
 
     def label(self, command: HoolaCommand) -> str:
         match command:
@@ -120,6 +99,10 @@ class HoolaGame:
                 return "Stop"
             case Declare(combination=combination):
                 return f"Declare {combination.name.lower().replace('_', ' ') if combination else '?'}"
+            case NextRound():
+                return "Deal the next round"
+            case CloseTable():
+                return "Close the table"
         return repr(command)
 
     def redact(self, event: HoolaEvent, seat: int | None) -> HoolaEvent:
@@ -142,8 +125,13 @@ class HoolaGame:
             hand_counts=tuple(len(h) for h in state.hands), has_melded=state.melded,
             turn=state.turn, phase=state.phase, round=state.round, dealer=state.dealer,
             hand_value=hand_value(hand, state.rules) if seat is not None else 0,
-            scores=state.scores, rules=state.rules, last_round=state.result)
+            scores=state.scores, rules=state.rules, last_round=state.result,
+            table_multiplier=state.table_multiplier)
 
     def settlements(self, events: list[HoolaEvent]) -> list[Any]:
         """The settlement of every finished round, in order."""
         return [e.settlement for e in events if isinstance(e, RoundEnded)]
+
+    def final_settlement(self, events: list[HoolaEvent]) -> Any | None:
+        """The table's settlement once it is closed."""
+        return next((e.settlement for e in events if isinstance(e, TableClosed)), None)

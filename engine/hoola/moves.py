@@ -14,13 +14,14 @@ from itertools import combinations
 from croupier.engine.cards import Card, is_card, rank, sort_cards, suit
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand
 from croupier.engine.hoola.events import (
-    CardDiscarded, CardDrawn, CardsLaidOff, Combination, CombinationDeclared, Declare, Discard,
-    DiscardTaken, Draw, Hand, HoolaCommand, HoolaEvent, LayOff, Meld, MeldMade, RoundEnded,
-    StockReshuffled, Stop, StopCalled, ThankYou,
+    CardDiscarded, CardDrawn, CardsLaidOff, CloseTable, Combination, CombinationDeclared, Declare,
+    Discard, DiscardTaken, Draw, Hand, HoolaCommand, HoolaEvent, LayOff, Meld, MeldMade, NextRound,
+    RoundDealt, RoundEnded, StockReshuffled, Stop, StopCalled, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.melds import MeldKind, TableMeld, arrange, extend, hand_value, plain_sum
 from croupier.engine.hoola.rules import ThankYouPenaltyScope
-from croupier.engine.hoola.scoring import Liability, Outcome, lowest_hands, settle
+from croupier.engine.hoola.deal import deal
+from croupier.engine.hoola.scoring import Liability, Outcome, lowest_hands, settle, table_settlement
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
 from croupier.engine.settlement import Factor
 from croupier.engine.shuffle import shuffled
@@ -29,6 +30,7 @@ R_TURN = "RULES.md §1.2"
 R_MELDS = "RULES.md §1.3"
 R_STOP = "RULES.md §1.5.2"
 R_COMBO = "RULES.md §1.5.3"
+R_TABLE = "RULES.md §1.8"
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -59,7 +61,7 @@ def _check_well_formed(state: HoolaState, command: HoolaCommand) -> None:
             if not isinstance(combination, Combination):
                 raise MalformedCommand("MISSING_COMBINATION", "name the combination",
                                        field="combination")
-        case Draw() | Stop():
+        case Draw() | Stop() | NextRound() | CloseTable():
             pass
         case _:
             raise MalformedCommand("UNKNOWN_COMMAND", f"not a Hoola command: {command!r}",
@@ -82,8 +84,17 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
     _check_well_formed(state, command)
     if state.phase is Phase.NOT_STARTED:
         raise IllegalCommand("NOT_STARTED", "the round has not been dealt", R_TURN)
+    if state.phase is Phase.TABLE_CLOSED:
+        raise IllegalCommand("TABLE_CLOSED", "the table is closed", R_TABLE)
+    if isinstance(command, (NextRound, CloseTable)):
+        if not 0 <= seat < state.seats:
+            raise IllegalCommand("NOT_A_SEAT", f"there is no seat {seat}", R_TABLE)
+        if state.phase is not Phase.ROUND_OVER:
+            raise IllegalCommand("ROUND_IN_PLAY", "the round is still being played", R_TABLE)
+        return
     if state.phase is Phase.ROUND_OVER:
-        raise IllegalCommand("ROUND_OVER", "the round is over", R_TURN)
+        raise IllegalCommand("ROUND_OVER", "the round is over: deal the next round or close the "
+                             "table", R_TABLE)
     if not 0 <= seat < state.seats or seat != state.turn:
         raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_TURN)
     taking = isinstance(command, (Draw, ThankYou, Stop, Declare))
@@ -238,6 +249,8 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
 
 def legal_commands(state: HoolaState, seat: int) -> list[HoolaCommand]:
     """Every command ``seat`` may submit now: the candidates that :func:`validate` accepts."""
+    if state.phase is Phase.ROUND_OVER and 0 <= seat < state.seats:
+        return [NextRound(), CloseTable()]
     if state.phase not in (Phase.TAKE, Phase.PLAY) or seat != state.turn:
         return []
     legal = []
@@ -305,12 +318,10 @@ def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) ->
                 else:
                     emit(_round_ended(state, Outcome("STOCK_OUT", lowest_hands(state, list(range(state.seats))),
                                                      notes=("the stock ran out",))))
-            return events
         case Stop():
             value = hand_value(state.hands[seat], state.rules)
             emit(StopCalled(seat, value))
             emit(_round_ended(state, _stop_outcome(state, seat, value)))
-            return events
         case Declare(combination=combination):
             assert combination is not None
             emit(CombinationDeclared(seat, combination))
@@ -318,10 +329,26 @@ def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) ->
             factor = Factor(option, getattr(state.rules, option),
                             f"seat {seat} declared {combination.name.lower().replace('_', ' ')}")
             emit(_round_ended(state, Outcome("COMBINATION", (seat,), factor)))
-            return events
-    if not state.hands[seat]:
+        case NextRound():
+            emit(_next_deal(state, ctx))
+        case CloseTable():
+            emit(TableClosed(state.round, table_settlement(state)))
+    if state.phase is Phase.PLAY and not state.hands[seat]:
         emit(_round_ended(state, _going_out(state, seat, perfect=False)))
+    if (isinstance(events[-1], RoundEnded) and state.rules.rounds
+            and state.round >= state.rules.rounds):
+        emit(TableClosed(state.round, table_settlement(state)))
     return events
+
+
+def _next_deal(state: HoolaState, ctx: Context) -> RoundDealt:
+    """The table's next round: the winner deals, the stake follows the Hoola streak (§1.8)."""
+    assert state.result is not None
+    streak = state.hoola_streak + 1 if state.result.hoola else 0
+    cycle = state.rules.hoola_table_multiplier
+    multiplier = cycle[(streak - 1) % len(cycle)] if streak and cycle else 1
+    return deal(state.rules, state.seats, ctx.seeds, state.round + 1, state.result.winners[0],
+                multiplier, streak, state.scores)
 
 
 def _next_meld_id(state: HoolaState) -> int:

@@ -17,7 +17,14 @@ Decisions where RULES.md is silent (each tested):
 * With ``reshuffle_discards`` the stock is rebuilt at the end of the turn that drew its last card, at
   most ``max_reshuffles`` times (default 3); after that, or when fewer than two discards remain, the
   round ends as a stock-out. A bound keeps every round finite.
-* A game is one round until tables arrive (issue: tables); the round number is in every event.
+* A game is a table (RULES.md §1.8) of ``rounds`` rounds (default 1: a single round); ``rounds = 0``
+  plays until a seat closes the table between rounds. Any seat may start the next round or close the
+  table once a round is over. A table reaching ``rounds`` closes by itself.
+* The next dealer is the round's winner; with joint winners, the first of them in turn order from the
+  dealer.
+* ``hoola_table_multiplier``: after ``k`` Hoola rounds in a row the next round's stake is
+  ``list[(k - 1) mod len]``; any other round resets it to ×1. A Perfect Hoola counts as a Hoola.
+* Closing a table settles it: the running balances, as payments netted per pair of seats.
 """
 
 from __future__ import annotations
@@ -115,6 +122,7 @@ class HoolaRules:
     max_seats: int = 5
     min_seats: int = 2
     max_reshuffles: int = 3
+    rounds: int = 1
 
     def stop_limit(self, players: int) -> int | None:
         """The stop limit with ``players`` in the round; ``None``: any hand may stop."""
@@ -219,3 +227,7 @@ def validate(rules: HoolaRules, seats: int) -> None:
         raise bad("stop_limits", "one limit per player count")
     if rules.max_reshuffles < 0:
         raise bad("max_reshuffles", "cannot be below 0")
+    if rules.rounds < 0:
+        raise bad("rounds", "cannot be below 0 (0: until the table is closed)")
+    if any(m < 1 for m in rules.hoola_table_multiplier):
+        raise bad("hoola_table_multiplier", "every multiplier must be at least 1")

@@ -132,6 +132,10 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
         factors += _loser_factors(state, seat)
         if outcome.winner_factor is not None:
             factors.append(outcome.winner_factor)
+        if state.table_multiplier != 1:
+            factors.append(Factor("table_multiplier", state.table_multiplier,
+                                  f"round after {state.hoola_streak} Hoola round(s) in a row "
+                                  "(hoola_table_multiplier)"))
         amount = 1
         for f in factors:
             amount *= f.value
@@ -165,3 +169,29 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
     return Settlement(state.round, winners, outcome.kind, tuple(lines),
                       net_of(state.seats, tuple(lines)), tuple(notes))
 
+
+
+def table_settlement(state: HoolaState) -> Settlement:
+    """Closing a table: its running balances, paid as one netted amount per pair of seats.
+
+    Each seat that is down pays the seats that are up, largest debts first, in seat order (a
+    greedy matching; every line names the balances that make it).
+    """
+    debtors = [[s, -b] for s, b in enumerate(state.scores) if b < 0]
+    creditors = [[s, b] for s, b in enumerate(state.scores) if b > 0]
+    lines: list[SettlementLine] = []
+    for debtor in debtors:
+        for creditor in creditors:
+            amount = min(debtor[1], creditor[1])
+            if amount == 0:
+                continue
+            debtor[1] -= amount
+            creditor[1] -= amount
+            reason = (f"seat {debtor[0]} is {state.scores[debtor[0]]} over {state.round} round(s), "
+                      f"seat {creditor[0]} +{state.scores[creditor[0]]}")
+            lines.append(SettlementLine(debtor[0], creditor[0], amount,
+                                        (Factor("table_balance", amount, reason),),
+                                        f"seat {debtor[0]} pays seat {creditor[0]} {amount}"))
+    winners = tuple(s for s, b in enumerate(state.scores) if b == max(state.scores))
+    return Settlement(state.round, winners, "TABLE_CLOSED", tuple(lines),
+                      net_of(state.seats, tuple(lines)), (f"{state.round} round(s) played",))

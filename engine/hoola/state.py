@@ -8,7 +8,7 @@ from enum import Enum
 from croupier.engine.cards import Card
 from croupier.engine.hoola.events import (
     CardDiscarded, CardDrawn, CardsLaidOff, CombinationDeclared, DiscardTaken, GameStarted,
-    HoolaEvent, MeldMade, RoundDealt, RoundEnded, StockReshuffled, StopCalled,
+    HoolaEvent, MeldMade, RoundDealt, RoundEnded, StockReshuffled, StopCalled, TableClosed,
 )
 from croupier.engine.hoola.melds import TableMeld
 from croupier.engine.hoola.rules import HoolaRules
@@ -19,6 +19,7 @@ class Phase(Enum):
     TAKE = 1
     PLAY = 2
     ROUND_OVER = 3
+    TABLE_CLOSED = 4
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ class HoolaState:
     reshuffles: int = 0
     result: RoundEnded | None = None
     scores: tuple[int, ...] = ()
+    table_multiplier: int = 1
+    hoola_streak: int = 0
+    closed: TableClosed | None = None
 
     @property
     def discard_top(self) -> Card | None:
@@ -91,10 +95,13 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
         case GameStarted(rules=rules, seats=seats, commitment=commitment, client_seeds=seeds):
             return replace(state, rules=rules, seats=seats, commitment=commitment,
                            client_seeds=seeds, scores=(0,) * seats)
-        case RoundDealt(round=round_no, dealer=dealer, hands=hands, upcard=upcard, stock=stock):
+        case RoundDealt(round=round_no, dealer=dealer, hands=hands, upcard=upcard, stock=stock,
+                        table_multiplier=multiplier, hoola_streak=streak, balances=balances):
             n = state.seats
             return replace(
                 state, round=round_no, dealer=dealer, turn=dealer, phase=Phase.TAKE,
+                table_multiplier=multiplier, hoola_streak=streak,
+                scores=balances or (0,) * n,
                 hands=tuple(h.cards for h in hands), stock=stock, discards=(upcard,),
                 top_discarder=None, melds=(), melded=(False,) * n, turns_started=_set((0,) * n, dealer, 1),
                 this_turn=Turn(start_hand=hands[dealer].cards), reshuffles=0, result=None)
@@ -131,6 +138,8 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
         case RoundEnded(settlement=settlement):
             scores = tuple(a + b for a, b in zip(state.scores, settlement.net))
             return replace(state, phase=Phase.ROUND_OVER, result=event, scores=scores)
+        case TableClosed():
+            return replace(state, phase=Phase.TABLE_CLOSED, closed=event)
     raise TypeError(f"not a Hoola event: {event!r}")
 
 

@@ -14,7 +14,8 @@ from croupier.engine.cards import JOKERS, RANKS, SUITS, Card, standard_deck
 from croupier.engine.game import CommandError, Context, fold
 from croupier.engine.hoola import HoolaGame
 from croupier.engine.hoola.events import (
-    Combination, Declare, Discard, Draw, HoolaCommand, LayOff, Meld, RoundEnded, Stop, ThankYou,
+    CloseTable, Combination, Declare, Discard, Draw, HoolaCommand, LayOff, Meld, NextRound,
+    RoundEnded, Stop, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.moves import canonical
 from croupier.engine.hoola.rules import PRESETS, PaymentMode, TieMode, rules_for
@@ -40,6 +41,8 @@ def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
         "thank_you_lone_seven": st.booleans(),
         "payment_mode": st.sampled_from(list(PaymentMode)),
         "tie_mode": st.sampled_from(list(TieMode)),
+        "rounds": st.integers(0, 3),
+        "hoola_table_multiplier": st.lists(st.integers(1, 8), max_size=3).map(tuple),
     }))
     if overrides.get("ace_wrap") is not False:
         overrides["ace_low_only"] = False
@@ -58,6 +61,8 @@ def syntactic_commands(rng: random.Random, state: HoolaState, seat: int) -> Iter
     """Commands of every kind with random arguments: what validation must sort out."""
     yield Draw()
     yield Stop()
+    yield NextRound()
+    yield CloseTable()
     for combination in Combination:
         yield Declare(combination)
     for _ in range(12):
@@ -104,7 +109,7 @@ def play_random_game(rules: Any, seats: int, seeds: Seeds, rng: random.Random,
     for _ in range(MAX_STEPS):
         if GAME.is_finished(state):
             return state, events
-        seat = state.turn
+        seat = state.turn if state.phase is not Phase.ROUND_OVER else rng.randrange(seats)
         legal = GAME.legal_commands(state, seat)
         assert legal, "a seat to act always has a legal move"
         if check:
@@ -114,7 +119,7 @@ def play_random_game(rules: Any, seats: int, seeds: Seeds, rng: random.Random,
         for event in new:
             before = state
             state = GAME.evolve(state, event)
-            if check and not isinstance(event, RoundEnded):
+            if check and not isinstance(event, (RoundEnded, TableClosed)):
                 for viewer in range(seats):
                     leaked = cards_in(GAME.redact(event, viewer)) & hidden_from(state, viewer)
                     assert not leaked, f"{event} shows seat {viewer} hidden {leaked}"
@@ -131,20 +136,23 @@ def check_step(state: HoolaState, seat: int, legal: list[HoolaCommand], rng: ran
     canon = [canonical(c) for c in legal]
     assert len(set(canon)) == len(canon)
     # Legal moves = the commands validation accepts, over random syntactic commands of any seat.
-    legal_set = set(canon)
     for who in {seat, (seat + 1) % state.seats}:
+        legal_set = {canonical(c) for c in GAME.legal_commands(state, who)}
         for command in syntactic_commands(rng, state, who):
-            in_list = who == seat and canonical(command) in legal_set
-            assert accepted(state, who, command) == in_list, (who, command)
+            assert accepted(state, who, command) == (canonical(command) in legal_set), (who, command)
     for command in rng.sample(legal, min(8, len(legal))):
         assert accepted(state, seat, command)
-    # Views show one's own hand and nothing hidden from the viewer.
+    # Views show one's own hand and nothing hidden from the viewer (the last finished round's
+    # result is public: its hands were revealed when it ended).
     for viewer in range(state.seats):
         view = GAME.view(state, viewer)
         assert Counter(view.hand) == Counter(state.hands[viewer])
-        assert not (cards_in(dataclasses.replace(view, hand=())) & hidden_from(state, viewer))
+        assert view.last_round == state.result
+        shown = cards_in(dataclasses.replace(view, hand=(), last_round=None))
+        assert not shown & hidden_from(state, viewer)
     spectator = GAME.view(state, None)
-    assert not spectator.hand and not cards_in(spectator) & hidden_from(state, -1)
+    assert not spectator.hand
+    assert not cards_in(dataclasses.replace(spectator, last_round=None)) & hidden_from(state, -1)
 
 
 @given(games())
@@ -152,12 +160,18 @@ def test_random_games_keep_every_invariant(game: tuple[Any, int, Seeds, random.R
     rules, seats, seeds, rng = game
     state, events = play_random_game(rules, seats, seeds, rng)
     # The game ended; folding its log reproduces the state exactly.
-    assert state.phase is Phase.ROUND_OVER
+    assert state.phase is Phase.TABLE_CLOSED
     assert fold(GAME, events) == state
-    settlement = state.result.settlement
-    assert sum(settlement.net) == 0
-    assert all(settlement.net[w] >= 0 for w in settlement.winners)
-    assert all(line.payer not in settlement.winners and line.amount > 0 for line in settlement.lines)
+    rounds = [e for e in events if isinstance(e, RoundEnded)]
+    assert rules.rounds == 0 or len(rounds) <= rules.rounds   # a seat may close the table early
+    for settlement in [r.settlement for r in rounds]:
+        assert sum(settlement.net) == 0
+        assert all(settlement.net[w] >= 0 for w in settlement.winners)
+        assert all(line.payer not in settlement.winners and line.amount > 0
+                   for line in settlement.lines)
+    # The table's settlement pays exactly the running balances.
+    table = state.closed.settlement
+    assert table.net == tuple(map(sum, zip(*(r.settlement.net for r in rounds))))
 
 
 @given(st.binary(min_size=32, max_size=32), st.integers(2, 5))

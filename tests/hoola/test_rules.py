@@ -8,9 +8,10 @@ import pytest
 
 from croupier.engine.game import IllegalCommand, MalformedCommand
 from croupier.engine.hoola import moves
+from croupier.engine.hoola.deal import deal
 from croupier.engine.hoola.events import (
-    CardDrawn, Combination, Declare, Discard, DiscardTaken, Draw, LayOff, Meld, MeldMade,
-    StockReshuffled, Stop, ThankYou,
+    CardDrawn, CloseTable, Combination, Declare, Discard, DiscardTaken, Draw, LayOff, Meld, MeldMade,
+    NextRound, RoundDealt, StockReshuffled, Stop, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.melds import MeldKind
 from croupier.engine.hoola.rules import (
@@ -19,7 +20,7 @@ from croupier.engine.hoola.rules import (
 from croupier.engine.hoola.state import Phase, Turn
 from croupier.engine.settlement import Settlement
 
-from .helpers import ended, play, position
+from .helpers import SEEDS, ended, play, position
 
 
 def korean(**options: object):
@@ -160,7 +161,7 @@ def test_going_out_by_melding_the_last_cards_needs_no_discard() -> None:
                      this_turn=Turn(start_hand=("5C", "6C"), melded_before=True, drawn="7C"))
     after, events = play(state, 0, Meld(("5C", "6C", "7C")))
     assert isinstance(events[0], MeldMade) and ended(events).outcome == "GOING_OUT"
-    assert after.phase is Phase.ROUND_OVER and after.hands[0] == ()
+    assert after.phase is Phase.TABLE_CLOSED and after.hands[0] == ()   # a one-round table
 
 
 def hoola_position(hand: str, stock: str, **options: object):
@@ -423,8 +424,65 @@ def test_invalid_rule_sets_name_the_option(preset: str, overrides: dict, seats: 
     assert info.value.field == field
 
 
-def test_nothing_is_legal_after_the_round() -> None:
+def test_nothing_is_legal_after_a_one_round_table() -> None:
     state = stop_position("AS 2S 3D", "9C 8D", "TC 2H")
-    after, _ = play(state, 0, Stop())
+    after, events = play(state, 0, Stop())
+    assert isinstance(events[-1], TableClosed) and after.phase is Phase.TABLE_CLOSED
     assert all(moves.legal_commands(after, s) == [] for s in range(3))
-    refused(after, 0, Draw(), "ROUND_OVER")
+    refused(after, 0, Draw(), "TABLE_CLOSED")
+
+
+# --- §1.8 tables ------------------------------------------------------------------------------
+
+def test_between_rounds_any_seat_deals_the_next_round_or_closes() -> None:
+    state = stop_position("AS 2S 3D", "9C 8D", "TC 2H", rounds=0)
+    over, events = play(state, 0, Stop())
+    assert over.phase is Phase.ROUND_OVER and not isinstance(events[-1], TableClosed)
+    for seat in range(3):
+        assert moves.legal_commands(over, seat) == [NextRound(), CloseTable()]
+    refused(over, 1, Draw(), "ROUND_OVER")
+    refused(state, 1, NextRound(), "ROUND_IN_PLAY")
+    second, (dealt,) = play(over, 2, NextRound())
+    # The winner deals; balances come along in the deal; the deck is the round-2 derivation.
+    assert isinstance(dealt, RoundDealt) and (dealt.round, dealt.dealer) == (2, 0)
+    assert dealt.balances == over.scores == (3, -2, -1)
+    assert dealt.hands == deal(over.rules, 3, SEEDS, 2, 0).hands
+    assert (second.phase, second.turn, second.scores) == (Phase.TAKE, 0, (3, -2, -1))
+    closed, (event,) = play(over, 1, CloseTable())
+    assert closed.phase is Phase.TABLE_CLOSED
+    assert payments(event.settlement) == {(1, 0): 2, (2, 0): 1}
+    assert event.settlement.net == (3, -2, -1) and event.settlement.outcome == "TABLE_CLOSED"
+
+
+def test_a_table_of_n_rounds_closes_itself() -> None:
+    state = dataclasses.replace(stop_position("AS 2S 3D", "9C 8D", "TC 2H", rounds=2), round=2)
+    after, events = play(state, 0, Stop())
+    assert isinstance(events[-1], TableClosed) and after.phase is Phase.TABLE_CLOSED
+
+
+@pytest.mark.parametrize(("streak", "hoola", "multiplier"), [
+    (0, True, 2), (1, True, 4), (2, True, 1), (3, True, 2),   # Winjoy [2, 4, 1], wrapping
+    (0, False, 1), (2, False, 1),                              # a round without a Hoola resets
+])
+def test_the_stake_after_a_hoola_follows_the_cycle(streak: int, hoola: bool, multiplier: int) -> None:
+    rules = korean(rounds=0, hoola_table_multiplier=(2, 4, 1))
+    if hoola:
+        state = hoola_position("3H 4H 5H 9S 9D 9C KC", "6H 2H", rounds=0,
+                               hoola_table_multiplier=(2, 4, 1))
+        over, _ = play(state, 0, Draw(), Meld(("3H", "4H", "5H", "6H")), Meld(("9S", "9D", "9C")),
+                       Discard("KC"))
+    else:
+        over, _ = play(stop_position("AS 2S 3D", "9C 8D", "TC 2H", rounds=0,
+                                     hoola_table_multiplier=(2, 4, 1)), 0, Stop())
+    over = dataclasses.replace(over, hoola_streak=streak, rules=rules)
+    nxt, (dealt,) = play(over, 0, NextRound())
+    assert dealt.table_multiplier == multiplier and nxt.table_multiplier == multiplier
+    assert dealt.hoola_streak == (streak + 1 if hoola else 0)
+
+
+def test_the_table_multiplier_is_a_named_factor() -> None:
+    state = dataclasses.replace(stop_position("AS 2S 3D", "9C 8D", "TC 2H"), table_multiplier=4,
+                                hoola_streak=2)
+    s = ended(play(state, 0, Stop())[1]).settlement
+    assert payments(s) == {(2, 0): 4, (1, 0): 8}
+    assert factors(s, 1) == [("rank", 2), ("table_multiplier", 4)]

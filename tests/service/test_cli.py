@@ -41,11 +41,15 @@ def served(tmp_path: Path):
 
 def test_serve_then_demo_plays_a_whole_game(served) -> None:
     address, log_path = served
-    demo = subprocess.run([CROUPIER, "demo", "--address", address, "--seats", "4", "--seed", "5"],
+    demo = subprocess.run([CROUPIER, "demo", "--address", address, "--seats", "4", "--seed", "5",
+                           "--rounds", "2"],
                           capture_output=True, text=True, timeout=120)
     assert demo.returncode == 0, demo.stderr
-    assert re.search(r"game [0-9a-f-]+: (GOING_OUT|STOP|FAILED_STOP|STOCK_OUT|COMBINATION)", demo.stdout)
-    assert "net: seat 0" in demo.stdout
+    assert re.search(r"game [0-9a-f-]+: 2 round\(s\)", demo.stdout)
+    for number in (1, 2):
+        assert re.search(rf"round {number}: (GOING_OUT|STOP|FAILED_STOP|STOCK_OUT|COMBINATION)",
+                         demo.stdout)
+    assert "round 2: TABLE_CLOSED" in demo.stdout and "net: seat 0" in demo.stdout
     # One JSON line per RPC with the game, the seat, the command, the outcome and the latency.
     lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
     rpcs = [line for line in lines if line.get("event") == "rpc"]

@@ -409,3 +409,39 @@ def test_health_and_reflection(server: Running) -> None:
     answers = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
     names = {s.name for answer in answers for s in answer.list_services_response.service}
     assert {"croupier.v1.GameService", "grpc.health.v1.Health"} <= names
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+def test_a_table_of_three_rounds_settles_each_round_and_the_table(server: Running) -> None:
+    result = play_game(server.channel, seats=3, rng=random.Random(11), overrides=service_pb2.Rules(
+        hoola=hoola_pb2.HoolaRules(rounds=3, hoola_table_multiplier=hoola_pb2.Multipliers(values=[2, 4]))))
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=result.game_id))
+    bodies = [e.body.hoola for e in replay.events if e.body.HasField("hoola")]
+    deals = [b.round_dealt for b in bodies if b.HasField("round_dealt")]
+    ends = [b.round_ended for b in bodies if b.HasField("round_ended")]
+    assert [d.round for d in deals] == [1, 2, 3] and len(ends) == 3
+    # Each later round is dealt by the previous winner and carries the running balances.
+    for previous, dealt in zip(ends, deals[1:]):
+        assert dealt.dealer == previous.winners[0]
+    balances = [0, 0, 0]
+    for end, dealt in zip(ends, deals[1:]):
+        balances = [b + n for b, n in zip(balances, end.settlement.net)]
+        assert list(dealt.balances) == balances
+    token = auth(result.tokens[0])
+    for number, end in enumerate(ends, 1):
+        got = server.stub.GetSettlement(service_pb2.GetSettlementRequest(
+            game_id=result.game_id, round=number), metadata=token).settlement
+        assert got == end.settlement
+    final = server.stub.GetSettlement(service_pb2.GetSettlementRequest(
+        game_id=result.game_id, final=True), metadata=token).settlement
+    assert final.outcome == "TABLE_CLOSED"
+    assert list(final.net) == [sum(e.settlement.net[s] for e in ends) for s in range(3)]
+    assert bodies[-1].HasField("table_closed")
+
+
+def test_the_final_settlement_waits_for_the_end(server: Running) -> None:
+    game = create(server)
+    code, info, _ = error_of(lambda: server.stub.GetSettlement(
+        service_pb2.GetSettlementRequest(game_id=game.game_id, final=True)))
+    assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "GAME_NOT_FINISHED")
