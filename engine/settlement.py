@@ -7,11 +7,13 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Factor:
-    """One factor of a payment: a multiplier, a base amount or an added liability."""
+    """One factor of a payment: a base amount or a multiplier, or (``added``) an amount added
+    on top, such as a liability covering another loser's payment."""
 
     name: str
     value: int
     reason: str
+    added: bool = False
 
 
 @dataclass(frozen=True)

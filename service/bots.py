@@ -38,7 +38,8 @@ def describe_settlement(s: common_pb2.Settlement) -> list[str]:
     lines = [f"round {s.round}: {s.outcome}; winner(s): {', '.join(f'seat {w}' for w in s.winners)}"]
     lines += [f"  note: {n}" for n in s.notes]
     for line in s.lines:
-        factors = " × ".join(f"{f.name} {f.value}" for f in line.factors)
+        factors = "".join(f"{' + ' if f.added else ' × '}{f.name} {f.value}"
+                          for f in line.factors)[3:]
         lines.append(f"  seat {line.payer} → seat {line.payee}: {line.amount}   ({factors})")
         lines += [f"      {f.name} {f.value}: {f.reason}" for f in line.factors]
     lines.append("  net: " + ", ".join(f"seat {i} {n:+d}" for i, n in enumerate(s.net)))

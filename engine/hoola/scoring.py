@@ -151,7 +151,7 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
                 amount += covered
                 factors.append(Factor(liability.name, covered,
                                       f"{liability.reason}: pays seat {seat}'s {own[seat][0]}"
-                                      f" × {liability.multiplier}"))
+                                      f" × {liability.multiplier}", added=True))
         payers = {liability.seat: (amount, factors)}
     lines: list[SettlementLine] = []
     for payer in losers:
@@ -190,7 +190,7 @@ def table_settlement(state: HoolaState) -> Settlement:
             reason = (f"seat {debtor[0]} is {state.scores[debtor[0]]} over {state.round} round(s), "
                       f"seat {creditor[0]} +{state.scores[creditor[0]]}")
             lines.append(SettlementLine(debtor[0], creditor[0], amount,
-                                        (Factor("table_balance", amount, reason),),
+                                        (Factor("table_balance", amount, reason, added=True),),
                                         f"seat {debtor[0]} pays seat {creditor[0]} {amount}"))
     winners = tuple(s for s, b in enumerate(state.scores) if b == max(state.scores))
     return Settlement(state.round, winners, "TABLE_CLOSED", tuple(lines),

@@ -206,6 +206,8 @@ def test_thank_you_hoola_makes_the_discarder_liable() -> None:
     line = result.settlement.lines[0]
     assert [(f.name, f.value) for f in line.factors] == [
         ("rank", 2), ("hoola_multiplier", 4), ("thank_you_penalty_multiplier", 4)]
+    # The liability is added (seat 1's 4 × 1), the others multiply: 2 × 4 + 4 = 12.
+    assert [f.added for f in line.factors] == [False, False, True]
 
 
 def thank_you_win(rules):
