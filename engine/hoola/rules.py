@@ -17,6 +17,8 @@ Decisions where RULES.md is silent (each tested):
 * With ``reshuffle_discards`` the stock is rebuilt at the end of the turn that drew its last card, at
   most ``max_reshuffles`` times (default 3); after that, or when fewer than two discards remain, the
   round ends as a stock-out. A bound keeps every round finite.
+* A straight flush, like four sevens, may be declared on any turn (``first_turn_combinations``
+  speaks of low and high hands only).
 * A game is a table (RULES.md §1.8) of ``rounds`` rounds (default 1: a single round); ``rounds = 0``
   plays until a seat closes the table between rounds. Any seat may start the next round or close the
   table once a round is over. A table reaching ``rounds`` closes by itself.
@@ -156,27 +158,88 @@ INTERNATIONAL = dataclasses.replace(
     out_of_turn_thank_you=True,
 )
 
+# The online services' presets (RULES.md §1.10, from the table in seeds/000_…).
+WINJOY = dataclasses.replace(
+    KOREAN,
+    stop_limits=_limits(None, None, None, None),
+    first_turn_stop=True,
+    two_player_stop=True,
+    high_hand_min=83,
+    first_turn_combinations=True,
+    thank_you_penalty_multiplier=4,
+    stop_penalty_multiplier=2,
+    four_sevens_multiplier=7,
+    low_hand_multiplier=7,
+    high_hand_multiplier=7,
+    penalties_before_first_turn=(Penalty.UNMELDED,),
+    out_of_turn_thank_you=True,
+    hoola_table_multiplier=(2, 4, 1),
+)
+
+PMANG = dataclasses.replace(
+    KOREAN,
+    stop_limits=_limits(15, 15, 15, 15),
+    max_seats=4,
+    two_player_stop=True,
+    high_hand_min=85,
+    first_turn_combinations=True,
+    joker_multiplier=2,
+    thank_you_penalty_multiplier=4,
+    stop_penalty_multiplier=2,
+    perfect_hoola_multiplier=5,
+    four_sevens_multiplier=10,
+    low_hand_multiplier=8,
+    high_hand_multiplier=8,
+    penalties_before_first_turn=(Penalty.UNMELDED, Penalty.SEVEN, Penalty.JOKER),
+    hoola_table_multiplier=(2,),
+)
+
+HANGAME = dataclasses.replace(
+    KOREAN,
+    stop_limits=_limits(5, 10, 15, 15),
+    max_seats=4,
+    two_player_stop=True,
+    first_turn_combinations=True,
+    thank_you_penalty_multiplier=4,
+    stop_penalty_multiplier=4,
+    perfect_hoola_multiplier=5,
+    four_sevens_multiplier=8,
+    low_hand_multiplier=4,
+    high_hand_multiplier=4,
+    penalties_before_first_turn=(Penalty.UNMELDED,),
+    hoola_table_multiplier=(2, 8, 1),
+    straight_flush_multiplier=8,
+)
+
 DEFAULT_PRESET = "korean"
 
 # Options the engine does not play yet: a game that turns them on is refused clearly rather than
-# played by other rules. (Jokers, 7-binding, battle Hoola, tables and sit-out come with their issue.)
+# played by other rules. (Jokers, 7-binding, battle Hoola and sit-out come with their issue.)
 NOT_YET_SUPPORTED = {
     "jokers": 0,
     "seven_binding": False,
     "out_of_turn_thank_you": False,
     "sit_out": False,
-    "straight_flush_multiplier": 0,
 }
+_BATTLE_OFF = "; out-of-turn thank-you (battle Hoola, RULES.md §1.7) is off until it is played"
 # A preset that sets an option not played yet plays with it off until it is, and says so in its
-# description: ``international``'s battle Hoola (out-of-turn thank-you, RULES.md §1.7).
+# description.
 PRESETS: dict[str, HoolaRules] = {
     "korean": KOREAN,
     "international": dataclasses.replace(INTERNATIONAL, out_of_turn_thank_you=False),
+    "winjoy": dataclasses.replace(WINJOY, out_of_turn_thank_you=False),
+    "pmang": PMANG,
+    "hangame": HANGAME,
 }
 PRESET_DESCRIPTIONS = {
     "korean": "Offline Korean rules (RULES.md §1, the default)",
-    "international": "International rules of the Japanese and Indonesian sources (RULES.md §1.10); "
-                     "out-of-turn thank-you (battle Hoola) is off until it is played",
+    "international": "International rules of the Japanese and Indonesian sources" + _BATTLE_OFF,
+    "winjoy": "Winjoy's online rules (RULES.md §1.10): no stop limit, ×7 combinations, "
+              "table stakes 2, 4, 1 after Hoola rounds" + _BATTLE_OFF,
+    "pmang": "Pmang's online rules (RULES.md §1.10): up to 4 players, stop at 15, "
+             "every penalty before the first turn, ×2 after a Hoola",
+    "hangame": "Hangame's online rules (RULES.md §1.10): up to 4 players, stop at 5/10/15, "
+               "straight flush ×8, table stakes 2, 8, 1 after Hoola rounds",
 }
 
 

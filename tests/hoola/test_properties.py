@@ -29,7 +29,7 @@ MAX_STEPS = 1500
 @st.composite
 def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
     preset = draw(st.sampled_from(sorted(PRESETS)))
-    seats = draw(st.integers(2, 5))
+    seats = draw(st.integers(2, PRESETS[preset].max_seats))
     overrides = draw(st.fixed_dictionaries({}, optional={
         "ace_wrap": st.booleans(),
         "reshuffle_discards": st.booleans(),

@@ -344,6 +344,15 @@ def test_low_and_high_need_no_meld_and_not_the_first_turn() -> None:
 def test_straight_flush_only_where_the_rules_have_it() -> None:
     refused(combination_position("3S 4S 5S 6S 7S 8S 9S"), 0, Declare(Combination.STRAIGHT_FLUSH),
             "COMBINATION_NOT_IN_RULES")
+    hangame = combination_position("3S 4S 5S 6S 7S 8S 9S", straight_flush_multiplier=8)
+    result = ended(play(hangame, 0, Declare(Combination.STRAIGHT_FLUSH))[1])
+    assert payments(result.settlement) == {(2, 0): 8, (1, 0): 16}
+    assert factors(result.settlement, 1) == [("rank", 2), ("straight_flush_multiplier", 8)]
+    # Exactly the seven cards in one run of one suit (wrapping where ace_wrap allows it).
+    refused(combination_position("3S 4S 5S 6S 7S 8S TS", straight_flush_multiplier=8), 0,
+            Declare(Combination.STRAIGHT_FLUSH), "NOT_STRAIGHT_FLUSH")
+    assert Declare(Combination.STRAIGHT_FLUSH) in moves.legal_commands(
+        combination_position("JS QS KS AS 2S 3S 4S", straight_flush_multiplier=8), 0)
 
 
 def test_no_combinations_in_a_two_player_round_by_default() -> None:

@@ -298,7 +298,13 @@ def test_views_show_only_ones_own_hand(server: Running) -> None:
 
 def test_presets_list_every_option(server: Running) -> None:
     presets = server.stub.ListPresets(service_pb2.ListPresetsRequest(kind=HOOLA)).presets
-    assert {p.name for p in presets} == {"korean", "international"}
+    assert {p.name for p in presets} == {"korean", "international", "winjoy", "pmang", "hangame"}
+    hangame = next(p for p in presets if p.name == "hangame").rules.hoola
+    assert [(limit.players, limit.max_points) for limit in hangame.stop_limits.values] == [
+        (2, 5), (3, 10), (4, 15), (5, 15)]
+    winjoy = next(p for p in presets if p.name == "winjoy").rules.hoola
+    assert all(not limit.HasField("max_points") for limit in winjoy.stop_limits.values)
+    assert list(winjoy.hoola_table_multiplier.values) == [2, 4, 1]
     korean = next(p for p in presets if p.name == "korean")
     assert korean.is_default and korean.rules.hoola.hoola_multiplier == 4
     # The effective rule set has every option set, so a client sees every value.

@@ -1,0 +1,103 @@
+"""The presets of RULES.md §1.10, value by value, written here again from the table."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from croupier.engine.game import InvalidRules
+from croupier.engine.hoola.rules import (
+    PRESETS, HoolaRules, Penalty, ThankYouPenaltyScope, rules_for,
+)
+
+NONE = (None, None, None, None)
+U, S, J = Penalty.UNMELDED, Penalty.SEVEN, Penalty.JOKER
+ANY, HOOLA_ONLY = ThankYouPenaltyScope.ANY_WIN, ThankYouPenaltyScope.HOOLA_ONLY
+
+# option: (korean, international, winjoy, pmang, hangame) — RULES.md §1.10, row by row.
+TABLE = {
+    "ace_wrap": (True, False, True, True, True),
+    "jokers": (0, 0, 0, 0, 0),
+    "four_of_a_kind_free": (False, True, False, False, False),
+    "seven_hand_multiplier": (2, 1, 2, 2, 2),
+    "stop_limit": ((10, 10, 10, 10), (10, 10, 10, 10), NONE, (15, 15, 15, 15), (5, 10, 15, 15)),
+    "max_seats": (5, 5, 5, 4, 4),
+    "stop_requires_melds": (False, True, False, False, False),
+    "first_turn_stop": (False, True, True, False, False),
+    "two_player_stop": (False, False, True, True, True),
+    "low_hand_max": (15, 14, 15, 15, 15),
+    "high_hand_min": (80, 83, 83, 85, 80),
+    "first_turn_combinations": (False, True, True, True, True),
+    "unmelded_multiplier": (2, 2, 2, 2, 2),
+    "seven_multiplier": (2, 2, 2, 2, 2),
+    "joker_multiplier": (3, 1, 3, 2, 3),
+    "thank_you_penalty_multiplier": (1, 1, 4, 4, 4),
+    "thank_you_penalty_scope": (ANY, HOOLA_ONLY, ANY, ANY, ANY),
+    "stop_penalty_multiplier": (1, 1, 2, 2, 4),
+    "hoola_multiplier": (4, 2, 4, 4, 4),
+    "perfect_hoola_multiplier": (4, 2, 4, 5, 5),
+    "four_sevens_multiplier": (1, 1, 7, 10, 8),
+    "low_hand_multiplier": (1, 1, 7, 8, 4),
+    "high_hand_multiplier": (1, 1, 7, 8, 4),
+    "penalties_before_first_turn": ((), (S,), (U,), (U, S, J), (U,)),
+    "hoola_table_multiplier": ((), (), (2, 4, 1), (2,), (2, 8, 1)),
+    "straight_flush_multiplier": (0, 0, 0, 0, 8),
+}
+NAMES = ("korean", "international", "winjoy", "pmang", "hangame")
+
+
+@pytest.mark.parametrize("option", sorted(TABLE))
+def test_every_preset_value(option: str) -> None:
+    for name, expected in zip(NAMES, TABLE[option]):
+        rules = PRESETS[name]
+        if option == "stop_limit":
+            got = tuple(rules.stop_limit(players) for players in (2, 3, 4, 5))
+        else:
+            got = getattr(rules, option)
+        assert got == expected, (name, option)
+
+
+def test_battle_hoola_is_off_until_it_is_played_and_the_preset_says_so() -> None:
+    from croupier.engine.hoola.rules import PRESET_DESCRIPTIONS
+
+    for name in ("international", "winjoy"):
+        assert PRESETS[name].out_of_turn_thank_you is False
+        assert "battle Hoola" in PRESET_DESCRIPTIONS[name]
+
+
+def test_every_preset_plays_by_default_as_listed() -> None:
+    for name, rules in PRESETS.items():
+        assert rules_for(name, {}, 3) == rules
+
+
+@pytest.mark.parametrize("name", ["pmang", "hangame"])
+def test_pmang_and_hangame_seat_at_most_four(name: str) -> None:
+    with pytest.raises(InvalidRules) as info:
+        rules_for(name, {}, 5)
+    assert info.value.field == "seats"
+
+
+def test_options_override_one_by_one() -> None:
+    rules = rules_for("hangame", {"stop_penalty_multiplier": 3, "ace_wrap": False}, 2)
+    assert rules == dataclasses.replace(PRESETS["hangame"], stop_penalty_multiplier=3, ace_wrap=False)
+
+
+@pytest.mark.parametrize(("overrides", "field"), [
+    ({"max_seats": 8}, "max_seats"),
+    ({"stop_limits": (dataclasses.replace(PRESETS["korean"].stop_limits[0], max_points=-1),)},
+     "stop_limits"),
+    ({"rounds": -1}, "rounds"),
+    ({"hoola_table_multiplier": (2, 0)}, "hoola_table_multiplier"),
+])
+def test_invalid_combinations_name_the_option(overrides: dict, field: str) -> None:
+    with pytest.raises(InvalidRules) as info:
+        rules_for("korean", overrides, 3)
+    assert info.value.field == field
+
+
+def test_the_rule_set_has_one_field_per_option_of_the_contract() -> None:
+    from croupier.v1 import hoola_pb2
+
+    assert {f.name for f in dataclasses.fields(HoolaRules)} == {
+        f.name for f in hoola_pb2.HoolaRules.DESCRIPTOR.fields}
