@@ -64,6 +64,14 @@ class Declare:
 
 
 @dataclass(frozen=True)
+class BindSevens:
+    """Join two 7s from the hand to a lone 7 on the table (7-binding, RULES.md §1.3)."""
+
+    meld_id: int = 0
+    cards: tuple[Card, ...] = ()
+
+
+@dataclass(frozen=True)
 class NextRound:
     """Deal the table's next round (any seat, once a round is over; RULES.md §1.8)."""
 
@@ -73,7 +81,8 @@ class CloseTable:
     """Close the table and settle it (any seat, once a round is over; RULES.md §1.8)."""
 
 
-HoolaCommand = Draw | ThankYou | Meld | LayOff | Discard | Stop | Declare | NextRound | CloseTable
+HoolaCommand = (Draw | ThankYou | Meld | LayOff | Discard | Stop | Declare | BindSevens | NextRound
+                | CloseTable)
 
 
 # --- events -----------------------------------------------------------------------------------
@@ -137,6 +146,15 @@ class CardsLaidOff:
 
 
 @dataclass(frozen=True)
+class SevensBound:
+    """A seat joined two 7s to a lone 7: a set of three 7s (not the seat's own meld)."""
+
+    seat: int
+    cards: tuple[Card, ...]
+    meld: TableMeld
+
+
+@dataclass(frozen=True)
 class CardDiscarded:
     seat: int
     card: Card
@@ -184,4 +202,4 @@ class TableClosed:
 
 HoolaEvent = (GameStarted | RoundDealt | CardDrawn | DiscardTaken | MeldMade | CardsLaidOff
               | CardDiscarded | StockReshuffled | StopCalled | CombinationDeclared | RoundEnded
-              | TableClosed)
+              | TableClosed | SevensBound)

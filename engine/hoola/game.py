@@ -11,8 +11,9 @@ from croupier.engine.cards import Card, by_rank
 from croupier.engine.game import Context
 from croupier.engine.hoola import moves, rules as rules_module
 from croupier.engine.hoola.events import (
-    CardDrawn, Declare, Discard, Draw, GameStarted, Hand, HoolaCommand, HoolaEvent, LayOff, Meld,
-    NextRound, CloseTable, RoundDealt, RoundEnded, StockReshuffled, Stop, TableClosed, ThankYou,
+    BindSevens, CardDrawn, CloseTable, Declare, Discard, Draw, GameStarted, Hand, HoolaCommand,
+    HoolaEvent, LayOff, Meld, NextRound, RoundDealt, RoundEnded, StockReshuffled, Stop, TableClosed,
+    ThankYou,
 )
 from croupier.engine.hoola.melds import TableMeld, hand_value
 from croupier.engine.hoola.rules import HoolaRules
@@ -99,6 +100,8 @@ class HoolaGame:
                 return "Stop"
             case Declare(combination=combination):
                 return f"Declare {combination.name.lower().replace('_', ' ') if combination else '?'}"
+            case BindSevens(meld_id=meld_id, cards=cards):
+                return f"Bind {' '.join(cards)} to the lone 7 of meld #{meld_id}"
             case NextRound():
                 return "Deal the next round"
             case CloseTable():

@@ -14,9 +14,9 @@ from itertools import combinations
 from croupier.engine.cards import Card, is_card, rank, sort_cards, suit
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand
 from croupier.engine.hoola.events import (
-    CardDiscarded, CardDrawn, CardsLaidOff, CloseTable, Combination, CombinationDeclared, Declare,
+    BindSevens, CardDiscarded, CardDrawn, CardsLaidOff, CloseTable, Combination, CombinationDeclared, Declare,
     Discard, DiscardTaken, Draw, Hand, HoolaCommand, HoolaEvent, LayOff, Meld, MeldMade, NextRound,
-    RoundDealt, RoundEnded, StockReshuffled, Stop, StopCalled, TableClosed, ThankYou,
+    RoundDealt, RoundEnded, SevensBound, StockReshuffled, Stop, StopCalled, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.melds import MeldKind, TableMeld, arrange, extend, hand_value, plain_sum
 from croupier.engine.hoola.rules import ThankYouPenaltyScope
@@ -55,6 +55,11 @@ def _check_well_formed(state: HoolaState, command: HoolaCommand) -> None:
             _check_cards(cards, state)
             if not cards:
                 raise MalformedCommand("EMPTY_LAY_OFF", "a lay-off needs cards", field="cards")
+        case BindSevens(cards=cards):
+            _check_cards(cards, state)
+            if len(cards) != 2:
+                raise MalformedCommand("BIND_TWO_SEVENS", "7-binding joins exactly two cards",
+                                       field="cards")
         case Discard(card=card):
             _check_cards((card,), state, field="card")
         case Declare(combination=combination):
@@ -134,6 +139,15 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
             if extend(meld, cards, rules) is None:
                 raise IllegalCommand("CANNOT_LAY_OFF", f"{' '.join(cards)} does not extend meld "
                                      f"#{meld_id} ({' '.join(meld.cards)})", R_MELDS)
+        case BindSevens(meld_id=meld_id, cards=cards):
+            if not rules.seven_binding:
+                raise IllegalCommand("SEVEN_BINDING_OFF", "7-binding is not in these rules "
+                                     "(seven_binding)", R_MELDS)
+            _in_hand(state, seat, cards)
+            meld = _meld(state, meld_id)
+            if meld.kind is not MeldKind.LONE_SEVEN or any(rank(c) != 7 for c in cards):
+                raise IllegalCommand("NOT_SEVEN_BINDING", "7-binding joins two 7s from the hand "
+                                     "to a lone 7 on the table", R_MELDS)
         case Discard(card=card):
             _in_hand(state, seat, (card,))
         case Stop():
@@ -237,6 +251,11 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
         for cards in _meld_candidates(hand):
             if arrange(cards, state.rules) is not None:
                 yield Meld(cards)
+        sevens = tuple(c for c in hand if rank(c) == 7)
+        for meld in state.melds:
+            if meld.kind is MeldKind.LONE_SEVEN:
+                for pair in _subsets(sevens, range(2, 3)):
+                    yield BindSevens(meld.id, pair)
         for meld in state.melds:
             ranks = {rank(c) for c in meld.cards}
             suits = {suit(c) for c in meld.cards}
@@ -272,6 +291,8 @@ def canonical(command: HoolaCommand) -> HoolaCommand:
             return Meld(sort_cards(cards))
         case LayOff(meld_id=meld_id, cards=cards):
             return LayOff(meld_id, sort_cards(cards))
+        case BindSevens(meld_id=meld_id, cards=cards):
+            return BindSevens(meld_id, sort_cards(cards))
     return command
 
 
@@ -304,6 +325,10 @@ def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) ->
             meld = extend(_meld(state, meld_id), cards, state.rules)
             assert meld is not None
             emit(CardsLaidOff(seat, tuple(c for c in meld.cards if c in cards), meld))
+        case BindSevens(meld_id=meld_id, cards=cards):
+            meld = extend(_meld(state, meld_id), cards, state.rules)
+            assert meld is not None
+            emit(SevensBound(seat, tuple(c for c in meld.cards if c in cards), meld))
         case Discard(card=card):
             perfect = (state.this_turn.drawn == card
                        and sorted(state.this_turn.put_down) == sorted(state.this_turn.start_hand))

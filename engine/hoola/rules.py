@@ -17,6 +17,8 @@ Decisions where RULES.md is silent (each tested):
 * With ``reshuffle_discards`` the stock is rebuilt at the end of the turn that drew its last card, at
   most ``max_reshuffles`` times (default 3); after that, or when fewer than two discards remain, the
   round ends as a stock-out. A bound keeps every round finite.
+* 7-binding is played after the take, like melding, and is a lay-off for Perfect Hoola (the
+  bound 7s are put down from the hand).
 * A straight flush, like four sevens, may be declared on any turn (``first_turn_combinations``
   speaks of low and high hands only).
 * A game is a table (RULES.md §1.8) of ``rounds`` rounds (default 1: a single round); ``rounds = 0``
@@ -217,7 +219,6 @@ DEFAULT_PRESET = "korean"
 # played by other rules. (Jokers, 7-binding, battle Hoola and sit-out come with their issue.)
 NOT_YET_SUPPORTED = {
     "jokers": 0,
-    "seven_binding": False,
     "out_of_turn_thank_you": False,
     "sit_out": False,
 }

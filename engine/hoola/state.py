@@ -8,7 +8,7 @@ from enum import Enum
 from croupier.engine.cards import Card
 from croupier.engine.hoola.events import (
     CardDiscarded, CardDrawn, CardsLaidOff, CombinationDeclared, DiscardTaken, GameStarted,
-    HoolaEvent, MeldMade, RoundDealt, RoundEnded, StockReshuffled, StopCalled, TableClosed,
+    HoolaEvent, MeldMade, RoundDealt, RoundEnded, SevensBound, StockReshuffled, StopCalled, TableClosed,
 )
 from croupier.engine.hoola.melds import TableMeld
 from croupier.engine.hoola.rules import HoolaRules
@@ -119,7 +119,8 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
             state = replace(state, melds=_place(state.melds, meld),
                             melded=_set(state.melded, seat, True))
             return _put_down(state, seat, meld.cards)
-        case CardsLaidOff(seat=seat, cards=cards, meld=meld):
+        case CardsLaidOff(seat=seat, cards=cards, meld=meld) | SevensBound(seat=seat, cards=cards,
+                                                                             meld=meld):
             return _put_down(replace(state, melds=_place(state.melds, meld)), seat, cards)
         case CardDiscarded(seat=seat, card=card):
             state = replace(state, hands=_set(state.hands, seat, _without(state.hands[seat], (card,))),

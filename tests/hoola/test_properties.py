@@ -14,7 +14,7 @@ from croupier.engine.cards import JOKERS, RANKS, SUITS, Card, standard_deck
 from croupier.engine.game import CommandError, Context, fold
 from croupier.engine.hoola import HoolaGame
 from croupier.engine.hoola.events import (
-    CloseTable, Combination, Declare, Discard, Draw, HoolaCommand, LayOff, Meld, NextRound,
+    BindSevens, CloseTable, Combination, Declare, Discard, Draw, HoolaCommand, LayOff, Meld, NextRound,
     RoundEnded, Stop, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.moves import canonical
@@ -42,6 +42,7 @@ def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
         "payment_mode": st.sampled_from(list(PaymentMode)),
         "tie_mode": st.sampled_from(list(TieMode)),
         "rounds": st.integers(0, 3),
+        "seven_binding": st.booleans(),
         "hoola_table_multiplier": st.lists(st.integers(1, 8), max_size=3).map(tuple),
     }))
     if overrides.get("ace_wrap") is not False:
@@ -71,6 +72,7 @@ def syntactic_commands(rng: random.Random, state: HoolaState, seat: int) -> Iter
         meld_id = rng.randint(0, len(state.melds) + 1)
         yield LayOff(meld_id, random_cards(rng, state, seat, rng.randint(0, 3)))
         yield Discard(rng.choice(random_cards(rng, state, seat, 1) + ("",)))
+        yield BindSevens(meld_id, random_cards(rng, state, seat, rng.choice((1, 2, 2, 3))))
 
 
 def accepted(state: HoolaState, seat: int, command: HoolaCommand) -> bool:

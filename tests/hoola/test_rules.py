@@ -10,7 +10,7 @@ from croupier.engine.game import IllegalCommand, MalformedCommand
 from croupier.engine.hoola import moves
 from croupier.engine.hoola.deal import deal
 from croupier.engine.hoola.events import (
-    CardDrawn, CloseTable, Combination, Declare, Discard, DiscardTaken, Draw, LayOff, Meld, MeldMade,
+    BindSevens, SevensBound, CardDrawn, CloseTable, Combination, Declare, Discard, DiscardTaken, Draw, LayOff, Meld, MeldMade,
     NextRound, RoundDealt, StockReshuffled, Stop, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.melds import MeldKind
@@ -108,6 +108,34 @@ def test_malformed_commands_name_the_field() -> None:
     assert info.value.reason == "DUPLICATE_CARD"
     with pytest.raises(MalformedCommand):
         moves.validate(state, 0, Declare(None))
+
+
+def test_seven_binding_joins_two_sevens_to_a_lone_seven_without_melding() -> None:
+    rules = korean(seven_binding=True)
+    state = position(["7S 7D 2C 9D", "4D 5D", "AS 2H"], rules=rules, phase=Phase.PLAY,
+                     melds=[(1, "7H")])
+    assert BindSevens(1, ("7S", "7D")) in moves.legal_commands(state, 0)
+    after, events = play(state, 0, BindSevens(1, ("7S", "7D")))
+    assert isinstance(events[0], SevensBound) and events[0].meld.kind is MeldKind.SET
+    assert after.melds[0].cards == ("7D", "7H", "7S") and after.hands[0] == ("2C", "9D")
+    # It is not the seat's first meld: lay-offs stay closed, a Hoola stays possible.
+    assert not after.melded[0]
+    refused(dataclasses.replace(after, melds=after.melds + (after.melds[0].__class__(
+        2, 1, MeldKind.RUN, ("8C", "9C", "TC")),)), 0, LayOff(2, ("2C",)), "LAY_OFF_BEFORE_MELD")
+    # The set of 7s now blocks 6/8 lay-offs.
+    melded = dataclasses.replace(after, melded=(True, False, False), hands=(("8H",), ("4D",), ("AS",)))
+    refused(melded, 0, LayOff(1, ("8H",)), "CANNOT_LAY_OFF")
+
+
+def test_seven_binding_needs_the_option_a_lone_seven_and_two_sevens() -> None:
+    state = position(["7S 7D 7C 9D", "4D 5D", "AS 2H"], rules=korean(seven_binding=True),
+                     phase=Phase.PLAY, melds=[(1, "7H"), (1, "5C 6C 7C".replace("7C", "4C"))])
+    refused(dataclasses.replace(state, rules=KOREAN), 0, BindSevens(1, ("7S", "7D")),
+            "SEVEN_BINDING_OFF")
+    refused(state, 0, BindSevens(2, ("7S", "7D")), "NOT_SEVEN_BINDING")
+    refused(state, 0, BindSevens(1, ("7S", "9D")), "NOT_SEVEN_BINDING")
+    with pytest.raises(MalformedCommand):
+        moves.validate(state, 0, BindSevens(1, ("7S",)))
 
 
 # --- §1.5.1 going out, Hoola, Perfect Hoola, thank-you Hoola ----------------------------------
