@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.cards import Card
-from croupier.engine.hoola.melds import TableMeld
+from croupier.engine.hoola.melds import JokerAs, TableMeld
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.engine.settlement import Settlement
 
@@ -32,20 +32,26 @@ class Draw:
 
 @dataclass(frozen=True)
 class ThankYou:
-    """Take the top discard and meld it at once with ``cards`` from the hand (RULES.md §1.2)."""
+    """Take the top discard and meld it at once with ``cards`` from the hand (RULES.md §1.2).
+
+    ``jokers`` names what jokers stand for where they could stand for several cards.
+    """
 
     cards: tuple[Card, ...] = ()
+    jokers: tuple[JokerAs, ...] = ()
 
 
 @dataclass(frozen=True)
 class Meld:
     cards: tuple[Card, ...] = ()
+    jokers: tuple[JokerAs, ...] = ()
 
 
 @dataclass(frozen=True)
 class LayOff:
     meld_id: int = 0
     cards: tuple[Card, ...] = ()
+    jokers: tuple[JokerAs, ...] = ()
 
 
 @dataclass(frozen=True)

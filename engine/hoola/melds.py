@@ -2,7 +2,9 @@
 
 A meld on the table is a :class:`TableMeld`: a set, a run (cards low to high in table order) or a
 lone 7, which is still open. Sevens are special: one 7 is a meld, two 7s are a set, and a run that
-holds a 7 needs only two cards.
+holds a 7 needs only two cards. Jokers stand for any card (RULES.md §1.3 decisions): a new meld
+needs two natural cards, except a natural 7 with one joker; where a joker could be several cards,
+the client names one, else it extends a run at its high end, else its low end, else makes a set.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from itertools import permutations
 
-from croupier.engine.cards import Card, is_joker, rank, suit
+from croupier.engine.cards import RANKS, SUITS, Card, is_joker, rank, suit
 from croupier.engine.hoola.rules import HoolaRules
 
 
@@ -23,85 +26,166 @@ class MeldKind(Enum):
 
 
 @dataclass(frozen=True)
+class JokerAs:
+    """A joker and the card it stands for (in a set: the set's rank, in the first suit it lacks)."""
+
+    joker: Card
+    card: Card
+
+
+@dataclass(frozen=True)
 class TableMeld:
     id: int
     owner: int
     kind: MeldKind
     cards: tuple[Card, ...]
+    jokers: tuple[JokerAs, ...] = ()
+
+
+@dataclass(frozen=True)
+class Arranged:
+    """One way some cards make a meld: its kind, the cards in table order, what each joker is."""
+
+    kind: MeldKind
+    cards: tuple[Card, ...]
+    jokers: tuple[JokerAs, ...] = ()
+
+    def named(self) -> dict[Card, Card]:
+        return {j.joker: j.card for j in self.jokers}
 
 
 SEVEN = 7
 
 
-def _run_order(ranks: Sequence[int], rules: HoolaRules) -> tuple[int, ...] | None:
-    """The ranks of one suit arranged low to high as a run, or ``None`` if they are not one.
+def _card(rank_no: int, suit_letter: str) -> Card:
+    return RANKS[(rank_no - 1) % 13] + suit_letter
 
-    Aces are low and high (``A 2 3``, ``Q K A``) unless ``ace_low_only``; with ``ace_wrap`` a run
-    may pass through ``K A 2`` (the ranks are read on a circle of 13).
+
+def _windows(length: int, rules: HoolaRules) -> list[list[int]]:
+    """Every stretch of ``length`` consecutive ranks a run may occupy, as rank values.
+
+    Without ``ace_wrap`` the values run 1 (ace low) … 13, and 14 (ace high) unless
+    ``ace_low_only``; with it, the ranks lie on a circle of 13.
     """
-    n = len(ranks)
-    present = set(ranks)
-    if len(present) != n or n > 13:
-        return None
     if rules.ace_wrap:
-        # On the circle, n distinct ranks are one arc iff at most one step between neighbours
-        # is not +1; the arc starts after that gap.
-        ordered = sorted(present)
-        gaps = [i for i in range(n) if (ordered[(i + 1) % n] - ordered[i]) % 13 != 1]
-        if n == 13:
-            return tuple(range(1, 14))
-        if len(gaps) != 1:
-            return None
-        start = (gaps[0] + 1) % n
-        return tuple(ordered[start:] + ordered[:start])
-    lo = min(ranks)
-    if sorted(ranks) == list(range(lo, lo + n)):
-        return tuple(range(lo, lo + n))
-    if 1 in present and not rules.ace_low_only:
-        high = sorted(14 if r == 1 else r for r in ranks)
-        if high == list(range(high[0], high[0] + n)):
-            return tuple(r if r != 14 else 1 for r in high)
-    return None
+        if length == 13:
+            return [list(range(1, 14))]
+        return [[(start - 1 + k) % 13 + 1 for k in range(length)] for start in range(1, 14)]
+    top = 13 if rules.ace_low_only else 14
+    return [list(range(lo, lo + length)) for lo in range(1, top - length + 2)]
 
 
-def arrange(cards: Iterable[Card], rules: HoolaRules) -> tuple[MeldKind, tuple[Card, ...]] | None:
-    """The meld these cards make, in table order, or ``None`` (RULES.md §1.3)."""
-    cards = tuple(cards)
-    n = len(cards)
-    if n == 0 or len(set(cards)) != n or any(is_joker(c) for c in cards):
-        return None
-    ranks = [rank(c) for c in cards]
-    if len(set(ranks)) == 1:
-        if ranks[0] == SEVEN:
-            if n == 1:
-                return MeldKind.LONE_SEVEN, cards
-            return MeldKind.SET, tuple(sorted(cards))
-        if n in (3, 4):
-            return MeldKind.SET, tuple(sorted(cards))
-        return None
-    if len({suit(c) for c in cards}) != 1:
-        return None
-    if n < 3 and not (n == 2 and SEVEN in ranks):
-        return None
-    order = _run_order(ranks, rules)
-    if order is None:
-        return None
-    by_rank = {rank(c): c for c in cards}
-    return MeldKind.RUN, tuple(by_rank[r] for r in order)
+def _runs(naturals: list[Card], jokers: list[Card], rules: HoolaRules,
+          named: dict[Card, Card]) -> list[tuple[int, Arranged]]:
+    """Every way to read the cards as one run, with how far each reaches past its last natural."""
+    suits = {suit(c) for c in naturals}
+    if len(suits) != 1:
+        return []
+    s = suits.pop()
+    length = len(naturals) + len(jokers)
+    if length > 13 or not (length >= 3 or (length == 2 and any(rank(c) == SEVEN for c in naturals))):
+        return []
+    found = []
+    for window in _windows(length, rules):
+        slots: dict[int, Card] = {}
+        for card in naturals:
+            r = rank(card)
+            value = 14 if r == 1 and 14 in window and 1 not in window else r
+            if value not in window or value in slots:
+                break
+            slots[value] = card
+        else:
+            free = [v for v in window if v not in slots]
+            chosen: dict[int, JokerAs] = {}
+            for joker, card in named.items():
+                value = next((v for v in free if _card(v, s) == card and v not in chosen), None)
+                if value is None:
+                    break
+                chosen[value] = JokerAs(joker, card)
+            else:
+                open_slots = [v for v in free if v not in chosen]
+                last = max(i for i, v in enumerate(window) if v in slots)
+                # Unnamed jokers may fill the open slots in any order: each order is a reading.
+                for order in permutations(sorted(j for j in jokers if j not in named)):
+                    uses = {**chosen, **{v: JokerAs(j, _card(v, s)) for v, j in zip(open_slots, order)}}
+                    cards = tuple(slots[v] if v in slots else uses[v].joker for v in window)
+                    found.append((len(window) - 1 - last, Arranged(
+                        MeldKind.RUN, cards, tuple(sorted(uses.values(), key=lambda j: j.joker)))))
+    return found
 
 
-def extend(meld: TableMeld, cards: Iterable[Card], rules: HoolaRules) -> TableMeld | None:
-    """``meld`` with ``cards`` laid off on it, or ``None`` if the result is not a meld of its kind.
+def _set(naturals: list[Card], jokers: list[Card], named: dict[Card, Card]) -> Arranged | None:
+    """The cards as one set: one rank; a joker takes the set's rank (a named card must have it)."""
+    ranks = {rank(c) for c in naturals}
+    if len(ranks) != 1:
+        return None
+    r = ranks.pop()
+    length = len(naturals) + len(jokers)
+    if length > 4 or not (length >= 3 or (r == SEVEN and length >= 2)):
+        return None
+    if any(rank(card) != r or is_joker(card) for card in named.values()):
+        return None
+    missing = [x for x in SUITS if x not in {suit(c) for c in naturals}]
+    uses = tuple(JokerAs(j, _card(r, x)) for j, x in zip(sorted(jokers), missing))
+    return Arranged(MeldKind.SET, tuple(sorted(naturals)) + tuple(sorted(jokers)), uses)
 
-    A lone 7 may become a set or a run; a set stays a set and a run a run.
+
+def arrangements(cards: Iterable[Card], rules: HoolaRules,
+                 named: dict[Card, Card] | None = None) -> list[Arranged]:
+    """Every way the cards make a meld (RULES.md §1.3), the default one first.
+
+    Unnamed, a joker extends a run at its high end where that is legal, else its low end, else it
+    makes a set. ``named`` fixes what jokers stand for; a joker named a card that fits nowhere
+    leaves no arrangement.
     """
-    result = arrange(meld.cards + tuple(cards), rules)
-    if result is None:
-        return None
-    kind, ordered = result
-    if meld.kind is not MeldKind.LONE_SEVEN and kind is not meld.kind:
-        return None
-    return TableMeld(meld.id, meld.owner, kind, ordered)
+    cards = tuple(cards)
+    named = dict(named or {})
+    if not cards or len(set(cards)) != len(cards) or any(j not in cards for j in named):
+        return []
+    jokers = [c for c in cards if is_joker(c)]
+    naturals = [c for c in cards if not is_joker(c)]
+    if not naturals:
+        return []
+    if not jokers:
+        if len(naturals) == 1:
+            return [Arranged(MeldKind.LONE_SEVEN, cards)] if rank(cards[0]) == SEVEN else []
+    elif len(naturals) < 2 and not (len(cards) == 2 and rank(naturals[0]) == SEVEN):
+        return []  # a new meld needs two naturals, but for a natural 7 with one joker
+    runs = [a for _, a in sorted(_runs(naturals, jokers, rules, named), key=lambda x: -x[0])]
+    found = runs
+    a_set = _set(naturals, jokers, named)
+    if a_set is not None:
+        found = runs + [a_set]
+    return found
+
+
+def arrange(cards: Iterable[Card], rules: HoolaRules,
+            named: dict[Card, Card] | None = None) -> Arranged | None:
+    """The default arrangement of the cards as a meld, or ``None`` if they make none."""
+    found = arrangements(cards, rules, named)
+    return found[0] if found else None
+
+
+def extensions(meld: TableMeld, cards: Iterable[Card], rules: HoolaRules,
+               named: dict[Card, Card] | None = None) -> list[TableMeld]:
+    """Every way ``meld`` can take ``cards`` (a lay-off), the default first.
+
+    A run's jokers keep the cards they stand for; a set's stand for its rank only. A lone 7 may
+    become a set or a run; a set stays a set and a run a run.
+    """
+    fixed = {j.joker: j.card for j in meld.jokers} if meld.kind is MeldKind.RUN else {}
+    out = []
+    for a in arrangements(meld.cards + tuple(cards), rules, {**fixed, **(named or {})}):
+        if meld.kind is MeldKind.LONE_SEVEN or a.kind is meld.kind:
+            out.append(TableMeld(meld.id, meld.owner, a.kind, a.cards, a.jokers))
+    return out
+
+
+def extend(meld: TableMeld, cards: Iterable[Card], rules: HoolaRules,
+           named: dict[Card, Card] | None = None) -> TableMeld | None:
+    """``meld`` with ``cards`` laid off on it (the default reading), or ``None``."""
+    found = extensions(meld, cards, rules, named)
+    return found[0] if found else None
 
 
 def plain_sum(cards: Iterable[Card], rules: HoolaRules) -> int:

@@ -10,15 +10,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 from itertools import combinations
+from typing import Any
 
-from croupier.engine.cards import Card, is_card, rank, sort_cards, suit
+from croupier.engine.cards import Card, is_card, is_joker, rank, sort_cards, suit
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand
 from croupier.engine.hoola.events import (
     BindSevens, CardDiscarded, CardDrawn, CardsLaidOff, CloseTable, Combination, CombinationDeclared, Declare,
     Discard, DiscardTaken, Draw, Hand, HoolaCommand, HoolaEvent, LayOff, Meld, MeldMade, NextRound,
     RoundDealt, RoundEnded, SevensBound, StockReshuffled, Stop, StopCalled, TableClosed, ThankYou,
 )
-from croupier.engine.hoola.melds import MeldKind, TableMeld, arrange, extend, hand_value, plain_sum
+from croupier.engine.hoola.melds import (
+    JokerAs, MeldKind, TableMeld, arrange, arrangements, extend, extensions, hand_value, plain_sum,
+)
 from croupier.engine.hoola.rules import ThankYouPenaltyScope
 from croupier.engine.hoola.deal import deal
 from croupier.engine.hoola.scoring import Liability, Outcome, lowest_hands, settle, table_settlement
@@ -43,18 +46,39 @@ def _check_cards(cards: tuple[Card, ...], state: HoolaState, field: str = "cards
         raise MalformedCommand("DUPLICATE_CARD", "a card is named twice", field=field)
 
 
+def _check_jokers(jokers: tuple[JokerAs, ...], cards: tuple[Card, ...], state: HoolaState) -> None:
+    """Named jokers: each a joker of the command's cards, named once, as a card of the deck."""
+    for use in jokers:
+        if not isinstance(use, JokerAs) or not is_joker(use.joker) or use.joker not in cards:
+            raise MalformedCommand("JOKER_NOT_IN_MELD", "name only jokers the command holds",
+                                   field="jokers")
+        if not is_card(use.card) or is_joker(use.card):
+            raise MalformedCommand("UNKNOWN_CARD", f"a joker cannot stand for {use.card!r}",
+                                   field="jokers")
+    if len({use.joker for use in jokers}) != len(jokers):
+        raise MalformedCommand("DUPLICATE_JOKER", "a joker is named twice", field="jokers")
+
+
+def _named(jokers: tuple[JokerAs, ...]) -> dict[Card, Card]:
+    return {use.joker: use.card for use in jokers}
+
+
 def _check_well_formed(state: HoolaState, command: HoolaCommand) -> None:
     match command:
-        case ThankYou(cards=cards):
+        case ThankYou(cards=cards, jokers=jokers):
             _check_cards(cards, state)
-        case Meld(cards=cards):
+            top = state.discard_top
+            _check_jokers(jokers, cards + ((top,) if top else ()), state)
+        case Meld(cards=cards, jokers=jokers):
             _check_cards(cards, state)
             if not cards:
                 raise MalformedCommand("EMPTY_MELD", "a meld needs cards", field="cards")
-        case LayOff(cards=cards):
+            _check_jokers(jokers, cards, state)
+        case LayOff(cards=cards, jokers=jokers):
             _check_cards(cards, state)
             if not cards:
                 raise MalformedCommand("EMPTY_LAY_OFF", "a lay-off needs cards", field="cards")
+            _check_jokers(jokers, cards, state)
         case BindSevens(cards=cards):
             _check_cards(cards, state)
             if len(cards) != 2:
@@ -112,12 +136,12 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
         case Draw():
             if not state.stock:
                 raise IllegalCommand("STOCK_EMPTY", "the stock is empty", "RULES.md §1.5.4")
-        case ThankYou(cards=cards):
+        case ThankYou(cards=cards, jokers=jokers):
             top = state.discard_top
             if top is None:
                 raise IllegalCommand("NO_DISCARD", "the discard pile is empty", R_TURN)
             _in_hand(state, seat, cards)
-            if arrange(cards + (top,), rules) is None:
+            if arrange(cards + (top,), rules, _named(jokers)) is None:
                 raise IllegalCommand("THANK_YOU_NOT_MELDABLE",
                                      f"{top} with {' '.join(cards) or 'nothing'} is not a new meld: "
                                      "a thank-you card must go into a new meld at once", R_TURN)
@@ -125,18 +149,21 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
                 raise IllegalCommand("THANK_YOU_LONE_SEVEN_OFF",
                                      "a discarded 7 may not be taken alone (thank_you_lone_seven)",
                                      R_TURN)
-        case Meld(cards=cards):
+        case Meld(cards=cards, jokers=jokers):
             _in_hand(state, seat, cards)
-            if arrange(cards, rules) is None:
+            if arrange(cards, rules, _named(jokers)) is None:
                 raise IllegalCommand("NOT_A_MELD", f"{' '.join(cards)} is not a set, a run or a 7 meld",
                                      R_MELDS)
-        case LayOff(meld_id=meld_id, cards=cards):
+        case LayOff(meld_id=meld_id, cards=cards, jokers=jokers):
             _in_hand(state, seat, cards)
             if not state.melded[seat]:
                 raise IllegalCommand("LAY_OFF_BEFORE_MELD",
                                      "you may lay off only after your own first meld", R_TURN)
+            if all(is_joker(c) for c in cards) and not rules.joker_lay_off_alone:
+                raise IllegalCommand("JOKER_LAY_OFF_ALONE_OFF", "a joker may not be laid off alone "
+                                     "(joker_lay_off_alone)", R_MELDS)
             meld = _meld(state, meld_id)
-            if extend(meld, cards, rules) is None:
+            if extend(meld, cards, rules, _named(jokers)) is None:
                 raise IllegalCommand("CANNOT_LAY_OFF", f"{' '.join(cards)} does not extend meld "
                                      f"#{meld_id} ({' '.join(meld.cards)})", R_MELDS)
         case BindSevens(meld_id=meld_id, cards=cards):
@@ -198,8 +225,8 @@ def _check_declare(state: HoolaState, seat: int, combination: Combination) -> No
         if rules.straight_flush_multiplier == 0:
             raise IllegalCommand("COMBINATION_NOT_IN_RULES", "straight flush is not a combination "
                                  "in these rules", R_COMBO)
-        kind = arrange(hand, rules)
-        if len(hand) != 7 or kind is None or kind[0] is not MeldKind.RUN:
+        run = arrange(hand, rules)
+        if len(hand) != 7 or run is None or run.kind is not MeldKind.RUN:
             raise IllegalCommand("NOT_STRAIGHT_FLUSH", "the seven cards are not one run of one suit",
                                  R_COMBO)
         return
@@ -222,12 +249,20 @@ def _subsets(cards: tuple[Card, ...], sizes: range) -> Iterator[tuple[Card, ...]
             yield combo
 
 
+def _jokers_of(uses: tuple[JokerAs, ...], cards: tuple[Card, ...]) -> tuple[JokerAs, ...]:
+    """The joker namings that concern ``cards`` (a lay-off names only the jokers it brings)."""
+    return tuple(use for use in uses if use.joker in cards)
+
+
 def _meld_candidates(hand: tuple[Card, ...]) -> list[tuple[Card, ...]]:
-    """Subsets of the hand that could be melds: cards of one rank, or of one suit."""
-    groups = {("rank", rank(c)) for c in hand} | {("suit", suit(c)) for c in hand}
+    """Subsets of the hand that could be melds: cards of one rank, or of one suit, with jokers."""
+    naturals = [c for c in hand if not is_joker(c)]
+    jokers = tuple(c for c in hand if is_joker(c))
+    groups = {("rank", rank(c)) for c in naturals} | {("suit", suit(c)) for c in naturals}
     found: set[tuple[Card, ...]] = set()
     for key, value in groups:
-        members = tuple(c for c in hand if (rank(c) if key == "rank" else suit(c)) == value)
+        members = tuple(c for c in naturals
+                        if (rank(c) if key == "rank" else suit(c)) == value) + jokers
         found.update(_subsets(members, range(1, len(members) + 1)))
     return sorted(found, key=lambda cards: (len(cards), [sort_cards(hand).index(c) for c in cards]))
 
@@ -242,15 +277,17 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
         yield Draw()
         top = state.discard_top
         if top is not None:
-            # A meld holding the top card shares its rank (a set) or its suit (a run).
-            fitting = tuple(c for c in hand if rank(c) == rank(top) or suit(c) == suit(top))
+            # A meld holding the top card shares its rank (a set) or its suit (a run), or it is a
+            # joker's meld: every card of the hand may be in it.
+            fitting = tuple(c for c in hand if is_joker(top) or is_joker(c) or rank(c) == rank(top)
+                            or suit(c) == suit(top))
             for cards in _subsets(fitting, range(0, len(fitting) + 1)):
-                if arrange(cards + (top,), state.rules) is not None:
-                    yield ThankYou(cards)
+                for way in arrangements(cards + (top,), state.rules):
+                    yield ThankYou(cards, _jokers_of(way.jokers, cards + (top,)))
     elif state.phase is Phase.PLAY:
         for cards in _meld_candidates(hand):
-            if arrange(cards, state.rules) is not None:
-                yield Meld(cards)
+            for way in arrangements(cards, state.rules):
+                yield Meld(cards, _jokers_of(way.jokers, cards))
         sevens = tuple(c for c in hand if rank(c) == 7)
         for meld in state.melds:
             if meld.kind is MeldKind.LONE_SEVEN:
@@ -259,9 +296,10 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
         for meld in state.melds:
             ranks = {rank(c) for c in meld.cards}
             suits = {suit(c) for c in meld.cards}
-            fitting = tuple(c for c in hand if rank(c) in ranks or suit(c) in suits)
+            fitting = tuple(c for c in hand if rank(c) in ranks or suit(c) in suits or is_joker(c))
             for cards in _subsets(fitting, range(1, len(fitting) + 1)):
-                yield LayOff(meld.id, cards)
+                for way in extensions(meld, cards, state.rules):
+                    yield LayOff(meld.id, cards, _jokers_of(way.jokers, cards))
         for card in sort_cards(hand):
             yield Discard(card)
 
@@ -282,17 +320,35 @@ def legal_commands(state: HoolaState, seat: int) -> list[HoolaCommand]:
     return legal
 
 
-def canonical(command: HoolaCommand) -> HoolaCommand:
-    """The command with its cards in canonical order (a meld may be sent in any order)."""
-    match command:
-        case ThankYou(cards=cards):
-            return ThankYou(sort_cards(cards))
-        case Meld(cards=cards):
-            return Meld(sort_cards(cards))
-        case LayOff(meld_id=meld_id, cards=cards):
-            return LayOff(meld_id, sort_cards(cards))
-        case BindSevens(meld_id=meld_id, cards=cards):
-            return BindSevens(meld_id, sort_cards(cards))
+def canonical(state: HoolaState, command: HoolaCommand) -> HoolaCommand:
+    """One form for commands that mean the same: cards in deck order, every joker named as it
+    resolves (a meld may be sent in any order, and an unnamed joker takes its default card)."""
+    def resolved(found: Any, cards: tuple[Card, ...], given: tuple[JokerAs, ...]) -> tuple[JokerAs, ...]:
+        if found is None:
+            return tuple(sorted(given, key=lambda use: (getattr(use, "joker", ""), getattr(use, "card", ""))))
+        return _jokers_of(found.jokers, cards)
+
+    try:
+        _check_well_formed(state, command)
+    except MalformedCommand:
+        return command  # nothing to resolve: a malformed command is its own form
+    try:
+        match command:
+            case ThankYou(cards=cards, jokers=jokers):
+                top = state.discard_top
+                found = arrange(cards + (top,), state.rules, _named(jokers)) if top else None
+                return ThankYou(sort_cards(cards), resolved(found, cards + ((top,) if top else ()), jokers))
+            case Meld(cards=cards, jokers=jokers):
+                found = arrange(cards, state.rules, _named(jokers))
+                return Meld(sort_cards(cards), resolved(found, cards, jokers))
+            case LayOff(meld_id=meld_id, cards=cards, jokers=jokers):
+                meld = next((m for m in state.melds if m.id == meld_id), None)
+                found = extend(meld, cards, state.rules, _named(jokers)) if meld else None
+                return LayOff(meld_id, sort_cards(cards), resolved(found, cards, jokers))
+            case BindSevens(meld_id=meld_id, cards=cards):
+                return BindSevens(meld_id, sort_cards(cards))
+    except (TypeError, AttributeError, ValueError):
+        pass  # a malformed command has no meaning to resolve: it is its own form
     return command
 
 
@@ -312,17 +368,19 @@ def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) ->
     match command:
         case Draw():
             emit(CardDrawn(seat, state.stock[0]))
-        case ThankYou(cards=cards):
+        case ThankYou(cards=cards, jokers=jokers):
             top = state.discard_top
             assert top is not None
-            kind, ordered = arrange(cards + (top,), state.rules)  # type: ignore[misc]
+            way = arrange(cards + (top,), state.rules, _named(jokers))
+            assert way is not None
             emit(DiscardTaken(seat, top, state.top_discarder,
-                              TableMeld(_next_meld_id(state), seat, kind, ordered)))
-        case Meld(cards=cards):
-            kind, ordered = arrange(cards, state.rules)  # type: ignore[misc]
-            emit(MeldMade(seat, TableMeld(_next_meld_id(state), seat, kind, ordered)))
-        case LayOff(meld_id=meld_id, cards=cards):
-            meld = extend(_meld(state, meld_id), cards, state.rules)
+                              TableMeld(_next_meld_id(state), seat, way.kind, way.cards, way.jokers)))
+        case Meld(cards=cards, jokers=jokers):
+            way = arrange(cards, state.rules, _named(jokers))
+            assert way is not None
+            emit(MeldMade(seat, TableMeld(_next_meld_id(state), seat, way.kind, way.cards, way.jokers)))
+        case LayOff(meld_id=meld_id, cards=cards, jokers=jokers):
+            meld = extend(_meld(state, meld_id), cards, state.rules, _named(jokers))
             assert meld is not None
             emit(CardsLaidOff(seat, tuple(c for c in meld.cards if c in cards), meld))
         case BindSevens(meld_id=meld_id, cards=cards):

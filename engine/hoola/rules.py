@@ -19,6 +19,12 @@ Decisions where RULES.md is silent (each tested):
   round ends as a stock-out. A bound keeps every round finite.
 * 7-binding is played after the take, like melding, and is a lay-off for Perfect Hoola (the
   bound 7s are put down from the hand).
+* Jokers: a joker in a set stands for the set's rank, recorded in the first suit the set lacks
+  (spades, hearts, diamonds, clubs); a client naming a set joker names its rank only. A lone 7 with
+  two jokers is not a meld (one natural card). A joker keeps the card it stands for in a run; a
+  natural card cannot take its place (Hoola has no joker swap). Unnamed jokers that could fill
+  several places fill them in joker order (JK1 first), but every order is a legal reading.
+* A straight flush may hold jokers, as any run may (the seven cards form one run of one suit).
 * A straight flush, like four sevens, may be declared on any turn (``first_turn_combinations``
   speaks of low and high hands only).
 * A game is a table (RULES.md §1.8) of ``rounds`` rounds (default 1: a single round); ``rounds = 0``
@@ -218,7 +224,6 @@ DEFAULT_PRESET = "korean"
 # Options the engine does not play yet: a game that turns them on is refused clearly rather than
 # played by other rules. (Jokers, 7-binding, battle Hoola and sit-out come with their issue.)
 NOT_YET_SUPPORTED = {
-    "jokers": 0,
     "out_of_turn_thank_you": False,
     "sit_out": False,
 }
@@ -275,6 +280,8 @@ def validate(rules: HoolaRules, seats: int) -> None:
     if not rules.min_seats <= seats <= rules.max_seats:
         raise InvalidRules("INVALID_SEATS", f"{seats} seats: this rule set seats "
                            f"{rules.min_seats} to {rules.max_seats}", field="seats")
+    if not 0 <= rules.jokers <= 2:
+        raise bad("jokers", "0, 1 or 2")
     if rules.ace_low_only and rules.ace_wrap:
         raise bad("ace_low_only", "cannot be combined with ace_wrap")
     for option in ("seven_hand_multiplier", "joker_hand_multiplier", "unmelded_multiplier",

@@ -32,7 +32,7 @@ def position(hands: Sequence[str], *, rules: HoolaRules = KOREAN, discards: str 
     for i, (owner, cards) in enumerate(melds, 1):
         arranged = arrange(cards.split(), rules)
         assert arranged is not None, cards
-        table.append(TableMeld(i, owner, arranged[0], arranged[1]))
+        table.append(TableMeld(i, owner, arranged.kind, arranged.cards, arranged.jokers))
     pile = tuple(discards.split())
     used = {c for h in split for c in h} | set(pile) | {c for m in table for c in m.cards}
     rest = tuple(c for c in standard_deck(rules.jokers) if c not in used)

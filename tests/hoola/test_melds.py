@@ -51,14 +51,14 @@ def test_meld_table(cards: str, rules, kind, order) -> None:
     if kind is None:
         assert result is None
     else:
-        assert result is not None and result[0] is kind
+        assert result is not None and result.kind is kind
         if order:
-            assert " ".join(result[1]) == order
+            assert " ".join(result.cards) == order
 
 
 def meld(cards: str, rules=KOREAN) -> TableMeld:
-    kind, ordered = arrange(cards.split(), rules)
-    return TableMeld(1, 0, kind, ordered)
+    way = arrange(cards.split(), rules)
+    return TableMeld(1, 0, way.kind, way.cards, way.jokers)
 
 
 # (table meld, laid-off cards, resulting kind or None)
@@ -111,3 +111,60 @@ def test_hand_values(hand: str, rules, value: int) -> None:
 
 def test_plain_sum_ignores_every_multiplier() -> None:
     assert plain_sum("7S 7H 2C 2S 2H 2D".split(), INTERNATIONAL) == 22
+
+
+# --- jokers (RULES.md §1.3 decisions) ---------------------------------------------------------
+
+JOKERS = dataclasses.replace(KOREAN, jokers=2)
+JOKERS_NO_WRAP = dataclasses.replace(JOKERS, ace_wrap=False)
+
+# (cards, named, rules, kind or None, table order, what each joker stands for)
+JOKER_MELDS = [
+    ("5H 6H JK1", {}, JOKERS, MeldKind.RUN, "5H 6H JK1", {"JK1": "7H"}),      # high end first
+    ("5H 6H JK1", {"JK1": "4H"}, JOKERS, MeldKind.RUN, "JK1 5H 6H", {"JK1": "4H"}),
+    ("5H JK1 7H", {}, JOKERS, MeldKind.RUN, "5H JK1 7H", {"JK1": "6H"}),      # fixed by naturals
+    ("QH KH JK1", {}, JOKERS_NO_WRAP, MeldKind.RUN, "QH KH JK1", {"JK1": "AH"}),
+    ("KH AH JK1", {}, JOKERS_NO_WRAP, MeldKind.RUN, "JK1 KH AH", {"JK1": "QH"}),  # else low end
+    ("7H JK1", {}, JOKERS, MeldKind.RUN, "7H JK1", {"JK1": "8H"}),            # natural 7 + joker
+    ("7H JK1", {"JK1": "6H"}, JOKERS, MeldKind.RUN, "JK1 7H", {"JK1": "6H"}),
+    ("7H JK1", {"JK1": "7S"}, JOKERS, MeldKind.SET, "7H JK1", {"JK1": "7S"}),  # named: a set
+    ("5S 5H JK1", {}, JOKERS, MeldKind.SET, "5H 5S JK1", {"JK1": "5D"}),      # else a set
+    ("5H 6H JK1 JK2", {}, JOKERS, MeldKind.RUN, "5H 6H JK1 JK2", {"JK1": "7H", "JK2": "8H"}),
+    ("5H JK1 JK2 8H", {}, JOKERS, MeldKind.RUN, "5H JK1 JK2 8H", {"JK1": "6H", "JK2": "7H"}),
+    ("KS JK1 2S", {}, JOKERS, MeldKind.RUN, "KS JK1 2S", {"JK1": "AS"}),      # through K A 2
+    ("5H JK1", {}, JOKERS, None, None, None),           # one natural, not a 7
+    ("JK1", {}, JOKERS, None, None, None),              # a joker alone
+    ("JK1 JK2", {}, JOKERS, None, None, None),
+    ("7H JK1 JK2", {}, JOKERS, None, None, None),       # one natural with two jokers
+    ("5H 6H JK1", {"JK1": "9H"}, JOKERS, None, None, None),  # the named card does not fit
+    ("5S 5H JK1", {"JK1": "6S"}, JOKERS, None, None, None),
+    ("5S 5H 5D 5C JK1", {}, JOKERS, None, None, None),  # a set has four cards at most
+]
+
+
+@pytest.mark.parametrize(("cards", "named", "rules", "kind", "order", "uses"), JOKER_MELDS)
+def test_joker_meld_table(cards: str, named: dict, rules, kind, order, uses) -> None:
+    result = arrange(cards.split(), rules, named)
+    if kind is None:
+        assert result is None
+        return
+    assert result is not None and result.kind is kind
+    assert " ".join(result.cards) == order
+    assert {j.joker: j.card for j in result.jokers} == uses
+
+
+def test_laid_off_jokers_keep_a_runs_cards_and_lone_sevens_grow_either_way() -> None:
+    run = meld("5H 6H JK1", JOKERS)
+    grown = extend(run, ["8H"], JOKERS)
+    assert grown is not None and grown.cards == ("5H", "6H", "JK1", "8H")
+    assert extend(run, ["7H"], JOKERS) is None          # the joker is the 7H: no swap in Hoola
+    lone = meld("7H", JOKERS)
+    assert extend(lone, ["JK2"], JOKERS).jokers[0].card == "8H"
+    assert extend(lone, ["JK2"], JOKERS, {"JK2": "7C"}).kind is MeldKind.SET
+
+
+def test_jokers_in_hand_values() -> None:
+    rules = dataclasses.replace(JOKERS, joker_value=5)
+    assert hand_value(["JK1", "2S"], rules) == (5 + 2) * 3      # ×joker_hand_multiplier
+    assert hand_value(["JK1", "JK2", "7S"], rules) == (5 + 5 + 7) * 2 * 9
+    assert plain_sum(["JK1", "2S"], rules) == 7

@@ -17,6 +17,7 @@ from croupier.engine.hoola.events import (
     BindSevens, CloseTable, Combination, Declare, Discard, Draw, HoolaCommand, LayOff, Meld, NextRound,
     RoundEnded, Stop, TableClosed, ThankYou,
 )
+from croupier.engine.hoola.melds import JokerAs
 from croupier.engine.hoola.moves import canonical
 from croupier.engine.hoola.rules import PRESETS, PaymentMode, TieMode, rules_for
 from croupier.engine.hoola.state import HoolaState, Phase
@@ -43,6 +44,8 @@ def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
         "tie_mode": st.sampled_from(list(TieMode)),
         "rounds": st.integers(0, 3),
         "seven_binding": st.booleans(),
+        "jokers": st.integers(0, 2),
+        "joker_lay_off_alone": st.booleans(),
         "hoola_table_multiplier": st.lists(st.integers(1, 8), max_size=3).map(tuple),
     }))
     if overrides.get("ace_wrap") is not False:
@@ -54,8 +57,17 @@ def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
 
 def random_cards(rng: random.Random, state: HoolaState, seat: int, k: int) -> tuple[Card, ...]:
     """Cards a client might name: mostly its own, sometimes anyone's, now and then no card at all."""
-    pool = list(state.hands[seat]) * 3 + list(standard_deck()) + ["ZZ", "1X", JOKERS[0]]
+    pool = list(state.hands[seat]) * 3 + list(standard_deck(2)) + ["ZZ", "1X"]
     return tuple(rng.choice(pool) for _ in range(k))
+
+
+def random_namings(rng: random.Random, cards: tuple[Card, ...]) -> tuple[JokerAs, ...]:
+    """What a client might say its jokers stand for: often nothing, sometimes any card."""
+    named = []
+    for joker in [c for c in cards if c in JOKERS] + ([JOKERS[1]] if rng.random() < 0.05 else []):
+        if rng.random() < 0.5:
+            named.append(JokerAs(joker, rng.choice(standard_deck())))
+    return tuple(named)
 
 
 def syntactic_commands(rng: random.Random, state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
@@ -67,10 +79,13 @@ def syntactic_commands(rng: random.Random, state: HoolaState, seat: int) -> Iter
     for combination in Combination:
         yield Declare(combination)
     for _ in range(12):
-        yield ThankYou(random_cards(rng, state, seat, rng.randint(0, 4)))
-        yield Meld(random_cards(rng, state, seat, rng.randint(0, 5)))
+        cards = random_cards(rng, state, seat, rng.randint(0, 4))
+        yield ThankYou(cards, random_namings(rng, cards + (state.discard_top or "",)))
+        cards = random_cards(rng, state, seat, rng.randint(0, 5))
+        yield Meld(cards, random_namings(rng, cards))
         meld_id = rng.randint(0, len(state.melds) + 1)
-        yield LayOff(meld_id, random_cards(rng, state, seat, rng.randint(0, 3)))
+        cards = random_cards(rng, state, seat, rng.randint(0, 3))
+        yield LayOff(meld_id, cards, random_namings(rng, cards))
         yield Discard(rng.choice(random_cards(rng, state, seat, 1) + ("",)))
         yield BindSevens(meld_id, random_cards(rng, state, seat, rng.choice((1, 2, 2, 3))))
 
@@ -91,6 +106,8 @@ def all_cards(state: HoolaState) -> list[Card]:
 def cards_in(value: Any) -> set[str]:
     """Every card code anywhere inside an event or view."""
     deck = set(standard_deck(2))
+    if isinstance(value, JokerAs):
+        return {value.joker}  # what a joker stands for is a label, not a card someone holds
     if isinstance(value, str):
         return {value} if value in deck else set()
     if isinstance(value, tuple):
@@ -135,13 +152,13 @@ def check_step(state: HoolaState, seat: int, legal: list[HoolaCommand], rng: ran
     cards = all_cards(state)
     assert len(cards) == 52 + state.rules.jokers and len(set(cards)) == len(cards)
     # The legal list has no duplicates, and each of its commands is accepted.
-    canon = [canonical(c) for c in legal]
+    canon = [canonical(state, c) for c in legal]
     assert len(set(canon)) == len(canon)
     # Legal moves = the commands validation accepts, over random syntactic commands of any seat.
     for who in {seat, (seat + 1) % state.seats}:
-        legal_set = {canonical(c) for c in GAME.legal_commands(state, who)}
+        legal_set = {canonical(state, c) for c in GAME.legal_commands(state, who)}
         for command in syntactic_commands(rng, state, who):
-            assert accepted(state, who, command) == (canonical(command) in legal_set), (who, command)
+            assert accepted(state, who, command) == (canonical(state, command) in legal_set), (who, command)
     for command in rng.sample(legal, min(8, len(legal))):
         assert accepted(state, seat, command)
     # Views show one's own hand and nothing hidden from the viewer (the last finished round's

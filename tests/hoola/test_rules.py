@@ -13,7 +13,7 @@ from croupier.engine.hoola.events import (
     BindSevens, SevensBound, CardDrawn, CloseTable, Combination, Declare, Discard, DiscardTaken, Draw, LayOff, Meld, MeldMade,
     NextRound, RoundDealt, StockReshuffled, Stop, TableClosed, ThankYou,
 )
-from croupier.engine.hoola.melds import MeldKind
+from croupier.engine.hoola.melds import JokerAs, MeldKind
 from croupier.engine.hoola.rules import (
     INTERNATIONAL, KOREAN, PRESETS, PaymentMode, Penalty, TieMode, rules_for,
 )
@@ -452,7 +452,7 @@ def test_presets_and_overrides() -> None:
     ("korean", {}, 1, "seats"),
     ("korean", {"no_such": 1}, 3, "no_such"),
     ("korean", {"hoola_multiplier": 0}, 3, "hoola_multiplier"),
-    ("korean", {"jokers": 2}, 3, "jokers"),
+    ("korean", {"jokers": 3}, 3, "jokers"),
     ("korean", {"ace_low_only": True}, 3, "ace_low_only"),
 ])
 def test_invalid_rule_sets_name_the_option(preset: str, overrides: dict, seats: int, field: str) -> None:
@@ -525,3 +525,44 @@ def test_the_table_multiplier_is_a_named_factor() -> None:
     s = ended(play(state, 0, Stop())[1]).settlement
     assert payments(s) == {(2, 0): 4, (1, 0): 8}
     assert factors(s, 1) == [("rank", 2), ("table_multiplier", 4)]
+
+
+# --- jokers (RULES.md §1.3, §1.4, §1.6) -------------------------------------------------------
+
+def test_a_meld_names_its_jokers_and_the_legal_list_offers_every_reading() -> None:
+    state = position(["5H 6H JK1 9C", "4D 5D", "AS 2H"], rules=korean(jokers=1), phase=Phase.PLAY)
+    legal = moves.legal_commands(state, 0)
+    readings = {m.jokers for m in legal if isinstance(m, Meld) and m.cards == ("5H", "6H", "JK1")}
+    assert readings == {(JokerAs("JK1", "7H"),), (JokerAs("JK1", "4H"),)}
+    _, events = play(state, 0, Meld(("JK1", "5H", "6H"), (JokerAs("JK1", "4H"),)))
+    assert events[0].meld.cards == ("JK1", "5H", "6H") and events[0].meld.jokers == (JokerAs("JK1", "4H"),)
+    _, events = play(state, 0, Meld(("JK1", "5H", "6H")))      # unnamed: the high end
+    assert events[0].meld.jokers == (JokerAs("JK1", "7H"),)
+    refused(state, 0, Meld(("JK1", "5H", "6H"), (JokerAs("JK1", "9H"),)), "NOT_A_MELD")
+    with pytest.raises(MalformedCommand):
+        moves.validate(state, 0, Meld(("5H", "6H", "JK1"), (JokerAs("JK2", "7H"),)))
+
+
+def test_a_joker_laid_off_alone_needs_the_option() -> None:
+    state = position(["JK1 9C", "4D 5D", "AS 2H"], rules=korean(jokers=1), phase=Phase.PLAY,
+                     melds=[(1, "5H 6H 7H")], melded=[True, False, False])
+    _, events = play(state, 0, LayOff(1, ("JK1",)))
+    assert events[0].meld.jokers == (JokerAs("JK1", "8H"),)
+    off = dataclasses.replace(state, rules=korean(jokers=1, joker_lay_off_alone=False))
+    refused(off, 0, LayOff(1, ("JK1",)), "JOKER_LAY_OFF_ALONE_OFF")
+
+
+def test_jokers_held_multiply_the_losers_payment() -> None:
+    rules = korean(jokers=2, joker_value=0)
+    state = position(["4D", "2S 3H", "JK1 2D", "KS"], rules=rules, phase=Phase.PLAY,
+                     melded=[True, True, True, True],
+                     this_turn=Turn(start_hand=("4D",), melded_before=True, drawn="4D"))
+    s = ended(play(state, 0, Discard("4D"))[1]).settlement
+    # Seat 2's hand is (0 + 2) × 3 = 6: second; pays 2 × joker_multiplier 3.
+    assert factors(s, 2) == [("rank", 2), ("joker_multiplier", 3)]
+    assert payments(s) == {(1, 0): 1, (2, 0): 6, (3, 0): 3}
+
+
+def test_a_joker_never_stands_in_for_a_seven_in_four_sevens() -> None:
+    state = combination_position("7S 7H 7D JK1 2S 3S 4S", jokers=1)
+    refused(state, 0, Declare(Combination.FOUR_SEVENS), "NOT_FOUR_SEVENS")

@@ -451,3 +451,18 @@ def test_the_final_settlement_waits_for_the_end(server: Running) -> None:
     code, info, _ = error_of(lambda: server.stub.GetSettlement(
         service_pb2.GetSettlementRequest(game_id=game.game_id, final=True)))
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "GAME_NOT_FINISHED")
+
+
+@pytest.mark.parametrize("preset", ["korean", "international", "winjoy", "pmang", "hangame"])
+def test_every_preset_plays_through_with_jokers_and_seven_binding(server: Running, preset: str) -> None:
+    overrides = service_pb2.Rules(hoola=hoola_pb2.HoolaRules(jokers=2, seven_binding=True, rounds=2))
+    result = play_game(server.channel, seats=4, preset=preset, rng=random.Random(preset),
+                       overrides=overrides)
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=result.game_id))
+    started = replay.events[0].body.hoola.game_started
+    assert started.rules.jokers == 2 and started.rules.seven_binding
+    deal = replay.events[1].body.hoola.round_dealt
+    dealt = {c.code for h in deal.hands for c in h.cards} | {c.code for c in deal.stock} | {deal.upcard.code}
+    assert len(dealt) == 54 and {"JK1", "JK2"} <= dealt
+    assert len(result.rounds) == 2 and result.final.outcome == "TABLE_CLOSED"
+    verify_chain(replay.events)
