@@ -104,6 +104,17 @@ def _in_hand(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> None:
         raise IllegalCommand("CARD_NOT_IN_HAND", f"{' '.join(missing)} not in your hand", R_TURN)
 
 
+def claim_open(state: HoolaState, seat: int) -> bool:
+    """Battle Hoola (RULES.md §1.7): after a discard, until the next player's take, any seat but
+    the discarder may take the discard by thank-you out of turn."""
+    return (state.rules.out_of_turn_thank_you and state.phase is Phase.TAKE
+            and state.top_discarder is not None and seat not in (state.turn, state.top_discarder))
+
+
+def _may_claim(state: HoolaState, seat: int, command: HoolaCommand) -> bool:
+    return isinstance(command, ThankYou) and claim_open(state, seat)
+
+
 def _is_first_turn(state: HoolaState, seat: int) -> bool:
     return state.turns_started[seat] == 1
 
@@ -124,7 +135,7 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
     if state.phase is Phase.ROUND_OVER:
         raise IllegalCommand("ROUND_OVER", "the round is over: deal the next round or close the "
                              "table", R_TABLE)
-    if not 0 <= seat < state.seats or seat != state.turn:
+    if not 0 <= seat < state.seats or (seat != state.turn and not _may_claim(state, seat, command)):
         raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_TURN)
     taking = isinstance(command, (Draw, ThankYou, Stop, Declare))
     if taking and state.phase is not Phase.TAKE:
@@ -267,23 +278,30 @@ def _meld_candidates(hand: tuple[Card, ...]) -> list[tuple[Card, ...]]:
     return sorted(found, key=lambda cards: (len(cards), [sort_cards(hand).index(c) for c in cards]))
 
 
+def _thank_you_candidates(state: HoolaState, hand: tuple[Card, ...]) -> Iterator[HoolaCommand]:
+    top = state.discard_top
+    if top is None:
+        return
+    # A meld holding the top card shares its rank (a set) or its suit (a run), or it is a joker's
+    # meld: every card of the hand may be in it.
+    fitting = tuple(c for c in hand if is_joker(top) or is_joker(c) or rank(c) == rank(top)
+                    or suit(c) == suit(top))
+    for cards in _subsets(fitting, range(0, len(fitting) + 1)):
+        for way in arrangements(cards + (top,), state.rules):
+            yield ThankYou(cards, _jokers_of(way.jokers, cards + (top,)))
+
+
 def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
     """Every command worth checking: a superset of the legal ones, in a stable order."""
     hand = state.hands[seat]
-    if state.phase is Phase.TAKE:
+    if state.phase is Phase.TAKE and seat != state.turn:
+        yield from _thank_you_candidates(state, hand)  # a battle Hoola claim
+    elif state.phase is Phase.TAKE:
         yield Stop()
         for combination in Combination:
             yield Declare(combination)
         yield Draw()
-        top = state.discard_top
-        if top is not None:
-            # A meld holding the top card shares its rank (a set) or its suit (a run), or it is a
-            # joker's meld: every card of the hand may be in it.
-            fitting = tuple(c for c in hand if is_joker(top) or is_joker(c) or rank(c) == rank(top)
-                            or suit(c) == suit(top))
-            for cards in _subsets(fitting, range(0, len(fitting) + 1)):
-                for way in arrangements(cards + (top,), state.rules):
-                    yield ThankYou(cards, _jokers_of(way.jokers, cards + (top,)))
+        yield from _thank_you_candidates(state, hand)
     elif state.phase is Phase.PLAY:
         for cards in _meld_candidates(hand):
             for way in arrangements(cards, state.rules):
@@ -308,7 +326,8 @@ def legal_commands(state: HoolaState, seat: int) -> list[HoolaCommand]:
     """Every command ``seat`` may submit now: the candidates that :func:`validate` accepts."""
     if state.phase is Phase.ROUND_OVER and 0 <= seat < state.seats:
         return [NextRound(), CloseTable()]
-    if state.phase not in (Phase.TAKE, Phase.PLAY) or seat != state.turn:
+    if state.phase not in (Phase.TAKE, Phase.PLAY) or (seat != state.turn
+                                                         and not claim_open(state, seat)):
         return []
     legal = []
     for command in _candidates(state, seat):

@@ -24,6 +24,11 @@ Decisions where RULES.md is silent (each tested):
   two jokers is not a meld (one natural card). A joker keeps the card it stands for in a run; a
   natural card cannot take its place (Hoola has no joker swap). Unnamed jokers that could fill
   several places fill them in joker order (JK1 first), but every order is a legal reading.
+* Battle Hoola (``out_of_turn_thank_you``, ``FIRST_COME``): a claim is a thank-you by a seat other
+  than the one to act, open from a discard until the next player's take (the first up-card has no
+  discarder and cannot be claimed). The store's optimistic append decides which of concurrent
+  claims is first; the others are answered ABORTED and, re-read, find the card gone. The skipped
+  next player's turn does not count as begun. ``NEAREST_IN_TURN`` is refused until it is played.
 * A straight flush may hold jokers, as any run may (the seven cards form one run of one suit).
 * A straight flush, like four sevens, may be declared on any turn (``first_turn_combinations``
   speaks of low and high hands only).
@@ -224,24 +229,22 @@ DEFAULT_PRESET = "korean"
 # Options the engine does not play yet: a game that turns them on is refused clearly rather than
 # played by other rules. (Jokers, 7-binding, battle Hoola and sit-out come with their issue.)
 NOT_YET_SUPPORTED = {
-    "out_of_turn_thank_you": False,
     "sit_out": False,
 }
-_BATTLE_OFF = "; out-of-turn thank-you (battle Hoola, RULES.md §1.7) is off until it is played"
-# A preset that sets an option not played yet plays with it off until it is, and says so in its
-# description.
+# Every preset is played as listed.
 PRESETS: dict[str, HoolaRules] = {
     "korean": KOREAN,
-    "international": dataclasses.replace(INTERNATIONAL, out_of_turn_thank_you=False),
-    "winjoy": dataclasses.replace(WINJOY, out_of_turn_thank_you=False),
+    "international": INTERNATIONAL,
+    "winjoy": WINJOY,
     "pmang": PMANG,
     "hangame": HANGAME,
 }
 PRESET_DESCRIPTIONS = {
     "korean": "Offline Korean rules (RULES.md §1, the default)",
-    "international": "International rules of the Japanese and Indonesian sources" + _BATTLE_OFF,
+    "international": "International rules of the Japanese and Indonesian sources, with battle "
+                     "Hoola (out-of-turn thank-you, first come)",
     "winjoy": "Winjoy's online rules (RULES.md §1.10): no stop limit, ×7 combinations, "
-              "table stakes 2, 4, 1 after Hoola rounds" + _BATTLE_OFF,
+              "table stakes 2, 4, 1 after Hoola rounds, battle Hoola (first come)",
     "pmang": "Pmang's online rules (RULES.md §1.10): up to 4 players, stop at 15, "
              "every penalty before the first turn, ×2 after a Hoola",
     "hangame": "Hangame's online rules (RULES.md §1.10): up to 4 players, stop at 5/10/15, "
@@ -282,6 +285,9 @@ def validate(rules: HoolaRules, seats: int) -> None:
                            f"{rules.min_seats} to {rules.max_seats}", field="seats")
     if not 0 <= rules.jokers <= 2:
         raise bad("jokers", "0, 1 or 2")
+    if rules.out_of_turn_thank_you and rules.claim_priority is ClaimPriority.NEAREST_IN_TURN:
+        raise InvalidRules("OPTION_NOT_SUPPORTED", "option claim_priority=NEAREST_IN_TURN is not "
+                           "played yet (FIRST_COME is)", field="claim_priority")
     if rules.ace_low_only and rules.ace_wrap:
         raise bad("ace_low_only", "cannot be combined with ace_wrap")
     for option in ("seven_hand_multiplier", "joker_hand_multiplier", "unmelded_multiplier",

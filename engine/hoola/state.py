@@ -111,6 +111,14 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
                            hands=_set(state.hands, seat, state.hands[seat] + (drawn,)),
                            this_turn=replace(state.this_turn, drawn=drawn))
         case DiscardTaken(seat=seat, card=card, discarder=discarder, meld=meld):
+            if seat != state.turn:
+                # An out-of-turn claim (battle Hoola): play goes on from the claimant; the seats in
+                # between are skipped, and the skipped next player's turn never began.
+                started = _set(state.turns_started, state.turn, state.turns_started[state.turn] - 1)
+                state = replace(state, turn=seat,
+                                turns_started=_set(started, seat, started[seat] + 1),
+                                this_turn=Turn(start_hand=state.hands[seat],
+                                               melded_before=state.melded[seat]))
             turn = replace(state.this_turn, thank_you_card=card, thank_you_discarder=discarder)
             state = replace(state, discards=state.discards[:-1], phase=Phase.PLAY, this_turn=turn,
                             melds=_place(state.melds, meld), melded=_set(state.melded, seat, True))

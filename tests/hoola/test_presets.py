@@ -43,6 +43,7 @@ TABLE = {
     "penalties_before_first_turn": ((), (S,), (U,), (U, S, J), (U,)),
     "hoola_table_multiplier": ((), (), (2, 4, 1), (2,), (2, 8, 1)),
     "straight_flush_multiplier": (0, 0, 0, 0, 8),
+    "out_of_turn_thank_you": (False, True, True, False, False),
 }
 NAMES = ("korean", "international", "winjoy", "pmang", "hangame")
 
@@ -56,14 +57,6 @@ def test_every_preset_value(option: str) -> None:
         else:
             got = getattr(rules, option)
         assert got == expected, (name, option)
-
-
-def test_battle_hoola_is_off_until_it_is_played_and_the_preset_says_so() -> None:
-    from croupier.engine.hoola.rules import PRESET_DESCRIPTIONS
-
-    for name in ("international", "winjoy"):
-        assert PRESETS[name].out_of_turn_thank_you is False
-        assert "battle Hoola" in PRESET_DESCRIPTIONS[name]
 
 
 def test_every_preset_plays_by_default_as_listed() -> None:

@@ -44,6 +44,7 @@ def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
         "tie_mode": st.sampled_from(list(TieMode)),
         "rounds": st.integers(0, 3),
         "seven_binding": st.booleans(),
+        "out_of_turn_thank_you": st.booleans(),
         "jokers": st.integers(0, 2),
         "joker_lay_off_alone": st.booleans(),
         "hoola_table_multiplier": st.lists(st.integers(1, 8), max_size=3).map(tuple),
@@ -129,6 +130,10 @@ def play_random_game(rules: Any, seats: int, seeds: Seeds, rng: random.Random,
         if GAME.is_finished(state):
             return state, events
         seat = state.turn if state.phase is not Phase.ROUND_OVER else rng.randrange(seats)
+        if state.phase is Phase.TAKE and rng.random() < 0.3:
+            # Someone else may claim the discard out of turn (battle Hoola).
+            claimants = [s for s in range(seats) if s != seat and GAME.legal_commands(state, s)]
+            seat = rng.choice(claimants) if claimants else seat
         legal = GAME.legal_commands(state, seat)
         assert legal, "a seat to act always has a legal move"
         if check:

@@ -566,3 +566,57 @@ def test_jokers_held_multiply_the_losers_payment() -> None:
 def test_a_joker_never_stands_in_for_a_seven_in_four_sevens() -> None:
     state = combination_position("7S 7H 7D JK1 2S 3S 4S", jokers=1)
     refused(state, 0, Declare(Combination.FOUR_SEVENS), "NOT_FOUR_SEVENS")
+
+
+# --- §1.7 battle Hoola ------------------------------------------------------------------------
+
+def battle_position(**options: object):
+    """Seat 0 just discarded 7H; seat 1 is to act; seat 2 could meld the 7H."""
+    rules = korean(out_of_turn_thank_you=True, **options)
+    return position(["2C 3C", "4D 5D KS", "8H 9H 2S 3S 4S 5S 6S"], rules=rules, turn=1,
+                    discards="QC 7H", top_discarder=0, turns_started=(3, 3, 2))
+
+
+def test_any_seat_may_claim_a_discard_out_of_turn_and_play_goes_on_from_it() -> None:
+    state = battle_position()
+    assert ThankYou(("8H", "9H"), ()) in moves.legal_commands(state, 2)
+    after, events = play(state, 2, ThankYou(("8H", "9H")))
+    assert isinstance(events[0], DiscardTaken) and events[0].discarder == 0
+    assert (after.turn, after.phase) == (2, Phase.PLAY)
+    # Seat 1 is skipped: its turn never began; seat 2's did.
+    assert after.turns_started == (3, 2, 3)
+    refused(after, 1, Draw(), "NOT_YOUR_TURN")
+
+
+def test_a_claim_that_wins_the_round_makes_the_discarder_liable() -> None:
+    state = battle_position()
+    state = dataclasses.replace(state, hands=(("2C", "3C"), ("4D", "5D", "KS"), ("8H", "9H", "2S")),
+                                melded=(True, True, True))
+    result = ended(play(state, 2, ThankYou(("8H", "9H")), Discard("2S"))[1])
+    assert result.winners == (2,) and [line.payer for line in result.settlement.lines] == [0]
+
+
+def test_claims_close_with_the_next_take_and_never_come_from_the_discarder() -> None:
+    state = battle_position()
+    drawn, _ = play(state, 1, Draw())
+    refused(drawn, 2, ThankYou(("8H", "9H")), "NOT_YOUR_TURN")
+    assert moves.legal_commands(drawn, 2) == []
+    refused(dataclasses.replace(state, hands=(("8H", "9H"), ("4D",), ("2S",))), 0,
+            ThankYou(("8H", "9H")), "NOT_YOUR_TURN")
+    # The first up-card has no discarder: only the dealer may take it.
+    refused(dataclasses.replace(state, top_discarder=None), 2, ThankYou(("8H", "9H")), "NOT_YOUR_TURN")
+    # Without the option a thank-you is the next player's alone.
+    refused(dataclasses.replace(state, rules=KOREAN), 2, ThankYou(("8H", "9H")), "NOT_YOUR_TURN")
+
+
+def test_claims_must_meld_at_once_like_any_thank_you() -> None:
+    refused(battle_position(), 2, ThankYou(("2S", "3S")), "THANK_YOU_NOT_MELDABLE")
+
+
+def test_nearest_in_turn_is_refused_until_it_is_played() -> None:
+    from croupier.engine.game import InvalidRules
+    from croupier.engine.hoola.rules import ClaimPriority
+
+    with pytest.raises(InvalidRules) as info:
+        rules_for("winjoy", {"claim_priority": ClaimPriority.NEAREST_IN_TURN}, 3)
+    assert info.value.field == "claim_priority"

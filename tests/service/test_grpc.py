@@ -466,3 +466,59 @@ def test_every_preset_plays_through_with_jokers_and_seven_binding(server: Runnin
     assert len(dealt) == 54 and {"JK1", "JK2"} <= dealt
     assert len(result.rounds) == 2 and result.final.outcome == "TABLE_CLOSED"
     verify_chain(replay.events)
+
+
+# --- battle Hoola: concurrent claims ----------------------------------------------------------
+
+def discard_a_seven(server: Running, game, tokens: list[str]) -> tuple[int, int]:
+    """Play draws and discards until the seat to act discards a 7; returns (discarder, version)."""
+    for _ in range(40):
+        v = view(server, game, 0)
+        seat = v.view.hoola.turn
+        drawn = submit(server, game, seat, DRAW, v.version)
+        hand = [c.code for c in view(server, game, seat).view.hoola.hand]
+        sevens = [c for c in hand if c[0] == "7"]
+        card = sevens[0] if sevens else max(hand, key=lambda c: "A23456789TJQK".index(c[0]))
+        done = submit(server, game, seat, hoola_command(discard=hoola_pb2.Discard(card=card)),
+                      drawn.version)
+        if sevens:
+            return seat, done.version
+    raise AssertionError("no 7 came up")
+
+
+@pytest.mark.parametrize("trial", range(3))
+def test_concurrent_claims_have_exactly_one_winner(server: Running, trial: int) -> None:
+    game = create(server, seats=5, overrides=service_pb2.Rules(hoola=hoola_pb2.HoolaRules(
+        out_of_turn_thank_you=True)), client_seeds=[f"claims-{trial}"])
+    tokens = [t.token for t in game.tokens]
+    discarder, version = discard_a_seven(server, game, tokens)
+    claimers = [s for s in range(5) if s != discarder]
+    outcomes: dict[int, str] = {}
+    barrier = threading.Barrier(len(claimers))
+    claim = hoola_command(thank_you=hoola_pb2.ThankYou())   # a discarded 7 may be melded alone
+
+    def attempt(seat: int) -> None:
+        barrier.wait()
+        try:
+            submit(server, game, seat, claim, version)
+            outcomes[seat] = "OK"
+        except grpc.RpcError as error:
+            outcomes[seat] = error.code().name
+
+    threads = [threading.Thread(target=attempt, args=(s,)) for s in claimers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    winners = [s for s, outcome in outcomes.items() if outcome == "OK"]
+    assert len(winners) == 1, outcomes
+    assert all(outcome == "ABORTED" for s, outcome in outcomes.items() if s not in winners)
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+    taken = [e for e in replay.events[version:] if e.body.hoola.HasField("discard_taken")]
+    assert len(taken) == 1 and taken[0].seat == winners[0]
+    # The losers, re-reading, find the card gone: their claim is now refused by the rules.
+    loser = next(s for s in claimers if s not in winners)
+    answer = server.stub.ValidateCommand(service_pb2.ValidateCommandRequest(
+        game_id=game.game_id, command=claim), metadata=auth(tokens[loser]))
+    assert not answer.accepted
+    assert view(server, game, 0).view.hoola.turn == winners[0]
