@@ -94,3 +94,78 @@ def test_the_rule_set_has_one_field_per_option_of_the_contract() -> None:
 
     assert {f.name for f in dataclasses.fields(HoolaRules)} == {
         f.name for f in hoola_pb2.HoolaRules.DESCRIPTOR.fields}
+
+
+# --- scripted rounds per preset, settlements line by line --------------------------------------
+
+from croupier.engine.hoola.events import Combination, Declare, Discard, Draw, Meld, Stop, ThankYou  # noqa: E402
+from croupier.engine.hoola.state import Turn  # noqa: E402
+
+from .helpers import ended, play, position  # noqa: E402
+
+
+def value(option: str, name: str):
+    return TABLE[option][NAMES.index(name)]
+
+
+def lines(settlement) -> list[tuple[int, int, int, list[tuple[str, int]]]]:
+    return [(l.payer, l.payee, l.amount, [(f.name, f.value) for f in l.factors])
+            for l in settlement.lines]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_hoola_round(name: str) -> None:
+    rules = PRESETS[name]
+    state = position(["3H 4H 5H 9S 9D 9C KC", "2S 3S", "4C 5D"], rules=rules, stock="6H 2H",
+                     discards="QH", melded=[False, True, True])
+    result = ended(play(state, 0, Draw(), Meld(("3H", "4H", "5H", "6H")), Meld(("9S", "9D", "9C")),
+                        Discard("KC"))[1])
+    hoola = value("hoola_multiplier", name)
+    assert lines(result.settlement) == [
+        (1, 0, hoola, [("rank", 1), ("hoola_multiplier", hoola)]),
+        (2, 0, 2 * hoola, [("rank", 2), ("hoola_multiplier", hoola)]),
+    ]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_failed_stop(name: str) -> None:
+    rules = PRESETS[name]
+    state = position(["AS 2S 3D", "9C 8D", "AC 5H"], rules=rules, melded=[True, True, True])
+    result = ended(play(state, 0, Stop())[1])
+    penalty = value("stop_penalty_multiplier", name)
+    (payer, payee, amount, factors), = lines(result.settlement)
+    assert (payer, payee, amount) == (0, 2, 2 + penalty)
+    assert factors == [("rank", 2), ("stop_penalty_multiplier", penalty)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_thank_you_win(name: str) -> None:
+    rules = PRESETS[name]
+    state = position(["8H 9H QD", "2S 3S", "4C 5D"], rules=rules, discards="7H", top_discarder=2,
+                     melded=[True, True, True],
+                     this_turn=Turn(start_hand=("8H", "9H", "QD"), melded_before=True))
+    result = ended(play(state, 0, ThankYou(("8H", "9H")), Discard("QD"))[1])
+    penalty = value("thank_you_penalty_multiplier", name)
+    if value("thank_you_penalty_scope", name) is ANY:
+        assert lines(result.settlement) == [
+            (2, 0, 2 + penalty, [("rank", 2), ("thank_you_penalty_multiplier", penalty)])]
+    else:   # HOOLA_ONLY: not a Hoola, so no liability
+        assert lines(result.settlement) == [(1, 0, 1, [("rank", 1)]), (2, 0, 2, [("rank", 2)])]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_four_sevens_with_an_unmelded_loser_before_the_first_turn(name: str) -> None:
+    rules = PRESETS[name]
+    state = position(["7S 7H 7D 7C 2S 3S 4S", "9C 8D", "TC 2H"], rules=rules,
+                     melded=[False, True, False], turns_started=(2, 1, 0))
+    result = ended(play(state, 0, Declare(Combination.FOUR_SEVENS))[1])
+    sevens = value("four_sevens_multiplier", name)
+    unmelded_applies = Penalty.UNMELDED in value("penalties_before_first_turn", name)
+    # Seat 2 (12, no meld, its first turn never came) ranks last only if the penalty applies.
+    seat2_rank = 2 if unmelded_applies else 1
+    seat2 = [("rank", seat2_rank)] + ([("unmelded_multiplier", 2)] if unmelded_applies else [])
+    seat1_rank = 1 if unmelded_applies else 2
+    got = {payer: (amount, factors) for payer, _, amount, factors in lines(result.settlement)}
+    assert got[1] == (seat1_rank * sevens, [("rank", seat1_rank), ("four_sevens_multiplier", sevens)])
+    amount = seat2_rank * (2 if unmelded_applies else 1) * sevens
+    assert got[2] == (amount, seat2 + [("four_sevens_multiplier", sevens)])
