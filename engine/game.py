@@ -76,6 +76,10 @@ class Game(Protocol, Generic[R, S, E, C]):
     def decide(self, state: S, seat: int, command: C, ctx: Context) -> list[E]:
         """The events a command produces; raises :class:`CommandError`."""
 
+    def advance(self, state: S, now_ms: int) -> list[E]:
+        """Events that time has made due by ``now_ms`` (``decide`` records them first; reads apply
+        them to show the game as of now)."""
+
     def validate(self, state: S, seat: int, command: C) -> None:
         """Raise :class:`CommandError` unless ``decide`` would accept the command."""
 

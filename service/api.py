@@ -224,6 +224,13 @@ class GameService(service_pb2_grpc.GameServiceServicer):
         self.cache.put(game_id, version, state)
         return Loaded(record, binding, state, version)
 
+    def _now(self, loaded: Loaded) -> Any:
+        """The state as of now: what time has made due (a closed claim window) applied."""
+        state = loaded.state
+        for event in loaded.binding.game.advance(state, self.clock()):
+            state = loaded.binding.game.evolve(state, event)
+        return state
+
     def _present(self, binding: GameBinding, stored: StoredEvent, seat: int | None,
                  finished: bool) -> service_pb2.GameEvent:
         """A stored event as ``seat`` may see it: complete once the game is over."""
@@ -342,7 +349,7 @@ class GameService(service_pb2_grpc.GameServiceServicer):
         loaded = self._load(request.game_id)
         command = self._command(loaded, request.command)
         try:
-            loaded.binding.game.validate(loaded.state, seat, command)
+            loaded.binding.game.validate(self._now(loaded), seat, command)
         except CommandError as error:
             return service_pb2.ValidateCommandResponse(
                 accepted=False, rejection=errors.rejection(error), version=loaded.version)
@@ -358,14 +365,14 @@ class GameService(service_pb2_grpc.GameServiceServicer):
             version=loaded.version,
             moves=[service_pb2.LegalMove(command=loaded.binding.command_to_proto(c),
                                          label=game.label(c))
-                   for c in game.legal_commands(loaded.state, seat)])
+                   for c in game.legal_commands(self._now(loaded), seat)])
 
     @rpc
     def GetView(self, request: service_pb2.GetViewRequest,
                 context: grpc.ServicerContext) -> service_pb2.GetViewResponse:
         seat = self._seat(context, request.game_id, request)
         loaded = self._load(request.game_id)
-        view = loaded.binding.game.view(loaded.state, seat)
+        view = loaded.binding.game.view(self._now(loaded), seat)
         return service_pb2.GetViewResponse(view=loaded.binding.view_to_proto(view),
                                            version=loaded.version,
                                            finished=loaded.binding.game.is_finished(loaded.state))

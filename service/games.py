@@ -83,7 +83,7 @@ HOOLA = GameBinding(
         hoola_events.DiscardTaken, hoola_events.MeldMade, hoola_events.CardsLaidOff,
         hoola_events.CardDiscarded, hoola_events.StockReshuffled, hoola_events.StopCalled,
         hoola_events.CombinationDeclared, hoola_events.RoundEnded, hoola_events.TableClosed,
-        hoola_events.SevensBound),
+        hoola_events.SevensBound, hoola_events.ClaimMade),
 )
 
 BINDINGS: dict[int, GameBinding] = {HOOLA.kind: HOOLA}

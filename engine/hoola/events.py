@@ -131,6 +131,17 @@ class CardDrawn:
 
 
 @dataclass(frozen=True)
+class ClaimMade:
+    """An out-of-turn thank-you claim, recorded while the claim window is open (battle Hoola,
+    ``NEAREST_IN_TURN``): the nearest claimant after the discarder wins when it closes."""
+
+    seat: int
+    cards: tuple[Card, ...]
+    jokers: tuple[JokerAs, ...]
+    at_ms: int
+
+
+@dataclass(frozen=True)
 class DiscardTaken:
     seat: int
     card: Card
@@ -208,4 +219,4 @@ class TableClosed:
 
 HoolaEvent = (GameStarted | RoundDealt | CardDrawn | DiscardTaken | MeldMade | CardsLaidOff
               | CardDiscarded | StockReshuffled | StopCalled | CombinationDeclared | RoundEnded
-              | TableClosed | SevensBound)
+              | TableClosed | SevensBound | ClaimMade)

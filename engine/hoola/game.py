@@ -11,7 +11,7 @@ from croupier.engine.cards import Card, by_rank
 from croupier.engine.game import Context
 from croupier.engine.hoola import moves, rules as rules_module
 from croupier.engine.hoola.events import (
-    BindSevens, CardDrawn, CloseTable, Declare, Discard, Draw, GameStarted, Hand, HoolaCommand,
+    BindSevens, CardDrawn, ClaimMade, CloseTable, Declare, Discard, Draw, GameStarted, Hand, HoolaCommand,
     HoolaEvent, LayOff, Meld, NextRound, RoundDealt, RoundEnded, StockReshuffled, Stop, TableClosed,
     ThankYou,
 )
@@ -42,6 +42,8 @@ class HoolaView:
     rules: HoolaRules
     last_round: RoundEnded | None
     table_multiplier: int
+    claimants: tuple[int, ...]
+    claim_window_end_ms: int
 
 
 class HoolaGame:
@@ -74,6 +76,10 @@ class HoolaGame:
     def decide(self, state: HoolaState, seat: int, command: HoolaCommand,
                ctx: Context) -> list[HoolaEvent]:
         return moves.decide(state, seat, command, ctx)
+
+    def advance(self, state: HoolaState, now_ms: int) -> list[HoolaEvent]:
+        """Events that time has made due (a closed claim window); apply them before reading."""
+        return moves.advance(state, now_ms)
 
     def validate(self, state: HoolaState, seat: int, command: HoolaCommand) -> None:
         moves.validate(state, seat, command)
@@ -116,6 +122,9 @@ class HoolaGame:
                 return dataclasses.replace(event, hands=hidden, stock=())
             case CardDrawn(seat=drawer) if drawer != seat:
                 return dataclasses.replace(event, card=None)
+            case ClaimMade(seat=claimant) if claimant != seat:
+                # Others see that a seat claimed, not with which cards: a losing claim keeps them.
+                return dataclasses.replace(event, cards=(), jokers=())
             case StockReshuffled():
                 return dataclasses.replace(event, stock=())
         return event
@@ -129,7 +138,9 @@ class HoolaGame:
             turn=state.turn, phase=state.phase, round=state.round, dealer=state.dealer,
             hand_value=hand_value(hand, state.rules) if seat is not None else 0,
             scores=state.scores, rules=state.rules, last_round=state.result,
-            table_multiplier=state.table_multiplier)
+            table_multiplier=state.table_multiplier,
+            claimants=tuple(claim.seat for claim in state.claims),
+            claim_window_end_ms=state.claim_window_end_ms)
 
     def settlements(self, events: list[HoolaEvent]) -> list[Any]:
         """The settlement of every finished round, in order."""

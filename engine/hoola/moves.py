@@ -15,14 +15,14 @@ from typing import Any
 from croupier.engine.cards import Card, is_card, is_joker, rank, sort_cards, suit
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand
 from croupier.engine.hoola.events import (
-    BindSevens, CardDiscarded, CardDrawn, CardsLaidOff, CloseTable, Combination, CombinationDeclared, Declare,
+    BindSevens, CardDiscarded, CardDrawn, CardsLaidOff, ClaimMade, CloseTable, Combination, CombinationDeclared, Declare,
     Discard, DiscardTaken, Draw, Hand, HoolaCommand, HoolaEvent, LayOff, Meld, MeldMade, NextRound,
     RoundDealt, RoundEnded, SevensBound, StockReshuffled, Stop, StopCalled, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.melds import (
     JokerAs, MeldKind, TableMeld, arrange, arrangements, extend, extensions, hand_value, plain_sum,
 )
-from croupier.engine.hoola.rules import ThankYouPenaltyScope
+from croupier.engine.hoola.rules import ClaimPriority, ThankYouPenaltyScope
 from croupier.engine.hoola.deal import deal
 from croupier.engine.hoola.scoring import Liability, Outcome, lowest_hands, settle, table_settlement
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
@@ -34,6 +34,7 @@ R_MELDS = "RULES.md §1.3"
 R_STOP = "RULES.md §1.5.2"
 R_COMBO = "RULES.md §1.5.3"
 R_TABLE = "RULES.md §1.8"
+R_BATTLE = "RULES.md §1.7"
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -106,9 +107,15 @@ def _in_hand(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> None:
 
 def claim_open(state: HoolaState, seat: int) -> bool:
     """Battle Hoola (RULES.md §1.7): after a discard, until the next player's take, any seat but
-    the discarder may take the discard by thank-you out of turn."""
+    the discarder may take the discard by thank-you out of turn (once, where claims wait for the
+    window to close)."""
     return (state.rules.out_of_turn_thank_you and state.phase is Phase.TAKE
-            and state.top_discarder is not None and seat not in (state.turn, state.top_discarder))
+            and state.top_discarder is not None and seat not in (state.turn, state.top_discarder)
+            and all(claim.seat != seat for claim in state.claims))
+
+
+def _nearest_in_turn(state: HoolaState) -> bool:
+    return state.rules.claim_priority is ClaimPriority.NEAREST_IN_TURN
 
 
 def _may_claim(state: HoolaState, seat: int, command: HoolaCommand) -> bool:
@@ -138,6 +145,10 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
     if not 0 <= seat < state.seats or (seat != state.turn and not _may_claim(state, seat, command)):
         raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_TURN)
     taking = isinstance(command, (Draw, ThankYou, Stop, Declare))
+    if state.claims and seat == state.turn and isinstance(command, (Draw, Stop, Declare)):
+        raise IllegalCommand("CLAIM_WINDOW_OPEN", "seats have claimed the discard: you may take it "
+                             "yourself by thank-you, or wait until the claim window closes at "
+                             f"{state.claim_window_end_ms} ms", R_BATTLE)
     if taking and state.phase is not Phase.TAKE:
         raise IllegalCommand("ALREADY_TOOK", "one take per turn; you have taken a card", R_TURN)
     if not taking and state.phase is not Phase.PLAY:
@@ -374,9 +385,15 @@ def canonical(state: HoolaState, command: HoolaCommand) -> HoolaCommand:
 # --- events -----------------------------------------------------------------------------------
 
 def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) -> list[HoolaEvent]:
-    """The events ``command`` produces; raises like :func:`validate`."""
+    """The events ``command`` produces at ``ctx.now_ms``; raises like :func:`validate`.
+
+    What time has made due comes first (:func:`advance`): a command after a claim window closed
+    records the window's outcome before its own events.
+    """
+    events: list[HoolaEvent] = advance(state, ctx.now_ms)
+    for event in events:
+        state = evolve(state, event)
     validate(state, seat, command)
-    events: list[HoolaEvent] = []
 
     def emit(event: HoolaEvent) -> HoolaState:
         nonlocal state
@@ -384,6 +401,9 @@ def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) ->
         state = evolve(state, event)
         return state
 
+    if isinstance(command, ThankYou) and seat != state.turn and _nearest_in_turn(state):
+        emit(ClaimMade(seat, sort_cards(command.cards), command.jokers, ctx.now_ms))
+        return events
     match command:
         case Draw():
             emit(CardDrawn(seat, state.stock[0]))
@@ -440,6 +460,35 @@ def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) ->
     if (isinstance(events[-1], RoundEnded) and state.rules.rounds
             and state.round >= state.rules.rounds):
         emit(TableClosed(state.round, table_settlement(state)))
+    return events
+
+
+def advance(state: HoolaState, now_ms: int) -> list[HoolaEvent]:
+    """The events time has made due at ``now_ms``: a closed claim window awards the discard to the
+    nearest claimant in turn order after the discarder (RULES.md §1.7, ``NEAREST_IN_TURN``).
+
+    Only recorded claims decide the winner, so whichever later command records the award, and
+    whenever, the log and every replay agree.
+    """
+    if not state.claims or now_ms < state.claim_window_end_ms:
+        return []
+    assert state.top_discarder is not None and state.discard_top is not None
+    by_seat = {claim.seat: claim for claim in state.claims}
+    order = [(state.top_discarder + k) % state.seats for k in range(1, state.seats)]
+    claim = by_seat[next(seat for seat in order if seat in by_seat)]
+    top = state.discard_top
+    way = arrange(claim.cards + (top,), state.rules, _named(claim.jokers))
+    assert way is not None, "a recorded claim was checked when it was made"
+    events: list[HoolaEvent] = [DiscardTaken(
+        claim.seat, top, state.top_discarder,
+        TableMeld(_next_meld_id(state), claim.seat, way.kind, way.cards, way.jokers))]
+    after = evolve(state, events[0])
+    if not after.hands[claim.seat]:
+        ending = _round_ended(after, _going_out(after, claim.seat, perfect=False))
+        events.append(ending)
+        after = evolve(after, ending)
+        if after.rules.rounds and after.round >= after.rules.rounds:
+            events.append(TableClosed(after.round, table_settlement(after)))
     return events
 
 

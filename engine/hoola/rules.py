@@ -28,7 +28,13 @@ Decisions where RULES.md is silent (each tested):
   than the one to act, open from a discard until the next player's take (the first up-card has no
   discarder and cannot be claimed). The store's optimistic append decides which of concurrent
   claims is first; the others are answered ABORTED and, re-read, find the card gone. The skipped
-  next player's turn does not count as begun. ``NEAREST_IN_TURN`` is refused until it is played.
+  next player's turn does not count as begun.
+* Battle Hoola, ``NEAREST_IN_TURN``: an out-of-turn claim is recorded with its time; the first one
+  opens a window of ``claim_window_ms``. Each seat claims once. While it is open the next player may
+  not draw, stop or declare, but may take the card by thank-you at once (being nearest, they would
+  win anyway). The first command recorded after the window closes records the award to the nearest
+  claimant first (only recorded claims decide it, so it is the same whenever it is recorded); reads
+  show the awarded position as soon as the window has closed.
 * A straight flush may hold jokers, as any run may (the seven cards form one run of one suit).
 * A straight flush, like four sevens, may be declared on any turn (``first_turn_combinations``
   speaks of low and high hands only).
@@ -285,9 +291,6 @@ def validate(rules: HoolaRules, seats: int) -> None:
                            f"{rules.min_seats} to {rules.max_seats}", field="seats")
     if not 0 <= rules.jokers <= 2:
         raise bad("jokers", "0, 1 or 2")
-    if rules.out_of_turn_thank_you and rules.claim_priority is ClaimPriority.NEAREST_IN_TURN:
-        raise InvalidRules("OPTION_NOT_SUPPORTED", "option claim_priority=NEAREST_IN_TURN is not "
-                           "played yet (FIRST_COME is)", field="claim_priority")
     if rules.ace_low_only and rules.ace_wrap:
         raise bad("ace_low_only", "cannot be combined with ace_wrap")
     for option in ("seven_hand_multiplier", "joker_hand_multiplier", "unmelded_multiplier",
@@ -302,6 +305,8 @@ def validate(rules: HoolaRules, seats: int) -> None:
             raise bad("stop_limits", "a stop limit cannot be below 0")
     if len({limit.players for limit in rules.stop_limits}) != len(rules.stop_limits):
         raise bad("stop_limits", "one limit per player count")
+    if rules.claim_window_ms < 1:
+        raise bad("claim_window_ms", "must be at least 1")
     if rules.max_reshuffles < 0:
         raise bad("max_reshuffles", "cannot be below 0")
     if rules.rounds < 0:

@@ -7,7 +7,7 @@ from enum import Enum
 
 from croupier.engine.cards import Card
 from croupier.engine.hoola.events import (
-    CardDiscarded, CardDrawn, CardsLaidOff, CombinationDeclared, DiscardTaken, GameStarted,
+    CardDiscarded, CardDrawn, CardsLaidOff, ClaimMade, CombinationDeclared, DiscardTaken, GameStarted,
     HoolaEvent, MeldMade, RoundDealt, RoundEnded, SevensBound, StockReshuffled, StopCalled, TableClosed,
 )
 from croupier.engine.hoola.melds import TableMeld
@@ -59,6 +59,9 @@ class HoolaState:
     table_multiplier: int = 1
     hoola_streak: int = 0
     closed: TableClosed | None = None
+    # Battle Hoola, NEAREST_IN_TURN: the claims on the top discard and when their window closes.
+    claims: tuple[ClaimMade, ...] = ()
+    claim_window_end_ms: int = 0
 
     @property
     def discard_top(self) -> Card | None:
@@ -110,7 +113,11 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
             return replace(state, stock=state.stock[1:], phase=Phase.PLAY,
                            hands=_set(state.hands, seat, state.hands[seat] + (drawn,)),
                            this_turn=replace(state.this_turn, drawn=drawn))
+        case ClaimMade(at_ms=at_ms):
+            end = state.claim_window_end_ms if state.claims else at_ms + state.rules.claim_window_ms
+            return replace(state, claims=state.claims + (event,), claim_window_end_ms=end)
         case DiscardTaken(seat=seat, card=card, discarder=discarder, meld=meld):
+            state = replace(state, claims=(), claim_window_end_ms=0)
             if seat != state.turn:
                 # An out-of-turn claim (battle Hoola): play goes on from the claimant; the seats in
                 # between are skipped, and the skipped next player's turn never began.
@@ -132,7 +139,8 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
             return _put_down(replace(state, melds=_place(state.melds, meld)), seat, cards)
         case CardDiscarded(seat=seat, card=card):
             state = replace(state, hands=_set(state.hands, seat, _without(state.hands[seat], (card,))),
-                            discards=state.discards + (card,), top_discarder=seat)
+                            discards=state.discards + (card,), top_discarder=seat, claims=(),
+                            claim_window_end_ms=0)
             if not state.hands[seat] or (not state.stock and state.phase is not Phase.ROUND_OVER
                                          and not may_reshuffle(state)):
                 return state  # the round ends with the next event

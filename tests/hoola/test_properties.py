@@ -19,7 +19,7 @@ from croupier.engine.hoola.events import (
 )
 from croupier.engine.hoola.melds import JokerAs
 from croupier.engine.hoola.moves import canonical
-from croupier.engine.hoola.rules import PRESETS, PaymentMode, TieMode, rules_for
+from croupier.engine.hoola.rules import PRESETS, ClaimPriority, PaymentMode, TieMode, rules_for
 from croupier.engine.hoola.state import HoolaState, Phase
 from croupier.engine.shuffle import Seeds
 
@@ -45,6 +45,8 @@ def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
         "rounds": st.integers(0, 3),
         "seven_binding": st.booleans(),
         "out_of_turn_thank_you": st.booleans(),
+        "claim_priority": st.sampled_from(list(ClaimPriority)),
+        "claim_window_ms": st.sampled_from((1, 1000, 3000)),
         "jokers": st.integers(0, 2),
         "joker_lay_off_alone": st.booleans(),
         "hoola_table_multiplier": st.lists(st.integers(1, 8), max_size=3).map(tuple),
@@ -126,7 +128,14 @@ def play_random_game(rules: Any, seats: int, seeds: Seeds, rng: random.Random,
                      check: bool = True) -> tuple[HoolaState, list[Any]]:
     events = GAME.start(rules, seats, seeds)
     state = fold(GAME, events)
+    now = 0
     for _ in range(MAX_STEPS):
+        # Time passes between commands; what it makes due (a closed claim window) comes first.
+        now += rng.choice((0, 200, 1000, 4000))
+        due = GAME.advance(state, now)
+        if due:
+            assert GAME.advance(fold(GAME, due, state), now) == []
+            state, events = fold(GAME, due, state), events + due
         if GAME.is_finished(state):
             return state, events
         seat = state.turn if state.phase is not Phase.ROUND_OVER else rng.randrange(seats)
@@ -135,11 +144,13 @@ def play_random_game(rules: Any, seats: int, seeds: Seeds, rng: random.Random,
             claimants = [s for s in range(seats) if s != seat and GAME.legal_commands(state, s)]
             seat = rng.choice(claimants) if claimants else seat
         legal = GAME.legal_commands(state, seat)
+        if not legal and state.claims:
+            continue  # the seat to act waits for the claim window to close
         assert legal, "a seat to act always has a legal move"
         if check:
             check_step(state, seat, legal, rng)
         command = rng.choice(legal)
-        new = GAME.decide(state, seat, command, Context(seeds))
+        new = GAME.decide(state, seat, command, Context(seeds, now))
         for event in new:
             before = state
             state = GAME.evolve(state, event)

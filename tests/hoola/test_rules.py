@@ -11,13 +11,15 @@ from croupier.engine.hoola import moves
 from croupier.engine.hoola.deal import deal
 from croupier.engine.hoola.events import (
     BindSevens, SevensBound, CardDrawn, CloseTable, Combination, Declare, Discard, DiscardTaken, Draw, LayOff, Meld, MeldMade,
-    NextRound, RoundDealt, StockReshuffled, Stop, TableClosed, ThankYou,
+    NextRound, RoundDealt, StockReshuffled, Stop, TableClosed, ThankYou, ClaimMade, CardDiscarded,
 )
 from croupier.engine.hoola.melds import JokerAs, MeldKind
 from croupier.engine.hoola.rules import (
     INTERNATIONAL, KOREAN, PRESETS, PaymentMode, Penalty, TieMode, rules_for,
 )
-from croupier.engine.hoola.state import Phase, Turn
+from croupier.engine.game import Context
+from croupier.engine.hoola.rules import ClaimPriority
+from croupier.engine.hoola.state import Phase, Turn, evolve
 from croupier.engine.settlement import Settlement
 
 from .helpers import SEEDS, ended, play, position
@@ -613,10 +615,47 @@ def test_claims_must_meld_at_once_like_any_thank_you() -> None:
     refused(battle_position(), 2, ThankYou(("2S", "3S")), "THANK_YOU_NOT_MELDABLE")
 
 
-def test_nearest_in_turn_is_refused_until_it_is_played() -> None:
-    from croupier.engine.game import InvalidRules
-    from croupier.engine.hoola.rules import ClaimPriority
+def nearest_position():
+    """Four seats: seat 0 discarded 7H, seat 1 is to act, seats 2 and 3 can both meld the 7H."""
+    rules = korean(out_of_turn_thank_you=True, claim_priority=ClaimPriority.NEAREST_IN_TURN,
+                   claim_window_ms=3000)
+    return position(["2C 3C", "4D 5D KS", "8H 9H 2S 3S", "7S 7D 4C"], rules=rules, turn=1,
+                    discards="QC 7H", top_discarder=0, turns_started=(3, 3, 2, 2))
 
-    with pytest.raises(InvalidRules) as info:
-        rules_for("winjoy", {"claim_priority": ClaimPriority.NEAREST_IN_TURN}, 3)
-    assert info.value.field == "claim_priority"
+
+def play_at(state, seat, command, now_ms: int):
+    events = moves.decide(state, seat, command, Context(SEEDS, now_ms))
+    for event in events:
+        state = evolve(state, event)
+    return state, events
+
+
+def test_nearest_in_turn_claims_wait_for_the_window_and_the_nearest_wins() -> None:
+    state = nearest_position()
+    state, events = play_at(state, 3, ThankYou(("7S", "7D")), 1000)     # the farther seat first
+    assert isinstance(events[0], ClaimMade) and state.claim_window_end_ms == 4000
+    state, _ = play_at(state, 2, ThankYou(("8H", "9H")), 1500)
+    refused(state, 3, ThankYou(("7S", "7D")), "NOT_YOUR_TURN")          # one claim each
+    with pytest.raises(IllegalCommand) as info:                           # the window blocks seat 1
+        play_at(state, 1, Draw(), 2000)
+    assert info.value.reason == "CLAIM_WINDOW_OPEN"
+    assert Draw() not in moves.legal_commands(state, 1)
+    # After the window any command records the award first: seat 2 is nearest after seat 0.
+    assert [type(e) for e in moves.advance(state, 3999)] == []
+    awarded, events = play_at(state, 2, Discard("2S"), 4000)
+    assert isinstance(events[0], DiscardTaken) and events[0].seat == 2
+    assert events[0].meld.cards == ("7H", "8H", "9H") and isinstance(events[1], CardDiscarded)
+    assert awarded.turn == 3 and awarded.claims == ()
+    # A refused command records nothing, and the award is the same whenever it is recorded.
+    with pytest.raises(IllegalCommand):
+        play_at(state, 1, Draw(), 5000)
+    assert moves.advance(state, 9000) == moves.advance(state, 4000)
+
+
+def test_the_next_player_may_still_take_it_at_once_being_nearest() -> None:
+    state = dataclasses.replace(nearest_position(), hands=(
+        ("2C", "3C"), ("6H", "8H", "KS"), ("9H", "2S", "3S"), ("7S", "7D", "4C")))
+    state, _ = play_at(state, 3, ThankYou(("7S", "7D")), 1000)
+    taken, events = play_at(state, 1, ThankYou(("6H", "8H")), 1200)
+    assert isinstance(events[0], DiscardTaken) and events[0].seat == 1
+    assert taken.claims == () and taken.turn == 1 and taken.phase is Phase.PLAY

@@ -522,3 +522,35 @@ def test_concurrent_claims_have_exactly_one_winner(server: Running, trial: int) 
         game_id=game.game_id, command=claim), metadata=auth(tokens[loser]))
     assert not answer.accepted
     assert view(server, game, 0).view.hoola.turn == winners[0]
+
+
+def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Running) -> None:
+    import time
+
+    game = create(server, seats=4, client_seeds=["nearest"], overrides=service_pb2.Rules(
+        hoola=hoola_pb2.HoolaRules(out_of_turn_thank_you=True, claim_window_ms=400,
+                                   claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN)))
+    tokens = [t.token for t in game.tokens]
+    discarder, version = discard_a_seven(server, game, tokens)
+    nxt, near, far = [(discarder + k) % 4 for k in (1, 2, 3)]
+    claim = hoola_command(thank_you=hoola_pb2.ThankYou())
+    first = submit(server, game, far, claim, version)                 # the farther seat first
+    second = submit(server, game, near, claim, first.version)
+    assert first.events[0].body.hoola.HasField("claim_made")
+    waiting = view(server, game, nxt).view.hoola
+    assert sorted(waiting.claimants) == sorted([far, near]) and waiting.claim_window_end_ms > 0
+    code, info, _ = error_of(lambda: submit(server, game, nxt, DRAW, second.version))
+    assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "CLAIM_WINDOW_OPEN")
+    time.sleep(0.5)
+    # Once the window has closed, reads show the award; the winner's next command records it.
+    assert view(server, game, nxt).view.hoola.turn == near
+    hand = view(server, game, near).view.hoola.hand
+    done = submit(server, game, near, hoola_command(discard=hoola_pb2.Discard(card=hand[0].code)),
+                  second.version)
+    kinds = [e.body.hoola.WhichOneof("event") for e in done.events]
+    assert kinds[:2] == ["discard_taken", "card_discarded"] and done.events[0].body.hoola.discard_taken.seat == near
+    # Before the end, another seat's copy of a claim does not show the claimant's cards.
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id),
+                                   metadata=auth(tokens[nxt]))
+    claims = [e.body.hoola.claim_made for e in replay.events if e.body.hoola.HasField("claim_made")]
+    assert len(claims) == 2 and all(not c.cards for c in claims)
