@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 from itertools import combinations
-from typing import Any
 
 from croupier.engine.cards import Card, is_card, is_joker, rank, sort_cards, suit
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand
@@ -20,7 +19,8 @@ from croupier.engine.hoola.events import (
     RoundDealt, RoundEnded, SevensBound, StockReshuffled, Stop, StopCalled, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.melds import (
-    JokerAs, MeldKind, TableMeld, arrange, arrangements, extend, extensions, hand_value, plain_sum,
+    Arranged, JokerAs, MeldKind, TableMeld, arrange, arrangements, extend, extensions, hand_value,
+    plain_sum,
 )
 from croupier.engine.hoola.rules import ClaimPriority, ThankYouPenaltyScope
 from croupier.engine.hoola.deal import deal
@@ -353,32 +353,32 @@ def legal_commands(state: HoolaState, seat: int) -> list[HoolaCommand]:
 def canonical(state: HoolaState, command: HoolaCommand) -> HoolaCommand:
     """One form for commands that mean the same: cards in deck order, every joker named as it
     resolves (a meld may be sent in any order, and an unnamed joker takes its default card)."""
-    def resolved(found: Any, cards: tuple[Card, ...], given: tuple[JokerAs, ...]) -> tuple[JokerAs, ...]:
-        if found is None:
-            return tuple(sorted(given, key=lambda use: (getattr(use, "joker", ""), getattr(use, "card", ""))))
-        return _jokers_of(found.jokers, cards)
-
     try:
         _check_well_formed(state, command)
     except MalformedCommand:
         return command  # nothing to resolve: a malformed command is its own form
-    try:
-        match command:
-            case ThankYou(cards=cards, jokers=jokers):
-                top = state.discard_top
-                found = arrange(cards + (top,), state.rules, _named(jokers)) if top else None
-                return ThankYou(sort_cards(cards), resolved(found, cards + ((top,) if top else ()), jokers))
-            case Meld(cards=cards, jokers=jokers):
-                found = arrange(cards, state.rules, _named(jokers))
-                return Meld(sort_cards(cards), resolved(found, cards, jokers))
-            case LayOff(meld_id=meld_id, cards=cards, jokers=jokers):
-                meld = next((m for m in state.melds if m.id == meld_id), None)
-                found = extend(meld, cards, state.rules, _named(jokers)) if meld else None
-                return LayOff(meld_id, sort_cards(cards), resolved(found, cards, jokers))
-            case BindSevens(meld_id=meld_id, cards=cards):
-                return BindSevens(meld_id, sort_cards(cards))
-    except (TypeError, AttributeError, ValueError):
-        pass  # a malformed command has no meaning to resolve: it is its own form
+
+    def resolved(found: Arranged | TableMeld | None, cards: tuple[Card, ...],
+                 given: tuple[JokerAs, ...]) -> tuple[JokerAs, ...]:
+        if found is None:
+            return tuple(sorted(given, key=lambda use: (use.joker, use.card)))
+        return _jokers_of(found.jokers, cards)
+
+    match command:
+        case ThankYou(cards=cards, jokers=jokers):
+            top = state.discard_top
+            melded = cards + ((top,) if top else ())
+            found = arrange(melded, state.rules, _named(jokers)) if top else None
+            return ThankYou(sort_cards(cards), resolved(found, melded, jokers))
+        case Meld(cards=cards, jokers=jokers):
+            return Meld(sort_cards(cards), resolved(arrange(cards, state.rules, _named(jokers)),
+                                                    cards, jokers))
+        case LayOff(meld_id=meld_id, cards=cards, jokers=jokers):
+            meld = next((m for m in state.melds if m.id == meld_id), None)
+            found = extend(meld, cards, state.rules, _named(jokers)) if meld else None
+            return LayOff(meld_id, sort_cards(cards), resolved(found, cards, jokers))
+        case BindSevens(meld_id=meld_id, cards=cards):
+            return BindSevens(meld_id, sort_cards(cards))
     return command
 
 
