@@ -309,9 +309,12 @@ class GameService(service_pb2_grpc.GameServiceServicer):
             command = self._command(loaded, request.command)
             if request.expected_version != loaded.version:
                 raise VersionConflict(request.game_id, request.expected_version, loaded.version)
+            # One instant for the decision and the record: a replay re-decides at the recorded
+            # time, so a claim window closes there exactly as it did live.
+            now = self.clock()
             try:
                 events = loaded.binding.game.decide(loaded.state, seat, command,
-                                                    Context(loaded.seeds, self.clock()))
+                                                    Context(loaded.seeds, now))
             except CommandError as error:
                 stored = self.store.record_rejection(
                     request.game_id, request.command_id,
@@ -327,7 +330,7 @@ class GameService(service_pb2_grpc.GameServiceServicer):
                     server_seed=loaded.record.server_seed.hex()))
                 new.append(NewEvent("SeedRevealed", seed.SerializeToString(deterministic=True)))
             earlier = self.store.append(
-                request.game_id, loaded.version, new, request.command_id, seat, self.clock(),
+                request.game_id, loaded.version, new, request.command_id, seat, now,
                 finished=finished, command=request.command.SerializeToString(deterministic=True))
             if not earlier.duplicate:
                 self.cache.put(request.game_id, earlier.last_version, state)
