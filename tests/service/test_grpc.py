@@ -537,6 +537,8 @@ def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Runni
     first = submit(server, game, far, claim, version)                 # the farther seat first
     second = submit(server, game, near, claim, first.version)
     assert first.events[0].body.hoola.HasField("claim_made")
+    # The claim's time is the event's recorded time: a replay re-decides at exactly that instant.
+    assert first.events[0].body.hoola.claim_made.at_ms == first.events[0].recorded_at_ms
     waiting = view(server, game, nxt).view.hoola
     assert sorted(waiting.claimants) == sorted([far, near]) and waiting.claim_window_end_ms > 0
     code, info, _ = error_of(lambda: submit(server, game, nxt, DRAW, second.version))
