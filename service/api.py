@@ -426,7 +426,7 @@ class GameService(service_pb2_grpc.GameServiceServicer):
                   context: grpc.ServicerContext) -> service_pb2.GetReplayResponse:
         seat = self._seat(context, request.game_id, required=False)
         loaded = self._load(request.game_id)
-        record = self.store.game(request.game_id)
+        record = loaded.record
         state = loaded.state
         return service_pb2.GetReplayResponse(
             game_id=record.game_id, kind=loaded.binding.kind,

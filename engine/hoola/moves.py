@@ -408,12 +408,7 @@ def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) ->
         case Draw():
             emit(CardDrawn(seat, state.stock[0]))
         case ThankYou(cards=cards, jokers=jokers):
-            top = state.discard_top
-            assert top is not None
-            way = arrange(cards + (top,), state.rules, _named(jokers))
-            assert way is not None
-            emit(DiscardTaken(seat, top, state.top_discarder,
-                              TableMeld(_next_meld_id(state), seat, way.kind, way.cards, way.jokers)))
+            emit(_discard_taken(state, seat, cards, jokers))
         case Meld(cards=cards, jokers=jokers):
             way = arrange(cards, state.rules, _named(jokers))
             assert way is not None
@@ -455,11 +450,31 @@ def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) ->
             emit(_next_deal(state, ctx))
         case CloseTable():
             emit(TableClosed(state.round, table_settlement(state)))
+    for event in _endings(state, seat):
+        emit(event)
+    return events
+
+
+def _discard_taken(state: HoolaState, seat: int, cards: tuple[Card, ...],
+                   jokers: tuple[JokerAs, ...]) -> DiscardTaken:
+    """``seat`` takes the top discard into a new meld with ``cards`` (a thank-you, or a claim)."""
+    top = state.discard_top
+    assert top is not None
+    way = arrange(cards + (top,), state.rules, _named(jokers))
+    assert way is not None, "a thank-you is validated (a claim when it was made)"
+    return DiscardTaken(seat, top, state.top_discarder,
+                        TableMeld(_next_meld_id(state), seat, way.kind, way.cards, way.jokers))
+
+
+def _endings(state: HoolaState, seat: int) -> list[HoolaEvent]:
+    """What follows ``seat``'s move: going out if its hand is empty, and the table's close when
+    the round that just ended was its last."""
+    events: list[HoolaEvent] = []
     if state.phase is Phase.PLAY and not state.hands[seat]:
-        emit(_round_ended(state, _going_out(state, seat, perfect=False)))
-    if (isinstance(events[-1], RoundEnded) and state.rules.rounds
-            and state.round >= state.rules.rounds):
-        emit(TableClosed(state.round, table_settlement(state)))
+        events.append(_round_ended(state, _going_out(state, seat, perfect=False)))
+        state = evolve(state, events[-1])
+    if state.phase is Phase.ROUND_OVER and state.rules.rounds and state.round >= state.rules.rounds:
+        events.append(TableClosed(state.round, table_settlement(state)))
     return events
 
 
@@ -476,20 +491,8 @@ def advance(state: HoolaState, now_ms: int) -> list[HoolaEvent]:
     by_seat = {claim.seat: claim for claim in state.claims}
     order = [(state.top_discarder + k) % state.seats for k in range(1, state.seats)]
     claim = by_seat[next(seat for seat in order if seat in by_seat)]
-    top = state.discard_top
-    way = arrange(claim.cards + (top,), state.rules, _named(claim.jokers))
-    assert way is not None, "a recorded claim was checked when it was made"
-    events: list[HoolaEvent] = [DiscardTaken(
-        claim.seat, top, state.top_discarder,
-        TableMeld(_next_meld_id(state), claim.seat, way.kind, way.cards, way.jokers))]
-    after = evolve(state, events[0])
-    if not after.hands[claim.seat]:
-        ending = _round_ended(after, _going_out(after, claim.seat, perfect=False))
-        events.append(ending)
-        after = evolve(after, ending)
-        if after.rules.rounds and after.round >= after.rules.rounds:
-            events.append(TableClosed(after.round, table_settlement(after)))
-    return events
+    taken = _discard_taken(state, claim.seat, claim.cards, claim.jokers)
+    return [taken, *_endings(evolve(state, taken), claim.seat)]
 
 
 def _next_deal(state: HoolaState, ctx: Context) -> RoundDealt:

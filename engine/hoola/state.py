@@ -141,8 +141,7 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
             state = replace(state, hands=_set(state.hands, seat, _without(state.hands[seat], (card,))),
                             discards=state.discards + (card,), top_discarder=seat, claims=(),
                             claim_window_end_ms=0)
-            if not state.hands[seat] or (not state.stock and state.phase is not Phase.ROUND_OVER
-                                         and not may_reshuffle(state)):
+            if not state.hands[seat] or (not state.stock and not may_reshuffle(state)):
                 return state  # the round ends with the next event
             nxt = state.next_seat(seat)
             return replace(state, turn=nxt, phase=Phase.TAKE,
