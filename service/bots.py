@@ -60,6 +60,8 @@ def choose(moves: list[service_pb2.LegalMove], rng: random.Random) -> service_pb
         by_kind.setdefault(kind(move), []).append(move)
     if "next_round" in by_kind:
         return by_kind["next_round"][0]
+    if "play" in by_kind and ("sit_out" not in by_kind or rng.random() < 0.8):
+        return by_kind["play"][0]
     if "declare" in by_kind:
         return by_kind["declare"][0]
     if "stop" in by_kind and rng.random() < 0.6:

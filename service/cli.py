@@ -74,7 +74,8 @@ def _safe(url: str) -> str:
 @main.command()
 @click.option("--address", default=config.DEFAULT_ADDRESS, show_default=True,
               help="The server to play on.")
-@click.option("--seats", default=3, show_default=True, type=click.IntRange(2, 5))
+@click.option("--seats", default=3, show_default=True, type=click.IntRange(2, 7),
+              help="Seats at the table; 6 or 7 play with sit-out (RULES.md §1.9).")
 @click.option("--preset", default="korean", show_default=True)
 @click.option("--seed", default=None, type=int, help="Seed of the bots' choices.")
 @click.option("--rounds", default=1, show_default=True, type=click.IntRange(1, 50),
@@ -93,6 +94,9 @@ def demo(address: str, seats: int, preset: str, seed: int | None, rounds: int,
         from croupier.v1 import hoola_pb2, service_pb2
 
         overrides = service_pb2.Rules(hoola=hoola_pb2.HoolaRules(rounds=rounds))
+        if seats > 5:
+            overrides.hoola.sit_out = True
+            overrides.hoola.max_seats = seats
         result = play_game(channel, seats=seats, preset=preset, overrides=overrides,
                            rng=random.Random(seed), client_seed=uuid.uuid4().hex,
                            on_move=lambda seat, label: click.echo(f"  seat {seat}: {label}"))

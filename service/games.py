@@ -77,13 +77,14 @@ HOOLA = GameBinding(
     commands=convert.classes_by_field(
         hoola_events.Draw, hoola_events.ThankYou, hoola_events.Meld, hoola_events.LayOff,
         hoola_events.Discard, hoola_events.Stop, hoola_events.Declare, hoola_events.NextRound,
-        hoola_events.CloseTable, hoola_events.BindSevens),
+        hoola_events.CloseTable, hoola_events.BindSevens, hoola_events.Play, hoola_events.SitOut),
     events=convert.classes_by_field(
         hoola_events.GameStarted, hoola_events.RoundDealt, hoola_events.CardDrawn,
         hoola_events.DiscardTaken, hoola_events.MeldMade, hoola_events.CardsLaidOff,
         hoola_events.CardDiscarded, hoola_events.StockReshuffled, hoola_events.StopCalled,
         hoola_events.CombinationDeclared, hoola_events.RoundEnded, hoola_events.TableClosed,
-        hoola_events.SevensBound, hoola_events.ClaimMade),
+        hoola_events.SevensBound, hoola_events.ClaimMade, hoola_events.PlayDeclared,
+        hoola_events.SatOut, hoola_events.PlayBegan),
 )
 
 BINDINGS: dict[int, GameBinding] = {HOOLA.kind: HOOLA}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.cards import Card
-from croupier.engine.hoola.melds import JokerAs, TableMeld
+from croupier.engine.hoola.melds import Bright, JokerAs, TableMeld
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.engine.settlement import Settlement
 
@@ -87,8 +87,18 @@ class CloseTable:
     """Close the table and settle it (any seat, once a round is over; RULES.md §1.8)."""
 
 
+@dataclass(frozen=True)
+class Play:
+    """Play this round (the play-or-sit-out round of six or seven seats, RULES.md §1.9)."""
+
+
+@dataclass(frozen=True)
+class SitOut:
+    """Sit this round out voluntarily (paid nothing; RULES.md §1.9)."""
+
+
 HoolaCommand = (Draw | ThankYou | Meld | LayOff | Discard | Stop | Declare | BindSevens | NextRound
-                | CloseTable)
+                | CloseTable | Play | SitOut)
 
 
 # --- events -----------------------------------------------------------------------------------
@@ -122,6 +132,39 @@ class RoundDealt:
     table_multiplier: int = 1
     hoola_streak: int = 0
     balances: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlayDeclared:
+    """A seat said it plays this round (RULES.md §1.9)."""
+
+    seat: int
+
+
+@dataclass(frozen=True)
+class SatOut:
+    """A seat sits this round out: by choice (``voluntary``), or because five already play.
+
+    An involuntary sitter-out's hand is revealed with its brights, and each playing seat owes it
+    ``compensation`` (``base_stake`` per bright), paid in the round's settlement. A voluntary
+    sitter-out's hand is hidden from the other seats.
+    """
+
+    seat: int
+    voluntary: bool
+    hand: tuple[Card, ...]
+    brights: tuple[Bright, ...] = ()
+    compensation: int = 0
+
+
+@dataclass(frozen=True)
+class PlayBegan:
+    """Every seat has chosen: the sitters-out's cards were shuffled into the stock, and the
+    ``players`` play the round from the first of them after the dealer."""
+
+    players: tuple[int, ...]
+    stock: tuple[Card, ...]
+    stock_count: int
 
 
 @dataclass(frozen=True)
@@ -219,4 +262,4 @@ class TableClosed:
 
 HoolaEvent = (GameStarted | RoundDealt | CardDrawn | DiscardTaken | MeldMade | CardsLaidOff
               | CardDiscarded | StockReshuffled | StopCalled | CombinationDeclared | RoundEnded
-              | TableClosed | SevensBound | ClaimMade)
+              | TableClosed | SevensBound | ClaimMade | PlayDeclared | SatOut | PlayBegan)

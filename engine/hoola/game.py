@@ -12,8 +12,8 @@ from croupier.engine.game import Context
 from croupier.engine.hoola import moves, rules as rules_module
 from croupier.engine.hoola.events import (
     BindSevens, CardDrawn, ClaimMade, CloseTable, Declare, Discard, Draw, GameStarted, Hand, HoolaCommand,
-    HoolaEvent, LayOff, Meld, NextRound, RoundDealt, RoundEnded, StockReshuffled, Stop, TableClosed,
-    ThankYou,
+    HoolaEvent, LayOff, Meld, NextRound, Play, PlayBegan, RoundDealt, RoundEnded, SatOut, SitOut,
+    StockReshuffled, Stop, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.melds import TableMeld, hand_value
 from croupier.engine.hoola.rules import HoolaRules
@@ -44,6 +44,8 @@ class HoolaView:
     table_multiplier: int
     claimants: tuple[int, ...]
     claim_window_end_ms: int
+    players: tuple[int, ...]
+    sat_out: tuple[SatOut, ...]
 
 
 class HoolaGame:
@@ -112,6 +114,10 @@ class HoolaGame:
                 return "Deal the next round"
             case CloseTable():
                 return "Close the table"
+            case Play():
+                return "Play this round"
+            case SitOut():
+                return "Sit this round out"
         return repr(command)
 
     def redact(self, event: HoolaEvent, seat: int | None) -> HoolaEvent:
@@ -125,8 +131,10 @@ class HoolaGame:
             case ClaimMade(seat=claimant) if claimant != seat:
                 # Others see that a seat claimed, not with which cards: a losing claim keeps them.
                 return dataclasses.replace(event, cards=(), jokers=())
-            case StockReshuffled():
+            case StockReshuffled() | PlayBegan():
                 return dataclasses.replace(event, stock=())
+            case SatOut(seat=sitter, voluntary=True) if sitter != seat:
+                return dataclasses.replace(event, hand=())
         return event
 
     def view(self, state: HoolaState, seat: int | None) -> HoolaView:
@@ -140,7 +148,8 @@ class HoolaGame:
             scores=state.scores, rules=state.rules, last_round=state.result,
             table_multiplier=state.table_multiplier,
             claimants=tuple(claim.seat for claim in state.claims),
-            claim_window_end_ms=state.claim_window_end_ms)
+            claim_window_end_ms=state.claim_window_end_ms, players=state.players,
+            sat_out=tuple(self.redact(sat, seat) for sat in state.sat_out))
 
     def settlements(self, events: list[HoolaEvent]) -> list[Any]:
         """The settlement of every finished round, in order."""

@@ -13,9 +13,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from itertools import permutations
+from functools import lru_cache
+from itertools import combinations, permutations
 
-from croupier.engine.cards import RANKS, SUITS, Card, is_joker, rank, suit
+from croupier.engine.cards import RANKS, SUITS, Card, is_joker, rank, sort_cards, suit
 from croupier.engine.hoola.rules import HoolaRules
 
 
@@ -214,3 +215,57 @@ def sevens(cards: Iterable[Card]) -> tuple[Card, ...]:
 
 def jokers(cards: Iterable[Card]) -> tuple[Card, ...]:
     return tuple(c for c in cards if is_joker(c))
+
+
+class BrightKind(Enum):
+    SEVEN = 1
+    SET = 2
+    RUN = 3
+    JOKER = 4
+
+
+@dataclass(frozen=True)
+class Bright:
+    """One "bright" of a sit-out hand (RULES.md §1.9): a 7, a set, a run or a joker."""
+
+    kind: BrightKind
+    cards: tuple[Card, ...]
+
+
+def brights(hand: Iterable[Card], rules: HoolaRules) -> tuple[Bright, ...]:
+    """The brights of ``hand`` in the arrangement with the most of them (RULES.md §1.9).
+
+    Each card counts in one bright at most. Sets and runs are melds of three or more cards (a
+    7 alone already pays one, so shorter melds with a 7 never pay more). Of arrangements that pay
+    as much, the one showing more cards in its brights is shown.
+    """
+    return _most_brights(sort_cards(tuple(hand)), rules)
+
+
+def _pays(found: tuple[Bright, ...]) -> tuple[int, int]:
+    """Most brights first; of as many, the one that shows more cards (a set of four, not three)."""
+    return len(found), sum(len(b.cards) for b in found)
+
+
+@lru_cache(maxsize=4096)
+def _most_brights(cards: tuple[Card, ...], rules: HoolaRules) -> tuple[Bright, ...]:
+    if not cards:
+        return ()
+    first, rest = cards[0], cards[1:]
+    alone: tuple[Bright, ...] = ()
+    if is_joker(first):
+        alone = (Bright(BrightKind.JOKER, (first,)),)
+    elif rank(first) == SEVEN:
+        alone = (Bright(BrightKind.SEVEN, (first,)),)
+    best = alone + _most_brights(rest, rules)
+    for size in range(2, len(rest) + 1):
+        for others in combinations(rest, size):
+            way = arrange((first,) + others, rules)
+            if way is None or way.kind is MeldKind.LONE_SEVEN:
+                continue
+            kind = BrightKind.SET if way.kind is MeldKind.SET else BrightKind.RUN
+            found = (Bright(kind, way.cards),) + _most_brights(
+                tuple(c for c in rest if c not in others), rules)
+            if _pays(found) > _pays(best):
+                best = found
+    return best

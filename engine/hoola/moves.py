@@ -14,15 +14,16 @@ from itertools import combinations
 from croupier.engine.cards import Card, is_card, is_joker, rank, sort_cards, suit
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand
 from croupier.engine.hoola.events import (
-    BindSevens, CardDiscarded, CardDrawn, CardsLaidOff, ClaimMade, CloseTable, Combination, CombinationDeclared, Declare,
-    Discard, DiscardTaken, Draw, Hand, HoolaCommand, HoolaEvent, LayOff, Meld, MeldMade, NextRound,
-    RoundDealt, RoundEnded, SevensBound, StockReshuffled, Stop, StopCalled, TableClosed, ThankYou,
+    BindSevens, CardDiscarded, CardDrawn, CardsLaidOff, ClaimMade, CloseTable, Combination,
+    CombinationDeclared, Declare, Discard, DiscardTaken, Draw, Hand, HoolaCommand, HoolaEvent, LayOff,
+    Meld, MeldMade, NextRound, Play, PlayBegan, PlayDeclared, RoundDealt, RoundEnded, SatOut,
+    SevensBound, SitOut, StockReshuffled, Stop, StopCalled, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.melds import (
-    Arranged, JokerAs, MeldKind, TableMeld, arrange, arrangements, extend, extensions, hand_value,
-    plain_sum,
+    Arranged, JokerAs, MeldKind, TableMeld, arrange, arrangements, brights, extend, extensions,
+    hand_value, plain_sum,
 )
-from croupier.engine.hoola.rules import ClaimPriority, ThankYouPenaltyScope
+from croupier.engine.hoola.rules import MAX_PLAYERS, ClaimPriority, ThankYouPenaltyScope
 from croupier.engine.hoola.deal import deal
 from croupier.engine.hoola.scoring import Liability, Outcome, lowest_hands, settle, table_settlement
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
@@ -35,6 +36,7 @@ R_STOP = "RULES.md §1.5.2"
 R_COMBO = "RULES.md §1.5.3"
 R_TABLE = "RULES.md §1.8"
 R_BATTLE = "RULES.md §1.7"
+R_SIT_OUT = "RULES.md §1.9"
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -91,7 +93,7 @@ def _check_well_formed(state: HoolaState, command: HoolaCommand) -> None:
             if not isinstance(combination, Combination):
                 raise MalformedCommand("MISSING_COMBINATION", "name the combination",
                                        field="combination")
-        case Draw() | Stop() | NextRound() | CloseTable():
+        case Draw() | Stop() | NextRound() | CloseTable() | Play() | SitOut():
             pass
         case _:
             raise MalformedCommand("UNKNOWN_COMMAND", f"not a Hoola command: {command!r}",
@@ -110,7 +112,8 @@ def claim_open(state: HoolaState, seat: int) -> bool:
     the discarder may take the discard by thank-you out of turn (once, where claims wait for the
     window to close)."""
     return (state.rules.out_of_turn_thank_you and state.phase is Phase.TAKE
-            and state.top_discarder is not None and seat not in (state.turn, state.top_discarder)
+            and state.top_discarder is not None and seat in state.players
+            and seat not in (state.turn, state.top_discarder)
             and all(claim.seat != seat for claim in state.claims))
 
 
@@ -142,6 +145,11 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
     if state.phase is Phase.ROUND_OVER:
         raise IllegalCommand("ROUND_OVER", "the round is over: deal the next round or close the "
                              "table", R_TABLE)
+    if state.phase is Phase.CHOOSING or isinstance(command, (Play, SitOut)):
+        _check_choice(state, seat, command)
+        return
+    if 0 <= seat < state.seats and seat not in state.players:
+        raise IllegalCommand("SITTING_OUT", "you sit this round out", R_SIT_OUT)
     if not 0 <= seat < state.seats or (seat != state.turn and not _may_claim(state, seat, command)):
         raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_TURN)
     taking = isinstance(command, (Draw, ThankYou, Stop, Declare))
@@ -205,6 +213,27 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
             _check_declare(state, seat, combination)
 
 
+def _check_choice(state: HoolaState, seat: int, command: HoolaCommand) -> None:
+    """The play-or-sit-out round of six or seven seats (RULES.md §1.9)."""
+    if state.phase is not Phase.CHOOSING:
+        raise IllegalCommand("NOT_CHOOSING", "seats choose whether to play only after a deal at six "
+                             "or seven seats with sit_out, before play begins", R_SIT_OUT)
+    if seat != state.turn:
+        raise IllegalCommand("NOT_YOUR_TURN", f"seat {state.turn} is choosing whether to play",
+                             R_SIT_OUT)
+    if not isinstance(command, (Play, SitOut)):
+        raise IllegalCommand("CHOOSE_FIRST", "say whether you play this round (Play or SitOut); "
+                             "play begins once every seat has chosen", R_SIT_OUT)
+    if isinstance(command, SitOut) and len(state.players) + _still_to_ask(state) - 1 < 2:
+        raise IllegalCommand("TOO_FEW_PLAYERS", "at least two must play the round: you cannot sit "
+                             "out", R_SIT_OUT)
+
+
+def _still_to_ask(state: HoolaState) -> int:
+    """The seats that have not yet said whether they play, the one asked now included."""
+    return state.seats - state.asked
+
+
 def _meld(state: HoolaState, meld_id: int) -> TableMeld:
     for meld in state.melds:
         if meld.id == meld_id:
@@ -214,12 +243,12 @@ def _meld(state: HoolaState, meld_id: int) -> TableMeld:
 
 def _check_stop(state: HoolaState, seat: int) -> None:
     rules = state.rules
-    if not rules.stops_allowed(state.seats):
+    if not rules.stops_allowed(len(state.players)):
         raise IllegalCommand("NO_STOP_WITH_TWO", "no stops in a 2-player round (two_player_stop)",
                              R_STOP)
     if _is_first_turn(state, seat) and not rules.first_turn_stop:
         raise IllegalCommand("FIRST_TURN_STOP", "no stop on your first turn (first_turn_stop)", R_STOP)
-    limit = rules.stop_limit(state.seats)
+    limit = rules.stop_limit(len(state.players))
     value = hand_value(state.hands[seat], rules)
     if limit is not None and value > limit:
         raise IllegalCommand("STOP_OVER_LIMIT", f"hand value {value} is over the stop limit {limit}",
@@ -233,7 +262,7 @@ def _check_stop(state: HoolaState, seat: int) -> None:
 def _check_declare(state: HoolaState, seat: int, combination: Combination) -> None:
     rules = state.rules
     hand = state.hands[seat]
-    if not rules.stops_allowed(state.seats):
+    if not rules.stops_allowed(len(state.players)):
         raise IllegalCommand("NO_COMBINATIONS_WITH_TWO",
                              "no hand combinations in a 2-player round (two_player_stop)", R_COMBO)
     if combination is Combination.FOUR_SEVENS:
@@ -305,7 +334,10 @@ def _thank_you_candidates(state: HoolaState, hand: tuple[Card, ...]) -> Iterator
 def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
     """Every command worth checking: a superset of the legal ones, in a stable order."""
     hand = state.hands[seat]
-    if state.phase is Phase.TAKE and seat != state.turn:
+    if state.phase is Phase.CHOOSING:
+        yield Play()
+        yield SitOut()
+    elif state.phase is Phase.TAKE and seat != state.turn:
         yield from _thank_you_candidates(state, hand)  # a battle Hoola claim
     elif state.phase is Phase.TAKE:
         yield Stop()
@@ -337,8 +369,8 @@ def legal_commands(state: HoolaState, seat: int) -> list[HoolaCommand]:
     """Every command ``seat`` may submit now: the candidates that :func:`validate` accepts."""
     if state.phase is Phase.ROUND_OVER and 0 <= seat < state.seats:
         return [NextRound(), CloseTable()]
-    if state.phase not in (Phase.TAKE, Phase.PLAY) or (seat != state.turn
-                                                         and not claim_open(state, seat)):
+    if state.phase not in (Phase.CHOOSING, Phase.TAKE, Phase.PLAY) or (
+            seat != state.turn and not claim_open(state, seat)):
         return []
     legal = []
     for command in _candidates(state, seat):
@@ -433,7 +465,7 @@ def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) ->
                     stock = shuffled(state.discards[:-1], ctx.seeds, state.round, f"reshuffle-{n}")
                     emit(StockReshuffled(stock, len(stock), n))
                 else:
-                    emit(_round_ended(state, Outcome("STOCK_OUT", lowest_hands(state, list(range(state.seats))),
+                    emit(_round_ended(state, Outcome("STOCK_OUT", lowest_hands(state, state.players),
                                                      notes=("the stock ran out",))))
         case Stop():
             value = hand_value(state.hands[seat], state.rules)
@@ -446,6 +478,19 @@ def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) ->
             factor = Factor(option, getattr(state.rules, option),
                             f"seat {seat} declared {combination.name.lower().replace('_', ' ')}")
             emit(_round_ended(state, Outcome("COMBINATION", (seat,), factor)))
+        case Play():
+            emit(PlayDeclared(seat))
+            if len(state.players) == MAX_PLAYERS:
+                # Five play: everyone not yet asked sits out involuntarily, in turn order.
+                unasked = [(state.turn + k) % state.seats for k in range(_still_to_ask(state))]
+                for other in unasked:
+                    emit(_sat_out(state, other, voluntary=False))
+            if _still_to_ask(state) == 0:
+                emit(_play_began(state, ctx))
+        case SitOut():
+            emit(_sat_out(state, seat, voluntary=True))
+            if _still_to_ask(state) == 0:
+                emit(_play_began(state, ctx))
         case NextRound():
             emit(_next_deal(state, ctx))
         case CloseTable():
@@ -489,10 +534,27 @@ def advance(state: HoolaState, now_ms: int) -> list[HoolaEvent]:
         return []
     assert state.top_discarder is not None and state.discard_top is not None
     by_seat = {claim.seat: claim for claim in state.claims}
-    order = [(state.top_discarder + k) % state.seats for k in range(1, state.seats)]
-    claim = by_seat[next(seat for seat in order if seat in by_seat)]
+    claim = by_seat[next(seat for seat in state.in_turn_order(state.top_discarder)
+                         if seat in by_seat)]
     taken = _discard_taken(state, claim.seat, claim.cards, claim.jokers)
     return [taken, *_endings(evolve(state, taken), claim.seat)]
+
+
+def _sat_out(state: HoolaState, seat: int, voluntary: bool) -> SatOut:
+    """``seat`` sits out; an involuntary sitter-out shows its brights and is owed for them (§1.9)."""
+    hand = state.hands[seat]
+    if voluntary:
+        return SatOut(seat, True, hand)
+    found = brights(hand, state.rules)
+    return SatOut(seat, False, hand, found, state.rules.base_stake * len(found))
+
+
+def _play_began(state: HoolaState, ctx: Context) -> PlayBegan:
+    """Every seat has chosen: the sitters-out's cards are shuffled into the stock (§1.9)."""
+    sitters = sorted(sat.seat for sat in state.sat_out)
+    cards = state.stock + tuple(c for s in sitters for c in state.hands[s])
+    stock = shuffled(cards, ctx.seeds, state.round, "sit-out")
+    return PlayBegan(state.players, stock, len(stock))
 
 
 def _next_deal(state: HoolaState, ctx: Context) -> RoundDealt:
@@ -537,7 +599,7 @@ def _going_out(state: HoolaState, seat: int, perfect: bool) -> Outcome:
 
 
 def _stop_outcome(state: HoolaState, seat: int, value: int) -> Outcome:
-    others = [s for s in range(state.seats) if s != seat]
+    others = [s for s in state.players if s != seat]
     if all(hand_value(state.hands[s], state.rules) > value for s in others):
         return Outcome("STOP", (seat,), notes=(f"seat {seat} stopped with {value} and won",))
     liability = Liability(seat, "stop_penalty_multiplier", state.rules.stop_penalty_multiplier,

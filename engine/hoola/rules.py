@@ -46,6 +46,20 @@ Decisions where RULES.md is silent (each tested):
 * ``hoola_table_multiplier``: after ``k`` Hoola rounds in a row the next round's stake is
   ``list[(k - 1) mod len]``; any other round resets it to ×1. A Perfect Hoola counts as a Hoola.
 * Closing a table settles it: the running balances, as payments netted per pair of seats.
+* Sit-out (RULES.md §1.9): ``sit_out`` lets ``max_seats`` reach 7; the play-or-sit-out round is held
+  only when more than five seats are at the table. Seats are asked in turn order from the dealer (the
+  dealer first); a seat may not sit out when fewer than two could then play. Play begins with the
+  first player from the dealer; the dealer stays the dealer (the next round's deal follows the
+  winner as always). Turn order, stop limits (by the number playing), ``two_player_stop``, battle
+  Hoola claims and the settlement count only the players.
+* The sitters-out's cards are shuffled together with the stock (purpose ``sit-out``) into a new
+  stock; the up-card stays.
+* Brights (an involuntary sitter-out's compensation) are counted on the hand as dealt: the 7s, the
+  sets and runs of three or more cards (the meld rules of §1.3, ``ace_wrap`` included; a set or run
+  may hold jokers) and the jokers, each card in one of them, in the partition with the most brights.
+  Each playing seat pays ``base_stake`` × brights to each involuntary sitter-out; the table's stake
+  multiplier does not apply. The payments are lines of the round's settlement (recorded when the
+  round ends, shown in the sit-out event from the start). A voluntary sit-out is paid nothing.
 """
 
 from __future__ import annotations
@@ -152,6 +166,10 @@ class HoolaRules:
                 return limit.max_points
         return None
 
+    def chooses_players(self, seats: int) -> bool:
+        """Whether a round at ``seats`` seats starts with the play-or-sit-out round (§1.9)."""
+        return self.sit_out and seats > MAX_PLAYERS
+
     def stops_allowed(self, players: int) -> bool:
         """Stops and hand combinations exist in this round (RULES.md §1.5, ``two_player_stop``)."""
         return players > 2 or self.two_player_stop
@@ -232,12 +250,10 @@ HANGAME = dataclasses.replace(
 
 DEFAULT_PRESET = "korean"
 
-# Options the engine does not play yet: a game that turns them on is refused clearly rather than
-# played by other rules. (Jokers, 7-binding, battle Hoola and sit-out come with their issue.)
-NOT_YET_SUPPORTED = {
-    "sit_out": False,
-}
-# Every preset is played as listed.
+# At most five play a round; six or seven seats need ``sit_out`` (RULES.md §1.9).
+MAX_PLAYERS = 5
+MAX_SEATS_WITH_SIT_OUT = 7
+
 PRESETS: dict[str, HoolaRules] = {
     "korean": KOREAN,
     "international": INTERNATIONAL,
@@ -279,13 +295,10 @@ def validate(rules: HoolaRules, seats: int) -> None:
     def bad(option: str, why: str) -> InvalidRules:
         return InvalidRules("INVALID_OPTION", f"option {option}: {why}", field=option)
 
-    for option, supported in NOT_YET_SUPPORTED.items():
-        if getattr(rules, option) != supported:
-            raise InvalidRules("OPTION_NOT_SUPPORTED",
-                               f"option {option}={getattr(rules, option)!r} is not played yet",
-                               field=option)
-    if not 2 <= rules.min_seats <= rules.max_seats <= 5:
-        raise bad("max_seats", "seats must lie within 2..5 (6-7 need sit_out)")
+    most = MAX_SEATS_WITH_SIT_OUT if rules.sit_out else MAX_PLAYERS
+    if not 2 <= rules.min_seats <= rules.max_seats <= most:
+        raise bad("max_seats", f"seats must lie within 2..{most}"
+                  + ("" if rules.sit_out else " (6 or 7 need sit_out)"))
     if not rules.min_seats <= seats <= rules.max_seats:
         raise InvalidRules("INVALID_SEATS", f"{seats} seats: this rule set seats "
                            f"{rules.min_seats} to {rules.max_seats}", field="seats")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from croupier.engine.hoola.melds import hand_value, jokers, plain_sum, sevens
+from croupier.engine.hoola.melds import Bright, BrightKind, hand_value, jokers, plain_sum, sevens
 from croupier.engine.hoola.rules import HoolaRules, PaymentMode, Penalty, TieMode
 from croupier.engine.hoola.state import HoolaState
 from croupier.engine.settlement import Factor, Settlement, SettlementLine, net_of
@@ -46,7 +46,8 @@ def lowest_hands(state: HoolaState, seats: list[int]) -> tuple[int, ...]:
 
 
 def turn_order(state: HoolaState) -> list[int]:
-    return [(state.dealer + k) % state.seats for k in range(state.seats)]
+    """The round's players in turn order from the dealer."""
+    return state.in_turn_order(state.dealer)
 
 
 def _penalties(state: HoolaState, seat: int) -> set[Penalty]:
@@ -122,7 +123,8 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
     notes = list(outcome.notes)
     if len(winners) > 1 and rules.tie_mode is TieMode.VOID:
         notes.append("tie for the win with tie_mode VOID: nobody pays")
-        return Settlement(state.round, winners, outcome.kind, (), (0,) * state.seats, tuple(notes))
+        return _with_sit_outs(state, Settlement(state.round, winners, outcome.kind, (),
+                                                (0,) * state.seats, tuple(notes)))
     base = _base(state, losers, outcome)
     own: dict[int, tuple[int, list[Factor]]] = {}
     for seat in losers:
@@ -166,9 +168,39 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
             split = f", split {len(winners)} ways" if len(winners) > 1 else ""
             lines.append(SettlementLine(payer, winner, part, tuple(factors),
                                         f"seat {payer} pays seat {winner} {part}{split}"))
-    return Settlement(state.round, winners, outcome.kind, tuple(lines),
-                      net_of(state.seats, tuple(lines)), tuple(notes))
+    return _with_sit_outs(state, Settlement(state.round, winners, outcome.kind, tuple(lines),
+                                            net_of(state.seats, tuple(lines)), tuple(notes)))
 
+
+def describe_bright(bright: Bright) -> str:
+    name = {BrightKind.SEVEN: "", BrightKind.JOKER: ""}.get(bright.kind, bright.kind.name.lower() + " ")
+    return name + " ".join(bright.cards)
+
+
+def _with_sit_outs(state: HoolaState, settlement: Settlement) -> Settlement:
+    """The round's settlement with what each player owes the involuntary sitters-out (§1.9)."""
+    lines = list(settlement.lines)
+    notes = list(settlement.notes)
+    for sitter in state.sat_out:
+        if sitter.voluntary:
+            notes.append(f"seat {sitter.seat} sat out by choice")
+            continue
+        if not sitter.brights:
+            notes.append(f"seat {sitter.seat} sat out involuntarily, with no bright to be paid for")
+            continue
+        held = ", ".join(describe_bright(b) for b in sitter.brights)
+        factors = [Factor("brights", len(sitter.brights),
+                          f"seat {sitter.seat} sat out involuntarily holding {held}")]
+        if state.rules.base_stake != 1:
+            factors.append(Factor("base_stake", state.rules.base_stake, "stake per bright"))
+        for payer in turn_order(state):
+            lines.append(SettlementLine(payer, sitter.seat, sitter.compensation, tuple(factors),
+                                        f"seat {payer} pays seat {sitter.seat} "
+                                        f"{sitter.compensation} for sitting out involuntarily"))
+    if not state.sat_out:
+        return settlement
+    return replace(settlement, lines=tuple(lines), net=net_of(state.seats, tuple(lines)),
+                   notes=tuple(notes))
 
 
 def table_settlement(state: HoolaState) -> Settlement:

@@ -8,7 +8,8 @@ from enum import Enum
 from croupier.engine.cards import Card
 from croupier.engine.hoola.events import (
     CardDiscarded, CardDrawn, CardsLaidOff, ClaimMade, CombinationDeclared, DiscardTaken, GameStarted,
-    HoolaEvent, MeldMade, RoundDealt, RoundEnded, SevensBound, StockReshuffled, StopCalled, TableClosed,
+    HoolaEvent, MeldMade, PlayBegan, PlayDeclared, RoundDealt, RoundEnded, SatOut, SevensBound,
+    StockReshuffled, StopCalled, TableClosed,
 )
 from croupier.engine.hoola.melds import TableMeld
 from croupier.engine.hoola.rules import HoolaRules
@@ -20,6 +21,8 @@ class Phase(Enum):
     PLAY = 2
     ROUND_OVER = 3
     TABLE_CLOSED = 4
+    # Six or seven seats (RULES.md §1.9): the seat to act says whether it plays this round.
+    CHOOSING = 5
 
 
 @dataclass(frozen=True)
@@ -62,13 +65,32 @@ class HoolaState:
     # Battle Hoola, NEAREST_IN_TURN: the claims on the top discard and when their window closes.
     claims: tuple[ClaimMade, ...] = ()
     claim_window_end_ms: int = 0
+    # The seats playing this round, in seat order (all of them but where some sit out, §1.9;
+    # while seats are choosing, those that said they play), and the sitters-out.
+    players: tuple[int, ...] = ()
+    sat_out: tuple[SatOut, ...] = ()
 
     @property
     def discard_top(self) -> Card | None:
         return self.discards[-1] if self.discards else None
 
     def next_seat(self, seat: int) -> int:
+        """The next player after ``seat`` in turn order (sitters-out are passed over)."""
+        return next(s for k in range(1, self.seats + 1)
+                    if (s := (seat + k) % self.seats) in self.players)
+
+    def in_turn_order(self, start: int) -> list[int]:
+        """The players in turn order from ``start`` (included if it plays)."""
+        return [s for k in range(self.seats) if (s := (start + k) % self.seats) in self.players]
+
+    def next_seat_asked(self, seat: int) -> int:
+        """The seat asked after ``seat`` whether it plays (every seat, in turn order)."""
         return (seat + 1) % self.seats
+
+    @property
+    def asked(self) -> int:
+        """How many seats have said whether they play (RULES.md §1.9)."""
+        return len(self.players) + len(self.sat_out)
 
 
 def _set(values: tuple, index: int, value: object) -> tuple:
@@ -101,13 +123,24 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
         case RoundDealt(round=round_no, dealer=dealer, hands=hands, upcard=upcard, stock=stock,
                         table_multiplier=multiplier, hoola_streak=streak, balances=balances):
             n = state.seats
-            return replace(
-                state, round=round_no, dealer=dealer, turn=dealer, phase=Phase.TAKE,
+            state = replace(
+                state, round=round_no, dealer=dealer, turn=dealer, phase=Phase.CHOOSING,
                 table_multiplier=multiplier, hoola_streak=streak,
                 scores=balances or (0,) * n,
                 hands=tuple(h.cards for h in hands), stock=stock, discards=(upcard,),
-                top_discarder=None, melds=(), melded=(False,) * n, turns_started=_set((0,) * n, dealer, 1),
-                this_turn=Turn(start_hand=hands[dealer].cards), reshuffles=0, result=None)
+                top_discarder=None, melds=(), melded=(False,) * n, turns_started=(0,) * n,
+                this_turn=Turn(), reshuffles=0, result=None, players=(), sat_out=())
+            if state.rules.chooses_players(n):
+                return state
+            return _play_begins(state, tuple(range(n)), stock)
+        case PlayDeclared(seat=seat):
+            return replace(state, players=tuple(sorted(state.players + (seat,))),
+                           turn=state.next_seat_asked(seat))
+        case SatOut():
+            return replace(state, sat_out=state.sat_out + (event,),
+                           turn=state.next_seat_asked(event.seat))
+        case PlayBegan(players=players, stock=stock):
+            return _play_begins(state, players, stock)
         case CardDrawn(seat=seat, card=card):
             drawn = card if card is not None else state.stock[0]
             return replace(state, stock=state.stock[1:], phase=Phase.PLAY,
@@ -157,6 +190,15 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
         case TableClosed():
             return replace(state, phase=Phase.TABLE_CLOSED, closed=event)
     raise TypeError(f"not a Hoola event: {event!r}")
+
+
+def _play_begins(state: HoolaState, players: tuple[int, ...], stock: tuple[Card, ...]) -> HoolaState:
+    """The round's play starts with the first player from the dealer; sitters-out hold nothing."""
+    state = replace(state, players=players, stock=stock, phase=Phase.TAKE,
+                    hands=tuple(h if s in players else () for s, h in enumerate(state.hands)))
+    first = state.in_turn_order(state.dealer)[0]
+    return replace(state, turn=first, turns_started=_set(state.turns_started, first, 1),
+                   this_turn=Turn(start_hand=state.hands[first]))
 
 
 def may_reshuffle(state: HoolaState) -> bool:

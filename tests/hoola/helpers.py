@@ -45,7 +45,7 @@ def position(hands: Sequence[str], *, rules: HoolaRules = KOREAN, discards: str 
         turns_started=tuple(turns_started) if turns_started is not None else (2,) * n,
         this_turn=this_turn or Turn(start_hand=split[turn],
                                      melded_before=bool(melded and melded[turn])),
-        scores=(0,) * n)
+        scores=(0,) * n, players=tuple(range(n)))
     return dataclasses.replace(state, **changes)  # type: ignore[arg-type]
 
 

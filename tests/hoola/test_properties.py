@@ -15,11 +15,13 @@ from croupier.engine.game import CommandError, Context, fold
 from croupier.engine.hoola import HoolaGame
 from croupier.engine.hoola.events import (
     BindSevens, CloseTable, Combination, Declare, Discard, Draw, HoolaCommand, LayOff, Meld, NextRound,
-    RoundEnded, Stop, TableClosed, ThankYou,
+    Play, PlayBegan, RoundEnded, SatOut, SitOut, Stop, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.melds import JokerAs
 from croupier.engine.hoola.moves import canonical
-from croupier.engine.hoola.rules import PRESETS, ClaimPriority, PaymentMode, TieMode, rules_for
+from croupier.engine.hoola.rules import (
+    MAX_SEATS_WITH_SIT_OUT, PRESETS, ClaimPriority, PaymentMode, TieMode, rules_for,
+)
 from croupier.engine.hoola.state import HoolaState, Phase
 from croupier.engine.shuffle import Seeds
 
@@ -30,8 +32,9 @@ MAX_STEPS = 1500
 @st.composite
 def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
     preset = draw(st.sampled_from(sorted(PRESETS)))
-    seats = draw(st.integers(2, PRESETS[preset].max_seats))
-    overrides = draw(st.fixed_dictionaries({}, optional={
+    sit_out = draw(st.booleans())
+    seats = draw(st.integers(2, MAX_SEATS_WITH_SIT_OUT if sit_out else PRESETS[preset].max_seats))
+    overrides = draw(st.fixed_dictionaries({"sit_out": st.just(sit_out)}, optional={
         "ace_wrap": st.booleans(),
         "reshuffle_discards": st.booleans(),
         "first_turn_stop": st.booleans(),
@@ -53,6 +56,8 @@ def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
     }))
     if overrides.get("ace_wrap") is not False:
         overrides["ace_low_only"] = False
+    if sit_out:
+        overrides["max_seats"] = MAX_SEATS_WITH_SIT_OUT
     rules = rules_for(preset, overrides, seats)
     seeds = Seeds(draw(st.binary(min_size=32, max_size=32)), tuple(draw(st.lists(st.text(), max_size=2))))
     return rules, seats, seeds, random.Random(draw(st.integers(0, 2**32)))
@@ -79,6 +84,8 @@ def syntactic_commands(rng: random.Random, state: HoolaState, seat: int) -> Iter
     yield Stop()
     yield NextRound()
     yield CloseTable()
+    yield Play()
+    yield SitOut()
     for combination in Combination:
         yield Declare(combination)
     for _ in range(12):
@@ -121,7 +128,10 @@ def cards_in(value: Any) -> set[str]:
 
 
 def hidden_from(state: HoolaState, seat: int) -> set[str]:
-    return {c for s, h in enumerate(state.hands) if s != seat for c in h} | set(state.stock)
+    """Other seats' hands and the stock, but for the hands sitters-out revealed (involuntary ones
+    to all, one's own to oneself): those cards are known, in the stock in an unknown order."""
+    revealed = {c for sat in state.sat_out if not sat.voluntary or sat.seat == seat for c in sat.hand}
+    return ({c for s, h in enumerate(state.hands) if s != seat for c in h} | set(state.stock)) - revealed
 
 
 def play_random_game(rules: Any, seats: int, seeds: Seeds, rng: random.Random,
@@ -201,21 +211,32 @@ def test_random_games_keep_every_invariant(game: tuple[Any, int, Seeds, random.R
     assert rules.rounds == 0 or len(rounds) <= rules.rounds   # a seat may close the table early
     for settlement in [r.settlement for r in rounds]:
         assert sum(settlement.net) == 0
-        assert all(settlement.net[w] >= 0 for w in settlement.winners)
-        assert all(line.payer not in settlement.winners and line.amount > 0
-                   for line in settlement.lines)
+        assert all(line.amount > 0 for line in settlement.lines)
+        # Only involuntary sitters-out are paid by winners too (RULES.md §1.9).
+        play = [line for line in settlement.lines if line.factors[0].name != "brights"]
+        assert all(line.payer not in settlement.winners for line in play)
+        assert all(sum(line.amount for line in play if line.payee == w) > 0 or
+                   not play for w in settlement.winners)
+    # Six or seven seats: two to five play; seats sit out involuntarily only beside five players,
+    # and are owed base_stake per bright.
+    for began in (e for e in events if isinstance(e, PlayBegan)):
+        assert 2 <= len(began.players) <= 5 and len(began.stock) == began.stock_count
+    for sat in (e for e in events if isinstance(e, SatOut)):
+        assert sat.compensation == (0 if sat.voluntary else rules.base_stake * len(sat.brights))
     # The table's settlement pays exactly the running balances.
     table = state.closed.settlement
     assert table.net == tuple(map(sum, zip(*(r.settlement.net for r in rounds))))
 
 
-@given(st.binary(min_size=32, max_size=32), st.integers(2, 5))
+@given(st.binary(min_size=32, max_size=32), st.integers(2, 7))
 def test_the_deal_gives_seven_each_one_upcard_and_the_rest_as_stock(seed: bytes, seats: int) -> None:
-    events = GAME.start(rules_for("korean", {}, seats), seats, Seeds(seed))
-    state = fold(GAME, events)
+    rules = rules_for("korean", {"sit_out": True, "max_seats": 7} if seats > 5 else {}, seats)
+    state = fold(GAME, GAME.start(rules, seats, Seeds(seed)))
     assert [len(h) for h in state.hands] == [7] * seats
     assert len(state.discards) == 1 and len(state.stock) == 52 - 7 * seats - 1
-    assert state.turn == state.dealer and state.phase is Phase.TAKE
+    # Six or seven seats first choose, from the dealer on, whether they play (RULES.md §1.9).
+    assert state.turn == state.dealer
+    assert state.phase is (Phase.CHOOSING if seats > 5 else Phase.TAKE)
 
 
 def test_card_codes_cover_the_deck() -> None:

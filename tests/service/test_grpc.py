@@ -556,3 +556,58 @@ def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Runni
                                    metadata=auth(tokens[nxt]))
     claims = [e.body.hoola.claim_made for e in replay.events if e.body.hoola.HasField("claim_made")]
     assert len(claims) == 2 and all(not c.cards for c in claims)
+
+
+# --- six or seven seats: the play-or-sit-out round --------------------------------------------
+
+def test_seven_seats_choose_and_the_involuntary_sitters_out_are_paid(server: Running) -> None:
+    game = create(server, seats=7, client_seeds=["sit-out"], overrides=service_pb2.Rules(
+        hoola=hoola_pb2.HoolaRules(sit_out=True, max_seats=7)))
+    first = view(server, game, 0).view.hoola
+    assert first.phase == hoola_pb2.HOOLA_PHASE_CHOOSING and first.turn == first.dealer
+    version = game.version
+    for k in range(6):  # the dealer sits out; the next five play and the last seat sits out
+        seat = (first.dealer + k) % 7
+        legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+                                           metadata=auth(game.tokens[seat].token))
+        assert [m.label for m in legal.moves] == ["Play this round", "Sit this round out"]
+        choice = legal.moves[1 if k == 0 else 0].command
+        version = submit(server, game, seat, choice, version).version
+    last = (first.dealer + 6) % 7
+    seen = view(server, game, (first.dealer + 1) % 7).view.hoola
+    assert seen.phase == hoola_pb2.HOOLA_PHASE_TAKE and seen.turn == (first.dealer + 1) % 7
+    assert len(seen.players) == 5 and first.dealer not in seen.players and last not in seen.players
+    voluntary, involuntary = seen.sat_out
+    assert (voluntary.seat, voluntary.voluntary, len(voluntary.hand)) == (first.dealer, True, 0)
+    assert (involuntary.seat, involuntary.voluntary, len(involuntary.hand)) == (last, False, 7)
+    assert involuntary.compensation == len(involuntary.brights)
+    assert seen.hand_counts[first.dealer] == seen.hand_counts[last] == 0
+    assert seen.stock_count == 52 - 7 * 7 - 1 + 14
+    # A sitter-out has nothing to do this round.
+    code, info, _ = error_of(lambda: submit(server, game, last, DRAW, version))
+    assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "SITTING_OUT")
+    # The seats' copies hide the new stock; the revealed hand is public.
+    mine = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id),
+                                 metadata=auth(game.tokens[last].token))
+    bodies = [e.body.hoola for e in mine.events]
+    began = next(b.play_began for b in bodies if b.HasField("play_began"))
+    assert not began.stock and began.stock_count == 16 and list(began.players) == list(seen.players)
+    # Played to the end, the round's settlement pays the involuntary sitter-out its brights.
+    tokens = [t.token for t in game.tokens]
+    rng = random.Random(3)
+    from croupier.service.bots import choose
+
+    while not view(server, game, 0).finished:
+        seat = view(server, game, 0).view.hoola.turn
+        legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+                                           metadata=auth(tokens[seat]))
+        submit(server, game, seat, choose(list(legal.moves), rng).command, legal.version)
+    settlement = server.stub.GetSettlement(service_pb2.GetSettlementRequest(
+        game_id=game.game_id, round=1), metadata=auth(tokens[0])).settlement
+    paid = [line for line in settlement.lines if line.payee == last]
+    assert settlement.net[last] == 5 * involuntary.compensation
+    assert sorted(line.payer for line in paid) == (sorted(seen.players) if paid else [])
+    assert all(line.amount == involuntary.compensation and line.factors[0].name == "brights"
+               for line in paid)
+    assert not [line for line in settlement.lines if first.dealer in (line.payer, line.payee)]
+    assert sum(settlement.net) == 0
