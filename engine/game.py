@@ -86,7 +86,9 @@ class Game(Protocol, Generic[R, S, E, C]):
     def legal_commands(self, state: S, seat: int) -> list[C]:
         """Every command ``decide`` accepts from ``seat`` now, in a stable order."""
 
-    def label(self, command: C) -> str: ...
+    def label(self, state: S, command: C) -> str:
+        """The command in words for people, as it would play in ``state``."""
+        ...
 
     def redact(self, event: E, seat: int | None) -> E:
         """The event as ``seat`` may see it (``None``: a spectator)."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from croupier.engine.hoola import HoolaGame
+from croupier.engine.koikoi import KoiKoiGame
 
-GAMES: dict[str, Any] = {HoolaGame.kind: HoolaGame()}
+GAMES: dict[str, Any] = {game.kind: game for game in (HoolaGame(), KoiKoiGame())}
 
 
 def game(kind: str) -> Any:

@@ -35,6 +35,18 @@ class Settlement:
     notes: tuple[str, ...] = ()
 
 
+def amount_of(factors: tuple[Factor, ...]) -> int:
+    """A line's amount from its factors, applied in order: an ``added`` factor adds its value,
+    any other multiplies the amount so far (the first one sets it)."""
+    amount: int | None = None
+    for factor in factors:
+        if factor.added:
+            amount = (amount or 0) + factor.value
+        else:
+            amount = factor.value if amount is None else amount * factor.value
+    return amount or 0
+
+
 def net_of(seats: int, lines: tuple[SettlementLine, ...]) -> tuple[int, ...]:
     """Net stakes per seat: received minus paid."""
     net = [0] * seats

@@ -364,11 +364,12 @@ class GameService(service_pb2_grpc.GameServiceServicer):
         seat = self._seat(context, request.game_id, request)
         loaded = self._load(request.game_id)
         game = loaded.binding.game
+        now = self._now(loaded)
         return service_pb2.ListLegalMovesResponse(
             version=loaded.version,
             moves=[service_pb2.LegalMove(command=loaded.binding.command_to_proto(c),
-                                         label=game.label(c))
-                   for c in game.legal_commands(self._now(loaded), seat)])
+                                         label=game.label(now, c))
+                   for c in game.legal_commands(now, seat)])
 
     @rpc
     def GetView(self, request: service_pb2.GetViewRequest,

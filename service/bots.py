@@ -1,4 +1,4 @@
-"""Bots that play Hoola through the gRPC contract: the ``demo`` command and the service tests."""
+"""Bots that play any game kind through the gRPC contract: the ``demo`` command and the tests."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
+from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
 
 @dataclass
@@ -50,14 +50,36 @@ def auth(token: str) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),)
 
 
-def choose(moves: list[service_pb2.LegalMove], rng: random.Random) -> service_pb2.LegalMove:
-    """A plausible move: declare or stop when it may, meld big, lay off, discard high."""
-    def kind(m: service_pb2.LegalMove) -> str:
-        return m.command.hoola.WhichOneof("move") or ""
+def _move(m: service_pb2.LegalMove) -> str:
+    """The move's kind: the name of the field set in its game's command."""
+    game = getattr(m.command, m.command.WhichOneof("game") or "hoola")
+    return game.WhichOneof("move") or ""
 
+
+def choose(moves: list[service_pb2.LegalMove], rng: random.Random) -> service_pb2.LegalMove:
+    """A plausible move of whatever game the moves are for."""
     by_kind: dict[str, list[service_pb2.LegalMove]] = {}
     for move in moves:
-        by_kind.setdefault(kind(move), []).append(move)
+        by_kind.setdefault(_move(move), []).append(move)
+    if "next_round" in by_kind:
+        return by_kind["next_round"][0]
+    if moves and moves[0].command.WhichOneof("game") == "koikoi":
+        return _choose_koikoi(moves, by_kind, rng)
+    return _choose_hoola(moves, by_kind, rng)
+
+
+def _choose_koikoi(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[service_pb2.LegalMove]],
+                   rng: random.Random) -> service_pb2.LegalMove:
+    """Capture when it can; shobu more often than koi-koi."""
+    if "shobu" in by_kind:
+        return by_kind["shobu" if rng.random() < 0.7 else "koi_koi"][0]
+    captures = [m for m in moves if ", capture" in m.label or m.label.startswith("Capture")]
+    return rng.choice(captures if captures and rng.random() < 0.8 else moves)
+
+
+def _choose_hoola(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[service_pb2.LegalMove]],
+                  rng: random.Random) -> service_pb2.LegalMove:
+    """Declare or stop when it may, meld big, lay off, discard high."""
     if "next_round" in by_kind:
         return by_kind["next_round"][0]
     if "play" in by_kind and ("sit_out" not in by_kind or rng.random() < 0.8):
@@ -81,20 +103,21 @@ def choose(moves: list[service_pb2.LegalMove], rng: random.Random) -> service_pb
     return rng.choice(moves)
 
 
-def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "korean",
+def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
               rng: random.Random | None = None, client_seed: str = "",
               on_move: Callable[[int, str], None] | None = None,
               overrides: service_pb2.Rules | None = None,
-              max_moves: int = 2000, max_rounds: int = 3) -> GameResult:
-    """Create a Hoola game and play it to the end; returns its last round's settlement.
+              max_moves: int = 2000, max_rounds: int = 3,
+              kind: int = common_pb2.GAME_KIND_HOOLA) -> GameResult:
+    """Create a game of ``kind`` and play it to the end; returns its last round's settlement.
 
-    Between rounds the bots deal the next round; an open-ended table (``rounds = 0``) is closed
-    after ``max_rounds``.
+    Between rounds the bots deal the next round; an open-ended Hoola table (``rounds = 0``) is
+    closed after ``max_rounds``.
     """
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
     created = stub.CreateGame(service_pb2.CreateGameRequest(
-        kind=common_pb2.GAME_KIND_HOOLA, preset=preset, seats=seats,
+        kind=kind, preset=preset, seats=seats,
         client_seeds=[client_seed] if client_seed else [], overrides=overrides))
     tokens = [t.token for t in created.tokens]
     moves = 0
@@ -103,13 +126,16 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "korean",
                             metadata=auth(tokens[0]))
         if view.finished:
             break
-        between_rounds = view.view.hoola.phase == hoola_pb2.HOOLA_PHASE_ROUND_OVER
-        seat = rng.randrange(seats) if between_rounds else view.view.hoola.turn
+        game = getattr(view.view, view.view.WhichOneof("game"))
+        phase = game.DESCRIPTOR.fields_by_name["phase"].enum_type.values_by_number[game.phase].name
+        between_rounds = phase.endswith("_ROUND_OVER")
+        seat = rng.randrange(seats) if between_rounds else game.turn
         legal = stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=created.game_id),
                                     metadata=auth(tokens[seat]))
         move = choose(list(legal.moves), rng)
-        if between_rounds and view.view.hoola.round >= max_rounds:
-            move = next(m for m in legal.moves if m.command.hoola.HasField("close_table"))
+        closing = [m for m in legal.moves if _move(m) == "close_table"]
+        if between_rounds and game.round >= max_rounds and closing:
+            move = closing[0]
         stub.SubmitCommand(service_pb2.SubmitCommandRequest(
             game_id=created.game_id, command_id=uuid.uuid4().hex,
             expected_version=legal.version, command=move.command), metadata=auth(tokens[seat]))
@@ -121,7 +147,8 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "korean",
     final = stub.GetSettlement(service_pb2.GetSettlementRequest(game_id=created.game_id, final=True),
                                metadata=auth(tokens[0])).settlement
     replay = stub.GetReplay(service_pb2.GetReplayRequest(game_id=created.game_id))
-    rounds = [e.body.hoola.round_ended.settlement for e in replay.events
-              if e.body.hoola.HasField("round_ended")]
+    bodies = [getattr(e.body, e.body.WhichOneof("body")) for e in replay.events]
+    rounds = [b.round_ended.settlement for b in bodies if "round_ended" in b.DESCRIPTOR.fields_by_name
+              and b.HasField("round_ended")]
     return GameResult(created.game_id, seats, settlement, moves, replay.events[-1].version, tokens,
                       rounds, final)

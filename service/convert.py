@@ -2,10 +2,10 @@
 
 The engine's frozen dataclasses and the contract's messages share field names, so converting is
 mechanical: scalars copy, enums map by member name (``PaymentMode.RANK`` ↔ ``PAYMENT_MODE_RANK``),
-tuples become repeated fields, nested records nested messages, a card code a ``Card`` message, and
-``None`` an unset field. A wrapper message whose only field is ``repeated values`` stands for a
-tuple whose presence matters (an override to "none"). Union types become ``oneof`` fields named
-after the record's class (``ThankYou`` ↔ ``thank_you``).
+tuples become repeated fields, nested records nested messages, a card code its game's card message
+(``Card``, ``HanafudaCard``), and ``None`` an unset field. A wrapper message whose only field is
+``repeated values`` stands for a tuple whose presence matters (an override to "none"). Union types
+become ``oneof`` fields named after the record's class (``ThankYou`` ↔ ``thank_you``).
 
 Why dataclasses in the engine rather than the generated messages: they are immutable and hashable
 (states are cached and folded), and the engine stays free of generated code.
@@ -25,9 +25,8 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from croupier.engine import cards as card_codes
-from croupier.v1 import common_pb2
-
-CARD = common_pb2.Card.DESCRIPTOR
+from croupier.engine.koikoi import cards as hanafuda
+from croupier.v1 import common_pb2, koikoi_pb2
 
 
 def snake(name: str) -> str:
@@ -49,6 +48,17 @@ def card_to_proto(code: str, msg: Message) -> None:
     msg.name = card_codes.name(code)  # type: ignore[attr-defined]
 
 
+def hanafuda_to_proto(code: str, msg: Message) -> None:
+    fill(msg, hanafuda.card(code))
+
+
+# The messages a card code stands for (a card is its code in the engine), and how each is filled.
+CARDS = {
+    common_pb2.Card.DESCRIPTOR: card_to_proto,
+    koikoi_pb2.HanafudaCard.DESCRIPTOR: hanafuda_to_proto,
+}
+
+
 def _scalar_to_proto(fd: FieldDescriptor, value: Any) -> Any:
     if isinstance(value, Enum):
         number = fd.enum_type.values_by_name.get(_enum_prefix(fd.enum_type) + value.name)
@@ -58,8 +68,8 @@ def _scalar_to_proto(fd: FieldDescriptor, value: Any) -> Any:
 
 def fill(msg: Message, record: Any) -> Message:
     """Copy a dataclass record into ``msg`` field by field; returns ``msg``."""
-    if isinstance(record, str) and msg.DESCRIPTOR is CARD:
-        card_to_proto(record, msg)
+    if isinstance(record, str) and msg.DESCRIPTOR in CARDS:
+        CARDS[msg.DESCRIPTOR](record, msg)
         return msg
     msg.SetInParent()
     for field in dataclasses.fields(record):
@@ -122,7 +132,7 @@ def _value_from_proto(value: Any, fd: FieldDescriptor, tp: Any) -> Any:
         if member not in tp.__members__:
             raise ValueError(f"{fd.name}: {name or value} is not a valid value")
         return tp[member]
-    if fd.message_type is CARD:
+    if fd.message_type in CARDS:
         return value.code
     if fd.message_type is not None and dataclasses.is_dataclass(tp):
         return from_proto(value, tp)  # type: ignore[arg-type]

@@ -14,8 +14,11 @@ from croupier.engine import registry
 from croupier.engine.hoola import events as hoola_events
 from croupier.engine.hoola.game import HoolaView
 from croupier.engine.hoola.rules import HoolaRules
+from croupier.engine.koikoi import events as koikoi_events
+from croupier.engine.koikoi.game import KoiKoiView
+from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.service import convert
-from croupier.v1 import common_pb2, hoola_pb2, service_pb2
+from croupier.v1 import common_pb2, hoola_pb2, koikoi_pb2, service_pb2
 
 
 @dataclass(frozen=True)
@@ -87,5 +90,19 @@ HOOLA = GameBinding(
         hoola_events.SatOut, hoola_events.PlayBegan),
 )
 
-BINDINGS: dict[int, GameBinding] = {HOOLA.kind: HOOLA}
+KOIKOI = GameBinding(
+    kind=common_pb2.GAME_KIND_KOIKOI, field="koikoi", game=registry.game("koikoi"),
+    rules_cls=KoiKoiRules, rules_msg=koikoi_pb2.KoiKoiRules, command_msg=koikoi_pb2.KoiKoiCommand,
+    event_msg=koikoi_pb2.KoiKoiEvent, view_msg=koikoi_pb2.KoiKoiView, view_cls=KoiKoiView,
+    commands=convert.classes_by_field(
+        koikoi_events.PlayCard, koikoi_events.ChooseCapture, koikoi_events.KoiKoi,
+        koikoi_events.Shobu, koikoi_events.NextRound),
+    events=convert.classes_by_field(
+        koikoi_events.MatchStarted, koikoi_events.RoundDealt, koikoi_events.CardPlayed,
+        koikoi_events.CardTurned, koikoi_events.CaptureChosen, koikoi_events.YakuFormed,
+        koikoi_events.KoiKoiCalled, koikoi_events.ShobuCalled, koikoi_events.RoundEnded,
+        koikoi_events.MatchEnded),
+)
+
+BINDINGS: dict[int, GameBinding] = {HOOLA.kind: HOOLA, KOIKOI.kind: KOIKOI}
 BY_NAME: dict[str, GameBinding] = {b.game.kind: b for b in BINDINGS.values()}

@@ -92,7 +92,7 @@ class HoolaGame:
     def is_finished(self, state: HoolaState) -> bool:
         return state.phase is Phase.TABLE_CLOSED
 
-    def label(self, command: HoolaCommand) -> str:
+    def label(self, state: HoolaState, command: HoolaCommand) -> str:
         match command:
             case Draw():
                 return "Draw from the stock"

@@ -1,0 +1,5 @@
+"""Hanafuda Koi-Koi (RULES.md §2)."""
+
+from croupier.engine.koikoi.game import KoiKoiGame
+
+__all__ = ["KoiKoiGame"]

@@ -1,0 +1,151 @@
+"""Koi-Koi as a :class:`croupier.engine.game.Game`: the deal, views, redaction and labels."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from croupier.engine import ENGINE_VERSION
+from croupier.engine.game import Context
+from croupier.engine.koikoi import moves, rules as rules_module
+from croupier.engine.koikoi.cards import Card, name, sort_cards
+from croupier.engine.koikoi.deal import deal
+from croupier.engine.koikoi.events import (
+    ChooseCapture, Hand, KoiKoi, KoiKoiCommand, KoiKoiEvent, MatchEnded, MatchStarted, NextRound,
+    PlayCard, RoundDealt, RoundEnded, Shobu,
+)
+from croupier.engine.koikoi.rules import KoiKoiRules
+from croupier.engine.koikoi.state import KoiKoiState, Phase, evolve
+from croupier.engine.koikoi.yaku import Yaku, yaku
+from croupier.engine.shuffle import Seeds
+
+
+@dataclass(frozen=True)
+class Pile:
+    """A seat's captured cards, open to everyone, with the yaku they score now."""
+
+    seat: int
+    cards: tuple[Card, ...]
+    yaku: tuple[Yaku, ...]
+    points: int
+
+
+@dataclass(frozen=True)
+class KoiKoiView:
+    """What one seat sees (mirrors the ``KoiKoiView`` message)."""
+
+    seat: int | None
+    hand: tuple[Card, ...]
+    field: tuple[Card, ...]
+    piles: tuple[Pile, ...]
+    hand_counts: tuple[int, ...]
+    stock_count: int
+    turn: int
+    phase: Phase
+    round: int
+    dealer: int
+    totals: tuple[int, ...]
+    koi_koi_by: int | None
+    turned: Card | None
+    last_round: RoundEnded | None
+    rules: KoiKoiRules
+
+
+class KoiKoiGame:
+    """Hanafuda Koi-Koi with Nintendo's rules (RULES.md §2)."""
+
+    kind = "koikoi"
+    default_preset = rules_module.DEFAULT_PRESET
+    rules_type = KoiKoiRules
+
+    def presets(self) -> dict[str, KoiKoiRules]:
+        return dict(rules_module.PRESETS)
+
+    def preset_description(self, name: str) -> str:
+        return rules_module.PRESET_DESCRIPTIONS.get(name, "")
+
+    def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> KoiKoiRules:
+        return rules_module.rules_for(preset, overrides, seats)
+
+    def start(self, rules: KoiKoiRules, seats: int, seeds: Seeds) -> list[KoiKoiEvent]:
+        rules_module.validate(rules, seats)
+        started = MatchStarted(rules, seats, seeds.commitment, seeds.client_seeds, ENGINE_VERSION)
+        state = evolve(KoiKoiState(), started)
+        return [started, *moves.dealt(state, deal(seeds, 1, None))]
+
+    def initial_state(self) -> KoiKoiState:
+        return KoiKoiState()
+
+    def evolve(self, state: KoiKoiState, event: KoiKoiEvent) -> KoiKoiState:
+        return evolve(state, event)
+
+    def decide(self, state: KoiKoiState, seat: int, command: KoiKoiCommand,
+               ctx: Context) -> list[KoiKoiEvent]:
+        return moves.decide(state, seat, command, ctx)
+
+    def advance(self, state: KoiKoiState, now_ms: int) -> list[KoiKoiEvent]:
+        return []  # nothing in Koi-Koi happens by time alone (yet: turn deadlines will)
+
+    def validate(self, state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
+        moves.validate(state, seat, command)
+
+    def legal_commands(self, state: KoiKoiState, seat: int) -> list[KoiKoiCommand]:
+        return moves.legal_commands(state, seat)
+
+    def is_finished(self, state: KoiKoiState) -> bool:
+        return state.phase is Phase.MATCH_OVER
+
+    def label(self, state: KoiKoiState, command: KoiKoiCommand) -> str:
+        """The move in words: "Play Cherry curtain, capture Cherry poetry ribbon"."""
+        match command:
+            case PlayCard(card=card, capture=capture):
+                taken = (capture,) if capture else (
+                    state.matches(card) if card in state.hands[state.turn] else ())
+                return f"Play {name(card)}, " + _taking(taken)
+            case ChooseCapture(card=card):
+                turned = name(state.turned) if state.turned else "the turned card"
+                return f"Capture {name(card)} with {turned}"
+            case KoiKoi():
+                return "Koi-koi: go on"
+            case Shobu():
+                return "Shobu: end the round and score"
+            case NextRound():
+                return "Deal the next round"
+        return repr(command)
+
+    def redact(self, event: KoiKoiEvent, seat: int | None) -> KoiKoiEvent:
+        """Hide the other hand and the stock order (RULES.md §5)."""
+        match event:
+            case RoundDealt(hands=hands):
+                hidden = tuple(h if h.seat == seat else Hand(h.seat, (), h.count) for h in hands)
+                return dataclasses.replace(event, hands=hidden, stock=())
+        return event
+
+    def view(self, state: KoiKoiState, seat: int | None) -> KoiKoiView:
+        piles = []
+        for s, cards in enumerate(state.captured):
+            found = yaku(cards, state.rules)
+            piles.append(Pile(s, sort_cards(cards), found, sum(y.points for y in found)))
+        return KoiKoiView(
+            seat=seat, hand=sort_cards(state.hands[seat]) if seat is not None and state.hands else (),
+            field=state.field, piles=tuple(piles), hand_counts=tuple(len(h) for h in state.hands),
+            stock_count=len(state.stock), turn=state.turn, phase=state.phase, round=state.round,
+            dealer=state.dealer, totals=state.totals, koi_koi_by=state.koi_koi_by,
+            turned=state.turned, last_round=state.result, rules=state.rules)
+
+    def settlements(self, events: list[KoiKoiEvent]) -> list[Any]:
+        """The settlement of every finished round, in order."""
+        return [e.settlement for e in events if isinstance(e, RoundEnded)]
+
+    def final_settlement(self, events: list[KoiKoiEvent]) -> Any | None:
+        """The match's settlement once it is over."""
+        return next((e.settlement for e in events if isinstance(e, MatchEnded)), None)
+
+
+def _taking(taken: tuple[Card, ...]) -> str:
+    if not taken:
+        return "to the field"
+    if len(taken) == 3:
+        return "capture all three: " + ", ".join(name(c) for c in taken)
+    return "capture " + " and ".join(name(c) for c in taken)

@@ -1,0 +1,231 @@
+"""Koi-Koi moves: validation, legal-move generation and the events a move produces — one code path.
+
+``validate`` holds every check; ``legal_commands`` keeps the candidates ``validate`` accepts;
+``decide`` validates, then builds the events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from croupier.engine.game import Context, IllegalCommand, MalformedCommand
+from croupier.engine.koikoi.cards import Card, is_card, name, sort_cards
+from croupier.engine.koikoi.deal import deal
+from croupier.engine.koikoi.events import (
+    CaptureChosen, CardPlayed, CardTurned, ChooseCapture, KoiKoi, KoiKoiCalled, KoiKoiCommand,
+    KoiKoiEvent, MatchEnded, NextRound, PlayCard, Shobu, ShobuCalled, YakuFormed,
+)
+from croupier.engine.koikoi.scoring import match_settlement, round_ended
+from croupier.engine.koikoi.state import KoiKoiState, Phase, evolve
+from croupier.engine.koikoi.yaku import formed_or_raised, hand_yaku, yaku
+
+R_TURN = "RULES.md §2.3"
+R_DECIDE = "RULES.md §2.5"
+R_MATCH = "RULES.md §2.7"
+
+
+# --- validation -------------------------------------------------------------------------------
+
+def _check_well_formed(command: KoiKoiCommand) -> None:
+    match command:
+        case PlayCard(card=card, capture=capture):
+            if not is_card(card):
+                raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a Hanafuda card",
+                                       field="card")
+            if capture and not is_card(capture):
+                raise MalformedCommand("UNKNOWN_CARD", f"{capture!r} is not a Hanafuda card",
+                                       field="capture")
+        case ChooseCapture(card=card):
+            if not is_card(card):
+                raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a Hanafuda card",
+                                       field="card")
+        case KoiKoi() | Shobu() | NextRound():
+            pass
+        case _:
+            raise MalformedCommand("UNKNOWN_COMMAND", f"not a Koi-Koi command: {command!r}",
+                                   field="command")
+
+
+_PHASE_OF = {PlayCard: Phase.PLAY, ChooseCapture: Phase.CHOOSE_CAPTURE, KoiKoi: Phase.DECIDE,
+             Shobu: Phase.DECIDE}
+_WAITING_FOR = {
+    Phase.PLAY: ("PLAY_A_CARD", "play a card from your hand"),
+    Phase.CHOOSE_CAPTURE: ("CHOOSE_CAPTURE_FIRST",
+                           "name the field card the turned card takes (ChooseCapture)"),
+    Phase.DECIDE: ("DECIDE_FIRST", "you formed a yaku: say koi-koi or shobu"),
+}
+
+
+def validate(state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
+    """Raise :class:`MalformedCommand` or :class:`IllegalCommand` unless ``seat`` may play it now."""
+    _check_well_formed(command)
+    if state.phase is Phase.NOT_STARTED:
+        raise IllegalCommand("NOT_STARTED", "the round has not been dealt", R_TURN)
+    if state.phase is Phase.MATCH_OVER:
+        raise IllegalCommand("MATCH_OVER", "the match is over", R_MATCH)
+    if not 0 <= seat < state.seats:
+        raise IllegalCommand("NOT_A_SEAT", f"there is no seat {seat}", R_TURN)
+    if isinstance(command, NextRound):
+        if state.phase is not Phase.ROUND_OVER:
+            raise IllegalCommand("ROUND_IN_PLAY", "the round is still being played", R_MATCH)
+        return
+    if state.phase is Phase.ROUND_OVER:
+        raise IllegalCommand("ROUND_OVER", "the round is over: deal the next round", R_MATCH)
+    if seat != state.turn:
+        raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_TURN)
+    if _PHASE_OF[type(command)] is not state.phase:
+        reason, message = _WAITING_FOR[state.phase]
+        raise IllegalCommand(reason, message, R_DECIDE if state.phase is Phase.DECIDE else R_TURN)
+    match command:
+        case PlayCard(card=card, capture=capture):
+            if card not in state.hands[seat]:
+                raise IllegalCommand("CARD_NOT_IN_HAND", f"{name(card)} is not in your hand", R_TURN)
+            _check_capture(state.matches(card), capture, card)
+        case ChooseCapture(card=card):
+            assert state.turned is not None
+            _check_capture(state.matches(state.turned), card, state.turned)
+
+
+def _check_capture(matches: tuple[Card, ...], capture: Card, card: Card) -> None:
+    """A capture is named exactly when two field cards match (RULES.md §2.3)."""
+    if len(matches) == 2:
+        if not capture:
+            raise IllegalCommand("CHOOSE_CAPTURE", f"{name(card)} matches {name(matches[0])} and "
+                                 f"{name(matches[1])}: name the one to capture", R_TURN)
+        if capture not in matches:
+            raise IllegalCommand("CAPTURE_NOT_MATCHING", f"{name(capture)} is not a field card "
+                                 f"of {name(card)}'s month", R_TURN)
+    elif capture:
+        raise IllegalCommand("NO_CAPTURE_CHOICE", f"{name(card)} matches {len(matches)} field "
+                             "card(s): there is no capture to choose", R_TURN)
+
+
+# --- legal moves ------------------------------------------------------------------------------
+
+def _candidates(state: KoiKoiState, seat: int) -> Iterator[KoiKoiCommand]:
+    if state.phase is Phase.ROUND_OVER:
+        yield NextRound()
+    elif state.phase is Phase.PLAY:
+        for card in sort_cards(state.hands[seat]):
+            yield PlayCard(card)
+            for capture in sort_cards(state.matches(card)):
+                yield PlayCard(card, capture)
+    elif state.phase is Phase.CHOOSE_CAPTURE and state.turned is not None:
+        for capture in sort_cards(state.matches(state.turned)):
+            yield ChooseCapture(capture)
+    elif state.phase is Phase.DECIDE:
+        yield KoiKoi()
+        yield Shobu()
+
+
+def legal_commands(state: KoiKoiState, seat: int) -> list[KoiKoiCommand]:
+    """Every command ``seat`` may submit now: the candidates that :func:`validate` accepts."""
+    legal = []
+    for command in _candidates(state, seat):
+        try:
+            validate(state, seat, command)
+        except (IllegalCommand, MalformedCommand):
+            continue
+        legal.append(command)
+    return legal
+
+
+# --- events -----------------------------------------------------------------------------------
+
+def _captures(matches: tuple[Card, ...], chosen: Card) -> tuple[Card, ...]:
+    """What a card takes: its one match, the named one of two, or all three."""
+    if len(matches) == 2:
+        return (chosen,)
+    return matches
+
+
+def decide(state: KoiKoiState, seat: int, command: KoiKoiCommand, ctx: Context) -> list[KoiKoiEvent]:
+    """The events ``command`` produces; raises like :func:`validate`."""
+    validate(state, seat, command)
+    events: list[KoiKoiEvent] = []
+    start = state.turn_start
+
+    def emit(event: KoiKoiEvent) -> KoiKoiState:
+        nonlocal state
+        events.append(event)
+        state = evolve(state, event)
+        return state
+
+    match command:
+        case PlayCard(card=card, capture=capture):
+            emit(CardPlayed(seat, card, _captures(state.matches(card), capture)))
+            turned = state.stock[0]
+            matches = state.matches(turned)
+            if len(matches) == 2:
+                emit(CardTurned(seat, turned, (), awaiting_choice=True))
+                return events
+            emit(CardTurned(seat, turned, matches))
+            for event in _end_of_turn(state, seat, start):
+                emit(event)
+        case ChooseCapture(card=card):
+            turned = state.turned
+            assert turned is not None
+            emit(CaptureChosen(seat, turned, (card,)))
+            for event in _end_of_turn(state, seat, start):
+                emit(event)
+        case KoiKoi():
+            emit(KoiKoiCalled(seat))
+        case Shobu():
+            emit(ShobuCalled(seat))
+            emit(round_ended(state, seat, "SHOBU"))
+            for event in _match_end(state):
+                emit(event)
+        case NextRound():
+            for event in next_round(state, ctx):
+                emit(event)
+    return events
+
+
+def _end_of_turn(state: KoiKoiState, seat: int, start: tuple[Card, ...]) -> list[KoiKoiEvent]:
+    """After both steps (RULES.md §2.5): a formed or raised yaku asks for the decision, or ends
+    the round when a koi-koi was called or this was the last turn; else the turn has passed."""
+    events: list[KoiKoiEvent] = []
+    now = yaku(state.captured[seat], state.rules)
+    if formed_or_raised(yaku(start, state.rules), now):
+        events.append(YakuFormed(seat, now, sum(y.points for y in now)))
+        state = evolve(state, events[-1])
+        if state.koi_koi_by is not None:
+            events.append(round_ended(state, seat, "WON_AFTER_KOI_KOI"))
+        elif state.last_turn:
+            events.append(round_ended(state, seat, "LAST_TURN_SHOBU"))
+        else:
+            return events
+    elif state.last_turn:
+        events.append(round_ended(state, None, "DRAWN"))
+    else:
+        return events
+    return events + _match_end(evolve(state, events[-1]))
+
+
+def _match_end(state: KoiKoiState) -> list[KoiKoiEvent]:
+    """The match ends by itself after its last round."""
+    if state.phase is Phase.ROUND_OVER and state.round >= state.rules.rounds:
+        return [MatchEnded(state.round, state.totals, match_settlement(state))]
+    return []
+
+
+def next_round(state: KoiKoiState, ctx: Context) -> list[KoiKoiEvent]:
+    """Deal the next round: the winner deals; after a drawn round the dealer alternates. A hand
+    yaku ends the new round at once (RULES.md §2.2, §2.4)."""
+    assert state.result is not None
+    winner = state.result.winner
+    dealer = winner if winner is not None else state.other(state.dealer)
+    return dealt(state, deal(ctx.seeds, state.round + 1, dealer, state.totals))
+
+
+def dealt(state: KoiKoiState, event: KoiKoiEvent) -> list[KoiKoiEvent]:
+    """A deal and, when a hand holds Teshi or Kuttsuki, the round's end (the dealer's first)."""
+    events: list[KoiKoiEvent] = [event]
+    state = evolve(state, event)
+    for seat in (state.dealer, state.other(state.dealer)):
+        found = hand_yaku(state.hands[seat], state.rules)
+        if found is not None:
+            events.append(round_ended(state, seat, found.kind.name, (found,)))
+            return events + _match_end(evolve(state, events[-1]))
+    return events
+

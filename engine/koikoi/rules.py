@@ -1,0 +1,103 @@
+"""The Koi-Koi rule set (RULES.md §2) and its named presets.
+
+Every option is a field here, named as in the ``KoiKoiRules`` message; presets fill them in and the
+engine reads options, never preset names.
+
+Decisions where RULES.md is silent (each tested):
+
+* The deal: the dealer's hand is the shuffled deck's cards 1–8, the other hand 9–16, the field
+  17–24, the stock the rest, top first. A field with four cards of one month is redealt from the
+  seed with purpose ``redeal-1``, ``redeal-2`` … (the round's deal is ``deal``); the event records
+  how many redeals it took.
+* The first dealer: from a shuffle with purpose ``first-dealer`` seat 0 turns the first card and
+  seat 1 the second; the earlier month deals; on the same month the next two cards are turned. The
+  turned cards are recorded in the first deal.
+* Playing a card whose month matches two field cards needs the capture named in the command; when
+  the stock's turned card matches two, the player names it with ``ChooseCapture`` before anything
+  else happens. With one or three matches there is no choice, and a command naming one is refused.
+* "Formed or raised" compares the player's yaku after both steps of the turn with those at the
+  turn's start: a yaku scored now that was not, or now scores more points.
+* On the last turn a new or raised yaku wins at once: shobu is the only choice, so it is taken
+  (no decision step).
+* After a koi-koi the next new or raised yaku, by either player, ends the round at the end of that
+  turn and wins it.
+* The sake cup counts as an animal and as a chaff at once (``sake_cup_as_chaff``).
+* A round's score is paid by the loser as ``score × stake_per_point``; the match settlement pays
+  the difference of the totals (the same amount as the rounds' payments netted).
+* The next round is dealt by a ``NextRound`` command from either seat (the round's result stays
+  on screen until then); the match ends by itself after its last round.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from croupier.engine.game import InvalidRules
+
+SEATS = 2
+ROUND_COUNTS = (3, 6, 12)
+
+
+@dataclass(frozen=True)
+class KoiKoiRules:
+    """Every option of RULES.md §2 with Nintendo's values as defaults."""
+
+    # Rounds in the match: 12, 6 or 3 (RULES.md §2.7).
+    rounds: int = 12
+    # What one point is worth in the settlement.
+    stake_per_point: int = 1
+    # A round score at or above this is doubled (§2.6); 0: never.
+    double_from: int = 7
+    # The winner's score is multiplied by this when the opponent called koi-koi (§2.6).
+    koi_koi_multiplier: int = 2
+    # Teshi and Kuttsuki (§2.4).
+    hand_yaku_points: int = 6
+    sake_cup_as_chaff: bool = True
+
+
+NINTENDO = KoiKoiRules()
+
+DEFAULT_PRESET = "nintendo"
+PRESETS: dict[str, KoiKoiRules] = {
+    "nintendo": NINTENDO,
+    "nintendo-6": dataclasses.replace(NINTENDO, rounds=6),
+    "nintendo-3": dataclasses.replace(NINTENDO, rounds=3),
+}
+PRESET_DESCRIPTIONS = {
+    "nintendo": "Nintendo's Koi-Koi (RULES.md §2): a match of 12 rounds",
+    "nintendo-6": "Nintendo's Koi-Koi, a match of 6 rounds",
+    "nintendo-3": "Nintendo's Koi-Koi, a match of 3 rounds",
+}
+
+
+def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> KoiKoiRules:
+    """The effective rule set: ``preset`` with ``overrides``; raises :class:`InvalidRules`."""
+    preset = preset or DEFAULT_PRESET
+    if preset not in PRESETS:
+        raise InvalidRules("UNKNOWN_PRESET", f"unknown Koi-Koi preset {preset!r}; known: "
+                           f"{', '.join(PRESETS)}", field="preset")
+    names = {f.name for f in dataclasses.fields(KoiKoiRules)}
+    for key in overrides:
+        if key not in names:
+            raise InvalidRules("UNKNOWN_OPTION", f"unknown Koi-Koi option {key!r}", field=key)
+    rules = dataclasses.replace(PRESETS[preset], **overrides)
+    validate(rules, seats)
+    return rules
+
+
+def validate(rules: KoiKoiRules, seats: int) -> None:
+    """Refuse rule sets that cannot be played, naming the option at fault."""
+    def bad(option: str, why: str) -> InvalidRules:
+        return InvalidRules("INVALID_OPTION", f"option {option}: {why}", field=option)
+
+    if seats != SEATS:
+        raise InvalidRules("INVALID_SEATS", f"{seats} seats: Koi-Koi is for two", field="seats")
+    if rules.rounds not in ROUND_COUNTS:
+        raise bad("rounds", "12, 6 or 3")
+    for option in ("stake_per_point", "koi_koi_multiplier", "hand_yaku_points"):
+        if getattr(rules, option) < 1:
+            raise bad(option, "must be at least 1")
+    if rules.double_from < 0:
+        raise bad("double_from", "cannot be below 0 (0: never double)")

@@ -1,0 +1,75 @@
+"""The round score (RULES.md §2.6) and the match settlement (§2.7), itemized."""
+
+from __future__ import annotations
+
+from croupier.engine.koikoi.cards import name
+from croupier.engine.koikoi.events import Hand, RoundEnded
+from croupier.engine.koikoi.state import KoiKoiState
+from croupier.engine.koikoi.yaku import Yaku, yaku
+from croupier.engine.settlement import Factor, Settlement, SettlementLine, amount_of, net_of
+
+
+def describe(found: Yaku) -> str:
+    title = found.kind.name.replace("_", "-").title()
+    extra = f" (+{found.extra} for further cards)" if found.extra else ""
+    return f"{title}: {', '.join(name(c) for c in found.cards)}{extra}"
+
+
+def score_factors(state: KoiKoiState, winner: int, found: tuple[Yaku, ...]) -> list[Factor]:
+    """The winner's points, factor by factor: each yaku added, then the doublings of §2.6."""
+    rules = state.rules
+    factors = [Factor(y.kind.name.lower(), y.points, describe(y), added=True) for y in found]
+    base = sum(y.points for y in found)
+    if rules.double_from and base >= rules.double_from:
+        factors.append(Factor("double_from", 2, f"{base} points is {rules.double_from} or more"))
+    loser = state.other(winner)
+    if state.koi_koi_by == loser:
+        factors.append(Factor("koi_koi_multiplier", rules.koi_koi_multiplier,
+                              f"seat {loser} called koi-koi"))
+    return factors
+
+
+def round_ended(state: KoiKoiState, winner: int | None, outcome: str,
+                found: tuple[Yaku, ...] | None = None) -> RoundEnded:
+    """The round's end: the winner's score and what the loser pays for it."""
+    hands = tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands))
+    if winner is None:
+        settlement = Settlement(state.round, (), outcome, (), (0,) * state.seats,
+                                ("both hands ran out with no winner: nobody scores",))
+        return RoundEnded(state.round, outcome, None, (), 0, hands, state.totals, settlement)
+    if found is None:
+        found = yaku(state.captured[winner], state.rules)
+    factors = score_factors(state, winner, found)
+    points = amount_of(tuple(factors))
+    stake = state.rules.stake_per_point
+    if stake != 1:
+        factors.append(Factor("stake_per_point", stake, "stakes per point"))
+    loser = state.other(winner)
+    line = SettlementLine(loser, winner, points * stake, tuple(factors),
+                          f"seat {loser} pays seat {winner} {points * stake} for {points} point(s)")
+    notes = (f"seat {winner} won the round with {points} point(s)",)
+    settlement = Settlement(state.round, (winner,), outcome, (line,),
+                            net_of(state.seats, (line,)), notes)
+    totals = tuple(t + (points if s == winner else 0) for s, t in enumerate(state.totals))
+    return RoundEnded(state.round, outcome, winner, found, points, hands, totals, settlement)
+
+
+def match_settlement(state: KoiKoiState) -> Settlement:
+    """The loser pays the difference of the totals × ``stake_per_point``; equal totals draw."""
+    totals = state.totals
+    rounds = f"{state.round} round(s)"
+    if totals[0] == totals[1]:
+        return Settlement(state.round, (0, 1), "MATCH_DRAWN", (), (0,) * state.seats,
+                          (f"both seats scored {totals[0]} over {rounds}: a draw",))
+    winner = 0 if totals[0] > totals[1] else 1
+    loser = 1 - winner
+    factors = [Factor("point_difference", totals[winner] - totals[loser],
+                      f"seat {winner} scored {totals[winner]} over {rounds}, seat {loser} "
+                      f"{totals[loser]}")]
+    if state.rules.stake_per_point != 1:
+        factors.append(Factor("stake_per_point", state.rules.stake_per_point, "stakes per point"))
+    amount = amount_of(tuple(factors))
+    line = SettlementLine(loser, winner, amount, tuple(factors),
+                          f"seat {loser} pays seat {winner} {amount}")
+    return Settlement(state.round, (winner,), "MATCH_OVER", (line,), net_of(state.seats, (line,)),
+                      (f"seat {winner} won the match {totals[winner]} to {totals[loser]}",))
