@@ -74,32 +74,46 @@ def _safe(url: str) -> str:
 @main.command()
 @click.option("--address", default=config.DEFAULT_ADDRESS, show_default=True,
               help="The server to play on.")
-@click.option("--seats", default=3, show_default=True, type=click.IntRange(2, 7),
-              help="Seats at the table; 6 or 7 play with sit-out (RULES.md §1.9).")
-@click.option("--preset", default="korean", show_default=True)
+@click.option("--game", "kind", default="hoola", show_default=True,
+              type=click.Choice(["hoola", "koikoi"]), help="The game to play.")
+@click.option("--seats", default=None, type=click.IntRange(2, 7),
+              help="Hoola: seats at the table (default 3; 6 or 7 play with sit-out, RULES.md "
+                   "§1.9). Koi-Koi is for two.")
+@click.option("--preset", default="", help="A preset of the game (default: the game's default).")
 @click.option("--seed", default=None, type=int, help="Seed of the bots' choices.")
-@click.option("--rounds", default=1, show_default=True, type=click.IntRange(1, 50),
-              help="Rounds at the table.")
+@click.option("--rounds", default=None, type=click.IntRange(1, 50),
+              help="Hoola: rounds at the table (default 1). Koi-Koi: 3, 6 or 12 (default: the "
+                   "preset's).")
 @click.option("--connect-timeout", default=10.0, show_default=True, help="Seconds to wait for the server.")
-def demo(address: str, seats: int, preset: str, seed: int | None, rounds: int,
-         connect_timeout: float) -> None:
-    """Play a whole Hoola game between bots through a running server; print the result."""
+def demo(address: str, kind: str, seats: int | None, preset: str, seed: int | None,
+         rounds: int | None, connect_timeout: float) -> None:
+    """Play a whole game between bots through a running server; print the result."""
     from croupier.service.bots import play_game
+    from croupier.v1 import common_pb2, hoola_pb2, koikoi_pb2, service_pb2
 
+    if kind == "koikoi":
+        seats = seats or 2
+        overrides = service_pb2.Rules(koikoi=koikoi_pb2.KoiKoiRules(rounds=rounds)
+                                      if rounds else koikoi_pb2.KoiKoiRules())
+        game_kind = common_pb2.GAME_KIND_KOIKOI
+    else:
+        seats = seats or 3
+        overrides = service_pb2.Rules(hoola=hoola_pb2.HoolaRules(rounds=rounds or 1))
+        if seats > 5:
+            overrides.hoola.sit_out = True
+            overrides.hoola.max_seats = seats
+        game_kind = common_pb2.GAME_KIND_HOOLA
     with grpc.insecure_channel(address) as channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=connect_timeout)
         except grpc.FutureTimeoutError:
             raise click.ClickException(f"no Croupier server at {address} (start one: make run)")
-        from croupier.v1 import hoola_pb2, service_pb2
-
-        overrides = service_pb2.Rules(hoola=hoola_pb2.HoolaRules(rounds=rounds))
-        if seats > 5:
-            overrides.hoola.sit_out = True
-            overrides.hoola.max_seats = seats
-        result = play_game(channel, seats=seats, preset=preset, overrides=overrides,
-                           rng=random.Random(seed), client_seed=uuid.uuid4().hex,
-                           on_move=lambda seat, label: click.echo(f"  seat {seat}: {label}"))
+        try:
+            result = play_game(channel, seats=seats, preset=preset, overrides=overrides,
+                               kind=game_kind, rng=random.Random(seed), client_seed=uuid.uuid4().hex,
+                               on_move=lambda seat, label: click.echo(f"  seat {seat}: {label}"))
+        except grpc.RpcError as error:
+            raise click.ClickException(f"{error.code().name}: {error.details()}") from None
     click.echo(result.describe())
 
 

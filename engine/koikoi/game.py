@@ -102,7 +102,7 @@ class KoiKoiGame:
             case PlayCard(card=card, capture=capture):
                 taken = (capture,) if capture else (
                     state.matches(card) if card in state.hands[state.turn] else ())
-                return f"Play {name(card)}, " + _taking(taken)
+                return f"Play {name(card)}" + _taking(taken)
             case ChooseCapture(card=card):
                 turned = name(state.turned) if state.turned else "the turned card"
                 return f"Capture {name(card)} with {turned}"
@@ -145,7 +145,7 @@ class KoiKoiGame:
 
 def _taking(taken: tuple[Card, ...]) -> str:
     if not taken:
-        return "to the field"
+        return " to the field"
     if len(taken) == 3:
-        return "capture all three: " + ", ".join(name(c) for c in taken)
-    return "capture " + " and ".join(name(c) for c in taken)
+        return ", capture all three: " + ", ".join(name(c) for c in taken)
+    return ", capture " + name(taken[0])
