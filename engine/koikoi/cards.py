@@ -124,7 +124,9 @@ def name(code: Card) -> str:
     return BY_CODE[code].name if code in BY_CODE else code
 
 
+_ORDER = {c.code: i for i, c in enumerate(CARDS)}
+
+
 def sort_cards(cards: tuple[Card, ...] | list[Card]) -> tuple[Card, ...]:
-    """In deck order (by month, then bright, animal, ribbon, chaff)."""
-    order = {c: i for i, c in enumerate(deck())}
-    return tuple(sorted(cards, key=lambda c: order.get(c, len(order))))
+    """In deck order (by month, then bright, animal, ribbon, chaff); unknown codes last."""
+    return tuple(sorted(cards, key=lambda c: _ORDER.get(c, len(_ORDER))))

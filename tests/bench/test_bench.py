@@ -97,3 +97,46 @@ def test_store_read_a_game(benchmark, store) -> None:
                       [NewEvent("E", b"x" * 200) for _ in range(80)], 0)
     benchmark.extra_info["events"] = 80
     benchmark(store.read, game_id)
+
+
+# --- Koi-Koi ----------------------------------------------------------------------------------
+
+from croupier.engine.koikoi import KoiKoiGame  # noqa: E402
+from croupier.engine.koikoi.rules import rules_for as koikoi_rules  # noqa: E402
+from croupier.engine.koikoi.state import Phase as KoiKoiPhase  # noqa: E402
+from croupier.engine.koikoi.yaku import yaku  # noqa: E402
+
+KOIKOI = KoiKoiGame()
+
+
+def recorded_match(seed: int = 1):
+    rules = koikoi_rules("nintendo", {}, 2)
+    events = KOIKOI.start(rules, 2, SEEDS)
+    state = fold(KOIKOI, events)
+    states = [state]
+    rng = random.Random(seed)
+    while not KOIKOI.is_finished(state):
+        seat = state.turn if state.phase is not KoiKoiPhase.ROUND_OVER else 0
+        new = KOIKOI.decide(state, seat, rng.choice(KOIKOI.legal_commands(state, seat)),
+                            Context(SEEDS))
+        state = fold(KOIKOI, new, state)
+        events += new
+        states.append(state)
+    return events, states
+
+
+KK_EVENTS, KK_STATES = recorded_match()
+
+
+def test_koikoi_legal_moves(benchmark) -> None:
+    state = next(s for s in KK_STATES[3:] if s.phase is KoiKoiPhase.PLAY)
+    benchmark(KOIKOI.legal_commands, state, state.turn)
+
+
+def test_koikoi_yaku_of_a_full_pile(benchmark) -> None:
+    pile = max((c for s in KK_STATES for c in s.captured), key=len)
+    benchmark(yaku, pile, KK_STATES[0].rules)
+
+
+def test_koikoi_fold_a_whole_match(benchmark) -> None:
+    benchmark(fold, KOIKOI, KK_EVENTS)
