@@ -11,7 +11,6 @@ from croupier.engine.koikoi.events import (
     RoundDealt, RoundEnded, ShobuCalled, YakuFormed,
 )
 from croupier.engine.koikoi.rules import KoiKoiRules
-from croupier.engine.koikoi.yaku import Yaku
 
 
 class Phase(Enum):
@@ -44,8 +43,6 @@ class KoiKoiState:
     turn_start: tuple[Card, ...] = ()
     # The turned card waiting for its capture to be named.
     turned: Card | None = None
-    # The yaku each seat scored at its last decision.
-    yaku: tuple[tuple[Yaku, ...], ...] = ((), ())
     koi_koi_by: int | None = None
     totals: tuple[int, ...] = (0, 0)
     result: RoundEnded | None = None
@@ -92,7 +89,7 @@ def evolve(state: KoiKoiState, event: KoiKoiEvent) -> KoiKoiState:
                         totals=totals):
             return replace(state, round=round_no, dealer=dealer, turn=dealer, phase=Phase.PLAY,
                            hands=tuple(h.cards for h in hands), field=field, stock=stock,
-                           captured=((), ()), turn_start=(), turned=None, yaku=((), ()),
+                           captured=((), ()), turn_start=(), turned=None,
                            koi_koi_by=None, totals=totals, result=None)
         case CardPlayed(seat=seat, card=card, captured=captured):
             state = replace(state, hands=_set(state.hands, seat,
@@ -105,9 +102,9 @@ def evolve(state: KoiKoiState, event: KoiKoiEvent) -> KoiKoiState:
             return _pass_turn(_take(state, seat, card, captured), seat)
         case CaptureChosen(seat=seat, card=card, captured=captured):
             return _pass_turn(_take(state, seat, card, captured), seat)
-        case YakuFormed(seat=seat, yaku=found):
+        case YakuFormed(seat=seat):
             # The turn formed or raised a yaku: the seat keeps the turn to decide.
-            return replace(state, turn=seat, phase=Phase.DECIDE, yaku=_set(state.yaku, seat, found))
+            return replace(state, turn=seat, phase=Phase.DECIDE)
         case KoiKoiCalled(seat=seat):
             return _pass_turn(replace(state, koi_koi_by=seat), seat)
         case ShobuCalled():
