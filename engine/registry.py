@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from croupier.engine.gin import GinGame
 from croupier.engine.hoola import HoolaGame
 from croupier.engine.koikoi import KoiKoiGame
 
-GAMES: dict[str, Any] = {game.kind: game for game in (HoolaGame(), KoiKoiGame())}
+GAMES: dict[str, Any] = {game.kind: game for game in (HoolaGame(), KoiKoiGame(), GinGame())}
 
 
 def game(kind: str) -> Any:

@@ -63,9 +63,30 @@ def choose(moves: list[service_pb2.LegalMove], rng: random.Random) -> service_pb
         by_kind.setdefault(_move(move), []).append(move)
     if "next_round" in by_kind:
         return by_kind["next_round"][0]
-    if moves and moves[0].command.WhichOneof("game") == "koikoi":
+    game = moves[0].command.WhichOneof("game") if moves else "hoola"
+    if game == "koikoi":
         return _choose_koikoi(moves, by_kind, rng)
+    if game == "gin":
+        return _choose_gin(moves, by_kind, rng)
     return _choose_hoola(moves, by_kind, rng)
+
+
+def _choose_gin(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[service_pb2.LegalMove]],
+                rng: random.Random) -> service_pb2.LegalMove:
+    """Knock when it may, lay off what it can, take the discard now and then, shed high cards."""
+    for kind in ("knock", "lay_off"):
+        if kind in by_kind and rng.random() < 0.9:
+            return rng.choice(by_kind[kind])
+    if "draw_discard" in by_kind and rng.random() < 0.3:
+        return by_kind["draw_discard"][0]
+    for kind in ("draw_stock", "end_lay_offs", "pass"):
+        if kind in by_kind:
+            return by_kind[kind][0]
+    if "discard" in by_kind:
+        order = "A23456789TJQK"
+        return max(by_kind["discard"], key=lambda m: order.index(m.command.gin.discard.card[0])
+                   + rng.random() * 6)
+    return rng.choice(moves)
 
 
 def _choose_koikoi(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[service_pb2.LegalMove]],
@@ -128,13 +149,13 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
             break
         game = getattr(view.view, view.view.WhichOneof("game"))
         phase = game.DESCRIPTOR.fields_by_name["phase"].enum_type.values_by_number[game.phase].name
-        between_rounds = phase.endswith("_ROUND_OVER")
+        between_rounds = phase.endswith(("_ROUND_OVER", "_HAND_OVER"))
         seat = rng.randrange(seats) if between_rounds else game.turn
         legal = stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=created.game_id),
                                     metadata=auth(tokens[seat]))
         move = choose(list(legal.moves), rng)
         closing = [m for m in legal.moves if _move(m) == "close_table"]
-        if between_rounds and game.round >= max_rounds and closing:
+        if between_rounds and closing and game.round >= max_rounds:
             move = closing[0]
         stub.SubmitCommand(service_pb2.SubmitCommandRequest(
             game_id=created.game_id, command_id=uuid.uuid4().hex,
@@ -148,7 +169,7 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
                                metadata=auth(tokens[0])).settlement
     replay = stub.GetReplay(service_pb2.GetReplayRequest(game_id=created.game_id))
     bodies = [getattr(e.body, e.body.WhichOneof("body")) for e in replay.events]
-    rounds = [b.round_ended.settlement for b in bodies if "round_ended" in b.DESCRIPTOR.fields_by_name
-              and b.HasField("round_ended")]
+    rounds = [getattr(b, b.WhichOneof("event")).settlement for b in bodies
+              if b.DESCRIPTOR.oneofs and b.WhichOneof("event") in ("round_ended", "hand_ended")]
     return GameResult(created.game_id, seats, settlement, moves, replay.events[-1].version, tokens,
                       rounds, final)

@@ -11,6 +11,9 @@ from typing import Any
 from google.protobuf.message import Message
 
 from croupier.engine import registry
+from croupier.engine.gin import events as gin_events
+from croupier.engine.gin.game import GinView
+from croupier.engine.gin.rules import GinRules
 from croupier.engine.hoola import events as hoola_events
 from croupier.engine.hoola.game import HoolaView
 from croupier.engine.hoola.rules import HoolaRules
@@ -18,7 +21,7 @@ from croupier.engine.koikoi import events as koikoi_events
 from croupier.engine.koikoi.game import KoiKoiView
 from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.service import convert
-from croupier.v1 import common_pb2, hoola_pb2, koikoi_pb2, service_pb2
+from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, service_pb2
 
 
 @dataclass(frozen=True)
@@ -104,5 +107,18 @@ KOIKOI = GameBinding(
         koikoi_events.MatchEnded),
 )
 
-BINDINGS: dict[int, GameBinding] = {HOOLA.kind: HOOLA, KOIKOI.kind: KOIKOI}
+GIN = GameBinding(
+    kind=common_pb2.GAME_KIND_GIN, field="gin", game=registry.game("gin"), rules_cls=GinRules,
+    rules_msg=gin_pb2.GinRules, command_msg=gin_pb2.GinCommand, event_msg=gin_pb2.GinEvent,
+    view_msg=gin_pb2.GinView, view_cls=GinView,
+    commands=convert.classes_by_field(
+        gin_events.DrawStock, gin_events.DrawDiscard, gin_events.Pass, gin_events.Discard,
+        gin_events.Knock, gin_events.LayOff, gin_events.EndLayOffs, gin_events.NextHand),
+    events=convert.classes_by_field(
+        gin_events.MatchStarted, gin_events.HandDealt, gin_events.UpcardPassed,
+        gin_events.CardDrawn, gin_events.CardDiscarded, gin_events.Knocked, gin_events.CardLaidOff,
+        gin_events.LayOffsEnded, gin_events.HandEnded, gin_events.MatchEnded),
+)
+
+BINDINGS: dict[int, GameBinding] = {b.kind: b for b in (HOOLA, KOIKOI, GIN)}
 BY_NAME: dict[str, GameBinding] = {b.game.kind: b for b in BINDINGS.values()}

@@ -1,0 +1,5 @@
+"""Gin Rummy (RULES.md §4)."""
+
+from croupier.engine.gin.game import GinGame
+
+__all__ = ["GinGame"]

@@ -1,0 +1,140 @@
+"""Gin Rummy as a :class:`croupier.engine.game.Game`: the deal, views, redaction and labels."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from croupier.engine import ENGINE_VERSION
+from croupier.engine.cards import Card, by_rank, name
+from croupier.engine.game import Context
+from croupier.engine.gin import moves, rules as rules_module
+from croupier.engine.gin.deal import deal
+from croupier.engine.gin.events import (
+    CardDrawn, Discard, DrawDiscard, DrawStock, EndLayOffs, GinCommand, GinEvent, Hand, HandDealt,
+    HandEnded, Knock, LayOff, MatchEnded, MatchStarted, NextHand, Pass,
+)
+from croupier.engine.gin.rules import GinRules
+from croupier.engine.gin.state import GinState, Phase, evolve
+from croupier.engine.meld_solver import GIN, Meld, best_melds, deadwood_value
+from croupier.engine.shuffle import Seeds
+
+
+@dataclass(frozen=True)
+class GinView:
+    """What one seat sees (mirrors the ``GinView`` message)."""
+
+    seat: int | None
+    hand: tuple[Card, ...]
+    melds: tuple[Meld, ...]
+    deadwood: int
+    discard_top: Card | None
+    discard_count: int
+    stock_count: int
+    hand_counts: tuple[int, ...]
+    turn: int
+    phase: Phase
+    hand_number: int
+    dealer: int
+    totals: tuple[int, ...]
+    table: tuple[Meld, ...]
+    knocker: int | None
+    last_hand: HandEnded | None
+    rules: GinRules
+
+
+class GinGame:
+    """Gin Rummy (RULES.md §4)."""
+
+    kind = "gin"
+    default_preset = rules_module.DEFAULT_PRESET
+    rules_type = GinRules
+
+    def presets(self) -> dict[str, GinRules]:
+        return dict(rules_module.PRESETS)
+
+    def preset_description(self, name: str) -> str:
+        return rules_module.PRESET_DESCRIPTIONS.get(name, "")
+
+    def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> GinRules:
+        return rules_module.rules_for(preset, overrides, seats)
+
+    def start(self, rules: GinRules, seats: int, seeds: Seeds) -> list[GinEvent]:
+        rules_module.validate(rules, seats)
+        return [MatchStarted(rules, seats, seeds.commitment, seeds.client_seeds, ENGINE_VERSION),
+                deal(seeds, 1, None)]
+
+    def initial_state(self) -> GinState:
+        return GinState()
+
+    def evolve(self, state: GinState, event: GinEvent) -> GinState:
+        return evolve(state, event)
+
+    def decide(self, state: GinState, seat: int, command: GinCommand, ctx: Context) -> list[GinEvent]:
+        return moves.decide(state, seat, command, ctx)
+
+    def advance(self, state: GinState, now_ms: int) -> list[GinEvent]:
+        return []
+
+    def validate(self, state: GinState, seat: int, command: GinCommand) -> None:
+        moves.validate(state, seat, command)
+
+    def legal_commands(self, state: GinState, seat: int) -> list[GinCommand]:
+        return moves.legal_commands(state, seat)
+
+    def is_finished(self, state: GinState) -> bool:
+        return state.phase is Phase.MATCH_OVER
+
+    def label(self, state: GinState, command: GinCommand) -> str:
+        match command:
+            case DrawStock():
+                return "Draw from the stock"
+            case DrawDiscard():
+                top = name(state.discard_top) if state.discard_top else "the discard"
+                return f"Take {top}" + (" (the upcard)" if state.phase is Phase.FIRST_UPCARD else "")
+            case Pass():
+                return "Pass the upcard" if state.phase is Phase.FIRST_UPCARD else \
+                    "Pass: the hand is a wash"
+            case Discard(card=card):
+                return f"Discard {name(card)}"
+            case Knock(card=""):
+                return "Knock with big gin"
+            case Knock(card=card):
+                return f"Discard {name(card)} and knock"
+            case LayOff(card=card, meld=index):
+                meld = state.table[index].cards if index < len(state.table) else ()
+                return f"Lay off {name(card)} on {' '.join(meld)}"
+            case EndLayOffs():
+                return "End lay-offs and score"
+            case NextHand():
+                return "Deal the next hand"
+        return repr(command)
+
+    def redact(self, event: GinEvent, seat: int | None) -> GinEvent:
+        """Hide the other hand, the stock order and the card drawn from the stock (RULES.md §5)."""
+        match event:
+            case HandDealt(hands=hands):
+                hidden = tuple(h if h.seat == seat else Hand(h.seat, (), h.count) for h in hands)
+                return dataclasses.replace(event, hands=hidden, stock=())
+            case CardDrawn(seat=drawer, from_discard=False) if drawer != seat:
+                return dataclasses.replace(event, card=None)
+        return event
+
+    def view(self, state: GinState, seat: int | None) -> GinView:
+        hand = by_rank(state.hands[seat]) if seat is not None else ()
+        melds, left = best_melds(hand, GIN) if hand else ((), ())
+        return GinView(
+            seat=seat, hand=hand, melds=melds, deadwood=sum(map(deadwood_value, left)),
+            discard_top=state.discard_top, discard_count=len(state.discards),
+            stock_count=len(state.stock), hand_counts=tuple(len(h) for h in state.hands),
+            turn=state.turn, phase=state.phase, hand_number=state.hand, dealer=state.dealer,
+            totals=state.totals, table=state.table,
+            knocker=state.knock.seat if state.knock else None, last_hand=state.result,
+            rules=state.rules)
+
+    def settlements(self, events: list[GinEvent]) -> list[Any]:
+        return [e.settlement for e in events if isinstance(e, HandEnded)]
+
+    def final_settlement(self, events: list[GinEvent]) -> Any | None:
+        return next((e.settlement for e in events if isinstance(e, MatchEnded)), None)

@@ -1,0 +1,224 @@
+"""Gin Rummy moves: validation, legal-move generation and the events a move produces — one code
+path (``validate`` holds every check; ``legal_commands`` keeps the candidates it accepts)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from croupier.engine.cards import Card, is_card, name, sort_cards
+from croupier.engine.game import Context, IllegalCommand, MalformedCommand
+from croupier.engine.gin.deal import deal
+from croupier.engine.gin.events import (
+    CardDiscarded, CardDrawn, CardLaidOff, Discard, DrawDiscard, DrawStock, EndLayOffs, GinCommand,
+    GinEvent, Knock, Knocked, LayOff, LayOffsEnded, MatchEnded, NextHand, Pass, UpcardPassed,
+)
+from croupier.engine.gin.scoring import hand_ended, match_settlement, scored
+from croupier.engine.gin.state import GinState, Phase, evolve
+from croupier.engine.meld_solver import GIN, best_melds, deadwood_value, extend
+
+R_GIN = "RULES.md §4"
+WALL = 2
+
+
+def _deadwood(cards: tuple[Card, ...]) -> int:
+    return sum(map(deadwood_value, best_melds(cards, GIN)[1]))
+
+
+def _check_well_formed(command: GinCommand) -> None:
+    match command:
+        case Discard(card=card) | LayOff(card=card):
+            if not is_card(card):
+                raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a card", field="card")
+        case Knock(card=card):
+            if card and not is_card(card):
+                raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a card", field="card")
+        case DrawStock() | DrawDiscard() | Pass() | EndLayOffs() | NextHand():
+            pass
+        case _:
+            raise MalformedCommand("UNKNOWN_COMMAND", f"not a Gin Rummy command: {command!r}",
+                                   field="command")
+
+
+_PHASES = {
+    DrawStock: (Phase.DRAW,), DrawDiscard: (Phase.FIRST_UPCARD, Phase.DRAW),
+    Pass: (Phase.FIRST_UPCARD, Phase.DRAW), Discard: (Phase.DISCARD,), Knock: (Phase.DISCARD,),
+    LayOff: (Phase.LAY_OFF,), EndLayOffs: (Phase.LAY_OFF,),
+}
+_WAITING = {
+    Phase.FIRST_UPCARD: ("TAKE_OR_PASS", "take the first upcard or pass"),
+    Phase.DRAW: ("DRAW_FIRST", "draw from the stock or the discard pile first"),
+    Phase.DISCARD: ("DISCARD_FIRST", "discard, or knock"),
+    Phase.LAY_OFF: ("LAY_OFF_OR_END", "lay off onto the knocker's melds, or end your lay-offs"),
+}
+
+
+def at_the_wall(state: GinState) -> bool:
+    """Two cards left in the stock at the start of a turn (RULES.md §4's wall rule)."""
+    return state.phase is Phase.DRAW and len(state.stock) <= WALL
+
+
+def _can_knock_after_taking(state: GinState, seat: int) -> bool:
+    top = state.discard_top
+    if top is None:
+        return False
+    hand = state.hands[seat] + (top,)
+    return any(_deadwood(tuple(c for c in hand if c != out)) <= state.rules.knock_card
+               for out in hand if out != top)
+
+
+def validate(state: GinState, seat: int, command: GinCommand) -> None:
+    """Raise :class:`MalformedCommand` or :class:`IllegalCommand` unless ``seat`` may play it now."""
+    _check_well_formed(command)
+    if state.phase is Phase.NOT_STARTED:
+        raise IllegalCommand("NOT_STARTED", "the hand has not been dealt", R_GIN)
+    if state.phase is Phase.MATCH_OVER:
+        raise IllegalCommand("MATCH_OVER", "the match is over", R_GIN)
+    if not 0 <= seat < state.seats:
+        raise IllegalCommand("NOT_A_SEAT", f"there is no seat {seat}", R_GIN)
+    if isinstance(command, NextHand):
+        if state.phase is not Phase.HAND_OVER:
+            raise IllegalCommand("HAND_IN_PLAY", "the hand is still being played", R_GIN)
+        return
+    if state.phase is Phase.HAND_OVER:
+        raise IllegalCommand("HAND_OVER", "the hand is over: deal the next hand", R_GIN)
+    if seat != state.turn:
+        raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_GIN)
+    if state.phase not in _PHASES[type(command)]:
+        raise IllegalCommand(*_WAITING[state.phase], R_GIN)
+    hand = state.hands[seat]
+    match command:
+        case DrawStock():
+            if at_the_wall(state):
+                raise IllegalCommand("WALL", "two cards are left in the stock: take the discard to "
+                                     "knock with it, or pass (a wash)", R_GIN)
+        case DrawDiscard():
+            if state.upcard_refused:
+                raise IllegalCommand("UPCARD_REFUSED", "both passed the upcard: draw from the "
+                                     "stock", R_GIN)
+            if at_the_wall(state) and not _can_knock_after_taking(state, seat):
+                raise IllegalCommand("WALL", "at the wall the discard may be taken only to knock "
+                                     "with it", R_GIN)
+        case Pass():
+            if state.phase is Phase.DRAW and not at_the_wall(state):
+                raise IllegalCommand("MUST_DRAW", "draw a card (passing is for the first upcard "
+                                     "and the wall)", R_GIN)
+        case Discard(card=card):
+            _check_discard(state, hand, card)
+            if len(state.stock) <= WALL and state.taken is not None:
+                raise IllegalCommand("WALL_KNOCK", "a discard taken at the wall must knock", R_GIN)
+        case Knock(card=card):
+            if not card:
+                if not state.rules.big_gin_bonus:
+                    raise IllegalCommand("NO_BIG_GIN", "big gin is not in these rules "
+                                         "(big_gin_bonus); knock with a discard", R_GIN)
+                if _deadwood(hand) != 0:
+                    raise IllegalCommand("NOT_BIG_GIN", "big gin needs all eleven cards melded",
+                                         R_GIN)
+                return
+            _check_discard(state, hand, card)
+            left = _deadwood(tuple(c for c in hand if c != card))
+            if left > state.rules.knock_card:
+                raise IllegalCommand("DEADWOOD_TOO_HIGH", f"deadwood {left} is over the knock "
+                                     f"card {state.rules.knock_card}", R_GIN)
+        case LayOff(card=card, meld=index):
+            if card not in hand:
+                raise IllegalCommand("CARD_NOT_IN_HAND", f"{name(card)} is not in your hand", R_GIN)
+            if not 0 <= index < len(state.table):
+                raise IllegalCommand("NO_SUCH_MELD", f"the knocker has no meld {index}", R_GIN)
+            if extend(state.table[index], (card,), GIN) is None:
+                raise IllegalCommand("CANNOT_LAY_OFF", f"{name(card)} does not extend meld "
+                                     f"{' '.join(state.table[index].cards)}", R_GIN)
+
+
+def _check_discard(state: GinState, hand: tuple[Card, ...], card: Card) -> None:
+    if card not in hand:
+        raise IllegalCommand("CARD_NOT_IN_HAND", f"{name(card)} is not in your hand", R_GIN)
+    if card == state.taken:
+        raise IllegalCommand("DISCARD_JUST_TAKEN", "the card taken from the discard pile may not "
+                             "be discarded in the same turn", R_GIN)
+
+
+def _candidates(state: GinState, seat: int) -> Iterator[GinCommand]:
+    hand = sort_cards(state.hands[seat]) if state.hands else ()
+    if state.phase is Phase.HAND_OVER:
+        yield NextHand()
+    elif state.phase in (Phase.FIRST_UPCARD, Phase.DRAW):
+        yield DrawStock()
+        yield DrawDiscard()
+        yield Pass()
+    elif state.phase is Phase.DISCARD:
+        for card in hand:
+            yield Discard(card)
+        for card in hand:
+            yield Knock(card)
+        yield Knock()
+    elif state.phase is Phase.LAY_OFF:
+        for card in hand:
+            for index in range(len(state.table)):
+                yield LayOff(card, index)
+        yield EndLayOffs()
+
+
+def legal_commands(state: GinState, seat: int) -> list[GinCommand]:
+    legal = []
+    for command in _candidates(state, seat):
+        try:
+            validate(state, seat, command)
+        except (IllegalCommand, MalformedCommand):
+            continue
+        legal.append(command)
+    return legal
+
+
+def decide(state: GinState, seat: int, command: GinCommand, ctx: Context) -> list[GinEvent]:
+    """The events ``command`` produces; raises like :func:`validate`."""
+    validate(state, seat, command)
+    events: list[GinEvent] = []
+
+    def emit(event: GinEvent) -> GinState:
+        nonlocal state
+        events.append(event)
+        state = evolve(state, event)
+        return state
+
+    match command:
+        case DrawStock():
+            emit(CardDrawn(seat, state.stock[0], from_discard=False))
+        case DrawDiscard():
+            emit(CardDrawn(seat, state.discard_top, from_discard=True))
+        case Pass() if state.phase is Phase.FIRST_UPCARD:
+            emit(UpcardPassed(seat))
+        case Pass():
+            emit(hand_ended(state, "WASH", None, [], (0, 0),
+                            ("two cards were left in the stock: the hand is a wash",)))
+        case Discard(card=card):
+            emit(CardDiscarded(seat, card))
+        case Knock(card=card):
+            kept = tuple(c for c in state.hands[seat] if c != card)
+            melds, left = best_melds(kept, GIN)
+            gin = not left
+            emit(Knocked(seat, card, melds, left, sum(map(deadwood_value, left)), gin, gin and not card))
+            if gin:
+                emit(_defender_shows(state))
+                emit(scored(state, events[-1].deadwood))
+        case LayOff(card=card, meld=index):
+            after = extend(state.table[index], (card,), GIN)
+            assert after is not None
+            emit(CardLaidOff(seat, card, index, after))
+        case EndLayOffs():
+            emit(_defender_shows(state))
+            emit(scored(state, events[-1].deadwood))
+        case NextHand():
+            assert state.result is not None
+            winner = state.result.winner
+            emit(deal(ctx.seeds, state.hand + 1, state.dealer if winner is None else winner,
+                      state.totals))
+    if state.phase is Phase.HAND_OVER and max(state.totals) >= state.rules.match_points:
+        emit(MatchEnded(state.hand, state.totals, match_settlement(state)))
+    return events
+
+
+def _defender_shows(state: GinState) -> LayOffsEnded:
+    defender = state.turn
+    melds, left = best_melds(state.hands[defender], GIN)
+    return LayOffsEnded(defender, melds, left, sum(map(deadwood_value, left)))

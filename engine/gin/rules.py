@@ -1,0 +1,97 @@
+"""The Gin Rummy rule set (RULES.md §4) and its presets.
+
+The defaults are those of OpenSpiel's ``gin_rummy``, so that results can be compared with it.
+
+Decisions where RULES.md is silent (each tested):
+
+* The deal: the shuffled deck's cards 1–10 go to the non-dealer, 11–20 to the dealer, the 21st is
+  the upcard, the rest the stock, top first. The first hand's dealer: from a shuffle with purpose
+  ``first-dealer`` seat 0 turns the first card and seat 1 the second; the lower rank deals (ace
+  low), equal ranks turn again. Afterwards the winner of a hand deals the next; after a wash or a
+  hand nobody scores, the same dealer deals again.
+* A knock uses the arrangement of the knocker's cards that leaves the least deadwood (the first of
+  equals in a fixed order); the knocker does not choose another. The defender's deadwood is
+  likewise its least after its lay-offs.
+* The defender lays off one card at a time onto the knocker's melds (as extended so far), then
+  ends its lay-offs; laying off after gin is refused.
+* Big gin (option ``big_gin_bonus`` > 0): knocking with all eleven cards melded, without a discard,
+  scores the defender's deadwood + ``big_gin_bonus`` instead of the gin bonus.
+* The wall: when the stock holds two cards at the start of a turn, the player may take the discard
+  only if it lets them knock at once (and must then knock), or pass, which ends the hand as a wash.
+* When both pass the first upcard, the non-dealer must draw from the stock.
+* A match is played to ``match_points``; each hand's points are paid as ``points ×
+  stake_per_point`` by the other seat, so the hands' payments net to the match's difference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from croupier.engine.game import InvalidRules
+
+SEATS = 2
+
+
+@dataclass(frozen=True)
+class GinRules:
+    """Every option of RULES.md §4 with OpenSpiel's defaults."""
+
+    # The most deadwood a knock may leave.
+    knock_card: int = 10
+    gin_bonus: int = 25
+    undercut_bonus: int = 25
+    # 0: no big gin.
+    big_gin_bonus: int = 0
+    # Hands are played until a seat reaches this total.
+    match_points: int = 100
+    stake_per_point: int = 1
+
+
+STANDARD = GinRules()
+
+DEFAULT_PRESET = "standard"
+PRESETS: dict[str, GinRules] = {
+    "standard": STANDARD,
+    "single-hand": dataclasses.replace(STANDARD, match_points=1),
+    "big-gin": dataclasses.replace(STANDARD, big_gin_bonus=31),
+}
+PRESET_DESCRIPTIONS = {
+    "standard": "Gin Rummy with OpenSpiel's gin_rummy defaults (knock at 10, gin and undercut 25), "
+                "a match to 100 points",
+    "single-hand": "One scoring hand decides the match (a wash is replayed)",
+    "big-gin": "The standard game with big gin (all eleven cards melded) worth 31",
+}
+
+
+def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> GinRules:
+    """The effective rule set: ``preset`` with ``overrides``; raises :class:`InvalidRules`."""
+    preset = preset or DEFAULT_PRESET
+    if preset not in PRESETS:
+        raise InvalidRules("UNKNOWN_PRESET", f"unknown Gin Rummy preset {preset!r}; known: "
+                           f"{', '.join(PRESETS)}", field="preset")
+    names = {f.name for f in dataclasses.fields(GinRules)}
+    for key in overrides:
+        if key not in names:
+            raise InvalidRules("UNKNOWN_OPTION", f"unknown Gin Rummy option {key!r}", field=key)
+    rules = dataclasses.replace(PRESETS[preset], **overrides)
+    validate(rules, seats)
+    return rules
+
+
+def validate(rules: GinRules, seats: int) -> None:
+    """Refuse rule sets that cannot be played, naming the option at fault."""
+    def bad(option: str, why: str) -> InvalidRules:
+        return InvalidRules("INVALID_OPTION", f"option {option}: {why}", field=option)
+
+    if seats != SEATS:
+        raise InvalidRules("INVALID_SEATS", f"{seats} seats: Gin Rummy is for two", field="seats")
+    if not 0 <= rules.knock_card <= 10:
+        raise bad("knock_card", "0 to 10")
+    for option in ("match_points", "stake_per_point"):
+        if getattr(rules, option) < 1:
+            raise bad(option, "must be at least 1")
+    for option in ("gin_bonus", "undercut_bonus", "big_gin_bonus"):
+        if getattr(rules, option) < 0:
+            raise bad(option, "cannot be below 0")

@@ -1,0 +1,74 @@
+"""Scoring a Gin Rummy hand (RULES.md §4) and settling the match, itemized."""
+
+from __future__ import annotations
+
+from croupier.engine.gin.events import Hand, HandEnded
+from croupier.engine.gin.state import GinState
+from croupier.engine.settlement import Factor, Settlement, SettlementLine, amount_of, net_of
+
+
+def hand_ended(state: GinState, outcome: str, winner: int | None, factors: list[Factor],
+               deadwood: tuple[int, ...], notes: tuple[str, ...]) -> HandEnded:
+    """The hand's end: ``winner`` scores the factors' amount, paid × ``stake_per_point``."""
+    hands = tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands))
+    knocker = state.knock.seat if state.knock else None
+    if winner is None:
+        settlement = Settlement(state.hand, (), outcome, (), (0,) * state.seats, notes)
+        return HandEnded(state.hand, outcome, None, 0, knocker, deadwood, hands, state.totals,
+                         settlement)
+    points = amount_of(tuple(factors))
+    if state.rules.stake_per_point != 1:
+        factors = factors + [Factor("stake_per_point", state.rules.stake_per_point, "stakes per point")]
+    loser = state.other(winner)
+    line = SettlementLine(loser, winner, points * state.rules.stake_per_point, tuple(factors),
+                          f"seat {loser} pays seat {winner} {points * state.rules.stake_per_point}"
+                          f" for {points} point(s)")
+    totals = tuple(t + (points if s == winner else 0) for s, t in enumerate(state.totals))
+    settlement = Settlement(state.hand, (winner,), outcome, (line,), net_of(state.seats, (line,)), notes)
+    return HandEnded(state.hand, outcome, winner, points, knocker, deadwood, hands, totals, settlement)
+
+
+def scored(state: GinState, defender_deadwood: int) -> HandEnded:
+    """The knock's score: the difference of deadwood, gin and undercut bonuses (RULES.md §4)."""
+    knock = state.knock
+    assert knock is not None
+    rules = state.rules
+    knocker, defender = knock.seat, state.other(knock.seat)
+    deadwood = tuple(knock.deadwood if s == knocker else defender_deadwood for s in range(2))
+    counts = f"defender seat {defender} {defender_deadwood}, knocker seat {knocker} {knock.deadwood}"
+    if knock.gin:
+        bonus = ("big_gin_bonus", rules.big_gin_bonus, "all eleven cards melded") if knock.big_gin \
+            else ("gin_bonus", rules.gin_bonus, "nothing left unmelded")
+        factors = [Factor("deadwood", defender_deadwood, f"defender seat {defender}'s deadwood"),
+                   Factor(*bonus, added=True)]
+        return hand_ended(state, "BIG_GIN" if knock.big_gin else "GIN", knocker, factors, deadwood,
+                          (f"seat {knocker} went {'big ' if knock.big_gin else ''}gin",))
+    difference = defender_deadwood - knock.deadwood
+    if difference > 0:
+        factors = [Factor("deadwood_difference", difference, counts)]
+        return hand_ended(state, "KNOCK", knocker, factors, deadwood,
+                          (f"seat {knocker} knocked and won",))
+    if difference < 0:
+        factors = [Factor("deadwood_difference", -difference, counts),
+                   Factor("undercut_bonus", rules.undercut_bonus, "the defender undercut the knock",
+                          added=True)]
+        return hand_ended(state, "UNDERCUT", defender, factors, deadwood,
+                          (f"seat {defender} undercut seat {knocker}'s knock",))
+    return hand_ended(state, "NO_SCORE", None, [], deadwood,
+                      (f"equal deadwood ({counts}): nobody scores",))
+
+
+def match_settlement(state: GinState) -> Settlement:
+    """The loser pays the difference of the totals × ``stake_per_point``."""
+    totals = state.totals
+    winner = 0 if totals[0] > totals[1] else 1
+    loser = 1 - winner
+    factors = [Factor("point_difference", totals[winner] - totals[loser],
+                      f"seat {winner} scored {totals[winner]} over {state.hand} hand(s), "
+                      f"seat {loser} {totals[loser]}")]
+    if state.rules.stake_per_point != 1:
+        factors.append(Factor("stake_per_point", state.rules.stake_per_point, "stakes per point"))
+    amount = amount_of(tuple(factors))
+    line = SettlementLine(loser, winner, amount, tuple(factors), f"seat {loser} pays seat {winner} {amount}")
+    return Settlement(state.hand, (winner,), "MATCH_OVER", (line,), net_of(state.seats, (line,)),
+                      (f"seat {winner} reached {totals[winner]} of {state.rules.match_points}",))

@@ -1,0 +1,269 @@
+"""Sets and runs of the rummy family (RULES.md §3.2, §4), shared by Rummy with jokers and Gin Rummy.
+
+A meld is validated from its cards in any order. Jokers go where the natural cards fix them (a gap
+in a run); a joker that could stand at either end of a run stands for the card the client names,
+else at the high end where that is a legal card, else at the low end. In a set a joker stands for
+the set's rank, recorded in the first suit the set lacks. The solver also finds the arrangement of
+a hand that leaves the least deadwood (Gin).
+
+Cards are the codes of :mod:`croupier.engine.cards`; with two decks a code carries its copy
+(``"7S1"``, ``"7S2"``), and jokers are ``"JK1"`` … ``"JK4"``. Rank and suit read the first two
+characters either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+from functools import lru_cache
+from itertools import combinations, permutations
+
+from croupier.engine.cards import RANKS, SUITS, Card, is_joker, rank, suit
+
+
+class MeldKind(Enum):
+    SET = 1
+    RUN = 2
+
+
+@dataclass(frozen=True)
+class MeldRules:
+    """What a legal meld is in one game."""
+
+    # Q K A is a run (the ace high); A 2 3 always is. There is never a wrap (K A 2).
+    ace_high: bool = True
+    # The fewest natural cards in a meld.
+    min_naturals: int = 2
+    # The most jokers in a 3-card set and in a 4-card set.
+    set_jokers: tuple[int, int] = (1, 2)
+    # Whether two jokers may stand side by side in a run.
+    adjacent_jokers: bool = False
+
+
+RUMMY = MeldRules()
+GIN = MeldRules(ace_high=False, min_naturals=3, set_jokers=(0, 0))
+
+
+@dataclass(frozen=True)
+class JokerAs:
+    """A joker and the card it stands for (``"8H"``; in a set the rank with a suit it lacks)."""
+
+    joker: Card
+    card: Card
+
+
+@dataclass(frozen=True)
+class Meld:
+    """Cards as a set or a run: the cards in table order (runs low to high), each joker's card."""
+
+    kind: MeldKind
+    cards: tuple[Card, ...]
+    jokers: tuple[JokerAs, ...] = ()
+
+    def named(self) -> dict[Card, Card]:
+        return {j.joker: j.card for j in self.jokers}
+
+
+def face(rank_value: int, suit_letter: str) -> Card:
+    """The one-deck code of a rank value (1–13, 14 for a high ace) in a suit: ``"8H"``."""
+    return RANKS[(rank_value - 1) % 13] + suit_letter
+
+
+def _run_windows(length: int, rules: MeldRules) -> list[list[int]]:
+    """Every stretch of ``length`` consecutive rank values a run may occupy (no wrap, and never
+    the same ace at both ends: at most 13 long)."""
+    top = 14 if rules.ace_high else 13
+    if length > 13:
+        return []
+    return [list(range(low, low + length)) for low in range(1, top - length + 2)]
+
+
+def _runs(naturals: list[Card], jokers: list[Card], rules: MeldRules,
+          named: dict[Card, Card]) -> list[tuple[int, Meld]]:
+    """Every reading of the cards as one run, with how far it reaches past its highest natural."""
+    if len({suit(c) for c in naturals}) != 1:
+        return []
+    s = suit(naturals[0])
+    length = len(naturals) + len(jokers)
+    if length < 3:
+        return []
+    found = []
+    for window in _run_windows(length, rules):
+        slots: dict[int, Card] = {}
+        for card in naturals:
+            value = 14 if rank(card) == 1 and 14 in window and 1 not in window else rank(card)
+            if value not in window or value in slots:
+                break
+            slots[value] = card
+        else:
+            free = [v for v in window if v not in slots]
+            if not rules.adjacent_jokers and any(v + 1 in free for v in free):
+                continue
+            chosen: dict[int, JokerAs] = {}
+            for joker, card in named.items():
+                value = next((v for v in free if face(v, s) == card[:2] and v not in chosen), None)
+                if value is None:
+                    break
+                chosen[value] = JokerAs(joker, face(value, s))
+            else:
+                open_slots = [v for v in free if v not in chosen]
+                highest = max(i for i, v in enumerate(window) if v in slots)
+                for order in permutations(sorted(j for j in jokers if j not in named)):
+                    uses = {**chosen, **{v: JokerAs(j, face(v, s)) for v, j in zip(open_slots, order)}}
+                    cards = tuple(slots[v] if v in slots else uses[v].joker for v in window)
+                    found.append((len(window) - 1 - highest, Meld(
+                        MeldKind.RUN, cards, tuple(sorted(uses.values(), key=lambda j: j.joker)))))
+    return found
+
+
+def _set(naturals: list[Card], jokers: list[Card], rules: MeldRules,
+         named: dict[Card, Card]) -> Meld | None:
+    """The cards as one set: one rank, natural suits all different, at most four cards."""
+    if len({rank(c) for c in naturals}) != 1 or len({suit(c) for c in naturals}) != len(naturals):
+        return None
+    length = len(naturals) + len(jokers)
+    if not 3 <= length <= 4 or len(jokers) > rules.set_jokers[length - 3]:
+        return None
+    r = rank(naturals[0])
+    missing = [x for x in SUITS if x not in {suit(c) for c in naturals}]
+    uses = []
+    for joker in sorted(jokers):
+        card = named.get(joker)
+        if card is not None:
+            if rank(card) != r or card[1:2] not in missing:
+                return None
+            uses.append(JokerAs(joker, card[:2]))
+            missing.remove(card[1])
+    for joker in sorted(j for j in jokers if j not in named):
+        uses.append(JokerAs(joker, face(r, missing.pop(0))))
+    return Meld(MeldKind.SET, tuple(sorted(naturals)) + tuple(sorted(jokers)),
+                tuple(sorted(uses, key=lambda j: j.joker)))
+
+
+def arrangements(cards: Iterable[Card], rules: MeldRules,
+                 named: dict[Card, Card] | None = None) -> list[Meld]:
+    """Every way the cards make one meld, the default first (RULES.md §3.2).
+
+    ``named`` fixes what jokers stand for; a named card that fits nowhere leaves no arrangement.
+    """
+    cards = tuple(cards)
+    named = dict(named or {})
+    if not cards or len(set(cards)) != len(cards) or any(j not in cards for j in named):
+        return []
+    jokers = [c for c in cards if is_joker(c)]
+    naturals = [c for c in cards if not is_joker(c)]
+    if len(naturals) < rules.min_naturals or not naturals:
+        return []
+    runs = [m for _, m in sorted(_runs(naturals, jokers, rules, named), key=lambda x: -x[0])]
+    a_set = _set(naturals, jokers, rules, named)
+    return runs + ([a_set] if a_set is not None else [])
+
+
+def arrange(cards: Iterable[Card], rules: MeldRules,
+            named: dict[Card, Card] | None = None) -> Meld | None:
+    """The default arrangement of the cards as one meld, or ``None``."""
+    found = arrangements(cards, rules, named)
+    return found[0] if found else None
+
+
+def extensions(meld: Meld, cards: Iterable[Card], rules: MeldRules,
+               named: dict[Card, Card] | None = None) -> list[Meld]:
+    """Every way ``meld`` can take ``cards`` (a lay-off), the default first: a run stays a run
+    with its jokers where they stand, a set stays a set."""
+    fixed = meld.named() if meld.kind is MeldKind.RUN else {}
+    return [m for m in arrangements(meld.cards + tuple(cards), rules, {**fixed, **(named or {})})
+            if m.kind is meld.kind]
+
+
+def extend(meld: Meld, cards: Iterable[Card], rules: MeldRules,
+           named: dict[Card, Card] | None = None) -> Meld | None:
+    found = extensions(meld, cards, rules, named)
+    return found[0] if found else None
+
+
+def swap(meld: Meld, natural: Card, rules: MeldRules) -> tuple[Meld, Card] | None:
+    """Give ``natural`` for the table joker it is (RULES.md §3.3): the meld after, and the joker.
+
+    In a run the natural must be the joker's exact card; in a set its rank, in a suit the set does
+    not hold yet.
+    """
+    if is_joker(natural):
+        return None
+    for use in meld.jokers:
+        if meld.kind is MeldKind.RUN and use.card != natural[:2]:
+            continue
+        if meld.kind is MeldKind.SET and (rank(use.card) != rank(natural) or suit(natural) in {
+                suit(c) for c in meld.cards if not is_joker(c)}):
+            continue
+        cards = tuple(natural if c == use.joker else c for c in meld.cards)
+        rest = tuple(j for j in meld.jokers if j.joker != use.joker)
+        after = arrange(cards, rules, {j.joker: j.card for j in rest})
+        if after is not None and after.kind is meld.kind:
+            if meld.kind is MeldKind.RUN:
+                after = Meld(MeldKind.RUN, cards, rest)
+            return after, use.joker
+    return None
+
+
+# --- deadwood (Gin) ---------------------------------------------------------------------------
+
+def deadwood_value(card: Card) -> int:
+    """A = 1, 2–10 face value, J/Q/K = 10 (RULES.md §4)."""
+    return min(rank(card), 10)
+
+
+def candidate_melds(hand: Iterable[Card], rules: MeldRules) -> list[tuple[Card, ...]]:
+    """Every natural meld within the hand (sets of 3–4, runs of 3 or more), in a stable order."""
+    cards = sorted(set(hand))
+    found: list[tuple[Card, ...]] = []
+    by_rank: dict[int, list[Card]] = {}
+    for c in cards:
+        by_rank.setdefault(rank(c), []).append(c)
+    for group in by_rank.values():
+        for size in (3, 4):
+            for combo in combinations(group, size):
+                if arrange(combo, rules) is not None:
+                    found.append(combo)
+    for s in SUITS:
+        held = {rank(c): c for c in cards if suit(c) == s}
+        values = sorted(held) + ([14] if rules.ace_high and 1 in held else [])
+        for i, low in enumerate(values):
+            run = [low]
+            for value in values[i + 1:]:
+                if value != run[-1] + 1:
+                    break
+                run.append(value)
+                if len(run) >= 3:
+                    found.append(tuple(held[1 if v == 14 else v] for v in run))
+    return found
+
+
+def best_melds(hand: Iterable[Card], rules: MeldRules) -> tuple[tuple[Meld, ...], tuple[Card, ...]]:
+    """The melds that leave the least deadwood, and the deadwood (RULES.md §4). Of arrangements
+    that leave as little, the first in a fixed order is chosen, so the answer is deterministic."""
+    melds, rest = _best(tuple(sorted(set(hand))), rules)
+    return tuple(arrange(m, rules) for m in melds), rest  # type: ignore[misc]
+
+
+@lru_cache(maxsize=8192)
+def _best(cards: tuple[Card, ...], rules: MeldRules) -> tuple[tuple[tuple[Card, ...], ...],
+                                                              tuple[Card, ...]]:
+    if not cards:
+        return (), ()
+    first, rest = cards[0], cards[1:]
+    # Either the first card is deadwood, or it is in one of the melds that hold it.
+    best_melds_, best_rest = _best(rest, rules)
+    best = (best_melds_, (first,) + best_rest)
+    for meld in candidate_melds(cards, rules):
+        if first not in meld:
+            continue
+        melds, left = _best(tuple(c for c in rest if c not in meld), rules)
+        if sum(map(deadwood_value, left)) < sum(map(deadwood_value, best[1])):
+            best = ((meld,) + melds, left)
+    return best
+
+
+def deadwood(hand: Iterable[Card], rules: MeldRules) -> int:
+    """The least deadwood the hand can leave."""
+    return sum(map(deadwood_value, best_melds(hand, rules)[1]))
