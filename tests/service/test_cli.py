@@ -60,13 +60,17 @@ def test_serve_then_demo_plays_a_whole_game(served) -> None:
     assert any("data" in line.get("store", "") for line in lines)
 
 
-def test_demo_plays_koi_koi_and_explains_refusals(served) -> None:
+def test_demo_plays_koi_koi_and_gin_and_explains_refusals(served) -> None:
     address, _ = served
     demo = subprocess.run([CROUPIER, "demo", "--address", address, "--game", "koikoi", "--rounds",
                            "3", "--seed", "2"], capture_output=True, text=True, timeout=120)
     assert demo.returncode == 0, demo.stderr
     assert re.search(r"game [0-9a-f-]+: 3 round\(s\)", demo.stdout)
     assert re.search(r"round 3: MATCH_(OVER|DRAWN)", demo.stdout)
+    gin = subprocess.run([CROUPIER, "demo", "--address", address, "--game", "gin", "--preset",
+                          "single-hand", "--seed", "3"], capture_output=True, text=True, timeout=120)
+    assert gin.returncode == 0, gin.stderr
+    assert re.search(r"MATCH_OVER; winner\(s\): seat [01]", gin.stdout)
     bad = subprocess.run([CROUPIER, "demo", "--address", address, "--game", "koikoi", "--rounds", "4"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "INVALID_ARGUMENT" in bad.stderr and "rounds" in bad.stderr
