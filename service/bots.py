@@ -28,7 +28,7 @@ class GameResult:
                  f"version {self.version}"]
         for settlement in self.rounds:
             lines += describe_settlement(settlement)
-        if self.final is not None and len(self.rounds) > 1:
+        if self.final is not None:
             lines += describe_settlement(self.final)
         return "\n".join(lines)
 
