@@ -28,7 +28,7 @@ class GameResult:
                  f"version {self.version}"]
         for settlement in self.rounds:
             lines += describe_settlement(settlement)
-        if self.final is not None:
+        if self.final is not None and (not self.rounds or self.final != self.rounds[-1]):
             lines += describe_settlement(self.final)
         return "\n".join(lines)
 
@@ -68,7 +68,24 @@ def choose(moves: list[service_pb2.LegalMove], rng: random.Random) -> service_pb
         return _choose_koikoi(moves, by_kind, rng)
     if game == "gin":
         return _choose_gin(moves, by_kind, rng)
+    if game == "rummy":
+        return _choose_rummy(moves, by_kind, rng)
     return _choose_hoola(moves, by_kind, rng)
+
+
+def _choose_rummy(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[service_pb2.LegalMove]],
+                  rng: random.Random) -> service_pb2.LegalMove:
+    """Meld and lay off whenever it can (the biggest first), else draw, then shed high cards."""
+    for kind in ("lay_down", "take_discard", "swap_joker", "lay_off"):
+        if kind in by_kind and rng.random() < 0.9:
+            return max(by_kind[kind], key=lambda m: (len(str(m.command)), rng.random()))
+    if "draw_stock" in by_kind:
+        return by_kind["draw_stock"][0]
+    if "discard" in by_kind:
+        order = "23456789TJQKA"
+        return max(by_kind["discard"], key=lambda m: (m.command.rummy.discard.card.startswith("JK"),
+                   order.find(m.command.rummy.discard.card[0]) + rng.random() * 6))
+    return rng.choice(moves)
 
 
 def _choose_gin(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[service_pb2.LegalMove]],

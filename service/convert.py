@@ -46,6 +46,8 @@ def card_to_proto(code: str, msg: Message) -> None:
     msg.rank = card_codes.rank(code)  # type: ignore[attr-defined]
     msg.suit = card_codes.suit(code)  # type: ignore[attr-defined]
     msg.name = card_codes.name(code)  # type: ignore[attr-defined]
+    if len(code) == 3 and not card_codes.is_joker(code):
+        msg.copy = int(code[2])  # type: ignore[attr-defined]
 
 
 def hanafuda_to_proto(code: str, msg: Message) -> None:

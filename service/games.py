@@ -20,8 +20,11 @@ from croupier.engine.hoola.rules import HoolaRules
 from croupier.engine.koikoi import events as koikoi_events
 from croupier.engine.koikoi.game import KoiKoiView
 from croupier.engine.koikoi.rules import KoiKoiRules
+from croupier.engine.rummy import events as rummy_events
+from croupier.engine.rummy.game import RummyView
+from croupier.engine.rummy.rules import RummyRules
 from croupier.service import convert
-from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, service_pb2
+from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2
 
 
 @dataclass(frozen=True)
@@ -120,5 +123,19 @@ GIN = GameBinding(
         gin_events.LayOffsEnded, gin_events.HandEnded, gin_events.MatchEnded),
 )
 
-BINDINGS: dict[int, GameBinding] = {b.kind: b for b in (HOOLA, KOIKOI, GIN)}
+RUMMY = GameBinding(
+    kind=common_pb2.GAME_KIND_RUMMY, field="rummy", game=registry.game("rummy"),
+    rules_cls=RummyRules, rules_msg=rummy_pb2.RummyRules, command_msg=rummy_pb2.RummyCommand,
+    event_msg=rummy_pb2.RummyEvent, view_msg=rummy_pb2.RummyView, view_cls=RummyView,
+    commands=convert.classes_by_field(
+        rummy_events.DrawStock, rummy_events.TakeDiscard, rummy_events.LayDown,
+        rummy_events.LayOff, rummy_events.SwapJoker, rummy_events.Discard),
+    events=convert.classes_by_field(
+        rummy_events.GameStarted, rummy_events.RoundDealt, rummy_events.CardDrawn,
+        rummy_events.DiscardTaken, rummy_events.MeldsLaidDown, rummy_events.CardsLaidOff,
+        rummy_events.JokerSwapped, rummy_events.CardDiscarded, rummy_events.StockReshuffled,
+        rummy_events.RoundEnded),
+)
+
+BINDINGS: dict[int, GameBinding] = {b.kind: b for b in (HOOLA, KOIKOI, GIN, RUMMY)}
 BY_NAME: dict[str, GameBinding] = {b.game.kind: b for b in BINDINGS.values()}

@@ -1,0 +1,5 @@
+"""Rummy with jokers, the 108-card table game (RULES.md §3)."""
+
+from croupier.engine.rummy.game import RummyGame
+
+__all__ = ["RummyGame"]

@@ -1,0 +1,142 @@
+"""Rummy with jokers as a :class:`croupier.engine.game.Game`: the deal, views, redaction, labels."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from croupier.engine import ENGINE_VERSION
+from croupier.engine.cards import Card, by_rank
+from croupier.engine.game import Context
+from croupier.engine.meld_solver import RUMMY, arrange
+from croupier.engine.rummy import moves, rules as rules_module
+from croupier.engine.rummy.deal import deal
+from croupier.engine.rummy.events import (
+    CardDrawn, Discard, DrawStock, GameStarted, Hand, LayDown, LayOff, MeldCards, RoundDealt,
+    RoundEnded, RummyCommand, RummyEvent, StockReshuffled, SwapJoker, TableMeld, TakeDiscard,
+)
+from croupier.engine.rummy.rules import RummyRules
+from croupier.engine.rummy.scoring import hand_value
+from croupier.engine.rummy.state import Phase, RummyState, evolve
+from croupier.engine.shuffle import Seeds
+
+
+@dataclass(frozen=True)
+class RummyView:
+    """What one seat sees (mirrors the ``RummyView`` message)."""
+
+    seat: int | None
+    hand: tuple[Card, ...]
+    melds: tuple[TableMeld, ...]
+    discard_top: Card | None
+    discard_count: int
+    stock_count: int
+    hand_counts: tuple[int, ...]
+    opened: tuple[bool, ...]
+    turn: int
+    phase: Phase
+    dealer: int
+    hand_value: int
+    result: RoundEnded | None
+    rules: RummyRules
+
+
+def _melds(specs: tuple[MeldCards, ...]) -> str:
+    """Melds in words, each in table order (a run low to high)."""
+    def shown(spec: MeldCards) -> str:
+        found = arrange(spec.cards, RUMMY, {j.joker: j.card for j in spec.jokers})
+        return " ".join(found.cards if found else spec.cards)
+    return " and ".join(shown(s) for s in specs)
+
+
+class RummyGame:
+    """Rummy with jokers, 108 cards (RULES.md §3)."""
+
+    kind = "rummy"
+    default_preset = rules_module.DEFAULT_PRESET
+    rules_type = RummyRules
+
+    def presets(self) -> dict[str, RummyRules]:
+        return dict(rules_module.PRESETS)
+
+    def preset_description(self, name: str) -> str:
+        return rules_module.PRESET_DESCRIPTIONS.get(name, "")
+
+    def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> RummyRules:
+        return rules_module.rules_for(preset, overrides, seats)
+
+    def start(self, rules: RummyRules, seats: int, seeds: Seeds) -> list[RummyEvent]:
+        rules_module.validate(rules, seats)
+        return [GameStarted(rules, seats, seeds.commitment, seeds.client_seeds, ENGINE_VERSION),
+                deal(seats, seeds)]
+
+    def initial_state(self) -> RummyState:
+        return RummyState()
+
+    def evolve(self, state: RummyState, event: RummyEvent) -> RummyState:
+        return evolve(state, event)
+
+    def decide(self, state: RummyState, seat: int, command: RummyCommand,
+               ctx: Context) -> list[RummyEvent]:
+        return moves.decide(state, seat, command, ctx)
+
+    def advance(self, state: RummyState, now_ms: int) -> list[RummyEvent]:
+        return []
+
+    def validate(self, state: RummyState, seat: int, command: RummyCommand) -> None:
+        moves.validate(state, seat, command)
+
+    def legal_commands(self, state: RummyState, seat: int) -> list[RummyCommand]:
+        return moves.legal_commands(state, seat)
+
+    def is_finished(self, state: RummyState) -> bool:
+        return state.phase is Phase.ROUND_OVER
+
+    def label(self, state: RummyState, command: RummyCommand) -> str:
+        match command:
+            case DrawStock():
+                return "Draw from the stock"
+            case TakeDiscard(melds=melds, lay_off=lay_off):
+                where = f"meld {_melds(melds)}" if melds else \
+                    f"lay it off on meld #{lay_off.meld_id}" if lay_off else "?"
+                return f"Take {state.discard_top} and {where}"
+            case LayDown(melds=melds):
+                verb = "Lay down" if state.opened[state.turn] else "Open with"
+                return f"{verb} {_melds(melds)}"
+            case LayOff(meld_id=meld_id, cards=cards):
+                return f"Lay off {' '.join(cards)} on meld #{meld_id}"
+            case SwapJoker(meld_id=meld_id, card=card, melds=melds, lay_off=lay_off):
+                where = f"meld it with {_melds(melds)}" if melds else \
+                    f"lay it off on meld #{lay_off.meld_id}" if lay_off else "?"
+                return f"Swap {card} for the joker of meld #{meld_id} and {where}"
+            case Discard(card=card):
+                return f"Discard {card}"
+        return repr(command)
+
+    def redact(self, event: RummyEvent, seat: int | None) -> RummyEvent:
+        """Hide other hands, the stock order and cards drawn by others (RULES.md §5)."""
+        match event:
+            case RoundDealt(hands=hands):
+                hidden = tuple(h if h.seat == seat else Hand(h.seat, (), h.count) for h in hands)
+                return dataclasses.replace(event, hands=hidden, stock=())
+            case CardDrawn(seat=drawer) if drawer != seat:
+                return dataclasses.replace(event, card=None)
+            case StockReshuffled():
+                return dataclasses.replace(event, stock=())
+        return event
+
+    def view(self, state: RummyState, seat: int | None) -> RummyView:
+        hand = by_rank(state.hands[seat]) if seat is not None and state.hands else ()
+        return RummyView(
+            seat=seat, hand=hand, melds=state.melds, discard_top=state.discard_top,
+            discard_count=len(state.discards), stock_count=len(state.stock),
+            hand_counts=tuple(len(h) for h in state.hands), opened=state.opened, turn=state.turn,
+            phase=state.phase, dealer=state.dealer, hand_value=hand_value(hand), result=state.result,
+            rules=state.rules)
+
+    def settlements(self, events: list[RummyEvent]) -> list[Any]:
+        return [e.settlement for e in events if isinstance(e, RoundEnded)]
+
+    def final_settlement(self, events: list[RummyEvent]) -> Any | None:
+        return next((e.settlement for e in events if isinstance(e, RoundEnded)), None)

@@ -1,0 +1,437 @@
+"""Rummy moves: validation, legal-move generation and the events a move produces — one code path.
+
+``validate`` holds every check; ``legal_commands`` lists the atomic steps (see the rule set's
+decisions) and keeps those ``validate`` accepts; ``decide`` validates, then builds the events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+from itertools import combinations
+
+from croupier.engine.cards import Card, is_card as is_face, is_joker, rank, suit
+from croupier.engine.game import Context, IllegalCommand, MalformedCommand
+from croupier.engine.meld_solver import (
+    RUMMY, JokerAs, Meld, arrange, arrangements, extend, extensions, swap,
+)
+from croupier.engine.rummy.cards import is_card, sort_cards
+from croupier.engine.rummy.events import (
+    CardDiscarded, CardDrawn, CardsLaidOff, Discard, DiscardTaken, DrawStock, JokerSwapped, LayDown,
+    LayOff, LayOffCards, MeldCards, MeldsLaidDown, RummyCommand, RummyEvent, StockReshuffled,
+    SwapJoker, TableMeld, TakeDiscard,
+)
+from croupier.engine.rummy.scoring import meld_value, round_ended
+from croupier.engine.rummy.state import Phase, RummyState, evolve
+from croupier.engine.shuffle import shuffled
+
+R_TURN = "RULES.md §3.1"
+R_MELDS = "RULES.md §3.2"
+R_OPEN = "RULES.md §3.3"
+
+
+# --- well-formedness ----------------------------------------------------------------------------
+
+def _check_cards(cards: tuple[Card, ...], field: str) -> None:
+    for card in cards:
+        if not is_card(card):
+            raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a card of the 108", field=field)
+    if len(set(cards)) != len(cards):
+        raise MalformedCommand("DUPLICATE_CARD", "a card is named twice", field=field)
+
+
+def _check_jokers(jokers: tuple[JokerAs, ...], cards: tuple[Card, ...], field: str) -> None:
+    for use in jokers:
+        if not isinstance(use, JokerAs) or not is_joker(use.joker) or use.joker not in cards:
+            raise MalformedCommand("JOKER_NOT_IN_MELD", "name only jokers the meld holds", field=field)
+        if not is_face(use.card) or is_joker(use.card):
+            raise MalformedCommand("UNKNOWN_CARD", f"a joker cannot stand for {use.card!r} (name a "
+                                   "card such as 8H)", field=field)
+    if len({use.joker for use in jokers}) != len(jokers):
+        raise MalformedCommand("DUPLICATE_JOKER", "a joker is named twice", field=field)
+
+
+def _check_specs(melds: tuple[MeldCards, ...], lay_off: LayOffCards | None) -> None:
+    for spec in melds:
+        _check_cards(spec.cards, "melds")
+        _check_jokers(spec.jokers, spec.cards, "melds")
+    if lay_off is not None:
+        _check_cards(lay_off.cards, "lay_off")
+        _check_jokers(lay_off.jokers, lay_off.cards, "lay_off")
+        if not lay_off.cards:
+            raise MalformedCommand("EMPTY_LAY_OFF", "a lay-off needs cards", field="lay_off")
+    named = [c for spec in melds for c in spec.cards] + list(lay_off.cards if lay_off else ())
+    if len(set(named)) != len(named):
+        raise MalformedCommand("DUPLICATE_CARD", "a card is named twice", field="melds")
+
+
+def _check_well_formed(command: RummyCommand) -> None:
+    match command:
+        case TakeDiscard(melds=melds, lay_off=lay_off):
+            _check_specs(melds, lay_off)
+            if bool(melds) == (lay_off is not None):
+                raise MalformedCommand("USE_THE_DISCARD", "name the melds or the lay-off that use "
+                                       "the taken card (one of them)", field="melds")
+        case LayDown(melds=melds):
+            _check_specs(melds, None)
+            if not melds:
+                raise MalformedCommand("EMPTY_LAY_DOWN", "lay down at least one meld", field="melds")
+        case LayOff(cards=cards, jokers=jokers):
+            _check_cards(cards, "cards")
+            _check_jokers(jokers, cards, "jokers")
+            if not cards:
+                raise MalformedCommand("EMPTY_LAY_OFF", "a lay-off needs cards", field="cards")
+        case SwapJoker(card=card, melds=melds, lay_off=lay_off):
+            _check_cards((card,), "card")
+            _check_specs(melds, lay_off)
+            if bool(melds) == (lay_off is not None):
+                raise MalformedCommand("USE_THE_JOKER", "name the meld or the lay-off where the "
+                                       "joker goes (one of them)", field="melds")
+        case Discard(card=card):
+            _check_cards((card,), "card")
+        case DrawStock():
+            pass
+        case _:
+            raise MalformedCommand("UNKNOWN_COMMAND", f"not a Rummy command: {command!r}",
+                                   field="command")
+
+
+# --- melds from commands ----------------------------------------------------------------------
+
+def _named(jokers: tuple[JokerAs, ...]) -> dict[Card, Card]:
+    return {use.joker: use.card for use in jokers}
+
+
+def _meld(cards: tuple[Card, ...], jokers: tuple[JokerAs, ...], field: str) -> Meld:
+    """The meld the cards make, reading jokers as named (RULES.md §3.2)."""
+    if arrange(cards, RUMMY) is None:
+        raise IllegalCommand("NOT_A_MELD", f"{' '.join(cards)} is not a set or a run", R_MELDS)
+    found = arrange(cards, RUMMY, _named(jokers))
+    if found is None:
+        raise MalformedCommand("JOKER_CONTRADICTS", "a named joker does not fit the meld "
+                               f"{' '.join(cards)}", field=field)
+    return found
+
+
+def _laid_off(meld: TableMeld, cards: tuple[Card, ...], jokers: tuple[JokerAs, ...],
+              field: str) -> TableMeld:
+    base = Meld(meld.kind, meld.cards, meld.jokers)
+    if extend(base, cards, RUMMY) is None:
+        raise IllegalCommand("CANNOT_LAY_OFF", f"{' '.join(cards)} does not extend meld #{meld.id} "
+                             f"({' '.join(meld.cards)})", R_MELDS)
+    after = extend(base, cards, RUMMY, _named(jokers))
+    if after is None:
+        raise MalformedCommand("JOKER_CONTRADICTS", "a named joker does not fit the meld", field=field)
+    return TableMeld(meld.id, meld.owner, after.kind, after.cards, after.jokers)
+
+
+def _in(cards: tuple[Card, ...], available: tuple[Card, ...]) -> None:
+    missing = [c for c in cards if c not in available]
+    if missing:
+        raise IllegalCommand("CARD_NOT_IN_HAND", f"{' '.join(missing)} not in your hand", R_TURN)
+
+
+def _new_melds(state: RummyState, seat: int, specs: tuple[MeldCards, ...],
+               available: tuple[Card, ...]) -> list[Meld]:
+    """The melds a lay-down makes, checked against the hand and, for a first lay-down, the opening
+    threshold."""
+    melds = []
+    for spec in specs:
+        _in(spec.cards, available)
+        melds.append(_meld(spec.cards, spec.jokers, "melds"))
+    if not state.opened[seat]:
+        total = sum(meld_value(m) for m in melds)
+        if total < state.rules.open_threshold:
+            raise IllegalCommand("OPENING_TOO_LOW", f"an opening needs {state.rules.open_threshold}; "
+                                 f"these melds are worth {total}", R_OPEN)
+    return melds
+
+
+def _table_meld(state: RummyState, meld_id: int) -> TableMeld:
+    meld = state.meld(meld_id)
+    if meld is None:
+        raise IllegalCommand("NO_SUCH_MELD", f"there is no meld #{meld_id} on the table", R_MELDS)
+    return meld
+
+
+def _require_opened(state: RummyState, seat: int, what: str) -> None:
+    if not state.opened[seat]:
+        raise IllegalCommand("NOT_OPENED", f"{what} only after your opening", R_OPEN)
+
+
+# --- validation -------------------------------------------------------------------------------
+
+_PHASE = {DrawStock: Phase.TAKE, TakeDiscard: Phase.TAKE, LayDown: Phase.PLAY, LayOff: Phase.PLAY,
+          SwapJoker: Phase.PLAY, Discard: Phase.PLAY}
+
+
+def validate(state: RummyState, seat: int, command: RummyCommand) -> None:
+    """Raise :class:`MalformedCommand` or :class:`IllegalCommand` unless ``seat`` may play it now."""
+    _check_well_formed(command)
+    if state.phase is Phase.NOT_STARTED:
+        raise IllegalCommand("NOT_STARTED", "the round has not been dealt", R_TURN)
+    if state.phase is Phase.ROUND_OVER:
+        raise IllegalCommand("ROUND_OVER", "the round is over", R_TURN)
+    if not 0 <= seat < state.seats or seat != state.turn:
+        raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_TURN)
+    if _PHASE[type(command)] is not state.phase:
+        if state.phase is Phase.TAKE:
+            raise IllegalCommand("TAKE_FIRST", "take a card first (draw, or take the discard)", R_TURN)
+        raise IllegalCommand("ALREADY_TOOK", "one take per turn", R_TURN)
+    _effects(state, seat, command)
+
+
+def _effects(state: RummyState, seat: int, command: RummyCommand) -> list[RummyEvent]:
+    """The events of a command, checking every rule on the way (``validate`` runs this too)."""
+    hand = state.hands[seat]
+    match command:
+        case DrawStock():
+            return [CardDrawn(seat, state.stock[0])]
+        case TakeDiscard(melds=specs, lay_off=lay_off):
+            top = state.discard_top
+            if top is None:
+                raise IllegalCommand("NO_DISCARD", "the discard pile is empty", R_TURN)
+            used = [c for s in specs for c in s.cards] + list(lay_off.cards if lay_off else ())
+            if top not in used:
+                raise IllegalCommand("DISCARD_NOT_USED", f"the taken {top} must go into the melds or "
+                                     "the lay-off named", R_TURN)
+            taken = DiscardTaken(seat, top)
+            return [taken] + _plays(evolve(state, taken), seat, specs, lay_off)
+        case LayDown(melds=specs):
+            return _plays(state, seat, specs, None)
+        case LayOff(meld_id=meld_id, cards=cards, jokers=jokers):
+            return _plays(state, seat, (), LayOffCards(meld_id, cards, jokers))
+        case SwapJoker(meld_id=meld_id, card=card, melds=specs, lay_off=lay_off):
+            _require_opened(state, seat, "swap a joker")
+            _in((card,), hand)
+            meld = _table_meld(state, meld_id)
+            swapped = swap(Meld(meld.kind, meld.cards, meld.jokers), card, RUMMY)
+            if swapped is None:
+                raise IllegalCommand("NOT_THE_JOKERS_CARD", f"{card} is not the card a joker of meld "
+                                     f"#{meld_id} stands for", R_OPEN)
+            after, joker = swapped
+            used = [c for s in specs for c in s.cards] + list(lay_off.cards if lay_off else ())
+            if joker not in used:
+                raise IllegalCommand("JOKER_NOT_PLAYED", f"the joker {joker} must be played at once: "
+                                     "name the meld or the lay-off it goes to", R_OPEN)
+            event = JokerSwapped(seat, card, joker, TableMeld(meld.id, meld.owner, after.kind,
+                                                              after.cards, after.jokers))
+            return [event] + _plays(evolve(state, event), seat, specs, lay_off)
+        case Discard(card=card):
+            _in((card,), hand)
+            return [CardDiscarded(seat, card)]
+    raise AssertionError(command)
+
+
+def _plays(state: RummyState, seat: int, specs: tuple[MeldCards, ...],
+           lay_off: LayOffCards | None) -> list[RummyEvent]:
+    """New melds, or a lay-off, from the hand (RULES.md §3.3)."""
+    hand = state.hands[seat]
+    if specs:
+        melds = _new_melds(state, seat, specs, hand)
+        first = state.next_meld_id()
+        placed = tuple(TableMeld(first + i, seat, m.kind, m.cards, m.jokers) for i, m in enumerate(melds))
+        opening = 0 if state.opened[seat] else sum(meld_value(m) for m in melds)
+        return [MeldsLaidDown(seat, placed, opening)]
+    assert lay_off is not None
+    _require_opened(state, seat, "lay off")
+    _in(lay_off.cards, hand)
+    after = _laid_off(_table_meld(state, lay_off.meld_id), lay_off.cards, lay_off.jokers, "lay_off")
+    return [CardsLaidOff(seat, tuple(c for c in after.cards if c in lay_off.cards), after)]
+
+
+# --- legal moves ------------------------------------------------------------------------------
+
+def _spec(meld: Meld) -> MeldCards:
+    return MeldCards(sort_cards(meld.cards), meld.jokers)
+
+
+def _groups(cards: tuple[Card, ...]) -> list[tuple[Card, ...]]:
+    """Cards that could share a meld: one rank (sets) or one suit (runs), with every joker."""
+    naturals = [c for c in cards if not is_joker(c)]
+    jokers = tuple(c for c in cards if is_joker(c))
+    keys = {("r", rank(c)) for c in naturals} | {("s", suit(c)) for c in naturals}
+    return [tuple(c for c in naturals if (rank(c) if k == "r" else suit(c)) == v) + jokers
+            for k, v in sorted(keys)]
+
+
+@lru_cache(maxsize=1024)
+def meld_options(cards: tuple[Card, ...], must: Card = "") -> tuple[MeldCards, ...]:
+    """Every meld (every reading) the cards can make, holding ``must`` if given."""
+    found: dict[MeldCards, None] = {}
+    for group in _groups(cards):
+        if must and must not in group:
+            continue
+        for size in range(3, len(group) + 1):
+            for combo in combinations(group, size):
+                if must and must not in combo:
+                    continue
+                for way in arrangements(combo, RUMMY):
+                    found[_spec(way)] = None
+    return tuple(found)
+
+
+def best_opening(cards: tuple[Card, ...], must: Card = "") -> tuple[MeldCards, ...]:
+    """The disjoint melds of most opening value among ``cards`` (holding ``must`` if given)."""
+    options = [(spec, meld_value(arrange(spec.cards, RUMMY, _named(spec.jokers))))
+               for spec in meld_options(sort_cards(cards))]
+
+    @lru_cache(maxsize=None)
+    def best(left: frozenset[Card]) -> tuple[int, tuple[MeldCards, ...]]:
+        top = (0, ())
+        for spec, value in options:
+            if set(spec.cards) <= left:
+                rest = best(left - set(spec.cards))
+                if value + rest[0] > top[0]:
+                    top = (value + rest[0], (spec,) + rest[1])
+        return top
+
+    if not must:
+        return best(frozenset(cards))[1]
+    top: tuple[int, tuple[MeldCards, ...]] = (0, ())
+    for spec, value in options:
+        if must in spec.cards:
+            rest = best(frozenset(cards) - set(spec.cards))
+            if value + rest[0] > top[0]:
+                top = (value + rest[0], (spec,) + rest[1])
+    return top[1]
+
+
+def _lay_off_options(state: RummyState, cards: tuple[Card, ...]) -> Iterator[LayOffCards]:
+    for meld in state.melds:
+        base = Meld(meld.kind, meld.cards, meld.jokers)
+        for card in cards:
+            for way in extensions(base, (card,), RUMMY):
+                yield LayOffCards(meld.id, (card,), tuple(j for j in way.jokers if j.joker == card))
+
+
+def _candidates(state: RummyState, seat: int) -> Iterator[RummyCommand]:
+    hand = sort_cards(state.hands[seat])
+    opened = state.opened[seat]
+    if state.phase is Phase.TAKE:
+        yield DrawStock()
+        top = state.discard_top
+        if top is None:
+            return
+        pool = sort_cards(hand + (top,))
+        if opened:
+            for spec in meld_options(pool, top):
+                yield TakeDiscard((spec,))
+            for lay_off in _lay_off_options(state, (top,)):
+                yield TakeDiscard(lay_off=lay_off)
+        else:
+            for spec in meld_options(pool, top):
+                yield TakeDiscard((spec,))
+            opening = best_opening(pool, top)
+            if len(opening) > 1:
+                yield TakeDiscard(opening)
+    elif state.phase is Phase.PLAY:
+        for spec in meld_options(hand):
+            yield LayDown((spec,))
+        if not opened:
+            opening = best_opening(hand)
+            if len(opening) > 1:
+                yield LayDown(opening)
+            for card in hand:
+                yield Discard(card)
+            return
+        for lay_off in _lay_off_options(state, hand):
+            yield LayOff(lay_off.meld_id, lay_off.cards, lay_off.jokers)
+        for meld in state.melds:
+            for card in hand:
+                found = swap(Meld(meld.kind, meld.cards, meld.jokers), card, RUMMY)
+                if found is None:
+                    continue
+                yield from _joker_plays(state, seat, meld.id, card)
+        for card in hand:
+            yield Discard(card)
+
+
+def _joker_plays(state: RummyState, seat: int, meld_id: int, card: Card) -> Iterator[SwapJoker]:
+    """A swap with each place the joker can go: a lay-off, or a new meld with two hand cards."""
+    meld = state.meld(meld_id)
+    assert meld is not None
+    swapped = swap(Meld(meld.kind, meld.cards, meld.jokers), card, RUMMY)
+    assert swapped is not None
+    after, joker = swapped
+    after_state = evolve(state, JokerSwapped(seat, card, joker, TableMeld(
+        meld.id, meld.owner, after.kind, after.cards, after.jokers)))
+    for lay_off in _lay_off_options(after_state, (joker,)):
+        yield SwapJoker(meld_id, card, lay_off=lay_off)
+    rest = tuple(c for c in after_state.hands[seat] if c != joker)
+    for pair in combinations(sort_cards(rest), 2):
+        for way in arrangements(pair + (joker,), RUMMY):
+            yield SwapJoker(meld_id, card, (_spec(way),))
+
+
+def legal_commands(state: RummyState, seat: int) -> list[RummyCommand]:
+    """The atomic moves ``seat`` may make now, each one accepted by :func:`validate`."""
+    if state.phase not in (Phase.TAKE, Phase.PLAY) or seat != state.turn:
+        return []
+    legal: dict[RummyCommand, None] = {}
+    for command in _candidates(state, seat):
+        try:
+            validate(state, seat, command)
+        except (IllegalCommand, MalformedCommand):
+            continue
+        legal[command] = None
+    return list(legal)
+
+
+def canonical(state: RummyState, command: RummyCommand) -> RummyCommand:
+    """One form for commands that mean the same: cards in deck order, every joker named as it
+    resolves (a meld may be sent in any order, an unnamed joker takes its default card)."""
+    def meld(spec: MeldCards) -> MeldCards:
+        found = arrange(spec.cards, RUMMY, _named(spec.jokers))
+        return _spec(found) if found is not None else MeldCards(sort_cards(spec.cards), spec.jokers)
+
+    def lay_off(spec: LayOffCards | None, table: RummyState) -> LayOffCards | None:
+        if spec is None:
+            return None
+        target = table.meld(spec.meld_id)
+        found = extend(Meld(target.kind, target.cards, target.jokers), spec.cards, RUMMY,
+                       _named(spec.jokers)) if target else None
+        jokers = tuple(j for j in found.jokers if j.joker in spec.cards) if found else spec.jokers
+        return LayOffCards(spec.meld_id, sort_cards(spec.cards), jokers)
+
+    try:
+        _check_well_formed(command)
+    except MalformedCommand:
+        return command
+    match command:
+        case TakeDiscard(melds=specs, lay_off=spec):
+            return TakeDiscard(tuple(meld(m) for m in specs), lay_off(spec, state))
+        case LayDown(melds=specs):
+            return LayDown(tuple(meld(m) for m in specs))
+        case LayOff(meld_id=meld_id, cards=cards, jokers=jokers):
+            found = lay_off(LayOffCards(meld_id, cards, jokers), state)
+            assert found is not None
+            return LayOff(found.meld_id, found.cards, found.jokers)
+        case SwapJoker(meld_id=meld_id, card=card, melds=specs, lay_off=spec):
+            try:
+                swapped = _effects(state, state.turn, SwapJoker(meld_id, card, specs, spec))[0]
+                after = evolve(state, swapped)
+            except (IllegalCommand, MalformedCommand):
+                after = state
+            return SwapJoker(meld_id, card, tuple(meld(m) for m in specs), lay_off(spec, after))
+    return command
+
+
+# --- events -----------------------------------------------------------------------------------
+
+def decide(state: RummyState, seat: int, command: RummyCommand, ctx: Context) -> list[RummyEvent]:
+    """The events ``command`` produces; raises like :func:`validate`."""
+    validate(state, seat, command)
+    events = _effects(state, seat, command)
+    for event in events:
+        state = evolve(state, event)
+    if not state.hands[seat]:
+        return events + [round_ended(state, "WENT_OUT", seat)]
+    if isinstance(command, Discard) and not state.stock:
+        limit = state.rules.max_reshuffles
+        if len(state.discards) >= 2 and (limit == 0 or state.reshuffles < limit):
+            n = state.reshuffles + 1
+            stock = shuffled(state.discards[:-1], ctx.seeds, 1, f"reshuffle-{n}")
+            return events + [StockReshuffled(stock, len(stock), n)]
+        return events + [round_ended(state, "STOCK_OUT", None)]
+    return events

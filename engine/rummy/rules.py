@@ -1,0 +1,87 @@
+"""The Rummy-with-jokers rule set (RULES.md §3) and its presets.
+
+Decisions where RULES.md is silent (each tested):
+
+* A game is one round (deal, play, settlement); play another game for another round.
+* The deal: the first dealer is ``rank(last card of the shuffled deck) mod seats``; 13 cards to each
+  seat from the dealer's left, then the upcard, then the stock, top first. The player on the
+  dealer's left plays first.
+* Legal-move lists hold the atomic steps (RULES.md §3 and the issue): drawing, taking the discard
+  into each meld or lay-off it can go to, each meld the hand can make, each one-card lay-off, each
+  joker swap with each place for the joker, each discard. A player who has not opened is offered
+  every single meld worth the threshold and the opening of most value the engine finds; openings of
+  several melds may be sent in any combination and are validated as one command.
+* An unnamed joker that could stand in several places of a run takes the high end where legal, else
+  the low end (RULES.md §3.2); which of several unnamed jokers takes which place follows joker order.
+* When the stock is empty at the end of a turn, the discards under the top are shuffled into a new
+  stock (purpose ``reshuffle-N``). ``max_reshuffles`` (default 0: no limit) bounds it; when the
+  stock is empty and cannot be rebuilt, the round ends with no winner and nobody pays.
+* In a set an ace counts 11; in a run it counts 1 only at the low end of ``A 2 3 …`` (a 13-card run
+  counts it 11).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from croupier.engine.game import InvalidRules
+
+
+@dataclass(frozen=True)
+class RummyRules:
+    # The least total of a player's first lay-down (40; options 30 and 51).
+    open_threshold: int = 40
+    stake_per_point: int = 1
+    # Rebuildings of the stock from the discards; 0: no limit.
+    max_reshuffles: int = 0
+    min_seats: int = 2
+    max_seats: int = 4
+
+
+STANDARD = RummyRules()
+
+DEFAULT_PRESET = "standard"
+PRESETS: dict[str, RummyRules] = {
+    "standard": STANDARD,
+    "open-30": dataclasses.replace(STANDARD, open_threshold=30),
+    "open-51": dataclasses.replace(STANDARD, open_threshold=51),
+}
+PRESET_DESCRIPTIONS = {
+    "standard": "Rummy with jokers (RULES.md §3): 108 cards, 13 each, open with 40",
+    "open-30": "The standard game opening with 30",
+    "open-51": "The standard game opening with 51",
+}
+OPEN_THRESHOLDS = (30, 40, 51)
+
+
+def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> RummyRules:
+    preset = preset or DEFAULT_PRESET
+    if preset not in PRESETS:
+        raise InvalidRules("UNKNOWN_PRESET", f"unknown Rummy preset {preset!r}; known: "
+                           f"{', '.join(PRESETS)}", field="preset")
+    names = {f.name for f in dataclasses.fields(RummyRules)}
+    for key in overrides:
+        if key not in names:
+            raise InvalidRules("UNKNOWN_OPTION", f"unknown Rummy option {key!r}", field=key)
+    rules = dataclasses.replace(PRESETS[preset], **overrides)
+    validate(rules, seats)
+    return rules
+
+
+def validate(rules: RummyRules, seats: int) -> None:
+    def bad(option: str, why: str) -> InvalidRules:
+        return InvalidRules("INVALID_OPTION", f"option {option}: {why}", field=option)
+
+    if rules.open_threshold not in OPEN_THRESHOLDS:
+        raise bad("open_threshold", "40, 30 or 51")
+    if rules.stake_per_point < 1:
+        raise bad("stake_per_point", "must be at least 1")
+    if rules.max_reshuffles < 0:
+        raise bad("max_reshuffles", "cannot be below 0 (0: no limit)")
+    if not 2 <= rules.min_seats <= rules.max_seats <= 4:
+        raise bad("max_seats", "seats must lie within 2..4")
+    if not rules.min_seats <= seats <= rules.max_seats:
+        raise InvalidRules("INVALID_SEATS", f"{seats} seats: this rule set seats "
+                           f"{rules.min_seats} to {rules.max_seats}", field="seats")

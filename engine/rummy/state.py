@@ -1,0 +1,105 @@
+"""The Rummy position and the fold that builds it from events (``evolve``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from croupier.engine.cards import Card
+from croupier.engine.rummy.events import (
+    CardDiscarded, CardDrawn, CardsLaidOff, DiscardTaken, GameStarted, JokerSwapped, MeldsLaidDown,
+    RoundDealt, RoundEnded, RummyEvent, StockReshuffled, TableMeld,
+)
+from croupier.engine.rummy.rules import RummyRules
+
+
+class Phase(Enum):
+    NOT_STARTED = 0
+    # The seat to act takes a card: from the stock, or the discard into a meld at once.
+    TAKE = 1
+    # The seat to act lays down, lays off, swaps jokers, then discards.
+    PLAY = 2
+    ROUND_OVER = 3
+
+
+@dataclass(frozen=True)
+class RummyState:
+    rules: RummyRules = RummyRules()
+    seats: int = 0
+    commitment: str = ""
+    client_seeds: tuple[str, ...] = ()
+    dealer: int = 0
+    turn: int = 0
+    phase: Phase = Phase.NOT_STARTED
+    hands: tuple[tuple[Card, ...], ...] = ()
+    stock: tuple[Card, ...] = ()
+    discards: tuple[Card, ...] = ()
+    melds: tuple[TableMeld, ...] = ()
+    opened: tuple[bool, ...] = ()
+    reshuffles: int = 0
+    result: RoundEnded | None = None
+
+    @property
+    def discard_top(self) -> Card | None:
+        return self.discards[-1] if self.discards else None
+
+    def meld(self, meld_id: int) -> TableMeld | None:
+        return next((m for m in self.melds if m.id == meld_id), None)
+
+    def next_meld_id(self) -> int:
+        return max((m.id for m in self.melds), default=0) + 1
+
+
+def _set(values: tuple, index: int, value: object) -> tuple:
+    return values[:index] + (value,) + values[index + 1:]
+
+
+def _without(cards: tuple[Card, ...], gone: tuple[Card, ...]) -> tuple[Card, ...]:
+    return tuple(c for c in cards if c not in gone)
+
+
+def _place(melds: tuple[TableMeld, ...], meld: TableMeld) -> tuple[TableMeld, ...]:
+    for i, old in enumerate(melds):
+        if old.id == meld.id:
+            return _set(melds, i, meld)
+    return melds + (meld,)
+
+
+def evolve(state: RummyState, event: RummyEvent) -> RummyState:
+    """The state after ``event``. Pure; never fails on an event ``decide`` produced."""
+    match event:
+        case GameStarted(rules=rules, seats=seats, commitment=commitment, client_seeds=seeds):
+            return replace(state, rules=rules, seats=seats, commitment=commitment,
+                           client_seeds=seeds, opened=(False,) * seats)
+        case RoundDealt(dealer=dealer, hands=hands, upcard=upcard, stock=stock):
+            return replace(state, dealer=dealer, turn=(dealer + 1) % state.seats, phase=Phase.TAKE,
+                           hands=tuple(h.cards for h in hands), stock=stock, discards=(upcard,))
+        case CardDrawn(seat=seat, card=card):
+            drawn = card if card is not None else state.stock[0]
+            return replace(state, stock=state.stock[1:], phase=Phase.PLAY,
+                           hands=_set(state.hands, seat, state.hands[seat] + (drawn,)))
+        case DiscardTaken(seat=seat, card=card):
+            return replace(state, discards=state.discards[:-1], phase=Phase.PLAY,
+                           hands=_set(state.hands, seat, state.hands[seat] + (card,)))
+        case MeldsLaidDown(seat=seat, melds=melds):
+            table = state.melds
+            for meld in melds:
+                table = _place(table, meld)
+            used = tuple(c for m in melds for c in m.cards)
+            return replace(state, melds=table, opened=_set(state.opened, seat, True),
+                           hands=_set(state.hands, seat, _without(state.hands[seat], used)))
+        case CardsLaidOff(seat=seat, cards=cards, meld=meld):
+            return replace(state, melds=_place(state.melds, meld),
+                           hands=_set(state.hands, seat, _without(state.hands[seat], cards)))
+        case JokerSwapped(seat=seat, card=card, joker=joker, meld=meld):
+            hand = _without(state.hands[seat], (card,)) + (joker,)
+            return replace(state, melds=_place(state.melds, meld), hands=_set(state.hands, seat, hand))
+        case CardDiscarded(seat=seat, card=card):
+            state = replace(state, discards=state.discards + (card,),
+                            hands=_set(state.hands, seat, _without(state.hands[seat], (card,))))
+            return replace(state, turn=(seat + 1) % state.seats, phase=Phase.TAKE)
+        case StockReshuffled(stock=stock, reshuffle=reshuffle):
+            return replace(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)
+        case RoundEnded():
+            return replace(state, phase=Phase.ROUND_OVER, result=event)
+    raise TypeError(f"not a Rummy event: {event!r}")
