@@ -75,10 +75,10 @@ def _safe(url: str) -> str:
 @click.option("--address", default=config.DEFAULT_ADDRESS, show_default=True,
               help="The server to play on.")
 @click.option("--game", "kind", default="hoola", show_default=True,
-              type=click.Choice(["hoola", "koikoi", "gin"]), help="The game to play.")
+              type=click.Choice(["hoola", "koikoi", "gin", "rummy"]), help="The game to play.")
 @click.option("--seats", default=None, type=click.IntRange(2, 7),
               help="Hoola: seats at the table (default 3; 6 or 7 play with sit-out, RULES.md "
-                   "§1.9). Koi-Koi and Gin Rummy are for two.")
+                   "§1.9). Rummy: 2 to 4 (default 4). Koi-Koi and Gin Rummy are for two.")
 @click.option("--preset", default="", help="A preset of the game (default: the game's default).")
 @click.option("--seed", default=None, type=int, help="Seed of the bots' choices.")
 @click.option("--rounds", default=None, type=click.IntRange(1, 50),
@@ -91,9 +91,13 @@ def demo(address: str, kind: str, seats: int | None, preset: str, seed: int | No
     from croupier.service.bots import play_game
     from croupier.v1 import common_pb2, hoola_pb2, koikoi_pb2, service_pb2
 
-    from croupier.v1 import gin_pb2
+    from croupier.v1 import gin_pb2, rummy_pb2
 
-    if kind == "gin":
+    if kind == "rummy":
+        seats = seats or 4
+        overrides = service_pb2.Rules(rummy=rummy_pb2.RummyRules())
+        game_kind = common_pb2.GAME_KIND_RUMMY
+    elif kind == "gin":
         seats = seats or 2
         overrides = service_pb2.Rules(gin=gin_pb2.GinRules())
         game_kind = common_pb2.GAME_KIND_GIN

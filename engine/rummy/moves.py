@@ -55,6 +55,10 @@ def _check_specs(melds: tuple[MeldCards, ...], lay_off: LayOffCards | None) -> N
     for spec in melds:
         _check_cards(spec.cards, "melds")
         _check_jokers(spec.jokers, spec.cards, "melds")
+        if spec.jokers and arrange(spec.cards, RUMMY) is not None and arrange(
+                spec.cards, RUMMY, _named(spec.jokers)) is None:
+            raise MalformedCommand("JOKER_CONTRADICTS", "a named joker does not fit the meld "
+                                   f"{' '.join(spec.cards)}", field="melds")
     if lay_off is not None:
         _check_cards(lay_off.cards, "lay_off")
         _check_jokers(lay_off.jokers, lay_off.cards, "lay_off")

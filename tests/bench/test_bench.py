@@ -140,3 +140,56 @@ def test_koikoi_yaku_of_a_full_pile(benchmark) -> None:
 
 def test_koikoi_fold_a_whole_match(benchmark) -> None:
     benchmark(fold, KOIKOI, KK_EVENTS)
+
+
+# --- Gin Rummy and Rummy with jokers ----------------------------------------------------------
+
+from croupier.engine.gin import GinGame  # noqa: E402
+from croupier.engine.gin.rules import STANDARD as GIN_STANDARD  # noqa: E402
+from croupier.engine.meld_solver import GIN as GIN_MELDS, best_melds  # noqa: E402
+from croupier.engine.rummy import RummyGame  # noqa: E402
+from croupier.engine.rummy.rules import rules_for as rummy_rules  # noqa: E402
+from croupier.engine.rummy.state import Phase as RummyPhase  # noqa: E402
+
+RUMMY = RummyGame()
+
+
+def test_gin_least_deadwood_of_eleven_cards(benchmark) -> None:
+    hand = ("AS", "2S", "3S", "4S", "5S", "5H", "5D", "9C", "TC", "JC", "QC")
+    best_melds.__wrapped__ if hasattr(best_melds, "__wrapped__") else None
+    from croupier.engine.meld_solver import _best
+    benchmark(lambda: (_best.cache_clear(), best_melds(hand, GIN_MELDS)))
+
+
+def test_gin_legal_moves_discard_phase(benchmark) -> None:
+    from croupier.engine.gin.moves import legal_commands
+    from croupier.engine.gin.state import GinState, Phase as GinPhase
+    state = GinState(rules=GIN_STANDARD, hand=1, turn=0, phase=GinPhase.DISCARD, hands=(
+        ("AS", "2S", "3S", "4H", "5H", "6H", "9C", "9D", "9H", "2D", "KS"), ("7C",) * 0),
+        stock=("8C", "9S", "TC"), discards=("5C",))
+    benchmark(legal_commands, state, 0)
+
+
+def recorded_rummy(seed: int = 1):
+    rules = rummy_rules("standard", {}, 4)
+    events = RUMMY.start(rules, 4, SEEDS)
+    state = fold(RUMMY, events)
+    states = [state]
+    rng = random.Random(seed)
+    while not RUMMY.is_finished(state):
+        legal = RUMMY.legal_commands(state, state.turn)
+        new = RUMMY.decide(state, state.turn, rng.choice(legal), Context(SEEDS))
+        state = fold(RUMMY, new, state)
+        events += new
+        states.append(state)
+    return events, states
+
+
+RUMMY_EVENTS, RUMMY_STATES = recorded_rummy()
+
+
+def test_rummy_legal_moves_play_phase(benchmark) -> None:
+    from croupier.engine.rummy.moves import meld_options
+    state = max((s for s in RUMMY_STATES if s.phase is RummyPhase.PLAY),
+                key=lambda s: len(s.hands[s.turn]))
+    benchmark(lambda: (meld_options.cache_clear(), RUMMY.legal_commands(state, state.turn)))

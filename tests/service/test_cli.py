@@ -71,6 +71,10 @@ def test_demo_plays_koi_koi_and_gin_and_explains_refusals(served) -> None:
                           "single-hand", "--seed", "3"], capture_output=True, text=True, timeout=120)
     assert gin.returncode == 0, gin.stderr
     assert re.search(r"MATCH_OVER; winner\(s\): seat [01]", gin.stdout)
+    rummy = subprocess.run([CROUPIER, "demo", "--address", address, "--game", "rummy", "--seed", "1"],
+                           capture_output=True, text=True, timeout=120)
+    assert rummy.returncode == 0, rummy.stderr
+    assert re.search(r"round 1: (WENT_OUT|STOCK_OUT)", rummy.stdout)
     bad = subprocess.run([CROUPIER, "demo", "--address", address, "--game", "koikoi", "--rounds", "4"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "INVALID_ARGUMENT" in bad.stderr and "rounds" in bad.stderr

@@ -1,0 +1,177 @@
+"""Random Rummy games with random legal play: the invariants of RULES.md §3 and §5 at every step."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from hypothesis import given, strategies as st
+
+from croupier.engine.game import CommandError, Context, fold
+from croupier.engine.rummy import RummyGame, moves
+from croupier.engine.rummy.cards import deck
+from croupier.engine.rummy.events import (
+    CardDrawn, Discard, DrawStock, LayDown, LayOff, LayOffCards, MeldCards, RoundEnded, RummyCommand,
+    SwapJoker, TakeDiscard,
+)
+from croupier.engine.rummy.rules import PRESETS, rules_for
+from croupier.engine.rummy.state import Phase, RummyState
+from croupier.engine.settlement import amount_of
+from croupier.engine.shuffle import Seeds
+
+GAME = RummyGame()
+MAX_STEPS = 3000
+
+
+@st.composite
+def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
+    preset = draw(st.sampled_from(sorted(PRESETS)))
+    seats = draw(st.integers(2, 4))
+    overrides = draw(st.fixed_dictionaries({"max_reshuffles": st.integers(1, 2)}, optional={
+        "stake_per_point": st.integers(1, 3)}))
+    rules = rules_for(preset, overrides, seats)
+    seeds = Seeds(draw(st.binary(min_size=32, max_size=32)), tuple(draw(st.lists(st.text(), max_size=2))))
+    return rules, seats, seeds, random.Random(draw(st.integers(0, 2**32)))
+
+
+def cards_in(value: Any) -> set[str]:
+    known = set(deck())
+    if isinstance(value, str):
+        return {value} if value in known else set()
+    if isinstance(value, tuple):
+        return set().union(*(cards_in(v) for v in value)) if value else set()
+    if dataclasses.is_dataclass(value):
+        return set().union(*(cards_in(getattr(value, f.name)) for f in dataclasses.fields(value)))
+    return set()
+
+
+def hidden_from(state: RummyState, seat: int | None, seen: set[str]) -> set[str]:
+    return ({c for s, h in enumerate(state.hands) if s != seat for c in h} | set(state.stock)) - seen
+
+
+def unnamed(command: RummyCommand) -> RummyCommand:
+    """The same command with no joker named: the engine's default reading."""
+    def meld(spec: MeldCards) -> MeldCards:
+        return MeldCards(spec.cards[::-1], ())
+    match command:
+        case TakeDiscard(melds=specs, lay_off=lay_off):
+            return TakeDiscard(tuple(meld(s) for s in specs),
+                               LayOffCards(lay_off.meld_id, lay_off.cards) if lay_off else None)
+        case LayDown(melds=specs):
+            return LayDown(tuple(meld(s) for s in specs))
+        case LayOff(meld_id=meld_id, cards=cards):
+            return LayOff(meld_id, cards)
+    return command
+
+
+def atomic(command: RummyCommand) -> bool:
+    """Commands the legal-move list covers exactly: one meld, one card laid off, a joker swap
+    played in one place, a draw, a discard."""
+    match command:
+        case TakeDiscard(melds=specs, lay_off=lay_off):
+            return len(specs) == 1 or (lay_off is not None and len(lay_off.cards) == 1)
+        case LayDown(melds=specs):
+            return len(specs) == 1
+        case LayOff(cards=cards):
+            return len(cards) == 1
+        case SwapJoker(melds=specs, lay_off=lay_off):
+            return (len(specs) == 1 and len(specs[0].cards) == 3) or (
+                lay_off is not None and len(lay_off.cards) == 1)
+    return True
+
+
+def syntactic_commands(rng: random.Random, state: RummyState, seat: int,
+                       legal: list[RummyCommand]) -> Iterator[RummyCommand]:
+    hand = list(state.hands[seat]) or ["2C1"]
+    pool = hand * 3 + list(deck())[:20] + ["ZZ1", "JK9"]
+    yield DrawStock()
+    for _ in range(6):
+        yield Discard(rng.choice(pool))
+        yield LayDown((MeldCards(tuple(rng.sample(hand, min(len(hand), rng.randint(1, 4))))),))
+        ids = [m.id for m in state.melds] + [99]
+        yield LayOff(rng.choice(ids), (rng.choice(pool),))
+        if state.discard_top:
+            yield TakeDiscard(lay_off=LayOffCards(rng.choice(ids), (state.discard_top,)))
+            yield TakeDiscard((MeldCards((state.discard_top,) + tuple(rng.sample(hand, min(2, len(hand))))),))
+    for command in rng.sample(legal, min(6, len(legal))):
+        yield unnamed(command)
+
+
+def accepted(state: RummyState, seat: int, command: RummyCommand) -> bool:
+    try:
+        GAME.decide(state, seat, command, Context(Seeds(b"\x00" * 32)))
+    except CommandError:
+        return False
+    return True
+
+
+def check_step(state: RummyState, rng: random.Random, seen: set[str]) -> None:
+    everything = ([c for h in state.hands for c in h] + list(state.stock) + list(state.discards)
+                  + [c for m in state.melds for c in m.cards])
+    assert sorted(everything) == sorted(deck())
+    for who in {state.turn, (state.turn + 1) % state.seats}:
+        legal = GAME.legal_commands(state, who)
+        canon = {moves.canonical(state, c) for c in legal}
+        assert len(canon) == len(legal) and all(GAME.label(state, c) for c in legal)
+        for command in legal:
+            assert accepted(state, who, command), command
+        for command in syntactic_commands(rng, state, who, legal):
+            if atomic(command):
+                assert accepted(state, who, command) == (moves.canonical(state, command) in canon), (
+                    who, command)
+        view = GAME.view(state, who)
+        assert Counter(view.hand) == Counter(state.hands[who])
+        assert not cards_in(dataclasses.replace(view, hand=(), result=None)) & hidden_from(state, who, seen)
+
+
+def play_random_game(rules: Any, seats: int, seeds: Seeds, rng: random.Random) -> tuple[RummyState, list, list]:
+    events = GAME.start(rules, seats, seeds)
+    state = fold(GAME, events)
+    seen = set(state.discards)
+    commands = []
+    for _ in range(MAX_STEPS):
+        if GAME.is_finished(state):
+            return state, events, commands
+        if rng.random() < 0.1:
+            check_step(state, rng, seen)
+        legal = GAME.legal_commands(state, state.turn)
+        assert legal, "the seat to act always has a move"
+        plays = [c for c in legal if not isinstance(c, (Discard, DrawStock))]
+        command = rng.choice(plays if plays and rng.random() < 0.85 else legal)
+        seat = state.turn
+        new = GAME.decide(state, seat, command, Context(seeds))
+        commands.append((seat, command))
+        for event in new:
+            state = GAME.evolve(state, event)
+            if not isinstance(event, RoundEnded):
+                for viewer in (*range(seats), None):
+                    leaked = cards_in(GAME.redact(event, viewer)) & hidden_from(state, viewer, seen)
+                    if isinstance(event, CardDrawn) and event.seat == viewer:
+                        continue
+                    assert not leaked, f"{event} shows seat {viewer} hidden {leaked}"
+            seen |= set(state.discards) | {c for m in state.melds for c in m.cards}
+        events += new
+    raise AssertionError(f"the game did not end in {MAX_STEPS} steps")
+
+
+@given(games())
+def test_random_games_keep_every_invariant(game: tuple[Any, int, Seeds, random.Random]) -> None:
+    rules, seats, seeds, rng = game
+    state, events, commands = play_random_game(rules, seats, seeds, rng)
+    assert state.phase is Phase.ROUND_OVER and fold(GAME, events) == state
+    end = state.result
+    assert sum(end.settlement.net) == 0
+    for line in end.settlement.lines:
+        assert line.payee == end.winner and line.amount == amount_of(line.factors)
+        assert line.amount == end.hand_values[line.payer] * rules.stake_per_point
+    # A replay re-applies every command to a fresh deal and reproduces every event.
+    again = GAME.start(rules, seats, seeds)
+    replayed = fold(GAME, again)
+    for seat, command in commands:
+        new = GAME.decide(replayed, seat, command, Context(seeds))
+        again += new
+        replayed = fold(GAME, new, replayed)
+    assert again == events
