@@ -156,7 +156,6 @@ RUMMY = RummyGame()
 
 def test_gin_least_deadwood_of_eleven_cards(benchmark) -> None:
     hand = ("AS", "2S", "3S", "4S", "5S", "5H", "5D", "9C", "TC", "JC", "QC")
-    best_melds.__wrapped__ if hasattr(best_melds, "__wrapped__") else None
     from croupier.engine.meld_solver import _best
     benchmark(lambda: (_best.cache_clear(), best_melds(hand, GIN_MELDS)))
 
@@ -165,7 +164,8 @@ def test_gin_legal_moves_discard_phase(benchmark) -> None:
     from croupier.engine.gin.moves import legal_commands
     from croupier.engine.gin.state import GinState, Phase as GinPhase
     state = GinState(rules=GIN_STANDARD, hand=1, turn=0, phase=GinPhase.DISCARD, hands=(
-        ("AS", "2S", "3S", "4H", "5H", "6H", "9C", "9D", "9H", "2D", "KS"), ("7C",) * 0),
+        ("AS", "2S", "3S", "4H", "5H", "6H", "9C", "9D", "9H", "2D", "KS"),
+        ("7C", "7D", "7S", "3D", "4D", "TS", "JS", "QS", "7H", "8H")),
         stock=("8C", "9S", "TC"), discards=("5C",))
     benchmark(legal_commands, state, 0)
 
