@@ -8,7 +8,8 @@ A game is a rule set plus pure functions over an immutable state (the functional
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -108,3 +109,35 @@ def fold(game: Game[Any, S, E, Any], events: Sequence[E], state: S | None = None
     for event in events:
         current = game.evolve(current, event)
     return current
+
+
+def rules_from_preset(game_name: str, presets: dict[str, R], default: str, preset: str,
+                      overrides: dict[str, Any], seats: int,
+                      validate: Callable[[R, int], None]) -> R:
+    """A game's effective rule set: ``preset`` (empty: ``default``) with ``overrides`` applied,
+    then validated for ``seats``; raises :class:`InvalidRules` naming the preset or the option."""
+    preset = preset or default
+    if preset not in presets:
+        raise InvalidRules("UNKNOWN_PRESET", f"unknown {game_name} preset {preset!r}; known: "
+                           f"{', '.join(presets)}", field="preset")
+    base = presets[preset]
+    names = {f.name for f in dataclasses.fields(base)}  # type: ignore[arg-type]
+    for key in overrides:
+        if key not in names:
+            raise InvalidRules("UNKNOWN_OPTION", f"unknown {game_name} option {key!r}", field=key)
+    rules = dataclasses.replace(base, **overrides)  # type: ignore[type-var]
+    validate(rules, seats)
+    return rules
+
+
+def accepted(candidates: Iterable[C], validate: Callable[[C], None]) -> list[C]:
+    """The candidates ``validate`` accepts, in order and once each: how every game's legal-move
+    list comes from its one validation path."""
+    legal: dict[C, None] = {}
+    for command in candidates:
+        try:
+            validate(command)
+        except CommandError:
+            continue
+        legal[command] = None
+    return list(legal)

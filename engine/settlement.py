@@ -54,3 +54,22 @@ def net_of(seats: int, lines: tuple[SettlementLine, ...]) -> tuple[int, ...]:
         net[line.payer] -= line.amount
         net[line.payee] += line.amount
     return tuple(net)
+
+
+def match_settlement(number: int, totals: tuple[int, ...], stake: int, played: str) -> Settlement:
+    """A two-seat match by points: the lower total pays the difference × ``stake``; equal totals
+    draw. ``number`` is the last round's (or hand's) number; ``played`` says what was played."""
+    if totals[0] == totals[1]:
+        return Settlement(number, (0, 1), "MATCH_DRAWN", (), (0, 0),
+                          (f"both seats scored {totals[0]} over {played}: a draw",))
+    winner = 0 if totals[0] > totals[1] else 1
+    loser = 1 - winner
+    factors = [Factor("point_difference", totals[winner] - totals[loser],
+                      f"seat {winner} scored {totals[winner]} over {played}, seat {loser} "
+                      f"{totals[loser]}")]
+    if stake != 1:
+        factors.append(Factor("stake_per_point", stake, "stakes per point"))
+    amount = amount_of(tuple(factors))
+    line = SettlementLine(loser, winner, amount, tuple(factors), f"seat {loser} pays seat {winner} {amount}")
+    return Settlement(number, (winner,), "MATCH_OVER", (line,), net_of(2, (line,)),
+                      (f"seat {winner} won the match {totals[winner]} to {totals[loser]}",))

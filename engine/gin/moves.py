@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from croupier.engine.cards import Card, is_card, name, sort_cards
-from croupier.engine.game import Context, IllegalCommand, MalformedCommand
+from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
 from croupier.engine.gin.deal import deal
 from croupier.engine.gin.events import (
     CardDiscarded, CardDrawn, CardLaidOff, Discard, DrawDiscard, DrawStock, EndLayOffs, GinCommand,
@@ -160,14 +160,7 @@ def _candidates(state: GinState, seat: int) -> Iterator[GinCommand]:
 
 
 def legal_commands(state: GinState, seat: int) -> list[GinCommand]:
-    legal = []
-    for command in _candidates(state, seat):
-        try:
-            validate(state, seat, command)
-        except (IllegalCommand, MalformedCommand):
-            continue
-        legal.append(command)
-    return legal
+    return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
 
 
 def decide(state: GinState, seat: int, command: GinCommand, ctx: Context) -> list[GinEvent]:

@@ -29,7 +29,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from croupier.engine.game import InvalidRules
+from croupier.engine.game import InvalidRules, rules_from_preset
 
 SEATS = 2
 
@@ -67,17 +67,7 @@ PRESET_DESCRIPTIONS = {
 
 def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> GinRules:
     """The effective rule set: ``preset`` with ``overrides``; raises :class:`InvalidRules`."""
-    preset = preset or DEFAULT_PRESET
-    if preset not in PRESETS:
-        raise InvalidRules("UNKNOWN_PRESET", f"unknown Gin Rummy preset {preset!r}; known: "
-                           f"{', '.join(PRESETS)}", field="preset")
-    names = {f.name for f in dataclasses.fields(GinRules)}
-    for key in overrides:
-        if key not in names:
-            raise InvalidRules("UNKNOWN_OPTION", f"unknown Gin Rummy option {key!r}", field=key)
-    rules = dataclasses.replace(PRESETS[preset], **overrides)
-    validate(rules, seats)
-    return rules
+    return rules_from_preset("Gin Rummy", PRESETS, DEFAULT_PRESET, preset, overrides, seats, validate)
 
 
 def validate(rules: GinRules, seats: int) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from croupier.engine.gin.events import Hand, HandEnded
 from croupier.engine.gin.state import GinState
-from croupier.engine.settlement import Factor, Settlement, SettlementLine, amount_of, net_of
+from croupier.engine.settlement import (
+    Factor, Settlement, SettlementLine, amount_of, match_settlement as settle_match, net_of,
+)
 
 
 def hand_ended(state: GinState, outcome: str, winner: int | None, factors: list[Factor],
@@ -60,15 +62,5 @@ def scored(state: GinState, defender_deadwood: int) -> HandEnded:
 
 def match_settlement(state: GinState) -> Settlement:
     """The loser pays the difference of the totals × ``stake_per_point``."""
-    totals = state.totals
-    winner = 0 if totals[0] > totals[1] else 1
-    loser = 1 - winner
-    factors = [Factor("point_difference", totals[winner] - totals[loser],
-                      f"seat {winner} scored {totals[winner]} over {state.hand} hand(s), "
-                      f"seat {loser} {totals[loser]}")]
-    if state.rules.stake_per_point != 1:
-        factors.append(Factor("stake_per_point", state.rules.stake_per_point, "stakes per point"))
-    amount = amount_of(tuple(factors))
-    line = SettlementLine(loser, winner, amount, tuple(factors), f"seat {loser} pays seat {winner} {amount}")
-    return Settlement(state.hand, (winner,), "MATCH_OVER", (line,), net_of(state.seats, (line,)),
-                      (f"seat {winner} reached {totals[winner]} of {state.rules.match_points}",))
+    return settle_match(state.hand, state.totals, state.rules.stake_per_point,
+                        f"{state.hand} hand(s)")

@@ -8,11 +8,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from itertools import combinations
 
 from croupier.engine.cards import Card, is_card, is_joker, rank, sort_cards, suit
-from croupier.engine.game import Context, IllegalCommand, MalformedCommand
+from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
 from croupier.engine.hoola.events import (
     BindSevens, CardDiscarded, CardDrawn, CardsLaidOff, ClaimMade, CloseTable, Combination,
     CombinationDeclared, Declare, Discard, DiscardTaken, Draw, Hand, HoolaCommand, HoolaEvent, LayOff,
@@ -372,14 +371,7 @@ def legal_commands(state: HoolaState, seat: int) -> list[HoolaCommand]:
     if state.phase not in (Phase.CHOOSING, Phase.TAKE, Phase.PLAY) or (
             seat != state.turn and not claim_open(state, seat)):
         return []
-    legal = []
-    for command in _candidates(state, seat):
-        try:
-            validate(state, seat, command)
-        except (IllegalCommand, MalformedCommand):
-            continue
-        legal.append(command)
-    return legal
+    return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
 
 
 def canonical(state: HoolaState, command: HoolaCommand) -> HoolaCommand:

@@ -69,7 +69,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from croupier.engine.game import InvalidRules
+from croupier.engine.game import InvalidRules, rules_from_preset
 
 
 class PaymentMode(Enum):
@@ -276,18 +276,7 @@ PRESET_DESCRIPTIONS = {
 
 def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> HoolaRules:
     """The effective rule set: ``preset`` with ``overrides``; raises :class:`InvalidRules`."""
-    if preset == "":
-        preset = DEFAULT_PRESET
-    if preset not in PRESETS:
-        raise InvalidRules("UNKNOWN_PRESET", f"unknown Hoola preset {preset!r}; known: "
-                           f"{', '.join(PRESETS)}", field="preset")
-    names = {f.name for f in dataclasses.fields(HoolaRules)}
-    for key in overrides:
-        if key not in names:
-            raise InvalidRules("UNKNOWN_OPTION", f"unknown Hoola option {key!r}", field=key)
-    rules = dataclasses.replace(PRESETS[preset], **overrides)
-    validate(rules, seats)
-    return rules
+    return rules_from_preset("Hoola", PRESETS, DEFAULT_PRESET, preset, overrides, seats, validate)
 
 
 def validate(rules: HoolaRules, seats: int) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from croupier.engine.hoola.melds import Bright, BrightKind, hand_value, jokers, plain_sum, sevens
-from croupier.engine.hoola.rules import HoolaRules, PaymentMode, Penalty, TieMode
+from croupier.engine.hoola.rules import PaymentMode, Penalty, TieMode
 from croupier.engine.hoola.state import HoolaState
 from croupier.engine.settlement import Factor, Settlement, SettlementLine, net_of
 

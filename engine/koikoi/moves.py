@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from croupier.engine.game import Context, IllegalCommand, MalformedCommand
+from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
 from croupier.engine.koikoi.cards import Card, is_card, name, sort_cards
 from croupier.engine.koikoi.deal import deal
 from croupier.engine.koikoi.events import (
@@ -120,14 +120,7 @@ def _candidates(state: KoiKoiState, seat: int) -> Iterator[KoiKoiCommand]:
 
 def legal_commands(state: KoiKoiState, seat: int) -> list[KoiKoiCommand]:
     """Every command ``seat`` may submit now: the candidates that :func:`validate` accepts."""
-    legal = []
-    for command in _candidates(state, seat):
-        try:
-            validate(state, seat, command)
-        except (IllegalCommand, MalformedCommand):
-            continue
-        legal.append(command)
-    return legal
+    return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
 
 
 # --- events -----------------------------------------------------------------------------------

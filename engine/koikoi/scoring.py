@@ -6,7 +6,9 @@ from croupier.engine.koikoi.cards import name
 from croupier.engine.koikoi.events import Hand, RoundEnded
 from croupier.engine.koikoi.state import KoiKoiState
 from croupier.engine.koikoi.yaku import Yaku, yaku
-from croupier.engine.settlement import Factor, Settlement, SettlementLine, amount_of, net_of
+from croupier.engine.settlement import (
+    Factor, Settlement, SettlementLine, amount_of, match_settlement as settle_match, net_of,
+)
 
 
 def describe(found: Yaku) -> str:
@@ -56,20 +58,5 @@ def round_ended(state: KoiKoiState, winner: int | None, outcome: str,
 
 def match_settlement(state: KoiKoiState) -> Settlement:
     """The loser pays the difference of the totals × ``stake_per_point``; equal totals draw."""
-    totals = state.totals
-    rounds = f"{state.round} round(s)"
-    if totals[0] == totals[1]:
-        return Settlement(state.round, (0, 1), "MATCH_DRAWN", (), (0,) * state.seats,
-                          (f"both seats scored {totals[0]} over {rounds}: a draw",))
-    winner = 0 if totals[0] > totals[1] else 1
-    loser = 1 - winner
-    factors = [Factor("point_difference", totals[winner] - totals[loser],
-                      f"seat {winner} scored {totals[winner]} over {rounds}, seat {loser} "
-                      f"{totals[loser]}")]
-    if state.rules.stake_per_point != 1:
-        factors.append(Factor("stake_per_point", state.rules.stake_per_point, "stakes per point"))
-    amount = amount_of(tuple(factors))
-    line = SettlementLine(loser, winner, amount, tuple(factors),
-                          f"seat {loser} pays seat {winner} {amount}")
-    return Settlement(state.round, (winner,), "MATCH_OVER", (line,), net_of(state.seats, (line,)),
-                      (f"seat {winner} won the match {totals[winner]} to {totals[loser]}",))
+    return settle_match(state.round, state.totals, state.rules.stake_per_point,
+                        f"{state.round} round(s)")

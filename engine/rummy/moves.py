@@ -11,7 +11,7 @@ from functools import lru_cache
 from itertools import combinations
 
 from croupier.engine.cards import Card, is_card as is_face, is_joker, rank, suit
-from croupier.engine.game import Context, IllegalCommand, MalformedCommand
+from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
 from croupier.engine.meld_solver import (
     RUMMY, JokerAs, Meld, arrange, arrangements, extend, extensions, swap,
 )
@@ -372,14 +372,7 @@ def legal_commands(state: RummyState, seat: int) -> list[RummyCommand]:
     """The atomic moves ``seat`` may make now, each one accepted by :func:`validate`."""
     if state.phase not in (Phase.TAKE, Phase.PLAY) or seat != state.turn:
         return []
-    legal: dict[RummyCommand, None] = {}
-    for command in _candidates(state, seat):
-        try:
-            validate(state, seat, command)
-        except (IllegalCommand, MalformedCommand):
-            continue
-        legal[command] = None
-    return list(legal)
+    return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
 
 
 def canonical(state: RummyState, command: RummyCommand) -> RummyCommand:

@@ -26,7 +26,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from croupier.engine.game import InvalidRules
+from croupier.engine.game import InvalidRules, rules_from_preset
 
 
 @dataclass(frozen=True)
@@ -57,17 +57,8 @@ OPEN_THRESHOLDS = (30, 40, 51)
 
 
 def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> RummyRules:
-    preset = preset or DEFAULT_PRESET
-    if preset not in PRESETS:
-        raise InvalidRules("UNKNOWN_PRESET", f"unknown Rummy preset {preset!r}; known: "
-                           f"{', '.join(PRESETS)}", field="preset")
-    names = {f.name for f in dataclasses.fields(RummyRules)}
-    for key in overrides:
-        if key not in names:
-            raise InvalidRules("UNKNOWN_OPTION", f"unknown Rummy option {key!r}", field=key)
-    rules = dataclasses.replace(PRESETS[preset], **overrides)
-    validate(rules, seats)
-    return rules
+    """The effective rule set: ``preset`` with ``overrides``; raises :class:`InvalidRules`."""
+    return rules_from_preset("Rummy", PRESETS, DEFAULT_PRESET, preset, overrides, seats, validate)
 
 
 def validate(rules: RummyRules, seats: int) -> None:

@@ -144,7 +144,6 @@ def test_koikoi_fold_a_whole_match(benchmark) -> None:
 
 # --- Gin Rummy and Rummy with jokers ----------------------------------------------------------
 
-from croupier.engine.gin import GinGame  # noqa: E402
 from croupier.engine.gin.rules import STANDARD as GIN_STANDARD  # noqa: E402
 from croupier.engine.meld_solver import GIN as GIN_MELDS, best_melds  # noqa: E402
 from croupier.engine.rummy import RummyGame  # noqa: E402

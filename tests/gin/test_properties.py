@@ -23,7 +23,10 @@ from croupier.engine.meld_solver import GIN, deadwood
 from croupier.engine.settlement import amount_of
 from croupier.engine.shuffle import Seeds
 
+from game_invariants import assert_replay_reproduces, cards_in as shared_cards_in
+
 GAME = GinGame()
+KNOWN = frozenset(standard_deck())
 MAX_STEPS = 4000
 
 
@@ -41,14 +44,7 @@ def matches(draw: st.DrawFn) -> tuple[Any, Seeds, random.Random]:
 
 
 def cards_in(value: Any) -> set[str]:
-    known = set(standard_deck())
-    if isinstance(value, str):
-        return {value} if value in known else set()
-    if isinstance(value, tuple):
-        return set().union(*(cards_in(v) for v in value)) if value else set()
-    if dataclasses.is_dataclass(value):
-        return set().union(*(cards_in(getattr(value, f.name)) for f in dataclasses.fields(value)))
-    return set()
+    return shared_cards_in(value, KNOWN)
 
 
 def hidden_from(state: GinState, seat: int | None, seen: set[str] = frozenset()) -> set[str]:
@@ -156,10 +152,4 @@ def test_random_matches_keep_every_invariant(match: tuple[Any, Seeds, random.Ran
     final = state.ended.settlement
     assert final.net == tuple(map(sum, zip(*(h.settlement.net for h in hands))))
     # A replay re-applies every command to a fresh deal and reproduces every event.
-    again = GAME.start(rules, 2, seeds)
-    replayed = fold(GAME, again)
-    for seat, command in commands:
-        new = GAME.decide(replayed, seat, command, Context(seeds))
-        again += new
-        replayed = fold(GAME, new, replayed)
-    assert again == events
+    assert_replay_reproduces(GAME, rules, 2, seeds, commands, events)

@@ -15,7 +15,7 @@ from croupier.engine.hoola.events import (
 )
 from croupier.engine.hoola.melds import JokerAs, MeldKind
 from croupier.engine.hoola.rules import (
-    INTERNATIONAL, KOREAN, PRESETS, PaymentMode, Penalty, TieMode, rules_for,
+    KOREAN, PRESETS, PaymentMode, Penalty, TieMode, rules_for,
 )
 from croupier.engine.game import Context
 from croupier.engine.hoola.rules import ClaimPriority

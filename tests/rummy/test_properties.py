@@ -22,7 +22,10 @@ from croupier.engine.rummy.state import Phase, RummyState
 from croupier.engine.settlement import amount_of
 from croupier.engine.shuffle import Seeds
 
+from game_invariants import assert_replay_reproduces, cards_in as shared_cards_in
+
 GAME = RummyGame()
+KNOWN = frozenset(deck())
 MAX_STEPS = 3000
 
 
@@ -38,14 +41,7 @@ def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
 
 
 def cards_in(value: Any) -> set[str]:
-    known = set(deck())
-    if isinstance(value, str):
-        return {value} if value in known else set()
-    if isinstance(value, tuple):
-        return set().union(*(cards_in(v) for v in value)) if value else set()
-    if dataclasses.is_dataclass(value):
-        return set().union(*(cards_in(getattr(value, f.name)) for f in dataclasses.fields(value)))
-    return set()
+    return shared_cards_in(value, KNOWN)
 
 
 def hidden_from(state: RummyState, seat: int | None, seen: set[str]) -> set[str]:
@@ -168,10 +164,4 @@ def test_random_games_keep_every_invariant(game: tuple[Any, int, Seeds, random.R
         assert line.payee == end.winner and line.amount == amount_of(line.factors)
         assert line.amount == end.hand_values[line.payer] * rules.stake_per_point
     # A replay re-applies every command to a fresh deal and reproduces every event.
-    again = GAME.start(rules, seats, seeds)
-    replayed = fold(GAME, again)
-    for seat, command in commands:
-        new = GAME.decide(replayed, seat, command, Context(seeds))
-        again += new
-        replayed = fold(GAME, new, replayed)
-    assert again == events
+    assert_replay_reproduces(GAME, rules, seats, seeds, commands, events)

@@ -1,0 +1,34 @@
+"""Checks every game's random-play tests share: card visibility and replaying a log."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from croupier.engine.game import Context, fold
+from croupier.engine.shuffle import Seeds
+
+
+def cards_in(value: Any, known: Collection[str]) -> set[str]:
+    """Every card code of ``known`` anywhere inside an event, a view or a command."""
+    if isinstance(value, str):
+        return {value} if value in known else set()
+    if isinstance(value, tuple):
+        return set().union(*(cards_in(v, known) for v in value)) if value else set()
+    if dataclasses.is_dataclass(value):
+        return set().union(*(cards_in(getattr(value, f.name), known)
+                             for f in dataclasses.fields(value)))
+    return set()
+
+
+def assert_replay_reproduces(game: Any, rules: Any, seats: int, seeds: Seeds,
+                             commands: Sequence[tuple[int, Any]], events: list[Any]) -> None:
+    """Re-deal from the seeds, re-apply every command, and require exactly the recorded events."""
+    again = game.start(rules, seats, seeds)
+    state = fold(game, again)
+    for seat, command in commands:
+        new = game.decide(state, seat, command, Context(seeds))
+        again += new
+        state = fold(game, new, state)
+    assert again == events
