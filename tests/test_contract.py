@@ -52,3 +52,34 @@ def test_buf_breaking_against_main() -> None:
     result = subprocess.run([str(BUF), "breaking", "--against", f"{ROOT}/.git#branch=main,subdir=proto"],
                             cwd=ROOT / "proto", capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- every game's records and messages match, field for field ---------------------------------
+
+def _bindings():
+    from croupier.service.games import BINDINGS
+
+    return sorted(BINDINGS.values(), key=lambda b: b.kind)
+
+
+@pytest.mark.parametrize("binding", _bindings(), ids=lambda b: b.field)
+def test_each_game_kind_is_bound_field_for_field(binding) -> None:
+    """Rules, commands, events and the view of every game convert by name: each record has the
+    message's fields, and every oneof member of the contract has its record."""
+    import dataclasses
+
+    from croupier.v1 import service_pb2
+
+    def fields(cls) -> set[str]:
+        return {f.name for f in dataclasses.fields(cls)}
+
+    assert fields(binding.rules_cls) == {f.name for f in binding.rules_msg.DESCRIPTOR.fields}
+    assert fields(binding.view_cls) == {f.name for f in binding.view_msg.DESCRIPTOR.fields}
+    for classes, message, oneof in ((binding.commands, binding.command_msg, "move"),
+                                    (binding.events, binding.event_msg, "event")):
+        members = {f.name: f.message_type for f in message.DESCRIPTOR.oneofs_by_name[oneof].fields}
+        assert set(classes) == set(members)
+        for name, cls in classes.items():
+            assert fields(cls) == {f.name for f in members[name].fields}, name
+    for wrapper in (service_pb2.Rules, service_pb2.Command, service_pb2.View, service_pb2.EventBody):
+        assert binding.field in wrapper.DESCRIPTOR.fields_by_name
