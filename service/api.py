@@ -27,6 +27,10 @@ from croupier.engine import ENGINE_VERSION
 from croupier.service import convert, errors
 from croupier.service.auth import AuthError, SeatIdentity, TokenSigner
 from croupier.service.errors import ServiceError, invalid
+from croupier.replays.format import (
+    ReplayFormatError, build, complete_event, from_binary, from_json, to_binary,
+)
+from croupier.replays.verify import verify
 from croupier.service.games import BINDINGS, BY_NAME, GameBinding
 from croupier.service.store import (
     EventStore, GameNotFound, GameRecord, NewEvent, StoredEvent, VersionConflict,
@@ -234,28 +238,21 @@ class GameService(service_pb2_grpc.GameServiceServicer):
     def _present(self, binding: GameBinding, stored: StoredEvent, seat: int | None,
                  finished: bool) -> service_pb2.GameEvent:
         """A stored event as ``seat`` may see it: complete once the game is over."""
-        event = service_pb2.GameEvent(game_id=stored.game_id, version=stored.version,
-                                      command_id=stored.command_id,
-                                      recorded_at_ms=stored.recorded_at_ms)
-        if stored.seat is not None:
-            event.seat = stored.seat
-        if stored.command:
-            event.command.ParseFromString(stored.command)
-        body = service_pb2.EventBody.FromString(stored.payload)
         engine_event = self._decode(binding, stored)
         if not finished and engine_event is not None:
             shown = binding.game.redact(engine_event, seat)
             if shown != engine_event:
-                event.body.CopyFrom(binding.event_to_body(shown))
-                event.redacted = True
+                # A redacted copy carries no payload or hashes: they would give the hidden away.
+                event = service_pb2.GameEvent(
+                    game_id=stored.game_id, version=stored.version, command_id=stored.command_id,
+                    recorded_at_ms=stored.recorded_at_ms, body=binding.event_to_body(shown),
+                    redacted=True)
+                if stored.seat is not None:
+                    event.seat = stored.seat
+                if stored.command:
+                    event.command.ParseFromString(stored.command)
                 return event
-        event.body.CopyFrom(body)
-        event.prev_hash = stored.prev_hash
-        event.hash = stored.hash
-        event.payload = stored.payload
-        event.type = stored.type
-        event.command_payload = stored.command
-        return event
+        return complete_event(stored)
 
     def _command(self, loaded: Loaded, command: service_pb2.Command) -> Any:
         if not command.WhichOneof("game"):
@@ -437,6 +434,33 @@ class GameService(service_pb2_grpc.GameServiceServicer):
             server_seed=record.server_seed.hex() if record.finished else "",
             events=[self._present(loaded.binding, e, seat, record.finished)
                     for e in self.store.read(request.game_id)])
+
+    @rpc
+    def ExportReplay(self, request: service_pb2.ExportReplayRequest,
+                     context: grpc.ServicerContext) -> service_pb2.ExportReplayResponse:
+        self._seat(context, request.game_id, required=False)
+        record = self._load(request.game_id).record
+        if not record.finished:
+            raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "GAME_NOT_FINISHED",
+                               "a replay is made of a finished game (its seed is still secret)")
+        replay = build(record, self.store.read(request.game_id))
+        return service_pb2.ExportReplayResponse(replay=to_binary(replay))
+
+    @rpc
+    def VerifyReplay(self, request: service_pb2.VerifyReplayRequest,
+                     context: grpc.ServicerContext) -> service_pb2.VerifyReplayResponse:
+        data = request.replay
+        try:
+            replay = from_json(data.decode("utf-8")) if data.lstrip()[:1] == b"{" else from_binary(data)
+        except (ReplayFormatError, UnicodeDecodeError) as error:
+            raise invalid("NOT_A_REPLAY", str(error), "replay") from None
+        report = verify(replay)
+        response = service_pb2.VerifyReplayResponse(ok=report.ok, checks=report.checks)
+        if report.divergence is not None:
+            d = report.divergence
+            response.divergence.CopyFrom(service_pb2.Divergence(
+                event=d.event, check=d.check, expected=d.expected, found=d.found))
+        return response
 
     @rpc
     def ListPresets(self, request: service_pb2.ListPresetsRequest,

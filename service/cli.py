@@ -127,5 +127,66 @@ def demo(address: str, kind: str, seats: int | None, preset: str, seed: int | No
     click.echo(result.describe())
 
 
+@main.group()
+def replay() -> None:
+    """Replay files: export a finished game, verify one, convert between binary and JSON."""
+
+
+@replay.command("export")
+@click.argument("game_id")
+@click.argument("out", type=click.Path(dir_okay=False, writable=True))
+@click.option("--store", "store_url", default=lambda: os.environ.get("CROUPIER_STORE", config.DEFAULT_STORE),
+              show_default=config.DEFAULT_STORE, help="The store the game is in.")
+def replay_export(game_id: str, out: str, store_url: str) -> None:
+    """Write the replay of finished game GAME_ID to OUT (JSON if OUT ends in .json)."""
+    from croupier.replays.format import ReplayFormatError, build, dump
+    from croupier.service.store import GameNotFound, open_store
+
+    store = open_store(store_url)
+    try:
+        replay_file = build(store.game(game_id), store.read(game_id))
+    except GameNotFound:
+        raise click.ClickException(f"no game {game_id} in {_safe(store_url)}") from None
+    except ReplayFormatError as error:
+        raise click.ClickException(str(error)) from None
+    finally:
+        store.close()
+    dump(replay_file, out)
+    click.echo(f"wrote {out}: {len(replay_file.events)} events")
+
+
+@replay.command("verify")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+def replay_verify(path: str) -> None:
+    """Verify a replay file: chain, commitment, decks, every event and the settlement. Exits 1
+    at the first divergence, naming it."""
+    from croupier.replays.format import ReplayFormatError, load
+    from croupier.replays.verify import verify
+
+    try:
+        report = verify(load(path))
+    except ReplayFormatError as error:
+        raise click.ClickException(str(error)) from None
+    for line in report.lines():
+        click.echo(line)
+    if not report.ok:
+        sys.exit(1)
+    click.echo("verified")
+
+
+@replay.command("convert")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@click.argument("out", type=click.Path(dir_okay=False, writable=True))
+def replay_convert(source: str, out: str) -> None:
+    """Convert a replay between its binary and JSON forms (by OUT's extension)."""
+    from croupier.replays.format import ReplayFormatError, dump, load
+
+    try:
+        dump(load(source), out)
+    except ReplayFormatError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"wrote {out}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

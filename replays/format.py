@@ -1,0 +1,201 @@
+"""The replay file (docs/replay-format.md): build one from the event store, write and read it in
+its binary (length-delimited protobuf) and JSON forms.
+
+A replay holds a finished game completely: the header (kind, effective rules, engine version,
+seats, commitment, client seeds), every stored event with its payload, its command and its chain
+hash, and the footer (the revealed seed, the final state's digest, every settlement).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format
+
+from croupier.engine.game import fold
+from croupier.service import convert
+from croupier.service.games import BY_NAME, GameBinding
+from croupier.service.store.base import GameRecord, StoredEvent
+from croupier.v1 import common_pb2, replay_pb2, service_pb2
+
+FORMAT_VERSION = 1
+
+
+class ReplayFormatError(ValueError):
+    """The file is not a replay (or not a whole one)."""
+
+
+@dataclass
+class Replay:
+    header: replay_pb2.ReplayHeader
+    events: list[service_pb2.GameEvent] = field(default_factory=list)
+    footer: replay_pb2.ReplayFooter = field(default_factory=replay_pb2.ReplayFooter)
+
+    def records(self) -> Iterator[replay_pb2.ReplayRecord]:
+        yield replay_pb2.ReplayRecord(header=self.header)
+        for event in self.events:
+            yield replay_pb2.ReplayRecord(event=event)
+        yield replay_pb2.ReplayRecord(footer=self.footer)
+
+
+# --- building ---------------------------------------------------------------------------------
+
+def complete_event(stored: StoredEvent) -> service_pb2.GameEvent:
+    """A stored event with everything: body and payload, command and its bytes, chain hashes."""
+    event = service_pb2.GameEvent(
+        game_id=stored.game_id, version=stored.version, command_id=stored.command_id,
+        recorded_at_ms=stored.recorded_at_ms, body=service_pb2.EventBody.FromString(stored.payload),
+        prev_hash=stored.prev_hash, hash=stored.hash, payload=stored.payload, type=stored.type,
+        command_payload=stored.command)
+    if stored.seat is not None:
+        event.seat = stored.seat
+    if stored.command:
+        event.command.ParseFromString(stored.command)
+    return event
+
+
+def engine_events(binding: GameBinding, events: Sequence[service_pb2.GameEvent]) -> list[Any]:
+    """The game's own events (the service's, such as the revealed seed, left out)."""
+    return [binding.event_from_body(e.body) for e in events
+            if e.body.WhichOneof("body") == binding.field]
+
+
+def state_digest(binding: GameBinding, state: Any, seats: int) -> str:
+    """sha256 over every seat's view, then the spectator's, each as deterministic protobuf
+    prefixed by its length (u32 big-endian)."""
+    digest = hashlib.sha256()
+    for seat in [*range(seats), None]:
+        data = binding.view_to_proto(binding.game.view(state, seat)).SerializeToString(
+            deterministic=True)
+        digest.update(struct.pack(">I", len(data)) + data)
+    return digest.hexdigest()
+
+
+def build(record: GameRecord, stored: Sequence[StoredEvent]) -> Replay:
+    """The replay of a finished game from its stored record and events."""
+    if not record.finished:
+        raise ReplayFormatError(f"game {record.game_id} is not finished: its seed is still secret")
+    binding = BY_NAME[record.kind]
+    events = [complete_event(s) for s in stored]
+    game_events = engine_events(binding, events)
+    state = fold(binding.game, game_events)
+    first = game_events[0]
+    header = replay_pb2.ReplayHeader(
+        format_version=FORMAT_VERSION, game_id=record.game_id, kind=binding.kind,
+        rules=binding.rules_to_proto(state.rules), engine_version=first.engine_version,
+        seats=record.seats, commitment=record.commitment, client_seeds=list(state.client_seeds),
+        created_at_ms=record.created_at_ms)
+    final = binding.game.final_settlement(game_events)
+    footer = replay_pb2.ReplayFooter(
+        server_seed=record.server_seed.hex(), final_state_digest=state_digest(binding, state, record.seats),
+        rounds=[convert.to_proto(s, common_pb2.Settlement) for s in binding.game.settlements(game_events)],
+        last_hash=events[-1].hash if events else "")
+    if final is not None:
+        footer.settlement.CopyFrom(convert.to_proto(final, common_pb2.Settlement))
+    return Replay(header, events, footer)
+
+
+# --- binary -----------------------------------------------------------------------------------
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    shift = value = 0
+    while True:
+        if pos >= len(data) or shift > 63:
+            raise ReplayFormatError("a record's length is cut off")
+        byte = data[pos]
+        value |= (byte & 0x7F) << shift
+        pos += 1
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+
+
+def to_binary(replay: Replay) -> bytes:
+    out = bytearray()
+    for record in replay.records():
+        data = record.SerializeToString(deterministic=True)
+        out += _varint(len(data)) + data
+    return bytes(out)
+
+
+def from_binary(data: bytes) -> Replay:
+    records = []
+    pos = 0
+    while pos < len(data):
+        size, pos = _read_varint(data, pos)
+        if pos + size > len(data):
+            raise ReplayFormatError("the last record is cut off")
+        record = replay_pb2.ReplayRecord()
+        try:
+            record.ParseFromString(data[pos:pos + size])
+        except Exception as error:  # protobuf's DecodeError
+            raise ReplayFormatError(f"record {len(records) + 1} is not a replay record: {error}") from None
+        records.append(record)
+        pos += size
+    return _assemble(records)
+
+
+def _assemble(records: Sequence[replay_pb2.ReplayRecord]) -> Replay:
+    kinds = [r.WhichOneof("record") for r in records]
+    if not kinds or kinds[0] != "header":
+        raise ReplayFormatError("a replay starts with its header")
+    if kinds[-1] != "footer" or kinds.count("header") != 1 or kinds.count("footer") != 1:
+        raise ReplayFormatError("a replay ends with its footer (one header, one footer)")
+    return Replay(records[0].header, [r.event for r in records[1:-1]], records[-1].footer)
+
+
+# --- JSON -------------------------------------------------------------------------------------
+
+def _to_dict(message: Any) -> dict[str, Any]:
+    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
+def to_json(replay: Replay) -> str:
+    document = {"header": _to_dict(replay.header), "events": [_to_dict(e) for e in replay.events],
+                "footer": _to_dict(replay.footer)}
+    return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+
+
+def from_json(text: str) -> Replay:
+    try:
+        document = json.loads(text)
+        header = json_format.ParseDict(document["header"], replay_pb2.ReplayHeader())
+        events = [json_format.ParseDict(e, service_pb2.GameEvent()) for e in document["events"]]
+        footer = json_format.ParseDict(document["footer"], replay_pb2.ReplayFooter())
+    except (ValueError, KeyError, TypeError, json_format.ParseError) as error:
+        raise ReplayFormatError(f"not a JSON replay: {error}") from None
+    return Replay(header, events, footer)
+
+
+# --- files ------------------------------------------------------------------------------------
+
+def load(path: Path | str) -> Replay:
+    """A replay from a file in either form (JSON when it starts with ``{``)."""
+    data = Path(path).read_bytes()
+    if data.lstrip()[:1] == b"{":
+        return from_json(data.decode("utf-8"))
+    return from_binary(data)
+
+
+def dump(replay: Replay, path: Path | str) -> None:
+    """Write ``replay``: JSON for a ``.json`` path, else binary."""
+    path = Path(path)
+    if path.suffix == ".json":
+        path.write_text(to_json(replay), encoding="utf-8")
+    else:
+        path.write_bytes(to_binary(replay))

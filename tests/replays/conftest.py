@@ -1,0 +1,45 @@
+"""Finished games of every kind, recorded by the service itself, as replays."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import grpc
+import pytest
+
+from croupier.replays.format import Replay, build
+from croupier.service.auth import TokenSigner
+from croupier.service.bots import play_game
+from croupier.service.server import create_server
+from croupier.service.store import open_store
+from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, service_pb2
+
+# kind, seats, preset, overrides
+GAMES = {
+    "hoola": (common_pb2.GAME_KIND_HOOLA, 3, "korean",
+              service_pb2.Rules(hoola=hoola_pb2.HoolaRules(rounds=2, jokers=1))),
+    "koikoi": (common_pb2.GAME_KIND_KOIKOI, 2, "nintendo-3", None),
+    "gin": (common_pb2.GAME_KIND_GIN, 2, "standard", service_pb2.Rules(gin=gin_pb2.GinRules(match_points=20))),
+    "rummy": (common_pb2.GAME_KIND_RUMMY, 3, "standard", None),
+}
+
+
+@pytest.fixture(scope="session")
+def replays(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Replay]]:
+    url = f"sqlite:///{tmp_path_factory.mktemp('replays') / 'games.sqlite3'}"
+    store = open_store(url)
+    server, port, _ = create_server("127.0.0.1:0", store, TokenSigner(b"replay-tests-secret-0123456789"))
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            found = {}
+            for name, (kind, seats, preset, overrides) in GAMES.items():
+                result = play_game(channel, seats=seats, kind=kind, preset=preset, overrides=overrides,
+                                   rng=random.Random(name), client_seed=f"{name} seed",
+                                   max_moves=6000)
+                found[name] = build(store.game(result.game_id), store.read(result.game_id))
+        yield found
+    finally:
+        server.stop(grace=None)
+        store.close()
