@@ -1,5 +1,4 @@
-"""Replays: export, verification and rendering of recorded games (the replay issue builds these).
-
-Today a replay is the ``GetReplay`` answer: the whole log with its hash chain, the rule set, the
-commitment, the client seeds and, once the game is over, the revealed server seed.
+"""Replays: the replay file (``format``), its verification (``verify``) and, for third parties,
+``standalone_verify.py`` (standard library only). The file format is documented in
+``docs/replay-format.md``.
 """

@@ -3,10 +3,8 @@ and the properties a fair shuffle must have."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
+import importlib.util
 import json
-import struct
 from collections import Counter
 from pathlib import Path
 
@@ -19,32 +17,17 @@ from croupier.engine.shuffle import Seeds, commitment, shuffled
 VECTORS = json.loads((Path(__file__).parent / "golden" / "shuffle_vectors.json").read_text())
 
 
-def documented_shuffle(server_seed: bytes, client_seeds: list[str], round_no: int, purpose: str,
-                       cards: list[str]) -> list[str]:
-    """docs/shuffle.md, written again from the page (no engine code)."""
-    digest = hashlib.sha256(b"".join(struct.pack(">I", len(s.encode())) + s.encode()
-                                     for s in client_seeds)).digest()
-    prefix = b"croupier/shuffle/v1\x00" + purpose.encode() + b"\x00" + struct.pack(">I", round_no) + digest
-    words: list[int] = []
-    counter = 0
+def _standalone():
+    """replays/standalone_verify.py: docs/shuffle.md written again with the standard library only
+    (what third parties run), loaded from its file."""
+    path = Path(__file__).resolve().parent.parent / "replays" / "standalone_verify.py"
+    spec = importlib.util.spec_from_file_location("standalone_verify", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    def word() -> int:
-        nonlocal counter
-        if not words:
-            block = hmac.new(server_seed, prefix + struct.pack(">I", counter), hashlib.sha256).digest()
-            words.extend(struct.unpack(">8I", block))
-            counter += 1
-        return words.pop(0)
 
-    out = list(cards)
-    for i in range(len(out) - 1, 0, -1):
-        n = i + 1
-        limit = 2**32 - 2**32 % n
-        while (w := word()) >= limit:
-            pass
-        j = w % n
-        out[i], out[j] = out[j], out[i]
-    return out
+documented_shuffle = _standalone().shuffle
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: f"{v['server_seed'][:8]}-{v['purpose']}")
