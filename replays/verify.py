@@ -23,6 +23,7 @@ from typing import Any
 
 from google.protobuf import text_format
 
+from croupier.engine import ENGINE_VERSION
 from croupier.engine.game import CommandError, Context, fold
 from croupier.engine.shuffle import Seeds
 from croupier.replays.format import Replay, engine_events, state_digest
@@ -91,10 +92,17 @@ def verify(replay: Replay) -> Report:
     return report
 
 
+# The engine versions this verifier re-applies (replays/corpus/README.md): a new version keeps the
+# old behaviour for the replays that recorded it.
+ENGINE_VERSIONS = (ENGINE_VERSION,)
+
+
 def _check_format(replay: Replay, report: Report) -> Any:
     header = replay.header
     if header.format_version != 1:
         _fail(0, "format version", 1, header.format_version)
+    if header.engine_version not in ENGINE_VERSIONS:
+        _fail(0, "engine version", f"one of {', '.join(ENGINE_VERSIONS)}", header.engine_version)
     binding = BINDINGS.get(header.kind)
     if binding is None:
         _fail(0, "game kind", "a kind this engine plays", header.kind)

@@ -1,0 +1,89 @@
+"""Record the compatibility corpus: a finished game of every kind and preset, played by bots
+through the service itself and exported as replay files.
+
+    python -m croupier.replays.make_corpus replays/corpus
+
+Files already in the corpus are never rewritten: once there, a replay must keep verifying in every
+later version (replays/corpus/README.md). Run this to add the games of a new kind, preset or rule.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+import grpc
+
+from croupier.replays.format import from_binary
+from croupier.service.auth import TokenSigner
+from croupier.service.bots import play_game
+from croupier.service.server import create_server
+from croupier.service.store import open_store
+from croupier.v1 import (
+    common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2, service_pb2_grpc,
+)
+
+HOOLA, KOIKOI, GIN, RUMMY = (common_pb2.GAME_KIND_HOOLA, common_pb2.GAME_KIND_KOIKOI,
+                             common_pb2.GAME_KIND_GIN, common_pb2.GAME_KIND_RUMMY)
+
+
+def hoola(**options: object) -> service_pb2.Rules:
+    return service_pb2.Rules(hoola=hoola_pb2.HoolaRules(**options))
+
+
+# file name: (kind, seats, preset, overrides)
+GAMES: dict[str, tuple[int, int, str, service_pb2.Rules | None]] = {
+    "hoola-korean": (HOOLA, 4, "korean", None),
+    "hoola-international": (HOOLA, 3, "international", None),
+    "hoola-winjoy": (HOOLA, 5, "winjoy", hoola(rounds=2)),
+    "hoola-pmang": (HOOLA, 4, "pmang", hoola(jokers=2)),
+    "hoola-hangame": (HOOLA, 3, "hangame", hoola(jokers=1, seven_binding=True)),
+    "hoola-korean-sit-out-7": (HOOLA, 7, "korean", hoola(sit_out=True, max_seats=7)),
+    "hoola-korean-nearest-claims": (HOOLA, 4, "korean", hoola(
+        out_of_turn_thank_you=True, claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN)),
+    "koikoi-nintendo-3": (KOIKOI, 2, "nintendo-3", None),
+    "koikoi-nintendo-6": (KOIKOI, 2, "nintendo-6", None),
+    "koikoi-nintendo": (KOIKOI, 2, "nintendo", service_pb2.Rules(
+        koikoi=koikoi_pb2.KoiKoiRules(stake_per_point=2))),
+    "gin-standard": (GIN, 2, "standard", service_pb2.Rules(gin=gin_pb2.GinRules(match_points=40))),
+    "gin-single-hand": (GIN, 2, "single-hand", None),
+    "gin-big-gin": (GIN, 2, "big-gin", service_pb2.Rules(gin=gin_pb2.GinRules(match_points=30))),
+    "rummy-standard": (RUMMY, 4, "standard", None),
+    "rummy-open-30": (RUMMY, 2, "open-30", None),
+    "rummy-open-51": (RUMMY, 3, "open-51", service_pb2.Rules(rummy=rummy_pb2.RummyRules(max_reshuffles=2))),
+}
+
+
+def make(directory: Path) -> list[Path]:
+    """Record every game of :data:`GAMES` not yet in ``directory``; returns the files written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    with tempfile.TemporaryDirectory() as scratch:
+        store = open_store(f"sqlite:///{Path(scratch) / 'corpus.sqlite3'}")
+        server, port, _ = create_server("127.0.0.1:0", store, TokenSigner(b"corpus-" * 5))
+        server.start()
+        try:
+            with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = service_pb2_grpc.GameServiceStub(channel)
+                for name, (kind, seats, preset, overrides) in GAMES.items():
+                    path = directory / f"{name}.replay"
+                    if path.exists():
+                        continue
+                    result = play_game(channel, seats=seats, kind=kind, preset=preset,
+                                       overrides=overrides, rng=random.Random(name),
+                                       client_seed=f"corpus {name}", max_moves=10000)
+                    data = stub.ExportReplay(service_pb2.ExportReplayRequest(game_id=result.game_id)).replay
+                    from_binary(data)  # a whole replay, or fail here
+                    path.write_bytes(data)
+                    written.append(path)
+        finally:
+            server.stop(grace=None)
+            store.close()
+    return written
+
+
+if __name__ == "__main__":  # pragma: no cover
+    for path in make(Path(sys.argv[1] if len(sys.argv) > 1 else "replays/corpus")):
+        print(f"recorded {path}")

@@ -1,0 +1,45 @@
+"""The compatibility corpus (replays/corpus/): every recorded game keeps verifying, with both
+verifiers, and the corpus holds every game kind with every preset."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from croupier.replays.format import load, to_json
+from croupier.replays.verify import verify
+from croupier.service.games import BINDINGS
+
+CORPUS = Path(__file__).resolve().parents[2] / "replays" / "corpus"
+STANDALONE = CORPUS.parent / "standalone_verify.py"
+FILES = sorted(CORPUS.glob("*.replay"))
+
+
+def test_the_corpus_holds_every_kind_and_preset() -> None:
+    names = {path.stem for path in FILES}
+    for binding in BINDINGS.values():
+        for preset in binding.game.presets():
+            assert f"{binding.game.kind}-{preset}" in names, (binding.game.kind, preset)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_every_corpus_replay_verifies(path: Path, tmp_path: Path) -> None:
+    replay = load(path)
+    report = verify(replay)
+    assert report.ok, report.lines()
+    as_json = tmp_path / f"{path.stem}.json"
+    as_json.write_text(to_json(replay))
+    result = subprocess.run([sys.executable, "-I", "-S", str(STANDALONE), str(as_json)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+    assert json.loads(as_json.read_text())["header"]["engine_version"]
+
+
+def test_an_unknown_engine_version_is_refused() -> None:
+    replay = load(FILES[0])
+    replay.header.engine_version = "0-unknown"
+    assert verify(replay).divergence.check == "engine version"
