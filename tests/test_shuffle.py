@@ -3,6 +3,7 @@ and the properties a fair shuffle must have."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 from collections import Counter
@@ -70,3 +71,34 @@ def test_first_card_is_roughly_uniform() -> None:
     assert len(counts) == 52
     chi2 = sum((c - 100) ** 2 / 100 for c in counts.values())
     assert chi2 < 90  # 51 degrees of freedom: p ≈ 0.001
+
+
+def _chi_square_critical(df: int, z: float = 2.326) -> float:
+    """The chi-square value that ``df`` degrees of freedom exceed with probability 1 % (the
+    Wilson–Hilferty approximation; z is the normal 99th percentile)."""
+    a = 2 / (9 * df)
+    return df * (1 - a + z * a ** 0.5) ** 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("deck_name", ["standard-52", "hanafuda-48"])
+def test_card_by_position_is_uniform_over_a_hundred_thousand_shuffles(deck_name: str) -> None:
+    """Every card lands in every position equally often: chi-square over card × position passes
+    at the 99 % level (10⁵ shuffles, each from its own round of one seed)."""
+    from croupier.engine.koikoi.cards import deck as hanafuda_deck
+
+    deck = list(standard_deck()) if deck_name == "standard-52" else list(hanafuda_deck())
+    n = len(deck)
+    index = {card: i for i, card in enumerate(deck)}
+    counts = [[0] * n for _ in range(n)]
+    seeds = Seeds(hashlib.sha256(deck_name.encode()).digest(), ("chi-square",))
+    shuffles = 100_000
+    for round_no in range(shuffles):
+        for position, card in enumerate(shuffled(deck, seeds, round_no, "deal")):
+            counts[index[card]][position] += 1
+    expected = shuffles / n
+    chi2 = sum((c - expected) ** 2 / expected for row in counts for c in row)
+    df = (n - 1) * (n - 1)
+    assert chi2 < _chi_square_critical(df), (chi2, _chi_square_critical(df))
+    # And not suspiciously perfect either (a counter, not a shuffle, would be).
+    assert chi2 > df * 0.8
