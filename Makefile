@@ -8,7 +8,7 @@ PROTOS := $(shell find proto -name '*.proto')
 STAMP := $(VENV)/.croupier-installed
 GEN_STAMP := gen/.stamp
 
-.PHONY: run test bench lint breaking gen install clean
+.PHONY: run test bench lint breaking gen install clean browser
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,17 @@ gen: $(GEN_STAMP)
 run: install
 	$(VENV)/bin/croupier serve
 
-test: install
+# The HTML replay timeline is tested in headless Chromium: Debian's package, installed when missing
+# (as root with apt); elsewhere those tests skip, except under CI=true.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the HTML timeline tests"; \
+	    apt-get install -y -q chromium >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null; }; \
+	  else echo "chromium not found: the HTML timeline tests will skip (apt-get install chromium)"; fi; }
+
+test: install browser
 	$(PY) -m pytest
 
 bench: install

@@ -174,6 +174,27 @@ def replay_verify(path: str) -> None:
     click.echo("verified")
 
 
+@replay.command("show")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--html", "html_out", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the timeline as one self-contained HTML file instead.")
+def replay_show(path: str, html_out: str | None) -> None:
+    """The game turn by turn: each move in words, the hands and the table after it, and every
+    settlement with each factor explained."""
+    from croupier.replays.format import ReplayFormatError, load
+    from croupier.replays.timeline import render_html, render_text, timeline
+
+    try:
+        shown = timeline(load(path))
+    except ReplayFormatError as error:
+        raise click.ClickException(str(error)) from None
+    if html_out:
+        Path(html_out).write_text(render_html(shown), encoding="utf-8")
+        click.echo(f"wrote {html_out}: {len(shown.steps)} turns")
+    else:
+        click.echo(render_text(shown), nl=False)
+
+
 @replay.command("convert")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False))
 @click.argument("out", type=click.Path(dir_okay=False, writable=True))
