@@ -40,6 +40,8 @@ from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 log = structlog.get_logger("croupier.rpc")
 
 STREAM_WAIT_S = 15.0
+# How many finished games ListRecentGames recalls.
+RECENT_GAMES = 10
 
 
 def now_ms() -> int:
@@ -279,6 +281,10 @@ class GameService(service_pb2_grpc.GameServiceServicer):
                           f"overrides.{binding.field}.{error.field}") from None
         except ValueError as error:
             raise invalid("INVALID_OPTION", str(error), "overrides") from None
+        players = tuple(request.players)
+        if players and (len(players) != request.seats or not all(players)):
+            raise invalid("INVALID_PLAYERS", f"name one player per seat ({request.seats}), or none",
+                          "players")
         server_seed = self.seed_source()
         seeds = Seeds(server_seed, tuple(request.client_seeds))
         game_id = str(uuid.uuid4())
@@ -286,13 +292,14 @@ class GameService(service_pb2_grpc.GameServiceServicer):
         new = _new_events(binding, events)
         record = GameRecord(game_id, binding.game.kind, request.seats, server_seed,
                             seeds.commitment, self.clock())
-        version = self.store.create_game(record, new, record.created_at_ms)
+        version = self.store.create_game(record, new, record.created_at_ms, players)
         structlog.contextvars.bind_contextvars(game_id=game_id, kind=binding.game.kind,
                                                seats=request.seats)
         return service_pb2.CreateGameResponse(
             game_id=game_id, commitment=seeds.commitment, rules=binding.rules_to_proto(rules),
             version=version,
-            tokens=[service_pb2.SeatToken(seat=s, token=self.signer.issue(game_id, s))
+            tokens=[service_pb2.SeatToken(seat=s, token=self.signer.issue(game_id, s),
+                                          player=players[s] if players else "")
                     for s in range(request.seats)])
 
     @rpc
@@ -430,7 +437,7 @@ class GameService(service_pb2_grpc.GameServiceServicer):
             game_id=record.game_id, kind=loaded.binding.kind,
             rules=loaded.binding.rules_to_proto(state.rules), seats=record.seats,
             commitment=record.commitment, client_seeds=list(state.client_seeds),
-            engine_version=ENGINE_VERSION, finished=record.finished,
+            engine_version=self._engine_version(loaded), finished=record.finished,
             server_seed=record.server_seed.hex() if record.finished else "",
             events=[self._present(loaded.binding, e, seat, record.finished)
                     for e in self.store.read(request.game_id)])
@@ -461,6 +468,58 @@ class GameService(service_pb2_grpc.GameServiceServicer):
             response.divergence.CopyFrom(service_pb2.Divergence(
                 event=d.event, check=d.check, expected=d.expected, found=d.found))
         return response
+
+    def _engine_version(self, loaded: Loaded) -> str:
+        """The engine version that recorded the game (its first event), not the running one."""
+        for stored in self.store.read(loaded.record.game_id, 0)[:1]:
+            first = self._decode(loaded.binding, stored)
+            if first is not None:
+                return first.engine_version
+        return ENGINE_VERSION
+
+    def _player(self, context: grpc.ServicerContext, request: Any) -> str:
+        """The player at the caller's seat (recall needs games created with player ids)."""
+        seat = self._seat(context, request.game_id, request)
+        players = self.store.players(request.game_id)
+        if not players:
+            raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "NO_PLAYER_IDS",
+                               "this game was created without player ids (CreateGameRequest.players)")
+        return players[seat]
+
+    @rpc
+    def ListRecentGames(self, request: service_pb2.ListRecentGamesRequest,
+                        context: grpc.ServicerContext) -> service_pb2.ListRecentGamesResponse:
+        player = self._player(context, request)
+        response = service_pb2.ListRecentGamesResponse(player=player)
+        for game_id, seat in self.store.recent_games(player, RECENT_GAMES):
+            loaded = self._load(game_id)
+            stored = self.store.read(game_id)
+            events = [e for e in (self._decode(loaded.binding, s) for s in stored) if e is not None]
+            final = loaded.binding.game.final_settlement(events)
+            response.games.append(service_pb2.RecentGame(
+                game_id=game_id, kind=loaded.binding.kind, seat=seat,
+                finished_at_ms=stored[-1].recorded_at_ms, outcome=final.outcome,
+                net=final.net[seat], settlement=convert.to_proto(final, common_pb2.Settlement)))
+        return response
+
+    @rpc
+    def GetRecentGame(self, request: service_pb2.GetRecentGameRequest,
+                      context: grpc.ServicerContext) -> service_pb2.GetRecentGameResponse:
+        player = self._player(context, request)
+        _require(request.recent_game_id, "recent_game_id")
+        seats = [s for s, p in enumerate(self.store.players(request.recent_game_id)) if p == player]
+        if not seats or not self.store.game(request.recent_game_id).finished:
+            raise ServiceError(grpc.StatusCode.NOT_FOUND, "NOT_A_RECENT_GAME",
+                               "not one of this player's finished games")
+        loaded = self._load(request.recent_game_id)
+        record, stored = loaded.record, self.store.read(request.recent_game_id)
+        # What the player's seat could see: redacted as during play, without the seed.
+        return service_pb2.GetRecentGameResponse(replay=service_pb2.GetReplayResponse(
+            game_id=record.game_id, kind=loaded.binding.kind,
+            rules=loaded.binding.rules_to_proto(loaded.state.rules), seats=record.seats,
+            commitment=record.commitment, client_seeds=list(loaded.state.client_seeds),
+            engine_version=self._engine_version(loaded), finished=True,
+            events=[self._present(loaded.binding, e, seats[0], finished=False) for e in stored]))
 
     @rpc
     def ListPresets(self, request: service_pb2.ListPresetsRequest,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -146,7 +146,7 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
               on_move: Callable[[int, str], None] | None = None,
               overrides: service_pb2.Rules | None = None,
               max_moves: int = 2000, max_rounds: int = 3,
-              kind: int = common_pb2.GAME_KIND_HOOLA) -> GameResult:
+              kind: int = common_pb2.GAME_KIND_HOOLA, players: Sequence[str] = ()) -> GameResult:
     """Create a game of ``kind`` and play it to the end; returns its last round's settlement.
 
     Between rounds the bots deal the next round; an open-ended Hoola table (``rounds = 0``) is
@@ -156,7 +156,7 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
     stub = service_pb2_grpc.GameServiceStub(channel)
     created = stub.CreateGame(service_pb2.CreateGameRequest(
         kind=kind, preset=preset, seats=seats,
-        client_seeds=[client_seed] if client_seed else [], overrides=overrides))
+        client_seeds=[client_seed] if client_seed else [], overrides=overrides, players=players))
     tokens = [t.token for t in created.tokens]
     moves = 0
     while moves < max_moves:

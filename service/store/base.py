@@ -125,8 +125,10 @@ class EventStore(ABC):
     url: str
 
     @abstractmethod
-    def create_game(self, game: GameRecord, events: Sequence[NewEvent], recorded_at_ms: int) -> int:
-        """Store a new game with its opening events; returns the version."""
+    def create_game(self, game: GameRecord, events: Sequence[NewEvent], recorded_at_ms: int,
+                    players: Sequence[str] = ()) -> int:
+        """Store a new game with its opening events (and who sits where, if known); returns the
+        version."""
 
     @abstractmethod
     def game(self, game_id: str) -> GameRecord:
@@ -151,6 +153,14 @@ class EventStore(ABC):
 
     @abstractmethod
     def read(self, game_id: str, after_version: int = 0) -> list[StoredEvent]: ...
+
+    @abstractmethod
+    def players(self, game_id: str) -> tuple[str, ...]:
+        """The player id at each seat, or ``()`` when the game was created without them."""
+
+    @abstractmethod
+    def recent_games(self, player: str, limit: int) -> list[tuple[str, int]]:
+        """The player's last ``limit`` finished games, the latest first, as (game id, seat)."""
 
     @abstractmethod
     def close(self) -> None: ...
@@ -219,12 +229,16 @@ class SqlEventStore(EventStore):
         cursor.execute(self._q(sql), tuple(params))
         return cursor
 
-    def create_game(self, game: GameRecord, events: Sequence[NewEvent], recorded_at_ms: int) -> int:
+    def create_game(self, game: GameRecord, events: Sequence[NewEvent], recorded_at_ms: int,
+                    players: Sequence[str] = ()) -> int:
         with self._transaction(write=True) as cur:
             self._run(cur, "INSERT INTO games (game_id, kind, seats, server_seed, commitment, "
                       "created_at_ms, version, finished) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
                       (game.game_id, game.kind, game.seats, game.server_seed, game.commitment,
                        game.created_at_ms, False))
+            for seat, player in enumerate(players):
+                self._run(cur, "INSERT INTO game_players (game_id, seat, player) VALUES (?, ?, ?)",
+                          (game.game_id, seat, player))
             version = self._insert_events(cur, game.game_id, 0, GENESIS_HASH, events, "create",
                                           None, recorded_at_ms)
             self._run(cur, "UPDATE games SET version = ? WHERE game_id = ?", (version, game.game_id))
@@ -280,9 +294,10 @@ class SqlEventStore(EventStore):
             self._run(cur, "INSERT INTO commands (game_id, command_id, accepted, first_version, "
                       "last_version, rejection) VALUES (?, ?, ?, ?, ?, NULL)",
                       (game_id, command_id, True, game.version + 1, version))
-            updated = self._run(cur, "UPDATE games SET version = ?, finished = ? "
+            updated = self._run(cur, "UPDATE games SET version = ?, finished = ?, finished_at_ms = ? "
                                 "WHERE game_id = ? AND version = ?",
-                                (version, finished, game_id, game.version)).rowcount
+                                (version, finished, recorded_at_ms if finished else None, game_id,
+                                 game.version)).rowcount
             if updated != 1:  # pragma: no cover - the lock and the keys make this unreachable
                 raise VersionConflict(game_id, expected_version, self._game(cur, game_id).version)
             self._after_append(cur, game_id)
@@ -321,3 +336,18 @@ class SqlEventStore(EventStore):
                              (game_id, after_version)).fetchall()
         return [StoredEvent(r[0], r[1], r[2], r[3], r[4], r[5], bytes(r[6]), r[7], r[8], bytes(r[9]))
                 for r in rows]
+
+    def players(self, game_id: str) -> tuple[str, ...]:
+        with self._transaction(write=False) as cur:
+            rows = self._run(cur, "SELECT player FROM game_players WHERE game_id = ? ORDER BY seat",
+                             (game_id,)).fetchall()
+        return tuple(r[0] for r in rows)
+
+    def recent_games(self, player: str, limit: int) -> list[tuple[str, int]]:
+        with self._transaction(write=False) as cur:
+            rows = self._run(cur, "SELECT p.game_id, p.seat FROM game_players p "
+                             "JOIN games g ON g.game_id = p.game_id "
+                             "WHERE p.player = ? AND g.finished "
+                             "ORDER BY g.finished_at_ms DESC, p.game_id LIMIT ?",
+                             (player, limit)).fetchall()
+        return [(r[0], r[1]) for r in rows]
