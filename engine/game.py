@@ -141,3 +141,23 @@ def accepted(candidates: Iterable[C], validate: Callable[[C], None]) -> list[C]:
             continue
         legal[command] = None
     return list(legal)
+
+
+class PresetRules:
+    """A game's named presets and rule sets, read from its rules module (``PRESETS``,
+    ``PRESET_DESCRIPTIONS``, ``DEFAULT_PRESET``, ``rules_for``)."""
+
+    rules_module: Any
+
+    @property
+    def default_preset(self) -> str:
+        return self.rules_module.DEFAULT_PRESET
+
+    def presets(self) -> dict[str, Any]:
+        return dict(self.rules_module.PRESETS)
+
+    def preset_description(self, name: str) -> str:
+        return self.rules_module.PRESET_DESCRIPTIONS.get(name, "")
+
+    def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> Any:
+        return self.rules_module.rules_for(preset, overrides, seats)

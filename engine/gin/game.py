@@ -8,7 +8,7 @@ from typing import Any
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank, name
-from croupier.engine.game import Context
+from croupier.engine.game import Context, PresetRules
 from croupier.engine.gin import moves, rules as rules_module
 from croupier.engine.gin.deal import deal
 from croupier.engine.gin.events import (
@@ -44,21 +44,12 @@ class GinView:
     rules: GinRules
 
 
-class GinGame:
+class GinGame(PresetRules):
     """Gin Rummy (RULES.md §4)."""
 
     kind = "gin"
-    default_preset = rules_module.DEFAULT_PRESET
+    rules_module = rules_module
     rules_type = GinRules
-
-    def presets(self) -> dict[str, GinRules]:
-        return dict(rules_module.PRESETS)
-
-    def preset_description(self, name: str) -> str:
-        return rules_module.PRESET_DESCRIPTIONS.get(name, "")
-
-    def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> GinRules:
-        return rules_module.rules_for(preset, overrides, seats)
 
     def start(self, rules: GinRules, seats: int, seeds: Seeds) -> list[GinEvent]:
         rules_module.validate(rules, seats)

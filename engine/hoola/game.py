@@ -8,7 +8,7 @@ from typing import Any
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
-from croupier.engine.game import Context
+from croupier.engine.game import Context, PresetRules
 from croupier.engine.hoola import moves, rules as rules_module
 from croupier.engine.hoola.events import (
     BindSevens, CardDrawn, ClaimMade, CloseTable, Declare, Discard, Draw, GameStarted, Hand, HoolaCommand,
@@ -48,21 +48,12 @@ class HoolaView:
     sat_out: tuple[SatOut, ...]
 
 
-class HoolaGame:
+class HoolaGame(PresetRules):
     """Korean Hoola (RULES.md §1)."""
 
     kind = "hoola"
-    default_preset = rules_module.DEFAULT_PRESET
+    rules_module = rules_module
     rules_type = HoolaRules
-
-    def presets(self) -> dict[str, HoolaRules]:
-        return dict(rules_module.PRESETS)
-
-    def preset_description(self, name: str) -> str:
-        return rules_module.PRESET_DESCRIPTIONS.get(name, "")
-
-    def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> HoolaRules:
-        return rules_module.rules_for(preset, overrides, seats)
 
     def start(self, rules: HoolaRules, seats: int, seeds: Seeds) -> list[HoolaEvent]:
         rules_module.validate(rules, seats)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from croupier.engine import ENGINE_VERSION
-from croupier.engine.game import Context
+from croupier.engine.game import Context, PresetRules
 from croupier.engine.koikoi import moves, rules as rules_module
 from croupier.engine.koikoi.cards import Card, name, sort_cards
 from croupier.engine.koikoi.deal import deal
@@ -52,21 +52,12 @@ class KoiKoiView:
     rules: KoiKoiRules
 
 
-class KoiKoiGame:
+class KoiKoiGame(PresetRules):
     """Hanafuda Koi-Koi with Nintendo's rules (RULES.md §2)."""
 
     kind = "koikoi"
-    default_preset = rules_module.DEFAULT_PRESET
+    rules_module = rules_module
     rules_type = KoiKoiRules
-
-    def presets(self) -> dict[str, KoiKoiRules]:
-        return dict(rules_module.PRESETS)
-
-    def preset_description(self, name: str) -> str:
-        return rules_module.PRESET_DESCRIPTIONS.get(name, "")
-
-    def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> KoiKoiRules:
-        return rules_module.rules_for(preset, overrides, seats)
 
     def start(self, rules: KoiKoiRules, seats: int, seeds: Seeds) -> list[KoiKoiEvent]:
         rules_module.validate(rules, seats)

@@ -8,7 +8,7 @@ from typing import Any
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
-from croupier.engine.game import Context
+from croupier.engine.game import Context, PresetRules
 from croupier.engine.meld_solver import RUMMY, arrange
 from croupier.engine.rummy import moves, rules as rules_module
 from croupier.engine.rummy.deal import deal
@@ -50,21 +50,12 @@ def _melds(specs: tuple[MeldCards, ...]) -> str:
     return " and ".join(shown(s) for s in specs)
 
 
-class RummyGame:
+class RummyGame(PresetRules):
     """Rummy with jokers, 108 cards (RULES.md §3)."""
 
     kind = "rummy"
-    default_preset = rules_module.DEFAULT_PRESET
+    rules_module = rules_module
     rules_type = RummyRules
-
-    def presets(self) -> dict[str, RummyRules]:
-        return dict(rules_module.PRESETS)
-
-    def preset_description(self, name: str) -> str:
-        return rules_module.PRESET_DESCRIPTIONS.get(name, "")
-
-    def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> RummyRules:
-        return rules_module.rules_for(preset, overrides, seats)
 
     def start(self, rules: RummyRules, seats: int, seeds: Seeds) -> list[RummyEvent]:
         rules_module.validate(rules, seats)
