@@ -556,6 +556,21 @@ def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Runni
                                    metadata=auth(tokens[nxt]))
     claims = [e.body.hoola.claim_made for e in replay.events if e.body.hoola.HasField("claim_made")]
     assert len(claims) == 2 and all(not c.cards for c in claims)
+    # Played to the end, the replay re-decides the claims and the award at their recorded times.
+    from croupier.service.bots import choose
+
+    rng = random.Random(5)
+    while not view(server, game, 0).finished:
+        seat = view(server, game, 0).view.hoola.turn
+        legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+                                           metadata=auth(tokens[seat]))
+        if not legal.moves:  # another claim window is open: wait for it to close
+            time.sleep(0.45)
+            continue
+        submit(server, game, seat, choose(list(legal.moves), rng).command, legal.version)
+    exported = server.stub.ExportReplay(service_pb2.ExportReplayRequest(game_id=game.game_id)).replay
+    verdict = server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=exported))
+    assert verdict.ok, verdict.divergence
 
 
 # --- six or seven seats: the play-or-sit-out round --------------------------------------------
