@@ -59,6 +59,15 @@ def _value(kind: str, value: Any) -> str:
         return card_name(kind, value)
     if isinstance(value, tuple):
         return "[" + ", ".join(_value(kind, v) for v in value) + "]"
+    names = {f.name for f in dataclasses.fields(value)} if dataclasses.is_dataclass(value) else set()
+    if {"joker", "card"} <= names:  # a joker and what it stands for
+        return f"{value.joker} = {value.card}"
+    if {"kind", "cards"} <= names and "points" not in names:  # a meld on the table
+        jokers = f" ({', '.join(_value(kind, j) for j in value.jokers)})" if getattr(value, "jokers", ()) else ""
+        number = f"#{value.id} " if hasattr(value, "id") else ""
+        return f"{number}{value.kind.name.lower()} {' '.join(card_name(kind, c) for c in value.cards)}{jokers}"
+    if {"kind", "points", "cards"} <= names:  # a yaku
+        return f"{_words(value.kind.name.title().replace('_', ''))} {value.points}"
     if dataclasses.is_dataclass(value):
         return _describe(kind, value)
     if hasattr(value, "name") and hasattr(value, "value"):
