@@ -10,7 +10,7 @@ from croupier.engine.shuffle import Seeds, shuffled
 
 HAND_SIZE = 8
 FIELD_SIZE = 8
-# A redeal is needed about once in 400 deals; the bound only guarantees the loop ends.
+# A redeal is needed about once in 230 deals; the bound only guarantees the loop ends.
 MAX_REDEALS = 1000
 
 
