@@ -6,6 +6,8 @@ The two copies of a card keep apart by a copy digit: ``"7S1"``, ``"7S2"``; joker
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from croupier.engine.cards import RANKS, SUITS, Card, is_joker, rank
 
 JOKERS: tuple[Card, ...] = ("JK1", "JK2", "JK3", "JK4")
@@ -23,7 +25,7 @@ def is_card(code: object) -> bool:
     return isinstance(code, str) and code in _ORDER
 
 
-def sort_cards(cards) -> tuple[Card, ...]:
+def sort_cards(cards: Iterable[Card]) -> tuple[Card, ...]:
     """In deck order; unknown codes last (a malformed command still has one canonical form)."""
     return tuple(sorted(cards, key=lambda c: (_ORDER.get(c, len(_ORDER)), c)))
 
@@ -39,7 +41,7 @@ def penalty(card: Card) -> int:
 def opening_value(rank_value: int) -> int:
     """A card's value toward the opening (RULES.md §3.3) by its place's rank value: 2–10 face,
     J/Q/K 10, an ace 11 (14: a high ace) — a low ace (1) counts 1."""
-    if rank_value in (1,):
+    if rank_value == 1:
         return 1
     if rank_value == 14:
         return 11
