@@ -42,7 +42,8 @@ GAMES: dict[str, tuple[int, int, str, service_pb2.Rules | None]] = {
     "hoola-hangame": (HOOLA, 3, "hangame", hoola(jokers=1, seven_binding=True)),
     "hoola-korean-sit-out-7": (HOOLA, 7, "korean", hoola(sit_out=True, max_seats=7)),
     "hoola-korean-nearest-claims": (HOOLA, 4, "korean", hoola(
-        out_of_turn_thank_you=True, claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN)),
+        out_of_turn_thank_you=True, claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN,
+        claim_window_ms=40, rounds=3)),
     "koikoi-nintendo-3": (KOIKOI, 2, "nintendo-3", None),
     "koikoi-nintendo-6": (KOIKOI, 2, "nintendo-6", None),
     "koikoi-nintendo": (KOIKOI, 2, "nintendo", service_pb2.Rules(
@@ -54,6 +55,11 @@ GAMES: dict[str, tuple[int, int, str, service_pb2.Rules | None]] = {
     "rummy-open-30": (RUMMY, 2, "open-30", None),
     "rummy-open-51": (RUMMY, 3, "open-51", service_pb2.Rules(rummy=rummy_pb2.RummyRules(max_reshuffles=2))),
 }
+
+
+# Games whose bots also claim discards out of turn (battle Hoola), so that the corpus holds
+# claims, claim windows and the awards time makes.
+CLAIMING = {"hoola-international", "hoola-winjoy", "hoola-korean-nearest-claims"}
 
 
 def make(directory: Path) -> list[Path]:
@@ -73,7 +79,8 @@ def make(directory: Path) -> list[Path]:
                         continue
                     result = play_game(channel, seats=seats, kind=kind, preset=preset,
                                        overrides=overrides, rng=random.Random(name),
-                                       client_seed=f"corpus {name}", max_moves=10000)
+                                       client_seed=f"corpus {name}", max_moves=10000,
+                                       claims=name in CLAIMING)
                     data = stub.ExportReplay(service_pb2.ExportReplayRequest(game_id=result.game_id)).replay
                     from_binary(data)  # a whole replay, or fail here
                     path.write_bytes(data)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -141,16 +142,31 @@ def _choose_hoola(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[se
     return rng.choice(moves)
 
 
+def _claimant(stub: service_pb2_grpc.GameServiceStub, game_id: str, tokens: list[str], turn: int,
+              rng: random.Random) -> int:
+    """A seat other than ``turn`` that may claim the discard now, else ``turn``."""
+    others = [s for s in range(len(tokens)) if s != turn]
+    rng.shuffle(others)
+    for seat in others:
+        legal = stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game_id),
+                                    metadata=auth(tokens[seat]))
+        if legal.moves:
+            return seat
+    return turn
+
+
 def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
               rng: random.Random | None = None, client_seed: str = "",
               on_move: Callable[[int, str], None] | None = None,
               overrides: service_pb2.Rules | None = None,
               max_moves: int = 2000, max_rounds: int = 3,
-              kind: int = common_pb2.GAME_KIND_HOOLA, players: Sequence[str] = ()) -> GameResult:
+              kind: int = common_pb2.GAME_KIND_HOOLA, players: Sequence[str] = (),
+              claims: bool = False) -> GameResult:
     """Create a game of ``kind`` and play it to the end; returns its last round's settlement.
 
     Between rounds the bots deal the next round; an open-ended Hoola table (``rounds = 0``) is
-    closed after ``max_rounds``.
+    closed after ``max_rounds``. With ``claims``, seats out of turn take discards by battle-Hoola
+    claims when they may, and the seat to act waits out an open claim window.
     """
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
@@ -168,8 +184,13 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
         phase = game.DESCRIPTOR.fields_by_name["phase"].enum_type.values_by_number[game.phase].name
         between_rounds = phase.endswith(("_ROUND_OVER", "_HAND_OVER"))
         seat = rng.randrange(seats) if between_rounds else game.turn
+        if claims and not between_rounds and rng.random() < 0.5:
+            seat = _claimant(stub, created.game_id, tokens, seat, rng)
         legal = stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=created.game_id),
                                     metadata=auth(tokens[seat]))
+        if not legal.moves:  # a claim window is open: the seat to act waits for it to close
+            time.sleep(0.05)
+            continue
         move = choose(list(legal.moves), rng)
         closing = [m for m in legal.moves if _move(m) == "close_table"]
         if between_rounds and closing and game.round >= max_rounds:
