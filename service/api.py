@@ -213,6 +213,10 @@ class GameService(service_pb2_grpc.GameServiceServicer):
             return None
         return binding.event_from_body(body)
 
+    def _engine_events(self, binding: GameBinding, stored: list[StoredEvent]) -> list[Any]:
+        """The game's own events among stored ones (the revealed seed is the service's)."""
+        return [e for e in (self._decode(binding, s) for s in stored) if e is not None]
+
     def _load(self, game_id: str) -> Loaded:
         record = self.store.game(game_id)
         binding = BY_NAME[record.kind]
@@ -406,8 +410,7 @@ class GameService(service_pb2_grpc.GameServiceServicer):
                       context: grpc.ServicerContext) -> service_pb2.GetSettlementResponse:
         self._seat(context, request.game_id, required=False)
         loaded = self._load(request.game_id)
-        events = [self._decode(loaded.binding, s) for s in self.store.read(request.game_id)]
-        events = [e for e in events if e is not None]
+        events = self._engine_events(loaded.binding, self.store.read(request.game_id))
         if request.final:
             final = loaded.binding.game.final_settlement(events)
             if final is None:
@@ -431,16 +434,21 @@ class GameService(service_pb2_grpc.GameServiceServicer):
                   context: grpc.ServicerContext) -> service_pb2.GetReplayResponse:
         seat = self._seat(context, request.game_id, required=False)
         loaded = self._load(request.game_id)
-        record = loaded.record
-        state = loaded.state
+        return self._replay(loaded, seat, complete=loaded.record.finished)
+
+    def _replay(self, loaded: Loaded, seat: int | None, complete: bool) -> service_pb2.GetReplayResponse:
+        """The game's log for ``seat``: complete (with the seed) or redacted as during play."""
+        record, state = loaded.record, loaded.state
+        stored = self.store.read(record.game_id)
+        first = next(iter(self._engine_events(loaded.binding, stored[:1])), None)
         return service_pb2.GetReplayResponse(
             game_id=record.game_id, kind=loaded.binding.kind,
             rules=loaded.binding.rules_to_proto(state.rules), seats=record.seats,
             commitment=record.commitment, client_seeds=list(state.client_seeds),
-            engine_version=self._engine_version(loaded), finished=record.finished,
-            server_seed=record.server_seed.hex() if record.finished else "",
-            events=[self._present(loaded.binding, e, seat, record.finished)
-                    for e in self.store.read(request.game_id)])
+            # The engine version that recorded the game (its first event), not the running one.
+            engine_version=first.engine_version if first is not None else ENGINE_VERSION,
+            finished=record.finished, server_seed=record.server_seed.hex() if complete else "",
+            events=[self._present(loaded.binding, e, seat, complete) for e in stored])
 
     @rpc
     def ExportReplay(self, request: service_pb2.ExportReplayRequest,
@@ -469,14 +477,6 @@ class GameService(service_pb2_grpc.GameServiceServicer):
                 event=d.event, check=d.check, expected=d.expected, found=d.found))
         return response
 
-    def _engine_version(self, loaded: Loaded) -> str:
-        """The engine version that recorded the game (its first event), not the running one."""
-        for stored in self.store.read(loaded.record.game_id, 0)[:1]:
-            first = self._decode(loaded.binding, stored)
-            if first is not None:
-                return first.engine_version
-        return ENGINE_VERSION
-
     def _player(self, context: grpc.ServicerContext, request: Any) -> str:
         """The player at the caller's seat (recall needs games created with player ids)."""
         seat = self._seat(context, request.game_id, request)
@@ -494,8 +494,7 @@ class GameService(service_pb2_grpc.GameServiceServicer):
         for game_id, seat in self.store.recent_games(player, RECENT_GAMES):
             loaded = self._load(game_id)
             stored = self.store.read(game_id)
-            events = [e for e in (self._decode(loaded.binding, s) for s in stored) if e is not None]
-            final = loaded.binding.game.final_settlement(events)
+            final = loaded.binding.game.final_settlement(self._engine_events(loaded.binding, stored))
             response.games.append(service_pb2.RecentGame(
                 game_id=game_id, kind=loaded.binding.kind, seat=seat,
                 finished_at_ms=stored[-1].recorded_at_ms, outcome=final.outcome,
@@ -511,15 +510,9 @@ class GameService(service_pb2_grpc.GameServiceServicer):
         if not seats or not self.store.game(request.recent_game_id).finished:
             raise ServiceError(grpc.StatusCode.NOT_FOUND, "NOT_A_RECENT_GAME",
                                "not one of this player's finished games")
-        loaded = self._load(request.recent_game_id)
-        record, stored = loaded.record, self.store.read(request.recent_game_id)
         # What the player's seat could see: redacted as during play, without the seed.
-        return service_pb2.GetRecentGameResponse(replay=service_pb2.GetReplayResponse(
-            game_id=record.game_id, kind=loaded.binding.kind,
-            rules=loaded.binding.rules_to_proto(loaded.state.rules), seats=record.seats,
-            commitment=record.commitment, client_seeds=list(loaded.state.client_seeds),
-            engine_version=self._engine_version(loaded), finished=True,
-            events=[self._present(loaded.binding, e, seats[0], finished=False) for e in stored]))
+        return service_pb2.GetRecentGameResponse(
+            replay=self._replay(self._load(request.recent_game_id), seats[0], complete=False))
 
     @rpc
     def ListPresets(self, request: service_pb2.ListPresetsRequest,
