@@ -259,11 +259,16 @@ def _best(cards: tuple[Card, ...], rules: MeldRules) -> tuple[tuple[tuple[Card, 
         if first not in meld:
             continue
         melds, left = _best(tuple(c for c in rest if c not in meld), rules)
-        if sum(map(deadwood_value, left)) < sum(map(deadwood_value, best[1])):
+        if deadwood_count(left) < deadwood_count(best[1]):
             best = ((meld,) + melds, left)
     return best
 
 
+def deadwood_count(cards: Iterable[Card]) -> int:
+    """What unmelded cards count (RULES.md §4)."""
+    return sum(map(deadwood_value, cards))
+
+
 def deadwood(hand: Iterable[Card], rules: MeldRules) -> int:
     """The least deadwood the hand can leave."""
-    return sum(map(deadwood_value, best_melds(hand, rules)[1]))
+    return deadwood_count(best_melds(hand, rules)[1])

@@ -17,7 +17,7 @@ from croupier.engine.gin.events import (
 )
 from croupier.engine.gin.rules import GinRules
 from croupier.engine.gin.state import GinState, Phase, evolve
-from croupier.engine.meld_solver import GIN, Meld, best_melds, deadwood_value
+from croupier.engine.meld_solver import GIN, Meld, best_melds, deadwood_count
 from croupier.engine.shuffle import Seeds
 
 
@@ -116,7 +116,7 @@ class GinGame(PresetRules):
         hand = by_rank(state.hands[seat]) if seat is not None else ()
         melds, left = best_melds(hand, GIN) if hand else ((), ())
         return GinView(
-            seat=seat, hand=hand, melds=melds, deadwood=sum(map(deadwood_value, left)),
+            seat=seat, hand=hand, melds=melds, deadwood=deadwood_count(left),
             discard_top=state.discard_top, discard_count=len(state.discards),
             stock_count=len(state.stock), hand_counts=tuple(len(h) for h in state.hands),
             turn=state.turn, phase=state.phase, hand_number=state.hand, dealer=state.dealer,

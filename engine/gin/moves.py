@@ -14,14 +14,10 @@ from croupier.engine.gin.events import (
 )
 from croupier.engine.gin.scoring import hand_ended, match_settlement, scored
 from croupier.engine.gin.state import GinState, Phase, evolve
-from croupier.engine.meld_solver import GIN, best_melds, deadwood_value, extend
+from croupier.engine.meld_solver import GIN, best_melds, deadwood, deadwood_count, extend
 
 R_GIN = "RULES.md §4"
 WALL = 2
-
-
-def _deadwood(cards: tuple[Card, ...]) -> int:
-    return sum(map(deadwood_value, best_melds(cards, GIN)[1]))
 
 
 def _check_well_formed(command: GinCommand) -> None:
@@ -62,7 +58,7 @@ def _can_knock_after_taking(state: GinState, seat: int) -> bool:
     if top is None:
         return False
     hand = state.hands[seat] + (top,)
-    return any(_deadwood(tuple(c for c in hand if c != out)) <= state.rules.knock_card
+    return any(deadwood(tuple(c for c in hand if c != out), GIN) <= state.rules.knock_card
                for out in hand if out != top)
 
 
@@ -111,12 +107,12 @@ def validate(state: GinState, seat: int, command: GinCommand) -> None:
                 if not state.rules.big_gin_bonus:
                     raise IllegalCommand("NO_BIG_GIN", "big gin is not in these rules "
                                          "(big_gin_bonus); knock with a discard", R_GIN)
-                if _deadwood(hand) != 0:
+                if deadwood(hand, GIN) != 0:
                     raise IllegalCommand("NOT_BIG_GIN", "big gin needs all eleven cards melded",
                                          R_GIN)
                 return
             _check_discard(state, hand, card)
-            left = _deadwood(tuple(c for c in hand if c != card))
+            left = deadwood(tuple(c for c in hand if c != card), GIN)
             if left > state.rules.knock_card:
                 raise IllegalCommand("DEADWOOD_TOO_HIGH", f"deadwood {left} is over the knock "
                                      f"card {state.rules.knock_card}", R_GIN)
@@ -190,7 +186,7 @@ def decide(state: GinState, seat: int, command: GinCommand, ctx: Context) -> lis
             kept = tuple(c for c in state.hands[seat] if c != card)
             melds, left = best_melds(kept, GIN)
             gin = not left
-            emit(Knocked(seat, card, melds, left, sum(map(deadwood_value, left)), gin, gin and not card))
+            emit(Knocked(seat, card, melds, left, deadwood_count(left), gin, gin and not card))
             if gin:
                 emit(_defender_shows(state))
                 emit(scored(state, events[-1].deadwood))
@@ -214,4 +210,4 @@ def decide(state: GinState, seat: int, command: GinCommand, ctx: Context) -> lis
 def _defender_shows(state: GinState) -> LayOffsEnded:
     defender = state.turn
     melds, left = best_melds(state.hands[defender], GIN)
-    return LayOffsEnded(defender, melds, left, sum(map(deadwood_value, left)))
+    return LayOffsEnded(defender, melds, left, deadwood_count(left))
