@@ -171,6 +171,11 @@ _PHASE = {DrawStock: Phase.TAKE, TakeDiscard: Phase.TAKE, LayDown: Phase.PLAY, L
 
 def validate(state: RummyState, seat: int, command: RummyCommand) -> None:
     """Raise :class:`MalformedCommand` or :class:`IllegalCommand` unless ``seat`` may play it now."""
+    _checked_effects(state, seat, command)
+
+
+def _checked_effects(state: RummyState, seat: int, command: RummyCommand) -> list[RummyEvent]:
+    """Every check of :func:`validate`, then the command's own events."""
     _check_well_formed(command)
     if state.phase is Phase.NOT_STARTED:
         raise IllegalCommand("NOT_STARTED", "the round has not been dealt", R_TURN)
@@ -182,11 +187,11 @@ def validate(state: RummyState, seat: int, command: RummyCommand) -> None:
         if state.phase is Phase.TAKE:
             raise IllegalCommand("TAKE_FIRST", "take a card first (draw, or take the discard)", R_TURN)
         raise IllegalCommand("ALREADY_TOOK", "one take per turn", R_TURN)
-    _effects(state, seat, command)
+    return _effects(state, seat, command)
 
 
 def _effects(state: RummyState, seat: int, command: RummyCommand) -> list[RummyEvent]:
-    """The events of a command, checking every rule on the way (``validate`` runs this too)."""
+    """The events of a command, checking the rules of the move itself on the way."""
     hand = state.hands[seat]
     match command:
         case DrawStock():
@@ -418,8 +423,7 @@ def canonical(state: RummyState, command: RummyCommand) -> RummyCommand:
 
 def decide(state: RummyState, seat: int, command: RummyCommand, ctx: Context) -> list[RummyEvent]:
     """The events ``command`` produces; raises like :func:`validate`."""
-    validate(state, seat, command)
-    events = _effects(state, seat, command)
+    events = _checked_effects(state, seat, command)
     for event in events:
         state = evolve(state, event)
     if not state.hands[seat]:
