@@ -161,3 +161,9 @@ class PresetRules:
 
     def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> Any:
         return self.rules_module.rules_for(preset, overrides, seats)
+
+
+def others_hidden(hands: Sequence[Any], seat: int | None) -> tuple[Any, ...]:
+    """A deal's hands as ``seat`` sees them: its own whole, the others' cards hidden (their count
+    stays). Every game's ``Hand`` record has ``seat``, ``cards`` and ``count``."""
+    return tuple(h if h.seat == seat else dataclasses.replace(h, cards=()) for h in hands)

@@ -8,11 +8,11 @@ from typing import Any
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank, name
-from croupier.engine.game import Context, PresetRules
+from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.gin import moves, rules as rules_module
 from croupier.engine.gin.deal import deal
 from croupier.engine.gin.events import (
-    CardDrawn, Discard, DrawDiscard, DrawStock, EndLayOffs, GinCommand, GinEvent, Hand, HandDealt,
+    CardDrawn, Discard, DrawDiscard, DrawStock, EndLayOffs, GinCommand, GinEvent, HandDealt,
     HandEnded, Knock, LayOff, MatchEnded, MatchStarted, NextHand, Pass,
 )
 from croupier.engine.gin.rules import GinRules
@@ -106,8 +106,7 @@ class GinGame(PresetRules):
         """Hide the other hand, the stock order and the card drawn from the stock (RULES.md §5)."""
         match event:
             case HandDealt(hands=hands):
-                hidden = tuple(h if h.seat == seat else Hand(h.seat, (), h.count) for h in hands)
-                return dataclasses.replace(event, hands=hidden, stock=())
+                return dataclasses.replace(event, hands=others_hidden(hands, seat), stock=())
             case CardDrawn(seat=drawer, from_discard=False) if drawer != seat:
                 return dataclasses.replace(event, card=None)
         return event

@@ -8,10 +8,10 @@ from typing import Any
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
-from croupier.engine.game import Context, PresetRules
+from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.hoola import moves, rules as rules_module
 from croupier.engine.hoola.events import (
-    BindSevens, CardDrawn, ClaimMade, CloseTable, Declare, Discard, Draw, GameStarted, Hand, HoolaCommand,
+    BindSevens, CardDrawn, ClaimMade, CloseTable, Declare, Discard, Draw, GameStarted, HoolaCommand,
     HoolaEvent, LayOff, Meld, NextRound, Play, PlayBegan, RoundDealt, RoundEnded, SatOut, SitOut,
     StockReshuffled, Stop, TableClosed, ThankYou,
 )
@@ -115,8 +115,7 @@ class HoolaGame(PresetRules):
         """Hide other hands and the stock order (RULES.md §5)."""
         match event:
             case RoundDealt(hands=hands):
-                hidden = tuple(h if h.seat == seat else Hand(h.seat, (), h.count) for h in hands)
-                return dataclasses.replace(event, hands=hidden, stock=())
+                return dataclasses.replace(event, hands=others_hidden(hands, seat), stock=())
             case CardDrawn(seat=drawer) if drawer != seat:
                 return dataclasses.replace(event, card=None)
             case ClaimMade(seat=claimant) if claimant != seat:

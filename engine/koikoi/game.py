@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from croupier.engine import ENGINE_VERSION
-from croupier.engine.game import Context, PresetRules
+from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.koikoi import moves, rules as rules_module
 from croupier.engine.koikoi.cards import Card, name, sort_cards
 from croupier.engine.koikoi.deal import deal
 from croupier.engine.koikoi.events import (
-    ChooseCapture, Hand, KoiKoi, KoiKoiCommand, KoiKoiEvent, MatchEnded, MatchStarted, NextRound,
+    ChooseCapture, KoiKoi, KoiKoiCommand, KoiKoiEvent, MatchEnded, MatchStarted, NextRound,
     PlayCard, RoundDealt, RoundEnded, Shobu,
 )
 from croupier.engine.koikoi.rules import KoiKoiRules
@@ -109,8 +109,7 @@ class KoiKoiGame(PresetRules):
         """Hide the other hand and the stock order (RULES.md §5)."""
         match event:
             case RoundDealt(hands=hands):
-                hidden = tuple(h if h.seat == seat else Hand(h.seat, (), h.count) for h in hands)
-                return dataclasses.replace(event, hands=hidden, stock=())
+                return dataclasses.replace(event, hands=others_hidden(hands, seat), stock=())
         return event
 
     def view(self, state: KoiKoiState, seat: int | None) -> KoiKoiView:

@@ -8,12 +8,12 @@ from typing import Any
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
-from croupier.engine.game import Context, PresetRules
+from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.meld_solver import RUMMY, arrange
 from croupier.engine.rummy import moves, rules as rules_module
 from croupier.engine.rummy.deal import deal
 from croupier.engine.rummy.events import (
-    CardDrawn, Discard, DrawStock, GameStarted, Hand, LayDown, LayOff, MeldCards, RoundDealt,
+    CardDrawn, Discard, DrawStock, GameStarted, LayDown, LayOff, MeldCards, RoundDealt,
     RoundEnded, RummyCommand, RummyEvent, StockReshuffled, SwapJoker, TableMeld, TakeDiscard,
 )
 from croupier.engine.rummy.rules import RummyRules
@@ -109,8 +109,7 @@ class RummyGame(PresetRules):
         """Hide other hands, the stock order and cards drawn by others (RULES.md §5)."""
         match event:
             case RoundDealt(hands=hands):
-                hidden = tuple(h if h.seat == seat else Hand(h.seat, (), h.count) for h in hands)
-                return dataclasses.replace(event, hands=hidden, stock=())
+                return dataclasses.replace(event, hands=others_hidden(hands, seat), stock=())
             case CardDrawn(seat=drawer) if drawer != seat:
                 return dataclasses.replace(event, card=None)
             case StockReshuffled():
