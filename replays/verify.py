@@ -24,9 +24,9 @@ from typing import Any
 from google.protobuf import text_format
 
 from croupier.engine import ENGINE_VERSION
-from croupier.engine.game import CommandError, Context, fold
+from croupier.engine.game import CommandError, Context
 from croupier.engine.shuffle import Seeds
-from croupier.replays.format import Replay, engine_events, state_digest
+from croupier.replays.format import Replay, state_digest
 from croupier.service import convert
 from croupier.service.games import BINDINGS
 from croupier.service.store.base import GENESIS_HASH, chain_hash, record_bytes
@@ -85,8 +85,8 @@ def verify(replay: Replay) -> Report:
         binding = _check_format(replay, report)
         _check_chain(replay, report)
         seeds = _check_commitment(replay, report)
-        _check_events(replay, binding, seeds, report)
-        _check_outcome(replay, binding, report)
+        state, game_events = _check_events(replay, binding, seeds, report)
+        _check_outcome(replay, binding, state, game_events, report)
     except _Diverged as diverged:
         report.divergence = diverged.divergence
     return report
@@ -154,8 +154,11 @@ def _check_commitment(replay: Replay, report: Report) -> Seeds:
     return seeds
 
 
-def _check_events(replay: Replay, binding: Any, seeds: Seeds, report: Report) -> None:
-    """Start the game from the seeds, re-apply every command at its time, compare every event."""
+def _check_events(replay: Replay, binding: Any, seeds: Seeds,
+                  report: Report) -> tuple[Any, list[Any]]:
+    """Start the game from the seeds, re-apply every command at its time, compare every event.
+
+    Returns the final state and the game's events (equal to the recorded ones, byte for byte)."""
     header = replay.header
     try:
         rules = binding.game.rules_for("", binding.overrides(header.rules), header.seats)
@@ -167,6 +170,7 @@ def _check_events(replay: Replay, binding: Any, seeds: Seeds, report: Report) ->
     state = game.initial_state()
     position = 0  # index into events of the next engine event to compare
     commands = 0
+    reproduced: list[Any] = []
 
     def compare(produced: list[Any]) -> None:
         nonlocal position, state
@@ -181,6 +185,7 @@ def _check_events(replay: Replay, binding: Any, seeds: Seeds, report: Report) ->
                 _fail(recorded.version, "event", _describe(binding, event),
                       _describe_body(binding, recorded.body))
             state = game.evolve(state, event)
+            reproduced.append(event)
             position += 1
 
     compare(expected)
@@ -204,11 +209,11 @@ def _check_events(replay: Replay, binding: Any, seeds: Seeds, report: Report) ->
         compare(produced)
     report.checks.append(f"events: every deck re-derived and {commands} commands re-applied; "
                          f"{position} events reproduced byte for byte")
+    return state, reproduced
 
 
-def _check_outcome(replay: Replay, binding: Any, report: Report) -> None:
-    game_events = engine_events(binding, replay.events)
-    state = fold(binding.game, game_events)
+def _check_outcome(replay: Replay, binding: Any, state: Any, game_events: list[Any],
+                   report: Report) -> None:
     footer = replay.footer
     rounds = [convert.to_proto(s, common_pb2.Settlement) for s in binding.game.settlements(game_events)]
     if list(footer.rounds) != rounds:
