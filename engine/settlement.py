@@ -56,6 +56,19 @@ def net_of(seats: int, lines: tuple[SettlementLine, ...]) -> tuple[int, ...]:
     return tuple(net)
 
 
+def points_won(number: int, outcome: str, winner: int, factors: list[Factor], stake: int,
+               notes: tuple[str, ...]) -> tuple[int, Settlement]:
+    """A two-seat round won on points: the factors make the points, and the other seat pays them
+    × ``stake``. Returns the points and the settlement."""
+    points = amount_of(tuple(factors))
+    if stake != 1:
+        factors = [*factors, Factor("stake_per_point", stake, "stakes per point")]
+    loser = 1 - winner
+    line = SettlementLine(loser, winner, points * stake, tuple(factors),
+                          f"seat {loser} pays seat {winner} {points * stake} for {points} point(s)")
+    return points, Settlement(number, (winner,), outcome, (line,), net_of(2, (line,)), notes)
+
+
 def match_settlement(number: int, totals: tuple[int, ...], stake: int, played: str) -> Settlement:
     """A two-seat match by points: the lower total pays the difference × ``stake``; equal totals
     draw. ``number`` is the last round's (or hand's) number; ``played`` says what was played."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from croupier.engine.gin.events import Hand, HandEnded
 from croupier.engine.gin.state import GinState
 from croupier.engine.settlement import (
-    Factor, Settlement, SettlementLine, amount_of, match_settlement as settle_match, net_of,
+    Factor, Settlement, match_settlement as settle_match, points_won,
 )
 
 
@@ -18,15 +18,9 @@ def hand_ended(state: GinState, outcome: str, winner: int | None, factors: list[
         settlement = Settlement(state.hand, (), outcome, (), (0,) * state.seats, notes)
         return HandEnded(state.hand, outcome, None, 0, knocker, deadwood, hands, state.totals,
                          settlement)
-    points = amount_of(tuple(factors))
-    if state.rules.stake_per_point != 1:
-        factors = factors + [Factor("stake_per_point", state.rules.stake_per_point, "stakes per point")]
-    loser = state.other(winner)
-    line = SettlementLine(loser, winner, points * state.rules.stake_per_point, tuple(factors),
-                          f"seat {loser} pays seat {winner} {points * state.rules.stake_per_point}"
-                          f" for {points} point(s)")
+    points, settlement = points_won(state.hand, outcome, winner, factors,
+                                    state.rules.stake_per_point, notes)
     totals = tuple(t + (points if s == winner else 0) for s, t in enumerate(state.totals))
-    settlement = Settlement(state.hand, (winner,), outcome, (line,), net_of(state.seats, (line,)), notes)
     return HandEnded(state.hand, outcome, winner, points, knocker, deadwood, hands, totals, settlement)
 
 

@@ -7,7 +7,7 @@ from croupier.engine.koikoi.events import Hand, RoundEnded
 from croupier.engine.koikoi.state import KoiKoiState
 from croupier.engine.koikoi.yaku import Yaku, yaku
 from croupier.engine.settlement import (
-    Factor, Settlement, SettlementLine, amount_of, match_settlement as settle_match, net_of,
+    Factor, Settlement, amount_of, match_settlement as settle_match, points_won,
 )
 
 
@@ -42,16 +42,9 @@ def round_ended(state: KoiKoiState, winner: int | None, outcome: str,
     if found is None:
         found = yaku(state.captured[winner], state.rules)
     factors = score_factors(state, winner, found)
-    points = amount_of(tuple(factors))
-    stake = state.rules.stake_per_point
-    if stake != 1:
-        factors.append(Factor("stake_per_point", stake, "stakes per point"))
-    loser = state.other(winner)
-    line = SettlementLine(loser, winner, points * stake, tuple(factors),
-                          f"seat {loser} pays seat {winner} {points * stake} for {points} point(s)")
-    notes = (f"seat {winner} won the round with {points} point(s)",)
-    settlement = Settlement(state.round, (winner,), outcome, (line,),
-                            net_of(state.seats, (line,)), notes)
+    notes = (f"seat {winner} won the round with {amount_of(tuple(factors))} point(s)",)
+    points, settlement = points_won(state.round, outcome, winner, factors,
+                                    state.rules.stake_per_point, notes)
     totals = tuple(t + (points if s == winner else 0) for s, t in enumerate(state.totals))
     return RoundEnded(state.round, outcome, winner, found, points, hands, totals, settlement)
 
