@@ -16,22 +16,15 @@ from enum import Enum
 from functools import lru_cache
 from itertools import combinations, permutations
 
-from croupier.engine.cards import RANKS, SUITS, Card, is_joker, rank, sort_cards, suit
+from croupier.engine.cards import SUITS, Card, is_joker, rank, sort_cards, suit
 from croupier.engine.hoola.rules import HoolaRules
+from croupier.engine.meld_solver import JokerAs, face
 
 
 class MeldKind(Enum):
     SET = 1
     RUN = 2
     LONE_SEVEN = 3
-
-
-@dataclass(frozen=True)
-class JokerAs:
-    """A joker and the card it stands for (in a set: the set's rank, in the first suit it lacks)."""
-
-    joker: Card
-    card: Card
 
 
 @dataclass(frozen=True)
@@ -56,10 +49,6 @@ class Arranged:
 
 
 SEVEN = 7
-
-
-def _card(rank_no: int, suit_letter: str) -> Card:
-    return RANKS[(rank_no - 1) % 13] + suit_letter
 
 
 def _windows(length: int, rules: HoolaRules) -> list[list[int]]:
@@ -99,7 +88,7 @@ def _runs(naturals: list[Card], jokers: list[Card], rules: HoolaRules,
             free = [v for v in window if v not in slots]
             chosen: dict[int, JokerAs] = {}
             for joker, card in named.items():
-                value = next((v for v in free if _card(v, s) == card and v not in chosen), None)
+                value = next((v for v in free if face(v, s) == card and v not in chosen), None)
                 if value is None:
                     break
                 chosen[value] = JokerAs(joker, card)
@@ -108,7 +97,7 @@ def _runs(naturals: list[Card], jokers: list[Card], rules: HoolaRules,
                 last = max(i for i, v in enumerate(window) if v in slots)
                 # Unnamed jokers may fill the open slots in any order: each order is a reading.
                 for order in permutations(sorted(j for j in jokers if j not in named)):
-                    uses = {**chosen, **{v: JokerAs(j, _card(v, s)) for v, j in zip(open_slots, order)}}
+                    uses = {**chosen, **{v: JokerAs(j, face(v, s)) for v, j in zip(open_slots, order)}}
                     cards = tuple(slots[v] if v in slots else uses[v].joker for v in window)
                     found.append((len(window) - 1 - last, Arranged(
                         MeldKind.RUN, cards, tuple(sorted(uses.values(), key=lambda j: j.joker)))))
@@ -127,7 +116,7 @@ def _set(naturals: list[Card], jokers: list[Card], named: dict[Card, Card]) -> A
     if any(rank(card) != r or is_joker(card) for card in named.values()):
         return None
     missing = [x for x in SUITS if x not in {suit(c) for c in naturals}]
-    uses = tuple(JokerAs(j, _card(r, x)) for j, x in zip(sorted(jokers), missing))
+    uses = tuple(JokerAs(j, face(r, x)) for j, x in zip(sorted(jokers), missing))
     return Arranged(MeldKind.SET, tuple(sorted(naturals)) + tuple(sorted(jokers)), uses)
 
 
