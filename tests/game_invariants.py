@@ -22,6 +22,17 @@ def cards_in(value: Any, known: Collection[str]) -> set[str]:
     return set()
 
 
+def play_commands(game: Any, seeds: Seeds, state: Any, seat: int,
+                  commands: Sequence[Any]) -> tuple[Any, list[Any]]:
+    """Decide and apply ``commands`` for ``seat`` in turn; the final state and every event."""
+    events: list[Any] = []
+    for command in commands:
+        new = game.decide(state, seat, command, Context(seeds))
+        state = fold(game, new, state)
+        events += new
+    return state, events
+
+
 def assert_replay_reproduces(game: Any, rules: Any, seats: int, seeds: Seeds,
                              commands: Sequence[tuple[int, Any]], events: list[Any]) -> None:
     """Re-deal from the seeds, re-apply every command, and require exactly the recorded events."""

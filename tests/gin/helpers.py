@@ -5,13 +5,15 @@ from __future__ import annotations
 import dataclasses
 
 from croupier.engine.cards import standard_deck
-from croupier.engine.game import Context
-from croupier.engine.gin import moves
+from croupier.engine.gin import GinGame
 from croupier.engine.gin.events import GinCommand, GinEvent
 from croupier.engine.gin.rules import STANDARD, GinRules
-from croupier.engine.gin.state import GinState, Phase, evolve
+from croupier.engine.gin.state import GinState, Phase
 from croupier.engine.shuffle import Seeds
 
+from game_invariants import play_commands
+
+GAME = GinGame()
 SEEDS = Seeds(b"\x03" * 32, ("test",))
 
 
@@ -29,10 +31,5 @@ def position(hands: tuple[str, str], discards: str, stock: str | None = None, *,
 
 
 def play(state: GinState, seat: int, *commands: GinCommand) -> tuple[GinState, list[GinEvent]]:
-    events: list[GinEvent] = []
-    for command in commands:
-        new = moves.decide(state, seat, command, Context(SEEDS))
-        for event in new:
-            state = evolve(state, event)
-        events += new
-    return state, events
+    """Apply commands in turn; returns the final state and every event."""
+    return play_commands(GAME, SEEDS, state, seat, commands)

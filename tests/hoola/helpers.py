@@ -6,14 +6,16 @@ import dataclasses
 from collections.abc import Sequence
 
 from croupier.engine.cards import Card, standard_deck
-from croupier.engine.game import Context
-from croupier.engine.hoola import moves
+from croupier.engine.hoola import HoolaGame
 from croupier.engine.hoola.events import HoolaCommand, HoolaEvent, RoundEnded
 from croupier.engine.hoola.melds import MeldKind, TableMeld, arrange
 from croupier.engine.hoola.rules import KOREAN, HoolaRules
-from croupier.engine.hoola.state import HoolaState, Phase, Turn, evolve
+from croupier.engine.hoola.state import HoolaState, Phase, Turn
 from croupier.engine.shuffle import Seeds
 
+from game_invariants import play_commands
+
+GAME = HoolaGame()
 SEEDS = Seeds(b"\x01" * 32, ("test",))
 
 
@@ -51,13 +53,7 @@ def position(hands: Sequence[str], *, rules: HoolaRules = KOREAN, discards: str 
 
 def play(state: HoolaState, seat: int, *commands: HoolaCommand) -> tuple[HoolaState, list[HoolaEvent]]:
     """Apply commands in turn; returns the final state and every event."""
-    events: list[HoolaEvent] = []
-    for command in commands:
-        new = moves.decide(state, seat, command, Context(SEEDS))
-        for event in new:
-            state = evolve(state, event)
-        events += new
-    return state, events
+    return play_commands(GAME, SEEDS, state, seat, commands)
 
 
 def ended(events: list[HoolaEvent]) -> RoundEnded:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 
-from croupier.engine.game import Context
-from croupier.engine.koikoi import moves
+from croupier.engine.koikoi import KoiKoiGame
 from croupier.engine.koikoi.cards import deck
 from croupier.engine.koikoi.events import KoiKoiCommand, KoiKoiEvent
 from croupier.engine.koikoi.rules import NINTENDO, KoiKoiRules
-from croupier.engine.koikoi.state import KoiKoiState, Phase, evolve
+from croupier.engine.koikoi.state import KoiKoiState, Phase
 from croupier.engine.shuffle import Seeds
 
+from game_invariants import play_commands
+
+GAME = KoiKoiGame()
 SEEDS = Seeds(b"\x02" * 32, ("test",))
 
 
@@ -30,10 +32,5 @@ def position(hands: tuple[str, str], field: str, stock: str = "", *, rules: KoiK
 
 
 def play(state: KoiKoiState, seat: int, *commands: KoiKoiCommand) -> tuple[KoiKoiState, list[KoiKoiEvent]]:
-    events: list[KoiKoiEvent] = []
-    for command in commands:
-        new = moves.decide(state, seat, command, Context(SEEDS))
-        for event in new:
-            state = evolve(state, event)
-        events += new
-    return state, events
+    """Apply commands in turn; returns the final state and every event."""
+    return play_commands(GAME, SEEDS, state, seat, commands)

@@ -5,15 +5,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from croupier.engine.game import Context
 from croupier.engine.meld_solver import RUMMY, arrange
-from croupier.engine.rummy import moves
+from croupier.engine.rummy import RummyGame
 from croupier.engine.rummy.cards import deck
 from croupier.engine.rummy.events import RummyCommand, RummyEvent, TableMeld
 from croupier.engine.rummy.rules import STANDARD, RummyRules
-from croupier.engine.rummy.state import Phase, RummyState, evolve
+from croupier.engine.rummy.state import Phase, RummyState
 from croupier.engine.shuffle import Seeds
 
+from game_invariants import play_commands
+
+GAME = RummyGame()
 SEEDS = Seeds(b"\x04" * 32, ("test",))
 
 
@@ -40,10 +42,5 @@ def position(hands: Sequence[str], discards: str = "", stock: str | None = None,
 
 
 def play(state: RummyState, seat: int, *commands: RummyCommand) -> tuple[RummyState, list[RummyEvent]]:
-    events: list[RummyEvent] = []
-    for command in commands:
-        new = moves.decide(state, seat, command, Context(SEEDS))
-        for event in new:
-            state = evolve(state, event)
-        events += new
-    return state, events
+    """Apply commands in turn; returns the final state and every event."""
+    return play_commands(GAME, SEEDS, state, seat, commands)
