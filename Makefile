@@ -7,8 +7,12 @@ PY := $(VENV)/bin/python
 PROTOS := $(shell find proto -name '*.proto')
 STAMP := $(VENV)/.croupier-installed
 GEN_STAMP := gen/.stamp
+# mypy finds the package through this tree of links (the repository keeps the design card's layout,
+# installed as croupier.*; mypy cannot follow setuptools' folder mapping).
+TYPE_ROOT := build/typecheck
+LAYERS := engine contract log app service replays
 
-.PHONY: run test bench lint breaking gen install clean browser
+.PHONY: run test bench lint check typecheck breaking gen install clean browser
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +20,7 @@ $(PY):
 
 # The stubs come from proto/ with the pinned grpcio-tools (generated, never edited, not committed).
 $(GEN_STAMP): $(PROTOS) service/codegen.py | $(PY)
-	$(PY) -m pip install --quiet grpcio-tools==1.85.1
+	$(PY) -m pip install --quiet grpcio-tools==1.85.1 mypy-protobuf==5.1.0
 	$(PY) service/codegen.py gen
 	touch $@
 
@@ -47,7 +51,19 @@ test: install browser
 bench: install
 	$(PY) -m pytest tests/bench --benchmark-only --benchmark-enable --benchmark-autosave
 
-lint: install
+# The code's checks, also run by `make test`: layers (import-linter), types (mypy --strict), style (ruff).
+check: typecheck
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: install
+	@rm -rf $(TYPE_ROOT) && mkdir -p $(TYPE_ROOT)/croupier
+	@for layer in $(LAYERS) ; do [ ! -d $$layer ] || ln -s ../../../$$layer $(TYPE_ROOT)/croupier/$$layer ; done
+	@ln -s ../../../gen/croupier/v1 $(TYPE_ROOT)/croupier/v1
+	$(VENV)/bin/mypy $(foreach layer,$(LAYERS),$(if $(wildcard $(layer)),-p croupier.$(layer)))
+
+lint: check
 	cd proto && ../$(VENV)/bin/buf lint
 
 # Compares the contract with the last commit on main (field numbers are forever).

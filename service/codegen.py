@@ -1,4 +1,5 @@
-"""Generate the Python stubs (messages, gRPC stubs and ``.pyi`` types) from ``proto/``.
+"""Generate the Python stubs (messages, gRPC stubs and their ``.pyi`` types, by mypy-protobuf)
+from ``proto/``.
 
 Run as a script by ``make`` before the package is installed (it imports nothing of Croupier), and
 imported by the staleness test, which generates into a temporary folder and compares.
@@ -24,6 +25,9 @@ def generate(out: Path = GEN_ROOT) -> list[Path]:
     import grpc_tools
     from grpc_tools import protoc
 
+    # mypy-protobuf's plugins sit beside the interpreter (its .pyi type the aio stubs too).
+    bindir = Path(sys.executable).parent
+
     out.mkdir(parents=True, exist_ok=True)
     well_known = Path(grpc_tools.__file__).parent / "_proto"
     args = [
@@ -31,7 +35,10 @@ def generate(out: Path = GEN_ROOT) -> list[Path]:
         f"-I{PROTO_ROOT}",
         f"-I{well_known}",
         f"--python_out={out}",
-        f"--pyi_out={out}",
+        f"--plugin=protoc-gen-mypy={bindir / 'protoc-gen-mypy'}",
+        f"--plugin=protoc-gen-mypy_grpc={bindir / 'protoc-gen-mypy_grpc'}",
+        f"--mypy_out={out}",
+        f"--mypy_grpc_out={out}",
         f"--grpc_python_out={out}",
         *(str(p) for p in proto_files()),
     ]
