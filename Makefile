@@ -12,7 +12,7 @@ GEN_STAMP := gen/.stamp
 TYPE_ROOT := build/typecheck
 LAYERS := engine contract log app service replays
 
-.PHONY: run test bench lint check typecheck breaking gen install clean browser
+.PHONY: run test bench lint check links typecheck breaking release-contract gen install clean browser
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -53,22 +53,28 @@ bench: install
 
 # The code's checks, also run by `make test`: layers (import-linter), types (mypy --strict), style (ruff).
 check: typecheck
-	$(VENV)/bin/lint-imports
+	PYTHONPATH=$(TYPE_ROOT) $(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-typecheck: install
+links: install
 	@rm -rf $(TYPE_ROOT) && mkdir -p $(TYPE_ROOT)/croupier
-	@for layer in $(LAYERS) ; do [ ! -d $$layer ] || ln -s ../../../$$layer $(TYPE_ROOT)/croupier/$$layer ; done
+	@for layer in $(LAYERS) ; do ln -s ../../../$$layer $(TYPE_ROOT)/croupier/$$layer ; done
 	@ln -s ../../../gen/croupier/v1 $(TYPE_ROOT)/croupier/v1
-	$(VENV)/bin/mypy $(foreach layer,$(LAYERS),$(if $(wildcard $(layer)),-p croupier.$(layer)))
+
+typecheck: links
+	$(VENV)/bin/mypy $(foreach layer,$(LAYERS),-p croupier.$(layer))
 
 lint: check
 	cd proto && ../$(VENV)/bin/buf lint
 
-# Compares the contract with the last commit on main (field numbers are forever).
+# Compares the contract with the last release's (field numbers are forever): proto/released.binpb,
+# rebuilt at each release with `make release-contract`.
 breaking: install
-	cd proto && ../$(VENV)/bin/buf breaking --against '../.git#branch=main,subdir=proto'
+	cd proto && ../$(VENV)/bin/buf breaking --against released.binpb
+
+release-contract: install
+	cd proto && ../$(VENV)/bin/buf build -o released.binpb
 
 clean:
 	rm -rf $(VENV) gen build *.egg-info

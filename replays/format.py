@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
+from google.protobuf.message import Message
 
 from croupier.engine.game import fold
-from croupier.service import convert
-from croupier.service.games import BY_NAME, GameBinding
-from croupier.service.store.base import GameRecord, StoredEvent
+from croupier.contract import convert
+from croupier.contract.bindings import BY_NAME, GameBinding
+from croupier.log import GameRecord, StoredEvent
 from croupier.v1 import common_pb2, replay_pb2, service_pb2
 
 FORMAT_VERSION = 1
@@ -134,7 +135,7 @@ def to_binary(replay: Replay) -> bytes:
 
 
 def from_binary(data: bytes) -> Replay:
-    records = []
+    records: list[replay_pb2.ReplayRecord] = []
     pos = 0
     while pos < len(data):
         size, pos = _read_varint(data, pos)
@@ -161,7 +162,7 @@ def _assemble(records: Sequence[replay_pb2.ReplayRecord]) -> Replay:
 
 # --- JSON -------------------------------------------------------------------------------------
 
-def _to_dict(message: Any) -> dict[str, Any]:
+def _to_dict(message: Message) -> dict[str, Any]:
     return json_format.MessageToDict(message, preserving_proto_field_name=True)
 
 

@@ -88,12 +88,14 @@ def rank(card: str) -> int:
 # --- protobuf wire format, just enough to read the deals from the hashed bytes ------------------
 
 
-def fields(data: bytes) -> list[tuple[int, object]]:
-    """A message's (field number, value) pairs: ints for varints, bytes for length-delimited."""
-    out, pos = [], 0
+def fields(data: bytes) -> list[tuple[int, int | bytes]]:
+    """A message's (field number, value) pairs: ints for varints, bytes for the other wire types."""
+    out: list[tuple[int, int | bytes]] = []
+    pos = 0
     while pos < len(data):
         key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, pos = _varint(data, pos)
         elif wire == 2:
@@ -120,21 +122,51 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def field(data: bytes, number: int, default: object = None) -> object:
-    return next((v for n, v in fields(data) if n == number), default)
+def as_bytes(number: int, value: int | bytes) -> bytes:
+    """A length-delimited field's value (a message, a string, bytes); a varint there is an error."""
+    if isinstance(value, int):
+        raise TypeError(f"field {number}: a varint where a length-delimited value belongs")
+    return value
 
 
-def repeated(data: bytes, number: int) -> list:
-    return [v for n, v in fields(data) if n == number]
+def int_field(data: bytes, number: int) -> int:
+    """The first value of a varint field; 0 (protobuf's default) when it is absent."""
+    value = next((v for n, v in fields(data) if n == number), 0)
+    if not isinstance(value, int):
+        raise TypeError(f"field {number}: bytes where a varint belongs")
+    return value
+
+
+def bytes_field(data: bytes, number: int) -> bytes | None:
+    """The first value of a length-delimited field (message, string, bytes); None when absent."""
+    return next((as_bytes(n, v) for n, v in fields(data) if n == number), None)
+
+
+def bytes_fields(data: bytes, number: int) -> list[bytes]:
+    """Every value of a repeated length-delimited field, in order."""
+    return [as_bytes(n, v) for n, v in fields(data) if n == number]
+
+
+def string_field(data: bytes, number: int) -> str:
+    """A string field's value; "" when it is absent."""
+    return (bytes_field(data, number) or b"").decode()
 
 
 def card_code(card_message: bytes) -> str:
-    return field(card_message, 1, b"").decode()  # Card.code / HanafudaCard.code is field 1
+    return string_field(card_message, 1)  # Card.code / HanafudaCard.code is field 1
+
+
+def card_field(message: bytes, number: int) -> str:
+    """The code of the card a message holds in field ``number``, which must be there."""
+    card = bytes_field(message, number)
+    if card is None:
+        raise ValueError(f"no card in field {number}")
+    return card_code(card)
 
 
 def hand_cards(hand_message: bytes) -> tuple[int, list[str]]:
     """(seat, cards) of a Hand message: seat is field 1, cards field 2 in every game."""
-    return field(hand_message, 1, 0), [card_code(c) for c in repeated(hand_message, 2)]
+    return int_field(hand_message, 1), [card_code(c) for c in bytes_fields(hand_message, 2)]
 
 
 # EventBody: field of each game's event, and in it the deal event's field number.
@@ -145,21 +177,24 @@ DEAL_FIELD = {"hoola": 2, "koikoi": 2, "gin": 2, "rummy": 2}
 def dealt_order(game: str, deal: bytes, seats: int) -> tuple[str, int, list[str]]:
     """The recorded deal as the shuffled deck it claims to be: (purpose, round, cards in order)."""
     if game == "rummy":
-        dealer = field(deal, 1, 0)
-        hands = dict(hand_cards(h) for h in repeated(deal, 2))
+        dealer = int_field(deal, 1)
+        hands = dict(hand_cards(h) for h in bytes_fields(deal, 2))
         order = [c for k in range(seats) for c in hands[(dealer + 1 + k) % seats]]
-        return "deal", 1, order + [card_code(field(deal, 3))] + [card_code(c) for c in repeated(deal, 4)]
-    number, dealer = field(deal, 1, 0), field(deal, 2, 0)
-    hands = dict(hand_cards(h) for h in repeated(deal, 3))
+        rest = [card_field(deal, 3)] + [card_code(c) for c in bytes_fields(deal, 4)]
+        return "deal", 1, order + rest
+    number, dealer = int_field(deal, 1), int_field(deal, 2)
+    hands = dict(hand_cards(h) for h in bytes_fields(deal, 3))
     if game == "hoola":
         order = [c for k in range(seats) for c in hands[(dealer + k) % seats]]
-        return "deal", number, order + [card_code(field(deal, 4))] + [card_code(c) for c in repeated(deal, 5)]
+        rest = [card_field(deal, 4)] + [card_code(c) for c in bytes_fields(deal, 5)]
+        return "deal", number, order + rest
     if game == "gin":
         order = hands[1 - dealer] + hands[dealer]
-        return "deal", number, order + [card_code(field(deal, 4))] + [card_code(c) for c in repeated(deal, 5)]
-    redeals = field(deal, 8, 0)
-    order = hands[dealer] + hands[1 - dealer] + [card_code(c) for c in repeated(deal, 4)]
-    order += [card_code(c) for c in repeated(deal, 5)]
+        rest = [card_field(deal, 4)] + [card_code(c) for c in bytes_fields(deal, 5)]
+        return "deal", number, order + rest
+    redeals = int_field(deal, 8)
+    order = hands[dealer] + hands[1 - dealer] + [card_code(c) for c in bytes_fields(deal, 4)]
+    order += [card_code(c) for c in bytes_fields(deal, 5)]
     return ("deal" if redeals == 0 else f"redeal-{redeals}"), number, order
 
 
@@ -178,26 +213,57 @@ class Failed(Exception):
     pass
 
 
-def record_bytes(game_id: str, event: dict) -> bytes:
+def _object(value: object, what: str) -> dict[str, object]:
+    if not isinstance(value, dict):
+        raise TypeError(f"{what}: not a JSON object")
+    return value
+
+
+def _list(value: object, what: str) -> list[object]:
+    if not isinstance(value, list):
+        raise TypeError(f"{what}: not a JSON array")
+    return value
+
+
+def _text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what}: not a string")
+    return value
+
+
+def _integer(value: object, what: str) -> int:
+    """A JSON number, or a string holding one (protobuf's JSON writes 64-bit ints as strings)."""
+    if not isinstance(value, (int, float, str)):
+        raise TypeError(f"{what}: not a number")
+    return int(value)
+
+
+def record_bytes(game_id: str, event: dict[str, object]) -> bytes:
     """docs/event-log.md: every stored column, length-prefixed, in order."""
     def part(data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + data
 
     seat = event.get("seat")
-    return (part(game_id.encode()) + struct.pack(">Q", int(event["version"]))
-            + part(event.get("command_id", "").encode()) + struct.pack(">i", -1 if seat is None else int(seat))
-            + struct.pack(">q", int(event.get("recorded_at_ms", 0))) + part(event.get("type", "").encode())
-            + part(base64.b64decode(event.get("payload", ""))) + part(base64.b64decode(event.get("command_payload", ""))))
+    return (part(game_id.encode()) + struct.pack(">Q", _integer(event["version"], "version"))
+            + part(_text(event.get("command_id", ""), "command_id").encode())
+            + struct.pack(">i", -1 if seat is None else _integer(seat, "seat"))
+            + struct.pack(">q", _integer(event.get("recorded_at_ms", 0), "recorded_at_ms"))
+            + part(_text(event.get("type", ""), "type").encode())
+            + part(base64.b64decode(_text(event.get("payload", ""), "payload")))
+            + part(base64.b64decode(_text(event.get("command_payload", ""), "command_payload"))))
 
 
-def verify(replay: dict) -> list[str]:
+def verify(replay: dict[str, object]) -> list[str]:
     """The checks of this file's docstring; returns what held, raises :class:`Failed`."""
-    header, events, footer = replay["header"], replay["events"], replay["footer"]
-    game_id = header["game_id"]
+    header = _object(replay["header"], "header")
+    events = _list(replay["events"], "events")
+    footer = _object(replay["footer"], "footer")
+    game_id = _text(header["game_id"], "game_id")
     done = []
     prev = GENESIS
-    for number, event in enumerate(events, 1):
-        if int(event["version"]) != number:
+    for number, item in enumerate(events, 1):
+        event = _object(item, f"event {number}")
+        if _integer(event["version"], "version") != number:
             raise Failed(f"event {number}: numbered {event['version']}")
         if event.get("prev_hash", "") != prev:
             raise Failed(f"event {number}: prev_hash {event.get('prev_hash')} does not follow {prev}")
@@ -209,29 +275,34 @@ def verify(replay: dict) -> list[str]:
         raise Failed(f"footer: last hash {footer.get('last_hash')}, the chain ends at {prev}")
     done.append(f"hash chain: {len(events)} events")
 
-    seed = bytes.fromhex(footer["server_seed"])
+    seed = bytes.fromhex(_text(footer["server_seed"], "server_seed"))
     if hashlib.sha256(seed).hexdigest() != header["commitment"]:
         raise Failed("the revealed server seed does not open the commitment")
     # The commitment and the client seeds the header names are those the game started with: its
     # first event (field 1 of every game's event) holds them as fields 3 and 4.
-    client_seeds = header.get("client_seeds", [])
-    started = fields(base64.b64decode(events[0].get("payload", ""))) if events else []
-    first = field(started[0][1], 1, b"") if started else b""
-    if field(first, 3, b"").decode() != header["commitment"]:
+    started: list[tuple[int, int | bytes]] = []
+    if events:
+        opening = _object(events[0], "event 1")
+        started = fields(base64.b64decode(_text(opening.get("payload", ""), "payload")))
+    first = (bytes_field(as_bytes(*started[0]), 1) or b"") if started else b""
+    if string_field(first, 3) != header["commitment"]:
         raise Failed("event 1: the game started with another commitment than the header's")
-    if [s.decode() for s in repeated(first, 4)] != client_seeds:
+    # Equal to the header's list once checked: the seeds the decks derive from.
+    client_seeds = [s.decode() for s in bytes_fields(first, 4)]
+    if client_seeds != header.get("client_seeds", []):
         raise Failed("event 1: the game started with other client seeds than the header's")
     done.append("commitment: sha256(server seed) matches the commitment the game started with")
 
-    seats = int(header["seats"])
+    seats = _integer(header["seats"], "seats")
     deals = 0
-    for number, event in enumerate(events, 1):
-        body = base64.b64decode(event.get("payload", ""))
+    for number, item in enumerate(events, 1):
+        event = _object(item, f"event {number}")
+        body = base64.b64decode(_text(event.get("payload", ""), "payload"))
         for game_field, inner in fields(body):
             game = GAMES.get(game_field)
             if game is None:
                 continue
-            deal = field(inner, DEAL_FIELD[game])
+            deal = bytes_field(as_bytes(game_field, inner), DEAL_FIELD[game])
             if deal is None:
                 continue
             purpose, round_no, recorded = dealt_order(game, deal, seats)
@@ -251,7 +322,7 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         with open(argv[1], encoding="utf-8") as handle:
-            replay = json.load(handle)
+            replay = _object(json.load(handle), "the replay")
         checks = verify(replay)
     except Failed as failure:
         print(f"FAIL {failure}")

@@ -16,7 +16,7 @@ from typing import Any
 from croupier.engine.koikoi import cards as hanafuda
 from croupier.engine.settlement import Settlement
 from croupier.replays.format import Replay
-from croupier.service.games import BINDINGS
+from croupier.contract.bindings import BINDINGS
 
 # Fields of events too long or too secret-looking to repeat in a step (they are shown otherwise).
 _QUIET = {"rules", "stock", "hands", "settlement", "commitment", "client_seeds", "engine_version",
@@ -70,8 +70,9 @@ def _value(kind: str, value: Any) -> str:
         return f"{_words(value.kind.name.title().replace('_', ''))} {value.points}"
     if dataclasses.is_dataclass(value):
         return _describe(kind, value)
-    if hasattr(value, "name") and hasattr(value, "value"):
-        return value.name.lower()
+    if hasattr(value, "name") and hasattr(value, "value"):  # an enum member
+        name: str = value.name
+        return name.lower()
     return str(value)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from google.protobuf import text_format
 
@@ -27,9 +27,9 @@ from croupier.engine import ENGINE_VERSION
 from croupier.engine.game import CommandError, Context
 from croupier.engine.shuffle import Seeds
 from croupier.replays.format import Replay, state_digest
-from croupier.service import convert
-from croupier.service.games import BINDINGS
-from croupier.service.store.base import GENESIS_HASH, chain_hash, record_bytes
+from croupier.contract import convert
+from croupier.contract.bindings import BINDINGS, GameBinding
+from croupier.log import GENESIS_HASH, TICK_PREFIX, chain_hash, record_bytes
 from croupier.v1 import common_pb2, service_pb2
 
 
@@ -69,11 +69,11 @@ class _Diverged(Exception):
         self.divergence = divergence
 
 
-def _fail(event: int, check: str, expected: Any, found: Any) -> None:
+def _fail(event: int, check: str, expected: object, found: object) -> NoReturn:
     raise _Diverged(Divergence(event, check, _short(expected), _short(found)))
 
 
-def _short(value: Any, limit: int = 400) -> str:
+def _short(value: object, limit: int = 400) -> str:
     text = str(value).replace("\n", " ").strip()
     return text if len(text) <= limit else text[:limit] + " …"
 
@@ -97,7 +97,7 @@ def verify(replay: Replay) -> Report:
 ENGINE_VERSIONS = (ENGINE_VERSION,)
 
 
-def _check_format(replay: Replay, report: Report) -> Any:
+def _check_format(replay: Replay, report: Report) -> GameBinding:
     header = replay.header
     if header.format_version != 1:
         _fail(0, "format version", 1, header.format_version)
@@ -154,7 +154,7 @@ def _check_commitment(replay: Replay, report: Report) -> Seeds:
     return seeds
 
 
-def _check_events(replay: Replay, binding: Any, seeds: Seeds,
+def _check_events(replay: Replay, binding: GameBinding, seeds: Seeds,
                   report: Report) -> tuple[Any, list[Any]]:
     """Start the game from the seeds, re-apply every command at its time, compare every event.
 
@@ -169,7 +169,7 @@ def _check_events(replay: Replay, binding: Any, seeds: Seeds,
     expected = list(game.start(rules, header.seats, seeds))
     state = game.initial_state()
     position = 0  # index into events of the next engine event to compare
-    commands = 0
+    commands = ticks = 0
     reproduced: list[Any] = []
 
     def compare(produced: list[Any]) -> None:
@@ -192,12 +192,23 @@ def _check_events(replay: Replay, binding: Any, seeds: Seeds,
     while True:
         while position < len(events) and not events[position].command_payload:
             if events[position].body.WhichOneof("body") == binding.field:
+                if events[position].command_id.startswith(TICK_PREFIX):
+                    break  # a batch that time made due
                 _fail(events[position].version, "event", "an event produced by a command",
                       _describe_body(binding, events[position].body))
             position += 1
         if position >= len(events):
             break
         recorded = events[position]
+        if not recorded.command_payload:
+            # A tick: what time had made due at its recorded instant, with no command.
+            due = game.advance(state, recorded.recorded_at_ms)
+            if not due:
+                _fail(recorded.version, "event", "nothing due by time at its recorded instant",
+                      _describe_body(binding, recorded.body))
+            ticks += 1
+            compare(due)
+            continue
         seat = recorded.seat if recorded.HasField("seat") else -1
         command = binding.command_from_proto(recorded.command)
         try:
@@ -207,12 +218,13 @@ def _check_events(replay: Replay, binding: Any, seeds: Seeds,
                   f"{type(command).__name__} refused: {error.reason} ({error.message})")
         commands += 1
         compare(produced)
-    report.checks.append(f"events: every deck re-derived and {commands} commands re-applied; "
-                         f"{position} events reproduced byte for byte")
+    report.checks.append(f"events: every deck re-derived, {commands} commands re-applied"
+                         + (f" and {ticks} batches due by time re-derived" if ticks else "")
+                         + f"; {position} events reproduced byte for byte")
     return state, reproduced
 
 
-def _check_outcome(replay: Replay, binding: Any, state: Any, game_events: list[Any],
+def _check_outcome(replay: Replay, binding: GameBinding, state: Any, game_events: list[Any],
                    report: Report) -> None:
     footer = replay.footer
     rounds = [convert.to_proto(s, common_pb2.Settlement) for s in binding.game.settlements(game_events)]
@@ -231,11 +243,11 @@ def _check_outcome(replay: Replay, binding: Any, state: Any, game_events: list[A
                          f"final state {digest[:16]}…")
 
 
-def _describe(binding: Any, event: Any) -> str:
+def _describe(binding: GameBinding, event: Any) -> str:
     return _describe_body(binding, binding.event_to_body(event))
 
 
-def _describe_body(binding: Any, body: service_pb2.EventBody) -> str:
+def _describe_body(binding: GameBinding, body: service_pb2.EventBody) -> str:
     inner = getattr(body, binding.field)
     which = inner.WhichOneof("event")
     return f"{which} {{{text_format.MessageToString(getattr(inner, which), as_one_line=True)}}}"

@@ -7,8 +7,10 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
+from google.protobuf.message import Message
 
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
@@ -45,6 +47,14 @@ def describe_settlement(s: common_pb2.Settlement) -> list[str]:
         lines += [f"      {f.name} {f.value}: {f.reason}" for f in line.factors]
     lines.append("  net: " + ", ".join(f"seat {i} {n:+d}" for i, n in enumerate(s.net)))
     return lines
+
+
+def _oneof(message: Message, group: str) -> Any:
+    """The message set in ``message``'s oneof ``group``, which must be set."""
+    which = message.WhichOneof(group)
+    if which is None:
+        raise TypeError(f"{message.DESCRIPTOR.full_name}: no {group} is set")
+    return getattr(message, which)
 
 
 def auth(token: str) -> tuple[tuple[str, str], ...]:
@@ -160,7 +170,8 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
               on_move: Callable[[int, str], None] | None = None,
               overrides: service_pb2.Rules | None = None,
               max_moves: int = 2000, max_rounds: int = 3,
-              kind: int = common_pb2.GAME_KIND_HOOLA, players: Sequence[str] = (),
+              kind: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_HOOLA,
+              players: Sequence[str] = (),
               claims: bool = False) -> GameResult:
     """Create a game of ``kind`` and play it to the end; returns its last round's settlement.
 
@@ -180,7 +191,7 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
                             metadata=auth(tokens[0]))
         if view.finished:
             break
-        game = getattr(view.view, view.view.WhichOneof("game"))
+        game = _oneof(view.view, "game")
         phase = game.DESCRIPTOR.fields_by_name["phase"].enum_type.values_by_number[game.phase].name
         between_rounds = phase.endswith(("_ROUND_OVER", "_HAND_OVER"))
         seat = rng.randrange(seats) if between_rounds else game.turn
@@ -206,7 +217,7 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
     final = stub.GetSettlement(service_pb2.GetSettlementRequest(game_id=created.game_id, final=True),
                                metadata=auth(tokens[0])).settlement
     replay = stub.GetReplay(service_pb2.GetReplayRequest(game_id=created.game_id))
-    bodies = [getattr(e.body, e.body.WhichOneof("body")) for e in replay.events]
+    bodies = [_oneof(e.body, "body") for e in replay.events]
     rounds = [getattr(b, b.WhichOneof("event")).settlement for b in bodies
               if b.DESCRIPTOR.oneofs and b.WhichOneof("event") in ("round_ended", "hand_ended")]
     return GameResult(created.game_id, seats, settlement, moves, replay.events[-1].version, tokens,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import signal
@@ -32,8 +33,8 @@ def main() -> None:
               default=lambda: os.environ.get("CROUPIER_LOG_FORMAT", "console"), show_default="console")
 def serve(address: str, store_url: str, log_format: str) -> None:
     """Serve the game service (with health checking and reflection)."""
-    from croupier.service.auth import TokenSigner
-    from croupier.service.server import create_server
+    from croupier.app.tokens import TokenSigner
+    from croupier.service.server import PortInUse, create_server
     from croupier.service.store import open_store
 
     logs.configure(log_format)
@@ -42,22 +43,27 @@ def serve(address: str, store_url: str, log_format: str) -> None:
         log.warning("generated a development token secret; set CROUPIER_SECRET in production "
                     "(seat tokens stop working when the server restarts)")
     store = open_store(store_url)
-    server, port, _ = create_server(address, store, TokenSigner(secret.value))
-    server.start()
     where = store_url if not store_url.startswith("sqlite:///") else \
         f"sqlite:///{Path(store_url.removeprefix('sqlite:///')).resolve()}"
     host = address.rsplit(":", 1)[0]
-    log.info("serving", address=f"{host}:{port}", store=_safe(where))
-    click.echo(f"Croupier listening on {host}:{port}; data in {_safe(where)}", err=True)
 
-    def stop(*_: object) -> None:
-        server.stop(grace=2)
+    async def run() -> None:
+        serving = await create_server(address, store, TokenSigner(secret.value))
+        await serving.server.start()
+        log.info("serving", address=f"{host}:{serving.port}", store=_safe(where))
+        click.echo(f"Croupier listening on {host}:{serving.port}; data in {_safe(where)}", err=True)
+        stopping = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stopping.set)
+        await stopping.wait()
+        await serving.server.stop(grace=2)
+        serving.core.close()
 
-    signal.signal(signal.SIGTERM, stop)
     try:
-        server.wait_for_termination()
-    except KeyboardInterrupt:
-        server.stop(grace=1)
+        asyncio.run(run())
+    except PortInUse as error:
+        raise click.ClickException(f"{error} (is another server running there?)") from None
     finally:
         store.close()
 
@@ -139,8 +145,9 @@ def replay() -> None:
               show_default=config.DEFAULT_STORE, help="The store the game is in.")
 def replay_export(game_id: str, out: str, store_url: str) -> None:
     """Write the replay of finished game GAME_ID to OUT (JSON if OUT ends in .json)."""
+    from croupier.log import GameNotFound
     from croupier.replays.format import ReplayFormatError, build, dump
-    from croupier.service.store import GameNotFound, open_store
+    from croupier.service.store import open_store
 
     store = open_store(store_url)
     try:

@@ -1,36 +1,125 @@
-"""The gRPC server: the game service, health checking and reflection on one port."""
+"""The gRPC server (grpc.aio): the game service, health checking and reflection on one port.
+
+:func:`create_server` builds it on the running event loop. :class:`ServerThread` runs one on an
+event loop of its own thread, for callers that are not async (the tests, the corpus tool).
+"""
 
 from __future__ import annotations
 
-from concurrent import futures
+import asyncio
+import threading
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from croupier.service.api import GameService
-from croupier.service.auth import TokenSigner
-from croupier.service.store import EventStore
+from croupier.app.core import Clock, Croupier, SeedSource, fresh_seed, now_ms
+from croupier.app.tokens import TokenSigner
+from croupier.log import EventStore
+from croupier.service.grpc_api import GameServicer
+from croupier.service.interceptor import CallInterceptor
 from croupier.v1 import service_pb2, service_pb2_grpc
 
+T = TypeVar("T")
+
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name
+HEALTH_NAME = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+# A second server on a busy port must fail, not share it silently (tokens would then fail at
+# random, each server with its own secret).
+OPTIONS = [("grpc.so_reuseport", 0)]
 
 
-def create_server(address: str, store: EventStore, signer: TokenSigner,
-                  max_workers: int = 64) -> tuple[grpc.Server, int, GameService]:
-    """A started-ready server bound to ``address`` (port 0 picks a free one); returns the port."""
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers,
-                                                    thread_name_prefix="rpc"))
-    servicer = GameService(store, signer)
-    service_pb2_grpc.add_GameServiceServicer_to_server(servicer, server)
-    health_servicer = health.HealthServicer()
+class PortInUse(RuntimeError):
+    """The address is taken (or cannot be listened on)."""
+
+
+@dataclass
+class Serving:
+    server: grpc.aio.Server
+    port: int
+    core: Croupier
+
+
+async def create_server(
+    address: str,
+    store: EventStore,
+    signer: TokenSigner,
+    clock: Clock = now_ms,
+    seed_source: SeedSource = fresh_seed,
+) -> Serving:
+    """A server bound to ``address`` (port 0 picks a free one), not yet started."""
+    core = Croupier(store, signer, clock, seed_source)
+    await core.start()
+    server = grpc.aio.server(
+        interceptors=[CallInterceptor(core, f"/{SERVICE_NAME}/")], options=OPTIONS
+    )
+    service_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(core), server)
+    health_servicer = health.aio.HealthServicer()
     for name in ("", SERVICE_NAME):
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-         reflection.SERVICE_NAME), server)
-    port = server.add_insecure_port(address)
+    reflection.enable_server_reflection((SERVICE_NAME, HEALTH_NAME, reflection.SERVICE_NAME), server)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as error:
+        raise PortInUse(f"cannot listen on {address}: {error}") from None
     if port == 0:
-        raise RuntimeError(f"cannot listen on {address}")
-    return server, port, servicer
+        raise PortInUse(f"cannot listen on {address}")
+    return Serving(server, port, core)
+
+
+class ServerThread:
+    """A server on its own thread and event loop; ``start`` returns once it listens."""
+
+    def __init__(
+        self,
+        address: str,
+        store: EventStore,
+        signer: TokenSigner,
+        clock: Clock = now_ms,
+        seed_source: SeedSource = fresh_seed,
+    ) -> None:
+        self._args = (address, store, signer, clock, seed_source)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="grpc-aio", daemon=True)
+        self._serving: Serving | None = None
+
+    @property
+    def serving(self) -> Serving:
+        if self._serving is None:
+            raise RuntimeError("start the server first")
+        return self._serving
+
+    @property
+    def port(self) -> int:
+        return self.serving.port
+
+    @property
+    def core(self) -> Croupier:
+        return self.serving.core
+
+    def call(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run ``work`` (a use case of :attr:`core`) on the server's loop and wait for it."""
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result()
+
+    def start(self) -> int:
+        self._thread.start()
+        self._serving = asyncio.run_coroutine_threadsafe(self._start(), self._loop).result()
+        return self._serving.port
+
+    async def _start(self) -> Serving:
+        serving = await create_server(*self._args)
+        await serving.server.start()
+        return serving
+
+    def stop(self, grace: float | None = None) -> None:
+        serving = self._serving
+        if serving is not None:
+            asyncio.run_coroutine_threadsafe(serving.server.stop(grace), self._loop).result()
+            serving.core.close()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()

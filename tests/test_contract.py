@@ -41,23 +41,44 @@ def test_buf_lint() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_buf_breaking_against_main() -> None:
-    """Field numbers are forever: the contract must not break what main has published."""
+RELEASED = ROOT / "proto" / "released.binpb"
+
+
+def _breaking_against(against: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BUF), "breaking", "--against", against], cwd=ROOT / "proto",
+                          capture_output=True, text=True)
+
+
+def test_buf_breaking_against_the_last_release() -> None:
+    """Field numbers are forever: the contract must not break the last released one (an image of
+    it is kept in proto/released.binpb, rebuilt at each release)."""
+    assert RELEASED.exists(), "proto/released.binpb is missing"
+    result = _breaking_against(str(RELEASED))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_buf_breaking_against_the_merge_base() -> None:
+    """On a branch, the contract must not break what main had when the branch left it."""
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    has_main = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "main:proto/buf.yaml"],
-                              cwd=ROOT, capture_output=True).returncode == 0
-    if not has_main:
-        pytest.skip("main has no contract yet")
-    result = subprocess.run([str(BUF), "breaking", "--against", f"{ROOT}/.git#branch=main,subdir=proto"],
-                            cwd=ROOT / "proto", capture_output=True, text=True)
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    base, head = git("merge-base", "HEAD", "main"), git("rev-parse", "HEAD")
+    if not base or base == head:
+        pytest.skip("on main itself (or no main): the last release is the reference")
+    if not git("rev-parse", "--verify", "--quiet", f"{base}:proto/buf.yaml"):
+        pytest.skip("the merge base has no contract yet")
+    result = _breaking_against(f"{ROOT}/.git#ref={base},subdir=proto")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 # --- every game's records and messages match, field for field ---------------------------------
 
 def _bindings():
-    from croupier.service.games import BINDINGS
+    from croupier.contract.bindings import BINDINGS
 
     return sorted(BINDINGS.values(), key=lambda b: b.kind)
 

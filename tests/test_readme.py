@@ -7,8 +7,8 @@ import io
 import re
 from pathlib import Path
 
-from croupier.service.auth import TokenSigner
-from croupier.service.server import create_server
+from croupier.app.tokens import TokenSigner
+from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
@@ -24,8 +24,8 @@ def test_quick_start_is_the_two_commands() -> None:
 def test_the_client_snippet_runs(tmp_path: Path) -> None:
     snippet = re.search(r"```python\n(.*?)```", README, re.S).group(1)
     store = open_store(f"sqlite:///{tmp_path / 'readme.sqlite3'}")
-    server, port, _ = create_server("127.0.0.1:0", store, TokenSigner(b"readme-secret-0123456789"))
-    server.start()
+    server = ServerThread("127.0.0.1:0", store, TokenSigner(b"readme-secret-0123456789"))
+    port = server.start()
     out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out):

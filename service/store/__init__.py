@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from croupier.service.store.base import (
-    CommandResult, EventStore, GameNotFound, GameRecord, NewEvent, StoredEvent, VersionConflict,
-)
-
-__all__ = ["CommandResult", "EventStore", "GameNotFound", "GameRecord", "NewEvent", "StoredEvent",
-           "VersionConflict", "open_store"]
+from croupier.log import EventStore
 
 
 def open_store(url: str) -> EventStore:

@@ -10,7 +10,8 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from croupier.service.store.base import SqlEventStore, apply_migrations
+from croupier.log.store import AppendListener
+from croupier.service.store.sql import SqlEventStore, apply_migrations
 
 CHANNEL = "croupier_events"
 
@@ -20,14 +21,15 @@ class PostgresEventStore(SqlEventStore):
     lock_clause = " FOR UPDATE"
 
     def __init__(self, url: str, min_size: int = 1, max_size: int = 10) -> None:
-        super().__init__()
         self.url = url
         apply_migrations(_yoyo_url(url), "postgresql")
         self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size, open=True,
                                     kwargs={"autocommit": False})
         self._closed = threading.Event()
-        self._listener = threading.Thread(target=self._listen, name="pg-listen", daemon=True)
-        self._listener.start()
+        self._listeners: list[AppendListener] = []
+        self._listener: threading.Thread | None = None
+        #: Set once the LISTEN connection is up (appends after it are heard).
+        self.listening = threading.Event()
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
@@ -36,19 +38,30 @@ class PostgresEventStore(SqlEventStore):
                 with conn.cursor() as cur:
                     yield cur
 
-    def _after_append(self, cursor: Any, game_id: str) -> None:
-        cursor.execute("SELECT pg_notify(%s, %s)", (CHANNEL, game_id))
+    def _after_append(self, cursor: Any, game_id: str, version: int) -> None:
+        cursor.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{game_id} {version}"))
+
+    def listen(self, listener: AppendListener) -> None:
+        """One LISTEN connection per process, fanned out to every listener (the application's
+        notifier wakes the streams of the game named)."""
+        self._listeners.append(listener)
+        if self._listener is None:
+            self._listener = threading.Thread(target=self._listen, name="pg-listen", daemon=True)
+            self._listener.start()
 
     def _listen(self) -> None:
-        """Wake local waiters whenever any replica appends."""
         while not self._closed.is_set():
             try:
                 with psycopg.connect(self.url, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
+                    self.listening.set()
                     while not self._closed.is_set():
-                        for _ in conn.notifies(timeout=1.0):
-                            self.notify()
+                        for note in conn.notifies(timeout=1.0):
+                            game_id, _, version = note.payload.partition(" ")
+                            for listener in self._listeners:
+                                listener(game_id, int(version or 0))
             except psycopg.Error:
+                self.listening.clear()
                 self._closed.wait(1.0)
 
     def close(self) -> None:

@@ -9,14 +9,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from croupier.service.store.base import SqlEventStore, apply_migrations
+from croupier.service.store.sql import SqlEventStore, apply_migrations
 
 
 class SqliteEventStore(SqlEventStore):
     marker = "?"
+    # One write lock for the whole file: writers queue on it, so the application sends them
+    # through one writer instead.
+    single_writer = True
 
     def __init__(self, path: str | Path) -> None:
-        super().__init__()
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.url = f"sqlite:///{self.path}"

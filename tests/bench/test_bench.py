@@ -13,7 +13,8 @@ from croupier.engine.hoola.rules import rules_for
 from croupier.engine.hoola.scoring import Outcome, settle
 from croupier.engine.hoola.state import Phase
 from croupier.engine.shuffle import Seeds
-from croupier.service.store import GameRecord, NewEvent, open_store
+from croupier.log import GameRecord, NewEvent
+from croupier.service.store import open_store
 
 GAME = HoolaGame()
 SEEDS = Seeds(b"\x07" * 32)

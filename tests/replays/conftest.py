@@ -9,9 +9,9 @@ import grpc
 import pytest
 
 from croupier.replays.format import Replay, build
-from croupier.service.auth import TokenSigner
+from croupier.app.tokens import TokenSigner
 from croupier.service.bots import play_game
-from croupier.service.server import create_server
+from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, service_pb2
 
@@ -29,8 +29,8 @@ GAMES = {
 def replays(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Replay]]:
     url = f"sqlite:///{tmp_path_factory.mktemp('replays') / 'games.sqlite3'}"
     store = open_store(url)
-    server, port, _ = create_server("127.0.0.1:0", store, TokenSigner(b"replay-tests-secret-0123456789"))
-    server.start()
+    server = ServerThread("127.0.0.1:0", store, TokenSigner(b"replay-tests-secret-0123456789"))
+    port = server.start()
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             found = {}

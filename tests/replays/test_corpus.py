@@ -12,7 +12,7 @@ import pytest
 
 from croupier.replays.format import load, to_json
 from croupier.replays.verify import verify
-from croupier.service.games import BINDINGS
+from croupier.contract.bindings import BINDINGS
 
 CORPUS = Path(__file__).resolve().parents[2] / "replays" / "corpus"
 STANDALONE = CORPUS.parent / "standalone_verify.py"

@@ -70,7 +70,7 @@ def test_a_rigged_deal_is_caught(replays, tmp_path: Path) -> None:
     """Swap two cards inside a deal's hashed bytes and re-hash the chain (as a forger with the
     database could): the chain holds, the deck does not."""
     from croupier.replays.format import from_json, to_json as back
-    from croupier.service.store.base import GENESIS_HASH, chain_hash, record_bytes
+    from croupier.log import GENESIS_HASH, chain_hash, record_bytes
     from croupier.v1 import service_pb2
 
     replay = from_json(to_json(replays["rummy"]))

@@ -8,12 +8,28 @@ from dataclasses import dataclass
 import grpc
 import pytest
 
-from croupier.service.auth import TokenSigner
-from croupier.service.server import create_server
-from croupier.service.store import EventStore, open_store
+from croupier.app.core import now_ms
+from croupier.app.tokens import TokenSigner
+from croupier.log import EventStore
+from croupier.service.server import ServerThread
+from croupier.service.store import open_store
 from croupier.v1 import service_pb2_grpc
 
 SECRET = b"test-secret-0123456789abcdef"
+
+
+class TestClock:
+    """The servers' clock: real time plus however far a test has moved it (tests move time
+    instead of sleeping)."""
+
+    def __init__(self) -> None:
+        self.offset_ms = 0
+
+    def __call__(self) -> int:
+        return now_ms() + self.offset_ms
+
+    def advance(self, ms: int) -> None:
+        self.offset_ms += ms
 
 
 @dataclass
@@ -22,6 +38,8 @@ class Running:
     stub: service_pb2_grpc.GameServiceStub
     store: EventStore
     address: str
+    clock: TestClock
+    thread: ServerThread
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
@@ -32,11 +50,13 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     else:
         url = request.getfixturevalue("postgres_url")
     store = open_store(url)
-    grpc_server, port, _ = create_server("127.0.0.1:0", store, TokenSigner(SECRET))
-    grpc_server.start()
+    clock = TestClock()
+    grpc_server = ServerThread("127.0.0.1:0", store, TokenSigner(SECRET), clock=clock)
+    port = grpc_server.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:
-        yield Running(channel, service_pb2_grpc.GameServiceStub(channel), store, f"127.0.0.1:{port}")
+        yield Running(channel, service_pb2_grpc.GameServiceStub(channel), store,
+                      f"127.0.0.1:{port}", clock, grpc_server)
     finally:
         channel.close()
         grpc_server.stop(grace=None)

@@ -15,7 +15,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 
 from croupier.service.bots import auth, play_game
-from croupier.service.store.base import GENESIS_HASH, chain_hash, record_bytes
+from croupier.log import GENESIS_HASH, chain_hash, record_bytes
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2
 
 from .conftest import Running
@@ -99,16 +99,16 @@ def test_whole_games_by_a_scripted_client(server: Running, seats: int) -> None:
 
 
 def test_a_game_is_served_by_any_process_on_the_same_store(server: Running) -> None:
-    from croupier.service.auth import TokenSigner
-    from croupier.service.server import create_server
+    from croupier.app.tokens import TokenSigner
+    from croupier.service.server import ServerThread
     from croupier.service.store import open_store
 
     from .conftest import SECRET
 
     game = create(server)
     other_store = open_store(server.store.url)
-    other, port, _ = create_server("127.0.0.1:0", other_store, TokenSigner(SECRET))
-    other.start()
+    other = ServerThread("127.0.0.1:0", other_store, TokenSigner(SECRET), clock=server.clock)
+    port = other.start()
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = type(server.stub)(channel)
@@ -223,7 +223,7 @@ def test_malformed_requests_are_invalid_argument_with_the_field(server: Running)
 
 def test_unknown_game_is_not_found(server: Running) -> None:
     game = create(server)
-    from croupier.service.auth import TokenSigner
+    from croupier.app.tokens import TokenSigner
 
     from .conftest import SECRET
 
@@ -543,7 +543,7 @@ def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Runni
     assert sorted(waiting.claimants) == sorted([far, near]) and waiting.claim_window_end_ms > 0
     code, info, _ = error_of(lambda: submit(server, game, nxt, DRAW, second.version))
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "CLAIM_WINDOW_OPEN")
-    time.sleep(0.5)
+    server.clock.advance(500)
     # Once the window has closed, reads show the award; the winner's next command records it.
     assert view(server, game, nxt).view.hoola.turn == near
     hand = view(server, game, near).view.hoola.hand
@@ -564,8 +564,54 @@ def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Runni
         seat = view(server, game, 0).view.hoola.turn
         legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
                                            metadata=auth(tokens[seat]))
-        if not legal.moves:  # another claim window is open: wait for it to close
-            time.sleep(0.45)
+        if not legal.moves:  # another claim window is open: let time close it
+            server.clock.advance(450)
+            continue
+        submit(server, game, seat, choose(list(legal.moves), rng).command, legal.version)
+    exported = server.stub.ExportReplay(service_pb2.ExportReplayRequest(game_id=game.game_id)).replay
+    verdict = server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=exported))
+    assert verdict.ok, verdict.divergence
+
+
+def test_time_made_due_is_recorded_without_a_command(server: Running) -> None:
+    """A tick records a closed claim window's award as a batch of its own, at most once, and the
+    replay re-derives it at its recorded time."""
+    game = create(server, seats=4, client_seeds=["tick"], overrides=service_pb2.Rules(
+        hoola=hoola_pb2.HoolaRules(out_of_turn_thank_you=True, claim_window_ms=400,
+                                   claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN)))
+    tokens = [t.token for t in game.tokens]
+    discarder, version = discard_a_seven(server, game, tokens)
+    far = (discarder + 3) % 4
+    claimed = submit(server, game, far, hoola_command(thank_you=hoola_pb2.ThankYou()), version)
+    core = server.thread.core
+    assert server.thread.call(core.tick(game.game_id)) == claimed.version  # the window is open
+    server.clock.advance(500)
+    ticked = server.thread.call(core.tick(game.game_id))
+    assert ticked > claimed.version
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id),
+                                   metadata=auth(tokens[far]))
+    batch = [e for e in replay.events if e.version > claimed.version]
+    assert batch and all(e.command_id == f"tick:{claimed.version}" and not e.HasField("seat")
+                         and not e.command_payload for e in batch)
+    assert batch[0].body.hoola.HasField("discard_taken")
+    assert batch[0].body.hoola.discard_taken.seat == far
+    assert server.thread.call(core.tick(game.game_id)) == ticked  # nothing more is due
+    # A client may not take the service's command ids.
+    code, info, fields = error_of(lambda: submit(server, game, far, DRAW, ticked,
+                                                 command_id=f"tick:{ticked}"))
+    assert (code, info.reason, fields) == (grpc.StatusCode.INVALID_ARGUMENT,
+                                           "RESERVED_COMMAND_ID", ["command_id"])
+    # Played to the end, the replay re-derives the ticked batch at its recorded time.
+    from croupier.service.bots import choose
+
+    rng = random.Random(11)
+    while not view(server, game, 0).finished:
+        seat = view(server, game, 0).view.hoola.turn
+        legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+                                           metadata=auth(tokens[seat]))
+        if not legal.moves:  # another claim window is open: let time close it, and tick
+            server.clock.advance(450)
+            server.thread.call(core.tick(game.game_id))
             continue
         submit(server, game, seat, choose(list(legal.moves), rng).command, legal.version)
     exported = server.stub.ExportReplay(service_pb2.ExportReplayRequest(game_id=game.game_id)).replay

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from croupier.service.store import (
-    EventStore, GameNotFound, GameRecord, NewEvent, VersionConflict, open_store,
+from croupier.log import (
+    GENESIS_HASH, EventStore, GameNotFound, GameRecord, NewEvent, VersionConflict, verify_chain,
 )
-from croupier.service.store.base import GENESIS_HASH, verify_chain
+from croupier.service.store import open_store
 
 
 def new_game(store: EventStore, events: int = 2) -> str:
@@ -59,6 +59,31 @@ class StoreContract:
         assert [(e.seat, e.command_id, e.type, e.command) for e in events[2:]] == [
             (1, "cmd", "A", b"the command"), (1, "cmd", "B", b"")]
         assert verify_chain(events) is None
+        # The append answers with what it stored, so the caller need not read it back.
+        assert list(result.events) == events[2:]
+
+    def test_one_load_reads_the_row_the_new_events_and_a_commands_answer(
+            self, store: EventStore) -> None:
+        game_id = new_game(store, events=3)
+        loaded = store.load(game_id, 1, "cmd")
+        assert loaded.record == store.game(game_id) and loaded.earlier is None
+        assert list(loaded.events) == store.read(game_id, 1)
+        store.append(game_id, 3, [NewEvent("A", b"a")], "cmd", 0, 20)
+        again = store.load(game_id, 3, "cmd")
+        assert again.record.version == 4 and [e.version for e in again.events] == [4]
+        assert again.earlier == store.result_of(game_id, "cmd") and again.earlier is not None
+        assert store.load(game_id, 4).events == ()
+        with pytest.raises(GameNotFound):
+            store.load("nope")
+
+    def test_several_games_load_in_one_read(self, store: EventStore) -> None:
+        games = [new_game(store, events=n) for n in (1, 3, 2)]
+        wanted = [(games[0], 0), ("nope", 0), (games[1], 2), (games[2], 2)]
+        loaded = store.load_many(wanted)
+        assert [entry.record.game_id for entry in loaded] == [games[0], games[1], games[2]]
+        assert [[e.version for e in entry.events] for entry in loaded] == [[1], [3], []]
+        assert loaded[1].events == store.load(games[1], 2).events
+        assert store.load_many([]) == []
 
     def test_a_stale_version_is_a_conflict_that_writes_nothing(self, store: EventStore) -> None:
         game_id = new_game(store)
@@ -120,14 +145,6 @@ class StoreContract:
         assert sorted(outcomes) == ["conflict"] * 7 + ["ok"]
         assert store.game(game_id).version == 3 and verify_chain(store.read(game_id)) is None
 
-    def test_wait_for_wakes_on_append(self, store: EventStore) -> None:
-        game_id = new_game(store)
-        assert store.wait_for(game_id, 2, timeout=0.05) is False
-        timer = threading.Timer(0.1, lambda: store.append(game_id, 2, [NewEvent("A", b"")], "c", 0, 1))
-        timer.start()
-        assert store.wait_for(game_id, 2, timeout=5) is True
-        timer.join()
-
     def test_a_second_store_on_the_same_database_sees_everything(self, store: EventStore) -> None:
         game_id = new_game(store)
         other = open_store(store.url)
@@ -156,6 +173,26 @@ class TestPostgresStore(StoreContract):
         store = open_store(postgres_url)
         yield store
         store.close()
+
+    def test_an_append_by_another_replica_is_heard(self, store: EventStore) -> None:
+        """One LISTEN connection per process hears every replica's appends, game by game."""
+        game_id = new_game(store)
+        heard: list[tuple[str, int]] = []
+        arrived = threading.Event()
+
+        def listener(game: str, version: int) -> None:
+            heard.append((game, version))
+            if game == game_id and version == 3:
+                arrived.set()
+
+        store.listen(listener)
+        other = open_store(store.url)
+        try:
+            assert store.listening.wait(10)  # type: ignore[attr-defined]  # PostgreSQL's
+            other.append(game_id, 2, [NewEvent("A", b"a")], "cmd", 0, 20)
+            assert arrived.wait(10), heard
+        finally:
+            other.close()
 
 
 def test_unsupported_store_url() -> None:

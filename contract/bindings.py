@@ -1,6 +1,6 @@
 """Each game kind's place in the contract: its messages and its records, side by side.
 
-The service is game-agnostic: everything it knows of a kind is one :class:`GameBinding` here.
+The application is game-agnostic: everything it knows of a kind is one :class:`GameBinding` here.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from croupier.engine import registry
+from croupier.engine.game import Game
 from croupier.engine.gin import events as gin_events
 from croupier.engine.gin.game import GinView
 from croupier.engine.gin.rules import GinRules
@@ -23,15 +24,15 @@ from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.rummy import events as rummy_events
 from croupier.engine.rummy.game import RummyView
 from croupier.engine.rummy.rules import RummyRules
-from croupier.service import convert
+from croupier.contract import convert
 from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2
 
 
 @dataclass(frozen=True)
 class GameBinding:
-    kind: int  # common_pb2.GameKind
+    kind: common_pb2.GameKind.ValueType
     field: str  # the oneof field of Rules / Command / View / EventBody
-    game: Any
+    game: Game[Any, Any, Any, Any]
     rules_cls: type
     rules_msg: type[Message]
     command_msg: type[Message]
@@ -137,5 +138,5 @@ RUMMY = GameBinding(
         rummy_events.RoundEnded),
 )
 
-BINDINGS: dict[int, GameBinding] = {b.kind: b for b in (HOOLA, KOIKOI, GIN, RUMMY)}
+BINDINGS: dict[common_pb2.GameKind.ValueType, GameBinding] = {b.kind: b for b in (HOOLA, KOIKOI, GIN, RUMMY)}
 BY_NAME: dict[str, GameBinding] = {b.game.kind: b for b in BINDINGS.values()}

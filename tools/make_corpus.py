@@ -1,7 +1,7 @@
 """Record the compatibility corpus: a finished game of every kind and preset, played by bots
 through the service itself and exported as replay files.
 
-    python -m croupier.replays.make_corpus replays/corpus
+    .venv/bin/python tools/make_corpus.py replays/corpus
 
 Files already in the corpus are never rewritten: once there, a replay must keep verifying in every
 later version (replays/corpus/README.md). Run this to add the games of a new kind, preset or rule.
@@ -17,9 +17,9 @@ from pathlib import Path
 import grpc
 
 from croupier.replays.format import from_binary
-from croupier.service.auth import TokenSigner
+from croupier.app.tokens import TokenSigner
 from croupier.service.bots import play_game
-from croupier.service.server import create_server
+from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import (
     common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2, service_pb2_grpc,
@@ -29,21 +29,23 @@ HOOLA, KOIKOI, GIN, RUMMY = (common_pb2.GAME_KIND_HOOLA, common_pb2.GAME_KIND_KO
                              common_pb2.GAME_KIND_GIN, common_pb2.GAME_KIND_RUMMY)
 
 
-def hoola(**options: object) -> service_pb2.Rules:
-    return service_pb2.Rules(hoola=hoola_pb2.HoolaRules(**options))
+def hoola(rules: hoola_pb2.HoolaRules) -> service_pb2.Rules:
+    return service_pb2.Rules(hoola=rules)
 
 
 # file name: (kind, seats, preset, overrides)
-GAMES: dict[str, tuple[int, int, str, service_pb2.Rules | None]] = {
+GAMES: dict[str, tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules | None]] = {
     "hoola-korean": (HOOLA, 4, "korean", None),
     "hoola-international": (HOOLA, 3, "international", None),
-    "hoola-winjoy": (HOOLA, 5, "winjoy", hoola(rounds=2)),
-    "hoola-pmang": (HOOLA, 4, "pmang", hoola(jokers=2)),
-    "hoola-hangame": (HOOLA, 3, "hangame", hoola(jokers=1, seven_binding=True)),
-    "hoola-korean-sit-out-7": (HOOLA, 7, "korean", hoola(sit_out=True, max_seats=7)),
-    "hoola-korean-nearest-claims": (HOOLA, 4, "korean", hoola(
+    "hoola-winjoy": (HOOLA, 5, "winjoy", hoola(hoola_pb2.HoolaRules(rounds=2))),
+    "hoola-pmang": (HOOLA, 4, "pmang", hoola(hoola_pb2.HoolaRules(jokers=2))),
+    "hoola-hangame": (HOOLA, 3, "hangame", hoola(hoola_pb2.HoolaRules(
+        jokers=1, seven_binding=True))),
+    "hoola-korean-sit-out-7": (HOOLA, 7, "korean", hoola(hoola_pb2.HoolaRules(
+        sit_out=True, max_seats=7))),
+    "hoola-korean-nearest-claims": (HOOLA, 4, "korean", hoola(hoola_pb2.HoolaRules(
         out_of_turn_thank_you=True, claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN,
-        claim_window_ms=40, rounds=3)),
+        claim_window_ms=40, rounds=3))),
     "koikoi-nintendo-3": (KOIKOI, 2, "nintendo-3", None),
     "koikoi-nintendo-6": (KOIKOI, 2, "nintendo-6", None),
     "koikoi-nintendo": (KOIKOI, 2, "nintendo", service_pb2.Rules(
@@ -68,8 +70,8 @@ def make(directory: Path) -> list[Path]:
     written = []
     with tempfile.TemporaryDirectory() as scratch:
         store = open_store(f"sqlite:///{Path(scratch) / 'corpus.sqlite3'}")
-        server, port, _ = create_server("127.0.0.1:0", store, TokenSigner(b"corpus-" * 5))
-        server.start()
+        server = ServerThread("127.0.0.1:0", store, TokenSigner(b"corpus-" * 5))
+        port = server.start()
         try:
             with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
                 stub = service_pb2_grpc.GameServiceStub(channel)

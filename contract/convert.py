@@ -18,57 +18,79 @@ import functools
 import re
 import types
 import typing
+from collections.abc import Callable
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from croupier.engine import cards as card_codes
 from croupier.engine.koikoi import cards as hanafuda
 from croupier.v1 import common_pb2, koikoi_pb2
 
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from google._upb import _message as upb
+
+    # types-protobuf gives a message's DESCRIPTOR the classes of either implementation (pure
+    # Python or upb), and with them the descriptors it leads to.
+    AnyDescriptor: TypeAlias = Descriptor | upb.Descriptor
+    AnyFieldDescriptor: TypeAlias = FieldDescriptor | upb.FieldDescriptor
+    AnyEnumDescriptor: TypeAlias = EnumDescriptor | upb.EnumDescriptor
+
+M = TypeVar("M", bound=Message)
+
 
 def snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def _enum_prefix(enum_type: Any) -> str:
+def _enum_prefix(enum_type: AnyEnumDescriptor) -> str:
     return snake(enum_type.name).upper() + "_"
 
 
-def _is_wrapper(descriptor: Descriptor) -> bool:
+def _enum_type(fd: AnyFieldDescriptor) -> AnyEnumDescriptor:
+    if fd.enum_type is None:
+        raise TypeError(f"{fd.name} is not an enum field")
+    return fd.enum_type
+
+
+def _is_wrapper(descriptor: AnyDescriptor) -> bool:
     return [f.name for f in descriptor.fields] == ["values"] and descriptor.fields[0].is_repeated
 
 
-def card_to_proto(code: str, msg: Message) -> None:
-    msg.code = code  # type: ignore[attr-defined]
-    msg.rank = card_codes.rank(code)  # type: ignore[attr-defined]
-    msg.suit = card_codes.suit(code)  # type: ignore[attr-defined]
-    msg.name = card_codes.name(code)  # type: ignore[attr-defined]
+def card_to_proto(code: str, msg: common_pb2.Card) -> None:
+    msg.code = code
+    msg.rank = card_codes.rank(code)
+    msg.suit = card_codes.suit(code)
+    msg.name = card_codes.name(code)
     if len(code) == 3 and not card_codes.is_joker(code):
-        msg.copy = int(code[2])  # type: ignore[attr-defined]
+        msg.copy = int(code[2])
 
 
-def hanafuda_to_proto(code: str, msg: Message) -> None:
+def hanafuda_to_proto(code: str, msg: koikoi_pb2.HanafudaCard) -> None:
     fill(msg, hanafuda.card(code))
 
 
-# The messages a card code stands for (a card is its code in the engine), and how each is filled.
-CARDS = {
+# The messages a card code stands for (a card is its code in the engine), and how each is filled
+# (each filler is given a message of the type its key describes).
+CARDS: dict[Descriptor, Callable[[str, Any], None]] = {
     common_pb2.Card.DESCRIPTOR: card_to_proto,
     koikoi_pb2.HanafudaCard.DESCRIPTOR: hanafuda_to_proto,
 }
 
 
-def _scalar_to_proto(fd: FieldDescriptor, value: Any) -> Any:
+def _scalar_to_proto(fd: AnyFieldDescriptor, value: Any) -> Any:
     if isinstance(value, Enum):
-        number = fd.enum_type.values_by_name.get(_enum_prefix(fd.enum_type) + value.name)
+        enum_type = _enum_type(fd)
+        number = enum_type.values_by_name.get(_enum_prefix(enum_type) + value.name)
         return number.number if number is not None else 0
     return value
 
 
-def fill(msg: Message, record: Any) -> Message:
+def fill(msg: M, record: Any) -> M:
     """Copy a dataclass record into ``msg`` field by field; returns ``msg``."""
     if isinstance(record, str) and msg.DESCRIPTOR in CARDS:
         CARDS[msg.DESCRIPTOR](record, msg)
@@ -103,7 +125,7 @@ def fill(msg: Message, record: Any) -> Message:
     return msg
 
 
-def to_proto(record: Any, message_cls: type[Message]) -> Message:
+def to_proto(record: Any, message_cls: type[M]) -> M:
     return fill(message_cls(), record)
 
 
@@ -127,21 +149,22 @@ def _optional_inner(tp: Any) -> tuple[Any, bool]:
     return tp, False
 
 
-def _value_from_proto(value: Any, fd: FieldDescriptor, tp: Any) -> Any:
+def _value_from_proto(value: Any, fd: AnyFieldDescriptor, tp: Any) -> Any:
     if isinstance(tp, type) and issubclass(tp, Enum):
-        name = fd.enum_type.values_by_number[value].name if value in fd.enum_type.values_by_number else ""
-        member = name.removeprefix(_enum_prefix(fd.enum_type))
+        enum_type = _enum_type(fd)
+        name = enum_type.values_by_number[value].name if value in enum_type.values_by_number else ""
+        member = name.removeprefix(_enum_prefix(enum_type))
         if member not in tp.__members__:
             raise ValueError(f"{fd.name}: {name or value} is not a valid value")
         return tp[member]
     if fd.message_type in CARDS:
         return value.code
-    if fd.message_type is not None and dataclasses.is_dataclass(tp):
-        return from_proto(value, tp)  # type: ignore[arg-type]
+    if fd.message_type is not None and isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return from_proto(value, tp)
     return value
 
 
-def field_from_proto(msg: Message, fd: FieldDescriptor, tp: Any) -> Any:
+def field_from_proto(msg: Message, fd: AnyFieldDescriptor, tp: Any) -> Any:
     """One field of ``msg`` as the Python type ``tp``."""
     tp, optional = _optional_inner(tp)
     if optional and fd.has_presence and not msg.HasField(fd.name):

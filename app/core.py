@@ -1,0 +1,719 @@
+"""The application core: every use case of the service, with no transport in it.
+
+A command: check the caller's seat → load the game (one read: its row, the events since the cached
+fold and the command id's first answer) → ``decide`` → append at the expected version (one write)
+→ answer with the caller's copies of the events. Nothing is kept between calls that the log does
+not hold: the cache of folded states is only a cache, and any process on the same store serves any
+game. Transports (gRPC today) parse a request, call one method here and format the answer; errors
+are the typed ones of :mod:`croupier.app.errors`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import secrets
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from croupier.app.errors import (
+    AppError,
+    BadCredentials,
+    Forbidden,
+    NotFound,
+    NotNow,
+    StaleVersion,
+    from_rejection,
+    invalid,
+    require,
+)
+from croupier.app.notifier import Notifier
+from croupier.app.runner import AsyncLog
+from croupier.app.tokens import AuthError, SeatIdentity, TokenSigner
+from croupier.contract import convert
+from croupier.contract.bindings import BINDINGS, BY_NAME, GameBinding
+from croupier.contract.rejections import rejection
+from croupier.engine import ENGINE_VERSION
+from croupier.engine.game import CommandError, Context, InvalidRules
+from croupier.engine.settlement import Settlement
+from croupier.engine.shuffle import Seeds
+from croupier.log import (
+    CommandResult,
+    EventStore,
+    GameNotFound,
+    GameRecord,
+    Loaded,
+    NewEvent,
+    TICK_PREFIX,
+    StoredEvent,
+    VersionConflict,
+)
+from croupier.replays.format import ReplayFormatError, build, complete_event, from_binary
+from croupier.replays.format import from_json, to_binary
+from croupier.replays.verify import Report, verify
+from croupier.v1 import common_pb2, service_pb2
+
+log = structlog.get_logger("croupier.app")
+
+#: Milliseconds since the epoch, now. Injected so that tests move time instead of sleeping.
+Clock = Callable[[], int]
+#: 32 fresh secret bytes: a game's server seed.
+SeedSource = Callable[[], bytes]
+
+# How many finished games a player's recall lists.
+RECENT_GAMES = 10
+# A stream re-reads its game this often even when nothing wakes it: appends by a process that
+# shares an SQLite file, or a lost notice, are seen at the latest then.
+STREAM_RECHECK_S = 5.0
+TICK = TICK_PREFIX
+# Folded games kept in memory (most recently used first out last).
+CACHE_SIZE = 2048
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def fresh_seed() -> bytes:
+    return secrets.token_bytes(32)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who calls: the seat a verified token names, or nobody in particular."""
+
+    identity: SeatIdentity | None = None
+
+
+ANONYMOUS = Caller()
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A game folded up to ``version``: its engine state and its own events so far."""
+
+    record: GameRecord
+    binding: GameBinding
+    state: Any
+    version: int
+    events: tuple[Any, ...]
+    #: When the last event was recorded (a finished game: when it ended).
+    last_at_ms: int
+
+    @property
+    def seeds(self) -> Seeds:
+        return Seeds(self.record.server_seed, self.state.client_seeds)
+
+
+class FoldCache:
+    """Folded games by id (LRU; states are immutable). Only this process's memory: a miss or an
+    older entry is completed from the log."""
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self._items: OrderedDict[str, Folded] = OrderedDict()
+        self._size = size
+
+    def get(self, game_id: str) -> Folded | None:
+        item = self._items.get(game_id)
+        if item is not None:
+            self._items.move_to_end(game_id)
+        return item
+
+    def put(self, folded: Folded) -> None:
+        game_id = folded.record.game_id
+        old = self._items.get(game_id)
+        if old is None or old.version < folded.version:
+            self._items[game_id] = folded
+            self._items.move_to_end(game_id)
+        while len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+
+def _new_events(binding: GameBinding, events: Sequence[Any]) -> list[NewEvent]:
+    """Engine events as log records: the type name and the deterministic body bytes."""
+    return [
+        NewEvent(type(e).__name__, binding.event_to_body(e).SerializeToString(deterministic=True))
+        for e in events
+    ]
+
+
+def _decode(binding: GameBinding, stored: StoredEvent) -> Any | None:
+    """The engine event a stored event holds (``None`` for the service's own, the seed)."""
+    body = service_pb2.EventBody.FromString(stored.payload)
+    if body.WhichOneof("body") != binding.field:
+        return None
+    return binding.event_from_body(body)
+
+
+def _settlement(settlement: Settlement) -> common_pb2.Settlement:
+    message = common_pb2.Settlement()
+    convert.fill(message, settlement)
+    return message
+
+
+def _binding(kind: common_pb2.GameKind.ValueType) -> GameBinding:
+    binding = BINDINGS.get(kind)
+    if binding is None:
+        raise invalid("UNKNOWN_GAME_KIND", "kind must name a game kind", "kind")
+    return binding
+
+
+def _store_error(error: GameNotFound | VersionConflict) -> AppError:
+    if isinstance(error, GameNotFound):
+        return NotFound("GAME_NOT_FOUND", str(error), {"game_id": error.game_id})
+    return StaleVersion(
+        "VERSION_CONFLICT",
+        f"{error}; read the game again and retry",
+        {"current_version": str(error.current), "expected_version": str(error.expected)},
+    )
+
+
+class Croupier:
+    """The service's use cases. One per process; every method is safe to call concurrently."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        signer: TokenSigner,
+        clock: Clock = now_ms,
+        seed_source: SeedSource = fresh_seed,
+    ) -> None:
+        self.store = store
+        self.log = AsyncLog(store)
+        self.signer = signer
+        self.clock = clock
+        self.seed_source = seed_source
+        self.cache = FoldCache()
+        self.notifier = Notifier()
+        self._listening = False
+
+    async def start(self) -> None:
+        """Bind to the running loop and hear other processes' appends."""
+        self.notifier.bind(asyncio.get_running_loop())
+        if not self._listening:
+            self.store.listen(self.notifier.notify_threadsafe)
+            self._listening = True
+
+    def close(self) -> None:
+        self.log.close()
+
+    # -- who calls --------------------------------------------------------------------------------
+
+    def authenticate(self, token: str | None) -> Caller:
+        """The caller a bearer token names (none: anonymous); a token that is not ours fails."""
+        if not token:
+            return ANONYMOUS
+        try:
+            return Caller(self.signer.verify(token))
+        except AuthError as error:
+            raise BadCredentials("INVALID_TOKEN", str(error)) from None
+
+    def _seat(self, caller: Caller, game_id: str, seat: int | None = None) -> int:
+        """The caller's seat in ``game_id``; ``seat`` is what the request claims, if anything."""
+        require(game_id, "game_id")
+        structlog.contextvars.bind_contextvars(game_id=game_id)
+        identity = caller.identity
+        if identity is None:
+            raise BadCredentials(
+                "MISSING_TOKEN", "send the seat token as 'authorization: Bearer <token>'"
+            )
+        if identity.game_id != game_id:
+            raise Forbidden("TOKEN_FOR_OTHER_GAME", "this seat token belongs to another game")
+        if seat is not None and seat != identity.seat:
+            raise Forbidden(
+                "SEAT_MISMATCH",
+                f"the token is seat {identity.seat}'s, not seat {seat}'s",
+                {"token_seat": str(identity.seat)},
+            )
+        structlog.contextvars.bind_contextvars(seat=identity.seat)
+        return identity.seat
+
+    def _seat_if_any(self, caller: Caller, game_id: str) -> int | None:
+        """The caller's seat when a token came with the call, else a spectator (``None``)."""
+        if caller.identity is None:
+            require(game_id, "game_id")
+            structlog.contextvars.bind_contextvars(game_id=game_id)
+            return None
+        return self._seat(caller, game_id)
+
+    # -- the log ----------------------------------------------------------------------------------
+
+    async def _fold(
+        self, game_id: str, command_id: str = ""
+    ) -> tuple[Folded, CommandResult | None]:
+        """The game as its log stands (one read), and the command id's first answer if any."""
+        cached = self.cache.get(game_id)
+        try:
+            loaded = await self.log.load(game_id, cached.version if cached else 0, command_id)
+        except GameNotFound as error:
+            raise _store_error(error) from None
+        return self._folded(cached, loaded), loaded.earlier
+
+    async def _fold_many(self, game_ids: Sequence[str]) -> list[Folded]:
+        """Several games as their logs stand, in one read (unknown ones left out)."""
+        cached = {g: self.cache.get(g) for g in game_ids}
+        wanted = [(g, c.version if c else 0) for g, c in cached.items()]
+        return [
+            self._folded(cached[loaded.record.game_id], loaded)
+            for loaded in await self.log.load_many(wanted)
+        ]
+
+    def _folded(self, cached: Folded | None, loaded: Loaded) -> Folded:
+        """``cached`` (if any) with the newly read events folded in; the result is cached."""
+        record = loaded.record
+        binding = BY_NAME[record.kind]
+        if cached is not None and cached.version <= record.version:
+            state, events = cached.state, list(cached.events)
+            version, last_at_ms = cached.version, cached.last_at_ms
+        else:
+            state, events, version, last_at_ms = binding.game.initial_state(), [], 0, 0
+        for stored in loaded.events:
+            event = _decode(binding, stored)
+            if event is not None:
+                state = binding.game.evolve(state, event)
+                events.append(event)
+            version, last_at_ms = stored.version, stored.recorded_at_ms
+        folded = Folded(record, binding, state, version, tuple(events), last_at_ms)
+        self.cache.put(folded)
+        return folded
+
+    def _as_of_now(self, folded: Folded) -> Any:
+        """The state as of now: what time has made due (a closed claim window) applied."""
+        game, state = folded.binding.game, folded.state
+        for event in game.advance(state, self.clock()):
+            state = game.evolve(state, event)
+        return state
+
+    def _present(
+        self, binding: GameBinding, stored: StoredEvent, seat: int | None, finished: bool
+    ) -> service_pb2.GameEvent:
+        """A stored event as ``seat`` may see it: complete once the game is over."""
+        engine_event = _decode(binding, stored)
+        if not finished and engine_event is not None:
+            shown = binding.game.redact(engine_event, seat)
+            if shown != engine_event:
+                # A redacted copy carries no payload or hashes: they would give the hidden away.
+                event = service_pb2.GameEvent(
+                    game_id=stored.game_id,
+                    version=stored.version,
+                    command_id=stored.command_id,
+                    recorded_at_ms=stored.recorded_at_ms,
+                    body=binding.event_to_body(shown),
+                    redacted=True,
+                )
+                if stored.seat is not None:
+                    event.seat = stored.seat
+                if stored.command:
+                    event.command.ParseFromString(stored.command)
+                return event
+        return complete_event(stored)
+
+    def _command(self, folded: Folded, command: service_pb2.Command) -> Any:
+        if not command.WhichOneof("game"):
+            raise invalid("MISSING_FIELD", "command is required", "command")
+        try:
+            engine_command = folded.binding.command_from_proto(command)
+        except ValueError as error:
+            raise invalid("MALFORMED_COMMAND", str(error), "command") from None
+        structlog.contextvars.bind_contextvars(command=type(engine_command).__name__)
+        return engine_command
+
+    # -- use cases --------------------------------------------------------------------------------
+
+    async def create_game(
+        self,
+        kind: common_pb2.GameKind.ValueType,
+        preset: str,
+        seats: int,
+        overrides: service_pb2.Rules | None,
+        client_seeds: Sequence[str],
+        players: Sequence[str],
+    ) -> service_pb2.CreateGameResponse:
+        binding = _binding(kind)
+        try:
+            changes = binding.overrides(overrides) if overrides is not None else {}
+            rules = binding.game.rules_for(preset, changes, seats)
+        except InvalidRules as error:
+            field = (
+                error.field
+                if error.field in ("preset", "seats")
+                else f"overrides.{binding.field}.{error.field}"
+            )
+            raise invalid(error.reason, error.message, field) from None
+        except ValueError as error:
+            raise invalid("INVALID_OPTION", str(error), "overrides") from None
+        players = tuple(players)
+        if players and (len(players) != seats or not all(players)):
+            raise invalid(
+                "INVALID_PLAYERS", f"name one player per seat ({seats}), or none", "players"
+            )
+        server_seed = self.seed_source()
+        seeds = Seeds(server_seed, tuple(client_seeds))
+        game_id = str(uuid.uuid4())
+        events = binding.game.start(rules, seats, seeds)
+        record = GameRecord(
+            game_id, binding.game.kind, seats, server_seed, seeds.commitment, self.clock()
+        )
+        version = await self.log.create_game(
+            record, _new_events(binding, events), record.created_at_ms, players
+        )
+        structlog.contextvars.bind_contextvars(game_id=game_id, kind=binding.game.kind, seats=seats)
+        return service_pb2.CreateGameResponse(
+            game_id=game_id,
+            commitment=seeds.commitment,
+            rules=binding.rules_to_proto(rules),
+            version=version,
+            tokens=[
+                service_pb2.SeatToken(
+                    seat=s,
+                    token=self.signer.issue(game_id, s),
+                    player=players[s] if players else "",
+                )
+                for s in range(seats)
+            ],
+        )
+
+    async def submit(
+        self,
+        caller: Caller,
+        game_id: str,
+        command_id: str,
+        expected_version: int,
+        command: service_pb2.Command,
+        seat: int | None = None,
+    ) -> service_pb2.SubmitCommandResponse:
+        acting = self._seat(caller, game_id, seat)
+        require(command_id, "command_id")
+        if command_id.startswith(TICK):
+            raise invalid(
+                "RESERVED_COMMAND_ID", f"command ids starting {TICK!r} are the service's", "command_id"
+            )
+        folded, earlier = await self._fold(game_id, command_id)
+        finished = folded.record.finished
+        if earlier is None:
+            earlier, finished = await self._decide(
+                folded, acting, command_id, expected_version, command
+            )
+        if not earlier.accepted:
+            raise from_rejection(common_pb2.Rejection.FromString(earlier.rejection or b""))
+        structlog.contextvars.bind_contextvars(duplicate=earlier.duplicate)
+        stored: Sequence[StoredEvent] = earlier.events
+        if not stored:  # a retry: the first answer's events, read back
+            read = await self.log.read(game_id, earlier.first_version - 1)
+            stored = [e for e in read if e.version <= earlier.last_version]
+        return service_pb2.SubmitCommandResponse(
+            version=earlier.last_version,
+            events=[self._present(folded.binding, e, acting, finished) for e in stored],
+        )
+
+    async def _decide(
+        self,
+        folded: Folded,
+        seat: int,
+        command_id: str,
+        expected_version: int,
+        command: service_pb2.Command,
+    ) -> tuple[CommandResult, bool]:
+        """Decide a new command and record its answer: its events, or its refusal."""
+        engine_command = self._command(folded, command)
+        game_id, game = folded.record.game_id, folded.binding.game
+        if expected_version != folded.version:
+            raise _store_error(VersionConflict(game_id, expected_version, folded.version))
+        # One instant for the decision and the record: a replay re-decides at the recorded time,
+        # so a claim window closes there exactly as it did live.
+        now = self.clock()
+        try:
+            events = game.decide(folded.state, seat, engine_command, Context(folded.seeds, now))
+        except CommandError as error:
+            refused = rejection(error).SerializeToString(deterministic=True)
+            result = await self.log.record_rejection(game_id, command_id, refused, folded.version)
+            return result, folded.record.finished
+        state = folded.state
+        for event in events:
+            state = game.evolve(state, event)
+        finished = game.is_finished(state)
+        new = self._with_seed(folded, _new_events(folded.binding, events), finished)
+        try:
+            result = await self.log.append(
+                game_id,
+                folded.version,
+                new,
+                command_id,
+                seat,
+                now,
+                finished,
+                command.SerializeToString(deterministic=True),
+            )
+        except (GameNotFound, VersionConflict) as error:
+            raise _store_error(error) from None
+        if not result.duplicate:
+            self._remember(folded, state, events, result.last_version, finished, now)
+            return result, finished
+        return result, folded.record.finished
+
+    async def tick(self, game_id: str) -> int:
+        """Record what time has made due in ``game_id`` (a closed claim window's award), as a batch
+        of its own at this instant, without waiting for the next command. Returns the game's
+        version. A replica that loses the race to another tick or to a command records nothing:
+        the version check decides, and the command records what is due itself."""
+        require(game_id, "game_id")
+        folded, _ = await self._fold(game_id)
+        game = folded.binding.game
+        now = self.clock()
+        events = game.advance(folded.state, now)
+        if not events:
+            return folded.version
+        state = folded.state
+        for event in events:
+            state = game.evolve(state, event)
+        finished = game.is_finished(state)
+        new = self._with_seed(folded, _new_events(folded.binding, events), finished)
+        try:
+            # The id names the version it ticks from, so replicas racing one tick dedupe.
+            result = await self.log.append(
+                game_id, folded.version, new, f"{TICK}{folded.version}", None, now, finished, b""
+            )
+        except VersionConflict:
+            return (await self._fold(game_id))[0].version
+        if not result.duplicate:
+            self._remember(folded, state, events, result.last_version, finished, now)
+        return result.last_version
+
+    def _with_seed(self, folded: Folded, new: list[NewEvent], finished: bool) -> list[NewEvent]:
+        """The batch, with the revealed seed after it when it ends the game."""
+        if finished:
+            seed = service_pb2.EventBody(
+                seed_revealed=service_pb2.SeedRevealed(server_seed=folded.record.server_seed.hex())
+            )
+            new.append(NewEvent("SeedRevealed", seed.SerializeToString(deterministic=True)))
+        return new
+
+    def _remember(
+        self,
+        folded: Folded,
+        state: Any,
+        events: Sequence[Any],
+        version: int,
+        finished: bool,
+        now: int,
+    ) -> None:
+        """Cache the game as this process just wrote it and wake its streams."""
+        record = dataclasses.replace(folded.record, version=version, finished=finished)
+        self.cache.put(
+            Folded(record, folded.binding, state, version, folded.events + tuple(events), now)
+        )
+        self.notifier.notify(record.game_id, version)
+
+    async def validate(
+        self, caller: Caller, game_id: str, command: service_pb2.Command, seat: int | None = None
+    ) -> service_pb2.ValidateCommandResponse:
+        acting = self._seat(caller, game_id, seat)
+        folded, _ = await self._fold(game_id)
+        engine_command = self._command(folded, command)
+        try:
+            folded.binding.game.validate(self._as_of_now(folded), acting, engine_command)
+        except CommandError as error:
+            return service_pb2.ValidateCommandResponse(
+                accepted=False, rejection=rejection(error), version=folded.version
+            )
+        return service_pb2.ValidateCommandResponse(accepted=True, version=folded.version)
+
+    async def legal_moves(
+        self, caller: Caller, game_id: str, seat: int | None = None
+    ) -> service_pb2.ListLegalMovesResponse:
+        acting = self._seat(caller, game_id, seat)
+        folded, _ = await self._fold(game_id)
+        game, binding = folded.binding.game, folded.binding
+        now = self._as_of_now(folded)
+        return service_pb2.ListLegalMovesResponse(
+            version=folded.version,
+            moves=[
+                service_pb2.LegalMove(command=binding.command_to_proto(c), label=game.label(now, c))
+                for c in game.legal_commands(now, acting)
+            ],
+        )
+
+    async def view(
+        self, caller: Caller, game_id: str, seat: int | None = None
+    ) -> service_pb2.GetViewResponse:
+        acting = self._seat(caller, game_id, seat)
+        folded, _ = await self._fold(game_id)
+        game = folded.binding.game
+        return service_pb2.GetViewResponse(
+            view=folded.binding.view_to_proto(game.view(self._as_of_now(folded), acting)),
+            version=folded.version,
+            finished=game.is_finished(folded.state),
+        )
+
+    async def subscribe(
+        self, caller: Caller, game_id: str, after_version: int = 0
+    ) -> AsyncIterator[service_pb2.GameEvent]:
+        """The seat's copies of the game's events after ``after_version``, live, until the game
+        ends. Cancelling the iteration drops the stream at once."""
+        seat = self._seat(caller, game_id)
+        after = after_version
+        while True:
+            wake = self.notifier.waiter(game_id)
+            try:
+                try:
+                    loaded = await self.log.load(game_id, after)
+                except GameNotFound as error:
+                    raise _store_error(error) from None
+                binding = BY_NAME[loaded.record.kind]
+                for stored in loaded.events:
+                    yield self._present(binding, stored, seat, loaded.record.finished)
+                    after = stored.version
+                if loaded.record.finished and after >= loaded.record.version:
+                    return
+                try:
+                    await asyncio.wait_for(wake.wait(), STREAM_RECHECK_S)
+                except TimeoutError:
+                    pass
+            finally:
+                self.notifier.release(game_id, wake)
+
+    async def settlement(
+        self, caller: Caller, game_id: str, round_number: int = 0, final: bool = False
+    ) -> common_pb2.Settlement:
+        """A finished round's itemized settlement (0: the last), or the whole game's."""
+        self._seat_if_any(caller, game_id)
+        folded, _ = await self._fold(game_id)
+        game, events = folded.binding.game, list(folded.events)
+        if final:
+            whole = game.final_settlement(events)
+            if whole is None:
+                raise NotNow("GAME_NOT_FINISHED", "the game is not over yet")
+            return _settlement(whole)
+        settlements = game.settlements(events)
+        if not settlements:
+            raise NotNow("ROUND_NOT_FINISHED", "no round of this game has finished yet")
+        index = round_number - 1 if round_number else len(settlements) - 1
+        if not 0 <= index < len(settlements):
+            raise NotFound(
+                "ROUND_NOT_FOUND",
+                f"round {round_number} has not finished",
+                {"rounds": str(len(settlements))},
+            )
+        return _settlement(settlements[index])
+
+    async def replay(self, caller: Caller, game_id: str) -> service_pb2.GetReplayResponse:
+        """The game's log as the caller may see it: complete with the seed once it is over."""
+        seat = self._seat_if_any(caller, game_id)
+        folded, _ = await self._fold(game_id)
+        return await self._replay(folded, seat, complete=folded.record.finished)
+
+    async def _replay(
+        self, folded: Folded, seat: int | None, complete: bool
+    ) -> service_pb2.GetReplayResponse:
+        """The game's log for ``seat``: complete (with the seed) or redacted as during play."""
+        record, state = folded.record, folded.state
+        stored = await self.log.read(record.game_id)
+        first = folded.events[0] if folded.events else None
+        return service_pb2.GetReplayResponse(
+            game_id=record.game_id,
+            kind=folded.binding.kind,
+            rules=folded.binding.rules_to_proto(state.rules),
+            seats=record.seats,
+            commitment=record.commitment,
+            client_seeds=list(state.client_seeds),
+            # The engine version that recorded the game (its first event), not the running one.
+            engine_version=first.engine_version if first is not None else ENGINE_VERSION,
+            finished=record.finished,
+            server_seed=record.server_seed.hex() if complete else "",
+            events=[self._present(folded.binding, e, seat, complete) for e in stored],
+        )
+
+    async def export_replay(self, caller: Caller, game_id: str) -> bytes:
+        """The finished game's replay file (binary)."""
+        self._seat_if_any(caller, game_id)
+        folded, _ = await self._fold(game_id)
+        if not folded.record.finished:
+            raise NotNow(
+                "GAME_NOT_FINISHED",
+                "a replay is made of a finished game (its seed is still secret)",
+            )
+        return to_binary(build(folded.record, await self.log.read(game_id)))
+
+    async def verify_replay(self, data: bytes) -> Report:
+        """Re-derive and re-apply a replay file (binary or JSON), naming the first divergence."""
+        try:
+            replay = (
+                from_json(data.decode("utf-8")) if data.lstrip()[:1] == b"{" else from_binary(data)
+            )
+        except (ReplayFormatError, UnicodeDecodeError) as error:
+            raise invalid("NOT_A_REPLAY", str(error), "replay") from None
+        return await asyncio.to_thread(verify, replay)
+
+    async def _player(self, caller: Caller, game_id: str, seat: int | None) -> str:
+        """The player at the caller's seat (recall needs games created with player ids)."""
+        acting = self._seat(caller, game_id, seat)
+        players = await self.log.players(game_id)
+        if not players:
+            raise NotNow(
+                "NO_PLAYER_IDS",
+                "this game was created without player ids (CreateGameRequest.players)",
+            )
+        return players[acting]
+
+    async def recent_games(
+        self, caller: Caller, game_id: str, seat: int | None = None
+    ) -> service_pb2.ListRecentGamesResponse:
+        """The caller's player's latest finished games, with outcome and settlement."""
+        player = await self._player(caller, game_id, seat)
+        response = service_pb2.ListRecentGamesResponse(player=player)
+        recent = await self.log.recent_games(player, RECENT_GAMES)
+        seats = {record.game_id: at for record, at in recent}
+        # Two reads in all: the player's games, then every one of them at once.
+        for folded in await self._fold_many([record.game_id for record, _ in recent]):
+            final = folded.binding.game.final_settlement(list(folded.events))
+            if final is None:  # pragma: no cover - the store lists finished games only
+                continue
+            at = seats[folded.record.game_id]
+            response.games.append(
+                service_pb2.RecentGame(
+                    game_id=folded.record.game_id,
+                    kind=folded.binding.kind,
+                    seat=at,
+                    finished_at_ms=folded.last_at_ms,
+                    outcome=final.outcome,
+                    net=final.net[at],
+                    settlement=_settlement(final),
+                )
+            )
+        return response
+
+    async def recent_game(
+        self, caller: Caller, game_id: str, recent_game_id: str, seat: int | None = None
+    ) -> service_pb2.GetReplayResponse:
+        """One of the player's finished games as their seat saw it (redacted, no seed)."""
+        player = await self._player(caller, game_id, seat)
+        require(recent_game_id, "recent_game_id")
+        seats = [s for s, p in enumerate(await self.log.players(recent_game_id)) if p == player]
+        folded = None
+        if seats:
+            try:
+                folded, _ = await self._fold(recent_game_id)
+            except NotFound:
+                folded = None
+        if folded is None or not folded.record.finished:
+            raise NotFound("NOT_A_RECENT_GAME", "not one of this player's finished games")
+        return await self._replay(folded, seats[0], complete=False)
+
+    def presets(self, kind: common_pb2.GameKind.ValueType) -> list[service_pb2.Preset]:
+        binding = _binding(kind)
+        game = binding.game
+        return [
+            service_pb2.Preset(
+                name=name,
+                description=game.preset_description(name),
+                rules=binding.rules_to_proto(rules),
+                is_default=name == game.default_preset,
+            )
+            for name, rules in game.presets().items()
+        ]

@@ -1,0 +1,69 @@
+"""What went wrong, as types: each transport maps them to its own status codes in one table.
+
+Every error carries a stable UPPER_SNAKE ``reason`` (clients branch on it), a message for people,
+``metadata`` (the rule cited, the current version…) and, for malformed input, the ``field`` at
+fault.
+"""
+
+from __future__ import annotations
+
+from croupier.contract.rejections import ILLEGAL
+from croupier.v1 import common_pb2
+
+
+class AppError(Exception):
+    """Base of the application's errors."""
+
+    def __init__(
+        self,
+        reason: str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+        field: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.metadata = dict(metadata or {})
+        self.field = field
+
+
+class BadRequest(AppError):
+    """The request or command cannot mean anything (missing field, unknown card, bad option)."""
+
+
+class NotNow(AppError):
+    """Well formed, but the game's state does not allow it (an illegal move, an unfinished game)."""
+
+
+class StaleVersion(AppError):
+    """The caller's ``expected_version`` is behind the game: read again and retry."""
+
+
+class NotFound(AppError):
+    """No such game, round or recent game."""
+
+
+class BadCredentials(AppError):
+    """No seat token where one is needed, or a token that is not ours."""
+
+
+class Forbidden(AppError):
+    """A genuine token, but not for this game or this seat."""
+
+
+def invalid(reason: str, message: str, field: str) -> BadRequest:
+    return BadRequest(reason, message, field=field)
+
+
+def require(value: object, field: str) -> None:
+    if not value:
+        raise invalid("MISSING_FIELD", f"{field} is required", field)
+
+
+def from_rejection(stored: common_pb2.Rejection) -> AppError:
+    """A refusal as the store kept it: illegal now, or malformed."""
+    metadata = {"rule": stored.rule} if stored.rule else {}
+    if (stored.status or ILLEGAL) == ILLEGAL:
+        return NotNow(stored.reason, stored.message, metadata)
+    return BadRequest(stored.reason, stored.message, metadata, field=stored.field)

@@ -1,0 +1,52 @@
+"""Wakes the live streams of one game when its log grows: in-process, per game.
+
+Appends made by this process notify directly; appends by other processes arrive through the
+store's :meth:`~croupier.log.EventStore.listen` (PostgreSQL's LISTEN, on its own thread) and are
+handed to the event loop. Only the streams of the game named wake up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+
+
+class Notifier:
+    def __init__(self) -> None:
+        self._waiting: defaultdict[str, set[asyncio.Event]] = defaultdict(set)
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The loop the streams run on (other threads' notices are handed to it)."""
+        self._loop = loop
+
+    def waiter(self, game_id: str) -> asyncio.Event:
+        """An event set at the game's next append; register it before reading, so that an append
+        between the read and the wait is not missed. Give it back with :meth:`release`."""
+        event = asyncio.Event()
+        self._waiting[game_id].add(event)
+        return event
+
+    def release(self, game_id: str, event: asyncio.Event) -> None:
+        waiting = self._waiting.get(game_id)
+        if waiting is not None:
+            waiting.discard(event)
+            if not waiting:
+                del self._waiting[game_id]
+
+    def notify(self, game_id: str, version: int = 0) -> None:
+        """On the loop's thread: wake the game's streams."""
+        for event in self._waiting.get(game_id, ()):
+            event.set()
+
+    def notify_threadsafe(self, game_id: str, version: int = 0) -> None:
+        """From any thread (a store's listener)."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self.notify, game_id, version)
+
+    def streams(self, game_id: str | None = None) -> int:
+        """How many streams wait (on one game, or on all)."""
+        if game_id is not None:
+            return len(self._waiting.get(game_id, ()))
+        return sum(len(w) for w in self._waiting.values())

@@ -1,0 +1,44 @@
+"""The event log: what a stored event is, how the chain binds the events, and what a store offers.
+
+This layer knows bytes and records, never a game or a transport: a store holds each event as its
+type name and deterministic payload bytes, chained by :mod:`croupier.log.chain`
+(``docs/event-log.md``). The service's SQL stores implement :class:`EventStore`; the application
+core and the replay tools read through it.
+"""
+
+from __future__ import annotations
+
+from croupier.log.chain import (
+    GENESIS_HASH,
+    LOG_FORMAT_VERSION,
+    chain_hash,
+    record_bytes,
+    verify_chain,
+)
+from croupier.log.records import (
+    TICK_PREFIX,
+    CommandResult,
+    GameRecord,
+    Loaded,
+    NewEvent,
+    StoredEvent,
+)
+from croupier.log.store import EventStore, GameNotFound, StoreError, VersionConflict
+
+__all__ = [
+    "GENESIS_HASH",
+    "LOG_FORMAT_VERSION",
+    "TICK_PREFIX",
+    "CommandResult",
+    "EventStore",
+    "GameNotFound",
+    "GameRecord",
+    "Loaded",
+    "NewEvent",
+    "StoreError",
+    "StoredEvent",
+    "VersionConflict",
+    "chain_hash",
+    "record_bytes",
+    "verify_chain",
+]

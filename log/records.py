@@ -1,0 +1,74 @@
+"""The log's records: a game's row, an event to append, a stored event, a command's first answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: The command id of a batch that time made due (a tick), followed by the version it was recorded
+#: at: such a batch has no seat and no command (docs/event-log.md, "Time").
+TICK_PREFIX = "tick:"
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """A game's row: who made it, its seeds' commitment, where its log stands."""
+
+    game_id: str
+    kind: str
+    seats: int
+    server_seed: bytes
+    commitment: str
+    created_at_ms: int
+    version: int = 0
+    finished: bool = False
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to append: its type name and its serialized body (deterministic protobuf)."""
+
+    type: str
+    payload: bytes
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An appended event with every stored column (``docs/event-log.md``)."""
+
+    game_id: str
+    version: int
+    command_id: str
+    seat: int | None
+    recorded_at_ms: int
+    type: str
+    payload: bytes
+    prev_hash: str
+    hash: str
+    command: bytes = b""
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """The first result of a command id: accepted (with its versions) or rejected.
+
+    ``events`` holds what an append just wrote (empty for a duplicate or a rejection), so that the
+    caller answers without reading them back.
+    """
+
+    command_id: str
+    accepted: bool
+    first_version: int
+    last_version: int
+    rejection: bytes | None = None
+    duplicate: bool = False
+    events: tuple[StoredEvent, ...] = ()
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """One read of a game: its row, its events after a version, and (when asked) the first answer
+    already given to a command id."""
+
+    record: GameRecord
+    events: tuple[StoredEvent, ...]
+    earlier: CommandResult | None = None

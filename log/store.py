@@ -1,0 +1,120 @@
+"""What a database offers the log: the recorder contract every store passes (``tests/store``).
+
+The database decides every race: the unique keys (game id, version) and (game id, command id) make
+appends optimistic and commands idempotent; no Python lock is trusted across processes.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+
+from croupier.log.records import CommandResult, GameRecord, Loaded, NewEvent, StoredEvent
+
+
+class StoreError(Exception):
+    """Base of the store's errors."""
+
+
+class GameNotFound(StoreError):
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"no game {game_id!r}")
+        self.game_id = game_id
+
+
+class VersionConflict(StoreError):
+    """The game moved on: the expected version is not the current one."""
+
+    def __init__(self, game_id: str, expected: int, current: int) -> None:
+        super().__init__(f"game {game_id} is at version {current}, not {expected}")
+        self.game_id = game_id
+        self.expected = expected
+        self.current = current
+
+
+#: Called with (game id, version) after an append lands, by any process on the store.
+AppendListener = Callable[[str, int], None]
+
+
+class EventStore(ABC):
+    """What the application needs of a database. Methods block; the application calls them off
+    its event loop. Subclasses differ only in connections and dialect."""
+
+    url: str
+    #: Whether writes must go through one writer (SQLite: one write lock for the whole file).
+    single_writer: bool = False
+
+    @abstractmethod
+    def create_game(
+        self,
+        game: GameRecord,
+        events: Sequence[NewEvent],
+        recorded_at_ms: int,
+        players: Sequence[str] = (),
+    ) -> int:
+        """Store a new game with its opening events (and who sits where, if known); returns the
+        version."""
+
+    @abstractmethod
+    def game(self, game_id: str) -> GameRecord:
+        """The game's record; raises :class:`GameNotFound`."""
+
+    @abstractmethod
+    def load(self, game_id: str, after_version: int = 0, command_id: str = "") -> Loaded:
+        """In one read: the game's record, its events after ``after_version`` and, if
+        ``command_id`` is given, that command's first result; raises :class:`GameNotFound`."""
+
+    @abstractmethod
+    def load_many(self, wanted: Sequence[tuple[str, int]]) -> list[Loaded]:
+        """:meth:`load` for several (game id, after version) pairs in one read, in the order asked;
+        unknown games are left out."""
+
+    @abstractmethod
+    def append(
+        self,
+        game_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        command_id: str,
+        seat: int | None,
+        recorded_at_ms: int,
+        finished: bool = False,
+        command: bytes = b"",
+    ) -> CommandResult:
+        """Append atomically if the game is at ``expected_version`` (else :class:`VersionConflict`).
+
+        A command id seen before returns its first result (``duplicate=True``) and writes nothing;
+        a new one returns the stored events with it.
+        """
+
+    @abstractmethod
+    def record_rejection(
+        self, game_id: str, command_id: str, rejection: bytes, version: int
+    ) -> CommandResult:
+        """Remember that a command was refused, so that a retry gets the same answer."""
+
+    @abstractmethod
+    def result_of(self, game_id: str, command_id: str) -> CommandResult | None: ...
+
+    @abstractmethod
+    def read(self, game_id: str, after_version: int = 0) -> list[StoredEvent]: ...
+
+    @abstractmethod
+    def players(self, game_id: str) -> tuple[str, ...]:
+        """The player id at each seat, or ``()`` when the game was created without them."""
+
+    @abstractmethod
+    def recent_games(self, player: str, limit: int) -> list[tuple[GameRecord, int]]:
+        """The player's last ``limit`` finished games, the latest first, as (record, seat)."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    # -- appends by other processes ---------------------------------------------------------------
+
+    def listen(self, listener: AppendListener) -> None:
+        """Call ``listener`` whenever another process appends to a game (from any thread).
+
+        A store that only this process writes (SQLite with one server) has nothing to add: the
+        application hears its own appends. PostgreSQL overrides this with LISTEN/NOTIFY.
+        """

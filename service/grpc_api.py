@@ -1,0 +1,124 @@
+"""The gRPC adapter of the application core: each handler parses, calls the core, and formats.
+
+Who calls comes from the interceptor (:func:`croupier.service.interceptor.caller`), never from the
+request; errors are the core's typed ones, turned into statuses by the interceptor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from croupier.app.core import Croupier
+from croupier.service.interceptor import caller
+from croupier.v1 import service_pb2, service_pb2_grpc
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+def _seat(request: Any) -> int | None:
+    """The seat a request claims to act as, when it says (the token decides)."""
+    return int(request.seat) if request.HasField("seat") else None
+
+
+class GameServicer(service_pb2_grpc.GameServiceServicer):
+    def __init__(self, core: Croupier) -> None:
+        self.core = core
+
+    async def CreateGame(
+        self, request: service_pb2.CreateGameRequest, context: Context
+    ) -> service_pb2.CreateGameResponse:
+        return await self.core.create_game(
+            request.kind,
+            request.preset,
+            request.seats,
+            request.overrides if request.HasField("overrides") else None,
+            request.client_seeds,
+            request.players,
+        )
+
+    async def SubmitCommand(
+        self, request: service_pb2.SubmitCommandRequest, context: Context
+    ) -> service_pb2.SubmitCommandResponse:
+        return await self.core.submit(
+            caller(),
+            request.game_id,
+            request.command_id,
+            request.expected_version,
+            request.command,
+            _seat(request),
+        )
+
+    async def ValidateCommand(
+        self, request: service_pb2.ValidateCommandRequest, context: Context
+    ) -> service_pb2.ValidateCommandResponse:
+        return await self.core.validate(caller(), request.game_id, request.command, _seat(request))
+
+    async def ListLegalMoves(
+        self, request: service_pb2.ListLegalMovesRequest, context: Context
+    ) -> service_pb2.ListLegalMovesResponse:
+        return await self.core.legal_moves(caller(), request.game_id, _seat(request))
+
+    async def GetView(
+        self, request: service_pb2.GetViewRequest, context: Context
+    ) -> service_pb2.GetViewResponse:
+        return await self.core.view(caller(), request.game_id, _seat(request))
+
+    async def StreamEvents(
+        self, request: service_pb2.StreamEventsRequest, context: Context
+    ) -> AsyncIterator[service_pb2.StreamEventsResponse]:
+        async for event in self.core.subscribe(caller(), request.game_id, request.after_version):
+            yield service_pb2.StreamEventsResponse(event=event)
+
+    async def GetSettlement(
+        self, request: service_pb2.GetSettlementRequest, context: Context
+    ) -> service_pb2.GetSettlementResponse:
+        settlement = await self.core.settlement(
+            caller(), request.game_id, request.round, request.final
+        )
+        return service_pb2.GetSettlementResponse(settlement=settlement)
+
+    async def GetReplay(
+        self, request: service_pb2.GetReplayRequest, context: Context
+    ) -> service_pb2.GetReplayResponse:
+        return await self.core.replay(caller(), request.game_id)
+
+    async def ExportReplay(
+        self, request: service_pb2.ExportReplayRequest, context: Context
+    ) -> service_pb2.ExportReplayResponse:
+        replay = await self.core.export_replay(caller(), request.game_id)
+        return service_pb2.ExportReplayResponse(replay=replay)
+
+    async def VerifyReplay(
+        self, request: service_pb2.VerifyReplayRequest, context: Context
+    ) -> service_pb2.VerifyReplayResponse:
+        report = await self.core.verify_replay(request.replay)
+        response = service_pb2.VerifyReplayResponse(ok=report.ok, checks=report.checks)
+        if report.divergence is not None:
+            d = report.divergence
+            response.divergence.CopyFrom(
+                service_pb2.Divergence(
+                    event=d.event, check=d.check, expected=d.expected, found=d.found
+                )
+            )
+        return response
+
+    async def ListRecentGames(
+        self, request: service_pb2.ListRecentGamesRequest, context: Context
+    ) -> service_pb2.ListRecentGamesResponse:
+        return await self.core.recent_games(caller(), request.game_id, _seat(request))
+
+    async def GetRecentGame(
+        self, request: service_pb2.GetRecentGameRequest, context: Context
+    ) -> service_pb2.GetRecentGameResponse:
+        replay = await self.core.recent_game(
+            caller(), request.game_id, request.recent_game_id, _seat(request)
+        )
+        return service_pb2.GetRecentGameResponse(replay=replay)
+
+    async def ListPresets(
+        self, request: service_pb2.ListPresetsRequest, context: Context
+    ) -> service_pb2.ListPresetsResponse:
+        return service_pb2.ListPresetsResponse(presets=self.core.presets(request.kind))

@@ -1,0 +1,63 @@
+"""The application's errors as gRPC statuses with ``google.rpc`` details: the one table.
+
+Every status carries an ``ErrorInfo`` (the stable reason, domain ``croupier.v1``, and metadata
+such as the rule or the current version); malformed input adds a ``BadRequest`` naming the field.
+"""
+
+from __future__ import annotations
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from croupier.app.errors import (
+    AppError,
+    BadCredentials,
+    BadRequest,
+    Forbidden,
+    NotFound,
+    NotNow,
+    StaleVersion,
+)
+
+DOMAIN = "croupier.v1"
+
+CODES: dict[type[AppError], grpc.StatusCode] = {
+    BadRequest: grpc.StatusCode.INVALID_ARGUMENT,
+    NotNow: grpc.StatusCode.FAILED_PRECONDITION,
+    StaleVersion: grpc.StatusCode.ABORTED,
+    NotFound: grpc.StatusCode.NOT_FOUND,
+    BadCredentials: grpc.StatusCode.UNAUTHENTICATED,
+    Forbidden: grpc.StatusCode.PERMISSION_DENIED,
+}
+
+
+def code_of(error: AppError) -> grpc.StatusCode:
+    for kind in type(error).__mro__:
+        if kind in CODES and issubclass(kind, AppError):
+            return CODES[kind]
+    return grpc.StatusCode.INTERNAL
+
+
+def to_status(error: AppError) -> grpc.Status:
+    code = code_of(error)
+    status = status_pb2.Status(code=getattr(code_pb2, code.name), message=error.message)
+    info = any_pb2.Any()
+    info.Pack(
+        error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN, metadata=error.metadata)
+    )
+    status.details.append(info)
+    if error.field:
+        bad = any_pb2.Any()
+        bad.Pack(
+            error_details_pb2.BadRequest(
+                field_violations=[
+                    error_details_pb2.BadRequest.FieldViolation(
+                        field=error.field, description=error.message
+                    )
+                ]
+            )
+        )
+        status.details.append(bad)
+    return rpc_status.to_status(status)

@@ -1,0 +1,359 @@
+"""The store's logic in SQL both databases speak; subclasses give connections and the dialect."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from importlib import resources
+from typing import Any
+
+from croupier.log import (
+    GENESIS_HASH,
+    CommandResult,
+    EventStore,
+    GameNotFound,
+    GameRecord,
+    Loaded,
+    NewEvent,
+    StoredEvent,
+    VersionConflict,
+    chain_hash,
+    record_bytes,
+)
+
+_GAME_COLUMNS = (
+    "game_id, kind, seats, server_seed, commitment, created_at_ms, version, finished"
+)
+_EVENT_COLUMNS = (
+    "game_id, version, command_id, seat, recorded_at_ms, type, payload, prev_hash, hash, command"
+)
+
+
+def migrations_path(dialect: str) -> str:
+    return str(resources.files("croupier.service.store") / "migrations" / dialect)
+
+
+def apply_migrations(yoyo_url: str, dialect: str) -> None:
+    """Bring the schema up to date with yoyo (idempotent; concurrent starters take yoyo's lock)."""
+    from yoyo import get_backend, read_migrations
+
+    backend = get_backend(yoyo_url)
+    migrations = read_migrations(migrations_path(dialect))
+    with backend.lock():
+        backend.apply_migrations(backend.to_apply(migrations))
+
+
+def _game_row(row: Sequence[Any]) -> GameRecord:
+    return GameRecord(
+        row[0], row[1], row[2], bytes(row[3]), row[4], row[5], row[6], bool(row[7])
+    )
+
+
+def _event_row(r: Sequence[Any]) -> StoredEvent:
+    return StoredEvent(r[0], r[1], r[2], r[3], r[4], r[5], bytes(r[6]), r[7], r[8], bytes(r[9]))
+
+
+class SqlEventStore(EventStore):
+    """One implementation of the recorder contract for every SQL database we run on."""
+
+    #: The parameter marker of the driver ("?" or "%s").
+    marker = "?"
+    #: Appended to the game row's SELECT in an append, to lock it where the database can.
+    lock_clause = ""
+
+    @abstractmethod
+    def _transaction(self, write: bool) -> AbstractContextManager[Any]:
+        """A cursor inside a transaction (an immediate/locking one when ``write``)."""
+
+    def _after_append(self, cursor: Any, game_id: str, version: int) -> None:
+        """Hook inside the append's transaction (PostgreSQL sends NOTIFY here)."""
+
+    def _q(self, sql: str) -> str:
+        return sql.replace("?", self.marker)
+
+    def _run(self, cursor: Any, sql: str, params: Sequence[Any] = ()) -> Any:
+        cursor.execute(self._q(sql), tuple(params))
+        return cursor
+
+    def create_game(
+        self,
+        game: GameRecord,
+        events: Sequence[NewEvent],
+        recorded_at_ms: int,
+        players: Sequence[str] = (),
+    ) -> int:
+        with self._transaction(write=True) as cur:
+            self._run(
+                cur,
+                "INSERT INTO games (game_id, kind, seats, server_seed, commitment, "
+                "created_at_ms, version, finished) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+                (
+                    game.game_id,
+                    game.kind,
+                    game.seats,
+                    game.server_seed,
+                    game.commitment,
+                    game.created_at_ms,
+                    False,
+                ),
+            )
+            for seat, player in enumerate(players):
+                self._run(
+                    cur,
+                    "INSERT INTO game_players (game_id, seat, player) VALUES (?, ?, ?)",
+                    (game.game_id, seat, player),
+                )
+            stored = self._insert_events(
+                cur, game.game_id, 0, GENESIS_HASH, events, "create", None, recorded_at_ms
+            )
+            version = stored[-1].version if stored else 0
+            self._run(
+                cur, "UPDATE games SET version = ? WHERE game_id = ?", (version, game.game_id)
+            )
+            self._after_append(cur, game.game_id, version)
+        return version
+
+    def game(self, game_id: str) -> GameRecord:
+        with self._transaction(write=False) as cur:
+            return self._game(cur, game_id)
+
+    def _game(self, cur: Any, game_id: str, lock: bool = False) -> GameRecord:
+        row = self._run(
+            cur,
+            f"SELECT {_GAME_COLUMNS} FROM games WHERE game_id = ?"
+            + (self.lock_clause if lock else ""),
+            (game_id,),
+        ).fetchone()
+        if row is None:
+            raise GameNotFound(game_id)
+        return _game_row(row)
+
+    def load(self, game_id: str, after_version: int = 0, command_id: str = "") -> Loaded:
+        with self._transaction(write=False) as cur:
+            record = self._game(cur, game_id)
+            earlier = self._result(cur, game_id, command_id) if command_id else None
+            events = self._events(cur, game_id, after_version)
+        return Loaded(record, tuple(events), earlier)
+
+    def load_many(self, wanted: Sequence[tuple[str, int]]) -> list[Loaded]:
+        if not wanted:
+            return []
+        marks = ", ".join("?" for _ in wanted)
+        ids = [game_id for game_id, _ in wanted]
+        newer = " OR ".join("(game_id = ? AND version > ?)" for _ in wanted)
+        with self._transaction(write=False) as cur:
+            records = {
+                row[0]: _game_row(row)
+                for row in self._run(
+                    cur, f"SELECT {_GAME_COLUMNS} FROM games WHERE game_id IN ({marks})", ids
+                ).fetchall()
+            }
+            rows = self._run(
+                cur,
+                f"SELECT {_EVENT_COLUMNS} FROM events WHERE {newer} ORDER BY game_id, version",
+                [value for pair in wanted for value in pair],
+            ).fetchall()
+        events: dict[str, list[StoredEvent]] = {}
+        for row in rows:
+            event = _event_row(row)
+            events.setdefault(event.game_id, []).append(event)
+        return [
+            Loaded(records[game_id], tuple(events.get(game_id, ())))
+            for game_id in ids
+            if game_id in records
+        ]
+
+    def _insert_events(
+        self,
+        cur: Any,
+        game_id: str,
+        version: int,
+        prev_hash: str,
+        events: Sequence[NewEvent],
+        command_id: str,
+        seat: int | None,
+        recorded_at_ms: int,
+        command: bytes = b"",
+    ) -> list[StoredEvent]:
+        stored: list[StoredEvent] = []
+        for i, event in enumerate(events):
+            version += 1
+            carried = command if i == 0 else b""
+            digest = chain_hash(
+                prev_hash,
+                record_bytes(
+                    game_id,
+                    version,
+                    command_id,
+                    seat,
+                    recorded_at_ms,
+                    event.type,
+                    event.payload,
+                    carried,
+                ),
+            )
+            row = StoredEvent(
+                game_id,
+                version,
+                command_id,
+                seat,
+                recorded_at_ms,
+                event.type,
+                event.payload,
+                prev_hash,
+                digest,
+                carried,
+            )
+            self._run(
+                cur,
+                f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.game_id,
+                    row.version,
+                    row.command_id,
+                    row.seat,
+                    row.recorded_at_ms,
+                    row.type,
+                    row.payload,
+                    row.prev_hash,
+                    row.hash,
+                    row.command,
+                ),
+            )
+            stored.append(row)
+            prev_hash = digest
+        return stored
+
+    def append(
+        self,
+        game_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        command_id: str,
+        seat: int | None,
+        recorded_at_ms: int,
+        finished: bool = False,
+        command: bytes = b"",
+    ) -> CommandResult:
+        with self._transaction(write=True) as cur:
+            game = self._game(cur, game_id, lock=True)
+            earlier = self._result(cur, game_id, command_id)
+            if earlier is not None:
+                return earlier
+            if game.version != expected_version:
+                raise VersionConflict(game_id, expected_version, game.version)
+            row = self._run(
+                cur,
+                "SELECT hash FROM events WHERE game_id = ? AND version = ?",
+                (game_id, game.version),
+            ).fetchone()
+            prev_hash = row[0] if row else GENESIS_HASH
+            stored = self._insert_events(
+                cur,
+                game_id,
+                game.version,
+                prev_hash,
+                events,
+                command_id,
+                seat,
+                recorded_at_ms,
+                command,
+            )
+            version = stored[-1].version if stored else game.version
+            self._run(
+                cur,
+                "INSERT INTO commands (game_id, command_id, accepted, first_version, "
+                "last_version, rejection) VALUES (?, ?, ?, ?, ?, NULL)",
+                (game_id, command_id, True, game.version + 1, version),
+            )
+            updated = self._run(
+                cur,
+                "UPDATE games SET version = ?, finished = ?, finished_at_ms = ? "
+                "WHERE game_id = ? AND version = ?",
+                (
+                    version,
+                    finished,
+                    recorded_at_ms if finished else None,
+                    game_id,
+                    game.version,
+                ),
+            ).rowcount
+            if updated != 1:  # pragma: no cover - the lock and the keys make this unreachable
+                raise VersionConflict(game_id, expected_version, self._game(cur, game_id).version)
+            self._after_append(cur, game_id, version)
+        return CommandResult(command_id, True, game.version + 1, version, events=tuple(stored))
+
+    def record_rejection(
+        self, game_id: str, command_id: str, rejection: bytes, version: int
+    ) -> CommandResult:
+        with self._transaction(write=True) as cur:
+            self._game(cur, game_id)
+            self._run(
+                cur,
+                "INSERT INTO commands (game_id, command_id, accepted, first_version, "
+                "last_version, rejection) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (game_id, command_id, False, version, version, rejection),
+            )
+            result = self._result(cur, game_id, command_id)
+        if result is None:  # pragma: no cover - the row was just written or already there
+            raise GameNotFound(game_id)
+        return result
+
+    def result_of(self, game_id: str, command_id: str) -> CommandResult | None:
+        with self._transaction(write=False) as cur:
+            return self._result(cur, game_id, command_id)
+
+    def _result(self, cur: Any, game_id: str, command_id: str) -> CommandResult | None:
+        row = self._run(
+            cur,
+            "SELECT accepted, first_version, last_version, rejection FROM commands "
+            "WHERE game_id = ? AND command_id = ?",
+            (game_id, command_id),
+        ).fetchone()
+        if row is None:
+            return None
+        return CommandResult(
+            command_id,
+            bool(row[0]),
+            row[1],
+            row[2],
+            None if row[3] is None else bytes(row[3]),
+            duplicate=True,
+        )
+
+    def _events(self, cur: Any, game_id: str, after_version: int) -> list[StoredEvent]:
+        rows = self._run(
+            cur,
+            f"SELECT {_EVENT_COLUMNS} FROM events WHERE game_id = ? AND version > ? "
+            "ORDER BY version",
+            (game_id, after_version),
+        ).fetchall()
+        return [_event_row(r) for r in rows]
+
+    def read(self, game_id: str, after_version: int = 0) -> list[StoredEvent]:
+        with self._transaction(write=False) as cur:
+            self._game(cur, game_id)
+            return self._events(cur, game_id, after_version)
+
+    def players(self, game_id: str) -> tuple[str, ...]:
+        with self._transaction(write=False) as cur:
+            rows = self._run(
+                cur,
+                "SELECT player FROM game_players WHERE game_id = ? ORDER BY seat",
+                (game_id,),
+            ).fetchall()
+        return tuple(r[0] for r in rows)
+
+    def recent_games(self, player: str, limit: int) -> list[tuple[GameRecord, int]]:
+        columns = ", ".join(f"g.{c.strip()}" for c in _GAME_COLUMNS.split(","))
+        with self._transaction(write=False) as cur:
+            rows = self._run(
+                cur,
+                f"SELECT {columns}, p.seat FROM game_players p "
+                "JOIN games g ON g.game_id = p.game_id "
+                "WHERE p.player = ? AND g.finished "
+                "ORDER BY g.finished_at_ms DESC, p.game_id LIMIT ?",
+                (player, limit),
+            ).fetchall()
+        return [(_game_row(r), r[-1]) for r in rows]

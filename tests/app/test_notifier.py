@@ -1,0 +1,48 @@
+"""The notifier wakes the streams of the game named, and only those; other threads hand their
+notices to the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from croupier.app.notifier import Notifier
+
+
+def test_only_the_named_games_waiters_wake() -> None:
+    async def scenario() -> None:
+        notifier = Notifier()
+        notifier.bind(asyncio.get_running_loop())
+        one, other = notifier.waiter("one"), notifier.waiter("other")
+        also_one = notifier.waiter("one")
+        assert (notifier.streams("one"), notifier.streams("other"), notifier.streams()) == (2, 1, 3)
+        notifier.notify("one", 5)
+        assert one.is_set() and also_one.is_set() and not other.is_set()
+        for game, event in (("one", one), ("one", also_one), ("other", other)):
+            notifier.release(game, event)
+        assert notifier.streams() == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_notice_from_another_thread_reaches_the_loop() -> None:
+    async def scenario() -> None:
+        notifier = Notifier()
+        notifier.bind(asyncio.get_running_loop())
+        waiting = notifier.waiter("game")
+        threading.Thread(target=notifier.notify_threadsafe, args=("game", 3)).start()
+        await asyncio.wait_for(waiting.wait(), 10)
+        notifier.release("game", waiting)
+
+    asyncio.run(scenario())
+
+
+def test_a_released_waiter_is_not_woken_and_not_kept() -> None:
+    async def scenario() -> None:
+        notifier = Notifier()
+        gone = notifier.waiter("game")
+        notifier.release("game", gone)
+        notifier.notify("game")
+        assert not gone.is_set() and notifier.streams("game") == 0
+
+    asyncio.run(scenario())

@@ -1,0 +1,139 @@
+"""Live streams: woken per game by the notifier, dropped at once when cancelled, woken on every
+replica (PostgreSQL's LISTEN); a second server on a busy port fails clearly."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+import grpc
+import pytest
+
+from croupier.app import core as app_core
+from croupier.app.tokens import TokenSigner
+from croupier.service.bots import auth
+from croupier.service.server import PortInUse, ServerThread
+from croupier.service.store import open_store
+from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
+
+from .conftest import SECRET, Running
+
+DRAW = service_pb2.Command(hoola=hoola_pb2.HoolaCommand(draw=hoola_pb2.Draw()))
+
+
+def eventually(condition: Callable[[], bool], within_s: float = 10.0) -> bool:
+    """Whether ``condition`` holds within a bound (a bound on waiting, not a speed target)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return condition()
+
+
+def reader(call: grpc.Future, versions: list[int]) -> threading.Thread:
+    """A thread reading a stream's event versions into ``versions`` until it ends or is
+    cancelled."""
+
+    def read() -> None:
+        try:
+            for item in call:
+                versions.append(item.event.version)
+        except grpc.RpcError as error:
+            if error.code() != grpc.StatusCode.CANCELLED:  # type: ignore[attr-defined]
+                raise
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
+def new_game(stub: service_pb2_grpc.GameServiceStub) -> service_pb2.CreateGameResponse:
+    return stub.CreateGame(service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=3))
+
+
+def first_turn(stub: service_pb2_grpc.GameServiceStub, game: service_pb2.CreateGameResponse) -> int:
+    view = stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id),
+                        metadata=auth(game.tokens[0].token))
+    return view.view.hoola.turn
+
+
+def test_a_cancelled_stream_is_dropped_at_once(server: Running) -> None:
+    game = new_game(server.stub)
+    notifier = server.thread.core.notifier
+    call = server.stub.StreamEvents(service_pb2.StreamEventsRequest(game_id=game.game_id),
+                                    metadata=auth(game.tokens[0].token))
+    seen: list[int] = []
+    thread = reader(call, seen)
+    # The opening events, then it waits for more.
+    assert eventually(lambda: seen == [1, 2] and notifier.streams(game.game_id) == 1)
+    call.cancel()
+    # Its waiter is released with the cancelled task, not at the next recheck.
+    assert eventually(lambda: notifier.streams(game.game_id) == 0,
+                      within_s=app_core.STREAM_RECHECK_S / 2)
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_a_command_reaches_the_streams_on_its_game(server: Running) -> None:
+    one, other = new_game(server.stub), new_game(server.stub)
+    notifier = server.thread.core.notifier
+    calls = [server.stub.StreamEvents(service_pb2.StreamEventsRequest(game_id=g.game_id),
+                                      metadata=auth(g.tokens[0].token)) for g in (one, other)]
+    got: dict[str, list[int]] = {one.game_id: [], other.game_id: []}
+    for call, game in zip(calls, (one, other), strict=True):
+        reader(call, got[game.game_id])
+    assert eventually(lambda: got[one.game_id] == got[other.game_id] == [1, 2]
+                      and notifier.streams(one.game_id) == notifier.streams(other.game_id) == 1)
+    turn = first_turn(server.stub, one)
+    server.stub.SubmitCommand(service_pb2.SubmitCommandRequest(
+        game_id=one.game_id, command_id=uuid.uuid4().hex, expected_version=one.version,
+        command=DRAW), metadata=auth(one.tokens[turn].token))
+    assert eventually(lambda: got[one.game_id][-1:] == [3])
+    assert got[other.game_id] == [1, 2]
+    for call in calls:
+        call.cancel()
+
+
+@pytest.mark.postgres
+def test_a_command_on_one_replica_reaches_a_stream_on_another(
+        postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two servers on one PostgreSQL: the stream on B wakes by NOTIFY, not by its recheck."""
+    monkeypatch.setattr(app_core, "STREAM_RECHECK_S", 3600.0)
+    stores = [open_store(postgres_url), open_store(postgres_url)]
+    servers = [ServerThread("127.0.0.1:0", s, TokenSigner(SECRET)) for s in stores]
+    ports = [s.start() for s in servers]
+    channels = [grpc.insecure_channel(f"127.0.0.1:{p}") for p in ports]
+    try:
+        a, b = (service_pb2_grpc.GameServiceStub(c) for c in channels)
+        game = new_game(a)
+        call = b.StreamEvents(service_pb2.StreamEventsRequest(game_id=game.game_id),
+                              metadata=auth(game.tokens[0].token))
+        seen: list[int] = []
+        reader(call, seen)
+        assert eventually(lambda: seen == [1, 2])
+        assert stores[1].listening.wait(10)  # type: ignore[attr-defined]  # PostgreSQL's
+        turn = first_turn(a, game)
+        a.SubmitCommand(service_pb2.SubmitCommandRequest(
+            game_id=game.game_id, command_id="on-a", expected_version=game.version, command=DRAW),
+            metadata=auth(game.tokens[turn].token))
+        assert eventually(lambda: seen == [1, 2, 3]), seen
+        call.cancel()
+    finally:
+        for channel in channels:
+            channel.close()
+        for running in servers:
+            running.stop(grace=None)
+        for store in stores:
+            store.close()
+
+
+def test_a_second_server_on_a_busy_port_fails_clearly(server: Running) -> None:
+    store = open_store(server.store.url)
+    try:
+        with pytest.raises(PortInUse, match="cannot listen on"):
+            ServerThread(server.address, store, TokenSigner(SECRET)).start()
+    finally:
+        store.close()
