@@ -11,6 +11,7 @@ are the typed ones of :mod:`croupier.app.errors`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import secrets
 import time
@@ -44,18 +45,24 @@ from croupier.engine.game import CommandError, Context, InvalidRules
 from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
 from croupier.log import (
+    TICK_PREFIX,
     CommandResult,
     EventStore,
     GameNotFound,
     GameRecord,
     Loaded,
     NewEvent,
-    TICK_PREFIX,
     StoredEvent,
     VersionConflict,
 )
-from croupier.replays.format import ReplayFormatError, build, complete_event, from_binary
-from croupier.replays.format import from_json, to_binary
+from croupier.replays.format import (
+    ReplayFormatError,
+    build,
+    complete_event,
+    from_binary,
+    from_json,
+    to_binary,
+)
 from croupier.replays.verify import Report, verify
 from croupier.v1 import common_pb2, service_pb2
 
@@ -392,7 +399,9 @@ class Croupier:
         require(command_id, "command_id")
         if command_id.startswith(TICK):
             raise invalid(
-                "RESERVED_COMMAND_ID", f"command ids starting {TICK!r} are the service's", "command_id"
+                "RESERVED_COMMAND_ID",
+                f"command ids starting {TICK!r} are the service's",
+                "command_id",
             )
         folded, earlier = await self._fold(game_id, command_id)
         finished = folded.record.finished
@@ -571,10 +580,8 @@ class Croupier:
                     after = stored.version
                 if loaded.record.finished and after >= loaded.record.version:
                     return
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), STREAM_RECHECK_S)
-                except TimeoutError:
-                    pass
             finally:
                 self.notifier.release(game_id, wake)
 

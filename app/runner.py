@@ -37,7 +37,10 @@ class AsyncLog:
         return await loop.run_in_executor(pool, functools.partial(fn, *args, **kwargs))
 
     async def create_game(
-        self, game: GameRecord, events: Sequence[NewEvent], recorded_at_ms: int,
+        self,
+        game: GameRecord,
+        events: Sequence[NewEvent],
+        recorded_at_ms: int,
         players: Sequence[str],
     ) -> int:
         return await self._on(

@@ -10,6 +10,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from croupier.contract import convert
 from croupier.engine import registry
 from croupier.engine.game import Game
 from croupier.engine.gin import events as gin_events
@@ -24,7 +25,6 @@ from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.rummy import events as rummy_events
 from croupier.engine.rummy.game import RummyView
 from croupier.engine.rummy.rules import RummyRules
-from croupier.contract import convert
 from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2
 
 
@@ -81,62 +81,148 @@ class GameBinding:
 
 
 HOOLA = GameBinding(
-    kind=common_pb2.GAME_KIND_HOOLA, field="hoola", game=registry.game("hoola"), rules_cls=HoolaRules,
-    rules_msg=hoola_pb2.HoolaRules, command_msg=hoola_pb2.HoolaCommand,
-    event_msg=hoola_pb2.HoolaEvent, view_msg=hoola_pb2.HoolaView, view_cls=HoolaView,
+    kind=common_pb2.GAME_KIND_HOOLA,
+    field="hoola",
+    game=registry.game("hoola"),
+    rules_cls=HoolaRules,
+    rules_msg=hoola_pb2.HoolaRules,
+    command_msg=hoola_pb2.HoolaCommand,
+    event_msg=hoola_pb2.HoolaEvent,
+    view_msg=hoola_pb2.HoolaView,
+    view_cls=HoolaView,
     commands=convert.classes_by_field(
-        hoola_events.Draw, hoola_events.ThankYou, hoola_events.Meld, hoola_events.LayOff,
-        hoola_events.Discard, hoola_events.Stop, hoola_events.Declare, hoola_events.NextRound,
-        hoola_events.CloseTable, hoola_events.BindSevens, hoola_events.Play, hoola_events.SitOut),
+        hoola_events.Draw,
+        hoola_events.ThankYou,
+        hoola_events.Meld,
+        hoola_events.LayOff,
+        hoola_events.Discard,
+        hoola_events.Stop,
+        hoola_events.Declare,
+        hoola_events.NextRound,
+        hoola_events.CloseTable,
+        hoola_events.BindSevens,
+        hoola_events.Play,
+        hoola_events.SitOut,
+    ),
     events=convert.classes_by_field(
-        hoola_events.GameStarted, hoola_events.RoundDealt, hoola_events.CardDrawn,
-        hoola_events.DiscardTaken, hoola_events.MeldMade, hoola_events.CardsLaidOff,
-        hoola_events.CardDiscarded, hoola_events.StockReshuffled, hoola_events.StopCalled,
-        hoola_events.CombinationDeclared, hoola_events.RoundEnded, hoola_events.TableClosed,
-        hoola_events.SevensBound, hoola_events.ClaimMade, hoola_events.PlayDeclared,
-        hoola_events.SatOut, hoola_events.PlayBegan),
+        hoola_events.GameStarted,
+        hoola_events.RoundDealt,
+        hoola_events.CardDrawn,
+        hoola_events.DiscardTaken,
+        hoola_events.MeldMade,
+        hoola_events.CardsLaidOff,
+        hoola_events.CardDiscarded,
+        hoola_events.StockReshuffled,
+        hoola_events.StopCalled,
+        hoola_events.CombinationDeclared,
+        hoola_events.RoundEnded,
+        hoola_events.TableClosed,
+        hoola_events.SevensBound,
+        hoola_events.ClaimMade,
+        hoola_events.PlayDeclared,
+        hoola_events.SatOut,
+        hoola_events.PlayBegan,
+    ),
 )
 
 KOIKOI = GameBinding(
-    kind=common_pb2.GAME_KIND_KOIKOI, field="koikoi", game=registry.game("koikoi"),
-    rules_cls=KoiKoiRules, rules_msg=koikoi_pb2.KoiKoiRules, command_msg=koikoi_pb2.KoiKoiCommand,
-    event_msg=koikoi_pb2.KoiKoiEvent, view_msg=koikoi_pb2.KoiKoiView, view_cls=KoiKoiView,
+    kind=common_pb2.GAME_KIND_KOIKOI,
+    field="koikoi",
+    game=registry.game("koikoi"),
+    rules_cls=KoiKoiRules,
+    rules_msg=koikoi_pb2.KoiKoiRules,
+    command_msg=koikoi_pb2.KoiKoiCommand,
+    event_msg=koikoi_pb2.KoiKoiEvent,
+    view_msg=koikoi_pb2.KoiKoiView,
+    view_cls=KoiKoiView,
     commands=convert.classes_by_field(
-        koikoi_events.PlayCard, koikoi_events.ChooseCapture, koikoi_events.KoiKoi,
-        koikoi_events.Shobu, koikoi_events.NextRound),
+        koikoi_events.PlayCard,
+        koikoi_events.ChooseCapture,
+        koikoi_events.KoiKoi,
+        koikoi_events.Shobu,
+        koikoi_events.NextRound,
+    ),
     events=convert.classes_by_field(
-        koikoi_events.MatchStarted, koikoi_events.RoundDealt, koikoi_events.CardPlayed,
-        koikoi_events.CardTurned, koikoi_events.CaptureChosen, koikoi_events.YakuFormed,
-        koikoi_events.KoiKoiCalled, koikoi_events.ShobuCalled, koikoi_events.RoundEnded,
-        koikoi_events.MatchEnded),
+        koikoi_events.MatchStarted,
+        koikoi_events.RoundDealt,
+        koikoi_events.CardPlayed,
+        koikoi_events.CardTurned,
+        koikoi_events.CaptureChosen,
+        koikoi_events.YakuFormed,
+        koikoi_events.KoiKoiCalled,
+        koikoi_events.ShobuCalled,
+        koikoi_events.RoundEnded,
+        koikoi_events.MatchEnded,
+    ),
 )
 
 GIN = GameBinding(
-    kind=common_pb2.GAME_KIND_GIN, field="gin", game=registry.game("gin"), rules_cls=GinRules,
-    rules_msg=gin_pb2.GinRules, command_msg=gin_pb2.GinCommand, event_msg=gin_pb2.GinEvent,
-    view_msg=gin_pb2.GinView, view_cls=GinView,
+    kind=common_pb2.GAME_KIND_GIN,
+    field="gin",
+    game=registry.game("gin"),
+    rules_cls=GinRules,
+    rules_msg=gin_pb2.GinRules,
+    command_msg=gin_pb2.GinCommand,
+    event_msg=gin_pb2.GinEvent,
+    view_msg=gin_pb2.GinView,
+    view_cls=GinView,
     commands=convert.classes_by_field(
-        gin_events.DrawStock, gin_events.DrawDiscard, gin_events.Pass, gin_events.Discard,
-        gin_events.Knock, gin_events.LayOff, gin_events.EndLayOffs, gin_events.NextHand),
+        gin_events.DrawStock,
+        gin_events.DrawDiscard,
+        gin_events.Pass,
+        gin_events.Discard,
+        gin_events.Knock,
+        gin_events.LayOff,
+        gin_events.EndLayOffs,
+        gin_events.NextHand,
+    ),
     events=convert.classes_by_field(
-        gin_events.MatchStarted, gin_events.HandDealt, gin_events.UpcardPassed,
-        gin_events.CardDrawn, gin_events.CardDiscarded, gin_events.Knocked, gin_events.CardLaidOff,
-        gin_events.LayOffsEnded, gin_events.HandEnded, gin_events.MatchEnded),
+        gin_events.MatchStarted,
+        gin_events.HandDealt,
+        gin_events.UpcardPassed,
+        gin_events.CardDrawn,
+        gin_events.CardDiscarded,
+        gin_events.Knocked,
+        gin_events.CardLaidOff,
+        gin_events.LayOffsEnded,
+        gin_events.HandEnded,
+        gin_events.MatchEnded,
+    ),
 )
 
 RUMMY = GameBinding(
-    kind=common_pb2.GAME_KIND_RUMMY, field="rummy", game=registry.game("rummy"),
-    rules_cls=RummyRules, rules_msg=rummy_pb2.RummyRules, command_msg=rummy_pb2.RummyCommand,
-    event_msg=rummy_pb2.RummyEvent, view_msg=rummy_pb2.RummyView, view_cls=RummyView,
+    kind=common_pb2.GAME_KIND_RUMMY,
+    field="rummy",
+    game=registry.game("rummy"),
+    rules_cls=RummyRules,
+    rules_msg=rummy_pb2.RummyRules,
+    command_msg=rummy_pb2.RummyCommand,
+    event_msg=rummy_pb2.RummyEvent,
+    view_msg=rummy_pb2.RummyView,
+    view_cls=RummyView,
     commands=convert.classes_by_field(
-        rummy_events.DrawStock, rummy_events.TakeDiscard, rummy_events.LayDown,
-        rummy_events.LayOff, rummy_events.SwapJoker, rummy_events.Discard),
+        rummy_events.DrawStock,
+        rummy_events.TakeDiscard,
+        rummy_events.LayDown,
+        rummy_events.LayOff,
+        rummy_events.SwapJoker,
+        rummy_events.Discard,
+    ),
     events=convert.classes_by_field(
-        rummy_events.GameStarted, rummy_events.RoundDealt, rummy_events.CardDrawn,
-        rummy_events.DiscardTaken, rummy_events.MeldsLaidDown, rummy_events.CardsLaidOff,
-        rummy_events.JokerSwapped, rummy_events.CardDiscarded, rummy_events.StockReshuffled,
-        rummy_events.RoundEnded),
+        rummy_events.GameStarted,
+        rummy_events.RoundDealt,
+        rummy_events.CardDrawn,
+        rummy_events.DiscardTaken,
+        rummy_events.MeldsLaidDown,
+        rummy_events.CardsLaidOff,
+        rummy_events.JokerSwapped,
+        rummy_events.CardDiscarded,
+        rummy_events.StockReshuffled,
+        rummy_events.RoundEnded,
+    ),
 )
 
-BINDINGS: dict[common_pb2.GameKind.ValueType, GameBinding] = {b.kind: b for b in (HOOLA, KOIKOI, GIN, RUMMY)}
+BINDINGS: dict[common_pb2.GameKind.ValueType, GameBinding] = {
+    b.kind: b for b in (HOOLA, KOIKOI, GIN, RUMMY)
+}
 BY_NAME: dict[str, GameBinding] = {b.game.kind: b for b in BINDINGS.values()}

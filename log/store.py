@@ -112,7 +112,7 @@ class EventStore(ABC):
 
     # -- appends by other processes ---------------------------------------------------------------
 
-    def listen(self, listener: AppendListener) -> None:
+    def listen(self, listener: AppendListener) -> None:  # noqa: B027 - a hook, empty by default
         """Call ``listener`` whenever another process appends to a game (from any thread).
 
         A store that only this process writes (SQLite with one server) has nothing to add: the

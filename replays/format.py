@@ -19,9 +19,9 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from croupier.engine.game import fold
 from croupier.contract import convert
 from croupier.contract.bindings import BY_NAME, GameBinding
+from croupier.engine.game import fold
 from croupier.log import GameRecord, StoredEvent
 from croupier.v1 import common_pb2, replay_pb2, service_pb2
 
@@ -47,13 +47,21 @@ class Replay:
 
 # --- building ---------------------------------------------------------------------------------
 
+
 def complete_event(stored: StoredEvent) -> service_pb2.GameEvent:
     """A stored event with everything: body and payload, command and its bytes, chain hashes."""
     event = service_pb2.GameEvent(
-        game_id=stored.game_id, version=stored.version, command_id=stored.command_id,
-        recorded_at_ms=stored.recorded_at_ms, body=service_pb2.EventBody.FromString(stored.payload),
-        prev_hash=stored.prev_hash, hash=stored.hash, payload=stored.payload, type=stored.type,
-        command_payload=stored.command)
+        game_id=stored.game_id,
+        version=stored.version,
+        command_id=stored.command_id,
+        recorded_at_ms=stored.recorded_at_ms,
+        body=service_pb2.EventBody.FromString(stored.payload),
+        prev_hash=stored.prev_hash,
+        hash=stored.hash,
+        payload=stored.payload,
+        type=stored.type,
+        command_payload=stored.command,
+    )
     if stored.seat is not None:
         event.seat = stored.seat
     if stored.command:
@@ -63,8 +71,11 @@ def complete_event(stored: StoredEvent) -> service_pb2.GameEvent:
 
 def engine_events(binding: GameBinding, events: Sequence[service_pb2.GameEvent]) -> list[Any]:
     """The game's own events (the service's, such as the revealed seed, left out)."""
-    return [binding.event_from_body(e.body) for e in events
-            if e.body.WhichOneof("body") == binding.field]
+    return [
+        binding.event_from_body(e.body)
+        for e in events
+        if e.body.WhichOneof("body") == binding.field
+    ]
 
 
 def state_digest(binding: GameBinding, state: Any, seats: int) -> str:
@@ -73,7 +84,8 @@ def state_digest(binding: GameBinding, state: Any, seats: int) -> str:
     digest = hashlib.sha256()
     for seat in [*range(seats), None]:
         data = binding.view_to_proto(binding.game.view(state, seat)).SerializeToString(
-            deterministic=True)
+            deterministic=True
+        )
         digest.update(struct.pack(">I", len(data)) + data)
     return digest.hexdigest()
 
@@ -88,21 +100,33 @@ def build(record: GameRecord, stored: Sequence[StoredEvent]) -> Replay:
     state = fold(binding.game, game_events)
     first = game_events[0]
     header = replay_pb2.ReplayHeader(
-        format_version=FORMAT_VERSION, game_id=record.game_id, kind=binding.kind,
-        rules=binding.rules_to_proto(state.rules), engine_version=first.engine_version,
-        seats=record.seats, commitment=record.commitment, client_seeds=list(state.client_seeds),
-        created_at_ms=record.created_at_ms)
+        format_version=FORMAT_VERSION,
+        game_id=record.game_id,
+        kind=binding.kind,
+        rules=binding.rules_to_proto(state.rules),
+        engine_version=first.engine_version,
+        seats=record.seats,
+        commitment=record.commitment,
+        client_seeds=list(state.client_seeds),
+        created_at_ms=record.created_at_ms,
+    )
     final = binding.game.final_settlement(game_events)
     footer = replay_pb2.ReplayFooter(
-        server_seed=record.server_seed.hex(), final_state_digest=state_digest(binding, state, record.seats),
-        rounds=[convert.to_proto(s, common_pb2.Settlement) for s in binding.game.settlements(game_events)],
-        last_hash=events[-1].hash if events else "")
+        server_seed=record.server_seed.hex(),
+        final_state_digest=state_digest(binding, state, record.seats),
+        rounds=[
+            convert.to_proto(s, common_pb2.Settlement)
+            for s in binding.game.settlements(game_events)
+        ],
+        last_hash=events[-1].hash if events else "",
+    )
     if final is not None:
         footer.settlement.CopyFrom(convert.to_proto(final, common_pb2.Settlement))
     return Replay(header, events, footer)
 
 
 # --- binary -----------------------------------------------------------------------------------
+
 
 def _varint(n: int) -> bytes:
     out = bytearray()
@@ -143,9 +167,11 @@ def from_binary(data: bytes) -> Replay:
             raise ReplayFormatError("the last record is cut off")
         record = replay_pb2.ReplayRecord()
         try:
-            record.ParseFromString(data[pos:pos + size])
+            record.ParseFromString(data[pos : pos + size])
         except Exception as error:  # protobuf's DecodeError
-            raise ReplayFormatError(f"record {len(records) + 1} is not a replay record: {error}") from None
+            raise ReplayFormatError(
+                f"record {len(records) + 1} is not a replay record: {error}"
+            ) from None
         records.append(record)
         pos += size
     return _assemble(records)
@@ -162,13 +188,17 @@ def _assemble(records: Sequence[replay_pb2.ReplayRecord]) -> Replay:
 
 # --- JSON -------------------------------------------------------------------------------------
 
+
 def _to_dict(message: Message) -> dict[str, Any]:
     return json_format.MessageToDict(message, preserving_proto_field_name=True)
 
 
 def to_json(replay: Replay) -> str:
-    document = {"header": _to_dict(replay.header), "events": [_to_dict(e) for e in replay.events],
-                "footer": _to_dict(replay.footer)}
+    document = {
+        "header": _to_dict(replay.header),
+        "events": [_to_dict(e) for e in replay.events],
+        "footer": _to_dict(replay.footer),
+    }
     return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
 
 
@@ -184,6 +214,7 @@ def from_json(text: str) -> Replay:
 
 
 # --- files ------------------------------------------------------------------------------------
+
 
 def load(path: Path | str) -> Replay:
     """A replay from a file in either form (JSON when it starts with ``{``)."""

@@ -28,19 +28,29 @@ GENESIS = "0" * 64
 # --- the shuffle (docs/shuffle.md) ----------------------------------------------------------------
 
 
-def shuffle(server_seed: bytes, client_seeds: list[str], round_no: int, purpose: str,
-            cards: list[str]) -> list[str]:
+def shuffle(
+    server_seed: bytes, client_seeds: list[str], round_no: int, purpose: str, cards: list[str]
+) -> list[str]:
     """HMAC-SHA256 stream over the seeds, unbiased indexes, Fisher–Yates from the end."""
-    digest = hashlib.sha256(b"".join(struct.pack(">I", len(s.encode())) + s.encode()
-                                     for s in client_seeds)).digest()
-    prefix = b"croupier/shuffle/v1\x00" + purpose.encode() + b"\x00" + struct.pack(">I", round_no) + digest
+    digest = hashlib.sha256(
+        b"".join(struct.pack(">I", len(s.encode())) + s.encode() for s in client_seeds)
+    ).digest()
+    prefix = (
+        b"croupier/shuffle/v1\x00"
+        + purpose.encode()
+        + b"\x00"
+        + struct.pack(">I", round_no)
+        + digest
+    )
     words: list[int] = []
     counter = 0
 
     def word() -> int:
         nonlocal counter
         if not words:
-            block = hmac.new(server_seed, prefix + struct.pack(">I", counter), hashlib.sha256).digest()
+            block = hmac.new(
+                server_seed, prefix + struct.pack(">I", counter), hashlib.sha256
+            ).digest()
             words.extend(struct.unpack(">8I", block))
             counter += 1
         return words.pop(0)
@@ -68,17 +78,36 @@ def standard_deck(jokers: int = 0) -> list[str]:
 
 def rummy_deck() -> list[str]:
     return [r + s + str(copy) for copy in (1, 2) for s in SUITS for r in RANKS] + [
-        "JK1", "JK2", "JK3", "JK4"]
+        "JK1",
+        "JK2",
+        "JK3",
+        "JK4",
+    ]
 
 
 # month: the kinds in deck order (B bright, A animal, R ribbon) and the number of chaff
-HANAFUDA = {1: ("BR", 2), 2: ("AR", 2), 3: ("BR", 2), 4: ("AR", 2), 5: ("AR", 2), 6: ("AR", 2),
-            7: ("AR", 2), 8: ("BA", 2), 9: ("AR", 2), 10: ("AR", 2), 11: ("BAR", 1), 12: ("B", 3)}
+HANAFUDA = {
+    1: ("BR", 2),
+    2: ("AR", 2),
+    3: ("BR", 2),
+    4: ("AR", 2),
+    5: ("AR", 2),
+    6: ("AR", 2),
+    7: ("AR", 2),
+    8: ("BA", 2),
+    9: ("AR", 2),
+    10: ("AR", 2),
+    11: ("BAR", 1),
+    12: ("B", 3),
+}
 
 
 def hanafuda_deck() -> list[str]:
-    return [f"{m}{k}" for m, (kinds, chaff) in HANAFUDA.items()
-            for k in list(kinds) + [f"C{n}" for n in range(1, chaff + 1)]]
+    return [
+        f"{m}{k}"
+        for m, (kinds, chaff) in HANAFUDA.items()
+        for k in list(kinds) + [f"C{n}" for n in range(1, chaff + 1)]
+    ]
 
 
 def rank(card: str) -> int:
@@ -100,11 +129,11 @@ def fields(data: bytes) -> list[tuple[int, int | bytes]]:
             value, pos = _varint(data, pos)
         elif wire == 2:
             size, pos = _varint(data, pos)
-            value, pos = data[pos:pos + size], pos + size
+            value, pos = data[pos : pos + size], pos + size
         elif wire == 1:
-            value, pos = data[pos:pos + 8], pos + 8
+            value, pos = data[pos : pos + 8], pos + 8
         elif wire == 5:
-            value, pos = data[pos:pos + 4], pos + 4
+            value, pos = data[pos : pos + 4], pos + 4
         else:
             raise ValueError(f"wire type {wire}")
         out.append((number, value))
@@ -240,17 +269,21 @@ def _integer(value: object, what: str) -> int:
 
 def record_bytes(game_id: str, event: dict[str, object]) -> bytes:
     """docs/event-log.md: every stored column, length-prefixed, in order."""
+
     def part(data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + data
 
     seat = event.get("seat")
-    return (part(game_id.encode()) + struct.pack(">Q", _integer(event["version"], "version"))
-            + part(_text(event.get("command_id", ""), "command_id").encode())
-            + struct.pack(">i", -1 if seat is None else _integer(seat, "seat"))
-            + struct.pack(">q", _integer(event.get("recorded_at_ms", 0), "recorded_at_ms"))
-            + part(_text(event.get("type", ""), "type").encode())
-            + part(base64.b64decode(_text(event.get("payload", ""), "payload")))
-            + part(base64.b64decode(_text(event.get("command_payload", ""), "command_payload"))))
+    return (
+        part(game_id.encode())
+        + struct.pack(">Q", _integer(event["version"], "version"))
+        + part(_text(event.get("command_id", ""), "command_id").encode())
+        + struct.pack(">i", -1 if seat is None else _integer(seat, "seat"))
+        + struct.pack(">q", _integer(event.get("recorded_at_ms", 0), "recorded_at_ms"))
+        + part(_text(event.get("type", ""), "type").encode())
+        + part(base64.b64decode(_text(event.get("payload", ""), "payload")))
+        + part(base64.b64decode(_text(event.get("command_payload", ""), "command_payload")))
+    )
 
 
 def verify(replay: dict[str, object]) -> list[str]:
@@ -266,7 +299,9 @@ def verify(replay: dict[str, object]) -> list[str]:
         if _integer(event["version"], "version") != number:
             raise Failed(f"event {number}: numbered {event['version']}")
         if event.get("prev_hash", "") != prev:
-            raise Failed(f"event {number}: prev_hash {event.get('prev_hash')} does not follow {prev}")
+            raise Failed(
+                f"event {number}: prev_hash {event.get('prev_hash')} does not follow {prev}"
+            )
         computed = hashlib.sha256(bytes.fromhex(prev) + record_bytes(game_id, event)).hexdigest()
         if computed != event.get("hash"):
             raise Failed(f"event {number}: hash {event.get('hash')}, computed {computed}")
@@ -308,9 +343,18 @@ def verify(replay: dict[str, object]) -> list[str]:
             purpose, round_no, recorded = dealt_order(game, deal, seats)
             derived = shuffle(seed, client_seeds, round_no, purpose, canonical_deck(game, recorded))
             if derived != recorded:
-                at = next(i for i, (a, b) in enumerate(zip(derived, recorded + [""] * len(derived))) if a != b)
-                raise Failed(f"event {number}: the deal differs from the committed deck at card {at + 1}: "
-                             f"derived {derived[at]}, recorded {recorded[at] if at < len(recorded) else 'nothing'}")
+                at = next(
+                    i
+                    for i, (a, b) in enumerate(
+                        zip(derived, recorded + [""] * len(derived), strict=False)
+                    )
+                    if a != b
+                )
+                found = recorded[at] if at < len(recorded) else "nothing"
+                raise Failed(
+                    f"event {number}: the deal differs from the committed deck at card {at + 1}: "
+                    f"derived {derived[at]}, recorded {found}"
+                )
             deals += 1
     done.append(f"decks: {deals} deal(s) are the committed seeds' decks")
     return done

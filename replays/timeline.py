@@ -13,14 +13,23 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from croupier.contract.bindings import BINDINGS
 from croupier.engine.koikoi import cards as hanafuda
 from croupier.engine.settlement import Settlement
 from croupier.replays.format import Replay
-from croupier.contract.bindings import BINDINGS
 
 # Fields of events too long or too secret-looking to repeat in a step (they are shown otherwise).
-_QUIET = {"rules", "stock", "hands", "settlement", "commitment", "client_seeds", "engine_version",
-          "balances", "totals"}
+_QUIET = {
+    "rules",
+    "stock",
+    "hands",
+    "settlement",
+    "commitment",
+    "client_seeds",
+    "engine_version",
+    "balances",
+    "totals",
+}
 
 
 @dataclass(frozen=True)
@@ -59,13 +68,20 @@ def _value(kind: str, value: Any) -> str:
         return card_name(kind, value)
     if isinstance(value, tuple):
         return "[" + ", ".join(_value(kind, v) for v in value) + "]"
-    names = {f.name for f in dataclasses.fields(value)} if dataclasses.is_dataclass(value) else set()
+    names = (
+        {f.name for f in dataclasses.fields(value)} if dataclasses.is_dataclass(value) else set()
+    )
     if {"joker", "card"} <= names:  # a joker and what it stands for
         return f"{value.joker} = {value.card}"
     if {"kind", "cards"} <= names and "points" not in names:  # a meld on the table
-        jokers = f" ({', '.join(_value(kind, j) for j in value.jokers)})" if getattr(value, "jokers", ()) else ""
+        jokers = (
+            f" ({', '.join(_value(kind, j) for j in value.jokers)})"
+            if getattr(value, "jokers", ())
+            else ""
+        )
         number = f"#{value.id} " if hasattr(value, "id") else ""
-        return f"{number}{value.kind.name.lower()} {' '.join(card_name(kind, c) for c in value.cards)}{jokers}"
+        cards = " ".join(card_name(kind, c) for c in value.cards)
+        return f"{number}{value.kind.name.lower()} {cards}{jokers}"
     if {"kind", "points", "cards"} <= names:  # a yaku
         return f"{_words(value.kind.name.title().replace('_', ''))} {value.points}"
     if dataclasses.is_dataclass(value):
@@ -78,24 +94,32 @@ def _value(kind: str, value: Any) -> str:
 
 def _describe(kind: str, event: Any) -> str:
     """An event in words: its kind, then its fields (the long ones left out)."""
-    parts = [f"{f.name.replace('_', ' ')} {_value(kind, getattr(event, f.name))}"
-             for f in dataclasses.fields(event)
-             if f.name not in _QUIET and getattr(event, f.name) not in (None, (), "")]
+    parts = [
+        f"{f.name.replace('_', ' ')} {_value(kind, getattr(event, f.name))}"
+        for f in dataclasses.fields(event)
+        if f.name not in _QUIET and getattr(event, f.name) not in (None, (), "")
+    ]
     return f"{_words(type(event).__name__)}" + (f": {'; '.join(parts)}" if parts else "")
 
 
 def _table(kind: str, state: Any) -> tuple[tuple[str, str], ...]:
     """What lies on the table, by name, as far as the state of each game holds it."""
     rows: list[tuple[str, str]] = []
-    for attr, label in (("field", "field"), ("melds", "melds"), ("table", "knocker's melds"),
-                        ("discards", "discard pile (top last)")):
+    for attr, label in (
+        ("field", "field"),
+        ("melds", "melds"),
+        ("table", "knocker's melds"),
+        ("discards", "discard pile (top last)"),
+    ):
         value = getattr(state, attr, None)
         if not value:
             continue
         if attr in ("melds", "table"):
             text = " | ".join(" ".join(card_name(kind, c) for c in m.cards) for m in value)
         else:
-            text = " ".join(card_name(kind, c) for c in (value[-8:] if attr == "discards" else value))
+            text = " ".join(
+                card_name(kind, c) for c in (value[-8:] if attr == "discards" else value)
+            )
         rows.append((label, text))
     stock = getattr(state, "stock", ())
     rows.append(("stock", f"{len(stock)} cards"))
@@ -114,10 +138,16 @@ def timeline(replay: Replay) -> Timeline:
 
     def close() -> None:
         if current is not None:
-            steps.append(Step(current["number"], current["seat"], current["move"],
-                              tuple(current["happened"]), tuple(tuple(card_name(kind, c) for c in h)
-                                                                for h in state.hands),
-                              _table(kind, state)))
+            steps.append(
+                Step(
+                    current["number"],
+                    current["seat"],
+                    current["move"],
+                    tuple(current["happened"]),
+                    tuple(tuple(card_name(kind, c) for c in h) for h in state.hands),
+                    _table(kind, state),
+                )
+            )
 
     for stored in replay.events:
         if stored.body.WhichOneof("body") != binding.field:
@@ -126,22 +156,35 @@ def timeline(replay: Replay) -> Timeline:
         if stored.command_payload or current is None:
             close()
             seat = stored.seat if stored.HasField("seat") else None
-            move = (game.label(state, binding.command_from_proto(stored.command))
-                    if stored.command_payload else "The game is created and dealt")
+            move = (
+                game.label(state, binding.command_from_proto(stored.command))
+                if stored.command_payload
+                else "The game is created and dealt"
+            )
             current = {"number": stored.version, "seat": seat, "move": move, "happened": []}
         current["happened"].append(_describe(kind, event))
         state = game.evolve(state, event)
         game_events.append(event)
     close()
-    facts = (("game", header.game_id), ("seats", str(header.seats)),
-             ("engine version", header.engine_version), ("commitment", header.commitment),
-             ("server seed", replay.footer.server_seed),
-             ("client seeds", ", ".join(header.client_seeds) or "none"))
-    return Timeline(f"{kind} — game {header.game_id}", facts, tuple(steps),
-                    tuple(game.settlements(game_events)), game.final_settlement(game_events))
+    facts = (
+        ("game", header.game_id),
+        ("seats", str(header.seats)),
+        ("engine version", header.engine_version),
+        ("commitment", header.commitment),
+        ("server seed", replay.footer.server_seed),
+        ("client seeds", ", ".join(header.client_seeds) or "none"),
+    )
+    return Timeline(
+        f"{kind} — game {header.game_id}",
+        facts,
+        tuple(steps),
+        tuple(game.settlements(game_events)),
+        game.final_settlement(game_events),
+    )
 
 
 # --- text -------------------------------------------------------------------------------------
+
 
 def _settlement_lines(settlement: Settlement) -> list[str]:
     out = [f"{settlement.outcome}: winner(s) {', '.join(map(str, settlement.winners)) or 'none'}"]
@@ -187,15 +230,21 @@ def _html_settlement(title: str, settlement: Settlement) -> str:
     rows = []
     for line in settlement.lines:
         factors = "".join(
-            f"<li class='factor'>{'+' if f.added else '×'} <b>{e(f.name)}</b> {f.value}: {e(f.reason)}</li>"
-            for f in line.factors)
-        rows.append(f"<tr class='line'><td>seat {line.payer}</td><td>seat {line.payee}</td>"
-                    f"<td>{line.amount}</td><td><ul>{factors}</ul></td></tr>")
+            f"<li class='factor'>{'+' if f.added else '×'} <b>{e(f.name)}</b> {f.value}: "
+            f"{e(f.reason)}</li>"
+            for f in line.factors
+        )
+        rows.append(
+            f"<tr class='line'><td>seat {line.payer}</td><td>seat {line.payee}</td>"
+            f"<td>{line.amount}</td><td><ul>{factors}</ul></td></tr>"
+        )
     notes = "".join(f"<li>{e(n)}</li>" for n in settlement.notes)
     net = ", ".join(f"seat {s} {n:+d}" for s, n in enumerate(settlement.net))
-    return (f"<section class='settlement'><h2>{e(title)}: {e(settlement.outcome)}</h2>"
-            f"<ul>{notes}</ul><table><tr><th>payer</th><th>payee</th><th>amount</th>"
-            f"<th>why</th></tr>{''.join(rows)}</table><p>net: {e(net)}</p></section>")
+    return (
+        f"<section class='settlement'><h2>{e(title)}: {e(settlement.outcome)}</h2>"
+        f"<ul>{notes}</ul><table><tr><th>payer</th><th>payee</th><th>amount</th>"
+        f"<th>why</th></tr>{''.join(rows)}</table><p>net: {e(net)}</p></section>"
+    )
 
 
 def render_html(t: Timeline) -> str:
@@ -205,17 +254,23 @@ def render_html(t: Timeline) -> str:
     for step in t.steps:
         who = f"seat {step.seat}" if step.seat is not None else "—"
         happened = "".join(f"<div class='ev'>{e(h)}</div>" for h in step.happened)
-        hands = "".join(f"<div class='hand'>seat {s}: {e(' '.join(h) or '—')}</div>"
-                        for s, h in enumerate(step.hands))
+        hands = "".join(
+            f"<div class='hand'>seat {s}: {e(' '.join(h) or '—')}</div>"
+            for s, h in enumerate(step.hands)
+        )
         table = "".join(f"<div>{e(label)}: {e(text)}</div>" for label, text in step.table)
-        steps.append(f"<tr class='step' id='step-{step.number}'><td>{step.number}</td><td>{who}</td>"
-                     f"<td><div class='move'>{e(step.move)}</div>{happened}</td>"
-                     f"<td>{hands}</td><td>{table}</td></tr>")
+        steps.append(
+            f"<tr class='step' id='step-{step.number}'><td>{step.number}</td><td>{who}</td>"
+            f"<td><div class='move'>{e(step.move)}</div>{happened}</td>"
+            f"<td>{hands}</td><td>{table}</td></tr>"
+        )
     settlements = [_html_settlement(f"Round {n}", s) for n, s in enumerate(t.settlements, 1)]
     if t.final is not None and (not t.settlements or t.final != t.settlements[-1]):
         settlements.append(_html_settlement("Final settlement", t.final))
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{e(t.title)}</title>"
-            f"<style>{_STYLE}</style></head><body><h1>{e(t.title)}</h1><table>{facts}</table>"
-            f"<h2>Turns</h2><table><tr><th>#</th><th>seat</th><th>move</th>"
-            f"<th>hands after it</th><th>table</th></tr>{''.join(steps)}</table>"
-            f"{''.join(settlements)}</body></html>\n")
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{e(t.title)}</title>"
+        f"<style>{_STYLE}</style></head><body><h1>{e(t.title)}</h1><table>{facts}</table>"
+        f"<h2>Turns</h2><table><tr><th>#</th><th>seat</th><th>move</th>"
+        f"<th>hands after it</th><th>table</th></tr>{''.join(steps)}</table>"
+        f"{''.join(settlements)}</body></html>\n"
+    )

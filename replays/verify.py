@@ -23,13 +23,13 @@ from typing import Any, NoReturn
 
 from google.protobuf import text_format
 
+from croupier.contract import convert
+from croupier.contract.bindings import BINDINGS, GameBinding
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.game import CommandError, Context
 from croupier.engine.shuffle import Seeds
-from croupier.replays.format import Replay, state_digest
-from croupier.contract import convert
-from croupier.contract.bindings import BINDINGS, GameBinding
 from croupier.log import GENESIS_HASH, TICK_PREFIX, chain_hash, record_bytes
+from croupier.replays.format import Replay, state_digest
 from croupier.v1 import common_pb2, service_pb2
 
 
@@ -112,10 +112,15 @@ def _check_format(replay: Replay, report: Report) -> GameBinding:
         if event.game_id != header.game_id:
             _fail(number, "game id", header.game_id, event.game_id)
         if event.redacted or not event.payload:
-            _fail(number, "completeness", "a complete event (a finished game's replay)",
-                  "a redacted copy")
-    report.checks.append(f"format: {binding.field} game {header.game_id}, "
-                         f"{len(replay.events)} events")
+            _fail(
+                number,
+                "completeness",
+                "a complete event (a finished game's replay)",
+                "a redacted copy",
+            )
+    report.checks.append(
+        f"format: {binding.field} game {header.game_id}, {len(replay.events)} events"
+    )
     return binding
 
 
@@ -125,14 +130,25 @@ def _check_chain(replay: Replay, report: Report) -> None:
         if event.prev_hash != prev:
             _fail(event.version, "chain link (prev_hash)", prev, event.prev_hash)
         seat = event.seat if event.HasField("seat") else None
-        record = record_bytes(event.game_id, event.version, event.command_id, seat,
-                              event.recorded_at_ms, event.type, event.payload, event.command_payload)
+        record = record_bytes(
+            event.game_id,
+            event.version,
+            event.command_id,
+            seat,
+            event.recorded_at_ms,
+            event.type,
+            event.payload,
+            event.command_payload,
+        )
         computed = chain_hash(prev, record)
         if computed != event.hash:
             _fail(event.version, "chain hash", computed, event.hash)
         if service_pb2.EventBody.FromString(event.payload) != event.body:
             _fail(event.version, "body", "the body the payload holds", "a different body")
-        if event.command_payload and service_pb2.Command.FromString(event.command_payload) != event.command:
+        if (
+            event.command_payload
+            and service_pb2.Command.FromString(event.command_payload) != event.command
+        ):
             _fail(event.version, "command", "the command the payload holds", "a different command")
         prev = event.hash
     if replay.footer.last_hash != prev:
@@ -154,8 +170,9 @@ def _check_commitment(replay: Replay, report: Report) -> Seeds:
     return seeds
 
 
-def _check_events(replay: Replay, binding: GameBinding, seeds: Seeds,
-                  report: Report) -> tuple[Any, list[Any]]:
+def _check_events(
+    replay: Replay, binding: GameBinding, seeds: Seeds, report: Report
+) -> tuple[Any, list[Any]]:
     """Start the game from the seeds, re-apply every command at its time, compare every event.
 
     Returns the final state and the game's events (equal to the recorded ones, byte for byte)."""
@@ -175,15 +192,21 @@ def _check_events(replay: Replay, binding: GameBinding, seeds: Seeds,
     def compare(produced: list[Any]) -> None:
         nonlocal position, state
         for event in produced:
-            while position < len(events) and events[position].body.WhichOneof("body") != binding.field:
+            while (
+                position < len(events) and events[position].body.WhichOneof("body") != binding.field
+            ):
                 position += 1  # service events (the revealed seed) are not the engine's
             if position >= len(events):
                 _fail(len(events) + 1, "event", _describe(binding, event), "the end of the replay")
             recorded = events[position]
             body = binding.event_to_body(event).SerializeToString(deterministic=True)
             if body != recorded.payload:
-                _fail(recorded.version, "event", _describe(binding, event),
-                      _describe_body(binding, recorded.body))
+                _fail(
+                    recorded.version,
+                    "event",
+                    _describe(binding, event),
+                    _describe_body(binding, recorded.body),
+                )
             state = game.evolve(state, event)
             reproduced.append(event)
             position += 1
@@ -194,8 +217,12 @@ def _check_events(replay: Replay, binding: GameBinding, seeds: Seeds,
             if events[position].body.WhichOneof("body") == binding.field:
                 if events[position].command_id.startswith(TICK_PREFIX):
                     break  # a batch that time made due
-                _fail(events[position].version, "event", "an event produced by a command",
-                      _describe_body(binding, events[position].body))
+                _fail(
+                    events[position].version,
+                    "event",
+                    "an event produced by a command",
+                    _describe_body(binding, events[position].body),
+                )
             position += 1
         if position >= len(events):
             break
@@ -204,8 +231,12 @@ def _check_events(replay: Replay, binding: GameBinding, seeds: Seeds,
             # A tick: what time had made due at its recorded instant, with no command.
             due = game.advance(state, recorded.recorded_at_ms)
             if not due:
-                _fail(recorded.version, "event", "nothing due by time at its recorded instant",
-                      _describe_body(binding, recorded.body))
+                _fail(
+                    recorded.version,
+                    "event",
+                    "nothing due by time at its recorded instant",
+                    _describe_body(binding, recorded.body),
+                )
             ticks += 1
             compare(due)
             continue
@@ -214,33 +245,50 @@ def _check_events(replay: Replay, binding: GameBinding, seeds: Seeds,
         try:
             produced = game.decide(state, seat, command, Context(seeds, recorded.recorded_at_ms))
         except CommandError as error:
-            _fail(recorded.version, "command", "a command the engine accepts",
-                  f"{type(command).__name__} refused: {error.reason} ({error.message})")
+            _fail(
+                recorded.version,
+                "command",
+                "a command the engine accepts",
+                f"{type(command).__name__} refused: {error.reason} ({error.message})",
+            )
         commands += 1
         compare(produced)
-    report.checks.append(f"events: every deck re-derived, {commands} commands re-applied"
-                         + (f" and {ticks} batches due by time re-derived" if ticks else "")
-                         + f"; {position} events reproduced byte for byte")
+    report.checks.append(
+        f"events: every deck re-derived, {commands} commands re-applied"
+        + (f" and {ticks} batches due by time re-derived" if ticks else "")
+        + f"; {position} events reproduced byte for byte"
+    )
     return state, reproduced
 
 
-def _check_outcome(replay: Replay, binding: GameBinding, state: Any, game_events: list[Any],
-                   report: Report) -> None:
+def _check_outcome(
+    replay: Replay, binding: GameBinding, state: Any, game_events: list[Any], report: Report
+) -> None:
     footer = replay.footer
-    rounds = [convert.to_proto(s, common_pb2.Settlement) for s in binding.game.settlements(game_events)]
+    rounds = [
+        convert.to_proto(s, common_pb2.Settlement) for s in binding.game.settlements(game_events)
+    ]
     if list(footer.rounds) != rounds:
-        number = next((i for i, (a, b) in enumerate(zip(rounds, footer.rounds), 1) if a != b),
-                      min(len(rounds), len(footer.rounds)) + 1)
-        _fail(0, f"settlement of round {number}", rounds[number - 1] if number <= len(rounds) else "none",
-              footer.rounds[number - 1] if number <= len(footer.rounds) else "none")
+        number = next(
+            (i for i, (a, b) in enumerate(zip(rounds, footer.rounds, strict=False), 1) if a != b),
+            min(len(rounds), len(footer.rounds)) + 1,
+        )
+        _fail(
+            0,
+            f"settlement of round {number}",
+            rounds[number - 1] if number <= len(rounds) else "none",
+            footer.rounds[number - 1] if number <= len(footer.rounds) else "none",
+        )
     final = binding.game.final_settlement(game_events)
     if final is None or convert.to_proto(final, common_pb2.Settlement) != footer.settlement:
         _fail(0, "final settlement", final, footer.settlement)
     digest = state_digest(binding, state, replay.header.seats)
     if digest != footer.final_state_digest:
         _fail(0, "final state digest", digest, footer.final_state_digest)
-    report.checks.append(f"settlement: {len(rounds)} round(s) and the final settlement reproduced; "
-                         f"final state {digest[:16]}…")
+    report.checks.append(
+        f"settlement: {len(rounds)} round(s) and the final settlement reproduced; "
+        f"final state {digest[:16]}…"
+    )
 
 
 def _describe(binding: GameBinding, event: Any) -> str:

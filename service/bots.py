@@ -27,8 +27,10 @@ class GameResult:
     final: common_pb2.Settlement | None = None
 
     def describe(self) -> str:
-        lines = [f"game {self.game_id}: {len(self.rounds)} round(s), {self.moves} moves, "
-                 f"version {self.version}"]
+        lines = [
+            f"game {self.game_id}: {len(self.rounds)} round(s), {self.moves} moves, "
+            f"version {self.version}"
+        ]
         for settlement in self.rounds:
             lines += describe_settlement(settlement)
         if self.final is not None and (not self.rounds or self.final != self.rounds[-1]):
@@ -38,11 +40,14 @@ class GameResult:
 
 def describe_settlement(s: common_pb2.Settlement) -> list[str]:
     """A settlement in words: every payment with every factor and its reason."""
-    lines = [f"round {s.round}: {s.outcome}; winner(s): {', '.join(f'seat {w}' for w in s.winners)}"]
+    lines = [
+        f"round {s.round}: {s.outcome}; winner(s): {', '.join(f'seat {w}' for w in s.winners)}"
+    ]
     lines += [f"  note: {n}" for n in s.notes]
     for line in s.lines:
-        factors = "".join(f"{' + ' if f.added else ' × '}{f.name} {f.value}"
-                          for f in line.factors)[3:]
+        factors = "".join(f"{' + ' if f.added else ' × '}{f.name} {f.value}" for f in line.factors)[
+            3:
+        ]
         lines.append(f"  seat {line.payer} → seat {line.payee}: {line.amount}   ({factors})")
         lines += [f"      {f.name} {f.value}: {f.reason}" for f in line.factors]
     lines.append("  net: " + ", ".join(f"seat {i} {n:+d}" for i, n in enumerate(s.net)))
@@ -84,8 +89,11 @@ def choose(moves: list[service_pb2.LegalMove], rng: random.Random) -> service_pb
     return _choose_hoola(moves, by_kind, rng)
 
 
-def _choose_rummy(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[service_pb2.LegalMove]],
-                  rng: random.Random) -> service_pb2.LegalMove:
+def _choose_rummy(
+    moves: list[service_pb2.LegalMove],
+    by_kind: dict[str, list[service_pb2.LegalMove]],
+    rng: random.Random,
+) -> service_pb2.LegalMove:
     """Meld and lay off whenever it can (the biggest first), else draw, then shed high cards."""
     for kind in ("lay_down", "take_discard", "swap_joker", "lay_off"):
         if kind in by_kind and rng.random() < 0.9:
@@ -94,13 +102,21 @@ def _choose_rummy(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[se
         return by_kind["draw_stock"][0]
     if "discard" in by_kind:
         order = "23456789TJQKA"
-        return max(by_kind["discard"], key=lambda m: (m.command.rummy.discard.card.startswith("JK"),
-                   order.find(m.command.rummy.discard.card[0]) + rng.random() * 6))
+        return max(
+            by_kind["discard"],
+            key=lambda m: (
+                m.command.rummy.discard.card.startswith("JK"),
+                order.find(m.command.rummy.discard.card[0]) + rng.random() * 6,
+            ),
+        )
     return rng.choice(moves)
 
 
-def _choose_gin(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[service_pb2.LegalMove]],
-                rng: random.Random) -> service_pb2.LegalMove:
+def _choose_gin(
+    moves: list[service_pb2.LegalMove],
+    by_kind: dict[str, list[service_pb2.LegalMove]],
+    rng: random.Random,
+) -> service_pb2.LegalMove:
     """Knock when it may, lay off what it can, take the discard now and then, shed high cards."""
     for kind in ("knock", "lay_off"):
         if kind in by_kind and rng.random() < 0.9:
@@ -112,13 +128,18 @@ def _choose_gin(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[serv
             return by_kind[kind][0]
     if "discard" in by_kind:
         order = "A23456789TJQK"
-        return max(by_kind["discard"], key=lambda m: order.index(m.command.gin.discard.card[0])
-                   + rng.random() * 6)
+        return max(
+            by_kind["discard"],
+            key=lambda m: order.index(m.command.gin.discard.card[0]) + rng.random() * 6,
+        )
     return rng.choice(moves)
 
 
-def _choose_koikoi(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[service_pb2.LegalMove]],
-                   rng: random.Random) -> service_pb2.LegalMove:
+def _choose_koikoi(
+    moves: list[service_pb2.LegalMove],
+    by_kind: dict[str, list[service_pb2.LegalMove]],
+    rng: random.Random,
+) -> service_pb2.LegalMove:
     """Capture when it can; shobu more often than koi-koi."""
     if "shobu" in by_kind:
         return by_kind["shobu" if rng.random() < 0.7 else "koi_koi"][0]
@@ -126,8 +147,11 @@ def _choose_koikoi(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[s
     return rng.choice(captures if captures and rng.random() < 0.8 else moves)
 
 
-def _choose_hoola(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[service_pb2.LegalMove]],
-                  rng: random.Random) -> service_pb2.LegalMove:
+def _choose_hoola(
+    moves: list[service_pb2.LegalMove],
+    by_kind: dict[str, list[service_pb2.LegalMove]],
+    rng: random.Random,
+) -> service_pb2.LegalMove:
     """Declare or stop when it may, meld big, lay off, discard high."""
     if "next_round" in by_kind:
         return by_kind["next_round"][0]
@@ -147,32 +171,46 @@ def _choose_hoola(moves: list[service_pb2.LegalMove], by_kind: dict[str, list[se
         return rng.choice(by_kind["lay_off"])
     if "discard" in by_kind:
         order = "A23456789TJQK"
-        return max(by_kind["discard"], key=lambda m: (order.index(m.command.hoola.discard.card[0])
-                                                       + rng.random() * 4))
+        return max(
+            by_kind["discard"],
+            key=lambda m: order.index(m.command.hoola.discard.card[0]) + rng.random() * 4,
+        )
     return rng.choice(moves)
 
 
-def _claimant(stub: service_pb2_grpc.GameServiceStub, game_id: str, tokens: list[str], turn: int,
-              rng: random.Random) -> int:
+def _claimant(
+    stub: service_pb2_grpc.GameServiceStub,
+    game_id: str,
+    tokens: list[str],
+    turn: int,
+    rng: random.Random,
+) -> int:
     """A seat other than ``turn`` that may claim the discard now, else ``turn``."""
     others = [s for s in range(len(tokens)) if s != turn]
     rng.shuffle(others)
     for seat in others:
-        legal = stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game_id),
-                                    metadata=auth(tokens[seat]))
+        legal = stub.ListLegalMoves(
+            service_pb2.ListLegalMovesRequest(game_id=game_id), metadata=auth(tokens[seat])
+        )
         if legal.moves:
             return seat
     return turn
 
 
-def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
-              rng: random.Random | None = None, client_seed: str = "",
-              on_move: Callable[[int, str], None] | None = None,
-              overrides: service_pb2.Rules | None = None,
-              max_moves: int = 2000, max_rounds: int = 3,
-              kind: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_HOOLA,
-              players: Sequence[str] = (),
-              claims: bool = False) -> GameResult:
+def play_game(
+    channel: grpc.Channel,
+    seats: int = 3,
+    preset: str = "",
+    rng: random.Random | None = None,
+    client_seed: str = "",
+    on_move: Callable[[int, str], None] | None = None,
+    overrides: service_pb2.Rules | None = None,
+    max_moves: int = 2000,
+    max_rounds: int = 3,
+    kind: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_HOOLA,
+    players: Sequence[str] = (),
+    claims: bool = False,
+) -> GameResult:
     """Create a game of ``kind`` and play it to the end; returns its last round's settlement.
 
     Between rounds the bots deal the next round; an open-ended Hoola table (``rounds = 0``) is
@@ -181,14 +219,22 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
     """
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
-    created = stub.CreateGame(service_pb2.CreateGameRequest(
-        kind=kind, preset=preset, seats=seats,
-        client_seeds=[client_seed] if client_seed else [], overrides=overrides, players=players))
+    created = stub.CreateGame(
+        service_pb2.CreateGameRequest(
+            kind=kind,
+            preset=preset,
+            seats=seats,
+            client_seeds=[client_seed] if client_seed else [],
+            overrides=overrides,
+            players=players,
+        )
+    )
     tokens = [t.token for t in created.tokens]
     moves = 0
     while moves < max_moves:
-        view = stub.GetView(service_pb2.GetViewRequest(game_id=created.game_id),
-                            metadata=auth(tokens[0]))
+        view = stub.GetView(
+            service_pb2.GetViewRequest(game_id=created.game_id), metadata=auth(tokens[0])
+        )
         if view.finished:
             break
         game = _oneof(view.view, "game")
@@ -197,8 +243,9 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
         seat = rng.randrange(seats) if between_rounds else game.turn
         if claims and not between_rounds and rng.random() < 0.5:
             seat = _claimant(stub, created.game_id, tokens, seat, rng)
-        legal = stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=created.game_id),
-                                    metadata=auth(tokens[seat]))
+        legal = stub.ListLegalMoves(
+            service_pb2.ListLegalMovesRequest(game_id=created.game_id), metadata=auth(tokens[seat])
+        )
         if not legal.moves:  # a claim window is open: the seat to act waits for it to close
             time.sleep(0.05)
             continue
@@ -206,19 +253,32 @@ def play_game(channel: grpc.Channel, seats: int = 3, preset: str = "",
         closing = [m for m in legal.moves if _move(m) == "close_table"]
         if between_rounds and closing and game.round >= max_rounds:
             move = closing[0]
-        stub.SubmitCommand(service_pb2.SubmitCommandRequest(
-            game_id=created.game_id, command_id=uuid.uuid4().hex,
-            expected_version=legal.version, command=move.command), metadata=auth(tokens[seat]))
+        stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=created.game_id,
+                command_id=uuid.uuid4().hex,
+                expected_version=legal.version,
+                command=move.command,
+            ),
+            metadata=auth(tokens[seat]),
+        )
         moves += 1
         if on_move is not None:
             on_move(seat, move.label)
-    settlement = stub.GetSettlement(service_pb2.GetSettlementRequest(game_id=created.game_id),
-                                    metadata=auth(tokens[0])).settlement
-    final = stub.GetSettlement(service_pb2.GetSettlementRequest(game_id=created.game_id, final=True),
-                               metadata=auth(tokens[0])).settlement
+    settlement = stub.GetSettlement(
+        service_pb2.GetSettlementRequest(game_id=created.game_id), metadata=auth(tokens[0])
+    ).settlement
+    final = stub.GetSettlement(
+        service_pb2.GetSettlementRequest(game_id=created.game_id, final=True),
+        metadata=auth(tokens[0]),
+    ).settlement
     replay = stub.GetReplay(service_pb2.GetReplayRequest(game_id=created.game_id))
     bodies = [_oneof(e.body, "body") for e in replay.events]
-    rounds = [getattr(b, b.WhichOneof("event")).settlement for b in bodies
-              if b.DESCRIPTOR.oneofs and b.WhichOneof("event") in ("round_ended", "hand_ended")]
-    return GameResult(created.game_id, seats, settlement, moves, replay.events[-1].version, tokens,
-                      rounds, final)
+    rounds = [
+        getattr(b, b.WhichOneof("event")).settlement
+        for b in bodies
+        if b.DESCRIPTOR.oneofs and b.WhichOneof("event") in ("round_ended", "hand_ended")
+    ]
+    return GameResult(
+        created.game_id, seats, settlement, moves, replay.events[-1].version, tokens, rounds, final
+    )

@@ -25,12 +25,25 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--address", default=lambda: os.environ.get("CROUPIER_ADDRESS", config.DEFAULT_ADDRESS),
-              show_default=config.DEFAULT_ADDRESS, help="HOST:PORT to listen on.")
-@click.option("--store", "store_url", default=lambda: os.environ.get("CROUPIER_STORE", config.DEFAULT_STORE),
-              show_default=config.DEFAULT_STORE, help="sqlite:///PATH or postgresql://…")
-@click.option("--log-format", type=click.Choice(["json", "console"]),
-              default=lambda: os.environ.get("CROUPIER_LOG_FORMAT", "console"), show_default="console")
+@click.option(
+    "--address",
+    default=lambda: os.environ.get("CROUPIER_ADDRESS", config.DEFAULT_ADDRESS),
+    show_default=config.DEFAULT_ADDRESS,
+    help="HOST:PORT to listen on.",
+)
+@click.option(
+    "--store",
+    "store_url",
+    default=lambda: os.environ.get("CROUPIER_STORE", config.DEFAULT_STORE),
+    show_default=config.DEFAULT_STORE,
+    help="sqlite:///PATH or postgresql://…",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["json", "console"]),
+    default=lambda: os.environ.get("CROUPIER_LOG_FORMAT", "console"),
+    show_default="console",
+)
 def serve(address: str, store_url: str, log_format: str) -> None:
     """Serve the game service (with health checking and reflection)."""
     from croupier.app.tokens import TokenSigner
@@ -40,11 +53,16 @@ def serve(address: str, store_url: str, log_format: str) -> None:
     logs.configure(log_format)
     secret = config.token_secret()
     if secret.generated:
-        log.warning("generated a development token secret; set CROUPIER_SECRET in production "
-                    "(seat tokens stop working when the server restarts)")
+        log.warning(
+            "generated a development token secret; set CROUPIER_SECRET in production "
+            "(seat tokens stop working when the server restarts)"
+        )
     store = open_store(store_url)
-    where = store_url if not store_url.startswith("sqlite:///") else \
-        f"sqlite:///{Path(store_url.removeprefix('sqlite:///')).resolve()}"
+    where = (
+        store_url
+        if not store_url.startswith("sqlite:///")
+        else f"sqlite:///{Path(store_url.removeprefix('sqlite:///')).resolve()}"
+    )
     host = address.rsplit(":", 1)[0]
 
     async def run() -> None:
@@ -78,26 +96,47 @@ def _safe(url: str) -> str:
 
 
 @main.command()
-@click.option("--address", default=config.DEFAULT_ADDRESS, show_default=True,
-              help="The server to play on.")
-@click.option("--game", "kind", default="hoola", show_default=True,
-              type=click.Choice(["hoola", "koikoi", "gin", "rummy"]), help="The game to play.")
-@click.option("--seats", default=None, type=click.IntRange(2, 7),
-              help="Hoola: seats at the table (default 3; 6 or 7 play with sit-out, RULES.md "
-                   "§1.9). Rummy: 2 to 4 (default 4). Koi-Koi and Gin Rummy are for two.")
+@click.option(
+    "--address", default=config.DEFAULT_ADDRESS, show_default=True, help="The server to play on."
+)
+@click.option(
+    "--game",
+    "kind",
+    default="hoola",
+    show_default=True,
+    type=click.Choice(["hoola", "koikoi", "gin", "rummy"]),
+    help="The game to play.",
+)
+@click.option(
+    "--seats",
+    default=None,
+    type=click.IntRange(2, 7),
+    help="Hoola: seats at the table (default 3; 6 or 7 play with sit-out, RULES.md "
+    "§1.9). Rummy: 2 to 4 (default 4). Koi-Koi and Gin Rummy are for two.",
+)
 @click.option("--preset", default="", help="A preset of the game (default: the game's default).")
 @click.option("--seed", default=None, type=int, help="Seed of the bots' choices.")
-@click.option("--rounds", default=None, type=click.IntRange(1, 50),
-              help="Hoola: rounds at the table (default 1). Koi-Koi: 3, 6 or 12 (default: the "
-                   "preset's).")
-@click.option("--connect-timeout", default=10.0, show_default=True, help="Seconds to wait for the server.")
-def demo(address: str, kind: str, seats: int | None, preset: str, seed: int | None,
-         rounds: int | None, connect_timeout: float) -> None:
+@click.option(
+    "--rounds",
+    default=None,
+    type=click.IntRange(1, 50),
+    help="Hoola: rounds at the table (default 1). Koi-Koi: 3, 6 or 12 (default: the preset's).",
+)
+@click.option(
+    "--connect-timeout", default=10.0, show_default=True, help="Seconds to wait for the server."
+)
+def demo(
+    address: str,
+    kind: str,
+    seats: int | None,
+    preset: str,
+    seed: int | None,
+    rounds: int | None,
+    connect_timeout: float,
+) -> None:
     """Play a whole game between bots through a running server; print the result."""
     from croupier.service.bots import play_game
-    from croupier.v1 import common_pb2, hoola_pb2, koikoi_pb2, service_pb2
-
-    from croupier.v1 import gin_pb2, rummy_pb2
+    from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2
 
     if kind == "rummy":
         seats = seats or 4
@@ -109,8 +148,9 @@ def demo(address: str, kind: str, seats: int | None, preset: str, seed: int | No
         game_kind = common_pb2.GAME_KIND_GIN
     elif kind == "koikoi":
         seats = seats or 2
-        overrides = service_pb2.Rules(koikoi=koikoi_pb2.KoiKoiRules(rounds=rounds)
-                                      if rounds else koikoi_pb2.KoiKoiRules())
+        overrides = service_pb2.Rules(
+            koikoi=koikoi_pb2.KoiKoiRules(rounds=rounds) if rounds else koikoi_pb2.KoiKoiRules()
+        )
         game_kind = common_pb2.GAME_KIND_KOIKOI
     else:
         seats = seats or 3
@@ -123,11 +163,20 @@ def demo(address: str, kind: str, seats: int | None, preset: str, seed: int | No
         try:
             grpc.channel_ready_future(channel).result(timeout=connect_timeout)
         except grpc.FutureTimeoutError:
-            raise click.ClickException(f"no Croupier server at {address} (start one: make run)")
+            raise click.ClickException(
+                f"no Croupier server at {address} (start one: make run)"
+            ) from None
         try:
-            result = play_game(channel, seats=seats, preset=preset, overrides=overrides,
-                               kind=game_kind, rng=random.Random(seed), client_seed=uuid.uuid4().hex,
-                               on_move=lambda seat, label: click.echo(f"  seat {seat}: {label}"))
+            result = play_game(
+                channel,
+                seats=seats,
+                preset=preset,
+                overrides=overrides,
+                kind=game_kind,
+                rng=random.Random(seed),
+                client_seed=uuid.uuid4().hex,
+                on_move=lambda seat, label: click.echo(f"  seat {seat}: {label}"),
+            )
         except grpc.RpcError as error:
             raise click.ClickException(f"{error.code().name}: {error.details()}") from None
     click.echo(result.describe())
@@ -141,8 +190,13 @@ def replay() -> None:
 @replay.command("export")
 @click.argument("game_id")
 @click.argument("out", type=click.Path(dir_okay=False, writable=True))
-@click.option("--store", "store_url", default=lambda: os.environ.get("CROUPIER_STORE", config.DEFAULT_STORE),
-              show_default=config.DEFAULT_STORE, help="The store the game is in.")
+@click.option(
+    "--store",
+    "store_url",
+    default=lambda: os.environ.get("CROUPIER_STORE", config.DEFAULT_STORE),
+    show_default=config.DEFAULT_STORE,
+    help="The store the game is in.",
+)
 def replay_export(game_id: str, out: str, store_url: str) -> None:
     """Write the replay of finished game GAME_ID to OUT (JSON if OUT ends in .json)."""
     from croupier.log import GameNotFound
@@ -183,8 +237,13 @@ def replay_verify(path: str) -> None:
 
 @replay.command("show")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--html", "html_out", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the timeline as one self-contained HTML file instead.")
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write the timeline as one self-contained HTML file instead.",
+)
 def replay_show(path: str, html_out: str | None) -> None:
     """The game turn by turn: each move in words, the hands and the table after it, and every
     settlement with each factor explained."""

@@ -61,7 +61,9 @@ async def create_server(
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection((SERVICE_NAME, HEALTH_NAME, reflection.SERVICE_NAME), server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, HEALTH_NAME, reflection.SERVICE_NAME), server
+    )
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as error:

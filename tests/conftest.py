@@ -7,10 +7,17 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("default", deadline=None, max_examples=40,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("ci", deadline=None, max_examples=60, derandomize=True, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "default", deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci",
+    deadline=None,
+    max_examples=60,
+    derandomize=True,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile("ci" if os.environ.get("CI") == "true" else "default")
 
 # The servers under test log to stderr, warnings only (the CLI tests read a real server's logs).

@@ -45,8 +45,12 @@ RELEASED = ROOT / "proto" / "released.binpb"
 
 
 def _breaking_against(against: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BUF), "breaking", "--against", against], cwd=ROOT / "proto",
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [str(BUF), "breaking", "--against", against],
+        cwd=ROOT / "proto",
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_buf_breaking_against_the_last_release() -> None:
@@ -77,6 +81,7 @@ def test_buf_breaking_against_the_merge_base() -> None:
 
 # --- every game's records and messages match, field for field ---------------------------------
 
+
 def _bindings():
     from croupier.contract.bindings import BINDINGS
 
@@ -96,11 +101,18 @@ def test_each_game_kind_is_bound_field_for_field(binding) -> None:
 
     assert fields(binding.rules_cls) == {f.name for f in binding.rules_msg.DESCRIPTOR.fields}
     assert fields(binding.view_cls) == {f.name for f in binding.view_msg.DESCRIPTOR.fields}
-    for classes, message, oneof in ((binding.commands, binding.command_msg, "move"),
-                                    (binding.events, binding.event_msg, "event")):
+    for classes, message, oneof in (
+        (binding.commands, binding.command_msg, "move"),
+        (binding.events, binding.event_msg, "event"),
+    ):
         members = {f.name: f.message_type for f in message.DESCRIPTOR.oneofs_by_name[oneof].fields}
         assert set(classes) == set(members)
         for name, cls in classes.items():
             assert fields(cls) == {f.name for f in members[name].fields}, name
-    for wrapper in (service_pb2.Rules, service_pb2.Command, service_pb2.View, service_pb2.EventBody):
+    for wrapper in (
+        service_pb2.Rules,
+        service_pb2.Command,
+        service_pb2.View,
+        service_pb2.EventBody,
+    ):
         assert binding.field in wrapper.DESCRIPTOR.fields_by_name

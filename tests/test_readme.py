@@ -16,7 +16,10 @@ README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
 def test_quick_start_is_the_two_commands() -> None:
     block = README.split("## Quick start", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
-    assert [line.split("#")[0].strip() for line in block.strip().splitlines()] == ["make run", "make test"]
+    assert [line.split("#")[0].strip() for line in block.strip().splitlines()] == [
+        "make run",
+        "make test",
+    ]
     ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
     assert "\nmake test\n" in ci
 
@@ -29,7 +32,10 @@ def test_the_client_snippet_runs(tmp_path: Path) -> None:
     out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out):
-            exec(compile(snippet.replace("127.0.0.1:50051", f"127.0.0.1:{port}"), "README", "exec"), {})
+            exec(
+                compile(snippet.replace("127.0.0.1:50051", f"127.0.0.1:{port}"), "README", "exec"),
+                {},
+            )
     finally:
         server.stop(grace=None)
         store.close()

@@ -10,7 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from croupier.engine.cards import standard_deck
 from croupier.engine.shuffle import Seeds, commitment, shuffled
@@ -38,14 +39,23 @@ def test_golden_vectors(vector: dict) -> None:
     deck = standard_deck(vector["jokers"])
     assert commitment(seed) == vector["commitment"]
     assert list(shuffled(deck, seeds, vector["round"], vector["purpose"])) == vector["deck"]
-    assert documented_shuffle(seed, vector["client_seeds"], vector["round"], vector["purpose"],
-                              list(deck)) == vector["deck"]
+    assert (
+        documented_shuffle(
+            seed, vector["client_seeds"], vector["round"], vector["purpose"], list(deck)
+        )
+        == vector["deck"]
+    )
 
 
-@given(st.binary(min_size=1, max_size=64), st.lists(st.text(max_size=8), max_size=3),
-       st.integers(1, 50), st.sampled_from(["deal", "reshuffle-1"]))
-def test_engine_matches_the_documented_algorithm(seed: bytes, clients: list[str], round_no: int,
-                                                 purpose: str) -> None:
+@given(
+    st.binary(min_size=1, max_size=64),
+    st.lists(st.text(max_size=8), max_size=3),
+    st.integers(1, 50),
+    st.sampled_from(["deal", "reshuffle-1"]),
+)
+def test_engine_matches_the_documented_algorithm(
+    seed: bytes, clients: list[str], round_no: int, purpose: str
+) -> None:
     deck = standard_deck(2)
     ours = shuffled(deck, Seeds(seed, tuple(clients)), round_no, purpose)
     assert list(ours) == documented_shuffle(seed, clients, round_no, purpose, list(deck))
@@ -66,8 +76,9 @@ def test_every_input_changes_the_deck() -> None:
 
 def test_first_card_is_roughly_uniform() -> None:
     """A quick sanity check (the chi-square over 10^5 shuffles comes with the replay issue)."""
-    counts = Counter(shuffled(standard_deck(), Seeds(i.to_bytes(4, "big")), 1, "deal")[0]
-                     for i in range(5200))
+    counts = Counter(
+        shuffled(standard_deck(), Seeds(i.to_bytes(4, "big")), 1, "deal")[0] for i in range(5200)
+    )
     assert len(counts) == 52
     chi2 = sum((c - 100) ** 2 / 100 for c in counts.values())
     assert chi2 < 90  # 51 degrees of freedom: p ≈ 0.001
@@ -77,7 +88,7 @@ def _chi_square_critical(df: int, z: float = 2.326) -> float:
     """The chi-square value that ``df`` degrees of freedom exceed with probability 1 % (the
     Wilson–Hilferty approximation; z is the normal 99th percentile)."""
     a = 2 / (9 * df)
-    return df * (1 - a + z * a ** 0.5) ** 3
+    return df * (1 - a + z * a**0.5) ** 3
 
 
 @pytest.mark.slow

@@ -16,17 +16,27 @@ from pathlib import Path
 
 import grpc
 
-from croupier.replays.format import from_binary
 from croupier.app.tokens import TokenSigner
+from croupier.replays.format import from_binary
 from croupier.service.bots import play_game
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import (
-    common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2, service_pb2_grpc,
+    common_pb2,
+    gin_pb2,
+    hoola_pb2,
+    koikoi_pb2,
+    rummy_pb2,
+    service_pb2,
+    service_pb2_grpc,
 )
 
-HOOLA, KOIKOI, GIN, RUMMY = (common_pb2.GAME_KIND_HOOLA, common_pb2.GAME_KIND_KOIKOI,
-                             common_pb2.GAME_KIND_GIN, common_pb2.GAME_KIND_RUMMY)
+HOOLA, KOIKOI, GIN, RUMMY = (
+    common_pb2.GAME_KIND_HOOLA,
+    common_pb2.GAME_KIND_KOIKOI,
+    common_pb2.GAME_KIND_GIN,
+    common_pb2.GAME_KIND_RUMMY,
+)
 
 
 def hoola(rules: hoola_pb2.HoolaRules) -> service_pb2.Rules:
@@ -39,23 +49,50 @@ GAMES: dict[str, tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rule
     "hoola-international": (HOOLA, 3, "international", None),
     "hoola-winjoy": (HOOLA, 5, "winjoy", hoola(hoola_pb2.HoolaRules(rounds=2))),
     "hoola-pmang": (HOOLA, 4, "pmang", hoola(hoola_pb2.HoolaRules(jokers=2))),
-    "hoola-hangame": (HOOLA, 3, "hangame", hoola(hoola_pb2.HoolaRules(
-        jokers=1, seven_binding=True))),
-    "hoola-korean-sit-out-7": (HOOLA, 7, "korean", hoola(hoola_pb2.HoolaRules(
-        sit_out=True, max_seats=7))),
-    "hoola-korean-nearest-claims": (HOOLA, 4, "korean", hoola(hoola_pb2.HoolaRules(
-        out_of_turn_thank_you=True, claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN,
-        claim_window_ms=40, rounds=3))),
+    "hoola-hangame": (
+        HOOLA,
+        3,
+        "hangame",
+        hoola(hoola_pb2.HoolaRules(jokers=1, seven_binding=True)),
+    ),
+    "hoola-korean-sit-out-7": (
+        HOOLA,
+        7,
+        "korean",
+        hoola(hoola_pb2.HoolaRules(sit_out=True, max_seats=7)),
+    ),
+    "hoola-korean-nearest-claims": (
+        HOOLA,
+        4,
+        "korean",
+        hoola(
+            hoola_pb2.HoolaRules(
+                out_of_turn_thank_you=True,
+                claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN,
+                claim_window_ms=40,
+                rounds=3,
+            )
+        ),
+    ),
     "koikoi-nintendo-3": (KOIKOI, 2, "nintendo-3", None),
     "koikoi-nintendo-6": (KOIKOI, 2, "nintendo-6", None),
-    "koikoi-nintendo": (KOIKOI, 2, "nintendo", service_pb2.Rules(
-        koikoi=koikoi_pb2.KoiKoiRules(stake_per_point=2))),
+    "koikoi-nintendo": (
+        KOIKOI,
+        2,
+        "nintendo",
+        service_pb2.Rules(koikoi=koikoi_pb2.KoiKoiRules(stake_per_point=2)),
+    ),
     "gin-standard": (GIN, 2, "standard", service_pb2.Rules(gin=gin_pb2.GinRules(match_points=40))),
     "gin-single-hand": (GIN, 2, "single-hand", None),
     "gin-big-gin": (GIN, 2, "big-gin", service_pb2.Rules(gin=gin_pb2.GinRules(match_points=30))),
     "rummy-standard": (RUMMY, 4, "standard", None),
     "rummy-open-30": (RUMMY, 2, "open-30", None),
-    "rummy-open-51": (RUMMY, 3, "open-51", service_pb2.Rules(rummy=rummy_pb2.RummyRules(max_reshuffles=2))),
+    "rummy-open-51": (
+        RUMMY,
+        3,
+        "open-51",
+        service_pb2.Rules(rummy=rummy_pb2.RummyRules(max_reshuffles=2)),
+    ),
 }
 
 
@@ -79,11 +116,20 @@ def make(directory: Path) -> list[Path]:
                     path = directory / f"{name}.replay"
                     if path.exists():
                         continue
-                    result = play_game(channel, seats=seats, kind=kind, preset=preset,
-                                       overrides=overrides, rng=random.Random(name),
-                                       client_seed=f"corpus {name}", max_moves=10000,
-                                       claims=name in CLAIMING)
-                    data = stub.ExportReplay(service_pb2.ExportReplayRequest(game_id=result.game_id)).replay
+                    result = play_game(
+                        channel,
+                        seats=seats,
+                        kind=kind,
+                        preset=preset,
+                        overrides=overrides,
+                        rng=random.Random(name),
+                        client_seed=f"corpus {name}",
+                        max_moves=10000,
+                        claims=name in CLAIMING,
+                    )
+                    data = stub.ExportReplay(
+                        service_pb2.ExportReplayRequest(game_id=result.game_id)
+                    ).replay
                     from_binary(data)  # a whole replay, or fail here
                     path.write_bytes(data)
                     written.append(path)

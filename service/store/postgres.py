@@ -1,4 +1,5 @@
-"""PostgreSQL for several replicas: psycopg 3 with a pool; LISTEN/NOTIFY wakes every replica's streams."""
+"""PostgreSQL for several replicas: psycopg 3 with a pool; LISTEN/NOTIFY wakes every replica's
+streams."""
 
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ class PostgresEventStore(SqlEventStore):
     def __init__(self, url: str, min_size: int = 1, max_size: int = 10) -> None:
         self.url = url
         apply_migrations(_yoyo_url(url), "postgresql")
-        self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size, open=True,
-                                    kwargs={"autocommit": False})
+        self._pool = ConnectionPool(
+            url, min_size=min_size, max_size=max_size, open=True, kwargs={"autocommit": False}
+        )
         self._closed = threading.Event()
         self._listeners: list[AppendListener] = []
         self._listener: threading.Thread | None = None
@@ -33,10 +35,8 @@ class PostgresEventStore(SqlEventStore):
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
-        with self._pool.connection() as conn:
-            with conn.transaction():
-                with conn.cursor() as cur:
-                    yield cur
+        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            yield cur
 
     def _after_append(self, cursor: Any, game_id: str, version: int) -> None:
         cursor.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{game_id} {version}"))
@@ -70,5 +70,5 @@ class PostgresEventStore(SqlEventStore):
 
 
 def _yoyo_url(url: str) -> str:
-    scheme, rest = url.split("://", 1)
+    _, rest = url.split("://", 1)
     return f"postgresql+psycopg://{rest}"

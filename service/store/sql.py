@@ -22,9 +22,7 @@ from croupier.log import (
     record_bytes,
 )
 
-_GAME_COLUMNS = (
-    "game_id, kind, seats, server_seed, commitment, created_at_ms, version, finished"
-)
+_GAME_COLUMNS = "game_id, kind, seats, server_seed, commitment, created_at_ms, version, finished"
 _EVENT_COLUMNS = (
     "game_id, version, command_id, seat, recorded_at_ms, type, payload, prev_hash, hash, command"
 )
@@ -45,9 +43,7 @@ def apply_migrations(yoyo_url: str, dialect: str) -> None:
 
 
 def _game_row(row: Sequence[Any]) -> GameRecord:
-    return GameRecord(
-        row[0], row[1], row[2], bytes(row[3]), row[4], row[5], row[6], bool(row[7])
-    )
+    return GameRecord(row[0], row[1], row[2], bytes(row[3]), row[4], row[5], row[6], bool(row[7]))
 
 
 def _event_row(r: Sequence[Any]) -> StoredEvent:

@@ -1,4 +1,5 @@
-"""The embedded default: SQLite in WAL mode; appends take the write lock up front (BEGIN IMMEDIATE)."""
+"""The embedded default: SQLite in WAL mode; appends take the write lock up front
+(BEGIN IMMEDIATE)."""
 
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ class SqliteEventStore(SqlEventStore):
         conn = getattr(self._local, "conn", None)
         if conn is None:
             # One connection per thread; autocommit mode so that BEGIN is ours to issue.
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
             conn.execute("PRAGMA busy_timeout=30000")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from croupier.replays.format import Replay, build
 from croupier.app.tokens import TokenSigner
+from croupier.replays.format import Replay, build
 from croupier.service.bots import play_game
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
@@ -17,10 +17,19 @@ from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, service_pb2
 
 # kind, seats, preset, overrides
 GAMES = {
-    "hoola": (common_pb2.GAME_KIND_HOOLA, 3, "korean",
-              service_pb2.Rules(hoola=hoola_pb2.HoolaRules(rounds=2, jokers=1))),
+    "hoola": (
+        common_pb2.GAME_KIND_HOOLA,
+        3,
+        "korean",
+        service_pb2.Rules(hoola=hoola_pb2.HoolaRules(rounds=2, jokers=1)),
+    ),
     "koikoi": (common_pb2.GAME_KIND_KOIKOI, 2, "nintendo-3", None),
-    "gin": (common_pb2.GAME_KIND_GIN, 2, "standard", service_pb2.Rules(gin=gin_pb2.GinRules(match_points=20))),
+    "gin": (
+        common_pb2.GAME_KIND_GIN,
+        2,
+        "standard",
+        service_pb2.Rules(gin=gin_pb2.GinRules(match_points=20)),
+    ),
     "rummy": (common_pb2.GAME_KIND_RUMMY, 3, "standard", None),
 }
 
@@ -35,9 +44,16 @@ def replays(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Repl
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             found = {}
             for name, (kind, seats, preset, overrides) in GAMES.items():
-                result = play_game(channel, seats=seats, kind=kind, preset=preset, overrides=overrides,
-                                   rng=random.Random(name), client_seed=f"{name} seed",
-                                   max_moves=6000)
+                result = play_game(
+                    channel,
+                    seats=seats,
+                    kind=kind,
+                    preset=preset,
+                    overrides=overrides,
+                    rng=random.Random(name),
+                    client_seed=f"{name} seed",
+                    max_moves=6000,
+                )
                 found[name] = build(store.game(result.game_id), store.read(result.game_id))
         yield found
     finally:

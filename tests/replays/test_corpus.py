@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from croupier.contract.bindings import BINDINGS
 from croupier.replays.format import load, to_json
 from croupier.replays.verify import verify
-from croupier.contract.bindings import BINDINGS
 
 CORPUS = Path(__file__).resolve().parents[2] / "replays" / "corpus"
 STANDALONE = CORPUS.parent / "standalone_verify.py"
@@ -33,8 +33,9 @@ def test_every_corpus_replay_verifies(path: Path, tmp_path: Path) -> None:
     assert report.ok, report.lines()
     as_json = tmp_path / f"{path.stem}.json"
     as_json.write_text(to_json(replay))
-    result = subprocess.run([sys.executable, "-I", "-S", str(STANDALONE), str(as_json)],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-I", "-S", str(STANDALONE), str(as_json)], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout
     assert json.loads(as_json.read_text())["header"]["engine_version"]
 

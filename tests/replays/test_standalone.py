@@ -22,16 +22,27 @@ def run(tmp_path: Path, document: dict) -> subprocess.CompletedProcess:
     path = tmp_path / "game.json"
     path.write_text(json.dumps(document))
     # A bare interpreter, isolated from site-packages and the environment: nothing of Croupier.
-    return subprocess.run([sys.executable, "-I", "-S", str(STANDALONE), str(path)],
-                          capture_output=True, text=True, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, "-I", "-S", str(STANDALONE), str(path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
 
 
 def test_it_imports_only_the_standard_library() -> None:
     tree = ast.parse(STANDALONE.read_text())
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
-                if isinstance(node, ast.Import) for alias in node.names}
-    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
-                 if isinstance(node, ast.ImportFrom) and node.module}
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    imported |= {
+        node.module.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module
+    }
     assert imported <= {"__future__", "base64", "hashlib", "hmac", "json", "struct", "sys"}
 
 
@@ -52,7 +63,10 @@ def test_a_deck_dealt_from_another_seed_is_caught(replays, tmp_path: Path) -> No
     document["footer"]["server_seed"] = other.hex()
     document["header"]["commitment"] = hashlib.sha256(other).hexdigest()
     result = run(tmp_path, document)
-    assert result.returncode == 1 and "event 1: the game started with another commitment" in result.stdout
+    assert (
+        result.returncode == 1
+        and "event 1: the game started with another commitment" in result.stdout
+    )
 
 
 def test_a_tampered_event_or_seed_is_caught(replays, tmp_path: Path) -> None:
@@ -69,8 +83,9 @@ def test_a_tampered_event_or_seed_is_caught(replays, tmp_path: Path) -> None:
 def test_a_rigged_deal_is_caught(replays, tmp_path: Path) -> None:
     """Swap two cards inside a deal's hashed bytes and re-hash the chain (as a forger with the
     database could): the chain holds, the deck does not."""
-    from croupier.replays.format import from_json, to_json as back
     from croupier.log import GENESIS_HASH, chain_hash, record_bytes
+    from croupier.replays.format import from_json
+    from croupier.replays.format import to_json as back
     from croupier.v1 import service_pb2
 
     replay = from_json(to_json(replays["rummy"]))
@@ -86,10 +101,23 @@ def test_a_rigged_deal_is_caught(replays, tmp_path: Path) -> None:
     for event in replay.events:
         seat = event.seat if event.HasField("seat") else None
         event.prev_hash = prev
-        event.hash = chain_hash(prev, record_bytes(event.game_id, event.version, event.command_id,
-                                                   seat, event.recorded_at_ms, event.type,
-                                                   event.payload, event.command_payload))
+        event.hash = chain_hash(
+            prev,
+            record_bytes(
+                event.game_id,
+                event.version,
+                event.command_id,
+                seat,
+                event.recorded_at_ms,
+                event.type,
+                event.payload,
+                event.command_payload,
+            ),
+        )
         prev = event.hash
     replay.footer.last_hash = prev
     result = run(tmp_path, json.loads(back(replay)))
-    assert result.returncode == 1 and "event 2: the deal differs from the committed deck" in result.stdout
+    assert (
+        result.returncode == 1
+        and "event 2: the deal differs from the committed deck" in result.stdout
+    )

@@ -26,7 +26,9 @@ def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
         if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but chromium is not installed (make test installs Debian's chromium)")
+            pytest.fail(
+                "CI=true but chromium is not installed (make test installs Debian's chromium)"
+            )
         pytest.skip("needs Debian's chromium (apt-get install chromium; make test does it)")
     return found
 
@@ -42,8 +44,10 @@ def test_the_text_timeline_has_every_turn_and_the_settlement(replays, name: str)
         assert len(step.hands) == replays[name].header.seats
     assert shown.settlements and all(
         f"seat {line.payer} pays seat {line.payee} {line.amount}" in text
-        for s in shown.settlements for line in s.lines)
-    for line in (l for s in shown.settlements for l in s.lines):
+        for s in shown.settlements
+        for line in s.lines
+    )
+    for line in (item for s in shown.settlements for item in s.lines):
         assert all(factor.reason in text for factor in line.factors)
 
 
@@ -54,21 +58,34 @@ def test_the_html_timeline_renders_in_chromium(replays, name: str, tmp_path: Pat
     page = tmp_path / f"{name}.html"
     page.write_text(render_html(shown), encoding="utf-8")
     assert "http" not in page.read_text().replace("http-equiv", "")  # self-contained: no network
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-             f"--user-data-dir={tmp_path / 'profile'}"]
-    dom = subprocess.run([browser, *flags, "--dump-dom", page.as_uri()], capture_output=True,
-                         text=True, timeout=120).stdout
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+    dom = subprocess.run(
+        [browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+    ).stdout
     rows = re.findall(r'<tr class="step" id="step-(\d+)">', dom)
     assert [int(r) for r in rows] == [s.number for s in shown.steps]
-    lines = re.findall(r'<tr class="line"><td>seat (\d+)</td><td>seat (\d+)</td><td>(\d+)</td>', dom)
-    expected = [(line.payer, line.payee, line.amount) for s in shown.settlements for line in s.lines]
+    lines = re.findall(
+        r'<tr class="line"><td>seat (\d+)</td><td>seat (\d+)</td><td>(\d+)</td>', dom
+    )
+    expected = [
+        (line.payer, line.payee, line.amount) for s in shown.settlements for line in s.lines
+    ]
     if shown.final is not None and shown.final != shown.settlements[-1]:
         expected += [(line.payer, line.payee, line.amount) for line in shown.final.lines]
     assert [tuple(map(int, line)) for line in lines] == expected
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shot = SCREENSHOTS / f"{name}.png"
-    subprocess.run([browser, *flags, f"--screenshot={shot}", "--window-size=1280,1600",
-                    page.as_uri()], capture_output=True, timeout=120)
+    subprocess.run(
+        [browser, *flags, f"--screenshot={shot}", "--window-size=1280,1600", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
     assert shot.exists() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -76,8 +93,11 @@ def test_the_cli_shows_a_replay(replays, tmp_path: Path) -> None:
     path = tmp_path / "gin.replay"
     path.write_bytes(to_binary(replays["gin"]))
     text = subprocess.run([CROUPIER, "replay", "show", str(path)], capture_output=True, text=True)
-    assert text.returncode == 0 and "Final settlement" in text.stdout or "Settlement of round 1" in text.stdout
+    assert (
+        text.returncode == 0 and "Final settlement" in text.stdout
+    ) or "Settlement of round 1" in text.stdout
     out = tmp_path / "gin.html"
-    written = subprocess.run([CROUPIER, "replay", "show", str(path), "--html", str(out)],
-                             capture_output=True, text=True)
+    written = subprocess.run(
+        [CROUPIER, "replay", "show", str(path), "--html", str(out)], capture_output=True, text=True
+    )
     assert written.returncode == 0 and out.read_text().startswith("<!doctype html>")

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from croupier.replays.format import Replay, from_binary, from_json, load, to_binary, to_json
 from croupier.replays.verify import verify
@@ -112,16 +113,21 @@ def test_the_cli_verifies_and_converts(replays, tmp_path: Path) -> None:
     ok = subprocess.run([CROUPIER, "replay", "verify", str(good)], capture_output=True, text=True)
     assert ok.returncode == 0 and ok.stdout.strip().endswith("verified"), ok.stdout + ok.stderr
     as_json = tmp_path / "game.json"
-    converted = subprocess.run([CROUPIER, "replay", "convert", str(good), str(as_json)],
-                               capture_output=True, text=True)
+    converted = subprocess.run(
+        [CROUPIER, "replay", "convert", str(good), str(as_json)], capture_output=True, text=True
+    )
     assert converted.returncode == 0 and to_binary(load(as_json)) == good.read_bytes()
     bad = tampered(replays["gin"])
     bad.footer.server_seed = "11" * 32
     broken = tmp_path / "broken.json"
     broken.write_text(to_json(bad))
-    failed = subprocess.run([CROUPIER, "replay", "verify", str(broken)], capture_output=True, text=True)
+    failed = subprocess.run(
+        [CROUPIER, "replay", "verify", str(broken)], capture_output=True, text=True
+    )
     assert failed.returncode == 1 and "FAIL the replay: commitment" in failed.stdout
     garbage = tmp_path / "garbage.replay"
     garbage.write_bytes(b"\x05abc")
-    rejected = subprocess.run([CROUPIER, "replay", "verify", str(garbage)], capture_output=True, text=True)
+    rejected = subprocess.run(
+        [CROUPIER, "replay", "verify", str(garbage)], capture_output=True, text=True
+    )
     assert rejected.returncode != 0 and "cut off" in rejected.stderr

@@ -42,9 +42,12 @@ class Running:
     thread: ServerThread
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
-                scope="module")
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+@pytest.fixture(
+    params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], scope="module"
+)
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Running]:
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path_factory.mktemp('store') / 'croupier.sqlite3'}"
     else:
@@ -55,8 +58,14 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     port = grpc_server.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:
-        yield Running(channel, service_pb2_grpc.GameServiceStub(channel), store,
-                      f"127.0.0.1:{port}", clock, grpc_server)
+        yield Running(
+            channel,
+            service_pb2_grpc.GameServiceStub(channel),
+            store,
+            f"127.0.0.1:{port}",
+            clock,
+            grpc_server,
+        )
     finally:
         channel.close()
         grpc_server.stop(grace=None)

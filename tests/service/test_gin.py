@@ -17,8 +17,15 @@ GIN = common_pb2.GAME_KIND_GIN
 
 def test_a_whole_match_is_played_settled_and_chained(server: Running) -> None:
     overrides = service_pb2.Rules(gin=gin_pb2.GinRules(match_points=30, stake_per_point=2))
-    result = play_game(server.channel, seats=2, kind=GIN, rng=random.Random(5),
-                       client_seed="gin", overrides=overrides, max_moves=6000)
+    result = play_game(
+        server.channel,
+        seats=2,
+        kind=GIN,
+        rng=random.Random(5),
+        client_seed="gin",
+        overrides=overrides,
+        max_moves=6000,
+    )
     assert result.final.outcome == "MATCH_OVER" and result.rounds
     assert list(result.final.net) == [sum(r.net[s] for r in result.rounds) for s in (0, 1)]
     assert all(line.amount % 2 == 0 for r in result.rounds for line in r.lines)
@@ -35,30 +42,49 @@ def test_a_whole_match_is_played_settled_and_chained(server: Running) -> None:
 
 def test_the_stock_draw_is_hidden_from_the_other_seat(server: Running) -> None:
     game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=GIN, seats=2))
-    view = server.stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id),
-                               metadata=auth(game.tokens[0].token)).view.gin
+    view = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    ).view.gin
     first = view.turn
     assert view.phase == gin_pb2.GIN_PHASE_FIRST_UPCARD and len(view.hand) == 10
     version = game.version
     for seat, move in ((first, "pass"), (1 - first, "pass"), (first, "draw_stock")):
         command = service_pb2.Command(gin=gin_pb2.GinCommand(**{move: {}}))
-        version = server.stub.SubmitCommand(service_pb2.SubmitCommandRequest(
-            game_id=game.game_id, command_id=f"{seat}-{move}-{version}", expected_version=version,
-            command=command), metadata=auth(game.tokens[seat].token)).version
-    mine = server.stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id),
-                               metadata=auth(game.tokens[first].token)).view.gin
+        version = server.stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id,
+                command_id=f"{seat}-{move}-{version}",
+                expected_version=version,
+                command=command,
+            ),
+            metadata=auth(game.tokens[seat].token),
+        ).version
+    mine = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[first].token)
+    ).view.gin
     assert len(mine.hand) == 11 and mine.phase == gin_pb2.GIN_PHASE_DISCARD
-    theirs = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id),
-                                   metadata=auth(game.tokens[1 - first].token))
+    theirs = server.stub.GetReplay(
+        service_pb2.GetReplayRequest(game_id=game.game_id),
+        metadata=auth(game.tokens[1 - first].token),
+    )
     drawn = theirs.events[-1].body.gin.card_drawn
     assert drawn.seat == first and not drawn.from_discard and not drawn.card.code
     dealt = theirs.events[1].body.gin.hand_dealt
     assert not dealt.hands[first].cards and dealt.hands[first].count == 10 and not dealt.stock
-    legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
-                                       metadata=auth(game.tokens[first].token))
+    legal = server.stub.ListLegalMoves(
+        service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+        metadata=auth(game.tokens[first].token),
+    )
     assert {m.label.split(" ")[0] for m in legal.moves} <= {"Discard"}
-    code, info, _ = error_of(lambda: server.stub.SubmitCommand(service_pb2.SubmitCommandRequest(
-        game_id=game.game_id, command_id="early-knock", expected_version=version,
-        command=service_pb2.Command(gin=gin_pb2.GinCommand(knock=gin_pb2.Knock(card="ZZ")))),
-        metadata=auth(game.tokens[first].token)))
+    code, info, _ = error_of(
+        lambda: server.stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id,
+                command_id="early-knock",
+                expected_version=version,
+                command=service_pb2.Command(gin=gin_pb2.GinCommand(knock=gin_pb2.Knock(card="ZZ"))),
+            ),
+            metadata=auth(game.tokens[first].token),
+        )
+    )
     assert (code, info.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_CARD")

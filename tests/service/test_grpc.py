@@ -14,8 +14,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 
-from croupier.service.bots import auth, play_game
 from croupier.log import GENESIS_HASH, chain_hash, record_bytes
+from croupier.service.bots import auth, play_game
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2
 
 from .conftest import Running
@@ -34,16 +34,29 @@ def hoola_command(**move) -> service_pb2.Command:
 DRAW = hoola_command(draw=hoola_pb2.Draw())
 
 
-def submit(server: Running, game: service_pb2.CreateGameResponse, seat: int,
-           command: service_pb2.Command, version: int, command_id: str | None = None):
-    return server.stub.SubmitCommand(service_pb2.SubmitCommandRequest(
-        game_id=game.game_id, command_id=command_id or uuid.uuid4().hex, expected_version=version,
-        command=command), metadata=auth(game.tokens[seat].token))
+def submit(
+    server: Running,
+    game: service_pb2.CreateGameResponse,
+    seat: int,
+    command: service_pb2.Command,
+    version: int,
+    command_id: str | None = None,
+):
+    return server.stub.SubmitCommand(
+        service_pb2.SubmitCommandRequest(
+            game_id=game.game_id,
+            command_id=command_id or uuid.uuid4().hex,
+            expected_version=version,
+            command=command,
+        ),
+        metadata=auth(game.tokens[seat].token),
+    )
 
 
 def view(server: Running, game, seat: int) -> service_pb2.GetViewResponse:
-    return server.stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id),
-                               metadata=auth(game.tokens[seat].token))
+    return server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[seat].token)
+    )
 
 
 def error_of(call) -> tuple[grpc.StatusCode, error_details_pb2.ErrorInfo, list[str]]:
@@ -69,8 +82,16 @@ def verify_chain(events) -> None:
     prev = GENESIS_HASH
     for event in events:
         seat = event.seat if event.HasField("seat") else None
-        record = record_bytes(event.game_id, event.version, event.command_id, seat,
-                              event.recorded_at_ms, event.type, event.payload, event.command_payload)
+        record = record_bytes(
+            event.game_id,
+            event.version,
+            event.command_id,
+            seat,
+            event.recorded_at_ms,
+            event.type,
+            event.payload,
+            event.command_payload,
+        )
         assert event.prev_hash == prev and chain_hash(prev, record) == event.hash
         assert service_pb2.EventBody.FromString(event.payload) == event.body
         prev = event.hash
@@ -78,10 +99,17 @@ def verify_chain(events) -> None:
 
 # --- whole games ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("seats", [2, 5])
 def test_whole_games_by_a_scripted_client(server: Running, seats: int) -> None:
     result = play_game(server.channel, seats=seats, rng=random.Random(seats), client_seed="abc")
-    assert result.settlement.outcome in {"GOING_OUT", "STOP", "FAILED_STOP", "STOCK_OUT", "COMBINATION"}
+    assert result.settlement.outcome in {
+        "GOING_OUT",
+        "STOP",
+        "FAILED_STOP",
+        "STOCK_OUT",
+        "COMBINATION",
+    }
     assert sum(result.settlement.net) == 0 and len(result.settlement.net) == seats
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=result.game_id))
     assert replay.finished and replay.seats == seats
@@ -113,9 +141,15 @@ def test_a_game_is_served_by_any_process_on_the_same_store(server: Running) -> N
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = type(server.stub)(channel)
             turn = view(server, game, 0).view.hoola.turn
-            moved = stub.SubmitCommand(service_pb2.SubmitCommandRequest(
-                game_id=game.game_id, command_id="x", expected_version=game.version, command=DRAW),
-                metadata=auth(game.tokens[turn].token))
+            moved = stub.SubmitCommand(
+                service_pb2.SubmitCommandRequest(
+                    game_id=game.game_id,
+                    command_id="x",
+                    expected_version=game.version,
+                    command=DRAW,
+                ),
+                metadata=auth(game.tokens[turn].token),
+            )
         assert view(server, game, turn).version == moved.version
         assert len(view(server, game, turn).view.hoola.hand) == 8
     finally:
@@ -124,6 +158,7 @@ def test_a_game_is_served_by_any_process_on_the_same_store(server: Running) -> N
 
 
 # --- idempotency and races --------------------------------------------------------------------
+
 
 def test_a_retried_command_is_applied_once(server: Running) -> None:
     game = create(server)
@@ -142,8 +177,15 @@ def test_a_rejected_command_id_keeps_its_answer(server: Running) -> None:
     code, info, _ = error_of(lambda: submit(server, game, other, DRAW, game.version, "same-id"))
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN")
     moved = submit(server, game, turn, DRAW, game.version)
-    moved = submit(server, game, turn, hoola_command(discard=hoola_pb2.Discard(
-        card=view(server, game, turn).view.hoola.hand[0].code)), moved.version)
+    moved = submit(
+        server,
+        game,
+        turn,
+        hoola_command(
+            discard=hoola_pb2.Discard(card=view(server, game, turn).view.hoola.hand[0].code)
+        ),
+        moved.version,
+    )
     # Now it is `other`'s turn and a draw would pass, but the id was answered already.
     assert view(server, game, 0).view.hoola.turn == other
     code, info, _ = error_of(lambda: submit(server, game, other, DRAW, moved.version, "same-id"))
@@ -176,6 +218,7 @@ def test_two_concurrent_commands_at_one_version_one_is_aborted(server: Running) 
 
 # --- errors -----------------------------------------------------------------------------------
 
+
 def test_version_conflict_is_aborted_with_the_current_version(server: Running) -> None:
     game = create(server)
     turn = view(server, game, 0).view.hoola.turn
@@ -188,34 +231,64 @@ def test_illegal_moves_are_failed_precondition_naming_the_rule(server: Running) 
     game = create(server)
     turn = view(server, game, 0).view.hoola.turn
     hand = view(server, game, turn).view.hoola.hand
-    code, info, _ = error_of(lambda: submit(server, game, turn, hoola_command(
-        discard=hoola_pb2.Discard(card=hand[0].code)), game.version))
+    code, info, _ = error_of(
+        lambda: submit(
+            server,
+            game,
+            turn,
+            hoola_command(discard=hoola_pb2.Discard(card=hand[0].code)),
+            game.version,
+        )
+    )
     assert (code, info.reason, info.metadata["rule"]) == (
-        grpc.StatusCode.FAILED_PRECONDITION, "TAKE_FIRST", "RULES.md §1.2")
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "TAKE_FIRST",
+        "RULES.md §1.2",
+    )
 
 
 def test_malformed_requests_are_invalid_argument_with_the_field(server: Running) -> None:
     game = create(server)
     turn = view(server, game, 0).view.hoola.turn
-    code, info, fields = error_of(lambda: submit(server, game, turn, hoola_command(
-        meld=hoola_pb2.Meld(cards=["ZZ"])), game.version))
-    assert (code, info.reason, fields) == (grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_CARD",
-                                           ["command.cards"])
-    code, info, fields = error_of(lambda: server.stub.SubmitCommand(service_pb2.SubmitCommandRequest(
-        game_id=game.game_id, expected_version=game.version, command=DRAW),
-        metadata=auth(game.tokens[turn].token)))
+    code, info, fields = error_of(
+        lambda: submit(
+            server, game, turn, hoola_command(meld=hoola_pb2.Meld(cards=["ZZ"])), game.version
+        )
+    )
+    assert (code, info.reason, fields) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "UNKNOWN_CARD",
+        ["command.cards"],
+    )
+    code, info, fields = error_of(
+        lambda: server.stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id, expected_version=game.version, command=DRAW
+            ),
+            metadata=auth(game.tokens[turn].token),
+        )
+    )
     assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["command_id"])
-    code, info, fields = error_of(lambda: submit(server, game, turn, service_pb2.Command(),
-                                                 game.version))
+    code, info, fields = error_of(
+        lambda: submit(server, game, turn, service_pb2.Command(), game.version)
+    )
     assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["command"])
     code, info, fields = error_of(lambda: create(server, seats=9))
     assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["seats"])
     code, info, fields = error_of(lambda: create(server, preset="nope"))
     assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["preset"])
-    code, info, fields = error_of(lambda: create(server, overrides=service_pb2.Rules(
-        hoola=hoola_pb2.HoolaRules(hoola_multiplier=0))))
-    assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["overrides.hoola.hoola_multiplier"])
-    code, info, fields = error_of(lambda: server.stub.CreateGame(service_pb2.CreateGameRequest(seats=3)))
+    code, info, fields = error_of(
+        lambda: create(
+            server, overrides=service_pb2.Rules(hoola=hoola_pb2.HoolaRules(hoola_multiplier=0))
+        )
+    )
+    assert (code, fields) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        ["overrides.hoola.hoola_multiplier"],
+    )
+    code, info, fields = error_of(
+        lambda: server.stub.CreateGame(service_pb2.CreateGameRequest(seats=3))
+    )
     assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["kind"])
     # None of it wrote anything.
     assert view(server, game, turn).version == game.version
@@ -228,60 +301,92 @@ def test_unknown_game_is_not_found(server: Running) -> None:
     from .conftest import SECRET
 
     token = TokenSigner(SECRET).issue("no-such-game", 0)
-    code, info, _ = error_of(lambda: server.stub.GetView(
-        service_pb2.GetViewRequest(game_id="no-such-game"), metadata=auth(token)))
+    code, info, _ = error_of(
+        lambda: server.stub.GetView(
+            service_pb2.GetViewRequest(game_id="no-such-game"), metadata=auth(token)
+        )
+    )
     assert (code, info.reason) == (grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND")
     del game
 
 
 def test_missing_or_forged_tokens_are_unauthenticated(server: Running) -> None:
     game = create(server)
-    code, info, _ = error_of(lambda: server.stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id)))
+    code, info, _ = error_of(
+        lambda: server.stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id))
+    )
     assert (code, info.reason) == (grpc.StatusCode.UNAUTHENTICATED, "MISSING_TOKEN")
     forged = game.tokens[0].token[:-4] + "0000"
-    code, info, _ = error_of(lambda: server.stub.GetView(
-        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(forged)))
+    code, info, _ = error_of(
+        lambda: server.stub.GetView(
+            service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(forged)
+        )
+    )
     assert (code, info.reason) == (grpc.StatusCode.UNAUTHENTICATED, "INVALID_TOKEN")
     # Changing the seat in a token breaks its signature.
     parts = game.tokens[0].token.split(".")
     parts[2] = "1"
-    code, info, _ = error_of(lambda: server.stub.GetView(
-        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(".".join(parts))))
+    code, info, _ = error_of(
+        lambda: server.stub.GetView(
+            service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(".".join(parts))
+        )
+    )
     assert code == grpc.StatusCode.UNAUTHENTICATED
 
 
 def test_acting_for_another_seat_or_game_is_permission_denied(server: Running) -> None:
     game, other = create(server), create(server)
-    code, info, _ = error_of(lambda: server.stub.GetView(
-        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(other.tokens[0].token)))
+    code, info, _ = error_of(
+        lambda: server.stub.GetView(
+            service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(other.tokens[0].token)
+        )
+    )
     assert (code, info.reason) == (grpc.StatusCode.PERMISSION_DENIED, "TOKEN_FOR_OTHER_GAME")
     turn = view(server, game, 0).view.hoola.turn
-    code, info, _ = error_of(lambda: server.stub.SubmitCommand(service_pb2.SubmitCommandRequest(
-        game_id=game.game_id, command_id="c", expected_version=game.version, command=DRAW,
-        seat=turn), metadata=auth(game.tokens[(turn + 1) % 3].token)))
+    code, info, _ = error_of(
+        lambda: server.stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id,
+                command_id="c",
+                expected_version=game.version,
+                command=DRAW,
+                seat=turn,
+            ),
+            metadata=auth(game.tokens[(turn + 1) % 3].token),
+        )
+    )
     assert (code, info.reason) == (grpc.StatusCode.PERMISSION_DENIED, "SEAT_MISMATCH")
     assert view(server, game, 0).version == game.version
 
 
 # --- validation, legal moves, views -----------------------------------------------------------
 
+
 def test_validate_writes_nothing_and_agrees_with_legal_moves(server: Running) -> None:
     game = create(server)
     turn = view(server, game, 0).view.hoola.turn
-    legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
-                                       metadata=auth(game.tokens[turn].token))
+    legal = server.stub.ListLegalMoves(
+        service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+        metadata=auth(game.tokens[turn].token),
+    )
     assert legal.moves and all(m.label for m in legal.moves)
     for move in legal.moves:
-        answer = server.stub.ValidateCommand(service_pb2.ValidateCommandRequest(
-            game_id=game.game_id, command=move.command), metadata=auth(game.tokens[turn].token))
+        answer = server.stub.ValidateCommand(
+            service_pb2.ValidateCommandRequest(game_id=game.game_id, command=move.command),
+            metadata=auth(game.tokens[turn].token),
+        )
         assert answer.accepted, move.label
-    answer = server.stub.ValidateCommand(service_pb2.ValidateCommandRequest(
-        game_id=game.game_id, command=DRAW), metadata=auth(game.tokens[(turn + 1) % 3].token))
+    answer = server.stub.ValidateCommand(
+        service_pb2.ValidateCommandRequest(game_id=game.game_id, command=DRAW),
+        metadata=auth(game.tokens[(turn + 1) % 3].token),
+    )
     assert not answer.accepted and answer.rejection.reason == "NOT_YOUR_TURN"
     assert answer.rejection.rule == "RULES.md §1.2" and answer.rejection.message
     assert view(server, game, 0).version == game.version
-    other = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
-                                       metadata=auth(game.tokens[(turn + 1) % 3].token))
+    other = server.stub.ListLegalMoves(
+        service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+        metadata=auth(game.tokens[(turn + 1) % 3].token),
+    )
     assert list(other.moves) == []
 
 
@@ -290,7 +395,7 @@ def test_views_show_only_ones_own_hand(server: Running) -> None:
     hands = [view(server, game, s).view.hoola for s in range(4)]
     codes = [{c.code for c in h.hand} for h in hands]
     assert all(len(c) == 7 for c in codes)
-    assert len(set().union(*codes)) == 28   # four different hands
+    assert len(set().union(*codes)) == 28  # four different hands
     for seat, hand in enumerate(hands):
         assert list(hand.hand_counts) == [7, 7, 7, 7] and hand.stock_count == 52 - 29
         assert hand.seat == seat and hand.rules.stop_limits.values
@@ -301,7 +406,11 @@ def test_presets_list_every_option(server: Running) -> None:
     assert {p.name for p in presets} == {"korean", "international", "winjoy", "pmang", "hangame"}
     hangame = next(p for p in presets if p.name == "hangame").rules.hoola
     assert [(limit.players, limit.max_points) for limit in hangame.stop_limits.values] == [
-        (2, 5), (3, 10), (4, 15), (5, 15)]
+        (2, 5),
+        (3, 10),
+        (4, 15),
+        (5, 15),
+    ]
     winjoy = next(p for p in presets if p.name == "winjoy").rules.hoola
     assert all(not limit.HasField("max_points") for limit in winjoy.stop_limits.values)
     assert list(winjoy.hoola_table_multiplier.values) == [2, 4, 1]
@@ -313,9 +422,16 @@ def test_presets_list_every_option(server: Running) -> None:
 
 
 def test_overrides_are_recorded_in_the_first_event(server: Running) -> None:
-    game = create(server, overrides=service_pb2.Rules(hoola=hoola_pb2.HoolaRules(
-        ace_wrap=False, payment_mode=hoola_pb2.PAYMENT_MODE_FLAT)))
-    assert not game.rules.hoola.ace_wrap and game.rules.hoola.payment_mode == hoola_pb2.PAYMENT_MODE_FLAT
+    game = create(
+        server,
+        overrides=service_pb2.Rules(
+            hoola=hoola_pb2.HoolaRules(ace_wrap=False, payment_mode=hoola_pb2.PAYMENT_MODE_FLAT)
+        ),
+    )
+    assert (
+        not game.rules.hoola.ace_wrap
+        and game.rules.hoola.payment_mode == hoola_pb2.PAYMENT_MODE_FLAT
+    )
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
     assert replay.events[0].body.hoola.game_started.rules == game.rules.hoola
     assert replay.events[0].body.hoola.game_started.commitment == game.commitment
@@ -323,21 +439,27 @@ def test_overrides_are_recorded_in_the_first_event(server: Running) -> None:
 
 # --- streams and replays: nothing hidden leaks ------------------------------------------------
 
+
 def cards_in(message) -> set[str]:
     found: set[str] = set()
     for field, value in message.ListFields():
         if field.message_type is common_pb2.Card.DESCRIPTOR:
             found |= {v.code for v in (value if field.is_repeated else [value])}
         elif field.message_type is not None:
-            for item in (value if field.is_repeated else [value]):
+            for item in value if field.is_repeated else [value]:
                 found |= cards_in(item)
     return found
 
 
 def test_streams_are_live_resumable_and_redacted(server: Running) -> None:
     game = create(server, seats=3)
-    streams = {s: server.stub.StreamEvents(service_pb2.StreamEventsRequest(game_id=game.game_id),
-                                           metadata=auth(game.tokens[s].token)) for s in range(3)}
+    streams = {
+        s: server.stub.StreamEvents(
+            service_pb2.StreamEventsRequest(game_id=game.game_id),
+            metadata=auth(game.tokens[s].token),
+        )
+        for s in range(3)
+    }
     received: dict[int, list] = {s: [] for s in range(3)}
 
     def read(seat: int) -> None:
@@ -354,14 +476,17 @@ def test_streams_are_live_resumable_and_redacted(server: Running) -> None:
 
     while not view(server, game, 0).finished:
         seat = view(server, game, 0).view.hoola.turn
-        legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
-                                           metadata=auth(tokens[seat]))
+        legal = server.stub.ListLegalMoves(
+            service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=auth(tokens[seat])
+        )
         submit(server, game, seat, choose(list(legal.moves), rng).command, legal.version)
     for r in readers:
         r.join(timeout=30)
         assert not r.is_alive()
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
-    assert all([e.version for e in received[s]] == [e.version for e in replay.events] for s in range(3))
+    assert all(
+        [e.version for e in received[s]] == [e.version for e in replay.events] for s in range(3)
+    )
     # What a seat may have seen before the end: its own cards and the public ones.
     bodies = [e.body.hoola for e in replay.events]
     dealt = bodies[1].round_dealt
@@ -372,14 +497,18 @@ def test_streams_are_live_resumable_and_redacted(server: Running) -> None:
             public |= cards_in(b)
     for seat in range(3):
         own = {c.code for c in dealt.hands[seat].cards} | {
-            b.card_drawn.card.code for b in bodies
-            if b.WhichOneof("event") == "card_drawn" and b.card_drawn.seat == seat}
+            b.card_drawn.card.code
+            for b in bodies
+            if b.WhichOneof("event") == "card_drawn" and b.card_drawn.seat == seat
+        }
         for event in received[seat]:
             if event.body.hoola.WhichOneof("event") == "round_ended":
                 break
             assert cards_in(event.body) <= own | public, event
-    resumed = server.stub.StreamEvents(service_pb2.StreamEventsRequest(
-        game_id=game.game_id, after_version=3), metadata=auth(tokens[0]))
+    resumed = server.stub.StreamEvents(
+        service_pb2.StreamEventsRequest(game_id=game.game_id, after_version=3),
+        metadata=auth(tokens[0]),
+    )
     assert [e.event.version for e in resumed] == [e.version for e in replay.events[3:]]
 
 
@@ -391,56 +520,74 @@ def test_replay_is_redacted_until_the_game_ends(server: Running) -> None:
     assert dealt.redacted and not dealt.payload and not dealt.hash
     assert all(not h.cards for h in dealt.body.hoola.round_dealt.hands)
     assert not dealt.body.hoola.round_dealt.stock
-    mine = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id),
-                                 metadata=auth(game.tokens[1].token))
+    mine = server.stub.GetReplay(
+        service_pb2.GetReplayRequest(game_id=game.game_id), metadata=auth(game.tokens[1].token)
+    )
     hands = mine.events[1].body.hoola.round_dealt.hands
     assert [len(h.cards) for h in hands] == [0, 7, 0]
 
 
 def test_settlement_before_the_end_is_failed_precondition(server: Running) -> None:
     game = create(server)
-    code, info, _ = error_of(lambda: server.stub.GetSettlement(
-        service_pb2.GetSettlementRequest(game_id=game.game_id)))
+    code, info, _ = error_of(
+        lambda: server.stub.GetSettlement(service_pb2.GetSettlementRequest(game_id=game.game_id))
+    )
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "ROUND_NOT_FINISHED")
 
 
 # --- health and reflection --------------------------------------------------------------------
 
+
 def test_health_and_reflection(server: Running) -> None:
     health = health_pb2_grpc.HealthStub(server.channel)
     for name in ("", "croupier.v1.GameService"):
-        assert health.Check(health_pb2.HealthCheckRequest(service=name)).status == \
-            health_pb2.HealthCheckResponse.SERVING
+        assert (
+            health.Check(health_pb2.HealthCheckRequest(service=name)).status
+            == health_pb2.HealthCheckResponse.SERVING
+        )
     stub = reflection_pb2_grpc.ServerReflectionStub(server.channel)
-    answers = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
+    answers = stub.ServerReflectionInfo(
+        iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+    )
     names = {s.name for answer in answers for s in answer.list_services_response.service}
     assert {"croupier.v1.GameService", "grpc.health.v1.Health"} <= names
 
 
 # --- tables -----------------------------------------------------------------------------------
 
+
 def test_a_table_of_three_rounds_settles_each_round_and_the_table(server: Running) -> None:
-    result = play_game(server.channel, seats=3, rng=random.Random(11), overrides=service_pb2.Rules(
-        hoola=hoola_pb2.HoolaRules(rounds=3, hoola_table_multiplier=hoola_pb2.Multipliers(values=[2, 4]))))
+    result = play_game(
+        server.channel,
+        seats=3,
+        rng=random.Random(11),
+        overrides=service_pb2.Rules(
+            hoola=hoola_pb2.HoolaRules(
+                rounds=3, hoola_table_multiplier=hoola_pb2.Multipliers(values=[2, 4])
+            )
+        ),
+    )
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=result.game_id))
     bodies = [e.body.hoola for e in replay.events if e.body.HasField("hoola")]
     deals = [b.round_dealt for b in bodies if b.HasField("round_dealt")]
     ends = [b.round_ended for b in bodies if b.HasField("round_ended")]
     assert [d.round for d in deals] == [1, 2, 3] and len(ends) == 3
     # Each later round is dealt by the previous winner and carries the running balances.
-    for previous, dealt in zip(ends, deals[1:]):
+    for previous, dealt in zip(ends, deals[1:], strict=False):  # the last end deals nothing
         assert dealt.dealer == previous.winners[0]
     balances = [0, 0, 0]
-    for end, dealt in zip(ends, deals[1:]):
-        balances = [b + n for b, n in zip(balances, end.settlement.net)]
+    for end, dealt in zip(ends, deals[1:], strict=False):
+        balances = [b + n for b, n in zip(balances, end.settlement.net, strict=True)]
         assert list(dealt.balances) == balances
     token = auth(result.tokens[0])
     for number, end in enumerate(ends, 1):
-        got = server.stub.GetSettlement(service_pb2.GetSettlementRequest(
-            game_id=result.game_id, round=number), metadata=token).settlement
+        got = server.stub.GetSettlement(
+            service_pb2.GetSettlementRequest(game_id=result.game_id, round=number), metadata=token
+        ).settlement
         assert got == end.settlement
-    final = server.stub.GetSettlement(service_pb2.GetSettlementRequest(
-        game_id=result.game_id, final=True), metadata=token).settlement
+    final = server.stub.GetSettlement(
+        service_pb2.GetSettlementRequest(game_id=result.game_id, final=True), metadata=token
+    ).settlement
     assert final.outcome == "TABLE_CLOSED"
     assert list(final.net) == [sum(e.settlement.net[s] for e in ends) for s in range(3)]
     assert bodies[-1].HasField("table_closed")
@@ -448,27 +595,40 @@ def test_a_table_of_three_rounds_settles_each_round_and_the_table(server: Runnin
 
 def test_the_final_settlement_waits_for_the_end(server: Running) -> None:
     game = create(server)
-    code, info, _ = error_of(lambda: server.stub.GetSettlement(
-        service_pb2.GetSettlementRequest(game_id=game.game_id, final=True)))
+    code, info, _ = error_of(
+        lambda: server.stub.GetSettlement(
+            service_pb2.GetSettlementRequest(game_id=game.game_id, final=True)
+        )
+    )
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "GAME_NOT_FINISHED")
 
 
 @pytest.mark.parametrize("preset", ["korean", "international", "winjoy", "pmang", "hangame"])
-def test_every_preset_plays_through_with_jokers_and_seven_binding(server: Running, preset: str) -> None:
-    overrides = service_pb2.Rules(hoola=hoola_pb2.HoolaRules(jokers=2, seven_binding=True, rounds=2))
-    result = play_game(server.channel, seats=4, preset=preset, rng=random.Random(preset),
-                       overrides=overrides)
+def test_every_preset_plays_through_with_jokers_and_seven_binding(
+    server: Running, preset: str
+) -> None:
+    overrides = service_pb2.Rules(
+        hoola=hoola_pb2.HoolaRules(jokers=2, seven_binding=True, rounds=2)
+    )
+    result = play_game(
+        server.channel, seats=4, preset=preset, rng=random.Random(preset), overrides=overrides
+    )
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=result.game_id))
     started = replay.events[0].body.hoola.game_started
     assert started.rules.jokers == 2 and started.rules.seven_binding
     deal = replay.events[1].body.hoola.round_dealt
-    dealt = {c.code for h in deal.hands for c in h.cards} | {c.code for c in deal.stock} | {deal.upcard.code}
+    dealt = (
+        {c.code for h in deal.hands for c in h.cards}
+        | {c.code for c in deal.stock}
+        | {deal.upcard.code}
+    )
     assert len(dealt) == 54 and {"JK1", "JK2"} <= dealt
     assert len(result.rounds) == 2 and result.final.outcome == "TABLE_CLOSED"
     verify_chain(replay.events)
 
 
 # --- battle Hoola: concurrent claims ----------------------------------------------------------
+
 
 def discard_a_seven(server: Running, game, tokens: list[str]) -> tuple[int, int]:
     """Play draws and discards until the seat to act discards a 7; returns (discarder, version)."""
@@ -479,8 +639,9 @@ def discard_a_seven(server: Running, game, tokens: list[str]) -> tuple[int, int]
         hand = [c.code for c in view(server, game, seat).view.hoola.hand]
         sevens = [c for c in hand if c[0] == "7"]
         card = sevens[0] if sevens else max(hand, key=lambda c: "A23456789TJQK".index(c[0]))
-        done = submit(server, game, seat, hoola_command(discard=hoola_pb2.Discard(card=card)),
-                      drawn.version)
+        done = submit(
+            server, game, seat, hoola_command(discard=hoola_pb2.Discard(card=card)), drawn.version
+        )
         if sevens:
             return seat, done.version
     raise AssertionError("no 7 came up")
@@ -488,14 +649,18 @@ def discard_a_seven(server: Running, game, tokens: list[str]) -> tuple[int, int]
 
 @pytest.mark.parametrize("trial", range(3))
 def test_concurrent_claims_have_exactly_one_winner(server: Running, trial: int) -> None:
-    game = create(server, seats=5, overrides=service_pb2.Rules(hoola=hoola_pb2.HoolaRules(
-        out_of_turn_thank_you=True)), client_seeds=[f"claims-{trial}"])
+    game = create(
+        server,
+        seats=5,
+        overrides=service_pb2.Rules(hoola=hoola_pb2.HoolaRules(out_of_turn_thank_you=True)),
+        client_seeds=[f"claims-{trial}"],
+    )
     tokens = [t.token for t in game.tokens]
     discarder, version = discard_a_seven(server, game, tokens)
     claimers = [s for s in range(5) if s != discarder]
     outcomes: dict[int, str] = {}
     barrier = threading.Barrier(len(claimers))
-    claim = hoola_command(thank_you=hoola_pb2.ThankYou())   # a discarded 7 may be melded alone
+    claim = hoola_command(thank_you=hoola_pb2.ThankYou())  # a discarded 7 may be melded alone
 
     def attempt(seat: int) -> None:
         barrier.wait()
@@ -518,23 +683,33 @@ def test_concurrent_claims_have_exactly_one_winner(server: Running, trial: int) 
     assert len(taken) == 1 and taken[0].seat == winners[0]
     # The losers, re-reading, find the card gone: their claim is now refused by the rules.
     loser = next(s for s in claimers if s not in winners)
-    answer = server.stub.ValidateCommand(service_pb2.ValidateCommandRequest(
-        game_id=game.game_id, command=claim), metadata=auth(tokens[loser]))
+    answer = server.stub.ValidateCommand(
+        service_pb2.ValidateCommandRequest(game_id=game.game_id, command=claim),
+        metadata=auth(tokens[loser]),
+    )
     assert not answer.accepted
     assert view(server, game, 0).view.hoola.turn == winners[0]
 
 
 def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Running) -> None:
-    import time
 
-    game = create(server, seats=4, client_seeds=["nearest"], overrides=service_pb2.Rules(
-        hoola=hoola_pb2.HoolaRules(out_of_turn_thank_you=True, claim_window_ms=400,
-                                   claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN)))
+    game = create(
+        server,
+        seats=4,
+        client_seeds=["nearest"],
+        overrides=service_pb2.Rules(
+            hoola=hoola_pb2.HoolaRules(
+                out_of_turn_thank_you=True,
+                claim_window_ms=400,
+                claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN,
+            )
+        ),
+    )
     tokens = [t.token for t in game.tokens]
     discarder, version = discard_a_seven(server, game, tokens)
     nxt, near, far = [(discarder + k) % 4 for k in (1, 2, 3)]
     claim = hoola_command(thank_you=hoola_pb2.ThankYou())
-    first = submit(server, game, far, claim, version)                 # the farther seat first
+    first = submit(server, game, far, claim, version)  # the farther seat first
     second = submit(server, game, near, claim, first.version)
     assert first.events[0].body.hoola.HasField("claim_made")
     # The claim's time is the event's recorded time: a replay re-decides at exactly that instant.
@@ -547,13 +722,22 @@ def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Runni
     # Once the window has closed, reads show the award; the winner's next command records it.
     assert view(server, game, nxt).view.hoola.turn == near
     hand = view(server, game, near).view.hoola.hand
-    done = submit(server, game, near, hoola_command(discard=hoola_pb2.Discard(card=hand[0].code)),
-                  second.version)
+    done = submit(
+        server,
+        game,
+        near,
+        hoola_command(discard=hoola_pb2.Discard(card=hand[0].code)),
+        second.version,
+    )
     kinds = [e.body.hoola.WhichOneof("event") for e in done.events]
-    assert kinds[:2] == ["discard_taken", "card_discarded"] and done.events[0].body.hoola.discard_taken.seat == near
+    assert (
+        kinds[:2] == ["discard_taken", "card_discarded"]
+        and done.events[0].body.hoola.discard_taken.seat == near
+    )
     # Before the end, another seat's copy of a claim does not show the claimant's cards.
-    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id),
-                                   metadata=auth(tokens[nxt]))
+    replay = server.stub.GetReplay(
+        service_pb2.GetReplayRequest(game_id=game.game_id), metadata=auth(tokens[nxt])
+    )
     claims = [e.body.hoola.claim_made for e in replay.events if e.body.hoola.HasField("claim_made")]
     assert len(claims) == 2 and all(not c.cards for c in claims)
     # Played to the end, the replay re-decides the claims and the award at their recorded times.
@@ -562,13 +746,16 @@ def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Runni
     rng = random.Random(5)
     while not view(server, game, 0).finished:
         seat = view(server, game, 0).view.hoola.turn
-        legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
-                                           metadata=auth(tokens[seat]))
+        legal = server.stub.ListLegalMoves(
+            service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=auth(tokens[seat])
+        )
         if not legal.moves:  # another claim window is open: let time close it
             server.clock.advance(450)
             continue
         submit(server, game, seat, choose(list(legal.moves), rng).command, legal.version)
-    exported = server.stub.ExportReplay(service_pb2.ExportReplayRequest(game_id=game.game_id)).replay
+    exported = server.stub.ExportReplay(
+        service_pb2.ExportReplayRequest(game_id=game.game_id)
+    ).replay
     verdict = server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=exported))
     assert verdict.ok, verdict.divergence
 
@@ -576,9 +763,18 @@ def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Runni
 def test_time_made_due_is_recorded_without_a_command(server: Running) -> None:
     """A tick records a closed claim window's award as a batch of its own, at most once, and the
     replay re-derives it at its recorded time."""
-    game = create(server, seats=4, client_seeds=["tick"], overrides=service_pb2.Rules(
-        hoola=hoola_pb2.HoolaRules(out_of_turn_thank_you=True, claim_window_ms=400,
-                                   claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN)))
+    game = create(
+        server,
+        seats=4,
+        client_seeds=["tick"],
+        overrides=service_pb2.Rules(
+            hoola=hoola_pb2.HoolaRules(
+                out_of_turn_thank_you=True,
+                claim_window_ms=400,
+                claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN,
+            )
+        ),
+    )
     tokens = [t.token for t in game.tokens]
     discarder, version = discard_a_seven(server, game, tokens)
     far = (discarder + 3) % 4
@@ -588,49 +784,68 @@ def test_time_made_due_is_recorded_without_a_command(server: Running) -> None:
     server.clock.advance(500)
     ticked = server.thread.call(core.tick(game.game_id))
     assert ticked > claimed.version
-    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id),
-                                   metadata=auth(tokens[far]))
+    replay = server.stub.GetReplay(
+        service_pb2.GetReplayRequest(game_id=game.game_id), metadata=auth(tokens[far])
+    )
     batch = [e for e in replay.events if e.version > claimed.version]
-    assert batch and all(e.command_id == f"tick:{claimed.version}" and not e.HasField("seat")
-                         and not e.command_payload for e in batch)
+    assert batch and all(
+        e.command_id == f"tick:{claimed.version}"
+        and not e.HasField("seat")
+        and not e.command_payload
+        for e in batch
+    )
     assert batch[0].body.hoola.HasField("discard_taken")
     assert batch[0].body.hoola.discard_taken.seat == far
     assert server.thread.call(core.tick(game.game_id)) == ticked  # nothing more is due
     # A client may not take the service's command ids.
-    code, info, fields = error_of(lambda: submit(server, game, far, DRAW, ticked,
-                                                 command_id=f"tick:{ticked}"))
-    assert (code, info.reason, fields) == (grpc.StatusCode.INVALID_ARGUMENT,
-                                           "RESERVED_COMMAND_ID", ["command_id"])
+    code, info, fields = error_of(
+        lambda: submit(server, game, far, DRAW, ticked, command_id=f"tick:{ticked}")
+    )
+    assert (code, info.reason, fields) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "RESERVED_COMMAND_ID",
+        ["command_id"],
+    )
     # Played to the end, the replay re-derives the ticked batch at its recorded time.
     from croupier.service.bots import choose
 
     rng = random.Random(11)
     while not view(server, game, 0).finished:
         seat = view(server, game, 0).view.hoola.turn
-        legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
-                                           metadata=auth(tokens[seat]))
+        legal = server.stub.ListLegalMoves(
+            service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=auth(tokens[seat])
+        )
         if not legal.moves:  # another claim window is open: let time close it, and tick
             server.clock.advance(450)
             server.thread.call(core.tick(game.game_id))
             continue
         submit(server, game, seat, choose(list(legal.moves), rng).command, legal.version)
-    exported = server.stub.ExportReplay(service_pb2.ExportReplayRequest(game_id=game.game_id)).replay
+    exported = server.stub.ExportReplay(
+        service_pb2.ExportReplayRequest(game_id=game.game_id)
+    ).replay
     verdict = server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=exported))
     assert verdict.ok, verdict.divergence
 
 
 # --- six or seven seats: the play-or-sit-out round --------------------------------------------
 
+
 def test_seven_seats_choose_and_the_involuntary_sitters_out_are_paid(server: Running) -> None:
-    game = create(server, seats=7, client_seeds=["sit-out"], overrides=service_pb2.Rules(
-        hoola=hoola_pb2.HoolaRules(sit_out=True, max_seats=7)))
+    game = create(
+        server,
+        seats=7,
+        client_seeds=["sit-out"],
+        overrides=service_pb2.Rules(hoola=hoola_pb2.HoolaRules(sit_out=True, max_seats=7)),
+    )
     first = view(server, game, 0).view.hoola
     assert first.phase == hoola_pb2.HOOLA_PHASE_CHOOSING and first.turn == first.dealer
     version = game.version
     for k in range(6):  # the dealer sits out; the next five play and the last seat sits out
         seat = (first.dealer + k) % 7
-        legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
-                                           metadata=auth(game.tokens[seat].token))
+        legal = server.stub.ListLegalMoves(
+            service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+            metadata=auth(game.tokens[seat].token),
+        )
         assert [m.label for m in legal.moves] == ["Play this round", "Sit this round out"]
         choice = legal.moves[1 if k == 0 else 0].command
         version = submit(server, game, seat, choice, version).version
@@ -648,8 +863,9 @@ def test_seven_seats_choose_and_the_involuntary_sitters_out_are_paid(server: Run
     code, info, _ = error_of(lambda: submit(server, game, last, DRAW, version))
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "SITTING_OUT")
     # The seats' copies hide the new stock; the revealed hand is public.
-    mine = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id),
-                                 metadata=auth(game.tokens[last].token))
+    mine = server.stub.GetReplay(
+        service_pb2.GetReplayRequest(game_id=game.game_id), metadata=auth(game.tokens[last].token)
+    )
     bodies = [e.body.hoola for e in mine.events]
     began = next(b.play_began for b in bodies if b.HasField("play_began"))
     assert not began.stock and began.stock_count == 16 and list(began.players) == list(seen.players)
@@ -660,15 +876,19 @@ def test_seven_seats_choose_and_the_involuntary_sitters_out_are_paid(server: Run
 
     while not view(server, game, 0).finished:
         seat = view(server, game, 0).view.hoola.turn
-        legal = server.stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game.game_id),
-                                           metadata=auth(tokens[seat]))
+        legal = server.stub.ListLegalMoves(
+            service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=auth(tokens[seat])
+        )
         submit(server, game, seat, choose(list(legal.moves), rng).command, legal.version)
-    settlement = server.stub.GetSettlement(service_pb2.GetSettlementRequest(
-        game_id=game.game_id, round=1), metadata=auth(tokens[0])).settlement
+    settlement = server.stub.GetSettlement(
+        service_pb2.GetSettlementRequest(game_id=game.game_id, round=1), metadata=auth(tokens[0])
+    ).settlement
     paid = [line for line in settlement.lines if line.payee == last]
     assert settlement.net[last] == 5 * involuntary.compensation
     assert sorted(line.payer for line in paid) == (sorted(seen.players) if paid else [])
-    assert all(line.amount == involuntary.compensation and line.factors[0].name == "brights"
-               for line in paid)
+    assert all(
+        line.amount == involuntary.compensation and line.factors[0].name == "brights"
+        for line in paid
+    )
     assert not [line for line in settlement.lines if first.dealer in (line.payer, line.payee)]
     assert sum(settlement.net) == 0

@@ -15,29 +15,46 @@ from .test_grpc import error_of
 
 
 def test_a_finished_game_exports_and_verifies(server: Running) -> None:
-    result = play_game(server.channel, seats=2, kind=common_pb2.GAME_KIND_KOIKOI, preset="nintendo-3",
-                       rng=random.Random(9))
-    exported = server.stub.ExportReplay(service_pb2.ExportReplayRequest(game_id=result.game_id)).replay
+    result = play_game(
+        server.channel,
+        seats=2,
+        kind=common_pb2.GAME_KIND_KOIKOI,
+        preset="nintendo-3",
+        rng=random.Random(9),
+    )
+    exported = server.stub.ExportReplay(
+        service_pb2.ExportReplayRequest(game_id=result.game_id)
+    ).replay
     replay = from_binary(exported)
     assert replay.header.game_id == result.game_id and len(replay.events) == result.version
     answer = server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=exported))
     assert answer.ok and len(answer.checks) == 5 and not answer.HasField("divergence")
     # The JSON form verifies the same; a forged seed does not.
-    assert server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(
-        replay=to_json(replay).encode())).ok
+    assert server.stub.VerifyReplay(
+        service_pb2.VerifyReplayRequest(replay=to_json(replay).encode())
+    ).ok
     replay.footer.server_seed = "22" * 32
     answer = server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=to_binary(replay)))
     assert not answer.ok and (answer.divergence.event, answer.divergence.check) == (0, "commitment")
 
 
 def test_unfinished_games_and_garbage_are_refused(server: Running) -> None:
-    game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_GIN, seats=2))
-    code, info, _ = error_of(lambda: server.stub.ExportReplay(
-        service_pb2.ExportReplayRequest(game_id=game.game_id)))
+    game = server.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_GIN, seats=2)
+    )
+    code, info, _ = error_of(
+        lambda: server.stub.ExportReplay(service_pb2.ExportReplayRequest(game_id=game.game_id))
+    )
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "GAME_NOT_FINISHED")
-    code, info, _ = error_of(lambda: server.stub.ExportReplay(
-        service_pb2.ExportReplayRequest(game_id="no-such-game")))
+    code, info, _ = error_of(
+        lambda: server.stub.ExportReplay(service_pb2.ExportReplayRequest(game_id="no-such-game"))
+    )
     assert code == grpc.StatusCode.NOT_FOUND
-    code, info, fields = error_of(lambda: server.stub.VerifyReplay(
-        service_pb2.VerifyReplayRequest(replay=b"\x09nonsense")))
-    assert (code, info.reason, fields) == (grpc.StatusCode.INVALID_ARGUMENT, "NOT_A_REPLAY", ["replay"])
+    code, info, fields = error_of(
+        lambda: server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=b"\x09nonsense"))
+    )
+    assert (code, info.reason, fields) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "NOT_A_REPLAY",
+        ["replay"],
+    )

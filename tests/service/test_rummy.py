@@ -16,8 +16,9 @@ RUMMY = common_pb2.GAME_KIND_RUMMY
 
 
 def test_a_whole_game_is_played_settled_and_chained(server: Running) -> None:
-    result = play_game(server.channel, seats=4, kind=RUMMY, rng=random.Random(7), client_seed="r",
-                       max_moves=4000)
+    result = play_game(
+        server.channel, seats=4, kind=RUMMY, rng=random.Random(7), client_seed="r", max_moves=4000
+    )
     assert result.final is not None and result.final.outcome in ("WENT_OUT", "STOCK_OUT")
     assert sum(result.final.net) == 0
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=result.game_id))
@@ -34,29 +35,65 @@ def test_a_whole_game_is_played_settled_and_chained(server: Running) -> None:
 
 def test_errors_and_hidden_draws(server: Running) -> None:
     game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=RUMMY, seats=2))
-    seat = server.stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id),
-                               metadata=auth(game.tokens[0].token)).view.rummy.turn
+    seat = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    ).view.rummy.turn
     draw = service_pb2.Command(rummy=rummy_pb2.RummyCommand(draw_stock={}))
-    version = server.stub.SubmitCommand(service_pb2.SubmitCommandRequest(
-        game_id=game.game_id, command_id="d", expected_version=game.version, command=draw),
-        metadata=auth(game.tokens[seat].token)).version
-    theirs = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id),
-                                   metadata=auth(game.tokens[1 - seat].token))
+    version = server.stub.SubmitCommand(
+        service_pb2.SubmitCommandRequest(
+            game_id=game.game_id, command_id="d", expected_version=game.version, command=draw
+        ),
+        metadata=auth(game.tokens[seat].token),
+    ).version
+    theirs = server.stub.GetReplay(
+        service_pb2.GetReplayRequest(game_id=game.game_id),
+        metadata=auth(game.tokens[1 - seat].token),
+    )
     assert not theirs.events[-1].body.rummy.card_drawn.card.code
     # A joker named as a card that contradicts the meld: INVALID_ARGUMENT (RULES.md §3.2).
-    mine = server.stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id),
-                               metadata=auth(game.tokens[seat].token)).view.rummy
+    mine = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[seat].token)
+    ).view.rummy
     assert len(mine.hand) == 14 and mine.phase == rummy_pb2.RUMMY_PHASE_PLAY
-    bad = rummy_pb2.RummyCommand(lay_down=rummy_pb2.LayDown(melds=[melds_pb2.MeldCards(
-        cards=["5H1", "JK1", "7H1"], jokers=[melds_pb2.NamedJoker(joker="JK1", card="8H")])]))
-    code, info, fields = error_of(lambda: server.stub.SubmitCommand(service_pb2.SubmitCommandRequest(
-        game_id=game.game_id, command_id="bad", expected_version=version,
-        command=service_pb2.Command(rummy=bad)), metadata=auth(game.tokens[seat].token)))
-    assert (code, info.reason, fields) == (grpc.StatusCode.INVALID_ARGUMENT, "JOKER_CONTRADICTS",
-                                           ["command.melds"])
-    code, info, _ = error_of(lambda: server.stub.SubmitCommand(service_pb2.SubmitCommandRequest(
-        game_id=game.game_id, command_id="x", expected_version=version,
-        command=service_pb2.Command(rummy=rummy_pb2.RummyCommand(
-            lay_off=rummy_pb2.RummyLayOff(meld_id=1, cards=[mine.hand[0].code])))),
-        metadata=auth(game.tokens[seat].token)))
+    bad = rummy_pb2.RummyCommand(
+        lay_down=rummy_pb2.LayDown(
+            melds=[
+                melds_pb2.MeldCards(
+                    cards=["5H1", "JK1", "7H1"],
+                    jokers=[melds_pb2.NamedJoker(joker="JK1", card="8H")],
+                )
+            ]
+        )
+    )
+    code, info, fields = error_of(
+        lambda: server.stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id,
+                command_id="bad",
+                expected_version=version,
+                command=service_pb2.Command(rummy=bad),
+            ),
+            metadata=auth(game.tokens[seat].token),
+        )
+    )
+    assert (code, info.reason, fields) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "JOKER_CONTRADICTS",
+        ["command.melds"],
+    )
+    code, info, _ = error_of(
+        lambda: server.stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id,
+                command_id="x",
+                expected_version=version,
+                command=service_pb2.Command(
+                    rummy=rummy_pb2.RummyCommand(
+                        lay_off=rummy_pb2.RummyLayOff(meld_id=1, cards=[mine.hand[0].code])
+                    )
+                ),
+            ),
+            metadata=auth(game.tokens[seat].token),
+        )
+    )
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_OPENED")

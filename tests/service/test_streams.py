@@ -55,24 +55,27 @@ def new_game(stub: service_pb2_grpc.GameServiceStub) -> service_pb2.CreateGameRe
 
 
 def first_turn(stub: service_pb2_grpc.GameServiceStub, game: service_pb2.CreateGameResponse) -> int:
-    view = stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id),
-                        metadata=auth(game.tokens[0].token))
+    view = stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    )
     return view.view.hoola.turn
 
 
 def test_a_cancelled_stream_is_dropped_at_once(server: Running) -> None:
     game = new_game(server.stub)
     notifier = server.thread.core.notifier
-    call = server.stub.StreamEvents(service_pb2.StreamEventsRequest(game_id=game.game_id),
-                                    metadata=auth(game.tokens[0].token))
+    call = server.stub.StreamEvents(
+        service_pb2.StreamEventsRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    )
     seen: list[int] = []
     thread = reader(call, seen)
     # The opening events, then it waits for more.
     assert eventually(lambda: seen == [1, 2] and notifier.streams(game.game_id) == 1)
     call.cancel()
     # Its waiter is released with the cancelled task, not at the next recheck.
-    assert eventually(lambda: notifier.streams(game.game_id) == 0,
-                      within_s=app_core.STREAM_RECHECK_S / 2)
+    assert eventually(
+        lambda: notifier.streams(game.game_id) == 0, within_s=app_core.STREAM_RECHECK_S / 2
+    )
     thread.join(5)
     assert not thread.is_alive()
 
@@ -80,17 +83,31 @@ def test_a_cancelled_stream_is_dropped_at_once(server: Running) -> None:
 def test_a_command_reaches_the_streams_on_its_game(server: Running) -> None:
     one, other = new_game(server.stub), new_game(server.stub)
     notifier = server.thread.core.notifier
-    calls = [server.stub.StreamEvents(service_pb2.StreamEventsRequest(game_id=g.game_id),
-                                      metadata=auth(g.tokens[0].token)) for g in (one, other)]
+    calls = [
+        server.stub.StreamEvents(
+            service_pb2.StreamEventsRequest(game_id=g.game_id), metadata=auth(g.tokens[0].token)
+        )
+        for g in (one, other)
+    ]
     got: dict[str, list[int]] = {one.game_id: [], other.game_id: []}
     for call, game in zip(calls, (one, other), strict=True):
         reader(call, got[game.game_id])
-    assert eventually(lambda: got[one.game_id] == got[other.game_id] == [1, 2]
-                      and notifier.streams(one.game_id) == notifier.streams(other.game_id) == 1)
+    assert eventually(
+        lambda: (
+            got[one.game_id] == got[other.game_id] == [1, 2]
+            and notifier.streams(one.game_id) == notifier.streams(other.game_id) == 1
+        )
+    )
     turn = first_turn(server.stub, one)
-    server.stub.SubmitCommand(service_pb2.SubmitCommandRequest(
-        game_id=one.game_id, command_id=uuid.uuid4().hex, expected_version=one.version,
-        command=DRAW), metadata=auth(one.tokens[turn].token))
+    server.stub.SubmitCommand(
+        service_pb2.SubmitCommandRequest(
+            game_id=one.game_id,
+            command_id=uuid.uuid4().hex,
+            expected_version=one.version,
+            command=DRAW,
+        ),
+        metadata=auth(one.tokens[turn].token),
+    )
     assert eventually(lambda: got[one.game_id][-1:] == [3])
     assert got[other.game_id] == [1, 2]
     for call in calls:
@@ -99,7 +116,8 @@ def test_a_command_reaches_the_streams_on_its_game(server: Running) -> None:
 
 @pytest.mark.postgres
 def test_a_command_on_one_replica_reaches_a_stream_on_another(
-        postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two servers on one PostgreSQL: the stream on B wakes by NOTIFY, not by its recheck."""
     monkeypatch.setattr(app_core, "STREAM_RECHECK_S", 3600.0)
     stores = [open_store(postgres_url), open_store(postgres_url)]
@@ -109,16 +127,21 @@ def test_a_command_on_one_replica_reaches_a_stream_on_another(
     try:
         a, b = (service_pb2_grpc.GameServiceStub(c) for c in channels)
         game = new_game(a)
-        call = b.StreamEvents(service_pb2.StreamEventsRequest(game_id=game.game_id),
-                              metadata=auth(game.tokens[0].token))
+        call = b.StreamEvents(
+            service_pb2.StreamEventsRequest(game_id=game.game_id),
+            metadata=auth(game.tokens[0].token),
+        )
         seen: list[int] = []
         reader(call, seen)
         assert eventually(lambda: seen == [1, 2])
         assert stores[1].listening.wait(10)  # type: ignore[attr-defined]  # PostgreSQL's
         turn = first_turn(a, game)
-        a.SubmitCommand(service_pb2.SubmitCommandRequest(
-            game_id=game.game_id, command_id="on-a", expected_version=game.version, command=DRAW),
-            metadata=auth(game.tokens[turn].token))
+        a.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id, command_id="on-a", expected_version=game.version, command=DRAW
+            ),
+            metadata=auth(game.tokens[turn].token),
+        )
         assert eventually(lambda: seen == [1, 2, 3]), seen
         call.cancel()
     finally:

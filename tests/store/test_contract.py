@@ -9,15 +9,24 @@ from collections.abc import Iterator
 import pytest
 
 from croupier.log import (
-    GENESIS_HASH, EventStore, GameNotFound, GameRecord, NewEvent, VersionConflict, verify_chain,
+    GENESIS_HASH,
+    EventStore,
+    GameNotFound,
+    GameRecord,
+    NewEvent,
+    VersionConflict,
+    verify_chain,
 )
 from croupier.service.store import open_store
 
 
 def new_game(store: EventStore, events: int = 2) -> str:
     game_id = str(uuid.uuid4())
-    store.create_game(GameRecord(game_id, "hoola", 2, b"s" * 32, "c" * 64, 1),
-                      [NewEvent(f"E{i}", bytes([i]) * 3) for i in range(events)], 10)
+    store.create_game(
+        GameRecord(game_id, "hoola", 2, b"s" * 32, "c" * 64, 1),
+        [NewEvent(f"E{i}", bytes([i]) * 3) for i in range(events)],
+        10,
+    )
     return game_id
 
 
@@ -31,7 +40,12 @@ class StoreContract:
     def test_create_and_read(self, store: EventStore) -> None:
         game_id = new_game(store)
         record = store.game(game_id)
-        assert (record.version, record.kind, record.seats, record.finished) == (2, "hoola", 2, False)
+        assert (record.version, record.kind, record.seats, record.finished) == (
+            2,
+            "hoola",
+            2,
+            False,
+        )
         assert record.server_seed == b"s" * 32
         events = store.read(game_id)
         assert [e.version for e in events] == [1, 2]
@@ -49,21 +63,36 @@ class StoreContract:
 
     def test_append_at_the_expected_version(self, store: EventStore) -> None:
         game_id = new_game(store)
-        result = store.append(game_id, 2, [NewEvent("A", b"a"), NewEvent("B", b"b")], "cmd", 1, 20,
-                              finished=True, command=b"the command")
-        assert (result.accepted, result.first_version, result.last_version, result.duplicate) == \
-            (True, 3, 4, False)
+        result = store.append(
+            game_id,
+            2,
+            [NewEvent("A", b"a"), NewEvent("B", b"b")],
+            "cmd",
+            1,
+            20,
+            finished=True,
+            command=b"the command",
+        )
+        assert (result.accepted, result.first_version, result.last_version, result.duplicate) == (
+            True,
+            3,
+            4,
+            False,
+        )
         record = store.game(game_id)
         assert record.version == 4 and record.finished
         events = store.read(game_id)
         assert [(e.seat, e.command_id, e.type, e.command) for e in events[2:]] == [
-            (1, "cmd", "A", b"the command"), (1, "cmd", "B", b"")]
+            (1, "cmd", "A", b"the command"),
+            (1, "cmd", "B", b""),
+        ]
         assert verify_chain(events) is None
         # The append answers with what it stored, so the caller need not read it back.
         assert list(result.events) == events[2:]
 
     def test_one_load_reads_the_row_the_new_events_and_a_commands_answer(
-            self, store: EventStore) -> None:
+        self, store: EventStore
+    ) -> None:
         game_id = new_game(store, events=3)
         loaded = store.load(game_id, 1, "cmd")
         assert loaded.record == store.game(game_id) and loaded.earlier is None
