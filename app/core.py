@@ -102,6 +102,23 @@ ANONYMOUS = Caller()
 
 
 @dataclass(frozen=True)
+class Refused:
+    """A command a Play stream refused, for the transport to word as its status."""
+
+    command_id: str
+    error: AppError
+
+
+@dataclass(frozen=True)
+class Parts:
+    """The parts of a game an answer carries for one seat, as asked (``Include``)."""
+
+    view: service_pb2.View | None
+    legal_moves: list[service_pb2.LegalMove]
+    to_act: list[service_pb2.SeatToAct]
+
+
+@dataclass(frozen=True)
 class Folded:
     """A game folded up to ``version``: its engine state and its own events so far."""
 
@@ -292,7 +309,11 @@ class Croupier:
 
     def _as_of_now(self, folded: Folded) -> Any:
         """The state as of now: what time has made due (a closed claim window) applied."""
-        game, state = folded.binding.game, folded.state
+        return self._advanced(folded, folded.state)
+
+    def _advanced(self, folded: Folded, state: Any) -> Any:
+        """``state`` with what time has made due by now applied (not recorded)."""
+        game = folded.binding.game
         for event in game.advance(state, self.clock()):
             state = game.evolve(state, event)
         return state
@@ -394,6 +415,7 @@ class Croupier:
         expected_version: int,
         command: service_pb2.Command,
         seat: int | None = None,
+        include: service_pb2.Include | None = None,
     ) -> service_pb2.SubmitCommandResponse:
         acting = self._seat(caller, game_id, seat)
         require(command_id, "command_id")
@@ -404,9 +426,9 @@ class Croupier:
                 "command_id",
             )
         folded, earlier = await self._fold(game_id, command_id)
-        finished = folded.record.finished
+        finished, state = folded.record.finished, folded.state
         if earlier is None:
-            earlier, finished = await self._decide(
+            earlier, finished, state = await self._decide(
                 folded, acting, command_id, expected_version, command
             )
         if not earlier.accepted:
@@ -416,10 +438,46 @@ class Croupier:
         if not stored:  # a retry: the first answer's events, read back
             read = await self.log.read(game_id, earlier.first_version - 1)
             stored = [e for e in read if e.version <= earlier.last_version]
-        return service_pb2.SubmitCommandResponse(
+        response = service_pb2.SubmitCommandResponse(
             version=earlier.last_version,
             events=[self._present(folded.binding, e, acting, finished) for e in stored],
+            finished=finished,
         )
+        if include is not None:
+            parts = self._parts(folded, state, acting, include)
+            if parts.view is not None:
+                response.view.CopyFrom(parts.view)
+            response.legal_moves.extend(parts.legal_moves)
+            response.to_act.extend(parts.to_act)
+        return response
+
+    def _parts(self, folded: Folded, state: Any, seat: int, include: service_pb2.Include) -> Parts:
+        """What ``include`` asks for, for ``seat``, of the game in ``state`` as of now."""
+        binding, game = folded.binding, folded.binding.game
+        now = self._advanced(folded, state)
+        return Parts(
+            view=binding.view_to_proto(game.view(now, seat)) if include.view else None,
+            legal_moves=self._moves(folded, now, seat) if include.legal_moves else [],
+            to_act=self._to_act(folded, now) if include.to_act else [],
+        )
+
+    @staticmethod
+    def _moves(folded: Folded, state: Any, seat: int) -> list[service_pb2.LegalMove]:
+        binding, game = folded.binding, folded.binding.game
+        return [
+            service_pb2.LegalMove(command=binding.command_to_proto(c), label=game.label(state, c))
+            for c in game.legal_commands(state, seat)
+        ]
+
+    @staticmethod
+    def _to_act(folded: Folded, state: Any) -> list[service_pb2.SeatToAct]:
+        """The seats that have a move now (no turn clock yet: deadlines are 0)."""
+        game = folded.binding.game
+        return [
+            service_pb2.SeatToAct(seat=seat)
+            for seat in range(folded.record.seats)
+            if game.legal_commands(state, seat)
+        ]
 
     async def _decide(
         self,
@@ -428,8 +486,9 @@ class Croupier:
         command_id: str,
         expected_version: int,
         command: service_pb2.Command,
-    ) -> tuple[CommandResult, bool]:
-        """Decide a new command and record its answer: its events, or its refusal."""
+    ) -> tuple[CommandResult, bool, Any]:
+        """Decide a new command and record its answer: its events, or its refusal. Returns the
+        answer, whether the game is over, and its state after the command."""
         engine_command = self._command(folded, command)
         game_id, game = folded.record.game_id, folded.binding.game
         if expected_version != folded.version:
@@ -442,7 +501,7 @@ class Croupier:
         except CommandError as error:
             refused = rejection(error).SerializeToString(deterministic=True)
             result = await self.log.record_rejection(game_id, command_id, refused, folded.version)
-            return result, folded.record.finished
+            return result, folded.record.finished, folded.state
         state = folded.state
         for event in events:
             state = game.evolve(state, event)
@@ -463,8 +522,8 @@ class Croupier:
             raise _store_error(error) from None
         if not result.duplicate:
             self._remember(folded, state, events, result.last_version, finished, now)
-            return result, finished
-        return result, folded.record.finished
+            return result, finished, state
+        return result, folded.record.finished, folded.state
 
     async def tick(self, game_id: str) -> int:
         """Record what time has made due in ``game_id`` (a closed claim window's award), as a batch
@@ -538,14 +597,8 @@ class Croupier:
     ) -> service_pb2.ListLegalMovesResponse:
         acting = self._seat(caller, game_id, seat)
         folded, _ = await self._fold(game_id)
-        game, binding = folded.binding.game, folded.binding
-        now = self._as_of_now(folded)
         return service_pb2.ListLegalMovesResponse(
-            version=folded.version,
-            moves=[
-                service_pb2.LegalMove(command=binding.command_to_proto(c), label=game.label(now, c))
-                for c in game.legal_commands(now, acting)
-            ],
+            version=folded.version, moves=self._moves(folded, self._as_of_now(folded), acting)
         )
 
     async def view(
@@ -553,11 +606,12 @@ class Croupier:
     ) -> service_pb2.GetViewResponse:
         acting = self._seat(caller, game_id, seat)
         folded, _ = await self._fold(game_id)
-        game = folded.binding.game
+        game, now = folded.binding.game, self._as_of_now(folded)
         return service_pb2.GetViewResponse(
-            view=folded.binding.view_to_proto(game.view(self._as_of_now(folded), acting)),
+            view=folded.binding.view_to_proto(game.view(now, acting)),
             version=folded.version,
             finished=game.is_finished(folded.state),
+            to_act=self._to_act(folded, now),
         )
 
     async def subscribe(
@@ -566,7 +620,16 @@ class Croupier:
         """The seat's copies of the game's events after ``after_version``, live, until the game
         ends. Cancelling the iteration drops the stream at once."""
         seat = self._seat(caller, game_id)
-        after = after_version
+        async for batch in self._batches(game_id, seat, after_version):
+            for event in batch:
+                yield event
+
+    async def _batches(
+        self, game_id: str, seat: int, after_version: int
+    ) -> AsyncIterator[list[service_pb2.GameEvent]]:
+        """The game's new events as ``seat`` may see them, a read at a time (the first batch may
+        be empty: the caller is up to date), until the game is over."""
+        after, first = after_version, True
         while True:
             wake = self.notifier.waiter(game_id)
             try:
@@ -575,15 +638,109 @@ class Croupier:
                 except GameNotFound as error:
                     raise _store_error(error) from None
                 binding = BY_NAME[loaded.record.kind]
-                for stored in loaded.events:
-                    yield self._present(binding, stored, seat, loaded.record.finished)
-                    after = stored.version
-                if loaded.record.finished and after >= loaded.record.version:
+                finished = loaded.record.finished
+                if loaded.events or first:
+                    yield [self._present(binding, e, seat, finished) for e in loaded.events]
+                    after = loaded.events[-1].version if loaded.events else after
+                first = False
+                if finished and after >= loaded.record.version:
                     return
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), STREAM_RECHECK_S)
             finally:
                 self.notifier.release(game_id, wake)
+
+    async def play(
+        self, caller: Caller, requests: AsyncIterator[service_pb2.PlayRequest]
+    ) -> AsyncIterator[service_pb2.PlayResponse | Refused]:
+        """One seat's connection: the first request joins a game (after a version); then every
+        event as the seat may see it, after each batch the seat's state as the join asked, and an
+        answer to each command (applied exactly once per command id, as by :meth:`submit`). Ends
+        when the client stops sending and every answer is out, or when the game is over and
+        every event is out. A refusal is yielded as :class:`Refused` for the transport to word."""
+        first = await anext(aiter(requests), None)
+        if first is None:
+            return
+        if first.WhichOneof("kind") != "join":
+            raise invalid("JOIN_FIRST", "the first message of a Play stream joins a game", "join")
+        join = first.join
+        seat = self._seat(caller, join.game_id)
+        out: asyncio.Queue[service_pb2.PlayResponse | Refused | None] = asyncio.Queue()
+        tasks = [
+            asyncio.create_task(self._play_commands(caller, join.game_id, requests, out)),
+            asyncio.create_task(self._play_feed(join, seat, out)),
+        ]
+        try:
+            running = len(tasks)
+            while running:
+                item = await out.get()
+                if item is not None:
+                    yield item
+                    continue
+                running -= 1
+                for task in tasks:
+                    failure = task.exception() if task.done() and not task.cancelled() else None
+                    if failure is not None:
+                        raise failure
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    async def _play_commands(
+        self,
+        caller: Caller,
+        game_id: str,
+        requests: AsyncIterator[service_pb2.PlayRequest],
+        out: asyncio.Queue[service_pb2.PlayResponse | Refused | None],
+    ) -> None:
+        try:
+            async for request in requests:
+                if request.WhichOneof("kind") != "command":
+                    out.put_nowait(
+                        Refused("", invalid("JOIN_ONCE", "a Play stream joins once", "join"))
+                    )
+                    continue
+                move = request.command
+                try:
+                    done = await self.submit(
+                        caller, game_id, move.command_id, move.expected_version, move.command
+                    )
+                except AppError as error:
+                    out.put_nowait(Refused(move.command_id, error))
+                    continue
+                accepted = service_pb2.PlayAccepted(
+                    command_id=move.command_id, version=done.version
+                )
+                out.put_nowait(service_pb2.PlayResponse(accepted=accepted))
+        finally:
+            out.put_nowait(None)
+
+    async def _play_feed(
+        self,
+        join: service_pb2.PlayJoin,
+        seat: int,
+        out: asyncio.Queue[service_pb2.PlayResponse | Refused | None],
+    ) -> None:
+        """The game's events after ``join.after_version``, live, each batch followed by the
+        seat's state."""
+        try:
+            after = join.after_version
+            async for batch in self._batches(join.game_id, seat, after):
+                for event in batch:
+                    out.put_nowait(service_pb2.PlayResponse(event=event))
+                folded, _ = await self._fold(join.game_id)
+                parts = self._parts(folded, folded.state, seat, join.include)
+                state = service_pb2.PlayState(
+                    version=folded.version,
+                    finished=folded.record.finished,
+                    legal_moves=parts.legal_moves,
+                    to_act=parts.to_act,
+                )
+                if parts.view is not None:
+                    state.view.CopyFrom(parts.view)
+                out.put_nowait(service_pb2.PlayResponse(state=state))
+        finally:
+            out.put_nowait(None)
 
     async def settlement(
         self, caller: Caller, game_id: str, round_number: int = 0, final: bool = False

@@ -11,8 +11,9 @@ from typing import Any
 
 import grpc
 
-from croupier.app.core import Croupier
+from croupier.app.core import Croupier, Refused
 from croupier.service.interceptor import caller
+from croupier.service.status import code_of
 from croupier.v1 import service_pb2, service_pb2_grpc
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -49,6 +50,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             request.expected_version,
             request.command,
             _seat(request),
+            request.include if request.HasField("include") else None,
         )
 
     async def ValidateCommand(
@@ -117,6 +119,25 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             caller(), request.game_id, request.recent_game_id, _seat(request)
         )
         return service_pb2.GetRecentGameResponse(replay=replay)
+
+    async def Play(
+        self, request_iterator: AsyncIterator[service_pb2.PlayRequest], context: Context
+    ) -> AsyncIterator[service_pb2.PlayResponse]:
+        async for item in self.core.play(caller(), request_iterator):
+            if isinstance(item, Refused):
+                error = item.error
+                yield service_pb2.PlayResponse(
+                    refused=service_pb2.PlayRefused(
+                        command_id=item.command_id,
+                        status=code_of(error).name,
+                        reason=error.reason,
+                        message=error.message,
+                        metadata=error.metadata,
+                        field=error.field,
+                    )
+                )
+            else:
+                yield item
 
     async def ListPresets(
         self, request: service_pb2.ListPresetsRequest, context: Context

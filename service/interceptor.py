@@ -68,7 +68,13 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
-        return handler  # pragma: no cover - the service has no client-streaming methods yet
+        if handler.stream_stream is not None:
+            return grpc.stream_stream_rpc_method_handler(
+                self._stream(name, handler.stream_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler  # pragma: no cover - the service has no client-streaming-only methods
 
     def _begin(self, context: grpc.aio.ServicerContext[Any, Any]) -> float:
         structlog.contextvars.clear_contextvars()

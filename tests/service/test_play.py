@@ -1,0 +1,249 @@
+"""One call per move: SubmitCommand's answer carries what the caller asks for, and a Play stream
+per seat plays a whole game with one message per move, exactly once, resumable."""
+
+from __future__ import annotations
+
+import queue
+import random
+import threading
+import uuid
+from collections.abc import Iterator
+
+import grpc
+
+from croupier.service.bots import auth, choose
+from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
+
+from .conftest import Running
+
+DRAW = service_pb2.Command(hoola=hoola_pb2.HoolaCommand(draw=hoola_pb2.Draw()))
+EVERYTHING = service_pb2.Include(view=True, legal_moves=True, to_act=True)
+
+
+def new_game(server: Running, seats: int = 3) -> service_pb2.CreateGameResponse:
+    return server.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=seats)
+    )
+
+
+def test_a_submit_answers_with_what_the_caller_asks_for(server: Running) -> None:
+    game = new_game(server)
+    view = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    )
+    turn = view.view.hoola.turn
+    assert [s.seat for s in view.to_act] == [turn]  # every view says who is to act
+    me = auth(game.tokens[turn].token)
+    answer = server.stub.SubmitCommand(
+        service_pb2.SubmitCommandRequest(
+            game_id=game.game_id,
+            command_id="draw",
+            expected_version=game.version,
+            command=DRAW,
+            include=EVERYTHING,
+        ),
+        metadata=me,
+    )
+    legal = server.stub.ListLegalMoves(
+        service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=me
+    )
+    seen = server.stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id), metadata=me)
+    assert list(answer.legal_moves) == list(legal.moves) and answer.legal_moves
+    assert answer.view == seen.view and len(answer.view.hoola.hand) == 8
+    assert list(answer.to_act) == list(seen.to_act) and [s.seat for s in answer.to_act] == [turn]
+    assert not answer.finished
+    # A retry answers the same, with the parts as the game stands.
+    again = server.stub.SubmitCommand(
+        service_pb2.SubmitCommandRequest(
+            game_id=game.game_id,
+            command_id="draw",
+            expected_version=game.version,
+            command=DRAW,
+            include=EVERYTHING,
+        ),
+        metadata=me,
+    )
+    assert again.version == answer.version and list(again.legal_moves) == list(answer.legal_moves)
+    # A lean client gets the events only.
+    discard = legal.moves[-1].command
+    lean = server.stub.SubmitCommand(
+        service_pb2.SubmitCommandRequest(
+            game_id=game.game_id,
+            command_id="lean",
+            expected_version=answer.version,
+            command=discard,
+        ),
+        metadata=me,
+    )
+    assert lean.events and not lean.HasField("view") and not lean.legal_moves and not lean.to_act
+
+
+class PlayConnection:
+    """One seat's Play stream from a synchronous client: ``send`` queues a request; responses
+    are read on a thread into ``received``."""
+
+    def __init__(self, stub: service_pb2_grpc.GameServiceStub, token: str) -> None:
+        self._outgoing: queue.Queue[service_pb2.PlayRequest | None] = queue.Queue()
+        self.call = stub.Play(self._requests(), metadata=auth(token))
+        self.received: queue.Queue[service_pb2.PlayResponse | None] = queue.Queue()
+        self.sent = 0
+        self.error: grpc.RpcError | None = None
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _requests(self) -> Iterator[service_pb2.PlayRequest]:
+        while (request := self._outgoing.get()) is not None:
+            yield request
+
+    def _read(self) -> None:
+        try:
+            for response in self.call:
+                self.received.put(response)
+        except grpc.RpcError as error:
+            self.error = error
+        finally:
+            self.received.put(None)
+
+    def join(self, game_id: str, after: int = 0) -> None:
+        self._outgoing.put(
+            service_pb2.PlayRequest(
+                join=service_pb2.PlayJoin(
+                    game_id=game_id,
+                    after_version=after,
+                    include=service_pb2.Include(legal_moves=True, to_act=True),
+                )
+            )
+        )
+
+    def send(self, command_id: str, version: int, command: service_pb2.Command) -> None:
+        self.sent += 1
+        self._outgoing.put(
+            service_pb2.PlayRequest(
+                command=service_pb2.PlayCommand(
+                    command_id=command_id, expected_version=version, command=command
+                )
+            )
+        )
+
+    def next(self, kind: str) -> service_pb2.PlayResponse:
+        """The next response of ``kind`` (events and states before it are kept in order)."""
+        while True:
+            response = self.received.get(timeout=30)
+            assert response is not None, "the stream ended"
+            self.log.append(response)
+            if response.WhichOneof("kind") == kind:
+                return response
+
+    log: list[service_pb2.PlayResponse]
+
+    def close(self) -> None:
+        self._outgoing.put(None)
+
+    def cancel(self) -> None:
+        self.call.cancel()
+
+
+def connect(server: Running, token: str) -> PlayConnection:
+    connection = PlayConnection(server.stub, token)
+    connection.log = []
+    return connection
+
+
+def test_a_whole_game_over_play_streams_one_message_per_move(server: Running) -> None:
+    game = new_game(server)
+    seats = [connect(server, t.token) for t in game.tokens]
+    for connection in seats:
+        connection.join(game.game_id)
+    states = [c.next("state").state for c in seats]
+    rng, moves = random.Random(3), 0
+    while not states[0].finished:
+        # Who is to act comes with the state each seat is pushed; no seat asks for anything.
+        assert states[0].to_act, "someone is to act while the game is on"
+        seat = states[0].to_act[0].seat
+        mine = states[seat]
+        move = choose(list(mine.legal_moves), rng)
+        seats[seat].send(uuid.uuid4().hex, mine.version, move.command)
+        moves += 1
+        version = seats[seat].next("accepted").accepted.version
+        for i, connection in enumerate(seats):
+            while states[i].version < version:
+                states[i] = connection.next("state").state
+    for connection in seats:
+        connection.close()
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+    for connection in seats:
+        while connection.received.get(timeout=30) is not None:
+            pass
+        events = [r.event.version for r in connection.log if r.WhichOneof("kind") == "event"]
+        assert events == [e.version for e in replay.events[: len(events)]]
+    # One client message per move: nothing else was sent but the join.
+    assert sum(c.sent for c in seats) == moves and moves > 0
+
+
+def test_play_applies_a_resent_command_once_and_refuses_clearly(server: Running) -> None:
+    game = new_game(server)
+    view = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    )
+    turn = view.view.hoola.turn
+    other = (turn + 1) % 3
+    me = connect(server, game.tokens[turn].token)
+    me.join(game.game_id)
+    me.next("state")
+    me.send("once", game.version, DRAW)
+    first = me.next("accepted").accepted
+    me.send("once", game.version, DRAW)  # a resend after a lost answer
+    again = me.next("accepted").accepted
+    assert (again.command_id, again.version) == ("once", first.version)
+    me.send("stale", game.version, DRAW)
+    stale = me.next("refused").refused
+    assert (stale.command_id, stale.status, stale.reason) == (
+        "stale",
+        "ABORTED",
+        "VERSION_CONFLICT",
+    )
+    assert stale.metadata["current_version"] == str(first.version)
+    them = connect(server, game.tokens[other].token)
+    them.join(game.game_id)
+    them.next("state")
+    them.send("not-mine", first.version, DRAW)
+    refused = them.next("refused").refused
+    assert (refused.status, refused.reason) == ("FAILED_PRECONDITION", "NOT_YOUR_TURN")
+    # The stream stays open after a refusal; the log holds one draw.
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+    assert [e.command_id for e in replay.events].count("once") == 1
+    me.cancel()
+    them.cancel()
+
+
+def test_play_resumes_after_a_reconnect(server: Running) -> None:
+    game = new_game(server)
+    view = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    )
+    turn = view.view.hoola.turn
+    first = connect(server, game.tokens[turn].token)
+    first.join(game.game_id)
+    first.next("state")
+    first.send("draw", game.version, DRAW)
+    drawn = first.next("accepted").accepted.version
+    first.cancel()  # the phone loses its connection
+    again = connect(server, game.tokens[turn].token)
+    again.join(game.game_id, after=game.version)
+    state = again.next("state").state
+    events = [r.event.version for r in again.log if r.WhichOneof("kind") == "event"]
+    assert events == list(range(game.version + 1, drawn + 1)) and state.version == drawn
+    # The seat is told what it may do next: it drew, so it discards (or melds) now.
+    assert state.legal_moves and not any(
+        m.command.hoola.HasField("draw") for m in state.legal_moves
+    )
+    again.cancel()
+
+
+def test_play_must_join_first(server: Running) -> None:
+    game = new_game(server)
+    connection = connect(server, game.tokens[0].token)
+    connection.send("x", game.version, DRAW)
+    assert connection.received.get(timeout=30) is None  # the stream ends with an error
+    assert connection.error is not None
+    assert connection.error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
