@@ -23,6 +23,7 @@ from typing import Any
 
 import structlog
 
+from croupier.app import snapshots
 from croupier.app.errors import (
     AppError,
     BadCredentials,
@@ -79,6 +80,8 @@ RECENT_GAMES = 10
 # shares an SQLite file, or a lost notice, are seen at the latest then.
 STREAM_RECHECK_S = 5.0
 TICK = TICK_PREFIX
+# How long closing waits for background writes.
+CLOSE_WAIT_S = 5.0
 # Folded games kept in memory (most recently used first out last).
 CACHE_SIZE = 2048
 
@@ -129,6 +132,8 @@ class Folded:
     events: tuple[Any, ...]
     #: When the last event was recorded (a finished game: when it ended).
     last_at_ms: int
+    #: The version of its latest snapshot in the store (0: none known).
+    snapshot_version: int = 0
 
     @property
     def seeds(self) -> Seeds:
@@ -216,6 +221,7 @@ class Croupier:
         self.cache = FoldCache()
         self.notifier = Notifier()
         self._listening = False
+        self._background: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         """Bind to the running loop and hear other processes' appends."""
@@ -224,7 +230,10 @@ class Croupier:
             self.store.listen(self.notifier.notify_threadsafe)
             self._listening = True
 
-    def close(self) -> None:
+    async def close(self) -> None:
+        """Finish the background writes (snapshots), then stop the store's workers."""
+        if self._background:
+            await asyncio.wait(self._background, timeout=CLOSE_WAIT_S)
         self.log.close()
 
     # -- who calls --------------------------------------------------------------------------------
@@ -274,10 +283,32 @@ class Croupier:
         """The game as its log stands (one read), and the command id's first answer if any."""
         cached = self.cache.get(game_id)
         try:
-            loaded = await self.log.load(game_id, cached.version if cached else 0, command_id)
+            if cached is not None:
+                loaded = await self.log.load(game_id, cached.version, command_id)
+                return self._folded(cached, loaded), loaded.earlier
+            # Not in memory (a restart, another replica's game): from its latest snapshot.
+            loaded = await self.log.load(game_id, 0, command_id, snapshots.FORMAT)
+            thawed = (
+                snapshots.thaw(self.signer, loaded.snapshot)
+                if loaded.snapshot is not None
+                else None
+            )
+            if loaded.snapshot is not None and thawed is None:  # not ours: fold the whole log
+                loaded = await self.log.load(game_id, 0, command_id)
         except GameNotFound as error:
             raise _store_error(error) from None
-        return self._folded(cached, loaded), loaded.earlier
+        base = None
+        if thawed is not None:
+            base = Folded(
+                loaded.record,
+                BY_NAME[loaded.record.kind],
+                thawed.state,
+                thawed.version,
+                thawed.events,
+                thawed.last_at_ms,
+                thawed.version,
+            )
+        return self._folded(base, loaded), loaded.earlier
 
     async def _fold_many(self, game_ids: Sequence[str]) -> list[Folded]:
         """Several games as their logs stand, in one read (unknown ones left out)."""
@@ -292,9 +323,11 @@ class Croupier:
         """``cached`` (if any) with the newly read events folded in; the result is cached."""
         record = loaded.record
         binding = BY_NAME[record.kind]
+        snapshot_version = 0
         if cached is not None and cached.version <= record.version:
             state, events = cached.state, list(cached.events)
             version, last_at_ms = cached.version, cached.last_at_ms
+            snapshot_version = cached.snapshot_version
         else:
             state, events, version, last_at_ms = binding.game.initial_state(), [], 0, 0
         for stored in loaded.events:
@@ -303,9 +336,34 @@ class Croupier:
                 state = binding.game.evolve(state, event)
                 events.append(event)
             version, last_at_ms = stored.version, stored.recorded_at_ms
-        folded = Folded(record, binding, state, version, tuple(events), last_at_ms)
+        folded = Folded(
+            record, binding, state, version, tuple(events), last_at_ms, snapshot_version
+        )
+        folded = self._maybe_snapshot(folded)
         self.cache.put(folded)
         return folded
+
+    def _maybe_snapshot(self, folded: Folded) -> Folded:
+        """Write a snapshot in the background once the game has grown enough since its last."""
+        if folded.version - folded.snapshot_version < snapshots.SNAPSHOT_EVERY:
+            return folded
+        snapshot = snapshots.freeze(
+            self.signer,
+            folded.record.game_id,
+            folded.version,
+            folded.state,
+            folded.events,
+            folded.last_at_ms,
+        )
+        task = asyncio.get_running_loop().create_task(self.log.save_snapshot(snapshot))
+        self._background.add(task)
+        task.add_done_callback(self._finished_in_background)
+        return dataclasses.replace(folded, snapshot_version=folded.version)
+
+    def _finished_in_background(self, task: asyncio.Task[None]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("snapshot not saved", error=repr(task.exception()))
 
     def _as_of_now(self, folded: Folded) -> Any:
         """The state as of now: what time has made due (a closed claim window) applied."""
@@ -573,9 +631,16 @@ class Croupier:
     ) -> None:
         """Cache the game as this process just wrote it and wake its streams."""
         record = dataclasses.replace(folded.record, version=version, finished=finished)
-        self.cache.put(
-            Folded(record, folded.binding, state, version, folded.events + tuple(events), now)
+        updated = Folded(
+            record,
+            folded.binding,
+            state,
+            version,
+            folded.events + tuple(events),
+            now,
+            folded.snapshot_version,
         )
+        self.cache.put(self._maybe_snapshot(updated))
         self.notifier.notify(record.game_id, version)
 
     async def validate(

@@ -12,7 +12,15 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
-from croupier.log import CommandResult, EventStore, GameRecord, Loaded, NewEvent, StoredEvent
+from croupier.log import (
+    CommandResult,
+    EventStore,
+    GameRecord,
+    Loaded,
+    NewEvent,
+    Snapshot,
+    StoredEvent,
+)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -47,8 +55,15 @@ class AsyncLog:
             self._writes, self.store.create_game, game, events, recorded_at_ms, players
         )
 
-    async def load(self, game_id: str, after_version: int = 0, command_id: str = "") -> Loaded:
-        return await self._on(self._reads, self.store.load, game_id, after_version, command_id)
+    async def load(
+        self, game_id: str, after_version: int = 0, command_id: str = "", snapshot: str = ""
+    ) -> Loaded:
+        return await self._on(
+            self._reads, self.store.load, game_id, after_version, command_id, snapshot
+        )
+
+    async def save_snapshot(self, snapshot: Snapshot) -> None:
+        await self._on(self._writes, self.store.save_snapshot, snapshot)
 
     async def load_many(self, wanted: Sequence[tuple[str, int]]) -> list[Loaded]:
         return await self._on(self._reads, self.store.load_many, wanted)

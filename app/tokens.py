@@ -29,6 +29,12 @@ class TokenSigner:
     def _mac(self, game_id: str, seat: int) -> str:
         return hmac.new(self._secret, f"v1:{game_id}:{seat}".encode(), hashlib.sha256).hexdigest()
 
+    def seal(self, purpose: str, data: bytes) -> str:
+        """An HMAC of ``data`` for ``purpose`` under the server's secret (snapshots carry one, so
+        that only what this service wrote is ever read back)."""
+        key = hmac.new(self._secret, f"v1:{purpose}".encode(), hashlib.sha256).digest()
+        return hmac.new(key, data, hashlib.sha256).hexdigest()
+
     def issue(self, game_id: str, seat: int) -> str:
         return f"v1.{game_id}.{seat}.{self._mac(game_id, seat)}"
 

@@ -149,44 +149,109 @@ def _optional_inner(tp: Any) -> tuple[Any, bool]:
     return tp, False
 
 
-def _value_from_proto(value: Any, fd: AnyFieldDescriptor, tp: Any) -> Any:
-    if isinstance(tp, type) and issubclass(tp, Enum):
-        enum_type = _enum_type(fd)
-        name = enum_type.values_by_number[value].name if value in enum_type.values_by_number else ""
-        member = name.removeprefix(_enum_prefix(enum_type))
-        if member not in tp.__members__:
-            raise ValueError(f"{fd.name}: {name or value} is not a valid value")
-        return tp[member]
-    if fd.message_type in CARDS:
-        return value.code
-    if fd.message_type is not None and isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return from_proto(value, tp)
+# Reading a message into a record: each (message type, record class) pair is compiled once into
+# a reader of closures, so that folding a log does no type introspection per event.
+
+Reader = Callable[[Any], Any]
+
+
+def _identity(value: Any) -> Any:
     return value
+
+
+def _card_code(value: Any) -> Any:
+    return value.code
+
+
+def _enum_reader(fd: AnyFieldDescriptor, tp: type[Enum]) -> Reader:
+    enum_type = _enum_type(fd)
+    prefix = _enum_prefix(enum_type)
+    members: dict[int, Enum] = {}
+    for number, value in enum_type.values_by_number.items():
+        member = value.name.removeprefix(prefix)
+        if member in tp.__members__:
+            members[number] = tp[member]
+
+    def read(value: Any) -> Any:
+        member = members.get(value)
+        if member is None:
+            known = enum_type.values_by_number.get(value)
+            raise ValueError(
+                f"{fd.name}: {(known.name if known else '') or value} is not a valid value"
+            )
+        return member
+
+    return read
+
+
+def _value_reader(fd: AnyFieldDescriptor, tp: Any) -> Reader:
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return _enum_reader(fd, tp)
+    if fd.message_type in CARDS:
+        return _card_code
+    if fd.message_type is not None and isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _record_reader(fd.message_type, tp)
+    return _identity
+
+
+@functools.cache
+def _field_reader(fd: AnyFieldDescriptor, tp: Any) -> Reader:
+    """Reads one field of a message as the Python type ``tp``."""
+    tp, optional = _optional_inner(tp)
+    name = fd.name
+    read: Reader
+    if typing.get_origin(tp) is tuple:
+        item_type = typing.get_args(tp)[0]
+        if fd.message_type is not None and _is_wrapper(fd.message_type):
+            item = _value_reader(fd.message_type.fields[0], item_type)
+
+            def read(msg: Any) -> Any:
+                return tuple(item(v) for v in getattr(msg, name).values)
+
+        else:
+            item = _value_reader(fd, item_type)
+
+            def read(msg: Any) -> Any:
+                return tuple(item(v) for v in getattr(msg, name))
+
+    else:
+        value = _value_reader(fd, tp)
+
+        def read(msg: Any) -> Any:
+            return value(getattr(msg, name))
+
+    if optional and fd.has_presence:
+        present = read
+
+        def read(msg: Any) -> Any:
+            return present(msg) if msg.HasField(name) else None
+
+    return read
+
+
+@functools.cache
+def _record_reader(descriptor: AnyDescriptor, cls: type) -> Reader:
+    """Reads a whole message as the dataclass ``cls``."""
+    hints = _hints(cls)
+    fields = [
+        (field.name, _field_reader(descriptor.fields_by_name[field.name], hints[field.name]))
+        for field in dataclasses.fields(cls)
+    ]
+
+    def read(msg: Any) -> Any:
+        return cls(**{name: reader(msg) for name, reader in fields})
+
+    return read
 
 
 def field_from_proto(msg: Message, fd: AnyFieldDescriptor, tp: Any) -> Any:
     """One field of ``msg`` as the Python type ``tp``."""
-    tp, optional = _optional_inner(tp)
-    if optional and fd.has_presence and not msg.HasField(fd.name):
-        return None
-    raw = getattr(msg, fd.name)
-    if typing.get_origin(tp) is tuple:
-        item_type = typing.get_args(tp)[0]
-        if fd.message_type is not None and _is_wrapper(fd.message_type):
-            inner = fd.message_type.fields[0]
-            return tuple(_value_from_proto(v, inner, item_type) for v in raw.values)
-        return tuple(_value_from_proto(v, fd, item_type) for v in raw)
-    return _value_from_proto(raw, fd, tp)
+    return _field_reader(fd, tp)(msg)
 
 
 def from_proto(msg: Message, cls: type) -> Any:
     """The dataclass ``cls`` read from ``msg`` field by field."""
-    hints = _hints(cls)
-    kwargs = {}
-    for field in dataclasses.fields(cls):
-        fd = msg.DESCRIPTOR.fields_by_name[field.name]
-        kwargs[field.name] = field_from_proto(msg, fd, hints[field.name])
-    return cls(**kwargs)
+    return _record_reader(msg.DESCRIPTOR, cls)(msg)
 
 
 def overrides_from_proto(msg: Message, cls: type) -> dict[str, Any]:

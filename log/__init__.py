@@ -21,6 +21,7 @@ from croupier.log.records import (
     GameRecord,
     Loaded,
     NewEvent,
+    Snapshot,
     StoredEvent,
 )
 from croupier.log.store import EventStore, GameNotFound, StoreError, VersionConflict
@@ -35,6 +36,7 @@ __all__ = [
     "GameRecord",
     "Loaded",
     "NewEvent",
+    "Snapshot",
     "StoreError",
     "StoredEvent",
     "VersionConflict",

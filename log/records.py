@@ -65,10 +65,24 @@ class CommandResult:
 
 
 @dataclass(frozen=True)
+class Snapshot:
+    """A game folded up to ``version``, as opaque bytes of a ``format`` (a cache, never the
+    truth), with the ``seal`` its writer put on it."""
+
+    game_id: str
+    format: str
+    version: int
+    state: bytes
+    seal: str
+
+
+@dataclass(frozen=True)
 class Loaded:
-    """One read of a game: its row, its events after a version, and (when asked) the first answer
-    already given to a command id."""
+    """One read of a game: its row, its events after a version, (when asked) the first answer
+    already given to a command id, and (when asked) its latest snapshot, the events then
+    following the snapshot."""
 
     record: GameRecord
     events: tuple[StoredEvent, ...]
     earlier: CommandResult | None = None
+    snapshot: Snapshot | None = None

@@ -9,7 +9,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 
-from croupier.log.records import CommandResult, GameRecord, Loaded, NewEvent, StoredEvent
+from croupier.log.records import (
+    CommandResult,
+    GameRecord,
+    Loaded,
+    NewEvent,
+    Snapshot,
+    StoredEvent,
+)
 
 
 class StoreError(Exception):
@@ -60,9 +67,19 @@ class EventStore(ABC):
         """The game's record; raises :class:`GameNotFound`."""
 
     @abstractmethod
-    def load(self, game_id: str, after_version: int = 0, command_id: str = "") -> Loaded:
+    def load(
+        self, game_id: str, after_version: int = 0, command_id: str = "", snapshot: str = ""
+    ) -> Loaded:
         """In one read: the game's record, its events after ``after_version`` and, if
-        ``command_id`` is given, that command's first result; raises :class:`GameNotFound`."""
+        ``command_id`` is given, that command's first result; raises :class:`GameNotFound`.
+
+        With a ``snapshot`` format, the game's latest snapshot of that format past
+        ``after_version`` comes too, and the events are those after the snapshot."""
+
+    @abstractmethod
+    def save_snapshot(self, snapshot: Snapshot) -> None:
+        """Keep ``snapshot`` as the game's latest of its format (one at the same version replaces
+        it, an older one is not kept)."""
 
     @abstractmethod
     def load_many(self, wanted: Sequence[tuple[str, int]]) -> list[Loaded]:

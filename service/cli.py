@@ -76,7 +76,7 @@ def serve(address: str, store_url: str, log_format: str) -> None:
             loop.add_signal_handler(signum, stopping.set)
         await stopping.wait()
         await serving.server.stop(grace=2)
-        serving.core.close()
+        await serving.core.close()
 
     try:
         asyncio.run(run())

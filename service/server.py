@@ -49,12 +49,16 @@ async def create_server(
     signer: TokenSigner,
     clock: Clock = now_ms,
     seed_source: SeedSource = fresh_seed,
+    reuse_port: bool = False,
 ) -> Serving:
-    """A server bound to ``address`` (port 0 picks a free one), not yet started."""
+    """A server bound to ``address`` (port 0 picks a free one), not yet started. With
+    ``reuse_port`` it shares the port with the other workers of ``serve --workers`` (SO_REUSEPORT);
+    without, a busy port fails."""
     core = Croupier(store, signer, clock, seed_source)
     await core.start()
     server = grpc.aio.server(
-        interceptors=[CallInterceptor(core, f"/{SERVICE_NAME}/")], options=OPTIONS
+        interceptors=[CallInterceptor(core, f"/{SERVICE_NAME}/")],
+        options=[("grpc.so_reuseport", 1)] if reuse_port else OPTIONS,
     )
     service_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(core), server)
     health_servicer = health.aio.HealthServicer()
@@ -121,7 +125,7 @@ class ServerThread:
         serving = self._serving
         if serving is not None:
             asyncio.run_coroutine_threadsafe(serving.server.stop(grace), self._loop).result()
-            serving.core.close()
+            asyncio.run_coroutine_threadsafe(serving.core.close(), self._loop).result()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()

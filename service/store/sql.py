@@ -16,6 +16,7 @@ from croupier.log import (
     GameRecord,
     Loaded,
     NewEvent,
+    Snapshot,
     StoredEvent,
     VersionConflict,
     chain_hash,
@@ -125,12 +126,41 @@ class SqlEventStore(EventStore):
             raise GameNotFound(game_id)
         return _game_row(row)
 
-    def load(self, game_id: str, after_version: int = 0, command_id: str = "") -> Loaded:
+    def load(
+        self, game_id: str, after_version: int = 0, command_id: str = "", snapshot: str = ""
+    ) -> Loaded:
         with self._transaction(write=False) as cur:
             record = self._game(cur, game_id)
             earlier = self._result(cur, game_id, command_id) if command_id else None
-            events = self._events(cur, game_id, after_version)
-        return Loaded(record, tuple(events), earlier)
+            latest = self._snapshot(cur, game_id, snapshot, after_version) if snapshot else None
+            events = self._events(cur, game_id, latest.version if latest else after_version)
+        return Loaded(record, tuple(events), earlier, latest)
+
+    def _snapshot(self, cur: Any, game_id: str, format: str, after: int) -> Snapshot | None:
+        row = self._run(
+            cur,
+            "SELECT version, state, seal FROM snapshots "
+            "WHERE game_id = ? AND format = ? AND version > ?",
+            (game_id, format, after),
+        ).fetchone()
+        return None if row is None else Snapshot(game_id, format, row[0], bytes(row[1]), row[2])
+
+    def save_snapshot(self, snapshot: Snapshot) -> None:
+        with self._transaction(write=True) as cur:
+            self._run(
+                cur,
+                "INSERT INTO snapshots (game_id, format, version, state, seal) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (game_id, format) DO UPDATE SET "
+                "version = excluded.version, state = excluded.state, seal = excluded.seal "
+                "WHERE snapshots.version <= excluded.version",
+                (
+                    snapshot.game_id,
+                    snapshot.format,
+                    snapshot.version,
+                    snapshot.state,
+                    snapshot.seal,
+                ),
+            )
 
     def load_many(self, wanted: Sequence[tuple[str, int]]) -> list[Loaded]:
         if not wanted:

@@ -14,6 +14,7 @@ from croupier.log import (
     GameNotFound,
     GameRecord,
     NewEvent,
+    Snapshot,
     VersionConflict,
     verify_chain,
 )
@@ -104,6 +105,24 @@ class StoreContract:
         assert store.load(game_id, 4).events == ()
         with pytest.raises(GameNotFound):
             store.load("nope")
+
+    def test_the_latest_snapshot_comes_with_the_events_after_it(self, store: EventStore) -> None:
+        game_id = new_game(store, events=4)
+        assert store.load(game_id, 0, snapshot="f1").snapshot is None
+        store.save_snapshot(Snapshot(game_id, "f1", 2, b"state at 2", "seal"))
+        store.save_snapshot(Snapshot(game_id, "f1", 3, b"state at 3", "seal 3"))
+        store.save_snapshot(Snapshot(game_id, "f1", 1, b"older: not kept", "x"))
+        # One at the same version replaces it (a new secret's seal after a restart).
+        store.save_snapshot(Snapshot(game_id, "f1", 3, b"state at 3", "seal 3"))
+        store.save_snapshot(Snapshot(game_id, "f2", 1, b"another format", "y"))
+        loaded = store.load(game_id, 0, snapshot="f1")
+        assert loaded.snapshot == Snapshot(game_id, "f1", 3, b"state at 3", "seal 3")
+        assert [e.version for e in loaded.events] == [4]
+        # A reader already past the snapshot gets no snapshot, and its own events.
+        past = store.load(game_id, 3, snapshot="f1")
+        assert past.snapshot is None and [e.version for e in past.events] == [4]
+        assert store.load(game_id, 0, snapshot="f2").snapshot.version == 1  # type: ignore[union-attr]
+        assert store.load(game_id, 0).snapshot is None
 
     def test_several_games_load_in_one_read(self, store: EventStore) -> None:
         games = [new_game(store, events=n) for n in (1, 3, 2)]

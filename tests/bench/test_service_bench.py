@@ -1,0 +1,69 @@
+"""The service's hot paths, measured by `make bench`; figures are recorded, never asserted.
+
+The first read of a long game after a restart: from its snapshot, and from the whole log. Each
+benchmark's ``extra_info`` holds the game's event count, so a figure per event is mean ÷ events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from croupier.app.core import Caller, Croupier
+from croupier.app.tokens import TokenSigner
+from croupier.log import EventStore
+from croupier.service.bots import play_game
+from croupier.service.server import ServerThread
+from croupier.service.store import open_store
+from croupier.v1 import common_pb2
+
+SECRET = b"bench-secret-0123456789abcdef"
+OTHER_SECRET = b"another-bench-secret-0123456789"
+
+
+@pytest.fixture(scope="module")
+def long_match(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EventStore, str, int]]:
+    """A whole 12-round Koi-Koi match recorded by the service: (store, game id, events)."""
+    path: Path = tmp_path_factory.mktemp("bench") / "games.sqlite3"
+    store = open_store(f"sqlite:///{path}")
+    thread = ServerThread("127.0.0.1:0", store, TokenSigner(SECRET))
+    port = thread.start()
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        result = play_game(
+            channel,
+            seats=2,
+            kind=common_pb2.GAME_KIND_KOIKOI,
+            rng=random.Random(1),
+            client_seed="bench",
+            max_moves=6000,
+        )
+    thread.stop(grace=None)
+    yield store, result.game_id, result.version
+    store.close()
+
+
+def _first_read(store: EventStore, secret: bytes, game_id: str) -> None:
+    async def read() -> None:
+        core = Croupier(store, TokenSigner(secret))
+        await core.settlement(Caller(), game_id, final=True)
+        await core.close()
+
+    asyncio.run(read())
+
+
+def test_first_read_after_a_restart_from_a_snapshot(benchmark, long_match) -> None:
+    store, game_id, events = long_match
+    benchmark.extra_info["events"] = events
+    benchmark(_first_read, store, SECRET, game_id)
+
+
+def test_first_read_after_a_restart_folding_the_whole_log(benchmark, long_match) -> None:
+    store, game_id, events = long_match
+    benchmark.extra_info["events"] = events
+    # Another secret cannot verify the snapshot's seal: the whole log is folded.
+    benchmark(_first_read, store, OTHER_SECRET, game_id)

@@ -1,0 +1,91 @@
+"""Snapshots: a long game is read back after a restart from its latest snapshot, and only a
+snapshot this service sealed, of this engine's code, is ever used."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Iterator
+
+import grpc
+import pytest
+
+from croupier.app import snapshots
+from croupier.app.tokens import TokenSigner
+from croupier.log import EventStore
+from croupier.service.bots import auth, play_game
+from croupier.service.server import ServerThread
+from croupier.service.store import open_store
+from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
+
+from .conftest import SECRET, Running
+
+
+def served(store: EventStore, secret: bytes = SECRET) -> Iterator[service_pb2_grpc.GameServiceStub]:
+    """A fresh server on ``store`` (an empty cache: as after a restart)."""
+    thread = ServerThread("127.0.0.1:0", store, TokenSigner(secret))
+    port = thread.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        yield service_pb2_grpc.GameServiceStub(channel)
+    finally:
+        channel.close()
+        thread.stop(grace=None)
+
+
+@pytest.fixture
+def long_game(server: Running) -> tuple[str, str, service_pb2.GetViewResponse]:
+    """A finished Koi-Koi match (hundreds of events), its seat-0 token and seat 0's last view."""
+    result = play_game(
+        server.channel,
+        seats=2,
+        kind=common_pb2.GAME_KIND_KOIKOI,
+        rng=random.Random(4),
+        client_seed="long",
+        max_moves=6000,
+    )
+    token = result.tokens[0]
+    view = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=result.game_id), metadata=auth(token)
+    )
+    assert result.version > snapshots.SNAPSHOT_EVERY
+    return result.game_id, token, view
+
+
+def read_after_restart(
+    url: str, game_id: str, token: str, secret: bytes = SECRET
+) -> service_pb2.GetViewResponse:
+    store = open_store(url)
+    try:
+        for stub in served(store, secret):
+            return stub.GetView(service_pb2.GetViewRequest(game_id=game_id), metadata=auth(token))
+    finally:
+        store.close()
+    raise AssertionError("unreachable")
+
+
+def test_a_long_game_is_snapshotted_and_read_back_from_it(server: Running, long_game) -> None:
+    game_id, token, view = long_game
+    latest = server.store.load(game_id, 0, snapshot=snapshots.FORMAT).snapshot
+    assert latest is not None and latest.version >= snapshots.SNAPSHOT_EVERY
+    again = read_after_restart(server.store.url, game_id, token)
+    assert again == view
+    # What the snapshot holds is what folding the log gives.
+    thawed = snapshots.thaw(TokenSigner(SECRET), latest)
+    assert thawed is not None and thawed.version == latest.version
+
+
+def test_a_snapshot_that_is_not_ours_is_ignored(server: Running, long_game) -> None:
+    game_id, token, view = long_game
+    latest = server.store.load(game_id, 0, snapshot=snapshots.FORMAT).snapshot
+    assert latest is not None
+    # Another secret cannot verify the seal: it folds the log, with the same result.
+    other = TokenSigner(b"another-secret-0123456789abcdef")
+    assert snapshots.thaw(other, latest) is None
+    # A tampered snapshot (even re-saved as newer) is not unpickled.
+    forged = dataclasses.replace(latest, version=latest.version + 1, state=latest.state + b"x")
+    server.store.save_snapshot(forged)
+    assert snapshots.thaw(TokenSigner(SECRET), forged) is None
+    assert read_after_restart(server.store.url, game_id, token) == view
+    # Another format (other engine code) is never read.
+    assert snapshots.thaw(TokenSigner(SECRET), dataclasses.replace(latest, format="x")) is None
