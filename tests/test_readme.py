@@ -30,12 +30,13 @@ def test_the_client_snippet_runs(tmp_path: Path) -> None:
     server = ServerThread("127.0.0.1:0", store, TokenSigner(b"readme-secret-0123456789"))
     port = server.start()
     out = io.StringIO()
+    namespace: dict[str, object] = {}
     try:
         with contextlib.redirect_stdout(out):
-            exec(
-                compile(snippet.replace("127.0.0.1:50051", f"127.0.0.1:{port}"), "README", "exec"),
-                {},
+            code = compile(
+                snippet.replace("127.0.0.1:50051", f"127.0.0.1:{port}"), "README", "exec"
             )
+            exec(code, namespace)
     finally:
         server.stop(grace=None)
         store.close()
@@ -43,3 +44,5 @@ def test_the_client_snippet_runs(tmp_path: Path) -> None:
     assert printed[0].startswith("commitment ") and len(printed[0].split()[1]) == 64
     assert "Draw from the stock" in printed[1]
     assert printed[2].split()[0] == "3"
+    # The draw's answer carried the seat's next moves and who is to act: the same seat.
+    assert "Discard" in printed[3] and printed[3].endswith(f"[{namespace['seat']}]")
