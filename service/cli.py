@@ -1,4 +1,4 @@
-"""The ``croupier`` command: ``serve``, ``demo``."""
+"""The ``croupier`` command: ``serve``, ``demo``, ``load``, ``replay``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import os
 import random
 import signal
 import sys
+import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import click
 import grpc
@@ -44,15 +46,40 @@ def main() -> None:
     default=lambda: os.environ.get("CROUPIER_LOG_FORMAT", "console"),
     show_default="console",
 )
-def serve(address: str, store_url: str, log_format: str) -> None:
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 512),
+    default=lambda: int(os.environ.get("CROUPIER_WORKERS", "1")),
+    show_default="1",
+    help="Processes serving on the one port (SO_REUSEPORT), each with its own store connection "
+    "and event loop, to use every core. Environment: CROUPIER_WORKERS.",
+)
+@click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
+def serve(
+    address: str, store_url: str, log_format: str, workers: int, worker_of_group: str | None
+) -> None:
     """Serve the game service (with health checking and reflection)."""
     from croupier.app.tokens import TokenSigner
     from croupier.service.server import PortInUse, create_server
     from croupier.service.store import open_store
 
+    if workers > 1 and worker_of_group is None:
+        _serve_workers(address, store_url, log_format, workers)
+        return
     logs.configure(log_format)
+    worker = worker_of_group is not None
+    if worker:
+        # Every line of a worker says which process wrote it.
+        pid = os.getpid()
+
+        def add_pid(_: object, __: str, event: structlog.types.EventDict) -> Any:
+            event["pid"] = pid
+            return event
+
+        processors = structlog.get_config()["processors"]
+        structlog.configure(processors=[add_pid, *processors])
     secret = config.token_secret()
-    if secret.generated:
+    if secret.generated and not worker:
         log.warning(
             "generated a development token secret; set CROUPIER_SECRET in production "
             "(seat tokens stop working when the server restarts)"
@@ -66,10 +93,11 @@ def serve(address: str, store_url: str, log_format: str) -> None:
     host = address.rsplit(":", 1)[0]
 
     async def run() -> None:
-        serving = await create_server(address, store, TokenSigner(secret.value))
+        serving = await create_server(address, store, TokenSigner(secret.value), reuse_port=worker)
         await serving.server.start()
         log.info("serving", address=f"{host}:{serving.port}", store=_safe(where))
-        click.echo(f"Croupier listening on {host}:{serving.port}; data in {_safe(where)}", err=True)
+        who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
+        click.echo(f"{who} listening on {host}:{serving.port}; data in {_safe(where)}", err=True)
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -84,6 +112,101 @@ def serve(address: str, store_url: str, log_format: str) -> None:
         raise click.ClickException(f"{error} (is another server running there?)") from None
     finally:
         store.close()
+
+
+def _serve_workers(address: str, store_url: str, log_format: str, workers: int) -> None:
+    """Start ``workers`` processes serving on one port (SO_REUSEPORT), forward SIGTERM and SIGINT
+    to them, and exit when they have all exited.
+
+    The port must be free: a plain bind checks it (it fails on a port another server holds, a
+    group of workers included), then a bound, non-listening SO_REUSEPORT socket keeps it for the
+    workers (port 0: a free one) while they run. The token secret is made once here when
+    CROUPIER_SECRET is unset, so that every worker accepts every worker's tokens; the schema is
+    migrated once here before the workers open the store."""
+    import secrets
+    import socket
+    import subprocess
+
+    from croupier.service.store import open_store
+
+    logs.configure(log_format)
+    host, _, port_text = address.rpartition(":")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise click.ClickException(f"--address: HOST:PORT, not {address!r}") from None
+    bind_host = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((bind_host, port))
+            port = probe.getsockname()[1]
+        hold = socket.socket(family, socket.SOCK_STREAM)
+        hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        hold.bind((bind_host, port))
+    except OSError as error:
+        raise click.ClickException(
+            f"cannot listen on {address}: {error} (is another server running there?)"
+        ) from None
+    env = dict(os.environ)
+    if not env.get("CROUPIER_SECRET"):
+        env["CROUPIER_SECRET"] = secrets.token_hex(32)
+        log.warning(
+            "generated a development token secret for the workers; set CROUPIER_SECRET in "
+            "production (seat tokens stop working when the server restarts)"
+        )
+    if store_url.startswith("sqlite:///"):
+        log.warning(
+            "SQLite with several workers: a stream hears of commands made through another "
+            "worker only when it re-reads (every few seconds); use PostgreSQL for live streams "
+            "across workers"
+        )
+    open_store(store_url).close()  # create or migrate the schema once, before the workers
+    group = f"{os.getpid()}"
+    command = [
+        sys.executable,
+        "-m",
+        "croupier.service.cli",
+        "serve",
+        "--address",
+        f"{host}:{port}",
+        "--store",
+        store_url,
+        "--log-format",
+        log_format,
+        "--worker-of-group",
+        group,
+    ]
+    children = [subprocess.Popen(command, env=env) for _ in range(workers)]
+    log.info(
+        "workers",
+        address=f"{host}:{port}",
+        workers=[c.pid for c in children],
+        store=_safe(store_url),
+    )
+    stopping = crashed = False
+
+    def forward(signum: int, _: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, forward)
+    try:
+        while any(child.poll() is None for child in children):
+            failed = [c for c in children if c.returncode not in (None, 0)]
+            if failed and not stopping:  # one worker died: stop the group, report it
+                crashed = True
+                forward(signal.SIGTERM, None)
+            time.sleep(0.2)
+    finally:
+        hold.close()
+    if crashed:
+        codes = {c.pid: c.returncode for c in children}
+        raise click.ClickException(f"a worker failed; the workers exited with {codes}")
 
 
 def _safe(url: str) -> str:
@@ -180,6 +303,134 @@ def demo(
         except grpc.RpcError as error:
             raise click.ClickException(f"{error.code().name}: {error.details()}") from None
     click.echo(result.describe())
+
+
+@main.command()
+@click.option(
+    "--address",
+    "addresses",
+    multiple=True,
+    help="A server to drive, HOST:PORT (default 127.0.0.1:50051). Given twice (or with "
+    "--addresses a,b), games and seats alternate between them.",
+)
+@click.option("--addresses", "address_list", default="", help="Servers, comma-separated.")
+@click.option(
+    "--game",
+    default="hoola",
+    show_default=True,
+    type=click.Choice(["hoola", "koikoi", "gin", "rummy"]),
+)
+@click.option("--seats", default=None, type=click.IntRange(2, 7), help="Seats per game.")
+@click.option("--preset", default="", help="A preset of the game (default: the game's default).")
+@click.option("--rounds", default=None, type=click.IntRange(1, 50), help="As in demo.")
+@click.option(
+    "--mode",
+    default="play",
+    show_default=True,
+    type=click.Choice(["play", "submit"]),
+    help="play: a Play stream per seat, one message per move; submit: SubmitCommand with "
+    "include, ListLegalMoves when the acting seat changes.",
+)
+@click.option(
+    "--games-in-flight", default=16, show_default=True, type=click.IntRange(1), help="Concurrency."
+)
+@click.option("--duration", type=click.FloatRange(min=0.1), default=None, help="Seconds to run.")
+@click.option("--games", "game_count", type=click.IntRange(1), default=None, help="Games to play.")
+@click.option(
+    "--streams", default=0, type=click.IntRange(0), help="Extra StreamEvents streams to hold open."
+)
+@click.option("--baseline", is_flag=True, help="Also measure a bare grpc.aio echo server.")
+@click.option(
+    "--server-pid", "server_pids", multiple=True, type=int, help="The local server's pid."
+)
+@click.option("--spawn", is_flag=True, help="Start `croupier serve` on a free port, stop it after.")
+@click.option(
+    "--store",
+    "store_url",
+    default=None,
+    help="With --spawn: the store (default: a temporary SQLite file).",
+)
+@click.option(
+    "--server-workers", default=1, type=click.IntRange(1), help="With --spawn: serve --workers N."
+)
+@click.option(
+    "--channels",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Channels (connections) per address; a game's seats share one.",
+)
+@click.option(
+    "--split-seats/--no-split-seats",
+    default=None,
+    help="Alternate a game's seats over the addresses (default: with several addresses).",
+)
+@click.option("--seed", default=None, type=int, help="Seed of the bots' choices.")
+@click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False, writable=True))
+@click.option("--quiet", is_flag=True, help="No progress display.")
+@click.option("--connect-timeout", default=10.0, show_default=True)
+def load(
+    addresses: tuple[str, ...],
+    address_list: str,
+    game: str,
+    seats: int | None,
+    preset: str,
+    rounds: int | None,
+    mode: str,
+    games_in_flight: int,
+    duration: float | None,
+    game_count: int | None,
+    streams: int,
+    baseline: bool,
+    server_pids: tuple[int, ...],
+    spawn: bool,
+    store_url: str | None,
+    server_workers: int,
+    channels: int,
+    split_seats: bool | None,
+    seed: int | None,
+    json_path: str | None,
+    quiet: bool,
+    connect_timeout: float,
+) -> None:
+    """Bots play many concurrent games through the public API; measure moves per second,
+    latencies, errors and (local server) CPU per move. Stops after --duration or --games."""
+    from croupier.service import load as load_tool
+
+    targets = [*addresses, *(a.strip() for a in address_list.split(",") if a.strip())]
+    if spawn and targets:
+        raise click.UsageError("--spawn starts its own server: leave out --address")
+    if not spawn and (store_url or server_workers > 1):
+        raise click.UsageError("--store and --server-workers go with --spawn")
+    settings = load_tool.LoadConfig(
+        addresses=targets or ([] if spawn else [config.DEFAULT_ADDRESS]),
+        game=game,
+        seats=seats,
+        preset=preset,
+        rounds=rounds,
+        mode=mode,
+        games_in_flight=games_in_flight,
+        duration=duration,
+        games=game_count,
+        streams=streams,
+        baseline=baseline,
+        server_pids=list(server_pids),
+        spawn=spawn,
+        store=store_url,
+        server_workers=server_workers,
+        channels=channels,
+        split_seats=split_seats,
+        seed=seed,
+        connect_timeout=connect_timeout,
+        progress=None if quiet else sys.stderr,
+    )
+    try:
+        report = load_tool.main(settings)
+    except load_tool.LoadError as error:
+        raise click.ClickException(str(error)) from None
+    if json_path:
+        load_tool.write_json(report, json_path)
+    click.echo(load_tool.summary(report))
 
 
 @main.group()

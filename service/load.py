@@ -1,0 +1,1007 @@
+"""``croupier load``: bots play many concurrent games through the public gRPC API and measure.
+
+Only the contract is used (the ``croupier.v1`` stubs and the bots' move choice): the tool can drive
+any server, local or remote, one process or several workers, or replicas sharing PostgreSQL. One
+process and one event loop (grpc.aio) hold every game and stream.
+
+Two ways to play a game:
+
+- ``play`` (default): each seat has its own ``Play`` stream, joined with ``include`` legal moves and
+  who is to act; the seat named first in its pushed state's ``to_act`` sends one command chosen
+  from its pushed legal moves. One client message per move.
+- ``submit``: ``SubmitCommand`` with ``include`` (legal moves, to act); ``ListLegalMoves`` only
+  when the acting seat changes.
+
+What it measures: moves per second, games finished, latency percentiles per call kind, errors by
+status code, calls per move, and for a local server (``--spawn`` or ``--server-pid``) its CPU time
+per move and memory, from ``/proc``. ``--baseline`` runs a bare grpc.aio echo server
+(:mod:`croupier.service.echo`) the same way for comparison; ``--streams`` holds extra
+``StreamEvents`` streams open meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+import grpc
+
+from croupier.service.bots import auth, choose
+from croupier.service.echo import METHOD as ECHO_METHOD
+from croupier.v1 import (
+    common_pb2,
+    gin_pb2,
+    hoola_pb2,
+    koikoi_pb2,
+    rummy_pb2,
+    service_pb2,
+    service_pb2_grpc,
+)
+
+T = TypeVar("T")
+
+GAMES = ("hoola", "koikoi", "gin", "rummy")
+MODES = ("play", "submit")
+INCLUDE = service_pb2.Include(legal_moves=True, to_act=True)
+# A game that makes no progress for this long is abandoned (counted as a STALLED error).
+STALL_S = 30.0
+# Consecutive failed calls after which a game is abandoned.
+MAX_FAILURES = 5
+ECHO_PAYLOAD = b"x" * 96  # about the size of a SubmitCommand request
+
+
+class LoadError(RuntimeError):
+    """The run could not start (no server, the spawned server failed…)."""
+
+
+@dataclass
+class LoadConfig:
+    addresses: list[str] = field(default_factory=list)
+    game: str = "hoola"
+    seats: int | None = None
+    preset: str = ""
+    rounds: int | None = None
+    mode: str = "play"
+    games_in_flight: int = 16
+    duration: float | None = None
+    games: int | None = None
+    streams: int = 0
+    baseline: bool = False
+    server_pids: list[int] = field(default_factory=list)
+    spawn: bool = False
+    store: str | None = None
+    server_workers: int = 1
+    channels: int = 4
+    split_seats: bool | None = None
+    seed: int | None = None
+    connect_timeout: float = 10.0
+    progress: TextIO | None = None
+
+
+# --- measuring -----------------------------------------------------------------------------------
+
+
+def percentile(ordered: Sequence[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of sorted values, nearest rank; 0 for none."""
+    if not ordered:
+        return 0.0
+    rank = max(0, min(len(ordered) - 1, int(q * len(ordered) + 0.999999) - 1))
+    return ordered[rank]
+
+
+def summarize(values: Sequence[float]) -> dict[str, float]:
+    """Count and p50/p95/p99/max, in milliseconds (``values`` in seconds)."""
+    ordered = sorted(values)
+    return {
+        "count": len(ordered),
+        "p50_ms": round(percentile(ordered, 0.50) * 1000, 3),
+        "p95_ms": round(percentile(ordered, 0.95) * 1000, 3),
+        "p99_ms": round(percentile(ordered, 0.99) * 1000, 3),
+        "max_ms": round((ordered[-1] if ordered else 0.0) * 1000, 3),
+    }
+
+
+class Recorder:
+    """Counters and latencies of one run."""
+
+    def __init__(self) -> None:
+        self.latencies: dict[str, list[float]] = defaultdict(list)
+        self.window: dict[str, list[float]] = defaultdict(list)
+        self.errors: Counter[tuple[str, str]] = Counter()
+        self.calls: Counter[str] = Counter()
+        self.moves = 0
+        self.move_calls = 0  # calls or messages sent to make moves
+        self.setup_calls = 0  # CreateGame, joins, first views
+        self.games_started = 0
+        self.games_finished = 0
+        self.games_abandoned = 0
+
+    def observe(self, kind: str, seconds: float) -> None:
+        self.latencies[kind].append(seconds)
+        self.window[kind].append(seconds)
+
+    def error(self, kind: str, code: str) -> None:
+        self.errors[(kind, code)] += 1
+
+    async def call(self, kind: str, call: Awaitable[T], move: bool = False) -> T:
+        """Await a unary call, timing it and counting its failure by status code; a ``move``
+        call counts towards the calls per move once answered (a call cut at the end does not)."""
+        self.calls[kind] += 1
+        started = time.perf_counter()
+        try:
+            result = await call
+        except grpc.aio.AioRpcError as error:
+            self.error(kind, error.code().name)
+            self.move_calls += move
+            raise
+        self.observe(kind, time.perf_counter() - started)
+        self.move_calls += move
+        return result
+
+    def error_count(self) -> int:
+        return sum(self.errors.values())
+
+
+def _proc_tree(pids: Sequence[int]) -> list[int]:
+    """``pids`` and all their descendants that are alive (the workers of ``serve --workers``)."""
+    parents: dict[int, list[int]] = defaultdict(list)
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parents[int(fields[1])].append(int(entry.name))
+    seen: list[int] = []
+    todo = list(pids)
+    while todo:
+        pid = todo.pop()
+        if pid in seen or not Path(f"/proc/{pid}").exists():
+            continue
+        seen.append(pid)
+        todo.extend(parents.get(pid, []))
+    return seen
+
+
+def cpu_seconds(pids: Sequence[int]) -> float:
+    """User + system CPU time of the processes (utime + stime from /proc/PID/stat)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of stat
+    return total / ticks
+
+
+def memory_kb(pids: Sequence[int]) -> dict[str, int]:
+    """VmRSS and VmHWM (peak) of the processes, summed, in kB."""
+    found = {"vmrss_kb": 0, "vmhwm_kb": 0}
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                found[f"{key.lower()}_kb"] += int(value.split()[0])
+    return found
+
+
+class ProcWatch:
+    """CPU time over a run and memory of local server processes (with their descendants)."""
+
+    def __init__(self, pids: Sequence[int]) -> None:
+        self.roots = list(pids)
+        self.pids: list[int] = []
+        self.start_cpu = 0.0
+
+    def start(self) -> None:
+        self.pids = _proc_tree(self.roots)
+        self.start_cpu = cpu_seconds(self.pids)
+
+    def stop(self) -> dict[str, Any]:
+        used = cpu_seconds(self.pids) - self.start_cpu
+        return {"pids": self.pids, "cpu_s": round(used, 3), **memory_kb(self.pids)}
+
+
+# --- the servers the tool starts -----------------------------------------------------------------
+
+
+class Spawned:
+    """A process the tool started and stops at the end."""
+
+    def __init__(self, process: subprocess.Popen[Any], port: int, log: Path | None) -> None:
+        self.process = process
+        self.port = port
+        self.log = log
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+LISTENING = re.compile(r"listening on (\S+):(\d+)")
+
+
+def spawn_server(store: str, log: Path, workers: int = 1, timeout: float = 30.0) -> Spawned:
+    """``croupier serve`` on a free local port with ``store``; returns once it listens."""
+    command = [
+        sys.executable,
+        "-m",
+        "croupier.service.cli",
+        "serve",
+        "--address",
+        "127.0.0.1:0",
+        "--store",
+        store,
+        "--log-format",
+        "json",
+    ]
+    if workers > 1:
+        command += ["--workers", str(workers)]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = log.read_text(errors="replace")
+        found = LISTENING.findall(text)
+        if len(found) >= workers:
+            return Spawned(process, int(found[0][1]), log)
+        if process.poll() is not None:
+            raise LoadError(f"the server exited ({process.returncode}):\n{text[-2000:]}")
+        time.sleep(0.05)
+    process.kill()
+    raise LoadError(f"the server did not listen within {timeout:.0f} s:\n{log.read_text()[-2000:]}")
+
+
+def spawn_echo(timeout: float = 15.0) -> Spawned:
+    """The bare echo server (:mod:`croupier.service.echo`) on a free local port."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "croupier.service.echo", "--address", "127.0.0.1:0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    deadline = time.monotonic() + timeout
+    line = ""
+    while time.monotonic() < deadline and not line:
+        line = process.stdout.readline().strip()
+        if process.poll() is not None and not line:
+            break
+    if not line.isdigit():
+        process.kill()
+        raise LoadError(f"the echo server did not start: {line!r}")
+    return Spawned(process, int(line), None)
+
+
+# --- channels ------------------------------------------------------------------------------------
+
+
+def open_channels(addresses: Sequence[str], per_address: int) -> list[list[grpc.aio.Channel]]:
+    """``per_address`` channels to each address, each with its own connection (a local
+    subchannel pool), so that several workers sharing a port (SO_REUSEPORT) all get connections."""
+    options = [("grpc.use_local_subchannel_pool", 1)]
+    return [
+        [grpc.aio.insecure_channel(address, options=options) for _ in range(per_address)]
+        for address in addresses
+    ]
+
+
+async def wait_ready(channels: list[list[grpc.aio.Channel]], timeout: float) -> None:
+    try:
+        await asyncio.wait_for(
+            asyncio.gather(*(c.channel_ready() for row in channels for c in row)), timeout
+        )
+    except TimeoutError:
+        raise LoadError(f"no server answered within {timeout:.0f} s") from None
+
+
+# --- the games -----------------------------------------------------------------------------------
+
+
+def game_request(
+    game: str, seats: int | None, preset: str, rounds: int | None
+) -> service_pb2.CreateGameRequest:
+    """The CreateGame request of ``game`` as ``croupier demo`` makes it (a Hoola table of one
+    round unless ``rounds``; six or seven Hoola seats play with sit-out)."""
+    if game == "rummy":
+        kind, seats = common_pb2.GAME_KIND_RUMMY, seats or 4
+        overrides = service_pb2.Rules(rummy=rummy_pb2.RummyRules())
+    elif game == "gin":
+        kind, seats = common_pb2.GAME_KIND_GIN, seats or 2
+        overrides = service_pb2.Rules(gin=gin_pb2.GinRules())
+    elif game == "koikoi":
+        kind, seats = common_pb2.GAME_KIND_KOIKOI, seats or 2
+        rules = koikoi_pb2.KoiKoiRules(rounds=rounds) if rounds else koikoi_pb2.KoiKoiRules()
+        overrides = service_pb2.Rules(koikoi=rules)
+    elif game == "hoola":
+        kind, seats = common_pb2.GAME_KIND_HOOLA, seats or 3
+        overrides = service_pb2.Rules(hoola=hoola_pb2.HoolaRules(rounds=rounds or 1))
+        if seats > 5:
+            overrides.hoola.sit_out = True
+            overrides.hoola.max_seats = seats
+    else:
+        raise ValueError(f"unknown game {game!r}: one of {', '.join(GAMES)}")
+    return service_pb2.CreateGameRequest(kind=kind, preset=preset, seats=seats, overrides=overrides)
+
+
+@dataclass
+class Running:
+    """A game in play, for the extra streams to watch."""
+
+    token: str
+    version: int
+    stub: service_pb2_grpc.GameServiceAsyncStub
+
+
+class Stalled(Exception):
+    """A game made no progress for too long."""
+
+
+class Load:
+    """One run: the games, the extra streams and the progress display."""
+
+    def __init__(self, config: LoadConfig, channels: list[list[grpc.aio.Channel]]) -> None:
+        self.config = config
+        self.channels = channels
+        self.stubs = [[service_pb2_grpc.GameServiceStub(c) for c in row] for row in channels]
+        self.request = game_request(config.game, config.seats, config.preset, config.rounds)
+        self.recorder = Recorder()
+        self.running: dict[str, Running] = {}
+        self.tickets = 0
+        self.stopping = asyncio.Event()
+        self.started = 0.0
+        self.elapsed = 0.0
+        self.streams_open = 0
+        self.streams_opened = 0
+        self.streams_ended = 0  # ended by the server when their game ended (then reconnected)
+        self.streams_failed: Counter[str] = Counter()
+        self.stream_events = 0
+        self.streams_open_min: int | None = None
+        self.streams_open_at_end = 0
+        split = config.split_seats
+        self.split_seats = len(channels) > 1 if split is None else split
+
+    # Which channel a game's call goes on: games alternate over the addresses, then over the
+    # channels of an address; a game's seats share its channel (one connection: one worker of a
+    # SO_REUSEPORT group), or alternate over the addresses with split seats.
+    def stub(self, game: int, seat: int = 0) -> service_pb2_grpc.GameServiceAsyncStub:
+        addresses = len(self.stubs)
+        row = (game + (seat if self.split_seats else 0)) % addresses
+        column = (game // addresses) % len(self.stubs[row])
+        stub: service_pb2_grpc.GameServiceAsyncStub = self.stubs[row][column]
+        return stub
+
+    def _take_ticket(self) -> int | None:
+        if self.stopping.is_set():
+            return None
+        if self.config.games is not None and self.tickets >= self.config.games:
+            return None
+        self.tickets += 1
+        return self.tickets - 1
+
+    async def _worker(self, index: int) -> None:
+        while (number := self._take_ticket()) is not None:
+            rng = random.Random(
+                None if self.config.seed is None else f"{self.config.seed}-{number}"
+            )
+            try:
+                if self.config.mode == "submit":
+                    await self._submit_game(number, rng)
+                else:
+                    await self._play_game(number, rng)
+            except grpc.aio.AioRpcError:
+                self.recorder.games_abandoned += 1
+                await asyncio.sleep(0.05)  # the call was counted; do not spin on a sick server
+            except Stalled:
+                self.recorder.error("game", "STALLED")
+                self.recorder.games_abandoned += 1
+            except Exception as error:  # a bug or a surprise: count it, keep the load going
+                self.recorder.error("game", type(error).__name__)
+                self.recorder.games_abandoned += 1
+                await asyncio.sleep(0.05)
+
+    async def _create(self, number: int) -> service_pb2.CreateGameResponse:
+        created = await self.recorder.call("CreateGame", self.stub(number).CreateGame(self.request))
+        self.recorder.games_started += 1
+        self.recorder.setup_calls += 1
+        return created
+
+    # -- play mode --
+
+    async def _play_game(self, number: int, rng: random.Random) -> None:
+        created = await self._create(number)
+        info = Running(created.tokens[0].token, created.version, self.stub(number))
+        self.running[created.game_id] = info
+        progress = [time.monotonic()]
+        seats = [
+            asyncio.create_task(
+                self._play_seat(
+                    created.game_id, t.seat, t.token, self.stub(number, t.seat), rng, info, progress
+                )
+            )
+            for t in created.tokens
+        ]
+        try:
+            while True:
+                done, pending = await asyncio.wait(seats, timeout=1.0)
+                for task in done:
+                    failure = task.exception()
+                    if failure is not None:
+                        raise failure
+                if not pending:
+                    break
+                if time.monotonic() - progress[0] > STALL_S:
+                    raise Stalled(created.game_id)
+            self.recorder.games_finished += 1
+        finally:
+            self.running.pop(created.game_id, None)
+            for task in seats:
+                task.cancel()
+            await asyncio.gather(*seats, return_exceptions=True)
+
+    async def _play_seat(
+        self,
+        game_id: str,
+        seat: int,
+        token: str,
+        stub: service_pb2_grpc.GameServiceAsyncStub,
+        rng: random.Random,
+        info: Running,
+        progress: list[float],
+    ) -> None:
+        recorder = self.recorder
+        recorder.calls["Play"] += 1
+        call = stub.Play(metadata=auth(token))
+        joined = time.perf_counter()
+        recorder.setup_calls += 1
+        await call.write(
+            service_pb2.PlayRequest(
+                join=service_pb2.PlayJoin(game_id=game_id, after_version=0, include=INCLUDE)
+            )
+        )
+        sent: dict[str, float] = {}
+        last_sent = -1
+        closed = first = False
+        try:
+            while True:
+                response = await call.read()
+                if not isinstance(response, service_pb2.PlayResponse):
+                    break  # EOF: the server ended the stream
+                kind = response.WhichOneof("kind")
+                if kind == "state":
+                    state = response.state
+                    if not first:
+                        first = True
+                        recorder.observe("Play join→state", time.perf_counter() - joined)
+                    if state.version > info.version:
+                        info.version = state.version
+                        progress[0] = time.monotonic()
+                    if state.finished:
+                        if not closed:
+                            closed = True
+                            await call.done_writing()
+                        continue
+                    if (
+                        state.to_act
+                        and state.to_act[0].seat == seat
+                        and state.version > last_sent
+                        and state.legal_moves
+                    ):
+                        move = choose(list(state.legal_moves), rng)
+                        command_id = uuid.uuid4().hex
+                        last_sent = state.version
+                        sent[command_id] = time.perf_counter()
+                        await call.write(
+                            service_pb2.PlayRequest(
+                                command=service_pb2.PlayCommand(
+                                    command_id=command_id,
+                                    expected_version=state.version,
+                                    command=move.command,
+                                )
+                            )
+                        )
+                elif kind == "accepted":
+                    started = sent.pop(response.accepted.command_id, None)
+                    if started is not None:
+                        recorder.move_calls += 1
+                        recorder.observe("Play command→accepted", time.perf_counter() - started)
+                    recorder.moves += 1
+                    progress[0] = time.monotonic()
+                elif kind == "refused":
+                    if sent.pop(response.refused.command_id, None) is not None:
+                        recorder.move_calls += 1
+                    recorder.error("Play command", response.refused.status or "REFUSED")
+        except grpc.aio.AioRpcError as error:
+            recorder.error("Play", error.code().name)
+            raise
+        finally:
+            call.cancel()
+
+    # -- submit mode --
+
+    async def _submit_game(self, number: int, rng: random.Random) -> None:
+        recorder = self.recorder
+        created = await self._create(number)
+        tokens = [t.token for t in created.tokens]
+        info = Running(tokens[0], created.version, self.stub(number))
+        self.running[created.game_id] = info
+        game_id = created.game_id
+        try:
+            recorder.setup_calls += 1
+            view = await recorder.call(
+                "GetView",
+                self.stub(number).GetView(
+                    service_pb2.GetViewRequest(game_id=game_id), metadata=auth(tokens[0])
+                ),
+            )
+            version, to_act, finished = view.version, list(view.to_act), view.finished
+            legal: list[service_pb2.LegalMove] = []
+            legal_for: int | None = None
+            failures = 0
+            last_progress = time.monotonic()
+            while not finished:
+                if time.monotonic() - last_progress > STALL_S:
+                    raise Stalled(game_id)
+                try:
+                    if not to_act:  # a claim window: wait, then look again
+                        await asyncio.sleep(0.05)
+                        version, to_act, finished = await self._look(number, game_id, tokens)
+                        legal_for = None
+                        continue
+                    seat = to_act[0].seat
+                    stub = self.stub(number, seat)
+                    if seat != legal_for:
+                        listed = await recorder.call(
+                            "ListLegalMoves",
+                            stub.ListLegalMoves(
+                                service_pb2.ListLegalMovesRequest(game_id=game_id),
+                                metadata=auth(tokens[seat]),
+                            ),
+                            move=True,
+                        )
+                        legal, version, legal_for = list(listed.moves), listed.version, seat
+                    if not legal:
+                        await asyncio.sleep(0.05)
+                        version, to_act, finished = await self._look(number, game_id, tokens)
+                        legal_for = None
+                        continue
+                    move = choose(legal, rng)
+                    answer = await recorder.call(
+                        "SubmitCommand",
+                        stub.SubmitCommand(
+                            service_pb2.SubmitCommandRequest(
+                                game_id=game_id,
+                                command_id=uuid.uuid4().hex,
+                                expected_version=version,
+                                command=move.command,
+                                include=INCLUDE,
+                            ),
+                            metadata=auth(tokens[seat]),
+                        ),
+                        move=True,
+                    )
+                except grpc.aio.AioRpcError:
+                    failures += 1
+                    if failures >= MAX_FAILURES:
+                        raise
+                    version, to_act, finished = await self._look(number, game_id, tokens)
+                    legal_for = None
+                    continue
+                failures = 0
+                recorder.moves += 1
+                last_progress = time.monotonic()
+                version, to_act, finished = answer.version, list(answer.to_act), answer.finished
+                legal, legal_for = list(answer.legal_moves), seat
+                info.version = version
+            recorder.games_finished += 1
+        finally:
+            self.running.pop(game_id, None)
+
+    async def _look(
+        self, number: int, game_id: str, tokens: list[str]
+    ) -> tuple[int, list[service_pb2.SeatToAct], bool]:
+        view = await self.recorder.call(
+            "GetView",
+            self.stub(number).GetView(
+                service_pb2.GetViewRequest(game_id=game_id), metadata=auth(tokens[0])
+            ),
+            move=True,
+        )
+        return view.version, list(view.to_act), view.finished
+
+    # -- extra streams --
+
+    async def _watch(self, index: int) -> None:
+        """One extra StreamEvents stream on a running game; when the game ends, another."""
+        rng = random.Random(index)
+        while not self.stopping.is_set():
+            if not self.running:
+                await asyncio.sleep(0.05)
+                continue
+            game_id = rng.choice(list(self.running))
+            info = self.running[game_id]
+            self.recorder.calls["StreamEvents"] += 1
+            call = info.stub.StreamEvents(
+                service_pb2.StreamEventsRequest(game_id=game_id, after_version=info.version),
+                metadata=auth(info.token),
+            )
+            self.streams_open += 1
+            self.streams_opened += 1
+            try:
+                async for _ in call:
+                    self.stream_events += 1
+                self.streams_ended += 1
+            except grpc.aio.AioRpcError as error:
+                if not self.stopping.is_set():
+                    self.streams_failed[error.code().name] += 1
+                    await asyncio.sleep(0.05)
+            finally:
+                self.streams_open -= 1
+                call.cancel()
+
+    # -- progress --
+
+    def _primary(self) -> str:
+        return "SubmitCommand" if self.config.mode == "submit" else "Play command→accepted"
+
+    async def _progress(self, out: TextIO) -> None:
+        tty = out.isatty()
+        every = 1.0 if tty else 5.0
+        last_moves, last_time = 0, time.monotonic()
+        window: list[float] = []
+        while True:
+            await asyncio.sleep(1.0)
+            window += self.recorder.window.pop(self._primary(), [])
+            self.recorder.window.clear()
+            if (
+                self.config.streams
+                and time.monotonic() - self.started > 2.0
+                and not self.stopping.is_set()
+            ):
+                low = self.streams_open_min
+                self.streams_open_min = (
+                    self.streams_open if low is None else min(low, self.streams_open)
+                )
+            now = time.monotonic()
+            if now - last_time < every - 0.01:
+                continue
+            rate = (self.recorder.moves - last_moves) / (now - last_time)
+            last_moves, last_time = self.recorder.moves, now
+            p99 = percentile(sorted(window), 0.99) * 1000
+            window = []
+            line = (
+                f"{now - self.started:6.1f}s  {rate:8.1f} moves/s  {self.recorder.moves} moves  "
+                f"games {self.recorder.games_finished} done / {len(self.running)} playing  "
+                f"errors {self.recorder.error_count()}  p99 {p99:.1f} ms"
+            )
+            if self.config.streams:
+                line += f"  streams open {self.streams_open}"
+            if tty:
+                out.write("\r\x1b[2K" + line)
+            else:
+                out.write(line + "\n")
+            out.flush()
+
+    # -- the run --
+
+    async def run(self) -> None:
+        config = self.config
+        self.started = time.monotonic()
+        workers = [asyncio.create_task(self._worker(i)) for i in range(config.games_in_flight)]
+        watchers = [asyncio.create_task(self._watch(i)) for i in range(config.streams)]
+        display = (
+            asyncio.create_task(self._progress(config.progress))
+            if config.progress is not None
+            else None
+        )
+        try:
+            await asyncio.wait(workers, timeout=config.duration)
+            self.elapsed = time.monotonic() - self.started
+            self.streams_open_at_end = self.streams_open
+            self.stopping.set()
+        finally:
+            self.stopping.set()
+            if self.elapsed == 0.0:
+                self.elapsed = time.monotonic() - self.started
+            if display is not None:
+                display.cancel()
+                await asyncio.gather(display, return_exceptions=True)
+                if config.progress is not None and config.progress.isatty():
+                    config.progress.write("\n")
+            for task in [*workers, *watchers]:
+                task.cancel()
+            await asyncio.gather(*workers, *watchers, return_exceptions=True)
+
+    def report(self) -> dict[str, Any]:
+        r = self.recorder
+        elapsed = self.elapsed or 1e-9
+        by_code: Counter[str] = Counter()
+        for (_, code), n in r.errors.items():
+            by_code[code] += n
+        report: dict[str, Any] = {
+            "mode": self.config.mode,
+            "game": self.config.game,
+            "seats": self.request.seats,
+            "preset": self.config.preset,
+            "addresses": self.config.addresses,
+            "games_in_flight": self.config.games_in_flight,
+            "elapsed_s": round(elapsed, 3),
+            "moves": r.moves,
+            "moves_per_s": round(r.moves / elapsed, 2),
+            "games_started": r.games_started,
+            "games_finished": r.games_finished,
+            "games_abandoned": r.games_abandoned,
+            "games_cut_at_end": r.games_started - r.games_finished - r.games_abandoned,
+            "calls_per_move": round(r.move_calls / r.moves, 4) if r.moves else None,
+            "setup_calls_per_game": (
+                round(r.setup_calls / r.games_started, 3) if r.games_started else None
+            ),
+            "calls": dict(r.calls),
+            "latency": {kind: summarize(values) for kind, values in sorted(r.latencies.items())},
+            "errors": dict(by_code),
+            "errors_by_call": {f"{kind} {code}": n for (kind, code), n in r.errors.items()},
+        }
+        if self.config.streams:
+            unary = [
+                value
+                for kind in ("CreateGame", "SubmitCommand", "ListLegalMoves", "GetView")
+                for value in r.latencies.get(kind, [])
+            ]
+            report["streams"] = {
+                "requested": self.config.streams,
+                "open_at_end": self.streams_open_at_end,
+                "open_min": self.streams_open_min,
+                "opened": self.streams_opened,
+                "ended_with_game": self.streams_ended,
+                "failed": dict(self.streams_failed),
+                "events": self.stream_events,
+                "unary_p99_ms": summarize(unary)["p99_ms"],
+                "move_p99_ms": summarize(r.latencies.get(self._primary(), []))["p99_ms"],
+            }
+        return report
+
+
+# --- the baseline --------------------------------------------------------------------------------
+
+
+async def echo_baseline(
+    concurrency: int, duration: float, channels: int, progress: TextIO | None
+) -> dict[str, Any]:
+    """A bare grpc.aio echo server, spawned, driven by ``concurrency`` callers for ``duration``."""
+    echo = await asyncio.to_thread(spawn_echo)
+    rows = open_channels([f"127.0.0.1:{echo.port}"], channels)
+    latencies: list[float] = []
+    errors: Counter[str] = Counter()
+    try:
+        await wait_ready(rows, 10.0)
+        calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
+            c.unary_unary(ECHO_METHOD) for c in rows[0]
+        ]
+        watch = ProcWatch([echo.pid])
+        stop_at = time.monotonic() + duration
+
+        async def caller(index: int) -> None:
+            call = calls[index % len(calls)]
+            while time.monotonic() < stop_at:
+                started = time.perf_counter()
+                try:
+                    await call(ECHO_PAYLOAD)
+                except grpc.aio.AioRpcError as error:
+                    errors[error.code().name] += 1
+                    continue
+                latencies.append(time.perf_counter() - started)
+
+        if progress is not None:
+            progress.write(f"baseline: echo server for {duration:.1f} s …\n")
+            progress.flush()
+        watch.start()
+        began = time.monotonic()
+        await asyncio.gather(*(caller(i) for i in range(concurrency)))
+        elapsed = time.monotonic() - began
+        server = watch.stop()
+    finally:
+        for row in rows:
+            for channel in row:
+                await channel.close()
+        echo.stop()
+    return {
+        "elapsed_s": round(elapsed, 3),
+        "calls": len(latencies),
+        "calls_per_s": round(len(latencies) / elapsed, 2),
+        "latency": summarize(latencies),
+        "errors": dict(errors),
+        "server": {
+            **server,
+            "cpu_ms_per_call": (
+                round(server["cpu_s"] * 1000 / len(latencies), 4) if latencies else None
+            ),
+        },
+    }
+
+
+# --- the whole run -------------------------------------------------------------------------------
+
+
+async def run(config: LoadConfig) -> dict[str, Any]:
+    """Run the load as configured; returns the report (see :func:`summary`)."""
+    if config.mode not in MODES:
+        raise ValueError(f"mode: one of {', '.join(MODES)}")
+    if config.duration is None and config.games is None:
+        config.duration = 10.0
+    spawned: Spawned | None = None
+    scratch = tempfile.TemporaryDirectory(prefix="croupier-load-")
+    try:
+        if config.spawn:
+            store = config.store or f"sqlite:///{Path(scratch.name) / 'croupier.sqlite3'}"
+            spawned = await asyncio.to_thread(
+                spawn_server, store, Path(scratch.name) / "server.log", config.server_workers
+            )
+            config.addresses = [f"127.0.0.1:{spawned.port}"]
+            config.server_pids = [spawned.pid]
+        if not config.addresses:
+            raise LoadError("give --address (or --spawn)")
+        channels = open_channels(config.addresses, config.channels)
+        try:
+            await wait_ready(channels, config.connect_timeout)
+            load = Load(config, channels)
+            watch = ProcWatch(config.server_pids) if config.server_pids else None
+            if watch is not None:
+                watch.start()
+            await load.run()
+            report = load.report()
+            if watch is not None:
+                server = watch.stop()
+                moves = report["moves"]
+                server["cpu_ms_per_move"] = (
+                    round(server["cpu_s"] * 1000 / moves, 4) if moves else None
+                )
+                report["server"] = server
+        finally:
+            for row in channels:
+                for channel in row:
+                    await channel.close()
+        if spawned is not None:
+            report["server"]["spawned"] = True
+            report["server"]["workers"] = config.server_workers
+    finally:
+        if spawned is not None:
+            spawned.stop()
+        scratch.cleanup()
+    if config.baseline:
+        baseline = await echo_baseline(
+            config.games_in_flight, report["elapsed_s"], config.channels, config.progress
+        )
+        report["baseline"] = baseline
+        ratios: dict[str, float | None] = {
+            "commands_per_s_vs_echo_calls_per_s": (
+                round(report["moves_per_s"] / baseline["calls_per_s"], 4)
+                if baseline["calls_per_s"]
+                else None
+            )
+        }
+        per_move = report.get("server", {}).get("cpu_ms_per_move")
+        per_call = baseline["server"]["cpu_ms_per_call"]
+        ratios["cpu_per_move_vs_echo_cpu_per_call"] = (
+            round(per_move / per_call, 2) if per_move and per_call else None
+        )
+        report["ratios"] = ratios
+    return report
+
+
+def primary_call(report: dict[str, Any]) -> str:
+    """The call that makes a move in the report's mode."""
+    return "SubmitCommand" if report["mode"] == "submit" else "Play command→accepted"
+
+
+def summary(report: dict[str, Any]) -> str:
+    """The report as a readable table."""
+    lines = [
+        f"{report['game']} × {report['seats']} seats, mode {report['mode']}, "
+        f"{report['games_in_flight']} games in flight, {report['elapsed_s']:.1f} s "
+        f"against {', '.join(report['addresses'])}",
+        "",
+        f"  moves                {report['moves']}  ({report['moves_per_s']:.1f}/s)",
+        f"  games finished       {report['games_finished']}  (started {report['games_started']},"
+        f" abandoned {report['games_abandoned']}, cut at the end {report['games_cut_at_end']})",
+        f"  calls per move       {report['calls_per_move']}  "
+        f"(+ {report['setup_calls_per_game']} per game to set up)",
+        f"  errors               {sum(report['errors'].values())}"
+        + (
+            "  ("
+            + ", ".join(f"{k}: {v}" for k, v in sorted(report["errors_by_call"].items()))
+            + ")"
+            if report["errors"]
+            else ""
+        ),
+        "",
+        f"  {'latency (ms)':<24}{'count':>8}{'p50':>9}{'p95':>9}{'p99':>9}{'max':>9}",
+    ]
+    for kind, s in report["latency"].items():
+        lines.append(
+            f"  {kind:<24}{s['count']:>8}{s['p50_ms']:>9.2f}{s['p95_ms']:>9.2f}"
+            f"{s['p99_ms']:>9.2f}{s['max_ms']:>9.2f}"
+        )
+    server = report.get("server")
+    if server:
+        lines += [
+            "",
+            f"  server pids          {' '.join(map(str, server['pids']))}",
+            f"  server CPU           {server['cpu_s']:.2f} s, "
+            f"{server['cpu_ms_per_move']} ms per move",
+            f"  server memory        VmRSS {server['vmrss_kb'] / 1024:.1f} MiB, "
+            f"VmHWM {server['vmhwm_kb'] / 1024:.1f} MiB",
+        ]
+    streams = report.get("streams")
+    if streams:
+        lines += [
+            "",
+            f"  extra streams        {streams['open_at_end']} of {streams['requested']} open at "
+            f"the end (fewest open {streams['open_min']}); {streams['opened']} opened, "
+            f"{streams['ended_with_game']} ended with their game, failed {streams['failed'] or 0}",
+            f"  p99 meanwhile        unary calls {streams['unary_p99_ms']:.2f} ms, "
+            f"moves ({primary_call(report)}) {streams['move_p99_ms']:.2f} ms",
+        ]
+    baseline = report.get("baseline")
+    if baseline:
+        ratios = report["ratios"]
+        lines += [
+            "",
+            f"  echo baseline        {baseline['calls']} calls ({baseline['calls_per_s']:.1f}/s),"
+            f" p50 {baseline['latency']['p50_ms']:.2f} ms, p99 {baseline['latency']['p99_ms']:.2f}"
+            f" ms, CPU {baseline['server']['cpu_ms_per_call']} ms per call",
+            f"  commands/s ÷ echo calls/s          {ratios['commands_per_s_vs_echo_calls_per_s']}",
+            f"  CPU per move ÷ echo CPU per call   {ratios['cpu_per_move_vs_echo_cpu_per_call']}",
+        ]
+    return "\n".join(lines)
+
+
+def write_json(report: dict[str, Any], path: str) -> None:
+    Path(path).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def main(config: LoadConfig) -> dict[str, Any]:
+    """Run from synchronous code (the CLI)."""
+    return asyncio.run(run(config))
+
+
+__all__ = [
+    "LoadConfig",
+    "LoadError",
+    "Recorder",
+    "main",
+    "percentile",
+    "run",
+    "summary",
+    "write_json",
+]

@@ -1,0 +1,214 @@
+"""``croupier load`` (bots playing many games through the public API, measured) and
+``croupier serve --workers N`` (several processes on one port)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from click.testing import CliRunner
+
+from croupier.service.bots import auth
+from croupier.service.cli import main
+from croupier.service.load import percentile, summarize
+from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    values = [i / 1000 for i in range(1, 101)]  # 1 … 100 ms
+    assert percentile(values, 0.5) == 0.05 and percentile(values, 0.99) == 0.099
+    assert percentile([], 0.99) == 0.0
+    assert summarize(values) == {
+        "count": 100,
+        "p50_ms": 50.0,
+        "p95_ms": 95.0,
+        "p99_ms": 99.0,
+        "max_ms": 100.0,
+    }
+
+
+@pytest.mark.slow
+def test_load_spawns_a_server_plays_games_and_measures(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(
+        main,
+        ["load", "--spawn", "--games", "4", "--json", str(out), "--quiet", "--baseline"],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["games_finished"] == 4 and report["games_started"] == 4
+    assert report["moves"] > 0 and report["errors"] == {}
+    assert report["calls_per_move"] == 1  # play mode: one client message per move
+    assert report["server"]["cpu_ms_per_move"] > 0 and report["server"]["vmhwm_kb"] > 0
+    assert report["latency"]["Play command→accepted"]["count"] == report["moves"]
+    assert report["latency"]["CreateGame"]["count"] == 4
+    assert report["baseline"]["calls"] > 0 and report["baseline"]["server"]["cpu_s"] > 0
+    ratios = report["ratios"]
+    assert ratios["commands_per_s_vs_echo_calls_per_s"] > 0
+    assert ratios["cpu_per_move_vs_echo_cpu_per_call"] > 0
+    assert "commands/s ÷ echo calls/s" in result.output
+    assert "CPU per move ÷ echo CPU per call" in result.output
+
+
+@pytest.mark.slow
+def test_load_in_submit_mode_with_extra_streams(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(
+        main,
+        [
+            "load",
+            "--spawn",
+            "--mode",
+            "submit",
+            "--games",
+            "3",
+            "--games-in-flight",
+            "3",
+            "--streams",
+            "30",
+            "--json",
+            str(out),
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["games_finished"] == 3 and report["errors"] == {}
+    # SubmitCommand answers with the next legal moves: ListLegalMoves only when the seat changes.
+    assert report["latency"]["SubmitCommand"]["count"] == report["moves"]
+    assert 1 < report["calls_per_move"] < 2
+    assert report["streams"]["opened"] >= 30 and report["streams"]["failed"] == {}
+
+
+def test_load_needs_a_server() -> None:
+    result = CliRunner().invoke(
+        main, ["load", "--address", "127.0.0.1:1", "--games", "1", "--connect-timeout", "0.5"]
+    )
+    assert result.exit_code != 0 and "no server answered" in result.output
+
+
+LISTENING = re.compile(r"Croupier worker (\d+) listening on 127\.0\.0\.1:(\d+)")
+
+
+@pytest.fixture
+def workers(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path, int, list[int]]]:
+    """``croupier serve --workers 2`` on a free port; yields the parent, its log, the port and
+    the workers' pids."""
+    log = tmp_path / "serve.log"
+    env = {k: v for k, v in os.environ.items() if k != "CROUPIER_SECRET"}
+    with log.open("wb") as sink:
+        parent = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "croupier.service.cli",
+                "serve",
+                "--workers",
+                "2",
+                "--address",
+                "127.0.0.1:0",
+                "--store",
+                f"sqlite:///{tmp_path / 'croupier.sqlite3'}",
+                "--log-format",
+                "json",
+            ],
+            stderr=sink,
+            env=env,
+        )
+    try:
+        deadline = time.monotonic() + 30
+        found: list[tuple[str, str]] = []
+        while len(found) < 2:
+            assert time.monotonic() < deadline, log.read_text()
+            assert parent.poll() is None, log.read_text()
+            time.sleep(0.05)
+            found = LISTENING.findall(log.read_text())
+        ports = {int(port) for _, port in found}
+        assert len(ports) == 1
+        yield parent, log, ports.pop(), [int(pid) for pid, _ in found]
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+
+
+def channel(port: int) -> grpc.Channel:
+    # A channel of its own connection: SO_REUSEPORT spreads connections over the workers.
+    return grpc.insecure_channel(
+        f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)]
+    )
+
+
+def test_serve_workers_share_a_port_and_accept_each_others_tokens(
+    workers: tuple[subprocess.Popen[bytes], Path, int, list[int]], tmp_path: Path
+) -> None:
+    parent, log, port, pids = workers
+    assert len(set(pids)) == 2 and parent.pid not in pids
+    games = []
+    for _ in range(6):
+        with channel(port) as ch:
+            stub = service_pb2_grpc.GameServiceStub(ch)
+            games.append(
+                stub.CreateGame(
+                    service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=3)
+                )
+            )
+    # Every game's token, on many connections: both workers answer, each accepts the tokens.
+    for _ in range(16):
+        with channel(port) as ch:
+            stub = service_pb2_grpc.GameServiceStub(ch)
+            for game in games:
+                view = stub.GetView(
+                    service_pb2.GetViewRequest(game_id=game.game_id),
+                    metadata=auth(game.tokens[0].token),
+                )
+                assert view.version == game.version
+    served: dict[str, set[int]] = defaultdict(set)
+    for line in log.read_text().splitlines():
+        if line.startswith("{") and '"rpc"' in line:
+            entry = json.loads(line)
+            if entry.get("method") == "GetView":
+                served[entry["game_id"]].add(entry["pid"])
+    assert {g.game_id for g in games} == set(served)
+    assert all(by == set(pids) for by in served.values()), served
+    # The port is the group's: a plain server cannot take it.
+    busy = subprocess.run(
+        [
+            *(
+                sys.executable,
+                "-m",
+                "croupier.service.cli",
+                "serve",
+                "--address",
+                f"127.0.0.1:{port}",
+            ),
+            *("--store", f"sqlite:///{tmp_path / 'other.sqlite3'}"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert busy.returncode != 0 and "cannot listen" in busy.stderr
+    # SIGTERM to the parent stops the workers; the parent exits when they have.
+    parent.send_signal(signal.SIGTERM)
+    assert parent.wait(timeout=20) == 0
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in _state(pid)
+
+
+def _state(pid: int) -> str:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "Z"
+    return stat[stat.rindex(")") + 2 :].split()[0]
