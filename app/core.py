@@ -11,7 +11,6 @@ are the typed ones of :mod:`croupier.app.errors`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import secrets
 import time
@@ -19,7 +18,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import structlog
 
@@ -36,6 +35,7 @@ from croupier.app.errors import (
     require,
 )
 from croupier.app.notifier import Notifier
+from croupier.app.recent import RecentEvents
 from croupier.app.runner import AsyncLog
 from croupier.app.tokens import AuthError, SeatIdentity, TokenSigner
 from croupier.contract import convert
@@ -82,6 +82,8 @@ STREAM_RECHECK_S = 5.0
 TICK = TICK_PREFIX
 # How long closing waits for background writes.
 CLOSE_WAIT_S = 5.0
+# Seats' legal moves remembered (by game, version and seat).
+MOVES_MEMO_SIZE = 8192
 # Folded games kept in memory (most recently used first out last).
 CACHE_SIZE = 2048
 
@@ -138,6 +140,30 @@ class Folded:
     @property
     def seeds(self) -> Seeds:
         return Seeds(self.record.server_seed, self.state.client_seeds)
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Memo(Generic[K, V]):
+    """A small LRU map."""
+
+    def __init__(self, size: int) -> None:
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._size = size
+
+    def get(self, key: K) -> V | None:
+        item = self._items.get(key)
+        if item is not None:
+            self._items.move_to_end(key)
+        return item
+
+    def put(self, key: K, value: V) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self._size:
+            self._items.popitem(last=False)
 
 
 class FoldCache:
@@ -219,6 +245,10 @@ class Croupier:
         self.clock = clock
         self.seed_source = seed_source
         self.cache = FoldCache()
+        self.recent = RecentEvents()
+        self.moves_memo: Memo[tuple[str, int | None, int], list[service_pb2.LegalMove]] = Memo(
+            MOVES_MEMO_SIZE
+        )
         self.notifier = Notifier()
         self._listening = False
         self._background: set[asyncio.Task[None]] = set()
@@ -483,12 +513,20 @@ class Croupier:
                 f"command ids starting {TICK!r} are the service's",
                 "command_id",
             )
-        folded, earlier = await self._fold(game_id, command_id)
-        finished, state = folded.record.finished, folded.state
+        cached = self.cache.get(game_id)
+        if cached is not None and cached.version == expected_version:
+            # The caller saw what this process holds: decide on it. The append checks the
+            # version and the command id in one transaction, so nothing is read first.
+            folded, earlier = cached, None
+        else:
+            folded, earlier = await self._fold(game_id, command_id)
+        finished, state, state_version = folded.record.finished, folded.state, folded.version
         if earlier is None:
             earlier, finished, state = await self._decide(
                 folded, acting, command_id, expected_version, command
             )
+            if earlier.accepted and not earlier.duplicate:
+                state_version = earlier.last_version
         if not earlier.accepted:
             raise from_rejection(common_pb2.Rejection.FromString(earlier.rejection or b""))
         structlog.contextvars.bind_contextvars(duplicate=earlier.duplicate)
@@ -502,39 +540,55 @@ class Croupier:
             finished=finished,
         )
         if include is not None:
-            parts = self._parts(folded, state, acting, include)
+            parts = self._parts(folded, state, state_version, acting, include)
             if parts.view is not None:
                 response.view.CopyFrom(parts.view)
             response.legal_moves.extend(parts.legal_moves)
             response.to_act.extend(parts.to_act)
         return response
 
-    def _parts(self, folded: Folded, state: Any, seat: int, include: service_pb2.Include) -> Parts:
-        """What ``include`` asks for, for ``seat``, of the game in ``state`` as of now."""
+    def _parts(
+        self, folded: Folded, state: Any, version: int, seat: int, include: service_pb2.Include
+    ) -> Parts:
+        """What ``include`` asks for, for ``seat``, of the game in ``state`` (at ``version``) as
+        of now."""
         binding, game = folded.binding, folded.binding.game
         now = self._advanced(folded, state)
+        # Legal moves are worked out once per version and seat, whoever asks (every seat's
+        # stream wants who is to act after each move); not when time has changed the state.
+        at = version if now is state else None
         return Parts(
             view=binding.view_to_proto(game.view(now, seat)) if include.view else None,
-            legal_moves=self._moves(folded, now, seat) if include.legal_moves else [],
-            to_act=self._to_act(folded, now) if include.to_act else [],
+            legal_moves=self._moves(folded, now, at, seat) if include.legal_moves else [],
+            to_act=self._to_act(folded, now, at) if include.to_act else [],
         )
 
-    @staticmethod
-    def _moves(folded: Folded, state: Any, seat: int) -> list[service_pb2.LegalMove]:
+    def _moves(
+        self, folded: Folded, state: Any, version: int | None, seat: int
+    ) -> list[service_pb2.LegalMove]:
+        """The seat's legal moves with labels (remembered for ``version`` when it is given)."""
+        key = (folded.record.game_id, version, seat)
+        if version is not None:
+            known = self.moves_memo.get(key)
+            if known is not None:
+                return known
         binding, game = folded.binding, folded.binding.game
-        return [
+        moves = [
             service_pb2.LegalMove(command=binding.command_to_proto(c), label=game.label(state, c))
             for c in game.legal_commands(state, seat)
         ]
+        if version is not None:
+            self.moves_memo.put(key, moves)
+        return moves
 
-    @staticmethod
-    def _to_act(folded: Folded, state: Any) -> list[service_pb2.SeatToAct]:
+    def _to_act(
+        self, folded: Folded, state: Any, version: int | None
+    ) -> list[service_pb2.SeatToAct]:
         """The seats that have a move now (no turn clock yet: deadlines are 0)."""
-        game = folded.binding.game
         return [
             service_pb2.SeatToAct(seat=seat)
             for seat in range(folded.record.seats)
-            if game.legal_commands(state, seat)
+            if self._moves(folded, state, version, seat)
         ]
 
     async def _decide(
@@ -579,7 +633,7 @@ class Croupier:
         except (GameNotFound, VersionConflict) as error:
             raise _store_error(error) from None
         if not result.duplicate:
-            self._remember(folded, state, events, result.last_version, finished, now)
+            self._remember(folded, state, events, result, finished, now)
             return result, finished, state
         return result, folded.record.finished, folded.state
 
@@ -608,7 +662,7 @@ class Croupier:
         except VersionConflict:
             return (await self._fold(game_id))[0].version
         if not result.duplicate:
-            self._remember(folded, state, events, result.last_version, finished, now)
+            self._remember(folded, state, events, result, finished, now)
         return result.last_version
 
     def _with_seed(self, folded: Folded, new: list[NewEvent], finished: bool) -> list[NewEvent]:
@@ -625,11 +679,13 @@ class Croupier:
         folded: Folded,
         state: Any,
         events: Sequence[Any],
-        version: int,
+        result: CommandResult,
         finished: bool,
         now: int,
     ) -> None:
         """Cache the game as this process just wrote it and wake its streams."""
+        version = result.last_version
+        self.recent.add(folded.record.game_id, result.events, version, finished)
         record = dataclasses.replace(folded.record, version=version, finished=finished)
         updated = Folded(
             record,
@@ -662,8 +718,10 @@ class Croupier:
     ) -> service_pb2.ListLegalMovesResponse:
         acting = self._seat(caller, game_id, seat)
         folded, _ = await self._fold(game_id)
+        now = self._as_of_now(folded)
+        at = folded.version if now is folded.state else None
         return service_pb2.ListLegalMovesResponse(
-            version=folded.version, moves=self._moves(folded, self._as_of_now(folded), acting)
+            version=folded.version, moves=self._moves(folded, now, at, acting)
         )
 
     async def view(
@@ -676,7 +734,7 @@ class Croupier:
             view=folded.binding.view_to_proto(game.view(now, acting)),
             version=folded.version,
             finished=game.is_finished(folded.state),
-            to_act=self._to_act(folded, now),
+            to_act=self._to_act(folded, now, folded.version if now is folded.state else None),
         )
 
     async def subscribe(
@@ -694,24 +752,45 @@ class Croupier:
     ) -> AsyncIterator[list[service_pb2.GameEvent]]:
         """The game's new events as ``seat`` may see them, a read at a time (the first batch may
         be empty: the caller is up to date), until the game is over."""
-        after, first = after_version, True
+        after, first, read_store = after_version, True, True
+        binding: GameBinding | None = None
         while True:
             wake = self.notifier.waiter(game_id)
             try:
-                try:
-                    loaded = await self.log.load(game_id, after)
-                except GameNotFound as error:
-                    raise _store_error(error) from None
-                binding = BY_NAME[loaded.record.kind]
-                finished = loaded.record.finished
-                if loaded.events or first:
-                    yield [self._present(binding, e, seat, finished) for e in loaded.events]
-                    after = loaded.events[-1].version if loaded.events else after
+                # What this process holds of the game, unless it heard of a newer version.
+                recent = self.recent.get(game_id)
+                new = None
+                if (
+                    recent is not None
+                    and not read_store
+                    and binding is not None
+                    and recent.version >= self.notifier.latest(game_id)
+                ):
+                    new = recent.after(after)
+                if new is None:
+                    try:
+                        loaded = await self.log.load(game_id, after)
+                    except GameNotFound as error:
+                        raise _store_error(error) from None
+                    binding = BY_NAME[loaded.record.kind]
+                    record = loaded.record
+                    self.recent.add(game_id, loaded.events, record.version, record.finished)
+                    new, version, finished = loaded.events, record.version, record.finished
+                elif recent is not None:
+                    version, finished = recent.version, recent.finished
+                if binding is None:  # pragma: no cover - the first pass reads the store
+                    raise RuntimeError("a stream's first pass reads the store")
+                if new or first:
+                    yield [self._present(binding, e, seat, finished) for e in new]
+                    after = new[-1].version if new else after
                 first = False
-                if finished and after >= loaded.record.version:
+                if finished and after >= version:
                     return
-                with contextlib.suppress(TimeoutError):
+                try:
                     await asyncio.wait_for(wake.wait(), STREAM_RECHECK_S)
+                    read_store = False
+                except TimeoutError:
+                    read_store = True  # a recheck: appends nobody told this process of
             finally:
                 self.notifier.release(game_id, wake)
 
@@ -793,8 +872,15 @@ class Croupier:
             async for batch in self._batches(join.game_id, seat, after):
                 for event in batch:
                     out.put_nowait(service_pb2.PlayResponse(event=event))
-                folded, _ = await self._fold(join.game_id)
-                parts = self._parts(folded, folded.state, seat, join.include)
+                after = batch[-1].version if batch else after
+                # The game as this process last folded it, when that is as new as the batch
+                # (the usual case: the command came through here); else one more read.
+                cached = self.cache.get(join.game_id)
+                if cached is not None and cached.version >= after:
+                    folded = cached
+                else:
+                    folded, _ = await self._fold(join.game_id)
+                parts = self._parts(folded, folded.state, folded.version, seat, join.include)
                 state = service_pb2.PlayState(
                     version=folded.version,
                     finished=folded.record.finished,

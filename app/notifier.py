@@ -10,10 +10,16 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 
+# How many games' newest heard-of versions are kept before those without streams are forgotten.
+LATEST_KEPT = 100_000
+
 
 class Notifier:
     def __init__(self) -> None:
         self._waiting: defaultdict[str, set[asyncio.Event]] = defaultdict(set)
+        # The newest version heard of, per game that had streams waiting (kept across a stream's
+        # wake-ups: it re-registers right after each).
+        self._latest: dict[str, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -36,8 +42,17 @@ class Notifier:
 
     def notify(self, game_id: str, version: int = 0) -> None:
         """On the loop's thread: wake the game's streams."""
-        for event in self._waiting.get(game_id, ()):
-            event.set()
+        waiting = self._waiting.get(game_id)
+        if waiting:
+            self._latest[game_id] = max(version, self._latest.get(game_id, 0))
+            if len(self._latest) > LATEST_KEPT:  # forget the games nobody watches any more
+                self._latest = {g: v for g, v in self._latest.items() if g in self._waiting}
+            for event in waiting:
+                event.set()
+
+    def latest(self, game_id: str) -> int:
+        """The newest version of the game heard of while streams wait on it (0: none)."""
+        return self._latest.get(game_id, 0)
 
     def notify_threadsafe(self, game_id: str, version: int = 0) -> None:
         """From any thread (a store's listener)."""

@@ -1,0 +1,67 @@
+"""The newest stored events of each game this process has seen, so that the streams of a game
+share one read of each new batch (usually none: the batch was appended here).
+
+Only a cache: a stream reads the store when the memory does not reach back far enough, when it
+heard of a newer version than the memory holds (another replica's append), and at every recheck.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from croupier.log import StoredEvent
+
+#: Events kept per game, and games kept.
+EVENTS_PER_GAME = 256
+GAMES = 4096
+
+
+@dataclass(frozen=True)
+class Recent:
+    """A game's newest events: versions ``first`` to ``version`` (``first`` > ``version`` when
+    none), and whether the game is over."""
+
+    events: tuple[StoredEvent, ...]
+    version: int
+    finished: bool
+
+    @property
+    def first(self) -> int:
+        return self.events[0].version if self.events else self.version + 1
+
+    def after(self, version: int) -> tuple[StoredEvent, ...] | None:
+        """The events after ``version``, or ``None`` if the memory does not reach back to it."""
+        if version >= self.version:
+            return ()
+        if version + 1 < self.first:
+            return None
+        return self.events[version + 1 - self.first :]
+
+
+class RecentEvents:
+    def __init__(self, games: int = GAMES, per_game: int = EVENTS_PER_GAME) -> None:
+        self._games: OrderedDict[str, Recent] = OrderedDict()
+        self._size = games
+        self._per_game = per_game
+
+    def get(self, game_id: str) -> Recent | None:
+        return self._games.get(game_id)
+
+    def add(
+        self, game_id: str, events: Sequence[StoredEvent], version: int, finished: bool
+    ) -> None:
+        """Events just stored or read (contiguous, the game being at ``version``)."""
+        known = self._games.get(game_id)
+        kept: tuple[StoredEvent, ...] = tuple(events)
+        if known is not None and kept and known.version + 1 == kept[0].version:
+            kept = known.events + kept
+        elif known is not None and not kept and known.version == version:
+            kept = known.events
+        elif known is not None and kept and kept[-1].version <= known.version:
+            return  # older than what is known
+        self._games[game_id] = Recent(kept[-self._per_game :], version, finished)
+        self._games.move_to_end(game_id)
+        while len(self._games) > self._size:
+            self._games.popitem(last=False)
