@@ -102,10 +102,10 @@ def _runs(naturals: list[Card], jokers: list[Card], rules: MeldRules,
                 continue
             chosen: dict[int, JokerAs] = {}
             for joker, card in named.items():
-                value = next((v for v in free if face(v, s) == card[:2] and v not in chosen), None)
-                if value is None:
+                place = next((v for v in free if face(v, s) == card[:2] and v not in chosen), None)
+                if place is None:
                     break
-                chosen[value] = JokerAs(joker, face(value, s))
+                chosen[place] = JokerAs(joker, face(place, s))
             else:
                 open_slots = [v for v in free if v not in chosen]
                 highest = max(i for i, v in enumerate(window) if v in slots)
@@ -243,7 +243,8 @@ def best_melds(hand: Iterable[Card], rules: MeldRules) -> tuple[tuple[Meld, ...]
     """The melds that leave the least deadwood, and the deadwood (RULES.md §4). Of arrangements
     that leave as little, the first in a fixed order is chosen, so the answer is deterministic."""
     melds, rest = _best(tuple(sorted(set(hand))), rules)
-    return tuple(arrange(m, rules) for m in melds), rest  # type: ignore[misc]
+    # Every candidate is a natural meld, so each arranges.
+    return tuple(m for cards in melds if (m := arrange(cards, rules)) is not None), rest
 
 
 @lru_cache(maxsize=8192)

@@ -44,7 +44,7 @@ class GinView:
     rules: GinRules
 
 
-class GinGame(PresetRules):
+class GinGame(PresetRules[GinRules]):
     """Gin Rummy (RULES.md §4)."""
 
     kind = "gin"
@@ -77,7 +77,7 @@ class GinGame(PresetRules):
     def is_finished(self, state: GinState) -> bool:
         return state.phase is Phase.MATCH_OVER
 
-    def label(self, state: GinState, command: GinCommand) -> str:
+    def label(self, state: GinState, command: object) -> str:
         match command:
             case DrawStock():
                 return "Draw from the stock"
@@ -100,6 +100,7 @@ class GinGame(PresetRules):
                 return "End lay-offs and score"
             case NextHand():
                 return "Deal the next hand"
+        # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 
     def redact(self, event: GinEvent, seat: int | None) -> GinEvent:

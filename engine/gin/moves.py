@@ -188,15 +188,17 @@ def decide(state: GinState, seat: int, command: GinCommand, ctx: Context) -> lis
             gin = not left
             emit(Knocked(seat, card, melds, left, deadwood_count(left), gin, gin and not card))
             if gin:
-                emit(_defender_shows(state))
-                emit(scored(state, events[-1].deadwood))
+                shown = _defender_shows(state)
+                emit(shown)
+                emit(scored(state, shown.deadwood))
         case LayOff(card=card, meld=index):
             after = extend(state.table[index], (card,), GIN)
             assert after is not None
             emit(CardLaidOff(seat, card, index, after))
         case EndLayOffs():
-            emit(_defender_shows(state))
-            emit(scored(state, events[-1].deadwood))
+            shown = _defender_shows(state)
+            emit(shown)
+            emit(scored(state, shown.deadwood))
         case NextHand():
             assert state.result is not None
             winner = state.result.winner

@@ -48,7 +48,7 @@ class HoolaView:
     sat_out: tuple[SatOut, ...]
 
 
-class HoolaGame(PresetRules):
+class HoolaGame(PresetRules[HoolaRules]):
     """Korean Hoola (RULES.md §1)."""
 
     kind = "hoola"
@@ -83,7 +83,7 @@ class HoolaGame(PresetRules):
     def is_finished(self, state: HoolaState) -> bool:
         return state.phase is Phase.TABLE_CLOSED
 
-    def label(self, state: HoolaState, command: HoolaCommand) -> str:
+    def label(self, state: HoolaState, command: object) -> str:
         match command:
             case Draw():
                 return "Draw from the stock"
@@ -109,6 +109,7 @@ class HoolaGame(PresetRules):
                 return "Play this round"
             case SitOut():
                 return "Sit this round out"
+        # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 
     def redact(self, event: HoolaEvent, seat: int | None) -> HoolaEvent:
@@ -123,8 +124,8 @@ class HoolaGame(PresetRules):
                 return dataclasses.replace(event, cards=(), jokers=())
             case StockReshuffled() | PlayBegan():
                 return dataclasses.replace(event, stock=())
-            case SatOut(seat=sitter, voluntary=True) if sitter != seat:
-                return dataclasses.replace(event, hand=())
+            case SatOut():
+                return _sat_out_as_seen(event, seat)
         return event
 
     def view(self, state: HoolaState, seat: int | None) -> HoolaView:
@@ -139,7 +140,7 @@ class HoolaGame(PresetRules):
             table_multiplier=state.table_multiplier,
             claimants=tuple(claim.seat for claim in state.claims),
             claim_window_end_ms=state.claim_window_end_ms, players=state.players,
-            sat_out=tuple(self.redact(sat, seat) for sat in state.sat_out))
+            sat_out=tuple(_sat_out_as_seen(sat, seat) for sat in state.sat_out))
 
     def settlements(self, events: list[HoolaEvent]) -> list[Any]:
         """The settlement of every finished round, in order."""
@@ -148,3 +149,11 @@ class HoolaGame(PresetRules):
     def final_settlement(self, events: list[HoolaEvent]) -> Any | None:
         """The table's settlement once it is closed."""
         return next((e.settlement for e in events if isinstance(e, TableClosed)), None)
+
+
+def _sat_out_as_seen(sat: SatOut, seat: int | None) -> SatOut:
+    """A voluntary sitter-out's hand stays hidden from the others; an involuntary one shows its
+    brights (they are paid for)."""
+    if sat.voluntary and sat.seat != seat:
+        return dataclasses.replace(sat, hand=())
+    return sat

@@ -9,6 +9,7 @@ the client names one, else it extends a run at its high end, else its low end, e
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,8 @@ from itertools import combinations, permutations
 
 from croupier.engine.cards import SUITS, Card, is_joker, rank, sort_cards, suit
 from croupier.engine.hoola.rules import HoolaRules
-from croupier.engine.meld_solver import JokerAs, face
+# JokerAs is re-exported: Hoola's commands and events name jokers with it.
+from croupier.engine.meld_solver import JokerAs as JokerAs, face
 
 
 class MeldKind(Enum):
@@ -88,10 +90,10 @@ def _runs(naturals: list[Card], jokers: list[Card], rules: HoolaRules,
             free = [v for v in window if v not in slots]
             chosen: dict[int, JokerAs] = {}
             for joker, card in named.items():
-                value = next((v for v in free if face(v, s) == card and v not in chosen), None)
-                if value is None:
+                place = next((v for v in free if face(v, s) == card and v not in chosen), None)
+                if place is None:
                     break
-                chosen[value] = JokerAs(joker, card)
+                chosen[place] = JokerAs(joker, card)
             else:
                 open_slots = [v for v in free if v not in chosen]
                 last = max(i for i, v in enumerate(window) if v in slots)
@@ -193,9 +195,15 @@ def hand_value(cards: Sequence[Card], rules: HoolaRules) -> int:
             total += rules.joker_value
         elif not (rules.four_of_a_kind_free and counts[rank(card)] == 4):
             total += rank(card)
-    total *= rules.seven_hand_multiplier ** counts[SEVEN]
-    total *= rules.joker_hand_multiplier ** sum(1 for c in cards if is_joker(c))
+    total *= power(rules.seven_hand_multiplier, counts[SEVEN])
+    total *= power(rules.joker_hand_multiplier, sum(1 for c in cards if is_joker(c)))
     return total
+
+
+def power(base: int, exponent: int) -> int:
+    """``base`` to a non-negative ``exponent`` (``int ** int`` is not an ``int`` to the type checker:
+    a negative exponent would make a float)."""
+    return math.prod([base] * exponent)
 
 
 def sevens(cards: Iterable[Card]) -> tuple[Card, ...]:

@@ -19,11 +19,12 @@ from croupier.engine.hoola.events import (
     SevensBound, SitOut, StockReshuffled, Stop, StopCalled, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.melds import (
-    Arranged, JokerAs, MeldKind, TableMeld, arrange, arrangements, brights, extend, extensions,
-    hand_value, plain_sum,
+    Arranged, MeldKind, TableMeld, arrange, arrangements, brights, extend, extensions, hand_value,
+    plain_sum,
 )
 from croupier.engine.hoola.rules import MAX_PLAYERS, ClaimPriority, ThankYouPenaltyScope
 from croupier.engine.hoola.deal import deal
+from croupier.engine.meld_solver import JokerAs
 from croupier.engine.hoola.scoring import Liability, Outcome, lowest_hands, settle, table_settlement
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
 from croupier.engine.settlement import Factor
@@ -208,7 +209,7 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
             _in_hand(state, seat, (card,))
         case Stop():
             _check_stop(state, seat)
-        case Declare(combination=combination):
+        case Declare(combination=Combination() as combination):
             _check_declare(state, seat, combination)
 
 
@@ -358,8 +359,8 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
             suits = {suit(c) for c in meld.cards}
             fitting = tuple(c for c in hand if rank(c) in ranks or suit(c) in suits or is_joker(c))
             for cards in _subsets(fitting, range(1, len(fitting) + 1)):
-                for way in extensions(meld, cards, state.rules):
-                    yield LayOff(meld.id, cards, _jokers_of(way.jokers, cards))
+                for after in extensions(meld, cards, state.rules):
+                    yield LayOff(meld.id, cards, _jokers_of(after.jokers, cards))
         for card in sort_cards(hand):
             yield Discard(card)
 
@@ -392,15 +393,15 @@ def canonical(state: HoolaState, command: HoolaCommand) -> HoolaCommand:
         case ThankYou(cards=cards, jokers=jokers):
             top = state.discard_top
             melded = cards + ((top,) if top else ())
-            found = arrange(melded, state.rules, _named(jokers)) if top else None
-            return ThankYou(sort_cards(cards), resolved(found, melded, jokers))
+            way = arrange(melded, state.rules, _named(jokers)) if top else None
+            return ThankYou(sort_cards(cards), resolved(way, melded, jokers))
         case Meld(cards=cards, jokers=jokers):
             return Meld(sort_cards(cards), resolved(arrange(cards, state.rules, _named(jokers)),
                                                     cards, jokers))
         case LayOff(meld_id=meld_id, cards=cards, jokers=jokers):
             meld = next((m for m in state.melds if m.id == meld_id), None)
-            found = extend(meld, cards, state.rules, _named(jokers)) if meld else None
-            return LayOff(meld_id, sort_cards(cards), resolved(found, cards, jokers))
+            after = extend(meld, cards, state.rules, _named(jokers)) if meld else None
+            return LayOff(meld_id, sort_cards(cards), resolved(after, cards, jokers))
         case BindSevens(meld_id=meld_id, cards=cards):
             return BindSevens(meld_id, sort_cards(cards))
     return command

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from croupier.engine.hoola.melds import Bright, BrightKind, hand_value, jokers, plain_sum, sevens
@@ -38,7 +39,7 @@ def ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
-def lowest_hands(state: HoolaState, seats: list[int]) -> tuple[int, ...]:
+def lowest_hands(state: HoolaState, seats: Sequence[int]) -> tuple[int, ...]:
     """The seats among ``seats`` with the lowest hand value, in turn order from the dealer."""
     values = {s: hand_value(state.hands[s], state.rules) for s in seats}
     best = min(values.values())

@@ -52,7 +52,7 @@ class KoiKoiView:
     rules: KoiKoiRules
 
 
-class KoiKoiGame(PresetRules):
+class KoiKoiGame(PresetRules[KoiKoiRules]):
     """Hanafuda Koi-Koi with Nintendo's rules (RULES.md §2)."""
 
     kind = "koikoi"
@@ -87,7 +87,7 @@ class KoiKoiGame(PresetRules):
     def is_finished(self, state: KoiKoiState) -> bool:
         return state.phase is Phase.MATCH_OVER
 
-    def label(self, state: KoiKoiState, command: KoiKoiCommand) -> str:
+    def label(self, state: KoiKoiState, command: object) -> str:
         """The move in words: "Play Cherry curtain, capture Cherry poetry ribbon"."""
         match command:
             case PlayCard(card=card, capture=capture):
@@ -103,6 +103,7 @@ class KoiKoiGame(PresetRules):
                 return "Shobu: end the round and score"
             case NextRound():
                 return "Deal the next round"
+        # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 
     def redact(self, event: KoiKoiEvent, seat: int | None) -> KoiKoiEvent:

@@ -156,9 +156,9 @@ def decide(state: KoiKoiState, seat: int, command: KoiKoiCommand, ctx: Context) 
             for event in _end_of_turn(state, seat, start):
                 emit(event)
         case ChooseCapture(card=card):
-            turned = state.turned
-            assert turned is not None
-            emit(CaptureChosen(seat, turned, (card,)))
+            waiting = state.turned
+            assert waiting is not None
+            emit(CaptureChosen(seat, waiting, (card,)))
             for event in _end_of_turn(state, seat, start):
                 emit(event)
         case KoiKoi():

@@ -50,7 +50,7 @@ def _melds(specs: tuple[MeldCards, ...]) -> str:
     return " and ".join(shown(s) for s in specs)
 
 
-class RummyGame(PresetRules):
+class RummyGame(PresetRules[RummyRules]):
     """Rummy with jokers, 108 cards (RULES.md §3)."""
 
     kind = "rummy"
@@ -84,7 +84,7 @@ class RummyGame(PresetRules):
     def is_finished(self, state: RummyState) -> bool:
         return state.phase is Phase.ROUND_OVER
 
-    def label(self, state: RummyState, command: RummyCommand) -> str:
+    def label(self, state: RummyState, command: object) -> str:
         match command:
             case DrawStock():
                 return "Draw from the stock"
@@ -103,6 +103,7 @@ class RummyGame(PresetRules):
                 return f"Swap {card} for the joker of meld #{meld_id} and {where}"
             case Discard(card=card):
                 return f"Discard {card}"
+        # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 
     def redact(self, event: RummyEvent, seat: int | None) -> RummyEvent:

@@ -282,12 +282,12 @@ def meld_options(cards: tuple[Card, ...], must: Card = "") -> tuple[MeldCards, .
 
 def best_opening(cards: tuple[Card, ...], must: Card = "") -> tuple[MeldCards, ...]:
     """The disjoint melds of most opening value among ``cards`` (holding ``must`` if given)."""
-    options = [(spec, meld_value(arrange(spec.cards, RUMMY, _named(spec.jokers))))
-               for spec in meld_options(sort_cards(cards))]
+    options = [(spec, meld_value(meld)) for spec in meld_options(sort_cards(cards))
+               if (meld := arrange(spec.cards, RUMMY, _named(spec.jokers))) is not None]
 
     @lru_cache(maxsize=None)
     def best(left: frozenset[Card]) -> tuple[int, tuple[MeldCards, ...]]:
-        top = (0, ())
+        top: tuple[int, tuple[MeldCards, ...]] = (0, ())
         for spec, value in options:
             if set(spec.cards) <= left:
                 rest = best(left - set(spec.cards))
