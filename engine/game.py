@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
 
 if TYPE_CHECKING:
@@ -62,7 +63,10 @@ class Game(Protocol, Generic[R, S, E, C]):
     """One game kind. Implementations are stateless; everything lives in ``S``."""
 
     kind: str
-    default_preset: str
+
+    @property
+    def default_preset(self) -> str:
+        """The preset a game gets when it names none."""
 
     def presets(self) -> dict[str, R]: ...
 
@@ -86,6 +90,10 @@ class Game(Protocol, Generic[R, S, E, C]):
         """Events that time has made due by ``now_ms`` (``decide`` records them first; reads apply
         them to show the game as of now)."""
 
+    def next_deadline(self, state: S) -> int | None:
+        """The earliest time (ms) at which :meth:`advance` would produce events (a claim window
+        closing); ``None`` when nothing is due by time alone. A service arms its timer with it."""
+
     def validate(self, state: S, seat: int, command: C) -> None:
         """Raise :class:`CommandError` unless ``decide`` would accept the command."""
 
@@ -104,8 +112,11 @@ class Game(Protocol, Generic[R, S, E, C]):
 
     def is_finished(self, state: S) -> bool: ...
 
-    def settlements(self, events: list[E]) -> list[Any]:
+    def settlements(self, events: list[E]) -> list[Settlement]:
         """The itemized settlement of every finished round, in order."""
+
+    def final_settlement(self, events: list[E]) -> Settlement | None:
+        """The settlement of the whole game (the table, the match) once it is over, else ``None``."""
 
 
 def fold(game: Game[Any, S, E, Any], events: Sequence[E], state: S | None = None) -> S:

@@ -33,6 +33,21 @@ def play_commands(game: Any, seeds: Seeds, state: Any, seat: int,
     return state, events
 
 
+# A time no game reaches: "never" for a timer.
+FAR_FUTURE_MS = 2**62
+
+
+def assert_next_deadline_is_exact(game: Any, state: Any) -> None:
+    """``next_deadline`` is the first moment ``advance`` has events: nothing a millisecond
+    before, something at it; and with no deadline, nothing however late."""
+    deadline = game.next_deadline(state)
+    if deadline is None:
+        assert game.advance(state, FAR_FUTURE_MS) == []
+    else:
+        assert game.advance(state, deadline - 1) == []
+        assert game.advance(state, deadline) != []
+
+
 def assert_replay_reproduces(game: Any, rules: Any, seats: int, seeds: Seeds,
                              commands: Sequence[tuple[int, Any]], events: list[Any]) -> None:
     """Re-deal from the seeds, re-apply every command, and require exactly the recorded events."""

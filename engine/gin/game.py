@@ -18,6 +18,7 @@ from croupier.engine.gin.events import (
 from croupier.engine.gin.rules import GinRules
 from croupier.engine.gin.state import GinState, Phase, evolve
 from croupier.engine.meld_solver import GIN, Meld, best_melds, deadwood_count
+from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
 
 
@@ -67,6 +68,9 @@ class GinGame(PresetRules[GinRules]):
 
     def advance(self, state: GinState, now_ms: int) -> list[GinEvent]:
         return []
+
+    def next_deadline(self, state: GinState) -> int | None:
+        return None  # nothing happens by time alone
 
     def validate(self, state: GinState, seat: int, command: GinCommand) -> None:
         moves.validate(state, seat, command)
@@ -124,8 +128,8 @@ class GinGame(PresetRules[GinRules]):
             knocker=state.knock.seat if state.knock else None, last_hand=state.result,
             rules=state.rules)
 
-    def settlements(self, events: list[GinEvent]) -> list[Any]:
+    def settlements(self, events: list[GinEvent]) -> list[Settlement]:
         return [e.settlement for e in events if isinstance(e, HandEnded)]
 
-    def final_settlement(self, events: list[GinEvent]) -> Any | None:
+    def final_settlement(self, events: list[GinEvent]) -> Settlement | None:
         return next((e.settlement for e in events if isinstance(e, MatchEnded)), None)

@@ -19,6 +19,7 @@ from croupier.engine.hoola.melds import TableMeld, hand_value
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.engine.hoola.state import HoolaState, Phase, evolve
 from croupier.engine.hoola.deal import deal
+from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
 
 @dataclass(frozen=True)
@@ -73,6 +74,10 @@ class HoolaGame(PresetRules[HoolaRules]):
     def advance(self, state: HoolaState, now_ms: int) -> list[HoolaEvent]:
         """Events that time has made due (a closed claim window); apply them before reading."""
         return moves.advance(state, now_ms)
+
+    def next_deadline(self, state: HoolaState) -> int | None:
+        """A claim window's close (battle Hoola, ``NEAREST_IN_TURN``): then the discard is awarded."""
+        return moves.next_deadline(state)
 
     def validate(self, state: HoolaState, seat: int, command: HoolaCommand) -> None:
         moves.validate(state, seat, command)
@@ -142,11 +147,11 @@ class HoolaGame(PresetRules[HoolaRules]):
             claim_window_end_ms=state.claim_window_end_ms, players=state.players,
             sat_out=tuple(_sat_out_as_seen(sat, seat) for sat in state.sat_out))
 
-    def settlements(self, events: list[HoolaEvent]) -> list[Any]:
+    def settlements(self, events: list[HoolaEvent]) -> list[Settlement]:
         """The settlement of every finished round, in order."""
         return [e.settlement for e in events if isinstance(e, RoundEnded)]
 
-    def final_settlement(self, events: list[HoolaEvent]) -> Any | None:
+    def final_settlement(self, events: list[HoolaEvent]) -> Settlement | None:
         """The table's settlement once it is closed."""
         return next((e.settlement for e in events if isinstance(e, TableClosed)), None)
 

@@ -533,6 +533,11 @@ def advance(state: HoolaState, now_ms: int) -> list[HoolaEvent]:
     return [taken, *_endings(evolve(state, taken), claim.seat)]
 
 
+def next_deadline(state: HoolaState) -> int | None:
+    """When :func:`advance` next has events: the close of an open claim window, else never."""
+    return state.claim_window_end_ms if state.claims else None
+
+
 def _sat_out(state: HoolaState, seat: int, voluntary: bool) -> SatOut:
     """``seat`` sits out; an involuntary sitter-out shows its brights and is owed for them (§1.9)."""
     hand = state.hands[seat]

@@ -18,6 +18,7 @@ from croupier.engine.koikoi.events import (
 from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.koikoi.state import KoiKoiState, Phase, evolve
 from croupier.engine.koikoi.yaku import Yaku, yaku
+from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
 
 
@@ -78,6 +79,9 @@ class KoiKoiGame(PresetRules[KoiKoiRules]):
     def advance(self, state: KoiKoiState, now_ms: int) -> list[KoiKoiEvent]:
         return []  # nothing in Koi-Koi happens by time alone (yet: turn deadlines will)
 
+    def next_deadline(self, state: KoiKoiState) -> int | None:
+        return None  # nothing happens by time alone
+
     def validate(self, state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
         moves.validate(state, seat, command)
 
@@ -125,11 +129,11 @@ class KoiKoiGame(PresetRules[KoiKoiRules]):
             dealer=state.dealer, totals=state.totals, koi_koi_by=state.koi_koi_by,
             turned=state.turned, last_round=state.result, rules=state.rules)
 
-    def settlements(self, events: list[KoiKoiEvent]) -> list[Any]:
+    def settlements(self, events: list[KoiKoiEvent]) -> list[Settlement]:
         """The settlement of every finished round, in order."""
         return [e.settlement for e in events if isinstance(e, RoundEnded)]
 
-    def final_settlement(self, events: list[KoiKoiEvent]) -> Any | None:
+    def final_settlement(self, events: list[KoiKoiEvent]) -> Settlement | None:
         """The match's settlement once it is over."""
         return next((e.settlement for e in events if isinstance(e, MatchEnded)), None)
 

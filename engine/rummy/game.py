@@ -19,6 +19,7 @@ from croupier.engine.rummy.events import (
 from croupier.engine.rummy.rules import RummyRules
 from croupier.engine.rummy.scoring import hand_value
 from croupier.engine.rummy.state import Phase, RummyState, evolve
+from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
 
 
@@ -75,6 +76,9 @@ class RummyGame(PresetRules[RummyRules]):
     def advance(self, state: RummyState, now_ms: int) -> list[RummyEvent]:
         return []
 
+    def next_deadline(self, state: RummyState) -> int | None:
+        return None  # nothing happens by time alone
+
     def validate(self, state: RummyState, seat: int, command: RummyCommand) -> None:
         moves.validate(state, seat, command)
 
@@ -126,8 +130,8 @@ class RummyGame(PresetRules[RummyRules]):
             phase=state.phase, dealer=state.dealer, hand_value=hand_value(hand), result=state.result,
             rules=state.rules)
 
-    def settlements(self, events: list[RummyEvent]) -> list[Any]:
+    def settlements(self, events: list[RummyEvent]) -> list[Settlement]:
         return [e.settlement for e in events if isinstance(e, RoundEnded)]
 
-    def final_settlement(self, events: list[RummyEvent]) -> Any | None:
+    def final_settlement(self, events: list[RummyEvent]) -> Settlement | None:
         return next((e.settlement for e in events if isinstance(e, RoundEnded)), None)

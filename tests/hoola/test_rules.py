@@ -22,7 +22,7 @@ from croupier.engine.hoola.rules import ClaimPriority
 from croupier.engine.hoola.state import Phase, Turn, evolve
 from croupier.engine.settlement import Settlement
 
-from .helpers import SEEDS, ended, play, position
+from .helpers import GAME, SEEDS, ended, play, position
 
 
 def korean(**options: object):
@@ -632,8 +632,10 @@ def play_at(state, seat, command, now_ms: int):
 
 def test_nearest_in_turn_claims_wait_for_the_window_and_the_nearest_wins() -> None:
     state = nearest_position()
+    assert GAME.next_deadline(state) is None                             # no claim: no timer
     state, events = play_at(state, 3, ThankYou(("7S", "7D")), 1000)     # the farther seat first
     assert isinstance(events[0], ClaimMade) and state.claim_window_end_ms == 4000
+    assert GAME.next_deadline(state) == 4000                             # the window's close
     state, _ = play_at(state, 2, ThankYou(("8H", "9H")), 1500)
     refused(state, 3, ThankYou(("7S", "7D")), "NOT_YOUR_TURN")          # one claim each
     with pytest.raises(IllegalCommand) as info:                           # the window blocks seat 1
