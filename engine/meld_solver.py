@@ -25,20 +25,35 @@ from croupier.engine.cards import RANKS, SUITS, Card, is_joker, rank, suit
 class MeldKind(Enum):
     SET = 1
     RUN = 2
+    # A 7 alone on the table (Hoola, RULES.md §1.3): a meld still open to become a set or a run.
+    LONE_SEVEN = 3
+
+
+SEVEN = 7
+# A suit's ranks, ace to king: the longest run without the same ace at both ends.
+SUIT_LENGTH = 13
+# An ace above the king, as a rank value (Q K A).
+HIGH_ACE = 14
+SHORTEST_MELD = 3
+LARGEST_SET = 4
 
 
 @dataclass(frozen=True)
 class MeldRules:
     """What a legal meld is in one game."""
 
-    # Q K A is a run (the ace high); A 2 3 always is. There is never a wrap (K A 2).
+    # Q K A is a run (the ace high); A 2 3 always is.
     ace_high: bool = True
+    # K A 2 is a run too: the ranks lie on a circle (Hoola's ``ace_wrap``; overrides ``ace_high``).
+    ace_wrap: bool = False
     # The fewest natural cards in a meld.
     min_naturals: int = 2
     # The most jokers in a 3-card set and in a 4-card set.
     set_jokers: tuple[int, int] = (1, 2)
     # Whether two jokers may stand side by side in a run.
     adjacent_jokers: bool = False
+    # A run that holds a natural 7 needs only two cards (Hoola: sevens are special).
+    seven_runs: bool = False
 
 
 RUMMY = MeldRules()
@@ -67,16 +82,29 @@ class Meld:
 
 def face(rank_value: int, suit_letter: str) -> Card:
     """The one-deck code of a rank value (1–13, 14 for a high ace) in a suit: ``"8H"``."""
-    return RANKS[(rank_value - 1) % 13] + suit_letter
+    return RANKS[(rank_value - 1) % SUIT_LENGTH] + suit_letter
 
 
 def _run_windows(length: int, rules: MeldRules) -> list[list[int]]:
-    """Every stretch of ``length`` consecutive rank values a run may occupy (no wrap, and never
-    the same ace at both ends: at most 13 long)."""
-    top = 14 if rules.ace_high else 13
-    if length > 13:
+    """Every stretch of ``length`` consecutive rank values a run may occupy, never the same ace at
+    both ends (at most 13 long). Values run 1 (ace low) … 13, and 14 (ace high) with
+    ``ace_high``; with ``ace_wrap`` the ranks lie on a circle of 13."""
+    if length > SUIT_LENGTH:
         return []
+    if rules.ace_wrap:
+        if length == SUIT_LENGTH:
+            return [list(range(1, SUIT_LENGTH + 1))]
+        return [[(start - 1 + k) % SUIT_LENGTH + 1 for k in range(length)]
+                for start in range(1, SUIT_LENGTH + 1)]
+    top = HIGH_ACE if rules.ace_high else SUIT_LENGTH
     return [list(range(low, low + length)) for low in range(1, top - length + 2)]
+
+
+def runs(naturals: list[Card], jokers: list[Card], rules: MeldRules,
+         named: dict[Card, Card]) -> list[Meld]:
+    """Every reading of the cards as one run, the default first: the one reaching furthest past
+    its highest natural (an unnamed joker extends a run at its high end where it can)."""
+    return [m for _, m in sorted(_runs(naturals, jokers, rules, named), key=lambda x: -x[0])]
 
 
 def _runs(naturals: list[Card], jokers: list[Card], rules: MeldRules,
@@ -86,13 +114,15 @@ def _runs(naturals: list[Card], jokers: list[Card], rules: MeldRules,
         return []
     s = suit(naturals[0])
     length = len(naturals) + len(jokers)
-    if length < 3:
+    holds_a_seven = any(rank(c) == SEVEN for c in naturals)
+    if length < (2 if rules.seven_runs and holds_a_seven else SHORTEST_MELD):
         return []
     found = []
     for window in _run_windows(length, rules):
         slots: dict[int, Card] = {}
         for card in naturals:
-            value = 14 if rank(card) == 1 and 14 in window and 1 not in window else rank(card)
+            high = rank(card) == 1 and HIGH_ACE in window and 1 not in window
+            value = HIGH_ACE if high else rank(card)
             if value not in window or value in slots:
                 break
             slots[value] = card
@@ -123,7 +153,8 @@ def _set(naturals: list[Card], jokers: list[Card], rules: MeldRules,
     if len({rank(c) for c in naturals}) != 1 or len({suit(c) for c in naturals}) != len(naturals):
         return None
     length = len(naturals) + len(jokers)
-    if not 3 <= length <= 4 or len(jokers) > rules.set_jokers[length - 3]:
+    if not SHORTEST_MELD <= length <= LARGEST_SET or (
+            len(jokers) > rules.set_jokers[length - SHORTEST_MELD]):
         return None
     r = rank(naturals[0])
     missing = [x for x in SUITS if x not in {suit(c) for c in naturals}]
@@ -155,9 +186,8 @@ def arrangements(cards: Iterable[Card], rules: MeldRules,
     naturals = [c for c in cards if not is_joker(c)]
     if len(naturals) < rules.min_naturals or not naturals:
         return []
-    runs = [m for _, m in sorted(_runs(naturals, jokers, rules, named), key=lambda x: -x[0])]
     a_set = _set(naturals, jokers, rules, named)
-    return runs + ([a_set] if a_set is not None else [])
+    return runs(naturals, jokers, rules, named) + ([a_set] if a_set is not None else [])
 
 
 def arrange(cards: Iterable[Card], rules: MeldRules,
@@ -221,21 +251,21 @@ def candidate_melds(hand: Iterable[Card], rules: MeldRules) -> list[tuple[Card, 
     for c in cards:
         by_rank.setdefault(rank(c), []).append(c)
     for group in by_rank.values():
-        for size in (3, 4):
+        for size in range(SHORTEST_MELD, LARGEST_SET + 1):
             for combo in combinations(group, size):
                 if arrange(combo, rules) is not None:
                     found.append(combo)
     for s in SUITS:
         held = {rank(c): c for c in cards if suit(c) == s}
-        values = sorted(held) + ([14] if rules.ace_high and 1 in held else [])
+        values = sorted(held) + ([HIGH_ACE] if rules.ace_high and 1 in held else [])
         for i, low in enumerate(values):
             run = [low]
             for value in values[i + 1:]:
                 if value != run[-1] + 1:
                     break
                 run.append(value)
-                if len(run) >= 3:
-                    found.append(tuple(held[1 if v == 14 else v] for v in run))
+                if len(run) >= SHORTEST_MELD:
+                    found.append(tuple(held[1 if v == HIGH_ACE else v] for v in run))
     return found
 
 

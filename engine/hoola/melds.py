@@ -15,18 +15,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
-from itertools import combinations, permutations
+from itertools import combinations
 
 from croupier.engine.cards import SUITS, Card, is_joker, rank, sort_cards, suit
 from croupier.engine.hoola.rules import HoolaRules
-# JokerAs is re-exported: Hoola's commands and events name jokers with it.
-from croupier.engine.meld_solver import JokerAs as JokerAs, face
-
-
-class MeldKind(Enum):
-    SET = 1
-    RUN = 2
-    LONE_SEVEN = 3
+# JokerAs and MeldKind are re-exported: Hoola's commands and events name them.
+from croupier.engine.meld_solver import (
+    LARGEST_SET, SEVEN, SHORTEST_MELD, JokerAs as JokerAs, Meld, MeldKind as MeldKind, MeldRules,
+    face, runs,
+)
 
 
 @dataclass(frozen=True)
@@ -38,72 +35,16 @@ class TableMeld:
     jokers: tuple[JokerAs, ...] = ()
 
 
-@dataclass(frozen=True)
-class Arranged:
-    """One way some cards make a meld: its kind, the cards in table order, what each joker is."""
-
-    kind: MeldKind
-    cards: tuple[Card, ...]
-    jokers: tuple[JokerAs, ...] = ()
-
-    def named(self) -> dict[Card, Card]:
-        return {j.joker: j.card for j in self.jokers}
+# One way some cards make a meld: its kind, the cards in table order, what each joker is.
+Arranged = Meld
 
 
-SEVEN = 7
-
-
-def _windows(length: int, rules: HoolaRules) -> list[list[int]]:
-    """Every stretch of ``length`` consecutive ranks a run may occupy, as rank values.
-
-    Without ``ace_wrap`` the values run 1 (ace low) … 13, and 14 (ace high) unless
-    ``ace_low_only``; with it, the ranks lie on a circle of 13.
-    """
-    if rules.ace_wrap:
-        if length == 13:
-            return [list(range(1, 14))]
-        return [[(start - 1 + k) % 13 + 1 for k in range(length)] for start in range(1, 14)]
-    top = 13 if rules.ace_low_only else 14
-    return [list(range(lo, lo + length)) for lo in range(1, top - length + 2)]
-
-
-def _runs(naturals: list[Card], jokers: list[Card], rules: HoolaRules,
-          named: dict[Card, Card]) -> list[tuple[int, Arranged]]:
-    """Every way to read the cards as one run, with how far each reaches past its last natural."""
-    suits = {suit(c) for c in naturals}
-    if len(suits) != 1:
-        return []
-    s = suits.pop()
-    length = len(naturals) + len(jokers)
-    if length > 13 or not (length >= 3 or (length == 2 and any(rank(c) == SEVEN for c in naturals))):
-        return []
-    found = []
-    for window in _windows(length, rules):
-        slots: dict[int, Card] = {}
-        for card in naturals:
-            r = rank(card)
-            value = 14 if r == 1 and 14 in window and 1 not in window else r
-            if value not in window or value in slots:
-                break
-            slots[value] = card
-        else:
-            free = [v for v in window if v not in slots]
-            chosen: dict[int, JokerAs] = {}
-            for joker, card in named.items():
-                place = next((v for v in free if face(v, s) == card and v not in chosen), None)
-                if place is None:
-                    break
-                chosen[place] = JokerAs(joker, card)
-            else:
-                open_slots = [v for v in free if v not in chosen]
-                last = max(i for i, v in enumerate(window) if v in slots)
-                # Unnamed jokers may fill the open slots in any order: each order is a reading.
-                for order in permutations(sorted(j for j in jokers if j not in named)):
-                    uses = {**chosen, **{v: JokerAs(j, face(v, s)) for v, j in zip(open_slots, order)}}
-                    cards = tuple(slots[v] if v in slots else uses[v].joker for v in window)
-                    found.append((len(window) - 1 - last, Arranged(
-                        MeldKind.RUN, cards, tuple(sorted(uses.values(), key=lambda j: j.joker)))))
-    return found
+@lru_cache(maxsize=64)
+def meld_rules(rules: HoolaRules) -> MeldRules:
+    """Hoola's runs for the solver (RULES.md §1.3): ``ace_wrap`` or ``ace_low_only`` as the rules
+    say, jokers side by side allowed, and a run holding a 7 two cards long."""
+    return MeldRules(ace_high=not rules.ace_low_only, ace_wrap=rules.ace_wrap,
+                     adjacent_jokers=True, seven_runs=True)
 
 
 def _set(naturals: list[Card], jokers: list[Card], named: dict[Card, Card]) -> Arranged | None:
@@ -113,7 +54,7 @@ def _set(naturals: list[Card], jokers: list[Card], named: dict[Card, Card]) -> A
         return None
     r = ranks.pop()
     length = len(naturals) + len(jokers)
-    if length > 4 or not (length >= 3 or (r == SEVEN and length >= 2)):
+    if length > LARGEST_SET or not (length >= SHORTEST_MELD or (r == SEVEN and length >= 2)):
         return None
     if any(rank(card) != r or is_joker(card) for card in named.values()):
         return None
@@ -143,12 +84,9 @@ def arrangements(cards: Iterable[Card], rules: HoolaRules,
             return [Arranged(MeldKind.LONE_SEVEN, cards)] if rank(cards[0]) == SEVEN else []
     elif len(naturals) < 2 and not (len(cards) == 2 and rank(naturals[0]) == SEVEN):
         return []  # a new meld needs two naturals, but for a natural 7 with one joker
-    runs = [a for _, a in sorted(_runs(naturals, jokers, rules, named), key=lambda x: -x[0])]
-    found = runs
+    found = runs(naturals, jokers, meld_rules(rules), named)
     a_set = _set(naturals, jokers, named)
-    if a_set is not None:
-        found = runs + [a_set]
-    return found
+    return found + ([a_set] if a_set is not None else [])
 
 
 def arrange(cards: Iterable[Card], rules: HoolaRules,
