@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
-
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
 from croupier.engine.game import Context, PresetRules, others_hidden

@@ -19,10 +19,8 @@ from itertools import combinations
 
 from croupier.engine.cards import SUITS, Card, is_joker, rank, sort_cards, suit
 from croupier.engine.hoola.rules import HoolaRules
-# JokerAs and MeldKind are re-exported: Hoola's commands and events name them.
 from croupier.engine.meld_solver import (
-    LARGEST_SET, SEVEN, SHORTEST_MELD, JokerAs as JokerAs, Meld, MeldKind as MeldKind, MeldRules,
-    face, runs,
+    LARGEST_SET, SEVEN, SHORTEST_MELD, JokerAs, Meld, MeldKind, MeldRules, face, runs,
 )
 
 

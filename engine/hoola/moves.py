@@ -19,15 +19,15 @@ from croupier.engine.hoola.events import (
     SevensBound, SitOut, StockReshuffled, Stop, StopCalled, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.melds import (
-    Arranged, MeldKind, TableMeld, arrange, arrangements, brights, extend, extensions, hand_value,
-    plain_sum,
+    Arranged, TableMeld, arrange, arrangements, brights, extend, extensions, hand_value, plain_sum,
 )
 from croupier.engine.hoola.rules import MAX_PLAYERS, ClaimPriority, ThankYouPenaltyScope
 from croupier.engine.hoola.deal import deal
-from croupier.engine.meld_solver import JokerAs
+from croupier.engine.meld_solver import JokerAs, MeldKind
 from croupier.engine.hoola.scoring import Liability, Outcome, lowest_hands, settle, table_settlement
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
 from croupier.engine.settlement import Factor
+from croupier.engine.shared import check_cards, check_jokers
 from croupier.engine.shuffle import shuffled
 
 R_TURN = "RULES.md §1.2"
@@ -42,24 +42,8 @@ R_SIT_OUT = "RULES.md §1.9"
 # --- validation -------------------------------------------------------------------------------
 
 def _check_cards(cards: tuple[Card, ...], state: HoolaState, field: str = "cards") -> None:
-    for card in cards:
-        if not isinstance(card, str) or not is_card(card, state.rules.jokers):
-            raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a card of this deck", field=field)
-    if len(set(cards)) != len(cards):
-        raise MalformedCommand("DUPLICATE_CARD", "a card is named twice", field=field)
-
-
-def _check_jokers(jokers: tuple[JokerAs, ...], cards: tuple[Card, ...], state: HoolaState) -> None:
-    """Named jokers: each a joker of the command's cards, named once, as a card of the deck."""
-    for use in jokers:
-        if not isinstance(use, JokerAs) or not is_joker(use.joker) or use.joker not in cards:
-            raise MalformedCommand("JOKER_NOT_IN_MELD", "name only jokers the command holds",
-                                   field="jokers")
-        if not is_card(use.card) or is_joker(use.card):
-            raise MalformedCommand("UNKNOWN_CARD", f"a joker cannot stand for {use.card!r}",
-                                   field="jokers")
-    if len({use.joker for use in jokers}) != len(jokers):
-        raise MalformedCommand("DUPLICATE_JOKER", "a joker is named twice", field="jokers")
+    check_cards(cards, lambda card: isinstance(card, str) and is_card(card, state.rules.jokers),
+                "this deck", field)
 
 
 def _named(jokers: tuple[JokerAs, ...]) -> dict[Card, Card]:
@@ -71,17 +55,17 @@ def _check_well_formed(state: HoolaState, command: HoolaCommand) -> None:
         case ThankYou(cards=cards, jokers=jokers):
             _check_cards(cards, state)
             top = state.discard_top
-            _check_jokers(jokers, cards + ((top,) if top else ()), state)
+            check_jokers(jokers, cards + ((top,) if top else ()), "jokers")
         case Meld(cards=cards, jokers=jokers):
             _check_cards(cards, state)
             if not cards:
                 raise MalformedCommand("EMPTY_MELD", "a meld needs cards", field="cards")
-            _check_jokers(jokers, cards, state)
+            check_jokers(jokers, cards, "jokers")
         case LayOff(cards=cards, jokers=jokers):
             _check_cards(cards, state)
             if not cards:
                 raise MalformedCommand("EMPTY_LAY_OFF", "a lay-off needs cards", field="cards")
-            _check_jokers(jokers, cards, state)
+            check_jokers(jokers, cards, "jokers")
         case BindSevens(cards=cards):
             _check_cards(cards, state)
             if len(cards) != 2:

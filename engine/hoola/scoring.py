@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from croupier.engine.hoola.melds import Bright, BrightKind, hand_value, jokers, plain_sum, sevens
 from croupier.engine.hoola.rules import PaymentMode, Penalty, TieMode
 from croupier.engine.hoola.state import HoolaState
-from croupier.engine.settlement import Factor, Settlement, SettlementLine, net_of
+from croupier.engine.settlement import Factor, Settlement, SettlementLine, amount_of, net_of
 
 
 @dataclass(frozen=True)
@@ -139,23 +139,19 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
             factors.append(Factor("table_multiplier", state.table_multiplier,
                                   f"round after {state.hoola_streak} Hoola round(s) in a row "
                                   "(hoola_table_multiplier)"))
-        amount = 1
-        for f in factors:
-            amount *= f.value
-        own[seat] = (amount, factors)
+        own[seat] = (amount_of(tuple(factors)), factors)
     payers = own
     liability = outcome.liability
     if liability is not None:
-        amount, factors = own[liability.seat]
-        factors = list(factors)
+        # The liable seat pays its own amount and, added on top, every other loser's × the penalty.
+        factors = list(own[liability.seat][1])
         for seat in losers:
             if seat != liability.seat:
                 covered = own[seat][0] * liability.multiplier
-                amount += covered
                 factors.append(Factor(liability.name, covered,
                                       f"{liability.reason}: pays seat {seat}'s {own[seat][0]}"
                                       f" × {liability.multiplier}", added=True))
-        payers = {liability.seat: (amount, factors)}
+        payers = {liability.seat: (amount_of(tuple(factors)), factors)}
     lines: list[SettlementLine] = []
     for payer in losers:
         if payer not in payers or payers[payer][0] == 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from croupier.engine import shared
 from croupier.engine.koikoi.cards import Card, deck, month
 from croupier.engine.koikoi.events import DealerDraw, Hand, RoundDealt
 from croupier.engine.shuffle import Seeds, shuffled
@@ -16,13 +17,7 @@ MAX_REDEALS = 1000
 
 def first_dealer(seeds: Seeds) -> tuple[int, tuple[DealerDraw, ...]]:
     """Each seat turns a card, seat 0 first; the earlier month deals; a tie turns again."""
-    turned = shuffled(deck(), seeds, 1, "first-dealer")
-    draws: list[DealerDraw] = []
-    for k in range(0, len(turned), 2):
-        draws += [DealerDraw(0, turned[k]), DealerDraw(1, turned[k + 1])]
-        if month(turned[k]) != month(turned[k + 1]):
-            return (0 if month(turned[k]) < month(turned[k + 1]) else 1), tuple(draws)
-    raise AssertionError("48 cards hold two different months")
+    return shared.first_dealer(deck(), seeds, month, DealerDraw)
 
 
 def _four_of_a_month(field: tuple[Card, ...]) -> bool:
