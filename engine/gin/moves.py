@@ -14,7 +14,7 @@ from croupier.engine.gin.events import (
     CardDiscarded, CardDrawn, CardLaidOff, Discard, DrawDiscard, DrawStock, EndLayOffs, GinCommand,
     GinEvent, HandDealt, Knock, Knocked, LayOff, LayOffsEnded, MatchEnded, NextHand, Pass, UpcardPassed,
 )
-from croupier.engine.gin.scoring import hand_ended, match_settlement, scored
+from croupier.engine.gin.scoring import GinOutcome, hand_ended, match_settlement, scored
 from croupier.engine.gin.state import GinState, Phase, evolve
 from croupier.engine.meld_solver import GIN, best_melds, deadwood, deadwood_count, extend
 
@@ -109,7 +109,7 @@ def _checked_events(state: GinState, seat: int, command: GinCommand) -> list[Gin
             if not at_the_wall(state):
                 raise IllegalCommand("MUST_DRAW", "draw a card (passing is for the first upcard "
                                      "and the wall)", R_GIN)
-            return [hand_ended(state, "WASH", None, [], (0, 0),
+            return [hand_ended(state, GinOutcome.WASH, None, [], (0, 0),
                                ("two cards were left in the stock: the hand is a wash",))]
         case Discard(card=card):
             _check_discard(state, hand, card)

@@ -26,7 +26,7 @@ from croupier.engine.hoola.melds import (
 from croupier.engine.hoola.rules import MAX_PLAYERS, ClaimPriority, ThankYouPenaltyScope
 from croupier.engine.hoola.deal import HAND_SIZE, deal
 from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind
-from croupier.engine.hoola.scoring import Liability, Outcome, lowest_hands, settle, table_settlement
+from croupier.engine.hoola.scoring import HoolaOutcome, Liability, Outcome, lowest_hands, settle, table_settlement
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
 from croupier.engine.settlement import Factor
 from croupier.engine.shared import check_cards, check_jokers
@@ -228,7 +228,7 @@ def _checked_events(state: HoolaState, seat: int, command: HoolaCommand,
             factor = Factor(option, getattr(state.rules, option),
                             f"seat {seat} declared {combination.name.lower().replace('_', ' ')}")
             return [CombinationDeclared(seat, combination),
-                    _round_ended(state, Outcome("COMBINATION", (seat,), factor))]
+                    _round_ended(state, Outcome(HoolaOutcome.COMBINATION, (seat,), factor))]
     raise AssertionError(f"a well-formed command has a case above: {command!r}")
 
 
@@ -495,7 +495,7 @@ def _after_discard(state: HoolaState, seat: int, card: Card, ctx: Context) -> li
         n = state.reshuffles + 1
         stock = shuffled(state.discards[:-1], ctx.seeds, state.round, f"reshuffle-{n}")
         return [StockReshuffled(stock, len(stock), n)]
-    return [_round_ended(state, Outcome("STOCK_OUT", lowest_hands(state, state.players),
+    return [_round_ended(state, Outcome(HoolaOutcome.STOCK_OUT, lowest_hands(state, state.players),
                                         notes=("the stock ran out",)))]
 
 
@@ -597,24 +597,24 @@ def _going_out(state: HoolaState, seat: int, perfect: bool) -> Outcome:
         liability = Liability(turn.thank_you_discarder, "thank_you_penalty_multiplier",
                               rules.thank_you_penalty_multiplier,
                               f"discarded {turn.thank_you_card}, taken by thank-you to go out")
-    return Outcome("GOING_OUT", (seat,), factor, liability, tuple(notes), hoola=hoola,
+    return Outcome(HoolaOutcome.GOING_OUT, (seat,), factor, liability, tuple(notes), hoola=hoola,
                    perfect_hoola=perfect, thank_you_hoola=hoola and thank_you)
 
 
 def _stop_outcome(state: HoolaState, seat: int, value: int) -> Outcome:
     others = [s for s in state.players if s != seat]
     if all(hand_value(state.hands[s], state.rules) > value for s in others):
-        return Outcome("STOP", (seat,), notes=(f"seat {seat} stopped with {value} and won",))
+        return Outcome(HoolaOutcome.STOP, (seat,), notes=(f"seat {seat} stopped with {value} and won",))
     liability = Liability(seat, "stop_penalty_multiplier", state.rules.stop_penalty_multiplier,
                           "failed stop")
-    return Outcome("FAILED_STOP", lowest_hands(state, others), liability=liability,
+    return Outcome(HoolaOutcome.FAILED_STOP, lowest_hands(state, others), liability=liability,
                    notes=(f"seat {seat} stopped with {value} but another hand was as low",))
 
 
 def _round_ended(state: HoolaState, outcome: Outcome) -> RoundEnded:
     settlement = settle(state, outcome)
     return RoundEnded(
-        round=state.round, outcome=outcome.kind, winners=outcome.winners,
+        round=state.round, outcome=outcome.kind.value, winners=outcome.winners,
         hands=tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands)),
         hand_values=tuple(hand_value(h, state.rules) for h in state.hands),
         hoola=outcome.hoola, perfect_hoola=outcome.perfect_hoola,

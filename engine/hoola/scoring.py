@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from croupier.engine.hoola.melds import Bright, BrightKind, hand_value, jokers, plain_sum, sevens
 from croupier.engine.hoola.rules import PaymentMode, Penalty, TieMode
@@ -21,11 +22,23 @@ class Liability:
     reason: str
 
 
+class HoolaOutcome(StrEnum):
+    """How a round ends (RULES.md §1.5), and the table's close (§1.8); events and settlements
+    hold the string (see :class:`MatchOutcome`)."""
+
+    GOING_OUT = "GOING_OUT"
+    STOP = "STOP"
+    FAILED_STOP = "FAILED_STOP"
+    STOCK_OUT = "STOCK_OUT"
+    COMBINATION = "COMBINATION"
+    TABLE_CLOSED = "TABLE_CLOSED"
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How the round ended, before any payment is computed."""
 
-    kind: str
+    kind: HoolaOutcome
     winners: tuple[int, ...]
     winner_factor: Factor | None = None
     liability: Liability | None = None
@@ -124,7 +137,7 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
     notes = list(outcome.notes)
     if len(winners) > 1 and rules.tie_mode is TieMode.VOID:
         notes.append("tie for the win with tie_mode VOID: nobody pays")
-        return _with_sit_outs(state, Settlement(state.round, winners, outcome.kind, (),
+        return _with_sit_outs(state, Settlement(state.round, winners, outcome.kind.value, (),
                                                 (0,) * state.seats, tuple(notes)))
     base = _base(state, losers, outcome)
     own: dict[int, tuple[int, list[Factor]]] = {}
@@ -165,7 +178,7 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
             split = f", split {len(winners)} ways" if len(winners) > 1 else ""
             lines.append(SettlementLine(payer, winner, part, tuple(factors),
                                         f"seat {payer} pays seat {winner} {part}{split}"))
-    return _with_sit_outs(state, Settlement(state.round, winners, outcome.kind, tuple(lines),
+    return _with_sit_outs(state, Settlement(state.round, winners, outcome.kind.value, tuple(lines),
                                             net_of(state.seats, tuple(lines)), tuple(notes)))
 
 
@@ -222,5 +235,5 @@ def table_settlement(state: HoolaState) -> Settlement:
                                         (Factor("table_balance", amount, reason, added=True),),
                                         f"seat {debtor[0]} pays seat {creditor[0]} {amount}"))
     winners = tuple(s for s, b in enumerate(state.scores) if b == max(state.scores))
-    return Settlement(state.round, winners, "TABLE_CLOSED", tuple(lines),
+    return Settlement(state.round, winners, HoolaOutcome.TABLE_CLOSED.value, tuple(lines),
                       net_of(state.seats, tuple(lines)), (f"{state.round} round(s) played",))

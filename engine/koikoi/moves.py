@@ -16,7 +16,7 @@ from croupier.engine.koikoi.events import (
     CaptureChosen, CardPlayed, CardTurned, ChooseCapture, KoiKoi, KoiKoiCalled, KoiKoiCommand,
     KoiKoiEvent, MatchEnded, NextRound, PlayCard, Shobu, ShobuCalled, YakuFormed,
 )
-from croupier.engine.koikoi.scoring import match_settlement, round_ended
+from croupier.engine.koikoi.scoring import KoiKoiOutcome, match_settlement, round_ended
 from croupier.engine.koikoi.state import KoiKoiState, Phase, evolve
 from croupier.engine.koikoi.yaku import formed_or_raised, hand_yaku, yaku
 
@@ -113,7 +113,7 @@ def _checked_events(state: KoiKoiState, seat: int, command: KoiKoiCommand) -> li
             return [KoiKoiCalled(seat)]
         case Shobu():
             emit(ShobuCalled(seat))
-            emit(round_ended(state, seat, "SHOBU"))
+            emit(round_ended(state, seat, KoiKoiOutcome.SHOBU))
             return events + _match_end(state)
     return events + _end_of_turn(state, seat, start)
 
@@ -187,13 +187,13 @@ def _end_of_turn(state: KoiKoiState, seat: int, start: tuple[Card, ...]) -> list
         events.append(YakuFormed(seat, now, sum(y.points for y in now)))
         state = evolve(state, events[-1])
         if state.koi_koi_by is not None:
-            events.append(round_ended(state, seat, "WON_AFTER_KOI_KOI"))
+            events.append(round_ended(state, seat, KoiKoiOutcome.WON_AFTER_KOI_KOI))
         elif state.last_turn:
-            events.append(round_ended(state, seat, "LAST_TURN_SHOBU"))
+            events.append(round_ended(state, seat, KoiKoiOutcome.LAST_TURN_SHOBU))
         else:
             return events
     elif state.last_turn:
-        events.append(round_ended(state, None, "DRAWN"))
+        events.append(round_ended(state, None, KoiKoiOutcome.DRAWN))
     else:
         return events
     return events + _match_end(evolve(state, events[-1]))
@@ -222,7 +222,7 @@ def dealt(state: KoiKoiState, event: KoiKoiEvent) -> list[KoiKoiEvent]:
     for seat in (state.dealer, state.other(state.dealer)):
         found = hand_yaku(state.hands[seat], state.rules)
         if found is not None:
-            events.append(round_ended(state, seat, found.kind.name, (found,)))
+            events.append(round_ended(state, seat, KoiKoiOutcome(found.kind.name), (found,)))
             return events + _match_end(evolve(state, events[-1]))
     return events
 

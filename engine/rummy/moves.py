@@ -21,7 +21,7 @@ from croupier.engine.rummy.events import (
     LayOff, LayOffCards, MeldCards, MeldsLaidDown, RummyCommand, RummyEvent, StockReshuffled,
     SwapJoker, TableMeld, TakeDiscard,
 )
-from croupier.engine.rummy.scoring import meld_value, round_ended
+from croupier.engine.rummy.scoring import RummyOutcome, meld_value, round_ended
 from croupier.engine.rummy.state import Phase, RummyState, evolve
 from croupier.engine.shared import check_cards, check_jokers
 from croupier.engine.shuffle import shuffled
@@ -413,12 +413,12 @@ def decide(state: RummyState, seat: int, command: RummyCommand, ctx: Context) ->
     for event in events:
         state = evolve(state, event)
     if not state.hands[seat]:
-        return events + [round_ended(state, "WENT_OUT", seat)]
+        return events + [round_ended(state, RummyOutcome.WENT_OUT, seat)]
     if isinstance(command, Discard) and not state.stock:
         limit = state.rules.max_reshuffles
         if len(state.discards) >= 2 and (limit == 0 or state.reshuffles < limit):
             n = state.reshuffles + 1
             stock = shuffled(state.discards[:-1], ctx.seeds, 1, f"reshuffle-{n}")
             return events + [StockReshuffled(stock, len(stock), n)]
-        return events + [round_ended(state, "STOCK_OUT", None)]
+        return events + [round_ended(state, RummyOutcome.STOCK_OUT, None)]
     return events

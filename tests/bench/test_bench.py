@@ -10,7 +10,7 @@ import pytest
 from croupier.engine.game import Context, fold
 from croupier.engine.hoola import HoolaGame
 from croupier.engine.hoola.rules import rules_for
-from croupier.engine.hoola.scoring import Outcome, settle
+from croupier.engine.hoola.scoring import HoolaOutcome, Outcome, settle
 from croupier.engine.hoola.state import Phase
 from croupier.engine.shuffle import Seeds
 from croupier.service.store import GameRecord, NewEvent, open_store
@@ -62,7 +62,7 @@ def test_validate_and_apply(benchmark) -> None:
 
 def test_settlement(benchmark) -> None:
     state = STATES[-1]
-    benchmark(settle, state, Outcome("STOCK_OUT", (0,)))
+    benchmark(settle, state, Outcome(HoolaOutcome.STOCK_OUT, (0,)))
 
 
 def test_fold_a_whole_game(benchmark) -> None:

@@ -16,7 +16,7 @@ from croupier.engine.koikoi.events import (
     NextRound, PlayCard, RoundDealt, RoundEnded, Shobu, ShobuCalled, YakuFormed,
 )
 from croupier.engine.koikoi.rules import NINTENDO
-from croupier.engine.koikoi.scoring import match_settlement, round_ended
+from croupier.engine.koikoi.scoring import KoiKoiOutcome, match_settlement, round_ended
 from croupier.engine.koikoi.state import Phase
 from croupier.engine.shuffle import Seeds, shuffled
 
@@ -213,7 +213,7 @@ SANKO_TAN = "1B 3B 12B 1R 4R 5R 7R 11R"
 ])
 def test_round_score(pile: str, koi_koi_by: int | None, points: int, factors: list) -> None:
     state = position(("", ""), "", captured=(pile, ""), koi_koi_by=koi_koi_by)
-    end = round_ended(state, 0, "SHOBU")
+    end = round_ended(state, 0, KoiKoiOutcome.SHOBU)
     assert end.points == points and end.totals == (points, 0)
     assert lines(end.settlement) == [(1, 0, points, factors)]
 
@@ -221,7 +221,7 @@ def test_round_score(pile: str, koi_koi_by: int | None, points: int, factors: li
 def test_stake_per_point_multiplies_the_payment_not_the_points() -> None:
     state = position(("", ""), "", captured=(SANKO_TAN, ""),
                      rules=dataclasses.replace(NINTENDO, stake_per_point=10))
-    end = round_ended(state, 0, "SHOBU")
+    end = round_ended(state, 0, KoiKoiOutcome.SHOBU)
     assert end.points == 6 and end.settlement.lines[0].amount == 60
     assert end.settlement.lines[0].factors[-1].name == "stake_per_point"
 
