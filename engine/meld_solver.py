@@ -277,6 +277,12 @@ def best_melds(hand: Iterable[Card], rules: MeldRules) -> tuple[tuple[Meld, ...]
     return tuple(m for cards in melds if (m := arrange(cards, rules)) is not None), rest
 
 
+def clear_cache() -> None:
+    """Forget the best arrangements found so far (they are memoized): the solver works from
+    scratch again, as when timing it."""
+    _best.cache_clear()
+
+
 @lru_cache(maxsize=8192)
 def _best(cards: tuple[Card, ...], rules: MeldRules) -> tuple[tuple[tuple[Card, ...], ...],
                                                               tuple[Card, ...]]:

@@ -1,4 +1,4 @@
-"""Checks every game's random-play tests share: card visibility and replaying a log."""
+"""Checks every game's tests share: refusals, card visibility, deadlines and replaying a log."""
 
 from __future__ import annotations
 
@@ -6,8 +6,20 @@ import dataclasses
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from croupier.engine.game import Context, fold
+import pytest
+
+from croupier.engine.game import CommandError, Context, fold
 from croupier.engine.shuffle import Seeds
+
+
+def refused(game: Any, state: Any, seat: int, command: Any, reason: str,
+            error: type[CommandError] = CommandError) -> None:
+    """``game`` refuses ``command`` from ``seat`` for ``reason`` (raising ``error``, any
+    :class:`CommandError` unless named), and its legal-move list does not offer it."""
+    with pytest.raises(error) as info:
+        game.validate(state, seat, command)
+    assert info.value.reason == reason, info.value.message
+    assert command not in game.legal_commands(state, seat)
 
 
 def cards_in(value: Any, known: Collection[str]) -> set[str]:

@@ -20,7 +20,8 @@ def first_dealer(seeds: Seeds) -> tuple[int, tuple[DealerDraw, ...]]:
     return shared.first_dealer(deck(), seeds, month, DealerDraw)
 
 
-def _four_of_a_month(field: tuple[Card, ...]) -> bool:
+def four_of_a_month(field: tuple[Card, ...]) -> bool:
+    """Whether the field shows all four cards of a month: such a deal is redealt (RULES.md §2.2)."""
     return max(Counter(month(c) for c in field).values()) == 4
 
 
@@ -34,7 +35,7 @@ def deal(seeds: Seeds, round_no: int, dealer: int | None,
     for redeals in range(MAX_REDEALS):
         cards = shuffled(deck(), seeds, round_no, "deal" if redeals == 0 else f"redeal-{redeals}")
         field = cards[2 * HAND_SIZE:2 * HAND_SIZE + FIELD_SIZE]
-        if not _four_of_a_month(field):
+        if not four_of_a_month(field):
             break
     else:  # pragma: no cover - astronomically unlikely
         raise AssertionError("no deal without four of a month on the field")

@@ -155,8 +155,8 @@ RUMMY = RummyGame()
 
 def test_gin_least_deadwood_of_eleven_cards(benchmark) -> None:
     hand = ("AS", "2S", "3S", "4S", "5S", "5H", "5D", "9C", "TC", "JC", "QC")
-    from croupier.engine.meld_solver import _best
-    benchmark(lambda: (_best.cache_clear(), best_melds(hand, GIN_MELDS)))
+    from croupier.engine.meld_solver import clear_cache
+    benchmark(lambda: (clear_cache(), best_melds(hand, GIN_MELDS)))
 
 
 def test_gin_legal_moves_discard_phase(benchmark) -> None:
