@@ -1,4 +1,6 @@
-"""Sets and runs of the rummy family (RULES.md §3.2, §4), shared by Rummy with jokers and Gin Rummy.
+"""Sets and runs of the rummy family (RULES.md §1.3, §3.2, §4), shared by Hoola, Rummy with jokers
+and Gin Rummy; what differs between them is a :class:`MeldRules` setting (Hoola's ace wrap, its
+special sevens and rank-only set jokers among them).
 
 A meld is validated from its cards in any order. Jokers go where the natural cards fix them (a gap
 in a run); a joker that could stand at either end of a run stands for the card the client names,
@@ -52,8 +54,14 @@ class MeldRules:
     set_jokers: tuple[int, int] = (1, 2)
     # Whether two jokers may stand side by side in a run.
     adjacent_jokers: bool = False
-    # A run that holds a natural 7 needs only two cards (Hoola: sevens are special).
-    seven_runs: bool = False
+    # Hoola's sevens (RULES.md §1.3): a 7 alone is a meld, a lone 7 still open; and a meld holding
+    # a natural 7 may be two cards long (two 7s, a 7 and its neighbour, a 7 and a joker: then one
+    # natural card is enough).
+    lone_seven: bool = False
+    two_card_sevens: bool = False
+    # A client naming a set's joker names its rank only: the set's jokers take the suits it lacks
+    # in joker order (Hoola). Otherwise a named suit counts, and must be one the set lacks.
+    set_joker_rank_only: bool = False
 
 
 RUMMY = MeldRules()
@@ -115,7 +123,7 @@ def _runs(naturals: list[Card], jokers: list[Card], rules: MeldRules,
     s = suit(naturals[0])
     length = len(naturals) + len(jokers)
     holds_a_seven = any(rank(c) == SEVEN for c in naturals)
-    if length < (2 if rules.seven_runs and holds_a_seven else SHORTEST_MELD):
+    if length < (2 if rules.two_card_sevens and holds_a_seven else SHORTEST_MELD):
         return []
     found = []
     for window in _run_windows(length, rules):
@@ -153,11 +161,17 @@ def _set(naturals: list[Card], jokers: list[Card], rules: MeldRules,
     if len({rank(c) for c in naturals}) != 1 or len({suit(c) for c in naturals}) != len(naturals):
         return None
     length = len(naturals) + len(jokers)
-    if not SHORTEST_MELD <= length <= LARGEST_SET or (
-            len(jokers) > rules.set_jokers[length - SHORTEST_MELD]):
-        return None
     r = rank(naturals[0])
+    shortest = 2 if rules.two_card_sevens and r == SEVEN else SHORTEST_MELD
+    if not shortest <= length <= LARGEST_SET or (
+            length >= SHORTEST_MELD and len(jokers) > rules.set_jokers[length - SHORTEST_MELD]):
+        return None
     missing = [x for x in SUITS if x not in {suit(c) for c in naturals}]
+    if rules.set_joker_rank_only:
+        if any(rank(card) != r for card in named.values()):
+            return None
+        return Meld(MeldKind.SET, tuple(sorted(naturals)) + tuple(sorted(jokers)),
+                    tuple(JokerAs(j, face(r, x)) for j, x in zip(sorted(jokers), missing)))
     uses = []
     for joker in sorted(jokers):
         card = named.get(joker)
@@ -184,7 +198,13 @@ def arrangements(cards: Iterable[Card], rules: MeldRules,
         return []
     jokers = [c for c in cards if is_joker(c)]
     naturals = [c for c in cards if not is_joker(c)]
-    if len(naturals) < rules.min_naturals or not naturals:
+    if not naturals:
+        return []
+    one_seven = len(naturals) == 1 and rank(naturals[0]) == SEVEN
+    if rules.lone_seven and one_seven and not jokers:
+        return [Meld(MeldKind.LONE_SEVEN, cards)]
+    if len(naturals) < rules.min_naturals and not (
+            rules.two_card_sevens and one_seven and len(cards) == 2):
         return []
     a_set = _set(naturals, jokers, rules, named)
     return runs(naturals, jokers, rules, named) + ([a_set] if a_set is not None else [])

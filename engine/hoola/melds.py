@@ -17,11 +17,10 @@ from enum import Enum
 from functools import lru_cache
 from itertools import combinations
 
-from croupier.engine.cards import SUITS, Card, is_joker, rank, sort_cards, suit
+from croupier.engine import meld_solver as solver
+from croupier.engine.cards import Card, is_joker, rank, sort_cards
 from croupier.engine.hoola.rules import HoolaRules
-from croupier.engine.meld_solver import (
-    LARGEST_SET, SEVEN, SHORTEST_MELD, JokerAs, Meld, MeldKind, MeldRules, face, runs,
-)
+from croupier.engine.meld_solver import SEVEN, JokerAs, Meld, MeldKind, MeldRules
 
 
 @dataclass(frozen=True)
@@ -39,26 +38,12 @@ Arranged = Meld
 
 @lru_cache(maxsize=64)
 def meld_rules(rules: HoolaRules) -> MeldRules:
-    """Hoola's runs for the solver (RULES.md §1.3): ``ace_wrap`` or ``ace_low_only`` as the rules
-    say, jokers side by side allowed, and a run holding a 7 two cards long."""
+    """Hoola's melds for the solver (RULES.md §1.3 and its decisions): runs with ``ace_wrap`` or
+    ``ace_low_only`` as the rules say and jokers side by side allowed; sevens special (a lone 7,
+    two-card melds holding a 7); a set's jokers named by rank only; two naturals in a new meld."""
     return MeldRules(ace_high=not rules.ace_low_only, ace_wrap=rules.ace_wrap,
-                     adjacent_jokers=True, seven_runs=True)
-
-
-def _set(naturals: list[Card], jokers: list[Card], named: dict[Card, Card]) -> Arranged | None:
-    """The cards as one set: one rank; a joker takes the set's rank (a named card must have it)."""
-    ranks = {rank(c) for c in naturals}
-    if len(ranks) != 1:
-        return None
-    r = ranks.pop()
-    length = len(naturals) + len(jokers)
-    if length > LARGEST_SET or not (length >= SHORTEST_MELD or (r == SEVEN and length >= 2)):
-        return None
-    if any(rank(card) != r or is_joker(card) for card in named.values()):
-        return None
-    missing = [x for x in SUITS if x not in {suit(c) for c in naturals}]
-    uses = tuple(JokerAs(j, face(r, x)) for j, x in zip(sorted(jokers), missing))
-    return Arranged(MeldKind.SET, tuple(sorted(naturals)) + tuple(sorted(jokers)), uses)
+                     adjacent_jokers=True, lone_seven=True, two_card_sevens=True,
+                     set_joker_rank_only=True)
 
 
 def arrangements(cards: Iterable[Card], rules: HoolaRules,
@@ -69,29 +54,13 @@ def arrangements(cards: Iterable[Card], rules: HoolaRules,
     makes a set. ``named`` fixes what jokers stand for; a joker named a card that fits nowhere
     leaves no arrangement.
     """
-    cards = tuple(cards)
-    named = dict(named or {})
-    if not cards or len(set(cards)) != len(cards) or any(j not in cards for j in named):
-        return []
-    jokers = [c for c in cards if is_joker(c)]
-    naturals = [c for c in cards if not is_joker(c)]
-    if not naturals:
-        return []
-    if not jokers:
-        if len(naturals) == 1:
-            return [Arranged(MeldKind.LONE_SEVEN, cards)] if rank(cards[0]) == SEVEN else []
-    elif len(naturals) < 2 and not (len(cards) == 2 and rank(naturals[0]) == SEVEN):
-        return []  # a new meld needs two naturals, but for a natural 7 with one joker
-    found = runs(naturals, jokers, meld_rules(rules), named)
-    a_set = _set(naturals, jokers, named)
-    return found + ([a_set] if a_set is not None else [])
+    return solver.arrangements(cards, meld_rules(rules), named)
 
 
 def arrange(cards: Iterable[Card], rules: HoolaRules,
             named: dict[Card, Card] | None = None) -> Arranged | None:
     """The default arrangement of the cards as a meld, or ``None`` if they make none."""
-    found = arrangements(cards, rules, named)
-    return found[0] if found else None
+    return solver.arrange(cards, meld_rules(rules), named)
 
 
 def extensions(meld: TableMeld, cards: Iterable[Card], rules: HoolaRules,
