@@ -4,7 +4,7 @@ joker namings a command carries, and the first dealer's draw."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from croupier.engine.cards import Card, is_card as is_face, is_joker
 from croupier.engine.game import MalformedCommand
@@ -15,11 +15,34 @@ T = TypeVar("T")
 D = TypeVar("D")
 
 
+class Identified(Protocol):
+    """A table meld: known by its id."""
+
+    @property
+    def id(self) -> int: ...
+
+
+M = TypeVar("M", bound=Identified)
+
+
 # --- states -------------------------------------------------------------------------------------
 
 def replace_at(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
     """``values`` with the item at ``index`` replaced by ``value`` (states are immutable)."""
     return values[:index] + (value,) + values[index + 1:]
+
+
+def without(cards: tuple[Card, ...], gone: tuple[Card, ...]) -> tuple[Card, ...]:
+    """``cards`` but those ``gone`` (put down, discarded), in their order."""
+    return tuple(c for c in cards if c not in gone)
+
+
+def placed(melds: tuple[M, ...], meld: M) -> tuple[M, ...]:
+    """The table with ``meld`` in place of the meld of its id, or added last if it is new."""
+    for i, old in enumerate(melds):
+        if old.id == meld.id:
+            return replace_at(melds, i, meld)
+    return melds + (meld,)
 
 
 # --- commands -----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from croupier.engine.hoola.events import (
 )
 from croupier.engine.hoola.melds import TableMeld
 from croupier.engine.hoola.rules import HoolaRules
-from croupier.engine.shared import replace_at
+from croupier.engine.shared import placed, replace_at, without
 
 
 class Phase(Enum):
@@ -94,21 +94,10 @@ class HoolaState:
         return len(self.players) + len(self.sat_out)
 
 
-def _without(cards: tuple[Card, ...], gone: tuple[Card, ...]) -> tuple[Card, ...]:
-    return tuple(c for c in cards if c not in gone)
-
-
 def _put_down(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> HoolaState:
     turn = replace(state.this_turn, put_down=state.this_turn.put_down + cards)
-    return replace(state, hands=replace_at(state.hands, seat, _without(state.hands[seat], cards)),
+    return replace(state, hands=replace_at(state.hands, seat, without(state.hands[seat], cards)),
                    this_turn=turn)
-
-
-def _place(melds: tuple[TableMeld, ...], meld: TableMeld) -> tuple[TableMeld, ...]:
-    for i, old in enumerate(melds):
-        if old.id == meld.id:
-            return replace_at(melds, i, meld)
-    return melds + (meld,)
 
 
 def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
@@ -158,17 +147,17 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
                                                melded_before=state.melded[seat]))
             turn = replace(state.this_turn, thank_you_card=card, thank_you_discarder=discarder)
             state = replace(state, discards=state.discards[:-1], phase=Phase.PLAY, this_turn=turn,
-                            melds=_place(state.melds, meld), melded=replace_at(state.melded, seat, True))
+                            melds=placed(state.melds, meld), melded=replace_at(state.melded, seat, True))
             return _put_down(state, seat, tuple(c for c in meld.cards if c != card))
         case MeldMade(seat=seat, meld=meld):
-            state = replace(state, melds=_place(state.melds, meld),
+            state = replace(state, melds=placed(state.melds, meld),
                             melded=replace_at(state.melded, seat, True))
             return _put_down(state, seat, meld.cards)
         case CardsLaidOff(seat=seat, cards=cards, meld=meld) | SevensBound(seat=seat, cards=cards,
                                                                              meld=meld):
-            return _put_down(replace(state, melds=_place(state.melds, meld)), seat, cards)
+            return _put_down(replace(state, melds=placed(state.melds, meld)), seat, cards)
         case CardDiscarded(seat=seat, card=card):
-            state = replace(state, hands=replace_at(state.hands, seat, _without(state.hands[seat], (card,))),
+            state = replace(state, hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
                             discards=state.discards + (card,), top_discarder=seat, claims=(),
                             claim_window_end_ms=0)
             if not state.hands[seat] or (not state.stock and not may_reshuffle(state)):
