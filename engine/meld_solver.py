@@ -168,6 +168,7 @@ def _set(naturals: list[Card], jokers: list[Card], rules: MeldRules,
         return None
     missing = [x for x in SUITS if x not in {suit(c) for c in naturals}]
     if rules.set_joker_rank_only:
+        # A named joker must have the set's rank; its suit is not the client's to choose.
         if any(rank(card) != r for card in named.values()):
             return None
         return Meld(MeldKind.SET, tuple(sorted(naturals)) + tuple(sorted(jokers)),
@@ -188,7 +189,8 @@ def _set(naturals: list[Card], jokers: list[Card], rules: MeldRules,
 
 def arrangements(cards: Iterable[Card], rules: MeldRules,
                  named: dict[Card, Card] | None = None) -> list[Meld]:
-    """Every way the cards make one meld, the default first (RULES.md §3.2).
+    """Every way the cards make one meld, the default first (RULES.md §1.3, §3.2): runs (the one
+    reaching highest first), then the set.
 
     ``named`` fixes what jokers stand for; a named card that fits nowhere leaves no arrangement.
     """
