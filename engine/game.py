@@ -9,11 +9,15 @@ A game is a rule set plus pure functions over an immutable state (the functional
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
 class CommandError(Exception):
@@ -51,13 +55,18 @@ S = TypeVar("S")
 E = TypeVar("E")
 C = TypeVar("C")
 R = TypeVar("R")
+# A rule set: a frozen dataclass of options.
+RulesT = TypeVar("RulesT", bound="DataclassInstance")
 
 
 class Game(Protocol, Generic[R, S, E, C]):
     """One game kind. Implementations are stateless; everything lives in ``S``."""
 
     kind: str
-    default_preset: str
+
+    @property
+    def default_preset(self) -> str:
+        """The preset a game gets when it names none."""
 
     def presets(self) -> dict[str, R]: ...
 
@@ -81,6 +90,10 @@ class Game(Protocol, Generic[R, S, E, C]):
         """Events that time has made due by ``now_ms`` (``decide`` records them first; reads apply
         them to show the game as of now)."""
 
+    def next_deadline(self, state: S) -> int | None:
+        """The earliest time (ms) at which :meth:`advance` would produce events (a claim window
+        closing); ``None`` when nothing is due by time alone. A service arms its timer with it."""
+
     def validate(self, state: S, seat: int, command: C) -> None:
         """Raise :class:`CommandError` unless ``decide`` would accept the command."""
 
@@ -99,8 +112,11 @@ class Game(Protocol, Generic[R, S, E, C]):
 
     def is_finished(self, state: S) -> bool: ...
 
-    def settlements(self, events: list[E]) -> list[Any]:
+    def settlements(self, events: list[E]) -> list[Settlement]:
         """The itemized settlement of every finished round, in order."""
+
+    def final_settlement(self, events: list[E]) -> Settlement | None:
+        """The settlement of the whole game (the table, the match) once it is over, else ``None``."""
 
 
 def fold(game: Game[Any, S, E, Any], events: Sequence[E], state: S | None = None) -> S:
@@ -111,9 +127,9 @@ def fold(game: Game[Any, S, E, Any], events: Sequence[E], state: S | None = None
     return current
 
 
-def rules_from_preset(game_name: str, presets: dict[str, R], default: str, preset: str,
+def rules_from_preset(game_name: str, presets: dict[str, RulesT], default: str, preset: str,
                       overrides: dict[str, Any], seats: int,
-                      validate: Callable[[R, int], None]) -> R:
+                      validate: Callable[[RulesT, int], None]) -> RulesT:
     """A game's effective rule set: ``preset`` (empty: ``default``) with ``overrides`` applied,
     then validated for ``seats``; raises :class:`InvalidRules` naming the preset or the option."""
     preset = preset or default
@@ -121,11 +137,11 @@ def rules_from_preset(game_name: str, presets: dict[str, R], default: str, prese
         raise InvalidRules("UNKNOWN_PRESET", f"unknown {game_name} preset {preset!r}; known: "
                            f"{', '.join(presets)}", field="preset")
     base = presets[preset]
-    names = {f.name for f in dataclasses.fields(base)}  # type: ignore[arg-type]
+    names = {f.name for f in dataclasses.fields(base)}
     for key in overrides:
         if key not in names:
             raise InvalidRules("UNKNOWN_OPTION", f"unknown {game_name} option {key!r}", field=key)
-    rules = dataclasses.replace(base, **overrides)  # type: ignore[type-var]
+    rules = dataclasses.replace(base, **overrides)
     validate(rules, seats)
     return rules
 
@@ -143,23 +159,42 @@ def accepted(candidates: Iterable[C], validate: Callable[[C], None]) -> list[C]:
     return list(legal)
 
 
-class PresetRules:
+R_co = TypeVar("R_co", covariant=True)
+
+
+class RulesModule(Protocol[R_co]):
+    """What a game's rules module offers: its presets, their descriptions, the default one, and
+    the effective rule set of a preset with overrides."""
+
+    @property
+    def DEFAULT_PRESET(self) -> str: ...
+
+    @property
+    def PRESETS(self) -> Mapping[str, R_co]: ...
+
+    @property
+    def PRESET_DESCRIPTIONS(self) -> Mapping[str, str]: ...
+
+    def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> R_co: ...
+
+
+class PresetRules(Generic[R]):
     """A game's named presets and rule sets, read from its rules module (``PRESETS``,
     ``PRESET_DESCRIPTIONS``, ``DEFAULT_PRESET``, ``rules_for``)."""
 
-    rules_module: Any
+    rules_module: RulesModule[R]
 
     @property
     def default_preset(self) -> str:
         return self.rules_module.DEFAULT_PRESET
 
-    def presets(self) -> dict[str, Any]:
+    def presets(self) -> dict[str, R]:
         return dict(self.rules_module.PRESETS)
 
     def preset_description(self, name: str) -> str:
         return self.rules_module.PRESET_DESCRIPTIONS.get(name, "")
 
-    def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> Any:
+    def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> R:
         return self.rules_module.rules_for(preset, overrides, seats)
 
 

@@ -1,4 +1,6 @@
-"""Sets and runs of the rummy family (RULES.md §3.2, §4), shared by Rummy with jokers and Gin Rummy.
+"""Sets and runs of the rummy family (RULES.md §1.3, §3.2, §4), shared by Hoola, Rummy with jokers
+and Gin Rummy; what differs between them is a :class:`MeldRules` setting (Hoola's ace wrap, its
+special sevens and rank-only set jokers among them).
 
 A meld is validated from its cards in any order. Jokers go where the natural cards fix them (a gap
 in a run); a joker that could stand at either end of a run stands for the card the client names,
@@ -25,20 +27,41 @@ from croupier.engine.cards import RANKS, SUITS, Card, is_joker, rank, suit
 class MeldKind(Enum):
     SET = 1
     RUN = 2
+    # A 7 alone on the table (Hoola, RULES.md §1.3): a meld still open to become a set or a run.
+    LONE_SEVEN = 3
+
+
+SEVEN = 7
+# A suit's ranks, ace to king: the longest run without the same ace at both ends.
+SUIT_LENGTH = 13
+# An ace above the king, as a rank value (Q K A).
+HIGH_ACE = 14
+SHORTEST_MELD = 3
+LARGEST_SET = 4
 
 
 @dataclass(frozen=True)
 class MeldRules:
     """What a legal meld is in one game."""
 
-    # Q K A is a run (the ace high); A 2 3 always is. There is never a wrap (K A 2).
+    # Q K A is a run (the ace high); A 2 3 always is.
     ace_high: bool = True
+    # K A 2 is a run too: the ranks lie on a circle (Hoola's ``ace_wrap``; overrides ``ace_high``).
+    ace_wrap: bool = False
     # The fewest natural cards in a meld.
     min_naturals: int = 2
     # The most jokers in a 3-card set and in a 4-card set.
     set_jokers: tuple[int, int] = (1, 2)
     # Whether two jokers may stand side by side in a run.
     adjacent_jokers: bool = False
+    # Hoola's sevens (RULES.md §1.3): a 7 alone is a meld, a lone 7 still open; and a meld holding
+    # a natural 7 may be two cards long (two 7s, a 7 and its neighbour, a 7 and a joker: then one
+    # natural card is enough).
+    lone_seven: bool = False
+    two_card_sevens: bool = False
+    # A client naming a set's joker names its rank only: the set's jokers take the suits it lacks
+    # in joker order (Hoola). Otherwise a named suit counts, and must be one the set lacks.
+    set_joker_rank_only: bool = False
 
 
 RUMMY = MeldRules()
@@ -67,16 +90,29 @@ class Meld:
 
 def face(rank_value: int, suit_letter: str) -> Card:
     """The one-deck code of a rank value (1–13, 14 for a high ace) in a suit: ``"8H"``."""
-    return RANKS[(rank_value - 1) % 13] + suit_letter
+    return RANKS[(rank_value - 1) % SUIT_LENGTH] + suit_letter
 
 
 def _run_windows(length: int, rules: MeldRules) -> list[list[int]]:
-    """Every stretch of ``length`` consecutive rank values a run may occupy (no wrap, and never
-    the same ace at both ends: at most 13 long)."""
-    top = 14 if rules.ace_high else 13
-    if length > 13:
+    """Every stretch of ``length`` consecutive rank values a run may occupy, never the same ace at
+    both ends (at most 13 long). Values run 1 (ace low) … 13, and 14 (ace high) with
+    ``ace_high``; with ``ace_wrap`` the ranks lie on a circle of 13."""
+    if length > SUIT_LENGTH:
         return []
+    if rules.ace_wrap:
+        if length == SUIT_LENGTH:
+            return [list(range(1, SUIT_LENGTH + 1))]
+        return [[(start - 1 + k) % SUIT_LENGTH + 1 for k in range(length)]
+                for start in range(1, SUIT_LENGTH + 1)]
+    top = HIGH_ACE if rules.ace_high else SUIT_LENGTH
     return [list(range(low, low + length)) for low in range(1, top - length + 2)]
+
+
+def runs(naturals: list[Card], jokers: list[Card], rules: MeldRules,
+         named: dict[Card, Card]) -> list[Meld]:
+    """Every reading of the cards as one run, the default first: the one reaching furthest past
+    its highest natural (an unnamed joker extends a run at its high end where it can)."""
+    return [m for _, m in sorted(_runs(naturals, jokers, rules, named), key=lambda x: -x[0])]
 
 
 def _runs(naturals: list[Card], jokers: list[Card], rules: MeldRules,
@@ -86,13 +122,15 @@ def _runs(naturals: list[Card], jokers: list[Card], rules: MeldRules,
         return []
     s = suit(naturals[0])
     length = len(naturals) + len(jokers)
-    if length < 3:
+    holds_a_seven = any(rank(c) == SEVEN for c in naturals)
+    if length < (2 if rules.two_card_sevens and holds_a_seven else SHORTEST_MELD):
         return []
     found = []
     for window in _run_windows(length, rules):
         slots: dict[int, Card] = {}
         for card in naturals:
-            value = 14 if rank(card) == 1 and 14 in window and 1 not in window else rank(card)
+            high = rank(card) == 1 and HIGH_ACE in window and 1 not in window
+            value = HIGH_ACE if high else rank(card)
             if value not in window or value in slots:
                 break
             slots[value] = card
@@ -102,10 +140,10 @@ def _runs(naturals: list[Card], jokers: list[Card], rules: MeldRules,
                 continue
             chosen: dict[int, JokerAs] = {}
             for joker, card in named.items():
-                value = next((v for v in free if face(v, s) == card[:2] and v not in chosen), None)
-                if value is None:
+                place = next((v for v in free if face(v, s) == card[:2] and v not in chosen), None)
+                if place is None:
                     break
-                chosen[value] = JokerAs(joker, face(value, s))
+                chosen[place] = JokerAs(joker, face(place, s))
             else:
                 open_slots = [v for v in free if v not in chosen]
                 highest = max(i for i, v in enumerate(window) if v in slots)
@@ -123,10 +161,18 @@ def _set(naturals: list[Card], jokers: list[Card], rules: MeldRules,
     if len({rank(c) for c in naturals}) != 1 or len({suit(c) for c in naturals}) != len(naturals):
         return None
     length = len(naturals) + len(jokers)
-    if not 3 <= length <= 4 or len(jokers) > rules.set_jokers[length - 3]:
-        return None
     r = rank(naturals[0])
+    shortest = 2 if rules.two_card_sevens and r == SEVEN else SHORTEST_MELD
+    if not shortest <= length <= LARGEST_SET or (
+            length >= SHORTEST_MELD and len(jokers) > rules.set_jokers[length - SHORTEST_MELD]):
+        return None
     missing = [x for x in SUITS if x not in {suit(c) for c in naturals}]
+    if rules.set_joker_rank_only:
+        # A named joker must have the set's rank; its suit is not the client's to choose.
+        if any(rank(card) != r for card in named.values()):
+            return None
+        return Meld(MeldKind.SET, tuple(sorted(naturals)) + tuple(sorted(jokers)),
+                    tuple(JokerAs(j, face(r, x)) for j, x in zip(sorted(jokers), missing)))
     uses = []
     for joker in sorted(jokers):
         card = named.get(joker)
@@ -143,7 +189,8 @@ def _set(naturals: list[Card], jokers: list[Card], rules: MeldRules,
 
 def arrangements(cards: Iterable[Card], rules: MeldRules,
                  named: dict[Card, Card] | None = None) -> list[Meld]:
-    """Every way the cards make one meld, the default first (RULES.md §3.2).
+    """Every way the cards make one meld, the default first (RULES.md §1.3, §3.2): runs (the one
+    reaching highest first), then the set.
 
     ``named`` fixes what jokers stand for; a named card that fits nowhere leaves no arrangement.
     """
@@ -153,11 +200,16 @@ def arrangements(cards: Iterable[Card], rules: MeldRules,
         return []
     jokers = [c for c in cards if is_joker(c)]
     naturals = [c for c in cards if not is_joker(c)]
-    if len(naturals) < rules.min_naturals or not naturals:
+    if not naturals:
         return []
-    runs = [m for _, m in sorted(_runs(naturals, jokers, rules, named), key=lambda x: -x[0])]
+    one_seven = len(naturals) == 1 and rank(naturals[0]) == SEVEN
+    if rules.lone_seven and one_seven and not jokers:
+        return [Meld(MeldKind.LONE_SEVEN, cards)]
+    if len(naturals) < rules.min_naturals and not (
+            rules.two_card_sevens and one_seven and len(cards) == 2):
+        return []
     a_set = _set(naturals, jokers, rules, named)
-    return runs + ([a_set] if a_set is not None else [])
+    return runs(naturals, jokers, rules, named) + ([a_set] if a_set is not None else [])
 
 
 def arrange(cards: Iterable[Card], rules: MeldRules,
@@ -221,21 +273,21 @@ def candidate_melds(hand: Iterable[Card], rules: MeldRules) -> list[tuple[Card, 
     for c in cards:
         by_rank.setdefault(rank(c), []).append(c)
     for group in by_rank.values():
-        for size in (3, 4):
+        for size in range(SHORTEST_MELD, LARGEST_SET + 1):
             for combo in combinations(group, size):
                 if arrange(combo, rules) is not None:
                     found.append(combo)
     for s in SUITS:
         held = {rank(c): c for c in cards if suit(c) == s}
-        values = sorted(held) + ([14] if rules.ace_high and 1 in held else [])
+        values = sorted(held) + ([HIGH_ACE] if rules.ace_high and 1 in held else [])
         for i, low in enumerate(values):
             run = [low]
             for value in values[i + 1:]:
                 if value != run[-1] + 1:
                     break
                 run.append(value)
-                if len(run) >= 3:
-                    found.append(tuple(held[1 if v == 14 else v] for v in run))
+                if len(run) >= SHORTEST_MELD:
+                    found.append(tuple(held[1 if v == HIGH_ACE else v] for v in run))
     return found
 
 
@@ -243,7 +295,14 @@ def best_melds(hand: Iterable[Card], rules: MeldRules) -> tuple[tuple[Meld, ...]
     """The melds that leave the least deadwood, and the deadwood (RULES.md §4). Of arrangements
     that leave as little, the first in a fixed order is chosen, so the answer is deterministic."""
     melds, rest = _best(tuple(sorted(set(hand))), rules)
-    return tuple(arrange(m, rules) for m in melds), rest  # type: ignore[misc]
+    # Every candidate is a natural meld, so each arranges.
+    return tuple(m for cards in melds if (m := arrange(cards, rules)) is not None), rest
+
+
+def clear_cache() -> None:
+    """Forget the best arrangements found so far (they are memoized): the solver works from
+    scratch again, as when timing it."""
+    _best.cache_clear()
 
 
 @lru_cache(maxsize=8192)

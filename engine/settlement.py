@@ -3,6 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class MatchOutcome(StrEnum):
+    """How a two-seat match by points ends (each game's own outcomes name how a round ends).
+
+    Outcomes are string enums with the very strings the protobuf contract carries: events and
+    settlements hold the plain string (``.value``), which a recorded game reads back as it was.
+    """
+
+    MATCH_OVER = "MATCH_OVER"
+    MATCH_DRAWN = "MATCH_DRAWN"
 
 
 @dataclass(frozen=True)
@@ -56,7 +68,7 @@ def net_of(seats: int, lines: tuple[SettlementLine, ...]) -> tuple[int, ...]:
     return tuple(net)
 
 
-def points_won(number: int, outcome: str, winner: int, factors: list[Factor], stake: int,
+def points_won(number: int, outcome: StrEnum, winner: int, factors: list[Factor], stake: int,
                notes: tuple[str, ...]) -> tuple[int, Settlement]:
     """A two-seat round won on points: the factors make the points, and the other seat pays them
     × ``stake``. Returns the points and the settlement."""
@@ -66,14 +78,14 @@ def points_won(number: int, outcome: str, winner: int, factors: list[Factor], st
     loser = 1 - winner
     line = SettlementLine(loser, winner, points * stake, tuple(factors),
                           f"seat {loser} pays seat {winner} {points * stake} for {points} point(s)")
-    return points, Settlement(number, (winner,), outcome, (line,), net_of(2, (line,)), notes)
+    return points, Settlement(number, (winner,), outcome.value, (line,), net_of(2, (line,)), notes)
 
 
 def match_settlement(number: int, totals: tuple[int, ...], stake: int, played: str) -> Settlement:
     """A two-seat match by points: the lower total pays the difference × ``stake``; equal totals
     draw. ``number`` is the last round's (or hand's) number; ``played`` says what was played."""
     if totals[0] == totals[1]:
-        return Settlement(number, (0, 1), "MATCH_DRAWN", (), (0, 0),
+        return Settlement(number, (0, 1), MatchOutcome.MATCH_DRAWN.value, (), (0, 0),
                           (f"both seats scored {totals[0]} over {played}: a draw",))
     winner = 0 if totals[0] > totals[1] else 1
     loser = 1 - winner
@@ -84,5 +96,5 @@ def match_settlement(number: int, totals: tuple[int, ...], stake: int, played: s
         factors.append(Factor("stake_per_point", stake, "stakes per point"))
     amount = amount_of(tuple(factors))
     line = SettlementLine(loser, winner, amount, tuple(factors), f"seat {loser} pays seat {winner} {amount}")
-    return Settlement(number, (winner,), "MATCH_OVER", (line,), net_of(2, (line,)),
+    return Settlement(number, (winner,), MatchOutcome.MATCH_OVER.value, (line,), net_of(2, (line,)),
                       (f"seat {winner} won the match {totals[winner]} to {totals[loser]}",))

@@ -1,4 +1,4 @@
-"""Checks every game's random-play tests share: card visibility and replaying a log."""
+"""Checks every game's tests share: refusals, card visibility, deadlines and replaying a log."""
 
 from __future__ import annotations
 
@@ -6,8 +6,20 @@ import dataclasses
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from croupier.engine.game import Context, fold
+import pytest
+
+from croupier.engine.game import CommandError, Context, fold
 from croupier.engine.shuffle import Seeds
+
+
+def refused(game: Any, state: Any, seat: int, command: Any, reason: str,
+            error: type[CommandError] = CommandError) -> None:
+    """``game`` refuses ``command`` from ``seat`` for ``reason`` (raising ``error``, any
+    :class:`CommandError` unless named), and its legal-move list does not offer it."""
+    with pytest.raises(error) as info:
+        game.validate(state, seat, command)
+    assert info.value.reason == reason, info.value.message
+    assert command not in game.legal_commands(state, seat)
 
 
 def cards_in(value: Any, known: Collection[str]) -> set[str]:
@@ -31,6 +43,21 @@ def play_commands(game: Any, seeds: Seeds, state: Any, seat: int,
         state = fold(game, new, state)
         events += new
     return state, events
+
+
+# A time no game reaches: "never" for a timer.
+FAR_FUTURE_MS = 2**62
+
+
+def assert_next_deadline_is_exact(game: Any, state: Any) -> None:
+    """``next_deadline`` is the first moment ``advance`` has events: nothing a millisecond
+    before, something at it; and with no deadline, nothing however late."""
+    deadline = game.next_deadline(state)
+    if deadline is None:
+        assert game.advance(state, FAR_FUTURE_MS) == []
+    else:
+        assert game.advance(state, deadline - 1) == []
+        assert game.advance(state, deadline) != []
 
 
 def assert_replay_reproduces(game: Any, rules: Any, seats: int, seeds: Seeds,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from croupier.engine import shared
 from croupier.engine.cards import rank, standard_deck
 from croupier.engine.gin.events import DealerDraw, Hand, HandDealt
 from croupier.engine.shuffle import Seeds, shuffled
@@ -11,13 +12,7 @@ HAND_SIZE = 10
 
 def first_dealer(seeds: Seeds) -> tuple[int, tuple[DealerDraw, ...]]:
     """Each seat turns a card, seat 0 first; the lower rank deals; equal ranks turn again."""
-    turned = shuffled(standard_deck(), seeds, 1, "first-dealer")
-    draws: list[DealerDraw] = []
-    for k in range(0, len(turned), 2):
-        draws += [DealerDraw(0, turned[k]), DealerDraw(1, turned[k + 1])]
-        if rank(turned[k]) != rank(turned[k + 1]):
-            return (0 if rank(turned[k]) < rank(turned[k + 1]) else 1), tuple(draws)
-    raise AssertionError("52 cards hold two different ranks")
+    return shared.first_dealer(standard_deck(), seeds, rank, DealerDraw)
 
 
 def deal(seeds: Seeds, number: int, dealer: int | None, totals: tuple[int, ...] = (0, 0)) -> HandDealt:

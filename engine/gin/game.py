@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
-
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank, name
 from croupier.engine.game import Context, PresetRules, others_hidden
@@ -18,6 +16,7 @@ from croupier.engine.gin.events import (
 from croupier.engine.gin.rules import GinRules
 from croupier.engine.gin.state import GinState, Phase, evolve
 from croupier.engine.meld_solver import GIN, Meld, best_melds, deadwood_count
+from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
 
 
@@ -44,7 +43,7 @@ class GinView:
     rules: GinRules
 
 
-class GinGame(PresetRules):
+class GinGame(PresetRules[GinRules]):
     """Gin Rummy (RULES.md §4)."""
 
     kind = "gin"
@@ -68,6 +67,9 @@ class GinGame(PresetRules):
     def advance(self, state: GinState, now_ms: int) -> list[GinEvent]:
         return []
 
+    def next_deadline(self, state: GinState) -> int | None:
+        return None  # nothing happens by time alone
+
     def validate(self, state: GinState, seat: int, command: GinCommand) -> None:
         moves.validate(state, seat, command)
 
@@ -77,7 +79,7 @@ class GinGame(PresetRules):
     def is_finished(self, state: GinState) -> bool:
         return state.phase is Phase.MATCH_OVER
 
-    def label(self, state: GinState, command: GinCommand) -> str:
+    def label(self, state: GinState, command: object) -> str:
         match command:
             case DrawStock():
                 return "Draw from the stock"
@@ -100,6 +102,7 @@ class GinGame(PresetRules):
                 return "End lay-offs and score"
             case NextHand():
                 return "Deal the next hand"
+        # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 
     def redact(self, event: GinEvent, seat: int | None) -> GinEvent:
@@ -123,8 +126,8 @@ class GinGame(PresetRules):
             knocker=state.knock.seat if state.knock else None, last_hand=state.result,
             rules=state.rules)
 
-    def settlements(self, events: list[GinEvent]) -> list[Any]:
+    def settlements(self, events: list[GinEvent]) -> list[Settlement]:
         return [e.settlement for e in events if isinstance(e, HandEnded)]
 
-    def final_settlement(self, events: list[GinEvent]) -> Any | None:
+    def final_settlement(self, events: list[GinEvent]) -> Settlement | None:
         return next((e.settlement for e in events if isinstance(e, MatchEnded)), None)

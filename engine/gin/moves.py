@@ -1,5 +1,7 @@
 """Gin Rummy moves: validation, legal-move generation and the events a move produces — one code
-path (``validate`` holds every check; ``legal_commands`` keeps the candidates it accepts)."""
+path. One pass checks a command and builds its events on the way; ``validate`` runs it and drops
+the events, ``decide`` keeps them and adds the next deal and the match's end. ``legal_commands``
+keeps the candidates ``validate`` accepts."""
 
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ from croupier.engine.game import Context, IllegalCommand, MalformedCommand, acce
 from croupier.engine.gin.deal import deal
 from croupier.engine.gin.events import (
     CardDiscarded, CardDrawn, CardLaidOff, Discard, DrawDiscard, DrawStock, EndLayOffs, GinCommand,
-    GinEvent, Knock, Knocked, LayOff, LayOffsEnded, MatchEnded, NextHand, Pass, UpcardPassed,
+    GinEvent, HandDealt, Knock, Knocked, LayOff, LayOffsEnded, MatchEnded, NextHand, Pass, UpcardPassed,
 )
-from croupier.engine.gin.scoring import hand_ended, match_settlement, scored
+from croupier.engine.gin.scoring import GinOutcome, hand_ended, match_settlement, scored
 from croupier.engine.gin.state import GinState, Phase, evolve
 from croupier.engine.meld_solver import GIN, best_melds, deadwood, deadwood_count, extend
 
@@ -64,6 +66,11 @@ def _can_knock_after_taking(state: GinState, seat: int) -> bool:
 
 def validate(state: GinState, seat: int, command: GinCommand) -> None:
     """Raise :class:`MalformedCommand` or :class:`IllegalCommand` unless ``seat`` may play it now."""
+    _checked_events(state, seat, command)
+
+
+def _checked_events(state: GinState, seat: int, command: GinCommand) -> list[GinEvent]:
+    """Every check of :func:`validate`, and on the way the command's own events."""
     _check_well_formed(command)
     if state.phase is Phase.NOT_STARTED:
         raise IllegalCommand("NOT_STARTED", "the hand has not been dealt", R_GIN)
@@ -74,7 +81,7 @@ def validate(state: GinState, seat: int, command: GinCommand) -> None:
     if isinstance(command, NextHand):
         if state.phase is not Phase.HAND_OVER:
             raise IllegalCommand("HAND_IN_PLAY", "the hand is still being played", R_GIN)
-        return
+        return []  # the next deal comes from the seeds
     if state.phase is Phase.HAND_OVER:
         raise IllegalCommand("HAND_OVER", "the hand is over: deal the next hand", R_GIN)
     if seat != state.turn:
@@ -87,6 +94,7 @@ def validate(state: GinState, seat: int, command: GinCommand) -> None:
             if at_the_wall(state):
                 raise IllegalCommand("WALL", "two cards are left in the stock: take the discard to "
                                      "knock with it, or pass (a wash)", R_GIN)
+            return [CardDrawn(seat, state.stock[0], from_discard=False)]
         case DrawDiscard():
             if state.upcard_refused:
                 raise IllegalCommand("UPCARD_REFUSED", "both passed the upcard: draw from the "
@@ -94,36 +102,64 @@ def validate(state: GinState, seat: int, command: GinCommand) -> None:
             if at_the_wall(state) and not _can_knock_after_taking(state, seat):
                 raise IllegalCommand("WALL", "at the wall the discard may be taken only to knock "
                                      "with it", R_GIN)
+            return [CardDrawn(seat, state.discard_top, from_discard=True)]
         case Pass():
-            if state.phase is Phase.DRAW and not at_the_wall(state):
+            if state.phase is Phase.FIRST_UPCARD:
+                return [UpcardPassed(seat)]
+            if not at_the_wall(state):
                 raise IllegalCommand("MUST_DRAW", "draw a card (passing is for the first upcard "
                                      "and the wall)", R_GIN)
+            return [hand_ended(state, GinOutcome.WASH, None, [], (0, 0),
+                               ("two cards were left in the stock: the hand is a wash",))]
         case Discard(card=card):
             _check_discard(state, hand, card)
             if len(state.stock) <= WALL and state.taken is not None:
                 raise IllegalCommand("WALL_KNOCK", "a discard taken at the wall must knock", R_GIN)
+            return [CardDiscarded(seat, card)]
         case Knock(card=card):
-            if not card:
-                if not state.rules.big_gin_bonus:
-                    raise IllegalCommand("NO_BIG_GIN", "big gin is not in these rules "
-                                         "(big_gin_bonus); knock with a discard", R_GIN)
-                if deadwood(hand, GIN) != 0:
-                    raise IllegalCommand("NOT_BIG_GIN", "big gin needs all eleven cards melded",
-                                         R_GIN)
-                return
-            _check_discard(state, hand, card)
-            left = deadwood(tuple(c for c in hand if c != card), GIN)
-            if left > state.rules.knock_card:
-                raise IllegalCommand("DEADWOOD_TOO_HIGH", f"deadwood {left} is over the knock "
-                                     f"card {state.rules.knock_card}", R_GIN)
+            return _knock(state, seat, hand, card)
         case LayOff(card=card, meld=index):
             if card not in hand:
                 raise IllegalCommand("CARD_NOT_IN_HAND", f"{name(card)} is not in your hand", R_GIN)
             if not 0 <= index < len(state.table):
                 raise IllegalCommand("NO_SUCH_MELD", f"the knocker has no meld {index}", R_GIN)
-            if extend(state.table[index], (card,), GIN) is None:
+            after = extend(state.table[index], (card,), GIN)
+            if after is None:
                 raise IllegalCommand("CANNOT_LAY_OFF", f"{name(card)} does not extend meld "
                                      f"{' '.join(state.table[index].cards)}", R_GIN)
+            return [CardLaidOff(seat, card, index, after)]
+        case EndLayOffs():
+            return _shown_and_scored(state)
+    raise AssertionError(f"a well-formed command has a case above: {command!r}")
+
+
+def _knock(state: GinState, seat: int, hand: tuple[Card, ...], card: Card) -> list[GinEvent]:
+    """A knock with ``card`` discarded, or big gin with no discard (RULES.md §4): the knocker's
+    best melds are shown; gin leaves the defender no lay-off, so the hand is scored at once."""
+    if card:
+        _check_discard(state, hand, card)
+    elif not state.rules.big_gin_bonus:
+        raise IllegalCommand("NO_BIG_GIN", "big gin is not in these rules (big_gin_bonus); knock "
+                             "with a discard", R_GIN)
+    kept = tuple(c for c in hand if c != card)
+    melds, left = best_melds(kept, GIN)
+    count = deadwood_count(left)
+    if not card and count != 0:
+        raise IllegalCommand("NOT_BIG_GIN", "big gin needs all eleven cards melded", R_GIN)
+    if count > state.rules.knock_card:
+        raise IllegalCommand("DEADWOOD_TOO_HIGH", f"deadwood {count} is over the knock card "
+                             f"{state.rules.knock_card}", R_GIN)
+    gin = not left
+    knocked = Knocked(seat, card, melds, left, count, gin, gin and not card)
+    if not gin:
+        return [knocked]
+    return [knocked, *_shown_and_scored(evolve(state, knocked))]
+
+
+def _shown_and_scored(state: GinState) -> list[GinEvent]:
+    """The defender (the seat to act after the knock) shows its melds; the hand is scored."""
+    shown = _defender_shows(state)
+    return [shown, scored(evolve(state, shown), shown.deadwood)]
 
 
 def _check_discard(state: GinState, hand: tuple[Card, ...], card: Card) -> None:
@@ -161,50 +197,21 @@ def legal_commands(state: GinState, seat: int) -> list[GinCommand]:
 
 def decide(state: GinState, seat: int, command: GinCommand, ctx: Context) -> list[GinEvent]:
     """The events ``command`` produces; raises like :func:`validate`."""
-    validate(state, seat, command)
-    events: list[GinEvent] = []
-
-    def emit(event: GinEvent) -> GinState:
-        nonlocal state
-        events.append(event)
+    events = _checked_events(state, seat, command)
+    for event in events:
         state = evolve(state, event)
-        return state
-
-    match command:
-        case DrawStock():
-            emit(CardDrawn(seat, state.stock[0], from_discard=False))
-        case DrawDiscard():
-            emit(CardDrawn(seat, state.discard_top, from_discard=True))
-        case Pass() if state.phase is Phase.FIRST_UPCARD:
-            emit(UpcardPassed(seat))
-        case Pass():
-            emit(hand_ended(state, "WASH", None, [], (0, 0),
-                            ("two cards were left in the stock: the hand is a wash",)))
-        case Discard(card=card):
-            emit(CardDiscarded(seat, card))
-        case Knock(card=card):
-            kept = tuple(c for c in state.hands[seat] if c != card)
-            melds, left = best_melds(kept, GIN)
-            gin = not left
-            emit(Knocked(seat, card, melds, left, deadwood_count(left), gin, gin and not card))
-            if gin:
-                emit(_defender_shows(state))
-                emit(scored(state, events[-1].deadwood))
-        case LayOff(card=card, meld=index):
-            after = extend(state.table[index], (card,), GIN)
-            assert after is not None
-            emit(CardLaidOff(seat, card, index, after))
-        case EndLayOffs():
-            emit(_defender_shows(state))
-            emit(scored(state, events[-1].deadwood))
-        case NextHand():
-            assert state.result is not None
-            winner = state.result.winner
-            emit(deal(ctx.seeds, state.hand + 1, state.dealer if winner is None else winner,
-                      state.totals))
+    if isinstance(command, NextHand):
+        events.append(_next_deal(state, ctx))
+        state = evolve(state, events[-1])
     if state.phase is Phase.HAND_OVER and max(state.totals) >= state.rules.match_points:
-        emit(MatchEnded(state.hand, state.totals, match_settlement(state)))
+        events.append(MatchEnded(state.hand, state.totals, match_settlement(state)))
     return events
+
+
+def _next_deal(state: GinState, ctx: Context) -> HandDealt:
+    """The next hand: its winner deals; after a hand nobody won, the dealer deals again."""
+    winner = state.result.winner if state.result is not None else None
+    return deal(ctx.seeds, state.hand + 1, state.dealer if winner is None else winner, state.totals)
 
 
 def _defender_shows(state: GinState) -> LayOffsEnded:

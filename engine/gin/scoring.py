@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from croupier.engine.gin.events import Hand, HandEnded
 from croupier.engine.gin.state import GinState
 from croupier.engine.settlement import (
@@ -9,19 +11,30 @@ from croupier.engine.settlement import (
 )
 
 
-def hand_ended(state: GinState, outcome: str, winner: int | None, factors: list[Factor],
+class GinOutcome(StrEnum):
+    """How a hand ends (RULES.md §4); events hold the string (see :class:`MatchOutcome`)."""
+
+    KNOCK = "KNOCK"
+    GIN = "GIN"
+    BIG_GIN = "BIG_GIN"
+    UNDERCUT = "UNDERCUT"
+    NO_SCORE = "NO_SCORE"
+    WASH = "WASH"
+
+
+def hand_ended(state: GinState, outcome: GinOutcome, winner: int | None, factors: list[Factor],
                deadwood: tuple[int, ...], notes: tuple[str, ...]) -> HandEnded:
     """The hand's end: ``winner`` scores the factors' amount, paid × ``stake_per_point``."""
     hands = tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands))
     knocker = state.knock.seat if state.knock else None
     if winner is None:
-        settlement = Settlement(state.hand, (), outcome, (), (0,) * state.seats, notes)
-        return HandEnded(state.hand, outcome, None, 0, knocker, deadwood, hands, state.totals,
+        settlement = Settlement(state.hand, (), outcome.value, (), (0,) * state.seats, notes)
+        return HandEnded(state.hand, outcome.value, None, 0, knocker, deadwood, hands, state.totals,
                          settlement)
     points, settlement = points_won(state.hand, outcome, winner, factors,
                                     state.rules.stake_per_point, notes)
     totals = tuple(t + (points if s == winner else 0) for s, t in enumerate(state.totals))
-    return HandEnded(state.hand, outcome, winner, points, knocker, deadwood, hands, totals, settlement)
+    return HandEnded(state.hand, outcome.value, winner, points, knocker, deadwood, hands, totals, settlement)
 
 
 def scored(state: GinState, defender_deadwood: int) -> HandEnded:
@@ -37,20 +50,20 @@ def scored(state: GinState, defender_deadwood: int) -> HandEnded:
             else ("gin_bonus", rules.gin_bonus, "nothing left unmelded")
         factors = [Factor("deadwood", defender_deadwood, f"defender seat {defender}'s deadwood"),
                    Factor(*bonus, added=True)]
-        return hand_ended(state, "BIG_GIN" if knock.big_gin else "GIN", knocker, factors, deadwood,
+        return hand_ended(state, GinOutcome.BIG_GIN if knock.big_gin else GinOutcome.GIN, knocker, factors, deadwood,
                           (f"seat {knocker} went {'big ' if knock.big_gin else ''}gin",))
     difference = defender_deadwood - knock.deadwood
     if difference > 0:
         factors = [Factor("deadwood_difference", difference, counts)]
-        return hand_ended(state, "KNOCK", knocker, factors, deadwood,
+        return hand_ended(state, GinOutcome.KNOCK, knocker, factors, deadwood,
                           (f"seat {knocker} knocked and won",))
     if difference < 0:
         factors = [Factor("deadwood_difference", -difference, counts),
                    Factor("undercut_bonus", rules.undercut_bonus, "the defender undercut the knock",
                           added=True)]
-        return hand_ended(state, "UNDERCUT", defender, factors, deadwood,
+        return hand_ended(state, GinOutcome.UNDERCUT, defender, factors, deadwood,
                           (f"seat {defender} undercut seat {knocker}'s knock",))
-    return hand_ended(state, "NO_SCORE", None, [], deadwood,
+    return hand_ended(state, GinOutcome.NO_SCORE, None, [], deadwood,
                       (f"equal deadwood ({counts}): nobody scores",))
 
 

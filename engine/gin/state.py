@@ -12,6 +12,7 @@ from croupier.engine.gin.events import (
 )
 from croupier.engine.gin.rules import GinRules
 from croupier.engine.meld_solver import Meld
+from croupier.engine.shared import replace_at, without
 
 
 class Phase(Enum):
@@ -65,14 +66,6 @@ class GinState:
         return self.discards[-1] if self.discards else None
 
 
-def _set(values: tuple, index: int, value: object) -> tuple:
-    return values[:index] + (value,) + values[index + 1:]
-
-
-def _without(cards: tuple[Card, ...], card: Card) -> tuple[Card, ...]:
-    return tuple(c for c in cards if c != card)
-
-
 def evolve(state: GinState, event: GinEvent) -> GinState:
     """The state after ``event``. Pure; never fails on an event ``decide`` produced."""
     match event:
@@ -98,20 +91,20 @@ def evolve(state: GinState, event: GinEvent) -> GinState:
             else:
                 taken = card if card is not None else state.stock[0]
                 state = replace(state, stock=state.stock[1:], taken=None)
-            return replace(state, hands=_set(state.hands, seat, state.hands[seat] + (taken,)),
+            return replace(state, hands=replace_at(state.hands, seat, state.hands[seat] + (taken,)),
                            phase=Phase.DISCARD, upcard_refused=False)
         case CardDiscarded(seat=seat, card=card):
-            return replace(state, hands=_set(state.hands, seat, _without(state.hands[seat], card)),
+            return replace(state, hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
                            discards=state.discards + (card,), turn=state.other(seat),
                            phase=Phase.DRAW, taken=None)
         case Knocked(seat=seat, card=card, melds=melds):
-            hands = _set(state.hands, seat, _without(state.hands[seat], card)) if card else state.hands
+            held = replace_at(state.hands, seat, without(state.hands[seat], (card,))) if card else state.hands
             discards = state.discards + (card,) if card else state.discards
-            return replace(state, hands=hands, discards=discards, knock=event, table=melds,
+            return replace(state, hands=held, discards=discards, knock=event, table=melds,
                            turn=state.other(seat), phase=Phase.LAY_OFF, taken=None)
         case CardLaidOff(seat=seat, card=card, meld=index, after=after):
-            return replace(state, hands=_set(state.hands, seat, _without(state.hands[seat], card)),
-                           table=_set(state.table, index, after))
+            return replace(state, hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
+                           table=replace_at(state.table, index, after))
         case LayOffsEnded():
             return state
         case HandEnded(totals=totals):

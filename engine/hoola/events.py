@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.cards import Card
-from croupier.engine.hoola.melds import Bright, JokerAs, TableMeld
+from croupier.engine.hoola.melds import Bright, TableMeld
+from croupier.engine.meld_solver import JokerAs
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.engine.settlement import Settlement
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
-
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
 from croupier.engine.game import Context, PresetRules, others_hidden
@@ -19,6 +17,7 @@ from croupier.engine.hoola.melds import TableMeld, hand_value
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.engine.hoola.state import HoolaState, Phase, evolve
 from croupier.engine.hoola.deal import deal
+from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
 
 @dataclass(frozen=True)
@@ -48,7 +47,7 @@ class HoolaView:
     sat_out: tuple[SatOut, ...]
 
 
-class HoolaGame(PresetRules):
+class HoolaGame(PresetRules[HoolaRules]):
     """Korean Hoola (RULES.md §1)."""
 
     kind = "hoola"
@@ -74,6 +73,10 @@ class HoolaGame(PresetRules):
         """Events that time has made due (a closed claim window); apply them before reading."""
         return moves.advance(state, now_ms)
 
+    def next_deadline(self, state: HoolaState) -> int | None:
+        """A claim window's close (battle Hoola, ``NEAREST_IN_TURN``): then the discard is awarded."""
+        return moves.next_deadline(state)
+
     def validate(self, state: HoolaState, seat: int, command: HoolaCommand) -> None:
         moves.validate(state, seat, command)
 
@@ -83,7 +86,7 @@ class HoolaGame(PresetRules):
     def is_finished(self, state: HoolaState) -> bool:
         return state.phase is Phase.TABLE_CLOSED
 
-    def label(self, state: HoolaState, command: HoolaCommand) -> str:
+    def label(self, state: HoolaState, command: object) -> str:
         match command:
             case Draw():
                 return "Draw from the stock"
@@ -109,6 +112,7 @@ class HoolaGame(PresetRules):
                 return "Play this round"
             case SitOut():
                 return "Sit this round out"
+        # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 
     def redact(self, event: HoolaEvent, seat: int | None) -> HoolaEvent:
@@ -123,8 +127,8 @@ class HoolaGame(PresetRules):
                 return dataclasses.replace(event, cards=(), jokers=())
             case StockReshuffled() | PlayBegan():
                 return dataclasses.replace(event, stock=())
-            case SatOut(seat=sitter, voluntary=True) if sitter != seat:
-                return dataclasses.replace(event, hand=())
+            case SatOut():
+                return _sat_out_as_seen(event, seat)
         return event
 
     def view(self, state: HoolaState, seat: int | None) -> HoolaView:
@@ -139,12 +143,20 @@ class HoolaGame(PresetRules):
             table_multiplier=state.table_multiplier,
             claimants=tuple(claim.seat for claim in state.claims),
             claim_window_end_ms=state.claim_window_end_ms, players=state.players,
-            sat_out=tuple(self.redact(sat, seat) for sat in state.sat_out))
+            sat_out=tuple(_sat_out_as_seen(sat, seat) for sat in state.sat_out))
 
-    def settlements(self, events: list[HoolaEvent]) -> list[Any]:
+    def settlements(self, events: list[HoolaEvent]) -> list[Settlement]:
         """The settlement of every finished round, in order."""
         return [e.settlement for e in events if isinstance(e, RoundEnded)]
 
-    def final_settlement(self, events: list[HoolaEvent]) -> Any | None:
+    def final_settlement(self, events: list[HoolaEvent]) -> Settlement | None:
         """The table's settlement once it is closed."""
         return next((e.settlement for e in events if isinstance(e, TableClosed)), None)
+
+
+def _sat_out_as_seen(sat: SatOut, seat: int | None) -> SatOut:
+    """A voluntary sitter-out's hand stays hidden from the others; an involuntary one shows its
+    brights (they are paid for)."""
+    if sat.voluntary and sat.seat != seat:
+        return dataclasses.replace(sat, hand=())
+    return sat

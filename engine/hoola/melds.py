@@ -9,22 +9,18 @@ the client names one, else it extends a run at its high end, else its low end, e
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
-from itertools import combinations, permutations
+from itertools import combinations
 
-from croupier.engine.cards import SUITS, Card, is_joker, rank, sort_cards, suit
+from croupier.engine import meld_solver as solver
+from croupier.engine.cards import Card, is_joker, rank, sort_cards
 from croupier.engine.hoola.rules import HoolaRules
-from croupier.engine.meld_solver import JokerAs, face
-
-
-class MeldKind(Enum):
-    SET = 1
-    RUN = 2
-    LONE_SEVEN = 3
+from croupier.engine.meld_solver import SEVEN, JokerAs, Meld, MeldKind, MeldRules
 
 
 @dataclass(frozen=True)
@@ -36,88 +32,18 @@ class TableMeld:
     jokers: tuple[JokerAs, ...] = ()
 
 
-@dataclass(frozen=True)
-class Arranged:
-    """One way some cards make a meld: its kind, the cards in table order, what each joker is."""
-
-    kind: MeldKind
-    cards: tuple[Card, ...]
-    jokers: tuple[JokerAs, ...] = ()
-
-    def named(self) -> dict[Card, Card]:
-        return {j.joker: j.card for j in self.jokers}
+# One way some cards make a meld: its kind, the cards in table order, what each joker is.
+Arranged = Meld
 
 
-SEVEN = 7
-
-
-def _windows(length: int, rules: HoolaRules) -> list[list[int]]:
-    """Every stretch of ``length`` consecutive ranks a run may occupy, as rank values.
-
-    Without ``ace_wrap`` the values run 1 (ace low) … 13, and 14 (ace high) unless
-    ``ace_low_only``; with it, the ranks lie on a circle of 13.
-    """
-    if rules.ace_wrap:
-        if length == 13:
-            return [list(range(1, 14))]
-        return [[(start - 1 + k) % 13 + 1 for k in range(length)] for start in range(1, 14)]
-    top = 13 if rules.ace_low_only else 14
-    return [list(range(lo, lo + length)) for lo in range(1, top - length + 2)]
-
-
-def _runs(naturals: list[Card], jokers: list[Card], rules: HoolaRules,
-          named: dict[Card, Card]) -> list[tuple[int, Arranged]]:
-    """Every way to read the cards as one run, with how far each reaches past its last natural."""
-    suits = {suit(c) for c in naturals}
-    if len(suits) != 1:
-        return []
-    s = suits.pop()
-    length = len(naturals) + len(jokers)
-    if length > 13 or not (length >= 3 or (length == 2 and any(rank(c) == SEVEN for c in naturals))):
-        return []
-    found = []
-    for window in _windows(length, rules):
-        slots: dict[int, Card] = {}
-        for card in naturals:
-            r = rank(card)
-            value = 14 if r == 1 and 14 in window and 1 not in window else r
-            if value not in window or value in slots:
-                break
-            slots[value] = card
-        else:
-            free = [v for v in window if v not in slots]
-            chosen: dict[int, JokerAs] = {}
-            for joker, card in named.items():
-                value = next((v for v in free if face(v, s) == card and v not in chosen), None)
-                if value is None:
-                    break
-                chosen[value] = JokerAs(joker, card)
-            else:
-                open_slots = [v for v in free if v not in chosen]
-                last = max(i for i, v in enumerate(window) if v in slots)
-                # Unnamed jokers may fill the open slots in any order: each order is a reading.
-                for order in permutations(sorted(j for j in jokers if j not in named)):
-                    uses = {**chosen, **{v: JokerAs(j, face(v, s)) for v, j in zip(open_slots, order)}}
-                    cards = tuple(slots[v] if v in slots else uses[v].joker for v in window)
-                    found.append((len(window) - 1 - last, Arranged(
-                        MeldKind.RUN, cards, tuple(sorted(uses.values(), key=lambda j: j.joker)))))
-    return found
-
-
-def _set(naturals: list[Card], jokers: list[Card], named: dict[Card, Card]) -> Arranged | None:
-    """The cards as one set: one rank; a joker takes the set's rank (a named card must have it)."""
-    ranks = {rank(c) for c in naturals}
-    if len(ranks) != 1:
-        return None
-    r = ranks.pop()
-    length = len(naturals) + len(jokers)
-    if length > 4 or not (length >= 3 or (r == SEVEN and length >= 2)):
-        return None
-    if any(rank(card) != r or is_joker(card) for card in named.values()):
-        return None
-    missing = [x for x in SUITS if x not in {suit(c) for c in naturals}]
-    uses = tuple(JokerAs(j, face(r, x)) for j, x in zip(sorted(jokers), missing))
-    return Arranged(MeldKind.SET, tuple(sorted(naturals)) + tuple(sorted(jokers)), uses)
+@lru_cache(maxsize=64)
+def meld_rules(rules: HoolaRules) -> MeldRules:
+    """Hoola's melds for the solver (RULES.md §1.3 and its decisions): runs with ``ace_wrap`` or
+    ``ace_low_only`` as the rules say and jokers side by side allowed; sevens special (a lone 7,
+    two-card melds holding a 7); a set's jokers named by rank only; two naturals in a new meld."""
+    return MeldRules(ace_high=not rules.ace_low_only, ace_wrap=rules.ace_wrap,
+                     adjacent_jokers=True, lone_seven=True, two_card_sevens=True,
+                     set_joker_rank_only=True)
 
 
 def arrangements(cards: Iterable[Card], rules: HoolaRules,
@@ -128,32 +54,13 @@ def arrangements(cards: Iterable[Card], rules: HoolaRules,
     makes a set. ``named`` fixes what jokers stand for; a joker named a card that fits nowhere
     leaves no arrangement.
     """
-    cards = tuple(cards)
-    named = dict(named or {})
-    if not cards or len(set(cards)) != len(cards) or any(j not in cards for j in named):
-        return []
-    jokers = [c for c in cards if is_joker(c)]
-    naturals = [c for c in cards if not is_joker(c)]
-    if not naturals:
-        return []
-    if not jokers:
-        if len(naturals) == 1:
-            return [Arranged(MeldKind.LONE_SEVEN, cards)] if rank(cards[0]) == SEVEN else []
-    elif len(naturals) < 2 and not (len(cards) == 2 and rank(naturals[0]) == SEVEN):
-        return []  # a new meld needs two naturals, but for a natural 7 with one joker
-    runs = [a for _, a in sorted(_runs(naturals, jokers, rules, named), key=lambda x: -x[0])]
-    found = runs
-    a_set = _set(naturals, jokers, named)
-    if a_set is not None:
-        found = runs + [a_set]
-    return found
+    return solver.arrangements(cards, meld_rules(rules), named)
 
 
 def arrange(cards: Iterable[Card], rules: HoolaRules,
             named: dict[Card, Card] | None = None) -> Arranged | None:
     """The default arrangement of the cards as a meld, or ``None`` if they make none."""
-    found = arrangements(cards, rules, named)
-    return found[0] if found else None
+    return solver.arrange(cards, meld_rules(rules), named)
 
 
 def extensions(meld: TableMeld, cards: Iterable[Card], rules: HoolaRules,
@@ -193,9 +100,15 @@ def hand_value(cards: Sequence[Card], rules: HoolaRules) -> int:
             total += rules.joker_value
         elif not (rules.four_of_a_kind_free and counts[rank(card)] == 4):
             total += rank(card)
-    total *= rules.seven_hand_multiplier ** counts[SEVEN]
-    total *= rules.joker_hand_multiplier ** sum(1 for c in cards if is_joker(c))
+    total *= power(rules.seven_hand_multiplier, counts[SEVEN])
+    total *= power(rules.joker_hand_multiplier, sum(1 for c in cards if is_joker(c)))
     return total
+
+
+def power(base: int, exponent: int) -> int:
+    """``base`` to a non-negative ``exponent`` (``int ** int`` is not an ``int`` to the type checker:
+    a negative exponent would make a float)."""
+    return math.prod([base] * exponent)
 
 
 def sevens(cards: Iterable[Card]) -> tuple[Card, ...]:

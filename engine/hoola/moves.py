@@ -1,8 +1,10 @@
 """Hoola moves: validation, legal-move generation and the events a move produces — one code path.
 
-``validate`` holds every check. ``legal_commands`` enumerates candidates and keeps exactly those
-``validate`` accepts; ``decide`` validates, then builds the events (python-chess's
-``generate_legal_moves`` / ``is_legal`` habit).
+One pass checks a command and builds its events on the way (each check yields what the events
+need, so nothing is derived twice): ``validate`` runs it and drops the events; ``decide`` keeps
+them and adds what follows by the seeds (a reshuffle, the sit-out shuffle, the next deal).
+``legal_commands`` enumerates candidates and keeps exactly those ``validate`` accepts
+(python-chess's ``generate_legal_moves`` / ``is_legal`` habit).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import combinations
 
-from croupier.engine.cards import Card, is_card, is_joker, rank, sort_cards, suit
+from croupier.engine.cards import SUITS, Card, is_card, is_joker, rank, sort_cards, suit
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
 from croupier.engine.hoola.events import (
     BindSevens, CardDiscarded, CardDrawn, CardsLaidOff, ClaimMade, CloseTable, Combination,
@@ -19,14 +21,15 @@ from croupier.engine.hoola.events import (
     SevensBound, SitOut, StockReshuffled, Stop, StopCalled, TableClosed, ThankYou,
 )
 from croupier.engine.hoola.melds import (
-    Arranged, JokerAs, MeldKind, TableMeld, arrange, arrangements, brights, extend, extensions,
-    hand_value, plain_sum,
+    Arranged, TableMeld, arrange, arrangements, brights, extend, extensions, hand_value, plain_sum,
 )
 from croupier.engine.hoola.rules import MAX_PLAYERS, ClaimPriority, ThankYouPenaltyScope
-from croupier.engine.hoola.deal import deal
-from croupier.engine.hoola.scoring import Liability, Outcome, lowest_hands, settle, table_settlement
+from croupier.engine.hoola.deal import HAND_SIZE, deal
+from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind
+from croupier.engine.hoola.scoring import HoolaOutcome, Liability, Outcome, lowest_hands, settle, table_settlement
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
 from croupier.engine.settlement import Factor
+from croupier.engine.shared import check_cards, check_jokers
 from croupier.engine.shuffle import shuffled
 
 R_TURN = "RULES.md §1.2"
@@ -41,24 +44,8 @@ R_SIT_OUT = "RULES.md §1.9"
 # --- validation -------------------------------------------------------------------------------
 
 def _check_cards(cards: tuple[Card, ...], state: HoolaState, field: str = "cards") -> None:
-    for card in cards:
-        if not isinstance(card, str) or not is_card(card, state.rules.jokers):
-            raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a card of this deck", field=field)
-    if len(set(cards)) != len(cards):
-        raise MalformedCommand("DUPLICATE_CARD", "a card is named twice", field=field)
-
-
-def _check_jokers(jokers: tuple[JokerAs, ...], cards: tuple[Card, ...], state: HoolaState) -> None:
-    """Named jokers: each a joker of the command's cards, named once, as a card of the deck."""
-    for use in jokers:
-        if not isinstance(use, JokerAs) or not is_joker(use.joker) or use.joker not in cards:
-            raise MalformedCommand("JOKER_NOT_IN_MELD", "name only jokers the command holds",
-                                   field="jokers")
-        if not is_card(use.card) or is_joker(use.card):
-            raise MalformedCommand("UNKNOWN_CARD", f"a joker cannot stand for {use.card!r}",
-                                   field="jokers")
-    if len({use.joker for use in jokers}) != len(jokers):
-        raise MalformedCommand("DUPLICATE_JOKER", "a joker is named twice", field="jokers")
+    check_cards(cards, lambda card: isinstance(card, str) and is_card(card, state.rules.jokers),
+                "this deck", field)
 
 
 def _named(jokers: tuple[JokerAs, ...]) -> dict[Card, Card]:
@@ -70,17 +57,17 @@ def _check_well_formed(state: HoolaState, command: HoolaCommand) -> None:
         case ThankYou(cards=cards, jokers=jokers):
             _check_cards(cards, state)
             top = state.discard_top
-            _check_jokers(jokers, cards + ((top,) if top else ()), state)
+            check_jokers(jokers, cards + ((top,) if top else ()), "jokers")
         case Meld(cards=cards, jokers=jokers):
             _check_cards(cards, state)
             if not cards:
                 raise MalformedCommand("EMPTY_MELD", "a meld needs cards", field="cards")
-            _check_jokers(jokers, cards, state)
+            check_jokers(jokers, cards, "jokers")
         case LayOff(cards=cards, jokers=jokers):
             _check_cards(cards, state)
             if not cards:
                 raise MalformedCommand("EMPTY_LAY_OFF", "a lay-off needs cards", field="cards")
-            _check_jokers(jokers, cards, state)
+            check_jokers(jokers, cards, "jokers")
         case BindSevens(cards=cards):
             _check_cards(cards, state)
             if len(cards) != 2:
@@ -130,6 +117,13 @@ def _is_first_turn(state: HoolaState, seat: int) -> bool:
 
 def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
     """Raise :class:`MalformedCommand` or :class:`IllegalCommand` unless ``seat`` may play it now."""
+    _checked_events(state, seat, command, now_ms=0)
+
+
+def _checked_events(state: HoolaState, seat: int, command: HoolaCommand,
+                    now_ms: int) -> list[HoolaEvent]:
+    """Every check of :func:`validate`, and on the way the command's own events (a claim is
+    recorded at ``now_ms``); :func:`decide` adds what follows by the seeds."""
     _check_well_formed(state, command)
     if state.phase is Phase.NOT_STARTED:
         raise IllegalCommand("NOT_STARTED", "the round has not been dealt", R_TURN)
@@ -140,13 +134,15 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
             raise IllegalCommand("NOT_A_SEAT", f"there is no seat {seat}", R_TABLE)
         if state.phase is not Phase.ROUND_OVER:
             raise IllegalCommand("ROUND_IN_PLAY", "the round is still being played", R_TABLE)
-        return
+        if isinstance(command, CloseTable):
+            return [TableClosed(state.round, table_settlement(state))]
+        return []  # the next deal comes from the seeds
     if state.phase is Phase.ROUND_OVER:
         raise IllegalCommand("ROUND_OVER", "the round is over: deal the next round or close the "
                              "table", R_TABLE)
     if state.phase is Phase.CHOOSING or isinstance(command, (Play, SitOut)):
         _check_choice(state, seat, command)
-        return
+        return _chosen(state, seat, command)
     if 0 <= seat < state.seats and seat not in state.players:
         raise IllegalCommand("SITTING_OUT", "you sit this round out", R_SIT_OUT)
     if not 0 <= seat < state.seats or (seat != state.turn and not _may_claim(state, seat, command)):
@@ -165,12 +161,14 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
         case Draw():
             if not state.stock:
                 raise IllegalCommand("STOCK_EMPTY", "the stock is empty", "RULES.md §1.5.4")
+            return [CardDrawn(seat, state.stock[0])]
         case ThankYou(cards=cards, jokers=jokers):
             top = state.discard_top
             if top is None:
                 raise IllegalCommand("NO_DISCARD", "the discard pile is empty", R_TURN)
             _in_hand(state, seat, cards)
-            if arrange(cards + (top,), rules, _named(jokers)) is None:
+            way = arrange(cards + (top,), rules, _named(jokers))
+            if way is None:
                 raise IllegalCommand("THANK_YOU_NOT_MELDABLE",
                                      f"{top} with {' '.join(cards) or 'nothing'} is not a new meld: "
                                      "a thank-you card must go into a new meld at once", R_TURN)
@@ -178,11 +176,18 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
                 raise IllegalCommand("THANK_YOU_LONE_SEVEN_OFF",
                                      "a discarded 7 may not be taken alone (thank_you_lone_seven)",
                                      R_TURN)
+            if seat != state.turn and _nearest_in_turn(state):
+                # A claim waits for its window: the nearest claimant is awarded the card then.
+                return [ClaimMade(seat, sort_cards(cards), jokers, now_ms)]
+            return [_discard_taken(state, seat, top, way)]
         case Meld(cards=cards, jokers=jokers):
             _in_hand(state, seat, cards)
-            if arrange(cards, rules, _named(jokers)) is None:
+            way = arrange(cards, rules, _named(jokers))
+            if way is None:
                 raise IllegalCommand("NOT_A_MELD", f"{' '.join(cards)} is not a set, a run or a 7 meld",
                                      R_MELDS)
+            return [MeldMade(seat, TableMeld(_next_meld_id(state), seat, way.kind, way.cards,
+                                             way.jokers))]
         case LayOff(meld_id=meld_id, cards=cards, jokers=jokers):
             _in_hand(state, seat, cards)
             if not state.melded[seat]:
@@ -192,24 +197,54 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
                 raise IllegalCommand("JOKER_LAY_OFF_ALONE_OFF", "a joker may not be laid off alone "
                                      "(joker_lay_off_alone)", R_MELDS)
             meld = _meld(state, meld_id)
-            if extend(meld, cards, rules, _named(jokers)) is None:
+            after = extend(meld, cards, rules, _named(jokers))
+            if after is None:
                 raise IllegalCommand("CANNOT_LAY_OFF", f"{' '.join(cards)} does not extend meld "
                                      f"#{meld_id} ({' '.join(meld.cards)})", R_MELDS)
+            return [CardsLaidOff(seat, tuple(c for c in after.cards if c in cards), after)]
         case BindSevens(meld_id=meld_id, cards=cards):
             if not rules.seven_binding:
                 raise IllegalCommand("SEVEN_BINDING_OFF", "7-binding is not in these rules "
                                      "(seven_binding)", R_MELDS)
             _in_hand(state, seat, cards)
             meld = _meld(state, meld_id)
-            if meld.kind is not MeldKind.LONE_SEVEN or any(rank(c) != 7 for c in cards):
+            sevens = meld.kind is MeldKind.LONE_SEVEN and all(rank(c) == SEVEN for c in cards)
+            # Three 7s of one deck are always a set; the meld solver says so all the same.
+            bound = extend(meld, cards, rules) if sevens else None
+            if bound is None:
                 raise IllegalCommand("NOT_SEVEN_BINDING", "7-binding joins two 7s from the hand "
                                      "to a lone 7 on the table", R_MELDS)
+            return [SevensBound(seat, tuple(c for c in bound.cards if c in cards), bound)]
         case Discard(card=card):
             _in_hand(state, seat, (card,))
+            return [CardDiscarded(seat, card)]
         case Stop():
-            _check_stop(state, seat)
-        case Declare(combination=combination):
+            value = _check_stop(state, seat)
+            # A stop changes nothing on the table: the round ends on the hands as they are.
+            return [StopCalled(seat, value), _round_ended(state, _stop_outcome(state, seat, value))]
+        case Declare(combination=Combination() as combination):
             _check_declare(state, seat, combination)
+            option = f"{combination.name.lower()}_multiplier"
+            factor = Factor(option, getattr(state.rules, option),
+                            f"seat {seat} declared {combination.name.lower().replace('_', ' ')}")
+            return [CombinationDeclared(seat, combination),
+                    _round_ended(state, Outcome(HoolaOutcome.COMBINATION, (seat,), factor))]
+    raise AssertionError(f"a well-formed command has a case above: {command!r}")
+
+
+def _chosen(state: HoolaState, seat: int, command: HoolaCommand) -> list[HoolaEvent]:
+    """A seat says whether it plays (RULES.md §1.9); when five play, the seats not yet asked sit
+    out involuntarily, in turn order."""
+    if isinstance(command, SitOut):
+        return [_sat_out(state, seat, voluntary=True)]
+    events: list[HoolaEvent] = [PlayDeclared(seat)]
+    state = evolve(state, events[-1])
+    if len(state.players) == MAX_PLAYERS:
+        unasked = [(state.turn + k) % state.seats for k in range(_still_to_ask(state))]
+        for other in unasked:
+            events.append(_sat_out(state, other, voluntary=False))
+            state = evolve(state, events[-1])
+    return events
 
 
 def _check_choice(state: HoolaState, seat: int, command: HoolaCommand) -> None:
@@ -240,7 +275,8 @@ def _meld(state: HoolaState, meld_id: int) -> TableMeld:
     raise IllegalCommand("NO_SUCH_MELD", f"there is no meld #{meld_id} on the table", R_MELDS)
 
 
-def _check_stop(state: HoolaState, seat: int) -> None:
+def _check_stop(state: HoolaState, seat: int) -> int:
+    """Whether ``seat`` may stop (RULES.md §1.5.2); its hand value if so."""
     rules = state.rules
     if not rules.stops_allowed(len(state.players)):
         raise IllegalCommand("NO_STOP_WITH_TWO", "no stops in a 2-player round (two_player_stop)",
@@ -256,6 +292,7 @@ def _check_stop(state: HoolaState, seat: int) -> None:
             state.melded[seat] and any(m for s, m in enumerate(state.melded) if s != seat)):
         raise IllegalCommand("STOP_NEEDS_MELDS", "you and another player must have melded "
                              "(stop_requires_melds)", R_STOP)
+    return value
 
 
 def _check_declare(state: HoolaState, seat: int, combination: Combination) -> None:
@@ -265,7 +302,7 @@ def _check_declare(state: HoolaState, seat: int, combination: Combination) -> No
         raise IllegalCommand("NO_COMBINATIONS_WITH_TWO",
                              "no hand combinations in a 2-player round (two_player_stop)", R_COMBO)
     if combination is Combination.FOUR_SEVENS:
-        if sum(1 for c in hand if rank(c) == 7) < 4:
+        if sum(1 for c in hand if rank(c) == SEVEN) < len(SUITS):
             raise IllegalCommand("NOT_FOUR_SEVENS", "four sevens needs all four 7s in hand", R_COMBO)
         return
     if state.melded[seat]:
@@ -276,7 +313,7 @@ def _check_declare(state: HoolaState, seat: int, combination: Combination) -> No
             raise IllegalCommand("COMBINATION_NOT_IN_RULES", "straight flush is not a combination "
                                  "in these rules", R_COMBO)
         run = arrange(hand, rules)
-        if len(hand) != 7 or run is None or run.kind is not MeldKind.RUN:
+        if len(hand) != HAND_SIZE or run is None or run.kind is not MeldKind.RUN:
             raise IllegalCommand("NOT_STRAIGHT_FLUSH", "the seven cards are not one run of one suit",
                                  R_COMBO)
         return
@@ -348,7 +385,7 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
         for cards in _meld_candidates(hand):
             for way in arrangements(cards, state.rules):
                 yield Meld(cards, _jokers_of(way.jokers, cards))
-        sevens = tuple(c for c in hand if rank(c) == 7)
+        sevens = tuple(c for c in hand if rank(c) == SEVEN)
         for meld in state.melds:
             if meld.kind is MeldKind.LONE_SEVEN:
                 for pair in _subsets(sevens, range(2, 3)):
@@ -358,8 +395,8 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
             suits = {suit(c) for c in meld.cards}
             fitting = tuple(c for c in hand if rank(c) in ranks or suit(c) in suits or is_joker(c))
             for cards in _subsets(fitting, range(1, len(fitting) + 1)):
-                for way in extensions(meld, cards, state.rules):
-                    yield LayOff(meld.id, cards, _jokers_of(way.jokers, cards))
+                for after in extensions(meld, cards, state.rules):
+                    yield LayOff(meld.id, cards, _jokers_of(after.jokers, cards))
         for card in sort_cards(hand):
             yield Discard(card)
 
@@ -392,15 +429,15 @@ def canonical(state: HoolaState, command: HoolaCommand) -> HoolaCommand:
         case ThankYou(cards=cards, jokers=jokers):
             top = state.discard_top
             melded = cards + ((top,) if top else ())
-            found = arrange(melded, state.rules, _named(jokers)) if top else None
-            return ThankYou(sort_cards(cards), resolved(found, melded, jokers))
+            way = arrange(melded, state.rules, _named(jokers)) if top else None
+            return ThankYou(sort_cards(cards), resolved(way, melded, jokers))
         case Meld(cards=cards, jokers=jokers):
             return Meld(sort_cards(cards), resolved(arrange(cards, state.rules, _named(jokers)),
                                                     cards, jokers))
         case LayOff(meld_id=meld_id, cards=cards, jokers=jokers):
             meld = next((m for m in state.melds if m.id == meld_id), None)
-            found = extend(meld, cards, state.rules, _named(jokers)) if meld else None
-            return LayOff(meld_id, sort_cards(cards), resolved(found, cards, jokers))
+            after = extend(meld, cards, state.rules, _named(jokers)) if meld else None
+            return LayOff(meld_id, sort_cards(cards), resolved(after, cards, jokers))
         case BindSevens(meld_id=meld_id, cards=cards):
             return BindSevens(meld_id, sort_cards(cards))
     return command
@@ -414,91 +451,56 @@ def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) ->
     What time has made due comes first (:func:`advance`): a command after a claim window closed
     records the window's outcome before its own events.
     """
-    events: list[HoolaEvent] = advance(state, ctx.now_ms)
-    for event in events:
-        state = evolve(state, event)
-    validate(state, seat, command)
-
-    def emit(event: HoolaEvent) -> HoolaState:
-        nonlocal state
-        events.append(event)
-        state = evolve(state, event)
-        return state
-
-    if isinstance(command, ThankYou) and seat != state.turn and _nearest_in_turn(state):
-        emit(ClaimMade(seat, sort_cards(command.cards), command.jokers, ctx.now_ms))
-        return events
-    match command:
-        case Draw():
-            emit(CardDrawn(seat, state.stock[0]))
-        case ThankYou(cards=cards, jokers=jokers):
-            emit(_discard_taken(state, seat, cards, jokers))
-        case Meld(cards=cards, jokers=jokers):
-            way = arrange(cards, state.rules, _named(jokers))
-            assert way is not None
-            emit(MeldMade(seat, TableMeld(_next_meld_id(state), seat, way.kind, way.cards, way.jokers)))
-        case LayOff(meld_id=meld_id, cards=cards, jokers=jokers):
-            meld = extend(_meld(state, meld_id), cards, state.rules, _named(jokers))
-            assert meld is not None
-            emit(CardsLaidOff(seat, tuple(c for c in meld.cards if c in cards), meld))
-        case BindSevens(meld_id=meld_id, cards=cards):
-            meld = extend(_meld(state, meld_id), cards, state.rules)
-            assert meld is not None
-            emit(SevensBound(seat, tuple(c for c in meld.cards if c in cards), meld))
-        case Discard(card=card):
-            perfect = (state.this_turn.drawn == card
-                       and sorted(state.this_turn.put_down) == sorted(state.this_turn.start_hand))
-            emit(CardDiscarded(seat, card))
-            if not state.hands[seat]:
-                emit(_round_ended(state, _going_out(state, seat, perfect)))
-            elif not state.stock:
-                if may_reshuffle(state):
-                    n = state.reshuffles + 1
-                    stock = shuffled(state.discards[:-1], ctx.seeds, state.round, f"reshuffle-{n}")
-                    emit(StockReshuffled(stock, len(stock), n))
-                else:
-                    emit(_round_ended(state, Outcome("STOCK_OUT", lowest_hands(state, state.players),
-                                                     notes=("the stock ran out",))))
-        case Stop():
-            value = hand_value(state.hands[seat], state.rules)
-            emit(StopCalled(seat, value))
-            emit(_round_ended(state, _stop_outcome(state, seat, value)))
-        case Declare(combination=combination):
-            assert combination is not None
-            emit(CombinationDeclared(seat, combination))
-            option = f"{combination.name.lower()}_multiplier"
-            factor = Factor(option, getattr(state.rules, option),
-                            f"seat {seat} declared {combination.name.lower().replace('_', ' ')}")
-            emit(_round_ended(state, Outcome("COMBINATION", (seat,), factor)))
-        case Play():
-            emit(PlayDeclared(seat))
-            if len(state.players) == MAX_PLAYERS:
-                # Five play: everyone not yet asked sits out involuntarily, in turn order.
-                unasked = [(state.turn + k) % state.seats for k in range(_still_to_ask(state))]
-                for other in unasked:
-                    emit(_sat_out(state, other, voluntary=False))
-            if _still_to_ask(state) == 0:
-                emit(_play_began(state, ctx))
-        case SitOut():
-            emit(_sat_out(state, seat, voluntary=True))
-            if _still_to_ask(state) == 0:
-                emit(_play_began(state, ctx))
-        case NextRound():
-            emit(_next_deal(state, ctx))
-        case CloseTable():
-            emit(TableClosed(state.round, table_settlement(state)))
-    for event in _endings(state, seat):
-        emit(event)
+    events: list[HoolaEvent] = []
+    state = _record(events, state, advance(state, ctx.now_ms))
+    state = _record(events, state, _checked_events(state, seat, command, ctx.now_ms))
+    state = _record(events, state, _by_the_seeds(state, seat, command, ctx))
+    _record(events, state, _endings(state, seat))
     return events
 
 
-def _discard_taken(state: HoolaState, seat: int, cards: tuple[Card, ...],
-                   jokers: tuple[JokerAs, ...]) -> DiscardTaken:
-    """``seat`` takes the top discard into a new meld with ``cards`` (a thank-you, or a claim)."""
-    top = state.discard_top
-    assert top is not None
-    way = arrange(cards + (top,), state.rules, _named(jokers))
-    assert way is not None, "a thank-you is validated (a claim when it was made)"
+def _record(events: list[HoolaEvent], state: HoolaState, new: list[HoolaEvent]) -> HoolaState:
+    """Append ``new`` to ``events``; the state after them."""
+    for event in new:
+        events.append(event)
+        state = evolve(state, event)
+    return state
+
+
+def _by_the_seeds(state: HoolaState, seat: int, command: HoolaCommand,
+                  ctx: Context) -> list[HoolaEvent]:
+    """What follows a checked command by the seeds, on the state after its events: a discard
+    that empties the stock reshuffles (or ends the round), the last choice shuffles the sitters-
+    out's cards into the stock, and the next round is dealt."""
+    match command:
+        case Discard(card=card):
+            return _after_discard(state, seat, card, ctx)
+        case Play() | SitOut() if _still_to_ask(state) == 0:
+            return [_play_began(state, ctx)]
+        case NextRound():
+            return [_next_deal(state, ctx)]
+    return []
+
+
+def _after_discard(state: HoolaState, seat: int, card: Card, ctx: Context) -> list[HoolaEvent]:
+    """A discard that empties the hand goes out (a Perfect Hoola when the whole hand went down in
+    this turn and the drawn card is the discard); an empty stock is rebuilt or ends the round."""
+    if not state.hands[seat]:
+        turn = state.this_turn
+        perfect = turn.drawn == card and sorted(turn.put_down) == sorted(turn.start_hand)
+        return [_round_ended(state, _going_out(state, seat, perfect))]
+    if state.stock:
+        return []
+    if may_reshuffle(state):
+        n = state.reshuffles + 1
+        stock = shuffled(state.discards[:-1], ctx.seeds, state.round, f"reshuffle-{n}")
+        return [StockReshuffled(stock, len(stock), n)]
+    return [_round_ended(state, Outcome(HoolaOutcome.STOCK_OUT, lowest_hands(state, state.players),
+                                        notes=("the stock ran out",)))]
+
+
+def _discard_taken(state: HoolaState, seat: int, top: Card, way: Arranged) -> DiscardTaken:
+    """``seat`` takes the top discard into the new meld ``way`` (a thank-you, or a claim)."""
     return DiscardTaken(seat, top, state.top_discarder,
                         TableMeld(_next_meld_id(state), seat, way.kind, way.cards, way.jokers))
 
@@ -522,14 +524,23 @@ def advance(state: HoolaState, now_ms: int) -> list[HoolaEvent]:
     Only recorded claims decide the winner, so whichever later command records the award, and
     whenever, the log and every replay agree.
     """
-    if not state.claims or now_ms < state.claim_window_end_ms:
+    top, discarder = state.discard_top, state.top_discarder
+    # Claims are made on a discard, so a claim window always has a discard and its discarder.
+    if not state.claims or now_ms < state.claim_window_end_ms or top is None or discarder is None:
         return []
-    assert state.top_discarder is not None and state.discard_top is not None
     by_seat = {claim.seat: claim for claim in state.claims}
-    claim = by_seat[next(seat for seat in state.in_turn_order(state.top_discarder)
-                         if seat in by_seat)]
-    taken = _discard_taken(state, claim.seat, claim.cards, claim.jokers)
+    claim = by_seat[next(seat for seat in state.in_turn_order(discarder) if seat in by_seat)]
+    way = arrange(claim.cards + (top,), state.rules, _named(claim.jokers))
+    if way is None:
+        raise AssertionError("a claim is a meld when it is made, and nothing it holds moves "
+                             "while its window is open")
+    taken = _discard_taken(state, claim.seat, top, way)
     return [taken, *_endings(evolve(state, taken), claim.seat)]
+
+
+def next_deadline(state: HoolaState) -> int | None:
+    """When :func:`advance` next has events: the close of an open claim window, else never."""
+    return state.claim_window_end_ms if state.claims else None
 
 
 def _sat_out(state: HoolaState, seat: int, voluntary: bool) -> SatOut:
@@ -586,24 +597,24 @@ def _going_out(state: HoolaState, seat: int, perfect: bool) -> Outcome:
         liability = Liability(turn.thank_you_discarder, "thank_you_penalty_multiplier",
                               rules.thank_you_penalty_multiplier,
                               f"discarded {turn.thank_you_card}, taken by thank-you to go out")
-    return Outcome("GOING_OUT", (seat,), factor, liability, tuple(notes), hoola=hoola,
+    return Outcome(HoolaOutcome.GOING_OUT, (seat,), factor, liability, tuple(notes), hoola=hoola,
                    perfect_hoola=perfect, thank_you_hoola=hoola and thank_you)
 
 
 def _stop_outcome(state: HoolaState, seat: int, value: int) -> Outcome:
     others = [s for s in state.players if s != seat]
     if all(hand_value(state.hands[s], state.rules) > value for s in others):
-        return Outcome("STOP", (seat,), notes=(f"seat {seat} stopped with {value} and won",))
+        return Outcome(HoolaOutcome.STOP, (seat,), notes=(f"seat {seat} stopped with {value} and won",))
     liability = Liability(seat, "stop_penalty_multiplier", state.rules.stop_penalty_multiplier,
                           "failed stop")
-    return Outcome("FAILED_STOP", lowest_hands(state, others), liability=liability,
+    return Outcome(HoolaOutcome.FAILED_STOP, lowest_hands(state, others), liability=liability,
                    notes=(f"seat {seat} stopped with {value} but another hand was as low",))
 
 
 def _round_ended(state: HoolaState, outcome: Outcome) -> RoundEnded:
     settlement = settle(state, outcome)
     return RoundEnded(
-        round=state.round, outcome=outcome.kind, winners=outcome.winners,
+        round=state.round, outcome=outcome.kind.value, winners=outcome.winners,
         hands=tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands)),
         hand_values=tuple(hand_value(h, state.rules) for h in state.hands),
         hoola=outcome.hoola, perfect_hoola=outcome.perfect_hoola,

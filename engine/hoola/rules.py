@@ -17,6 +17,13 @@ Decisions where RULES.md is silent (each tested):
 * With ``reshuffle_discards`` the stock is rebuilt at the end of the turn that drew its last card, at
   most ``max_reshuffles`` times (default 3); after that, or when fewer than two discards remain, the
   round ends as a stock-out. A bound keeps every round finite.
+* ``max_reshuffles`` = 0 means *never* here, but *no limit* in Rummy (``RummyRules``). The two were
+  not given one meaning, on purpose: recorded games carry the number (the protobuf field has
+  presence, and every recorded Rummy game holds an explicit 0 meaning "no limit"), and a Hoola rule
+  set with 0 has always meant "never", so either game taking the other's meaning would change the
+  outcome of games already recorded or already refereed. Hoola needs no "no limit" (a bound keeps
+  its rounds finite, and ``reshuffle_discards`` already switches reshuffling off); Rummy has no
+  "never" (``RummyRules``).
 * 7-binding is played after the take, like melding, and is a lay-off for Perfect Hoola (the
   bound 7s are put down from the hand).
 * Jokers: a joker in a set stands for the set's rank, recorded in the first suit the set lacks
@@ -156,6 +163,8 @@ class HoolaRules:
     sit_out: bool = False
     max_seats: int = 5
     min_seats: int = 2
+    # Rebuildings of the stock at most (with reshuffle_discards); 0: never (unlike Rummy's 0: see
+    # the decisions above).
     max_reshuffles: int = 3
     rounds: int = 1
 

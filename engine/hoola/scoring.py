@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from croupier.engine.hoola.melds import Bright, BrightKind, hand_value, jokers, plain_sum, sevens
 from croupier.engine.hoola.rules import PaymentMode, Penalty, TieMode
 from croupier.engine.hoola.state import HoolaState
-from croupier.engine.settlement import Factor, Settlement, SettlementLine, net_of
+from croupier.engine.settlement import Factor, Settlement, SettlementLine, amount_of, net_of
 
 
 @dataclass(frozen=True)
@@ -20,11 +22,23 @@ class Liability:
     reason: str
 
 
+class HoolaOutcome(StrEnum):
+    """How a round ends (RULES.md §1.5), and the table's close (§1.8); events and settlements
+    hold the string (see :class:`MatchOutcome`)."""
+
+    GOING_OUT = "GOING_OUT"
+    STOP = "STOP"
+    FAILED_STOP = "FAILED_STOP"
+    STOCK_OUT = "STOCK_OUT"
+    COMBINATION = "COMBINATION"
+    TABLE_CLOSED = "TABLE_CLOSED"
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How the round ended, before any payment is computed."""
 
-    kind: str
+    kind: HoolaOutcome
     winners: tuple[int, ...]
     winner_factor: Factor | None = None
     liability: Liability | None = None
@@ -38,7 +52,7 @@ def ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
-def lowest_hands(state: HoolaState, seats: list[int]) -> tuple[int, ...]:
+def lowest_hands(state: HoolaState, seats: Sequence[int]) -> tuple[int, ...]:
     """The seats among ``seats`` with the lowest hand value, in turn order from the dealer."""
     values = {s: hand_value(state.hands[s], state.rules) for s in seats}
     best = min(values.values())
@@ -123,7 +137,7 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
     notes = list(outcome.notes)
     if len(winners) > 1 and rules.tie_mode is TieMode.VOID:
         notes.append("tie for the win with tie_mode VOID: nobody pays")
-        return _with_sit_outs(state, Settlement(state.round, winners, outcome.kind, (),
+        return _with_sit_outs(state, Settlement(state.round, winners, outcome.kind.value, (),
                                                 (0,) * state.seats, tuple(notes)))
     base = _base(state, losers, outcome)
     own: dict[int, tuple[int, list[Factor]]] = {}
@@ -138,23 +152,19 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
             factors.append(Factor("table_multiplier", state.table_multiplier,
                                   f"round after {state.hoola_streak} Hoola round(s) in a row "
                                   "(hoola_table_multiplier)"))
-        amount = 1
-        for f in factors:
-            amount *= f.value
-        own[seat] = (amount, factors)
+        own[seat] = (amount_of(tuple(factors)), factors)
     payers = own
     liability = outcome.liability
     if liability is not None:
-        amount, factors = own[liability.seat]
-        factors = list(factors)
+        # The liable seat pays its own amount and, added on top, every other loser's × the penalty.
+        factors = list(own[liability.seat][1])
         for seat in losers:
             if seat != liability.seat:
                 covered = own[seat][0] * liability.multiplier
-                amount += covered
                 factors.append(Factor(liability.name, covered,
                                       f"{liability.reason}: pays seat {seat}'s {own[seat][0]}"
                                       f" × {liability.multiplier}", added=True))
-        payers = {liability.seat: (amount, factors)}
+        payers = {liability.seat: (amount_of(tuple(factors)), factors)}
     lines: list[SettlementLine] = []
     for payer in losers:
         if payer not in payers or payers[payer][0] == 0:
@@ -168,7 +178,7 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
             split = f", split {len(winners)} ways" if len(winners) > 1 else ""
             lines.append(SettlementLine(payer, winner, part, tuple(factors),
                                         f"seat {payer} pays seat {winner} {part}{split}"))
-    return _with_sit_outs(state, Settlement(state.round, winners, outcome.kind, tuple(lines),
+    return _with_sit_outs(state, Settlement(state.round, winners, outcome.kind.value, tuple(lines),
                                             net_of(state.seats, tuple(lines)), tuple(notes)))
 
 
@@ -225,5 +235,5 @@ def table_settlement(state: HoolaState) -> Settlement:
                                         (Factor("table_balance", amount, reason, added=True),),
                                         f"seat {debtor[0]} pays seat {creditor[0]} {amount}"))
     winners = tuple(s for s, b in enumerate(state.scores) if b == max(state.scores))
-    return Settlement(state.round, winners, "TABLE_CLOSED", tuple(lines),
+    return Settlement(state.round, winners, HoolaOutcome.TABLE_CLOSED.value, tuple(lines),
                       net_of(state.seats, tuple(lines)), (f"{state.round} round(s) played",))

@@ -13,6 +13,7 @@ from croupier.engine.hoola.events import (
 )
 from croupier.engine.hoola.melds import TableMeld
 from croupier.engine.hoola.rules import HoolaRules
+from croupier.engine.shared import placed, replace_at, without
 
 
 class Phase(Enum):
@@ -93,25 +94,10 @@ class HoolaState:
         return len(self.players) + len(self.sat_out)
 
 
-def _set(values: tuple, index: int, value: object) -> tuple:
-    return values[:index] + (value,) + values[index + 1:]
-
-
-def _without(cards: tuple[Card, ...], gone: tuple[Card, ...]) -> tuple[Card, ...]:
-    return tuple(c for c in cards if c not in gone)
-
-
 def _put_down(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> HoolaState:
     turn = replace(state.this_turn, put_down=state.this_turn.put_down + cards)
-    return replace(state, hands=_set(state.hands, seat, _without(state.hands[seat], cards)),
+    return replace(state, hands=replace_at(state.hands, seat, without(state.hands[seat], cards)),
                    this_turn=turn)
-
-
-def _place(melds: tuple[TableMeld, ...], meld: TableMeld) -> tuple[TableMeld, ...]:
-    for i, old in enumerate(melds):
-        if old.id == meld.id:
-            return _set(melds, i, meld)
-    return melds + (meld,)
 
 
 def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
@@ -144,7 +130,7 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
         case CardDrawn(seat=seat, card=card):
             drawn = card if card is not None else state.stock[0]
             return replace(state, stock=state.stock[1:], phase=Phase.PLAY,
-                           hands=_set(state.hands, seat, state.hands[seat] + (drawn,)),
+                           hands=replace_at(state.hands, seat, state.hands[seat] + (drawn,)),
                            this_turn=replace(state.this_turn, drawn=drawn))
         case ClaimMade(at_ms=at_ms):
             end = state.claim_window_end_ms if state.claims else at_ms + state.rules.claim_window_ms
@@ -154,31 +140,31 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
             if seat != state.turn:
                 # An out-of-turn claim (battle Hoola): play goes on from the claimant; the seats in
                 # between are skipped, and the skipped next player's turn never began.
-                started = _set(state.turns_started, state.turn, state.turns_started[state.turn] - 1)
+                started = replace_at(state.turns_started, state.turn, state.turns_started[state.turn] - 1)
                 state = replace(state, turn=seat,
-                                turns_started=_set(started, seat, started[seat] + 1),
+                                turns_started=replace_at(started, seat, started[seat] + 1),
                                 this_turn=Turn(start_hand=state.hands[seat],
                                                melded_before=state.melded[seat]))
             turn = replace(state.this_turn, thank_you_card=card, thank_you_discarder=discarder)
             state = replace(state, discards=state.discards[:-1], phase=Phase.PLAY, this_turn=turn,
-                            melds=_place(state.melds, meld), melded=_set(state.melded, seat, True))
+                            melds=placed(state.melds, meld), melded=replace_at(state.melded, seat, True))
             return _put_down(state, seat, tuple(c for c in meld.cards if c != card))
         case MeldMade(seat=seat, meld=meld):
-            state = replace(state, melds=_place(state.melds, meld),
-                            melded=_set(state.melded, seat, True))
+            state = replace(state, melds=placed(state.melds, meld),
+                            melded=replace_at(state.melded, seat, True))
             return _put_down(state, seat, meld.cards)
         case CardsLaidOff(seat=seat, cards=cards, meld=meld) | SevensBound(seat=seat, cards=cards,
                                                                              meld=meld):
-            return _put_down(replace(state, melds=_place(state.melds, meld)), seat, cards)
+            return _put_down(replace(state, melds=placed(state.melds, meld)), seat, cards)
         case CardDiscarded(seat=seat, card=card):
-            state = replace(state, hands=_set(state.hands, seat, _without(state.hands[seat], (card,))),
+            state = replace(state, hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
                             discards=state.discards + (card,), top_discarder=seat, claims=(),
                             claim_window_end_ms=0)
             if not state.hands[seat] or (not state.stock and not may_reshuffle(state)):
                 return state  # the round ends with the next event
             nxt = state.next_seat(seat)
             return replace(state, turn=nxt, phase=Phase.TAKE,
-                           turns_started=_set(state.turns_started, nxt, state.turns_started[nxt] + 1),
+                           turns_started=replace_at(state.turns_started, nxt, state.turns_started[nxt] + 1),
                            this_turn=Turn(start_hand=state.hands[nxt], melded_before=state.melded[nxt]))
         case StockReshuffled(stock=stock, reshuffle=reshuffle):
             return replace(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)
@@ -197,7 +183,7 @@ def _play_begins(state: HoolaState, players: tuple[int, ...], stock: tuple[Card,
     state = replace(state, players=players, stock=stock, phase=Phase.TAKE,
                     hands=tuple(h if s in players else () for s, h in enumerate(state.hands)))
     first = state.in_turn_order(state.dealer)[0]
-    return replace(state, turn=first, turns_started=_set(state.turns_started, first, 1),
+    return replace(state, turn=first, turns_started=replace_at(state.turns_started, first, 1),
                    this_turn=Turn(start_hand=state.hands[first]))
 
 

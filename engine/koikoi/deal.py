@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from croupier.engine import shared
 from croupier.engine.koikoi.cards import Card, deck, month
 from croupier.engine.koikoi.events import DealerDraw, Hand, RoundDealt
 from croupier.engine.shuffle import Seeds, shuffled
@@ -16,16 +17,11 @@ MAX_REDEALS = 1000
 
 def first_dealer(seeds: Seeds) -> tuple[int, tuple[DealerDraw, ...]]:
     """Each seat turns a card, seat 0 first; the earlier month deals; a tie turns again."""
-    turned = shuffled(deck(), seeds, 1, "first-dealer")
-    draws: list[DealerDraw] = []
-    for k in range(0, len(turned), 2):
-        draws += [DealerDraw(0, turned[k]), DealerDraw(1, turned[k + 1])]
-        if month(turned[k]) != month(turned[k + 1]):
-            return (0 if month(turned[k]) < month(turned[k + 1]) else 1), tuple(draws)
-    raise AssertionError("48 cards hold two different months")
+    return shared.first_dealer(deck(), seeds, month, DealerDraw)
 
 
-def _four_of_a_month(field: tuple[Card, ...]) -> bool:
+def four_of_a_month(field: tuple[Card, ...]) -> bool:
+    """Whether the field shows all four cards of a month: such a deal is redealt (RULES.md §2.2)."""
     return max(Counter(month(c) for c in field).values()) == 4
 
 
@@ -39,7 +35,7 @@ def deal(seeds: Seeds, round_no: int, dealer: int | None,
     for redeals in range(MAX_REDEALS):
         cards = shuffled(deck(), seeds, round_no, "deal" if redeals == 0 else f"redeal-{redeals}")
         field = cards[2 * HAND_SIZE:2 * HAND_SIZE + FIELD_SIZE]
-        if not _four_of_a_month(field):
+        if not four_of_a_month(field):
             break
     else:  # pragma: no cover - astronomically unlikely
         raise AssertionError("no deal without four of a month on the field")

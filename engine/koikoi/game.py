@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
-
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.koikoi import moves, rules as rules_module
@@ -18,6 +16,7 @@ from croupier.engine.koikoi.events import (
 from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.koikoi.state import KoiKoiState, Phase, evolve
 from croupier.engine.koikoi.yaku import Yaku, yaku
+from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
 
 
@@ -52,7 +51,7 @@ class KoiKoiView:
     rules: KoiKoiRules
 
 
-class KoiKoiGame(PresetRules):
+class KoiKoiGame(PresetRules[KoiKoiRules]):
     """Hanafuda Koi-Koi with Nintendo's rules (RULES.md §2)."""
 
     kind = "koikoi"
@@ -78,6 +77,9 @@ class KoiKoiGame(PresetRules):
     def advance(self, state: KoiKoiState, now_ms: int) -> list[KoiKoiEvent]:
         return []  # nothing in Koi-Koi happens by time alone (yet: turn deadlines will)
 
+    def next_deadline(self, state: KoiKoiState) -> int | None:
+        return None  # nothing happens by time alone
+
     def validate(self, state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
         moves.validate(state, seat, command)
 
@@ -87,7 +89,7 @@ class KoiKoiGame(PresetRules):
     def is_finished(self, state: KoiKoiState) -> bool:
         return state.phase is Phase.MATCH_OVER
 
-    def label(self, state: KoiKoiState, command: KoiKoiCommand) -> str:
+    def label(self, state: KoiKoiState, command: object) -> str:
         """The move in words: "Play Cherry curtain, capture Cherry poetry ribbon"."""
         match command:
             case PlayCard(card=card, capture=capture):
@@ -103,6 +105,7 @@ class KoiKoiGame(PresetRules):
                 return "Shobu: end the round and score"
             case NextRound():
                 return "Deal the next round"
+        # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 
     def redact(self, event: KoiKoiEvent, seat: int | None) -> KoiKoiEvent:
@@ -124,11 +127,11 @@ class KoiKoiGame(PresetRules):
             dealer=state.dealer, totals=state.totals, koi_koi_by=state.koi_koi_by,
             turned=state.turned, last_round=state.result, rules=state.rules)
 
-    def settlements(self, events: list[KoiKoiEvent]) -> list[Any]:
+    def settlements(self, events: list[KoiKoiEvent]) -> list[Settlement]:
         """The settlement of every finished round, in order."""
         return [e.settlement for e in events if isinstance(e, RoundEnded)]
 
-    def final_settlement(self, events: list[KoiKoiEvent]) -> Any | None:
+    def final_settlement(self, events: list[KoiKoiEvent]) -> Settlement | None:
         """The match's settlement once it is over."""
         return next((e.settlement for e in events if isinstance(e, MatchEnded)), None)
 

@@ -1,7 +1,8 @@
 """Koi-Koi moves: validation, legal-move generation and the events a move produces — one code path.
 
-``validate`` holds every check; ``legal_commands`` keeps the candidates ``validate`` accepts;
-``decide`` validates, then builds the events.
+One pass checks a command and builds its events on the way; ``validate`` runs it and drops the
+events, ``decide`` keeps them and deals the next round from the seeds. ``legal_commands`` keeps
+the candidates ``validate`` accepts.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from croupier.engine.koikoi.events import (
     CaptureChosen, CardPlayed, CardTurned, ChooseCapture, KoiKoi, KoiKoiCalled, KoiKoiCommand,
     KoiKoiEvent, MatchEnded, NextRound, PlayCard, Shobu, ShobuCalled, YakuFormed,
 )
-from croupier.engine.koikoi.scoring import match_settlement, round_ended
+from croupier.engine.koikoi.scoring import KoiKoiOutcome, match_settlement, round_ended
 from croupier.engine.koikoi.state import KoiKoiState, Phase, evolve
 from croupier.engine.koikoi.yaku import formed_or_raised, hand_yaku, yaku
 
@@ -58,6 +59,11 @@ _WAITING_FOR = {
 
 def validate(state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
     """Raise :class:`MalformedCommand` or :class:`IllegalCommand` unless ``seat`` may play it now."""
+    _checked_events(state, seat, command)
+
+
+def _checked_events(state: KoiKoiState, seat: int, command: KoiKoiCommand) -> list[KoiKoiEvent]:
+    """Every check of :func:`validate`, and on the way the command's own events."""
     _check_well_formed(command)
     if state.phase is Phase.NOT_STARTED:
         raise IllegalCommand("NOT_STARTED", "the round has not been dealt", R_TURN)
@@ -68,7 +74,7 @@ def validate(state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
     if isinstance(command, NextRound):
         if state.phase is not Phase.ROUND_OVER:
             raise IllegalCommand("ROUND_IN_PLAY", "the round is still being played", R_MATCH)
-        return
+        return []  # the next deal comes from the seeds
     if state.phase is Phase.ROUND_OVER:
         raise IllegalCommand("ROUND_OVER", "the round is over: deal the next round", R_MATCH)
     if seat != state.turn:
@@ -76,14 +82,40 @@ def validate(state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
     if _PHASE_OF[type(command)] is not state.phase:
         reason, message = _WAITING_FOR[state.phase]
         raise IllegalCommand(reason, message, R_DECIDE if state.phase is Phase.DECIDE else R_TURN)
+    events: list[KoiKoiEvent] = []
+    start = state.turn_start
+
+    def emit(event: KoiKoiEvent) -> None:
+        nonlocal state
+        events.append(event)
+        state = evolve(state, event)
+
     match command:
         case PlayCard(card=card, capture=capture):
             if card not in state.hands[seat]:
                 raise IllegalCommand("CARD_NOT_IN_HAND", f"{name(card)} is not in your hand", R_TURN)
-            _check_capture(state.matches(card), capture, card)
+            matches = state.matches(card)
+            _check_capture(matches, capture, card)
+            emit(CardPlayed(seat, card, _captures(matches, capture)))
+            turned = state.stock[0]
+            matches = state.matches(turned)
+            if len(matches) == 2:
+                emit(CardTurned(seat, turned, (), awaiting_choice=True))
+                return events
+            emit(CardTurned(seat, turned, matches))
         case ChooseCapture(card=card):
-            assert state.turned is not None
-            _check_capture(state.matches(state.turned), card, state.turned)
+            waiting = state.turned
+            if waiting is None:
+                raise AssertionError("a capture is chosen only for a turned card")
+            _check_capture(state.matches(waiting), card, waiting)
+            emit(CaptureChosen(seat, waiting, (card,)))
+        case KoiKoi():
+            return [KoiKoiCalled(seat)]
+        case Shobu():
+            emit(ShobuCalled(seat))
+            emit(round_ended(state, seat, KoiKoiOutcome.SHOBU))
+            return events + _match_end(state)
+    return events + _end_of_turn(state, seat, start)
 
 
 def _check_capture(matches: tuple[Card, ...], capture: Card, card: Card) -> None:
@@ -134,44 +166,16 @@ def _captures(matches: tuple[Card, ...], chosen: Card) -> tuple[Card, ...]:
 
 def decide(state: KoiKoiState, seat: int, command: KoiKoiCommand, ctx: Context) -> list[KoiKoiEvent]:
     """The events ``command`` produces; raises like :func:`validate`."""
-    validate(state, seat, command)
-    events: list[KoiKoiEvent] = []
-    start = state.turn_start
-
-    def emit(event: KoiKoiEvent) -> KoiKoiState:
-        nonlocal state
-        events.append(event)
-        state = evolve(state, event)
-        return state
-
-    match command:
-        case PlayCard(card=card, capture=capture):
-            emit(CardPlayed(seat, card, _captures(state.matches(card), capture)))
-            turned = state.stock[0]
-            matches = state.matches(turned)
-            if len(matches) == 2:
-                emit(CardTurned(seat, turned, (), awaiting_choice=True))
-                return events
-            emit(CardTurned(seat, turned, matches))
-            for event in _end_of_turn(state, seat, start):
-                emit(event)
-        case ChooseCapture(card=card):
-            turned = state.turned
-            assert turned is not None
-            emit(CaptureChosen(seat, turned, (card,)))
-            for event in _end_of_turn(state, seat, start):
-                emit(event)
-        case KoiKoi():
-            emit(KoiKoiCalled(seat))
-        case Shobu():
-            emit(ShobuCalled(seat))
-            emit(round_ended(state, seat, "SHOBU"))
-            for event in _match_end(state):
-                emit(event)
-        case NextRound():
-            for event in next_round(state, ctx):
-                emit(event)
+    events = _checked_events(state, seat, command)
+    if isinstance(command, NextRound):
+        events += next_round(_folded(state, events), ctx)
     return events
+
+
+def _folded(state: KoiKoiState, events: list[KoiKoiEvent]) -> KoiKoiState:
+    for event in events:
+        state = evolve(state, event)
+    return state
 
 
 def _end_of_turn(state: KoiKoiState, seat: int, start: tuple[Card, ...]) -> list[KoiKoiEvent]:
@@ -183,13 +187,13 @@ def _end_of_turn(state: KoiKoiState, seat: int, start: tuple[Card, ...]) -> list
         events.append(YakuFormed(seat, now, sum(y.points for y in now)))
         state = evolve(state, events[-1])
         if state.koi_koi_by is not None:
-            events.append(round_ended(state, seat, "WON_AFTER_KOI_KOI"))
+            events.append(round_ended(state, seat, KoiKoiOutcome.WON_AFTER_KOI_KOI))
         elif state.last_turn:
-            events.append(round_ended(state, seat, "LAST_TURN_SHOBU"))
+            events.append(round_ended(state, seat, KoiKoiOutcome.LAST_TURN_SHOBU))
         else:
             return events
     elif state.last_turn:
-        events.append(round_ended(state, None, "DRAWN"))
+        events.append(round_ended(state, None, KoiKoiOutcome.DRAWN))
     else:
         return events
     return events + _match_end(evolve(state, events[-1]))
@@ -218,7 +222,7 @@ def dealt(state: KoiKoiState, event: KoiKoiEvent) -> list[KoiKoiEvent]:
     for seat in (state.dealer, state.other(state.dealer)):
         found = hand_yaku(state.hands[seat], state.rules)
         if found is not None:
-            events.append(round_ended(state, seat, found.kind.name, (found,)))
+            events.append(round_ended(state, seat, KoiKoiOutcome(found.kind.name), (found,)))
             return events + _match_end(evolve(state, events[-1]))
     return events
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from croupier.engine.koikoi.cards import name
 from croupier.engine.koikoi.events import Hand, RoundEnded
 from croupier.engine.koikoi.state import KoiKoiState
-from croupier.engine.koikoi.yaku import Yaku, yaku
+from croupier.engine.koikoi.yaku import Yaku, YakuKind, yaku
 from croupier.engine.settlement import (
     Factor, Settlement, amount_of, match_settlement as settle_match, points_won,
 )
@@ -31,14 +33,26 @@ def score_factors(state: KoiKoiState, winner: int, found: tuple[Yaku, ...]) -> l
     return factors
 
 
-def round_ended(state: KoiKoiState, winner: int | None, outcome: str,
+class KoiKoiOutcome(StrEnum):
+    """How a round ends (RULES.md §2.5, §2.4's hand yaku); events hold the string (see
+    :class:`MatchOutcome`)."""
+
+    SHOBU = "SHOBU"
+    WON_AFTER_KOI_KOI = "WON_AFTER_KOI_KOI"
+    LAST_TURN_SHOBU = "LAST_TURN_SHOBU"
+    DRAWN = "DRAWN"
+    TESHI = YakuKind.TESHI.name
+    KUTTSUKI = YakuKind.KUTTSUKI.name
+
+
+def round_ended(state: KoiKoiState, winner: int | None, outcome: KoiKoiOutcome,
                 found: tuple[Yaku, ...] | None = None) -> RoundEnded:
     """The round's end: the winner's score and what the loser pays for it."""
     hands = tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands))
     if winner is None:
-        settlement = Settlement(state.round, (), outcome, (), (0,) * state.seats,
+        settlement = Settlement(state.round, (), outcome.value, (), (0,) * state.seats,
                                 ("both hands ran out with no winner: nobody scores",))
-        return RoundEnded(state.round, outcome, None, (), 0, hands, state.totals, settlement)
+        return RoundEnded(state.round, outcome.value, None, (), 0, hands, state.totals, settlement)
     if found is None:
         found = yaku(state.captured[winner], state.rules)
     factors = score_factors(state, winner, found)
@@ -46,7 +60,7 @@ def round_ended(state: KoiKoiState, winner: int | None, outcome: str,
     points, settlement = points_won(state.round, outcome, winner, factors,
                                     state.rules.stake_per_point, notes)
     totals = tuple(t + (points if s == winner else 0) for s, t in enumerate(state.totals))
-    return RoundEnded(state.round, outcome, winner, found, points, hands, totals, settlement)
+    return RoundEnded(state.round, outcome.value, winner, found, points, hands, totals, settlement)
 
 
 def match_settlement(state: KoiKoiState) -> Settlement:

@@ -11,6 +11,7 @@ from croupier.engine.koikoi.events import (
     RoundDealt, RoundEnded, ShobuCalled, YakuFormed,
 )
 from croupier.engine.koikoi.rules import KoiKoiRules
+from croupier.engine.shared import replace_at
 
 
 class Phase(Enum):
@@ -61,17 +62,13 @@ class KoiKoiState:
         return not any(self.hands)
 
 
-def _set(values: tuple, index: int, value: object) -> tuple:
-    return values[:index] + (value,) + values[index + 1:]
-
-
 def _take(state: KoiKoiState, seat: int, card: Card, captured: tuple[Card, ...]) -> KoiKoiState:
     """``card`` takes ``captured`` from the field into ``seat``'s pile, or joins the field."""
     if not captured:
         return replace(state, field=state.field + (card,))
     field = tuple(c for c in state.field if c not in captured)
     pile = state.captured[seat] + (card,) + captured
-    return replace(state, field=field, captured=_set(state.captured, seat, pile))
+    return replace(state, field=field, captured=replace_at(state.captured, seat, pile))
 
 
 def _pass_turn(state: KoiKoiState, seat: int) -> KoiKoiState:
@@ -92,7 +89,7 @@ def evolve(state: KoiKoiState, event: KoiKoiEvent) -> KoiKoiState:
                            captured=((), ()), turn_start=(), turned=None,
                            koi_koi_by=None, totals=totals, result=None)
         case CardPlayed(seat=seat, card=card, captured=captured):
-            state = replace(state, hands=_set(state.hands, seat,
+            state = replace(state, hands=replace_at(state.hands, seat,
                                               tuple(c for c in state.hands[seat] if c != card)))
             return _take(state, seat, card, captured)
         case CardTurned(seat=seat, card=card, captured=captured, awaiting_choice=waiting):

@@ -40,14 +40,52 @@ class Yaku:
     extra: int = 0
 
 
+@dataclass(frozen=True)
+class YakuScore:
+    """What a yaku is worth (RULES.md §2.4): ``points`` with ``cards`` cards; a ``counted`` yaku
+    (animals, ribbons, chaff) scores one point more for each card beyond them."""
+
+    points: int
+    cards: int
+    counted: bool = False
+
+
+# RULES.md §2.4, in its order.
+SCORES: dict[YakuKind, YakuScore] = {
+    YakuKind.GOKO: YakuScore(10, 5),
+    YakuKind.SHIKO: YakuScore(8, 4),
+    YakuKind.AME_SHIKO: YakuScore(7, 4),
+    YakuKind.SANKO: YakuScore(5, 3),
+    YakuKind.HANAMI_ZAKE: YakuScore(5, 2),
+    YakuKind.TSUKIMI_ZAKE: YakuScore(5, 2),
+    YakuKind.INOSHIKACHO: YakuScore(5, 3, counted=True),
+    YakuKind.TANE: YakuScore(1, 5, counted=True),
+    YakuKind.AKATAN_AOTAN: YakuScore(10, 6, counted=True),
+    YakuKind.AKATAN: YakuScore(5, 3, counted=True),
+    YakuKind.AOTAN: YakuScore(5, 3, counted=True),
+    YakuKind.TAN: YakuScore(1, 5, counted=True),
+    YakuKind.KASU: YakuScore(1, 10, counted=True),
+}
+# The ribbons of a ribbon yaku (three poetry, three blue).
+RIBBON_SET = 3
+CARDS_PER_MONTH = 4
+# Kuttsuki: a dealt hand of four months, two cards each.
+KUTTSUKI_MONTHS = 4
+
+
 def _of(cards: Iterable[Card], *roles: Role) -> tuple[Card, ...]:
     return tuple(c for c in cards if role(c) in roles)
 
 
-def _counted(yaku_kind: YakuKind, base: int, minimum: int, cards: tuple[Card, ...]) -> Yaku:
-    """A yaku worth ``base`` at ``minimum`` cards, +1 per further card."""
-    extra = len(cards) - minimum
-    return Yaku(yaku_kind, base + extra, sort_cards(cards), extra)
+def _scored(yaku_kind: YakuKind, cards: tuple[Card, ...]) -> Yaku:
+    """The yaku made of ``cards``, with its points from :data:`SCORES`."""
+    score = SCORES[yaku_kind]
+    extra = len(cards) - score.cards if score.counted else 0
+    return Yaku(yaku_kind, score.points + extra, sort_cards(cards), extra)
+
+
+def _reaches(yaku_kind: YakuKind, cards: tuple[Card, ...]) -> bool:
+    return len(cards) >= SCORES[yaku_kind].cards
 
 
 def yaku(captured: Iterable[Card], rules: KoiKoiRules) -> tuple[Yaku, ...]:
@@ -60,37 +98,38 @@ def yaku(captured: Iterable[Card], rules: KoiKoiRules) -> tuple[Yaku, ...]:
     found: list[Yaku] = []
     brights = tuple(c for c in cards if kind(c) is Kind.BRIGHT)
     rain = any(role(c) is Role.RAIN_MAN for c in brights)
-    if len(brights) == 5:
-        found.append(Yaku(YakuKind.GOKO, 10, brights))
-    elif len(brights) == 4:
-        found.append(Yaku(YakuKind.AME_SHIKO, 7, brights) if rain else Yaku(YakuKind.SHIKO, 8, brights))
-    elif len(brights) == 3 and not rain:
-        found.append(Yaku(YakuKind.SANKO, 5, brights))
+    if len(brights) == SCORES[YakuKind.GOKO].cards:
+        found.append(_scored(YakuKind.GOKO, brights))
+    elif len(brights) == SCORES[YakuKind.SHIKO].cards:
+        found.append(_scored(YakuKind.AME_SHIKO if rain else YakuKind.SHIKO, brights))
+    elif len(brights) == SCORES[YakuKind.SANKO].cards and not rain:
+        found.append(_scored(YakuKind.SANKO, brights))
     sake = _of(cards, Role.SAKE_CUP)
     if sake and _of(cards, Role.CURTAIN):
-        found.append(Yaku(YakuKind.HANAMI_ZAKE, 5, sort_cards(sake + _of(cards, Role.CURTAIN))))
+        found.append(_scored(YakuKind.HANAMI_ZAKE, sake + _of(cards, Role.CURTAIN)))
     if sake and _of(cards, Role.FULL_MOON):
-        found.append(Yaku(YakuKind.TSUKIMI_ZAKE, 5, sort_cards(sake + _of(cards, Role.FULL_MOON))))
+        found.append(_scored(YakuKind.TSUKIMI_ZAKE, sake + _of(cards, Role.FULL_MOON)))
     animals = tuple(c for c in cards if kind(c) is Kind.ANIMAL)
-    if len(_of(animals, Role.BOAR, Role.DEER, Role.BUTTERFLIES)) == 3:
-        found.append(_counted(YakuKind.INOSHIKACHO, 5, 3, animals))
-    elif len(animals) >= 5:
-        found.append(_counted(YakuKind.TANE, 1, 5, animals))
+    trio = _of(animals, Role.BOAR, Role.DEER, Role.BUTTERFLIES)
+    if len(trio) == SCORES[YakuKind.INOSHIKACHO].cards:
+        found.append(_scored(YakuKind.INOSHIKACHO, animals))
+    elif _reaches(YakuKind.TANE, animals):
+        found.append(_scored(YakuKind.TANE, animals))
     ribbons = tuple(c for c in cards if kind(c) is Kind.RIBBON)
-    poetry = len(_of(ribbons, Role.POETRY_RIBBON)) == 3
-    blue = len(_of(ribbons, Role.BLUE_RIBBON)) == 3
+    poetry = len(_of(ribbons, Role.POETRY_RIBBON)) == RIBBON_SET
+    blue = len(_of(ribbons, Role.BLUE_RIBBON)) == RIBBON_SET
     if poetry and blue:
-        found.append(_counted(YakuKind.AKATAN_AOTAN, 10, 6, ribbons))
+        found.append(_scored(YakuKind.AKATAN_AOTAN, ribbons))
     elif poetry:
-        found.append(_counted(YakuKind.AKATAN, 5, 3, ribbons))
+        found.append(_scored(YakuKind.AKATAN, ribbons))
     elif blue:
-        found.append(_counted(YakuKind.AOTAN, 5, 3, ribbons))
-    elif len(ribbons) >= 5:
-        found.append(_counted(YakuKind.TAN, 1, 5, ribbons))
+        found.append(_scored(YakuKind.AOTAN, ribbons))
+    elif _reaches(YakuKind.TAN, ribbons):
+        found.append(_scored(YakuKind.TAN, ribbons))
     chaff = tuple(c for c in cards if kind(c) is Kind.CHAFF
                   or (rules.sake_cup_as_chaff and role(c) is Role.SAKE_CUP))
-    if len(chaff) >= 10:
-        found.append(_counted(YakuKind.KASU, 1, 10, chaff))
+    if _reaches(YakuKind.KASU, chaff):
+        found.append(_scored(YakuKind.KASU, chaff))
     return tuple(found)
 
 
@@ -104,10 +143,10 @@ def hand_yaku(hand: tuple[Card, ...], rules: KoiKoiRules) -> Yaku | None:
     """Teshi (four of a month) or Kuttsuki (four months, two each) in a dealt hand (§2.4): one
     hand yaku per hand, whatever its shape."""
     months = Counter(month(c) for c in hand)
-    four = [m for m, n in months.items() if n == 4]
+    four = [m for m, n in months.items() if n == CARDS_PER_MONTH]
     if four:
         return Yaku(YakuKind.TESHI, rules.hand_yaku_points,
                     sort_cards(tuple(c for c in hand if month(c) == four[0])))
-    if len(hand) == 8 and sorted(months.values()) == [2, 2, 2, 2]:
+    if len(months) == KUTTSUKI_MONTHS and set(months.values()) == {2}:
         return Yaku(YakuKind.KUTTSUKI, rules.hand_yaku_points, sort_cards(hand))
     return None

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
-
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
 from croupier.engine.game import Context, PresetRules, others_hidden
@@ -19,6 +17,7 @@ from croupier.engine.rummy.events import (
 from croupier.engine.rummy.rules import RummyRules
 from croupier.engine.rummy.scoring import hand_value
 from croupier.engine.rummy.state import Phase, RummyState, evolve
+from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
 
 
@@ -50,7 +49,7 @@ def _melds(specs: tuple[MeldCards, ...]) -> str:
     return " and ".join(shown(s) for s in specs)
 
 
-class RummyGame(PresetRules):
+class RummyGame(PresetRules[RummyRules]):
     """Rummy with jokers, 108 cards (RULES.md §3)."""
 
     kind = "rummy"
@@ -75,6 +74,9 @@ class RummyGame(PresetRules):
     def advance(self, state: RummyState, now_ms: int) -> list[RummyEvent]:
         return []
 
+    def next_deadline(self, state: RummyState) -> int | None:
+        return None  # nothing happens by time alone
+
     def validate(self, state: RummyState, seat: int, command: RummyCommand) -> None:
         moves.validate(state, seat, command)
 
@@ -84,7 +86,7 @@ class RummyGame(PresetRules):
     def is_finished(self, state: RummyState) -> bool:
         return state.phase is Phase.ROUND_OVER
 
-    def label(self, state: RummyState, command: RummyCommand) -> str:
+    def label(self, state: RummyState, command: object) -> str:
         match command:
             case DrawStock():
                 return "Draw from the stock"
@@ -103,6 +105,7 @@ class RummyGame(PresetRules):
                 return f"Swap {card} for the joker of meld #{meld_id} and {where}"
             case Discard(card=card):
                 return f"Discard {card}"
+        # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 
     def redact(self, event: RummyEvent, seat: int | None) -> RummyEvent:
@@ -125,8 +128,8 @@ class RummyGame(PresetRules):
             phase=state.phase, dealer=state.dealer, hand_value=hand_value(hand), result=state.result,
             rules=state.rules)
 
-    def settlements(self, events: list[RummyEvent]) -> list[Any]:
+    def settlements(self, events: list[RummyEvent]) -> list[Settlement]:
         return [e.settlement for e in events if isinstance(e, RoundEnded)]
 
-    def final_settlement(self, events: list[RummyEvent]) -> Any | None:
+    def final_settlement(self, events: list[RummyEvent]) -> Settlement | None:
         return next((e.settlement for e in events if isinstance(e, RoundEnded)), None)

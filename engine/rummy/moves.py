@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from itertools import combinations
 
-from croupier.engine.cards import Card, is_card as is_face, is_joker, rank, suit
+from croupier.engine.cards import Card, is_joker, rank, suit
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
 from croupier.engine.meld_solver import (
     RUMMY, JokerAs, Meld, arrange, arrangements, extend, extensions, swap,
@@ -21,8 +21,9 @@ from croupier.engine.rummy.events import (
     LayOff, LayOffCards, MeldCards, MeldsLaidDown, RummyCommand, RummyEvent, StockReshuffled,
     SwapJoker, TableMeld, TakeDiscard,
 )
-from croupier.engine.rummy.scoring import meld_value, round_ended
+from croupier.engine.rummy.scoring import RummyOutcome, meld_value, round_ended
 from croupier.engine.rummy.state import Phase, RummyState, evolve
+from croupier.engine.shared import check_cards, check_jokers
 from croupier.engine.shuffle import shuffled
 
 R_TURN = "RULES.md §3.1"
@@ -33,35 +34,20 @@ R_OPEN = "RULES.md §3.3"
 # --- well-formedness ----------------------------------------------------------------------------
 
 def _check_cards(cards: tuple[Card, ...], field: str) -> None:
-    for card in cards:
-        if not is_card(card):
-            raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a card of the 108", field=field)
-    if len(set(cards)) != len(cards):
-        raise MalformedCommand("DUPLICATE_CARD", "a card is named twice", field=field)
-
-
-def _check_jokers(jokers: tuple[JokerAs, ...], cards: tuple[Card, ...], field: str) -> None:
-    for use in jokers:
-        if not isinstance(use, JokerAs) or not is_joker(use.joker) or use.joker not in cards:
-            raise MalformedCommand("JOKER_NOT_IN_MELD", "name only jokers the meld holds", field=field)
-        if not is_face(use.card) or is_joker(use.card):
-            raise MalformedCommand("UNKNOWN_CARD", f"a joker cannot stand for {use.card!r} (name a "
-                                   "card such as 8H)", field=field)
-    if len({use.joker for use in jokers}) != len(jokers):
-        raise MalformedCommand("DUPLICATE_JOKER", "a joker is named twice", field=field)
+    check_cards(cards, is_card, "the 108", field)
 
 
 def _check_specs(melds: tuple[MeldCards, ...], lay_off: LayOffCards | None) -> None:
     for spec in melds:
         _check_cards(spec.cards, "melds")
-        _check_jokers(spec.jokers, spec.cards, "melds")
+        check_jokers(spec.jokers, spec.cards, "melds")
         if spec.jokers and arrange(spec.cards, RUMMY) is not None and arrange(
                 spec.cards, RUMMY, _named(spec.jokers)) is None:
             raise MalformedCommand("JOKER_CONTRADICTS", "a named joker does not fit the meld "
                                    f"{' '.join(spec.cards)}", field="melds")
     if lay_off is not None:
         _check_cards(lay_off.cards, "lay_off")
-        _check_jokers(lay_off.jokers, lay_off.cards, "lay_off")
+        check_jokers(lay_off.jokers, lay_off.cards, "lay_off")
         if not lay_off.cards:
             raise MalformedCommand("EMPTY_LAY_OFF", "a lay-off needs cards", field="lay_off")
     named = [c for spec in melds for c in spec.cards] + list(lay_off.cards if lay_off else ())
@@ -82,7 +68,7 @@ def _check_well_formed(command: RummyCommand) -> None:
                 raise MalformedCommand("EMPTY_LAY_DOWN", "lay down at least one meld", field="melds")
         case LayOff(cards=cards, jokers=jokers):
             _check_cards(cards, "cards")
-            _check_jokers(jokers, cards, "jokers")
+            check_jokers(jokers, cards, "jokers")
             if not cards:
                 raise MalformedCommand("EMPTY_LAY_OFF", "a lay-off needs cards", field="cards")
         case SwapJoker(card=card, melds=melds, lay_off=lay_off):
@@ -282,12 +268,12 @@ def meld_options(cards: tuple[Card, ...], must: Card = "") -> tuple[MeldCards, .
 
 def best_opening(cards: tuple[Card, ...], must: Card = "") -> tuple[MeldCards, ...]:
     """The disjoint melds of most opening value among ``cards`` (holding ``must`` if given)."""
-    options = [(spec, meld_value(arrange(spec.cards, RUMMY, _named(spec.jokers))))
-               for spec in meld_options(sort_cards(cards))]
+    options = [(spec, meld_value(meld)) for spec in meld_options(sort_cards(cards))
+               if (meld := arrange(spec.cards, RUMMY, _named(spec.jokers))) is not None]
 
     @lru_cache(maxsize=None)
     def best(left: frozenset[Card]) -> tuple[int, tuple[MeldCards, ...]]:
-        top = (0, ())
+        top: tuple[int, tuple[MeldCards, ...]] = (0, ())
         for spec, value in options:
             if set(spec.cards) <= left:
                 rest = best(left - set(spec.cards))
@@ -427,12 +413,12 @@ def decide(state: RummyState, seat: int, command: RummyCommand, ctx: Context) ->
     for event in events:
         state = evolve(state, event)
     if not state.hands[seat]:
-        return events + [round_ended(state, "WENT_OUT", seat)]
+        return events + [round_ended(state, RummyOutcome.WENT_OUT, seat)]
     if isinstance(command, Discard) and not state.stock:
         limit = state.rules.max_reshuffles
         if len(state.discards) >= 2 and (limit == 0 or state.reshuffles < limit):
             n = state.reshuffles + 1
             stock = shuffled(state.discards[:-1], ctx.seeds, 1, f"reshuffle-{n}")
             return events + [StockReshuffled(stock, len(stock), n)]
-        return events + [round_ended(state, "STOCK_OUT", None)]
+        return events + [round_ended(state, RummyOutcome.STOCK_OUT, None)]
     return events

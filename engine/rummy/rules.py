@@ -16,6 +16,11 @@ Decisions where RULES.md is silent (each tested):
 * When the stock is empty at the end of a turn, the discards under the top are shuffled into a new
   stock (purpose ``reshuffle-N``). ``max_reshuffles`` (default 0: no limit) bounds it; when the
   stock is empty and cannot be rebuilt, the round ends with no winner and nobody pays.
+* ``max_reshuffles`` = 0 means *no limit* here but *never* in Hoola (``HoolaRules``), and stays so:
+  every recorded Rummy game holds an explicit 0 (the protobuf field has presence) that must go on
+  meaning "no limit" when it is replayed under ENGINE_VERSION 1, and Hoola's 0 has always meant
+  "never". One meaning for both would need a new engine version (or a new field); until then each
+  rule set documents its own, and Rummy has no way to say "never".
 * In a set an ace counts 11; in a run it counts 1 only at the low end of ``A 2 3 …`` (a 13-card run
   counts it 11).
 """
@@ -34,7 +39,7 @@ class RummyRules:
     # The least total of a player's first lay-down (40; options 30 and 51).
     open_threshold: int = 40
     stake_per_point: int = 1
-    # Rebuildings of the stock from the discards; 0: no limit.
+    # Rebuildings of the stock from the discards; 0: no limit (unlike Hoola's: see the decisions).
     max_reshuffles: int = 0
     min_seats: int = 2
     max_seats: int = 4

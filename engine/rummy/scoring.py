@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from croupier.engine.cards import is_joker, rank
 from croupier.engine.meld_solver import Meld, MeldKind
 from croupier.engine.rummy.cards import opening_value, penalty
@@ -34,14 +36,21 @@ def hand_value(cards: tuple[str, ...]) -> int:
     return sum(penalty(c) for c in cards)
 
 
-def round_ended(state: RummyState, outcome: str, winner: int | None) -> RoundEnded:
+class RummyOutcome(StrEnum):
+    """How a round ends (RULES.md §3.4); events hold the string (see :class:`MatchOutcome`)."""
+
+    WENT_OUT = "WENT_OUT"
+    STOCK_OUT = "STOCK_OUT"
+
+
+def round_ended(state: RummyState, outcome: RummyOutcome, winner: int | None) -> RoundEnded:
     """Each opponent pays its hand's value × ``stake_per_point`` to the seat that went out."""
     hands = tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands))
     values = tuple(hand_value(cards) for cards in state.hands)
     if winner is None:
-        settlement = Settlement(1, (), outcome, (), (0,) * state.seats,
+        settlement = Settlement(1, (), outcome.value, (), (0,) * state.seats,
                                 ("the stock ran out and could not be rebuilt: nobody pays",))
-        return RoundEnded(outcome, None, hands, values, settlement)
+        return RoundEnded(outcome.value, None, hands, values, settlement)
     lines = []
     stake = state.rules.stake_per_point
     for seat in range(state.seats):
@@ -52,6 +61,6 @@ def round_ended(state: RummyState, outcome: str, winner: int | None) -> RoundEnd
             factors.append(Factor("stake_per_point", stake, "stakes per point"))
         lines.append(SettlementLine(seat, winner, values[seat] * stake, tuple(factors),
                                     f"seat {seat} pays seat {winner} {values[seat] * stake}"))
-    settlement = Settlement(1, (winner,), outcome, tuple(lines), net_of(state.seats, tuple(lines)),
+    settlement = Settlement(1, (winner,), outcome.value, tuple(lines), net_of(state.seats, tuple(lines)),
                             (f"seat {winner} went out and scores {sum(values)}",))
-    return RoundEnded(outcome, winner, hands, values, settlement)
+    return RoundEnded(outcome.value, winner, hands, values, settlement)

@@ -11,6 +11,7 @@ from croupier.engine.rummy.events import (
     RoundDealt, RoundEnded, RummyEvent, StockReshuffled, TableMeld,
 )
 from croupier.engine.rummy.rules import RummyRules
+from croupier.engine.shared import placed, replace_at, without
 
 
 class Phase(Enum):
@@ -50,21 +51,6 @@ class RummyState:
         return max((m.id for m in self.melds), default=0) + 1
 
 
-def _set(values: tuple, index: int, value: object) -> tuple:
-    return values[:index] + (value,) + values[index + 1:]
-
-
-def _without(cards: tuple[Card, ...], gone: tuple[Card, ...]) -> tuple[Card, ...]:
-    return tuple(c for c in cards if c not in gone)
-
-
-def _place(melds: tuple[TableMeld, ...], meld: TableMeld) -> tuple[TableMeld, ...]:
-    for i, old in enumerate(melds):
-        if old.id == meld.id:
-            return _set(melds, i, meld)
-    return melds + (meld,)
-
-
 def evolve(state: RummyState, event: RummyEvent) -> RummyState:
     """The state after ``event``. Pure; never fails on an event ``decide`` produced."""
     match event:
@@ -77,26 +63,26 @@ def evolve(state: RummyState, event: RummyEvent) -> RummyState:
         case CardDrawn(seat=seat, card=card):
             drawn = card if card is not None else state.stock[0]
             return replace(state, stock=state.stock[1:], phase=Phase.PLAY,
-                           hands=_set(state.hands, seat, state.hands[seat] + (drawn,)))
+                           hands=replace_at(state.hands, seat, state.hands[seat] + (drawn,)))
         case DiscardTaken(seat=seat, card=card):
             return replace(state, discards=state.discards[:-1], phase=Phase.PLAY,
-                           hands=_set(state.hands, seat, state.hands[seat] + (card,)))
+                           hands=replace_at(state.hands, seat, state.hands[seat] + (card,)))
         case MeldsLaidDown(seat=seat, melds=melds):
             table = state.melds
             for meld in melds:
-                table = _place(table, meld)
+                table = placed(table, meld)
             used = tuple(c for m in melds for c in m.cards)
-            return replace(state, melds=table, opened=_set(state.opened, seat, True),
-                           hands=_set(state.hands, seat, _without(state.hands[seat], used)))
+            return replace(state, melds=table, opened=replace_at(state.opened, seat, True),
+                           hands=replace_at(state.hands, seat, without(state.hands[seat], used)))
         case CardsLaidOff(seat=seat, cards=cards, meld=meld):
-            return replace(state, melds=_place(state.melds, meld),
-                           hands=_set(state.hands, seat, _without(state.hands[seat], cards)))
+            return replace(state, melds=placed(state.melds, meld),
+                           hands=replace_at(state.hands, seat, without(state.hands[seat], cards)))
         case JokerSwapped(seat=seat, card=card, joker=joker, meld=meld):
-            hand = _without(state.hands[seat], (card,)) + (joker,)
-            return replace(state, melds=_place(state.melds, meld), hands=_set(state.hands, seat, hand))
+            hand = without(state.hands[seat], (card,)) + (joker,)
+            return replace(state, melds=placed(state.melds, meld), hands=replace_at(state.hands, seat, hand))
         case CardDiscarded(seat=seat, card=card):
             state = replace(state, discards=state.discards + (card,),
-                            hands=_set(state.hands, seat, _without(state.hands[seat], (card,))))
+                            hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))))
             return replace(state, turn=(seat + 1) % state.seats, phase=Phase.TAKE)
         case StockReshuffled(stock=stock, reshuffle=reshuffle):
             return replace(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)

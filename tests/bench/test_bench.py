@@ -10,7 +10,7 @@ import pytest
 from croupier.engine.game import Context, fold
 from croupier.engine.hoola import HoolaGame
 from croupier.engine.hoola.rules import rules_for
-from croupier.engine.hoola.scoring import Outcome, settle
+from croupier.engine.hoola.scoring import HoolaOutcome, Outcome, settle
 from croupier.engine.hoola.state import Phase
 from croupier.engine.shuffle import Seeds
 from croupier.log import GameRecord, NewEvent
@@ -63,7 +63,7 @@ def test_validate_and_apply(benchmark) -> None:
 
 def test_settlement(benchmark) -> None:
     state = STATES[-1]
-    benchmark(settle, state, Outcome("STOCK_OUT", (0,)))
+    benchmark(settle, state, Outcome(HoolaOutcome.STOCK_OUT, (0,)))
 
 
 def test_fold_a_whole_game(benchmark) -> None:
@@ -156,8 +156,8 @@ RUMMY = RummyGame()
 
 def test_gin_least_deadwood_of_eleven_cards(benchmark) -> None:
     hand = ("AS", "2S", "3S", "4S", "5S", "5H", "5D", "9C", "TC", "JC", "QC")
-    from croupier.engine.meld_solver import _best
-    benchmark(lambda: (_best.cache_clear(), best_melds(hand, GIN_MELDS)))
+    from croupier.engine.meld_solver import clear_cache
+    benchmark(lambda: (clear_cache(), best_melds(hand, GIN_MELDS)))
 
 
 def test_gin_legal_moves_discard_phase(benchmark) -> None:

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 from hypothesis import given, strategies as st
 
-from croupier.engine.game import IllegalCommand, InvalidRules, MalformedCommand, fold
+from croupier.engine.game import InvalidRules, fold
 from croupier.engine.cards import rank
 from croupier.engine.gin import GinGame, moves
 from croupier.engine.gin.deal import deal, first_dealer
@@ -19,16 +19,11 @@ from croupier.engine.gin.rules import STANDARD, rules_for
 from croupier.engine.gin.state import Phase
 from croupier.engine.shuffle import Seeds
 
+from game_invariants import refused
+
 from .helpers import play, position
 
 GAME = GinGame()
-
-
-def refused(state, seat, command, reason: str) -> None:
-    with pytest.raises((IllegalCommand, MalformedCommand)) as info:
-        moves.validate(state, seat, command)
-    assert info.value.reason == reason, info.value.message
-    assert command not in moves.legal_commands(state, seat)
 
 
 def lines(settlement) -> list[tuple[int, int, int, list[tuple[str, int, bool]]]]:
@@ -46,17 +41,17 @@ def first_upcard():
 def test_the_non_dealer_then_the_dealer_may_take_the_upcard() -> None:
     state = first_upcard()
     assert moves.legal_commands(state, 0) == [DrawDiscard(), Pass()]
-    refused(state, 0, DrawStock(), "TAKE_OR_PASS")
-    refused(state, 1, Pass(), "NOT_YOUR_TURN")
+    refused(GAME, state, 0, DrawStock(), "TAKE_OR_PASS")
+    refused(GAME, state, 1, Pass(), "NOT_YOUR_TURN")
     taken, events = play(state, 0, DrawDiscard())
     assert events == [CardDrawn(0, "5S", from_discard=True)] and taken.phase is Phase.DISCARD
     # The card taken from the pile may not go straight back.
-    refused(taken, 0, Discard("5S"), "DISCARD_JUST_TAKEN")
+    refused(GAME, taken, 0, Discard("5S"), "DISCARD_JUST_TAKEN")
     passed, events = play(state, 0, Pass())
     assert events == [UpcardPassed(0)] and (passed.turn, passed.phase) == (1, Phase.FIRST_UPCARD)
     both, _ = play(passed, 1, Pass())
     assert (both.turn, both.phase) == (0, Phase.DRAW)
-    refused(both, 0, DrawDiscard(), "UPCARD_REFUSED")
+    refused(GAME, both, 0, DrawDiscard(), "UPCARD_REFUSED")
     assert moves.legal_commands(both, 0) == [DrawStock()]
     after, _ = play(both, 0, DrawStock(), Discard("KS"))
     assert DrawDiscard() in moves.legal_commands(after, 1)
@@ -76,20 +71,20 @@ def knock_position(knocker: str = KNOCKER, defender: str = DEFENDER, **options):
 
 def test_knock_shows_the_melds_and_the_defender_lays_off() -> None:
     state = knock_position()
-    refused(state, 0, Knock("9C"), "DEADWOOD_TOO_HIGH")
+    refused(GAME, state, 0, Knock("9C"), "DEADWOOD_TOO_HIGH")
     state, events = play(state, 0, Knock("KS"))
     (knocked,) = events
     assert isinstance(knocked, Knocked) and (knocked.deadwood, knocked.gin) == (2, False)
     assert knocked.deadwood_cards == ("2D",)
     assert (state.phase, state.turn) == (Phase.LAY_OFF, 1)
     run = next(i for i, m in enumerate(state.table) if m.cards[0] == "4H")
-    refused(state, 1, LayOff("8H", run), "CANNOT_LAY_OFF")   # not before the 7H
-    refused(state, 1, LayOff("3D", run), "CANNOT_LAY_OFF")
-    refused(state, 0, EndLayOffs(), "NOT_YOUR_TURN")
+    refused(GAME, state, 1, LayOff("8H", run), "CANNOT_LAY_OFF")   # not before the 7H
+    refused(GAME, state, 1, LayOff("3D", run), "CANNOT_LAY_OFF")
+    refused(GAME, state, 0, EndLayOffs(), "NOT_YOUR_TURN")
     assert GAME.label(state, LayOff("7H", run)) == "Lay off Seven of hearts on 4H 5H 6H"
     state, _ = play(state, 1, LayOff("7H", run), LayOff("8H", run))
     assert state.table[run].cards == ("4H", "5H", "6H", "7H", "8H")
-    refused(state, 1, LayOff("7H", run), "CARD_NOT_IN_HAND")
+    refused(GAME, state, 1, LayOff("7H", run), "CARD_NOT_IN_HAND")
     state, events = play(state, 1, EndLayOffs())
     shown, end = events
     assert isinstance(shown, LayOffsEnded) and isinstance(end, HandEnded)
@@ -129,9 +124,9 @@ def test_big_gin_needs_the_option_and_eleven_melded_cards() -> None:
     melded = "AS 2S 3S 4H 5H 6H 9C 9D 9H 9S 7H"
     defender = "7C 7D 7S 3D 4D TS JS QS KD 8H"
     plain = knock_position(melded, defender)
-    refused(plain, 0, Knock(), "NO_BIG_GIN")
+    refused(GAME, plain, 0, Knock(), "NO_BIG_GIN")
     big = rules_for("big-gin", {}, 2)
-    refused(knock_position(KNOCKER, defender, big_gin_bonus=31), 0, Knock(), "NOT_BIG_GIN")
+    refused(GAME, knock_position(KNOCKER, defender, big_gin_bonus=31), 0, Knock(), "NOT_BIG_GIN")
     state, events = play(dataclasses.replace(plain, rules=big), 0, Knock())
     knocked, shown, end = events
     assert knocked.big_gin and knocked.card == "" and end.outcome == "BIG_GIN"
@@ -145,20 +140,20 @@ def test_big_gin_needs_the_option_and_eleven_melded_cards() -> None:
 def test_at_the_wall_take_the_discard_only_to_knock_or_pass_for_a_wash() -> None:
     hand = "AS 2S 3S 4H 5H 6H 9C 9D 2D KS"
     state = position((hand, DEFENDER), "9H", "8C 9S", turn=0, phase=Phase.DRAW)
-    refused(state, 0, DrawStock(), "WALL")
+    refused(GAME, state, 0, DrawStock(), "WALL")
     assert moves.legal_commands(state, 0) == [DrawDiscard(), Pass()]
     taken, _ = play(state, 0, DrawDiscard())
-    refused(taken, 0, Discard("KS"), "WALL_KNOCK")
+    refused(GAME, taken, 0, Discard("KS"), "WALL_KNOCK")
     assert moves.legal_commands(taken, 0) and all(
         isinstance(c, Knock) for c in moves.legal_commands(taken, 0))
     # With a useless discard the only way on is the wash.
     useless = dataclasses.replace(state, discards=("QC",))
-    refused(useless, 0, DrawDiscard(), "WALL")
+    refused(GAME, useless, 0, DrawDiscard(), "WALL")
     assert GAME.label(useless, Pass()) == "Pass: the hand is a wash"
     state, events = play(useless, 0, Pass())
     assert (events[-1].outcome, events[-1].winner) == ("WASH", None) and state.phase is Phase.HAND_OVER
     # Before the wall, a seat must draw.
-    refused(dataclasses.replace(useless, stock=("8C", "9S", "TC")), 0, Pass(), "MUST_DRAW")
+    refused(GAME, dataclasses.replace(useless, stock=("8C", "9S", "TC")), 0, Pass(), "MUST_DRAW")
 
 
 # --- the match --------------------------------------------------------------------------------
@@ -172,7 +167,7 @@ def test_the_winner_deals_next_and_the_match_ends_at_match_points() -> None:
     # No lay-offs: the defender keeps four 7s and the spade run, 3D 4D 8H left (15 − 2 = 13).
     assert isinstance(ended, MatchEnded) and ended.totals == (10 + 13, 3)
     assert lines(ended.settlement) == [(1, 0, 20, [("point_difference", 20, False)])]
-    refused(state, 0, NextHand(), "MATCH_OVER")
+    refused(GAME, state, 0, NextHand(), "MATCH_OVER")
     # Below match_points the next hand is dealt by the winner.
     state = knock_position()
     state, _ = play(state, 0, Knock("KS"))

@@ -23,7 +23,9 @@ from croupier.engine.meld_solver import GIN, deadwood
 from croupier.engine.settlement import amount_of
 from croupier.engine.shuffle import Seeds
 
-from game_invariants import assert_replay_reproduces, cards_in as shared_cards_in
+from game_invariants import (
+    assert_next_deadline_is_exact, assert_replay_reproduces, cards_in as shared_cards_in,
+)
 
 GAME = GinGame()
 KNOWN = frozenset(standard_deck())
@@ -109,6 +111,7 @@ def play_random_match(rules: Any, seeds: Seeds, rng: random.Random) -> tuple[Gin
     commands = []
     seen = set(state.discards)
     for _ in range(MAX_STEPS):
+        assert_next_deadline_is_exact(GAME, state)
         if GAME.is_finished(state):
             return state, events, commands
         seat = state.turn if state.phase is not Phase.HAND_OVER else rng.randrange(2)

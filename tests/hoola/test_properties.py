@@ -25,6 +25,7 @@ from croupier.engine.hoola.rules import (
 from croupier.engine.hoola.state import HoolaState, Phase
 from croupier.engine.settlement import net_of
 from croupier.engine.shuffle import Seeds
+from game_invariants import assert_next_deadline_is_exact
 
 GAME = HoolaGame()
 MAX_STEPS = 1500
@@ -143,6 +144,7 @@ def play_random_game(rules: Any, seats: int, seeds: Seeds, rng: random.Random,
     for _ in range(MAX_STEPS):
         # Time passes between commands; what it makes due (a closed claim window) comes first.
         now += rng.choice((0, 200, 1000, 4000))
+        assert_next_deadline_is_exact(GAME, state)
         due = GAME.advance(state, now)
         if due:
             assert GAME.advance(fold(GAME, due, state), now) == []

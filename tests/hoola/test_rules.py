@@ -22,18 +22,13 @@ from croupier.engine.hoola.rules import ClaimPriority
 from croupier.engine.hoola.state import Phase, Turn, evolve
 from croupier.engine.settlement import Settlement
 
-from .helpers import SEEDS, ended, play, position
+from game_invariants import refused
+
+from .helpers import GAME, SEEDS, ended, play, position
 
 
 def korean(**options: object):
     return dataclasses.replace(KOREAN, **options)
-
-
-def refused(state, seat, command, reason: str) -> None:
-    with pytest.raises((IllegalCommand, MalformedCommand)) as info:
-        moves.validate(state, seat, command)
-    assert info.value.reason == reason, info.value.message
-    assert command not in moves.legal_commands(state, seat)
 
 
 def payments(settlement: Settlement) -> dict[tuple[int, int], int]:
@@ -49,18 +44,18 @@ def factors(settlement: Settlement, payer: int) -> list[tuple[str, int]]:
 
 def test_only_the_seat_to_act_may_play() -> None:
     state = position(["2C 3C", "4D 5D"])
-    refused(state, 1, Draw(), "NOT_YOUR_TURN")
+    refused(GAME, state, 1, Draw(), "NOT_YOUR_TURN")
     assert moves.legal_commands(state, 1) == []
 
 
 def test_take_first_then_one_take_per_turn() -> None:
     state = position(["5C 6C 7C 9D", "4D 5D"], discards="KS")
-    refused(state, 0, Meld(("5C", "6C", "7C")), "TAKE_FIRST")
-    refused(state, 0, Discard("9D"), "TAKE_FIRST")
+    refused(GAME, state, 0, Meld(("5C", "6C", "7C")), "TAKE_FIRST")
+    refused(GAME, state, 0, Discard("9D"), "TAKE_FIRST")
     drawn, events = play(state, 0, Draw())
     assert events == [CardDrawn(0, state.stock[0])] and drawn.phase is Phase.PLAY
-    refused(drawn, 0, Draw(), "ALREADY_TOOK")
-    refused(drawn, 0, Stop(), "ALREADY_TOOK")
+    refused(GAME, drawn, 0, Draw(), "ALREADY_TOOK")
+    refused(GAME, drawn, 0, Stop(), "ALREADY_TOOK")
 
 
 def test_discard_ends_the_turn() -> None:
@@ -76,9 +71,9 @@ def test_thank_you_takes_the_discard_into_a_new_meld_at_once() -> None:
     assert isinstance(events[0], DiscardTaken) and events[0].discarder == 2
     assert events[0].meld.kind is MeldKind.RUN and events[0].meld.cards == ("7H", "8H", "9H")
     assert after.phase is Phase.PLAY and after.melded[0] and after.discard_top == "QC"
-    refused(state, 0, ThankYou(("2C", "3D")), "THANK_YOU_NOT_MELDABLE")   # not a meld
-    refused(state, 0, ThankYou(("KD",)), "THANK_YOU_NOT_MELDABLE")       # kept, not melded
-    refused(state, 0, ThankYou(("AS",)), "CARD_NOT_IN_HAND")
+    refused(GAME, state, 0, ThankYou(("2C", "3D")), "THANK_YOU_NOT_MELDABLE")   # not a meld
+    refused(GAME, state, 0, ThankYou(("KD",)), "THANK_YOU_NOT_MELDABLE")       # kept, not melded
+    refused(GAME, state, 0, ThankYou(("AS",)), "CARD_NOT_IN_HAND")
 
 
 def test_a_discarded_seven_may_be_taken_alone_unless_the_option_is_off() -> None:
@@ -86,18 +81,18 @@ def test_a_discarded_seven_may_be_taken_alone_unless_the_option_is_off() -> None
     after, events = play(state, 0, ThankYou(()))
     assert events[0].meld.kind is MeldKind.LONE_SEVEN
     off = dataclasses.replace(state, rules=korean(thank_you_lone_seven=False))
-    refused(off, 0, ThankYou(()), "THANK_YOU_LONE_SEVEN_OFF")
+    refused(GAME, off, 0, ThankYou(()), "THANK_YOU_LONE_SEVEN_OFF")
 
 
 def test_lay_off_needs_ones_own_meld_first_even_earlier_this_turn() -> None:
     state = position(["5C 6C 7C 9S 2D", "4D 5D", "AS 2H"], discards="KS", phase=Phase.PLAY,
                      melds=[(1, "9H 9D 9C")])
-    refused(state, 0, LayOff(1, ("9S",)), "LAY_OFF_BEFORE_MELD")
+    refused(GAME, state, 0, LayOff(1, ("9S",)), "LAY_OFF_BEFORE_MELD")
     after, _ = play(state, 0, Meld(("5C", "6C", "7C")))
     after, events = play(after, 0, LayOff(1, ("9S",)))
     assert events[0].meld.cards == ("9C", "9D", "9H", "9S")
-    refused(after, 0, LayOff(7, ("2D",)), "NO_SUCH_MELD")
-    refused(after, 0, LayOff(1, ("2D",)), "CANNOT_LAY_OFF")
+    refused(GAME, after, 0, LayOff(7, ("2D",)), "NO_SUCH_MELD")
+    refused(GAME, after, 0, LayOff(1, ("2D",)), "CANNOT_LAY_OFF")
 
 
 def test_malformed_commands_name_the_field() -> None:
@@ -122,20 +117,20 @@ def test_seven_binding_joins_two_sevens_to_a_lone_seven_without_melding() -> Non
     assert after.melds[0].cards == ("7D", "7H", "7S") and after.hands[0] == ("2C", "9D")
     # It is not the seat's first meld: lay-offs stay closed, a Hoola stays possible.
     assert not after.melded[0]
-    refused(dataclasses.replace(after, melds=after.melds + (after.melds[0].__class__(
+    refused(GAME, dataclasses.replace(after, melds=after.melds + (after.melds[0].__class__(
         2, 1, MeldKind.RUN, ("8C", "9C", "TC")),)), 0, LayOff(2, ("2C",)), "LAY_OFF_BEFORE_MELD")
     # The set of 7s now blocks 6/8 lay-offs.
     melded = dataclasses.replace(after, melded=(True, False, False), hands=(("8H",), ("4D",), ("AS",)))
-    refused(melded, 0, LayOff(1, ("8H",)), "CANNOT_LAY_OFF")
+    refused(GAME, melded, 0, LayOff(1, ("8H",)), "CANNOT_LAY_OFF")
 
 
 def test_seven_binding_needs_the_option_a_lone_seven_and_two_sevens() -> None:
     state = position(["7S 7D 7C 9D", "4D 5D", "AS 2H"], rules=korean(seven_binding=True),
                      phase=Phase.PLAY, melds=[(1, "7H"), (1, "5C 6C 7C".replace("7C", "4C"))])
-    refused(dataclasses.replace(state, rules=KOREAN), 0, BindSevens(1, ("7S", "7D")),
+    refused(GAME, dataclasses.replace(state, rules=KOREAN), 0, BindSevens(1, ("7S", "7D")),
             "SEVEN_BINDING_OFF")
-    refused(state, 0, BindSevens(2, ("7S", "7D")), "NOT_SEVEN_BINDING")
-    refused(state, 0, BindSevens(1, ("7S", "9D")), "NOT_SEVEN_BINDING")
+    refused(GAME, state, 0, BindSevens(2, ("7S", "7D")), "NOT_SEVEN_BINDING")
+    refused(GAME, state, 0, BindSevens(1, ("7S", "9D")), "NOT_SEVEN_BINDING")
     with pytest.raises(MalformedCommand):
         moves.validate(state, 0, BindSevens(1, ("7S",)))
 
@@ -299,31 +294,31 @@ def test_tie_mode_void_pays_nothing() -> None:
 
 
 def test_stop_limit() -> None:
-    refused(stop_position("AS 2S 9D", "9C 8D", "TC 2H"), 0, Stop(), "STOP_OVER_LIMIT")  # 12 > 10
+    refused(GAME, stop_position("AS 2S 9D", "9C 8D", "TC 2H"), 0, Stop(), "STOP_OVER_LIMIT")  # 12 > 10
     assert Stop() in moves.legal_commands(stop_position("AS 9D", "9C 8D", "TC 2H"), 0)  # 10
 
 
 def test_sevens_count_in_the_stop_limit() -> None:
-    refused(stop_position("7S", "9C 8D", "TC 2H"), 0, Stop(), "STOP_OVER_LIMIT")  # 7 × 2 = 14
+    refused(GAME, stop_position("7S", "9C 8D", "TC 2H"), 0, Stop(), "STOP_OVER_LIMIT")  # 7 × 2 = 14
 
 
 def test_no_stop_on_the_first_turn_unless_the_option_allows() -> None:
     state = dataclasses.replace(stop_position("AS 2S", "9C 8D", "TC 2H"), turns_started=(1, 0, 0))
-    refused(state, 0, Stop(), "FIRST_TURN_STOP")
+    refused(GAME, state, 0, Stop(), "FIRST_TURN_STOP")
     allowed = dataclasses.replace(state, rules=korean(first_turn_stop=True))
     assert Stop() in moves.legal_commands(allowed, 0)
 
 
 def test_no_stops_in_a_two_player_round_unless_two_player_stop() -> None:
     state = position(["AS 2S", "9C 8D"], melded=[True, True])
-    refused(state, 0, Stop(), "NO_STOP_WITH_TWO")
+    refused(GAME, state, 0, Stop(), "NO_STOP_WITH_TWO")
     assert Stop() in moves.legal_commands(dataclasses.replace(state, rules=korean(two_player_stop=True)), 0)
 
 
 def test_stop_requires_melds_option() -> None:
     rules = korean(stop_requires_melds=True)
     state = position(["AS 2S", "9C 8D", "TC 2H"], rules=rules, melded=[True, False, False])
-    refused(state, 0, Stop(), "STOP_NEEDS_MELDS")
+    refused(GAME, state, 0, Stop(), "STOP_NEEDS_MELDS")
     assert Stop() in moves.legal_commands(dataclasses.replace(state, melded=(True, False, True)), 0)
 
 
@@ -339,7 +334,7 @@ def test_four_sevens() -> None:
     assert (result.outcome, result.winners) == ("COMBINATION", (0,))
     assert payments(result.settlement) == {(2, 0): 7, (1, 0): 14}
     assert factors(result.settlement, 1) == [("rank", 2), ("four_sevens_multiplier", 7)]
-    refused(combination_position("7S 7H 7D 2C 2S 3S 4S"), 0, Declare(Combination.FOUR_SEVENS),
+    refused(GAME, combination_position("7S 7H 7D 2C 2S 3S 4S"), 0, Declare(Combination.FOUR_SEVENS),
             "NOT_FOUR_SEVENS")
 
 
@@ -347,7 +342,7 @@ def test_low_hand_is_the_plain_face_sum() -> None:
     state = combination_position("AS AH AD 2S 2H 3C 4D", low_hand_multiplier=4)   # 14
     result = ended(play(state, 0, Declare(Combination.LOW_HAND))[1])
     assert payments(result.settlement) == {(2, 0): 4, (1, 0): 8}
-    refused(combination_position("AS AH AD 2S 2H 3C 6D"), 0, Declare(Combination.LOW_HAND),
+    refused(GAME, combination_position("AS AH AD 2S 2H 3C 6D"), 0, Declare(Combination.LOW_HAND),
             "NOT_LOW_HAND")  # 16 > 15
     # A 7 counts 7 here, not doubled: 1+1+1+2+2+7 = 14.
     assert Declare(Combination.LOW_HAND) in moves.legal_commands(
@@ -357,29 +352,29 @@ def test_low_hand_is_the_plain_face_sum() -> None:
 def test_high_hand() -> None:
     state = combination_position("KS KH KD QS QH QC JD")   # 86
     assert ended(play(state, 0, Declare(Combination.HIGH_HAND))[1]).winners == (0,)
-    refused(combination_position("KS KH KD QS QH QC 2D"), 0, Declare(Combination.HIGH_HAND),
+    refused(GAME, combination_position("KS KH KD QS QH QC 2D"), 0, Declare(Combination.HIGH_HAND),
             "NOT_HIGH_HAND")  # 77
 
 
 def test_low_and_high_need_no_meld_and_not_the_first_turn() -> None:
     state = combination_position("AS AH AD 2S 2H 3C 4D")
-    refused(dataclasses.replace(state, melded=(True, True, True)), 0,
+    refused(GAME, dataclasses.replace(state, melded=(True, True, True)), 0,
             Declare(Combination.LOW_HAND), "COMBINATION_AFTER_MELD")
     first = dataclasses.replace(state, turns_started=(1, 0, 0))
-    refused(first, 0, Declare(Combination.LOW_HAND), "FIRST_TURN_COMBINATION")
+    refused(GAME, first, 0, Declare(Combination.LOW_HAND), "FIRST_TURN_COMBINATION")
     allowed = dataclasses.replace(first, rules=korean(first_turn_combinations=True))
     assert Declare(Combination.LOW_HAND) in moves.legal_commands(allowed, 0)
 
 
 def test_straight_flush_only_where_the_rules_have_it() -> None:
-    refused(combination_position("3S 4S 5S 6S 7S 8S 9S"), 0, Declare(Combination.STRAIGHT_FLUSH),
+    refused(GAME, combination_position("3S 4S 5S 6S 7S 8S 9S"), 0, Declare(Combination.STRAIGHT_FLUSH),
             "COMBINATION_NOT_IN_RULES")
     hangame = combination_position("3S 4S 5S 6S 7S 8S 9S", straight_flush_multiplier=8)
     result = ended(play(hangame, 0, Declare(Combination.STRAIGHT_FLUSH))[1])
     assert payments(result.settlement) == {(2, 0): 8, (1, 0): 16}
     assert factors(result.settlement, 1) == [("rank", 2), ("straight_flush_multiplier", 8)]
     # Exactly the seven cards in one run of one suit (wrapping where ace_wrap allows it).
-    refused(combination_position("3S 4S 5S 6S 7S 8S TS", straight_flush_multiplier=8), 0,
+    refused(GAME, combination_position("3S 4S 5S 6S 7S 8S TS", straight_flush_multiplier=8), 0,
             Declare(Combination.STRAIGHT_FLUSH), "NOT_STRAIGHT_FLUSH")
     assert Declare(Combination.STRAIGHT_FLUSH) in moves.legal_commands(
         combination_position("JS QS KS AS 2S 3S 4S", straight_flush_multiplier=8), 0)
@@ -387,7 +382,7 @@ def test_straight_flush_only_where_the_rules_have_it() -> None:
 
 def test_no_combinations_in_a_two_player_round_by_default() -> None:
     state = position(["7S 7H 7D 7C 2S 3S 4S", "9C 8D"])
-    refused(state, 0, Declare(Combination.FOUR_SEVENS), "NO_COMBINATIONS_WITH_TWO")
+    refused(GAME, state, 0, Declare(Combination.FOUR_SEVENS), "NO_COMBINATIONS_WITH_TWO")
 
 
 # --- §1.5.4 stock out -------------------------------------------------------------------------
@@ -470,7 +465,7 @@ def test_nothing_is_legal_after_a_one_round_table() -> None:
     after, events = play(state, 0, Stop())
     assert isinstance(events[-1], TableClosed) and after.phase is Phase.TABLE_CLOSED
     assert all(moves.legal_commands(after, s) == [] for s in range(3))
-    refused(after, 0, Draw(), "TABLE_CLOSED")
+    refused(GAME, after, 0, Draw(), "TABLE_CLOSED")
 
 
 # --- §1.8 tables ------------------------------------------------------------------------------
@@ -481,8 +476,8 @@ def test_between_rounds_any_seat_deals_the_next_round_or_closes() -> None:
     assert over.phase is Phase.ROUND_OVER and not isinstance(events[-1], TableClosed)
     for seat in range(3):
         assert moves.legal_commands(over, seat) == [NextRound(), CloseTable()]
-    refused(over, 1, Draw(), "ROUND_OVER")
-    refused(state, 1, NextRound(), "ROUND_IN_PLAY")
+    refused(GAME, over, 1, Draw(), "ROUND_OVER")
+    refused(GAME, state, 1, NextRound(), "ROUND_IN_PLAY")
     second, (dealt,) = play(over, 2, NextRound())
     # The winner deals; balances come along in the deal; the deck is the round-2 derivation.
     assert isinstance(dealt, RoundDealt) and (dealt.round, dealt.dealer) == (2, 0)
@@ -540,7 +535,7 @@ def test_a_meld_names_its_jokers_and_the_legal_list_offers_every_reading() -> No
     assert events[0].meld.cards == ("JK1", "5H", "6H") and events[0].meld.jokers == (JokerAs("JK1", "4H"),)
     _, events = play(state, 0, Meld(("JK1", "5H", "6H")))      # unnamed: the high end
     assert events[0].meld.jokers == (JokerAs("JK1", "7H"),)
-    refused(state, 0, Meld(("JK1", "5H", "6H"), (JokerAs("JK1", "9H"),)), "NOT_A_MELD")
+    refused(GAME, state, 0, Meld(("JK1", "5H", "6H"), (JokerAs("JK1", "9H"),)), "NOT_A_MELD")
     with pytest.raises(MalformedCommand):
         moves.validate(state, 0, Meld(("5H", "6H", "JK1"), (JokerAs("JK2", "7H"),)))
 
@@ -551,7 +546,7 @@ def test_a_joker_laid_off_alone_needs_the_option() -> None:
     _, events = play(state, 0, LayOff(1, ("JK1",)))
     assert events[0].meld.jokers == (JokerAs("JK1", "8H"),)
     off = dataclasses.replace(state, rules=korean(jokers=1, joker_lay_off_alone=False))
-    refused(off, 0, LayOff(1, ("JK1",)), "JOKER_LAY_OFF_ALONE_OFF")
+    refused(GAME, off, 0, LayOff(1, ("JK1",)), "JOKER_LAY_OFF_ALONE_OFF")
 
 
 def test_jokers_held_multiply_the_losers_payment() -> None:
@@ -567,7 +562,7 @@ def test_jokers_held_multiply_the_losers_payment() -> None:
 
 def test_a_joker_never_stands_in_for_a_seven_in_four_sevens() -> None:
     state = combination_position("7S 7H 7D JK1 2S 3S 4S", jokers=1)
-    refused(state, 0, Declare(Combination.FOUR_SEVENS), "NOT_FOUR_SEVENS")
+    refused(GAME, state, 0, Declare(Combination.FOUR_SEVENS), "NOT_FOUR_SEVENS")
 
 
 # --- §1.7 battle Hoola ------------------------------------------------------------------------
@@ -587,7 +582,7 @@ def test_any_seat_may_claim_a_discard_out_of_turn_and_play_goes_on_from_it() -> 
     assert (after.turn, after.phase) == (2, Phase.PLAY)
     # Seat 1 is skipped: its turn never began; seat 2's did.
     assert after.turns_started == (3, 2, 3)
-    refused(after, 1, Draw(), "NOT_YOUR_TURN")
+    refused(GAME, after, 1, Draw(), "NOT_YOUR_TURN")
 
 
 def test_a_claim_that_wins_the_round_makes_the_discarder_liable() -> None:
@@ -601,18 +596,18 @@ def test_a_claim_that_wins_the_round_makes_the_discarder_liable() -> None:
 def test_claims_close_with_the_next_take_and_never_come_from_the_discarder() -> None:
     state = battle_position()
     drawn, _ = play(state, 1, Draw())
-    refused(drawn, 2, ThankYou(("8H", "9H")), "NOT_YOUR_TURN")
+    refused(GAME, drawn, 2, ThankYou(("8H", "9H")), "NOT_YOUR_TURN")
     assert moves.legal_commands(drawn, 2) == []
-    refused(dataclasses.replace(state, hands=(("8H", "9H"), ("4D",), ("2S",))), 0,
+    refused(GAME, dataclasses.replace(state, hands=(("8H", "9H"), ("4D",), ("2S",))), 0,
             ThankYou(("8H", "9H")), "NOT_YOUR_TURN")
     # The first up-card has no discarder: only the dealer may take it.
-    refused(dataclasses.replace(state, top_discarder=None), 2, ThankYou(("8H", "9H")), "NOT_YOUR_TURN")
+    refused(GAME, dataclasses.replace(state, top_discarder=None), 2, ThankYou(("8H", "9H")), "NOT_YOUR_TURN")
     # Without the option a thank-you is the next player's alone.
-    refused(dataclasses.replace(state, rules=KOREAN), 2, ThankYou(("8H", "9H")), "NOT_YOUR_TURN")
+    refused(GAME, dataclasses.replace(state, rules=KOREAN), 2, ThankYou(("8H", "9H")), "NOT_YOUR_TURN")
 
 
 def test_claims_must_meld_at_once_like_any_thank_you() -> None:
-    refused(battle_position(), 2, ThankYou(("2S", "3S")), "THANK_YOU_NOT_MELDABLE")
+    refused(GAME, battle_position(), 2, ThankYou(("2S", "3S")), "THANK_YOU_NOT_MELDABLE")
 
 
 def nearest_position():
@@ -632,10 +627,12 @@ def play_at(state, seat, command, now_ms: int):
 
 def test_nearest_in_turn_claims_wait_for_the_window_and_the_nearest_wins() -> None:
     state = nearest_position()
+    assert GAME.next_deadline(state) is None                             # no claim: no timer
     state, events = play_at(state, 3, ThankYou(("7S", "7D")), 1000)     # the farther seat first
     assert isinstance(events[0], ClaimMade) and state.claim_window_end_ms == 4000
+    assert GAME.next_deadline(state) == 4000                             # the window's close
     state, _ = play_at(state, 2, ThankYou(("8H", "9H")), 1500)
-    refused(state, 3, ThankYou(("7S", "7D")), "NOT_YOUR_TURN")          # one claim each
+    refused(GAME, state, 3, ThankYou(("7S", "7D")), "NOT_YOUR_TURN")          # one claim each
     with pytest.raises(IllegalCommand) as info:                           # the window blocks seat 1
         play_at(state, 1, Draw(), 2000)
     assert info.value.reason == "CLAIM_WINDOW_OPEN"

@@ -20,8 +20,9 @@ from croupier.engine.hoola.rules import KOREAN, PRESETS, rules_for
 from croupier.engine.hoola.state import Phase, Turn, evolve
 from croupier.engine.shuffle import Seeds, shuffled
 
+from game_invariants import refused
+
 from .helpers import SEEDS, ended, play, position
-from .test_rules import refused
 
 GAME = HoolaGame()
 
@@ -164,7 +165,7 @@ def test_a_seat_that_sits_out_by_choice_is_paid_nothing_and_play_passes_it_over(
     assert sorted(began.stock) == sorted("TD 7C 7S 7H KS".split() + hands[2].split())
     # Play begins after the dealer, who sits out; the sitter-out has nothing to do.
     assert state.turn == 3 and state.dealer == 2
-    refused(state, 2, Draw(), "SITTING_OUT")
+    refused(GAME, state, 2, Draw(), "SITTING_OUT")
     assert moves.legal_commands(state, 2) == []
     # A discard passes the turn over the sitter-out.
     state = evolve(dataclasses.replace(state, turn=1, phase=Phase.PLAY), CardDiscarded(1, "3S"))
@@ -179,26 +180,26 @@ def test_at_least_two_play() -> None:
     state = choosing(SEVEN_HANDS[:6], upcard="7D", stock="TD 7C 7S 7H KS KH KD QC JC TC 2C")
     for seat in range(4):
         state, _ = play(state, seat, SitOut())
-    refused(state, 4, SitOut(), "TOO_FEW_PLAYERS")
+    refused(GAME, state, 4, SitOut(), "TOO_FEW_PLAYERS")
     assert moves.legal_commands(state, 4) == [Play()]
     state, _ = play(state, 4, Play())
-    refused(state, 5, SitOut(), "TOO_FEW_PLAYERS")
+    refused(GAME, state, 5, SitOut(), "TOO_FEW_PLAYERS")
     state, events = play(state, 5, Play())
     assert events[-1].players == (4, 5)
     # Two play: the round is a two-player round (no stops without two_player_stop).
     state = dataclasses.replace(state, turns_started=(0, 0, 0, 0, 2, 2))
-    refused(state, 4, Stop(), "NO_STOP_WITH_TWO")
+    refused(GAME, state, 4, Stop(), "NO_STOP_WITH_TWO")
 
 
 def test_choosing_comes_first_and_in_turn() -> None:
     state = choosing(SEVEN_HANDS, dealer=3, upcard="7D", stock="TD 7C")
-    refused(state, 3, Draw(), "CHOOSE_FIRST")
-    refused(state, 4, Play(), "NOT_YOUR_TURN")
+    refused(GAME, state, 3, Draw(), "CHOOSE_FIRST")
+    refused(GAME, state, 4, Play(), "NOT_YOUR_TURN")
     assert moves.legal_commands(state, 4) == []
     for seat in (3, 4, 5, 6, 0):
         state, _ = play(state, seat, Play())
-    refused(state, 1, Play(), "NOT_CHOOSING")
-    refused(state, state.turn, SitOut(), "NOT_CHOOSING")
+    refused(GAME, state, 1, Play(), "NOT_CHOOSING")
+    refused(GAME, state, state.turn, SitOut(), "NOT_CHOOSING")
     assert [sat.seat for sat in state.sat_out] == [1, 2]
 
 
@@ -211,11 +212,11 @@ def test_the_stop_limit_and_battle_claims_count_only_the_players() -> None:
     assert moves.validate(state, 1, Draw()) is None
     state = dataclasses.replace(state, turn=3)
     assert Stop() in moves.legal_commands(state, 3)           # value 10
-    refused(dataclasses.replace(state, hands=(*state.hands[:3], ("AH", "2H", "3H", "5H"),
+    refused(GAME, dataclasses.replace(state, hands=(*state.hands[:3], ("AH", "2H", "3H", "5H"),
                                               *state.hands[4:])), 3, Stop(), "STOP_OVER_LIMIT")
     # Seat 1 may claim the 9 out of turn; seat 2 sits out and may not.
     assert ThankYou(("9D", "9C")) in moves.legal_commands(state, 1)
-    refused(state, 2, ThankYou(("KC", "KD")), "SITTING_OUT")
+    refused(GAME, state, 2, ThankYou(("KC", "KD")), "SITTING_OUT")
 
 
 def test_every_round_of_a_table_chooses_again() -> None:

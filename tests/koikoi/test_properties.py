@@ -21,7 +21,9 @@ from croupier.engine.koikoi.state import KoiKoiState, Phase
 from croupier.engine.settlement import amount_of
 from croupier.engine.shuffle import Seeds
 
-from game_invariants import assert_replay_reproduces, cards_in as shared_cards_in
+from game_invariants import (
+    assert_next_deadline_is_exact, assert_replay_reproduces, cards_in as shared_cards_in,
+)
 
 GAME = KoiKoiGame()
 KNOWN = frozenset(deck())
@@ -94,6 +96,7 @@ def play_random_match(rules: Any, seeds: Seeds, rng: random.Random) -> tuple[Koi
     state = fold(GAME, events)
     commands = []
     for _ in range(MAX_STEPS):
+        assert_next_deadline_is_exact(GAME, state)
         if GAME.is_finished(state):
             return state, events, commands
         seat = state.turn if state.phase is not Phase.ROUND_OVER else rng.randrange(2)

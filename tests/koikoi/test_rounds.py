@@ -7,29 +7,24 @@ import dataclasses
 import pytest
 from hypothesis import given, strategies as st
 
-from croupier.engine.game import IllegalCommand, InvalidRules, MalformedCommand, fold
+from croupier.engine.game import InvalidRules, fold
 from croupier.engine.koikoi import KoiKoiGame, moves
 from croupier.engine.koikoi.cards import deck, month
-from croupier.engine.koikoi.deal import _four_of_a_month, deal, first_dealer
+from croupier.engine.koikoi.deal import deal, first_dealer, four_of_a_month
 from croupier.engine.koikoi.events import (
     CaptureChosen, CardPlayed, CardTurned, ChooseCapture, Hand, KoiKoi, KoiKoiCalled, MatchEnded,
     NextRound, PlayCard, RoundDealt, RoundEnded, Shobu, ShobuCalled, YakuFormed,
 )
 from croupier.engine.koikoi.rules import NINTENDO
-from croupier.engine.koikoi.scoring import match_settlement, round_ended
+from croupier.engine.koikoi.scoring import KoiKoiOutcome, match_settlement, round_ended
 from croupier.engine.koikoi.state import Phase
 from croupier.engine.shuffle import Seeds, shuffled
+
+from game_invariants import refused
 
 from .helpers import SEEDS, play, position
 
 GAME = KoiKoiGame()
-
-
-def refused(state, seat, command, reason: str) -> None:
-    with pytest.raises((IllegalCommand, MalformedCommand)) as info:
-        moves.validate(state, seat, command)
-    assert info.value.reason == reason, info.value.message
-    assert command not in moves.legal_commands(state, seat)
 
 
 def lines(settlement) -> list[tuple[int, int, int, list[tuple[str, int, bool]]]]:
@@ -55,7 +50,7 @@ def test_no_match_the_card_joins_the_field() -> None:
 def test_one_match_captures_it() -> None:
     state = position(HANDS, "1R 4R", "12C3")
     assert GAME.label(state, PlayCard("1B")) == "Play Pine crane, capture Pine poetry ribbon"
-    refused(state, 0, PlayCard("1B", "1R"), "NO_CAPTURE_CHOICE")
+    refused(GAME, state, 0, PlayCard("1B", "1R"), "NO_CAPTURE_CHOICE")
     state, events = play(state, 0, PlayCard("1B"))
     assert events[0] == CardPlayed(0, "1B", ("1R",))
     assert sorted(state.captured[0]) == ["1B", "1R"] and state.field == ("4R", "12C3")
@@ -66,8 +61,8 @@ def test_two_matches_the_player_names_the_capture() -> None:
     assert [c for c in moves.legal_commands(state, 0) if c.card == "3B"] == [
         PlayCard("3B", "3R"), PlayCard("3B", "3C1")]
     assert GAME.label(state, PlayCard("3B", "3R")) == "Play Cherry curtain, capture Cherry poetry ribbon"
-    refused(state, 0, PlayCard("3B"), "CHOOSE_CAPTURE")
-    refused(state, 0, PlayCard("3B", "4R"), "CAPTURE_NOT_MATCHING")
+    refused(GAME, state, 0, PlayCard("3B"), "CHOOSE_CAPTURE")
+    refused(GAME, state, 0, PlayCard("3B", "4R"), "CAPTURE_NOT_MATCHING")
     state, events = play(state, 0, PlayCard("3B", "3C1"))
     assert events[0] == CardPlayed(0, "3B", ("3C1",))
     assert state.field == ("3R", "4R", "12C3")
@@ -76,7 +71,7 @@ def test_two_matches_the_player_names_the_capture() -> None:
 def test_three_matches_take_all_four() -> None:
     state = position(HANDS, "1R 1C1 1C2 4R", "12C3")
     assert GAME.label(state, PlayCard("1B")).startswith("Play Pine crane, capture all three")
-    refused(state, 0, PlayCard("1B", "1R"), "NO_CAPTURE_CHOICE")
+    refused(GAME, state, 0, PlayCard("1B", "1R"), "NO_CAPTURE_CHOICE")
     state, events = play(state, 0, PlayCard("1B"))
     assert events[0] == CardPlayed(0, "1B", ("1R", "1C1", "1C2"))
     assert sorted(state.captured[0]) == sorted(["1B", "1R", "1C1", "1C2"])
@@ -101,9 +96,9 @@ def test_two_matches_for_the_turned_card_wait_for_the_players_choice() -> None:
     assert moves.legal_commands(state, 0) == [ChooseCapture("5R"), ChooseCapture("5C1")]
     assert moves.legal_commands(state, 1) == []
     assert GAME.label(state, ChooseCapture("5R")) == "Capture Iris red ribbon with Iris chaff 2"
-    refused(state, 0, PlayCard("1B"), "CHOOSE_CAPTURE_FIRST")
-    refused(state, 0, ChooseCapture("4R"), "CAPTURE_NOT_MATCHING")
-    refused(state, 1, ChooseCapture("5R"), "NOT_YOUR_TURN")
+    refused(GAME, state, 0, PlayCard("1B"), "CHOOSE_CAPTURE_FIRST")
+    refused(GAME, state, 0, ChooseCapture("4R"), "CAPTURE_NOT_MATCHING")
+    refused(GAME, state, 1, ChooseCapture("5R"), "NOT_YOUR_TURN")
     state, events = play(state, 0, ChooseCapture("5R"))
     assert events == [CaptureChosen(0, "5C2", ("5R",))]
     assert sorted(state.captured[0]) == ["5C2", "5R"] and state.turn == 1
@@ -111,12 +106,12 @@ def test_two_matches_for_the_turned_card_wait_for_the_players_choice() -> None:
 
 def test_malformed_and_out_of_turn_commands() -> None:
     state = position(HANDS, "4R")
-    refused(state, 0, PlayCard("ZZ"), "UNKNOWN_CARD")
-    refused(state, 0, PlayCard("1B", "nope"), "UNKNOWN_CARD")
-    refused(state, 1, PlayCard("4A"), "NOT_YOUR_TURN")
-    refused(state, 0, PlayCard("4A"), "CARD_NOT_IN_HAND")
-    refused(state, 0, KoiKoi(), "PLAY_A_CARD")
-    refused(state, 0, NextRound(), "ROUND_IN_PLAY")
+    refused(GAME, state, 0, PlayCard("ZZ"), "UNKNOWN_CARD")
+    refused(GAME, state, 0, PlayCard("1B", "nope"), "UNKNOWN_CARD")
+    refused(GAME, state, 1, PlayCard("4A"), "NOT_YOUR_TURN")
+    refused(GAME, state, 0, PlayCard("4A"), "CARD_NOT_IN_HAND")
+    refused(GAME, state, 0, KoiKoi(), "PLAY_A_CARD")
+    refused(GAME, state, 0, NextRound(), "ROUND_IN_PLAY")
 
 
 # --- the decision -----------------------------------------------------------------------------
@@ -136,7 +131,7 @@ def test_a_formed_yaku_asks_koi_koi_or_shobu() -> None:
     assert isinstance(events[-1], YakuFormed) and events[-1].points == 5
     assert (state.phase, state.turn) == (Phase.DECIDE, 0)
     assert moves.legal_commands(state, 0) == [KoiKoi(), Shobu()]
-    refused(state, 0, PlayCard("2A"), "DECIDE_FIRST")
+    refused(GAME, state, 0, PlayCard("2A"), "DECIDE_FIRST")
     state, events = play(state, 0, Shobu())
     assert isinstance(events[0], ShobuCalled) and isinstance(events[1], RoundEnded)
     end = events[1]
@@ -213,7 +208,7 @@ SANKO_TAN = "1B 3B 12B 1R 4R 5R 7R 11R"
 ])
 def test_round_score(pile: str, koi_koi_by: int | None, points: int, factors: list) -> None:
     state = position(("", ""), "", captured=(pile, ""), koi_koi_by=koi_koi_by)
-    end = round_ended(state, 0, "SHOBU")
+    end = round_ended(state, 0, KoiKoiOutcome.SHOBU)
     assert end.points == points and end.totals == (points, 0)
     assert lines(end.settlement) == [(1, 0, points, factors)]
 
@@ -221,7 +216,7 @@ def test_round_score(pile: str, koi_koi_by: int | None, points: int, factors: li
 def test_stake_per_point_multiplies_the_payment_not_the_points() -> None:
     state = position(("", ""), "", captured=(SANKO_TAN, ""),
                      rules=dataclasses.replace(NINTENDO, stake_per_point=10))
-    end = round_ended(state, 0, "SHOBU")
+    end = round_ended(state, 0, KoiKoiOutcome.SHOBU)
     assert end.points == 6 and end.settlement.lines[0].amount == 60
     assert end.settlement.lines[0].factors[-1].name == "stake_per_point"
 
@@ -240,7 +235,7 @@ def test_the_first_dealer_turned_the_earlier_month(seed: bytes) -> None:
     dealt = deal(seeds, 1, None)
     assert dealt.dealer == dealer and dealt.dealer_draws == draws
     assert [len(h.cards) for h in dealt.hands] == [8, 8] and len(dealt.field) == 8
-    assert len(dealt.stock) == 24 and not _four_of_a_month(dealt.field)
+    assert len(dealt.stock) == 24 and not four_of_a_month(dealt.field)
 
 
 def test_a_field_with_four_of_a_month_is_redealt_from_the_seed() -> None:
@@ -252,7 +247,7 @@ def test_a_field_with_four_of_a_month_is_redealt_from_the_seed() -> None:
     else:
         raise AssertionError("no redeal in 5000 deals (about one in 230 needs one)")
     first = shuffled(deck(), seeds, 3, "deal")
-    assert _four_of_a_month(first[16:24])
+    assert four_of_a_month(first[16:24])
     again = shuffled(deck(), seeds, 3, f"redeal-{dealt.redeals}")
     assert dealt.field == again[16:24] and dealt.hands[0].cards == again[:8]
 
@@ -288,7 +283,7 @@ def test_the_match_ends_after_its_last_round_and_settles_the_difference() -> Non
     ended = events[-1]
     assert isinstance(ended, MatchEnded) and ended.totals == (7, 4) and state.phase is Phase.MATCH_OVER
     assert lines(ended.settlement) == [(1, 0, 3, [("point_difference", 3, False)])]
-    refused(state, 0, NextRound(), "MATCH_OVER")
+    refused(GAME, state, 0, NextRound(), "MATCH_OVER")
     drawn = dataclasses.replace(state, totals=(4, 4))
     assert match_settlement(drawn).outcome == "MATCH_DRAWN" and match_settlement(drawn).lines == ()
 

@@ -22,7 +22,9 @@ from croupier.engine.rummy.state import Phase, RummyState
 from croupier.engine.settlement import amount_of
 from croupier.engine.shuffle import Seeds
 
-from game_invariants import assert_replay_reproduces, cards_in as shared_cards_in
+from game_invariants import (
+    assert_next_deadline_is_exact, assert_replay_reproduces, cards_in as shared_cards_in,
+)
 
 GAME = RummyGame()
 KNOWN = frozenset(deck())
@@ -129,6 +131,7 @@ def play_random_game(rules: Any, seats: int, seeds: Seeds, rng: random.Random) -
     seen = set(state.discards)
     commands = []
     for _ in range(MAX_STEPS):
+        assert_next_deadline_is_exact(GAME, state)
         if GAME.is_finished(state):
             return state, events, commands
         if rng.random() < 0.1:

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 from hypothesis import given, strategies as st
 
-from croupier.engine.game import IllegalCommand, InvalidRules, MalformedCommand, fold
+from croupier.engine.game import InvalidRules, MalformedCommand, fold
 from croupier.engine.meld_solver import RUMMY, JokerAs, arrange
 from croupier.engine.rummy import RummyGame, moves
 from croupier.engine.rummy.cards import deck, penalty
@@ -21,16 +21,11 @@ from croupier.engine.rummy.scoring import meld_value
 from croupier.engine.rummy.state import Phase
 from croupier.engine.shuffle import Seeds, shuffled
 
+from game_invariants import refused
+
 from .helpers import SEEDS, play, position
 
 GAME = RummyGame()
-
-
-def refused(state, seat, command, reason: str, malformed: bool = False) -> None:
-    with pytest.raises(MalformedCommand if malformed else IllegalCommand) as info:
-        moves.validate(state, seat, command)
-    assert info.value.reason == reason, info.value.message
-    assert command not in moves.legal_commands(state, seat)
 
 
 def listed(state, seat, command) -> bool:
@@ -68,7 +63,7 @@ HAND = "TS1 JS1 QS1 5H1 5D1 5C1 2C1 3C1 4C1 9D2 JK1 KH1 KD2 8S2"
 def test_an_opening_must_reach_the_threshold_in_one_command() -> None:
     state = position([HAND, "2S1 3S1"])
     # 10 + 10 + 10 = 30 alone is not enough for 40; with the fives (15) it is.
-    refused(state, 0, LayDown((m("TS1 JS1 QS1"),)), "OPENING_TOO_LOW")
+    refused(GAME, state, 0, LayDown((m("TS1 JS1 QS1"),)), "OPENING_TOO_LOW")
     after, events = play(state, 0, LayDown((m("TS1 JS1 QS1"), m("5H1 5D1 5C1"))))
     (laid,) = events
     assert isinstance(laid, MeldsLaidDown) and laid.opening == 45 and after.opened[0]
@@ -93,8 +88,8 @@ def test_the_engine_offers_its_best_opening() -> None:
 
 def test_before_opening_no_lay_off_and_no_swap() -> None:
     state = position([HAND, "2S1 3S1"], melds=[(1, "6H2 JK2 8H2")])
-    refused(state, 0, LayOff(1, ("5H1",)), "NOT_OPENED")
-    refused(state, 0, SwapJoker(1, "KH1", lay_off=LayOffCards(1, ("JK2",))), "NOT_OPENED")
+    refused(GAME, state, 0, LayOff(1, ("5H1",)), "NOT_OPENED")
+    refused(GAME, state, 0, SwapJoker(1, "KH1", lay_off=LayOffCards(1, ("JK2",))), "NOT_OPENED")
 
 
 # --- the discard must be used -----------------------------------------------------------------
@@ -102,9 +97,9 @@ def test_before_opening_no_lay_off_and_no_swap() -> None:
 def test_taking_the_discard_names_where_it_goes() -> None:
     state = position([HAND, "2S1 3S1"], discards="9C2 KS1", phase=Phase.TAKE)
     # Unopened: only as part of an opening; the kings (30) with the spades (30) open.
-    refused(state, 0, TakeDiscard((m("KS1 KH1 KD2"),)), "OPENING_TOO_LOW")
-    refused(state, 0, TakeDiscard((m("TS1 JS1 QS1"), m("5H1 5D1 5C1"))), "DISCARD_NOT_USED")
-    refused(state, 0, TakeDiscard(), "USE_THE_DISCARD", malformed=True)
+    refused(GAME, state, 0, TakeDiscard((m("KS1 KH1 KD2"),)), "OPENING_TOO_LOW")
+    refused(GAME, state, 0, TakeDiscard((m("TS1 JS1 QS1"), m("5H1 5D1 5C1"))), "DISCARD_NOT_USED")
+    refused(GAME, state, 0, TakeDiscard(), "USE_THE_DISCARD", error=MalformedCommand)
     after, events = play(state, 0, TakeDiscard((m("KS1 KH1 KD2"), m("TS1 JS1 QS1"))))
     assert isinstance(events[0], DiscardTaken) and events[1].opening == 60
     assert after.discards == ("9C2",) and after.phase is Phase.PLAY
@@ -113,8 +108,8 @@ def test_taking_the_discard_names_where_it_goes() -> None:
                       melds=[(1, "4S2 5S2 6S2")])
     assert listed(opened, 0, TakeDiscard(lay_off=LayOffCards(1, ("7S2",))))
     assert listed(opened, 0, TakeDiscard((m("9S1 7S2 8S1"),)))
-    refused(opened, 1, DrawStock(), "NOT_YOUR_TURN")
-    refused(opened, 0, Discard("2D1"), "TAKE_FIRST")
+    refused(GAME, opened, 1, DrawStock(), "NOT_YOUR_TURN")
+    refused(GAME, opened, 0, Discard("2D1"), "TAKE_FIRST")
 
 
 # --- after opening: lay-offs and joker swaps --------------------------------------------------
@@ -124,16 +119,16 @@ def test_lay_off_keeps_the_meld_legal() -> None:
     after, events = play(state, 0, LayOff(1, ("9H1",)))
     assert events == [CardsLaidOff(0, ("9H1",), after.meld(1))]
     assert after.meld(1).cards == ("6H2", "JK2", "8H2", "9H1")
-    refused(after, 0, LayOff(1, ("7S1",)), "CANNOT_LAY_OFF")
-    refused(after, 0, LayOff(1, ("4H2",)), "CANNOT_LAY_OFF")   # 5H is missing
+    refused(GAME, after, 0, LayOff(1, ("7S1",)), "CANNOT_LAY_OFF")
+    refused(GAME, after, 0, LayOff(1, ("4H2",)), "CANNOT_LAY_OFF")   # 5H is missing
 
 
 def test_a_swapped_joker_is_played_in_the_same_command() -> None:
     state = position(["7H1 TS1 JS1 2D1", "2S1"], opened=[True, False], melds=[(1, "6H2 JK2 8H2")])
-    refused(state, 0, SwapJoker(1, "7H1"), "USE_THE_JOKER", malformed=True)
-    refused(state, 0, SwapJoker(1, "TS1", (m("JK2 TS1 JS1"),)), "NOT_THE_JOKERS_CARD")
-    refused(state, 0, SwapJoker(1, "7H1", (m("TS1 JS1 2D1"),)), "JOKER_NOT_PLAYED")
-    refused(state, 0, SwapJoker(1, "7H1", (m("JK2 TS1 2D1"),)), "NOT_A_MELD")
+    refused(GAME, state, 0, SwapJoker(1, "7H1"), "USE_THE_JOKER", error=MalformedCommand)
+    refused(GAME, state, 0, SwapJoker(1, "TS1", (m("JK2 TS1 JS1"),)), "NOT_THE_JOKERS_CARD")
+    refused(GAME, state, 0, SwapJoker(1, "7H1", (m("TS1 JS1 2D1"),)), "JOKER_NOT_PLAYED")
+    refused(GAME, state, 0, SwapJoker(1, "7H1", (m("JK2 TS1 2D1"),)), "NOT_A_MELD")
     command = SwapJoker(1, "7H1", (m("TS1 JS1 JK2", JK2="QS"),))
     assert listed(state, 0, command)
     after, events = play(state, 0, command)
@@ -146,8 +141,8 @@ def test_a_swapped_joker_is_played_in_the_same_command() -> None:
 
 def test_a_named_joker_that_contradicts_the_meld_is_invalid_argument() -> None:
     state = position(["5H1 JK1 7H1 2D1", "2S1"], opened=[True, False])
-    refused(state, 0, LayDown((m("5H1 JK1 7H1", JK1="8H"),)), "JOKER_CONTRADICTS", malformed=True)
-    refused(state, 0, LayDown((m("5H1 7H1 2D1"),)), "NOT_A_MELD")
+    refused(GAME, state, 0, LayDown((m("5H1 JK1 7H1", JK1="8H"),)), "JOKER_CONTRADICTS", error=MalformedCommand)
+    refused(GAME, state, 0, LayDown((m("5H1 7H1 2D1"),)), "NOT_A_MELD")
     after, _ = play(state, 0, LayDown((m("7H1 5H1 JK1"),)))
     assert after.melds[0].jokers == (JokerAs("JK1", "6H"),)
 

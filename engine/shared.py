@@ -1,0 +1,86 @@
+"""Helpers the games share: immutable updates of a state's tuples, the checks of the cards and
+joker namings a command carries, and the first dealer's draw."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
+
+from croupier.engine.cards import Card, is_card as is_face, is_joker
+from croupier.engine.game import MalformedCommand
+from croupier.engine.meld_solver import JokerAs
+from croupier.engine.shuffle import Seeds, shuffled
+
+T = TypeVar("T")
+D = TypeVar("D")
+
+
+class Identified(Protocol):
+    """A table meld: known by its id."""
+
+    @property
+    def id(self) -> int: ...
+
+
+M = TypeVar("M", bound=Identified)
+
+
+# --- states -------------------------------------------------------------------------------------
+
+def replace_at(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
+    """``values`` with the item at ``index`` replaced by ``value`` (states are immutable)."""
+    return values[:index] + (value,) + values[index + 1:]
+
+
+def without(cards: tuple[Card, ...], gone: tuple[Card, ...]) -> tuple[Card, ...]:
+    """``cards`` but those ``gone`` (put down, discarded), in their order."""
+    return tuple(c for c in cards if c not in gone)
+
+
+def placed(melds: tuple[M, ...], meld: M) -> tuple[M, ...]:
+    """The table with ``meld`` in place of the meld of its id, or added last if it is new."""
+    for i, old in enumerate(melds):
+        if old.id == meld.id:
+            return replace_at(melds, i, meld)
+    return melds + (meld,)
+
+
+# --- commands -----------------------------------------------------------------------------------
+
+def check_cards(cards: tuple[Card, ...], is_card: Callable[[object], bool], deck: str,
+                field: str) -> None:
+    """Every card named is a card of the game's ``deck`` (described for the message), once."""
+    for card in cards:
+        if not is_card(card):
+            raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a card of {deck}", field=field)
+    if len(set(cards)) != len(cards):
+        raise MalformedCommand("DUPLICATE_CARD", "a card is named twice", field=field)
+
+
+def check_jokers(jokers: tuple[JokerAs, ...], cards: tuple[Card, ...], field: str) -> None:
+    """Named jokers: each a joker among ``cards``, named once, as a one-deck card (``"8H"``)."""
+    for use in jokers:
+        if not isinstance(use, JokerAs) or not is_joker(use.joker) or use.joker not in cards:
+            raise MalformedCommand("JOKER_NOT_IN_MELD", "name only jokers the meld holds",
+                                   field=field)
+        if not is_face(use.card) or is_joker(use.card):
+            raise MalformedCommand("UNKNOWN_CARD", f"a joker cannot stand for {use.card!r} (name a "
+                                   "card such as 8H)", field=field)
+    if len({use.joker for use in jokers}) != len(jokers):
+        raise MalformedCommand("DUPLICATE_JOKER", "a joker is named twice", field=field)
+
+
+# --- deals --------------------------------------------------------------------------------------
+
+def first_dealer(deck: Sequence[Card], seeds: Seeds, order: Callable[[Card], int],
+                 draw: Callable[[int, Card], D]) -> tuple[int, tuple[D, ...]]:
+    """Two seats each turn a card of the shuffled ``deck`` (purpose ``first-dealer``), seat 0
+    first; the lower ``order`` deals, and a tie turns again. The dealer and every card turned."""
+    turned = shuffled(deck, seeds, 1, "first-dealer")
+    draws: list[D] = []
+    for k in range(0, len(turned) - 1, 2):
+        first, second = turned[k], turned[k + 1]
+        draws += [draw(0, first), draw(1, second)]
+        if order(first) != order(second):
+            return (0 if order(first) < order(second) else 1), tuple(draws)
+    raise AssertionError("every deck holds cards of two different orders")
