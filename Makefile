@@ -45,7 +45,8 @@ browser:
 	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null; }; \
 	  else echo "chromium not found: the HTML timeline tests will skip (apt-get install chromium)"; fi; }
 
-test: install browser
+# The code's checks first (layers, types, style), then every test.
+test: install browser check
 	$(PY) -m pytest
 
 bench: install

@@ -15,8 +15,21 @@ RANKS = "A23456789TJQK"
 SUITS = "SHDC"
 JOKERS: tuple[Card, ...] = ("JK1", "JK2")
 
-RANK_NAMES = ("ace", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-              "jack", "queen", "king")
+RANK_NAMES = (
+    "ace",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "jack",
+    "queen",
+    "king",
+)
 SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
 
 
@@ -50,7 +63,7 @@ def is_card(code: str, jokers: int = 0) -> bool:
 
 
 def name(card: Card) -> str:
-    """"Seven of spades"."""
+    """ "Seven of spades"."""
     if is_joker(card):
         return f"Joker {card[2:]}"
     return f"{RANK_NAMES[rank(card) - 1].capitalize()} of {SUIT_NAMES[suit(card)]}"

@@ -127,15 +127,24 @@ def fold(game: Game[Any, S, E, Any], events: Sequence[E], state: S | None = None
     return current
 
 
-def rules_from_preset(game_name: str, presets: dict[str, RulesT], default: str, preset: str,
-                      overrides: dict[str, Any], seats: int,
-                      validate: Callable[[RulesT, int], None]) -> RulesT:
+def rules_from_preset(
+    game_name: str,
+    presets: dict[str, RulesT],
+    default: str,
+    preset: str,
+    overrides: dict[str, Any],
+    seats: int,
+    validate: Callable[[RulesT, int], None],
+) -> RulesT:
     """A game's effective rule set: ``preset`` (empty: ``default``) with ``overrides`` applied,
     then validated for ``seats``; raises :class:`InvalidRules` naming the preset or the option."""
     preset = preset or default
     if preset not in presets:
-        raise InvalidRules("UNKNOWN_PRESET", f"unknown {game_name} preset {preset!r}; known: "
-                           f"{', '.join(presets)}", field="preset")
+        raise InvalidRules(
+            "UNKNOWN_PRESET",
+            f"unknown {game_name} preset {preset!r}; known: {', '.join(presets)}",
+            field="preset",
+        )
     base = presets[preset]
     names = {f.name for f in dataclasses.fields(base)}
     for key in overrides:

@@ -102,21 +102,25 @@ def _run_windows(length: int, rules: MeldRules) -> list[list[int]]:
     if rules.ace_wrap:
         if length == SUIT_LENGTH:
             return [list(range(1, SUIT_LENGTH + 1))]
-        return [[(start - 1 + k) % SUIT_LENGTH + 1 for k in range(length)]
-                for start in range(1, SUIT_LENGTH + 1)]
+        return [
+            [(start - 1 + k) % SUIT_LENGTH + 1 for k in range(length)]
+            for start in range(1, SUIT_LENGTH + 1)
+        ]
     top = HIGH_ACE if rules.ace_high else SUIT_LENGTH
     return [list(range(low, low + length)) for low in range(1, top - length + 2)]
 
 
-def runs(naturals: list[Card], jokers: list[Card], rules: MeldRules,
-         named: dict[Card, Card]) -> list[Meld]:
+def runs(
+    naturals: list[Card], jokers: list[Card], rules: MeldRules, named: dict[Card, Card]
+) -> list[Meld]:
     """Every reading of the cards as one run, the default first: the one reaching furthest past
     its highest natural (an unnamed joker extends a run at its high end where it can)."""
     return [m for _, m in sorted(_runs(naturals, jokers, rules, named), key=lambda x: -x[0])]
 
 
-def _runs(naturals: list[Card], jokers: list[Card], rules: MeldRules,
-          named: dict[Card, Card]) -> list[tuple[int, Meld]]:
+def _runs(
+    naturals: list[Card], jokers: list[Card], rules: MeldRules, named: dict[Card, Card]
+) -> list[tuple[int, Meld]]:
     """Every reading of the cards as one run, with how far it reaches past its highest natural."""
     if len({suit(c) for c in naturals}) != 1:
         return []
@@ -148,15 +152,30 @@ def _runs(naturals: list[Card], jokers: list[Card], rules: MeldRules,
                 open_slots = [v for v in free if v not in chosen]
                 highest = max(i for i, v in enumerate(window) if v in slots)
                 for order in permutations(sorted(j for j in jokers if j not in named)):
-                    uses = {**chosen, **{v: JokerAs(j, face(v, s)) for v, j in zip(open_slots, order)}}
+                    uses = {
+                        **chosen,
+                        **{
+                            v: JokerAs(j, face(v, s))
+                            for v, j in zip(open_slots, order, strict=False)
+                        },
+                    }
                     cards = tuple(slots[v] if v in slots else uses[v].joker for v in window)
-                    found.append((len(window) - 1 - highest, Meld(
-                        MeldKind.RUN, cards, tuple(sorted(uses.values(), key=lambda j: j.joker)))))
+                    found.append(
+                        (
+                            len(window) - 1 - highest,
+                            Meld(
+                                MeldKind.RUN,
+                                cards,
+                                tuple(sorted(uses.values(), key=lambda j: j.joker)),
+                            ),
+                        )
+                    )
     return found
 
 
-def _set(naturals: list[Card], jokers: list[Card], rules: MeldRules,
-         named: dict[Card, Card]) -> Meld | None:
+def _set(
+    naturals: list[Card], jokers: list[Card], rules: MeldRules, named: dict[Card, Card]
+) -> Meld | None:
     """The cards as one set: one rank, natural suits all different, at most four cards."""
     if len({rank(c) for c in naturals}) != 1 or len({suit(c) for c in naturals}) != len(naturals):
         return None
@@ -164,15 +183,19 @@ def _set(naturals: list[Card], jokers: list[Card], rules: MeldRules,
     r = rank(naturals[0])
     shortest = 2 if rules.two_card_sevens and r == SEVEN else SHORTEST_MELD
     if not shortest <= length <= LARGEST_SET or (
-            length >= SHORTEST_MELD and len(jokers) > rules.set_jokers[length - SHORTEST_MELD]):
+        length >= SHORTEST_MELD and len(jokers) > rules.set_jokers[length - SHORTEST_MELD]
+    ):
         return None
     missing = [x for x in SUITS if x not in {suit(c) for c in naturals}]
     if rules.set_joker_rank_only:
         # A named joker must have the set's rank; its suit is not the client's to choose.
         if any(rank(card) != r for card in named.values()):
             return None
-        return Meld(MeldKind.SET, tuple(sorted(naturals)) + tuple(sorted(jokers)),
-                    tuple(JokerAs(j, face(r, x)) for j, x in zip(sorted(jokers), missing)))
+        return Meld(
+            MeldKind.SET,
+            tuple(sorted(naturals)) + tuple(sorted(jokers)),
+            tuple(JokerAs(j, face(r, x)) for j, x in zip(sorted(jokers), missing, strict=False)),
+        )
     uses = []
     for joker in sorted(jokers):
         card = named.get(joker)
@@ -183,12 +206,16 @@ def _set(naturals: list[Card], jokers: list[Card], rules: MeldRules,
             missing.remove(card[1])
     for joker in sorted(j for j in jokers if j not in named):
         uses.append(JokerAs(joker, face(r, missing.pop(0))))
-    return Meld(MeldKind.SET, tuple(sorted(naturals)) + tuple(sorted(jokers)),
-                tuple(sorted(uses, key=lambda j: j.joker)))
+    return Meld(
+        MeldKind.SET,
+        tuple(sorted(naturals)) + tuple(sorted(jokers)),
+        tuple(sorted(uses, key=lambda j: j.joker)),
+    )
 
 
-def arrangements(cards: Iterable[Card], rules: MeldRules,
-                 named: dict[Card, Card] | None = None) -> list[Meld]:
+def arrangements(
+    cards: Iterable[Card], rules: MeldRules, named: dict[Card, Card] | None = None
+) -> list[Meld]:
     """Every way the cards make one meld, the default first (RULES.md §1.3, §3.2): runs (the one
     reaching highest first), then the set.
 
@@ -206,30 +233,37 @@ def arrangements(cards: Iterable[Card], rules: MeldRules,
     if rules.lone_seven and one_seven and not jokers:
         return [Meld(MeldKind.LONE_SEVEN, cards)]
     if len(naturals) < rules.min_naturals and not (
-            rules.two_card_sevens and one_seven and len(cards) == 2):
+        rules.two_card_sevens and one_seven and len(cards) == 2
+    ):
         return []
     a_set = _set(naturals, jokers, rules, named)
     return runs(naturals, jokers, rules, named) + ([a_set] if a_set is not None else [])
 
 
-def arrange(cards: Iterable[Card], rules: MeldRules,
-            named: dict[Card, Card] | None = None) -> Meld | None:
+def arrange(
+    cards: Iterable[Card], rules: MeldRules, named: dict[Card, Card] | None = None
+) -> Meld | None:
     """The default arrangement of the cards as one meld, or ``None``."""
     found = arrangements(cards, rules, named)
     return found[0] if found else None
 
 
-def extensions(meld: Meld, cards: Iterable[Card], rules: MeldRules,
-               named: dict[Card, Card] | None = None) -> list[Meld]:
+def extensions(
+    meld: Meld, cards: Iterable[Card], rules: MeldRules, named: dict[Card, Card] | None = None
+) -> list[Meld]:
     """Every way ``meld`` can take ``cards`` (a lay-off), the default first: a run stays a run
     with its jokers where they stand, a set stays a set."""
     fixed = meld.named() if meld.kind is MeldKind.RUN else {}
-    return [m for m in arrangements(meld.cards + tuple(cards), rules, {**fixed, **(named or {})})
-            if m.kind is meld.kind]
+    return [
+        m
+        for m in arrangements(meld.cards + tuple(cards), rules, {**fixed, **(named or {})})
+        if m.kind is meld.kind
+    ]
 
 
-def extend(meld: Meld, cards: Iterable[Card], rules: MeldRules,
-           named: dict[Card, Card] | None = None) -> Meld | None:
+def extend(
+    meld: Meld, cards: Iterable[Card], rules: MeldRules, named: dict[Card, Card] | None = None
+) -> Meld | None:
     found = extensions(meld, cards, rules, named)
     return found[0] if found else None
 
@@ -245,8 +279,10 @@ def swap(meld: Meld, natural: Card, rules: MeldRules) -> tuple[Meld, Card] | Non
     for use in meld.jokers:
         if meld.kind is MeldKind.RUN and use.card != natural[:2]:
             continue
-        if meld.kind is MeldKind.SET and (rank(use.card) != rank(natural) or suit(natural) in {
-                suit(c) for c in meld.cards if not is_joker(c)}):
+        if meld.kind is MeldKind.SET and (
+            rank(use.card) != rank(natural)
+            or suit(natural) in {suit(c) for c in meld.cards if not is_joker(c)}
+        ):
             continue
         cards = tuple(natural if c == use.joker else c for c in meld.cards)
         rest = tuple(j for j in meld.jokers if j.joker != use.joker)
@@ -259,6 +295,7 @@ def swap(meld: Meld, natural: Card, rules: MeldRules) -> tuple[Meld, Card] | Non
 
 
 # --- deadwood (Gin) ---------------------------------------------------------------------------
+
 
 def deadwood_value(card: Card) -> int:
     """A = 1, 2–10 face value, J/Q/K = 10 (RULES.md §4)."""
@@ -282,7 +319,7 @@ def candidate_melds(hand: Iterable[Card], rules: MeldRules) -> list[tuple[Card, 
         values = sorted(held) + ([HIGH_ACE] if rules.ace_high and 1 in held else [])
         for i, low in enumerate(values):
             run = [low]
-            for value in values[i + 1:]:
+            for value in values[i + 1 :]:
                 if value != run[-1] + 1:
                     break
                 run.append(value)
@@ -306,8 +343,9 @@ def clear_cache() -> None:
 
 
 @lru_cache(maxsize=8192)
-def _best(cards: tuple[Card, ...], rules: MeldRules) -> tuple[tuple[tuple[Card, ...], ...],
-                                                              tuple[Card, ...]]:
+def _best(
+    cards: tuple[Card, ...], rules: MeldRules
+) -> tuple[tuple[tuple[Card, ...], ...], tuple[Card, ...]]:
     if not cards:
         return (), ()
     first, rest = cards[0], cards[1:]

@@ -30,7 +30,9 @@ RUMMY: Game[RummyRules, RummyState, RummyEvent, RummyCommand] = RummyGame()
 
 # By kind, for the service, which handles every game alike (its types come from the kind at run
 # time, hence ``Any``).
-GAMES: dict[str, Game[Any, Any, Any, Any]] = {game.kind: game for game in (HOOLA, KOIKOI, GIN, RUMMY)}
+GAMES: dict[str, Game[Any, Any, Any, Any]] = {
+    game.kind: game for game in (HOOLA, KOIKOI, GIN, RUMMY)
+}
 
 
 def game(kind: str) -> Game[Any, Any, Any, Any]:

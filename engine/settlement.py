@@ -68,16 +68,27 @@ def net_of(seats: int, lines: tuple[SettlementLine, ...]) -> tuple[int, ...]:
     return tuple(net)
 
 
-def points_won(number: int, outcome: StrEnum, winner: int, factors: list[Factor], stake: int,
-               notes: tuple[str, ...]) -> tuple[int, Settlement]:
+def points_won(
+    number: int,
+    outcome: StrEnum,
+    winner: int,
+    factors: list[Factor],
+    stake: int,
+    notes: tuple[str, ...],
+) -> tuple[int, Settlement]:
     """A two-seat round won on points: the factors make the points, and the other seat pays them
     × ``stake``. Returns the points and the settlement."""
     points = amount_of(tuple(factors))
     if stake != 1:
         factors = [*factors, Factor("stake_per_point", stake, "stakes per point")]
     loser = 1 - winner
-    line = SettlementLine(loser, winner, points * stake, tuple(factors),
-                          f"seat {loser} pays seat {winner} {points * stake} for {points} point(s)")
+    line = SettlementLine(
+        loser,
+        winner,
+        points * stake,
+        tuple(factors),
+        f"seat {loser} pays seat {winner} {points * stake} for {points} point(s)",
+    )
     return points, Settlement(number, (winner,), outcome.value, (line,), net_of(2, (line,)), notes)
 
 
@@ -85,16 +96,34 @@ def match_settlement(number: int, totals: tuple[int, ...], stake: int, played: s
     """A two-seat match by points: the lower total pays the difference × ``stake``; equal totals
     draw. ``number`` is the last round's (or hand's) number; ``played`` says what was played."""
     if totals[0] == totals[1]:
-        return Settlement(number, (0, 1), MatchOutcome.MATCH_DRAWN.value, (), (0, 0),
-                          (f"both seats scored {totals[0]} over {played}: a draw",))
+        return Settlement(
+            number,
+            (0, 1),
+            MatchOutcome.MATCH_DRAWN.value,
+            (),
+            (0, 0),
+            (f"both seats scored {totals[0]} over {played}: a draw",),
+        )
     winner = 0 if totals[0] > totals[1] else 1
     loser = 1 - winner
-    factors = [Factor("point_difference", totals[winner] - totals[loser],
-                      f"seat {winner} scored {totals[winner]} over {played}, seat {loser} "
-                      f"{totals[loser]}")]
+    factors = [
+        Factor(
+            "point_difference",
+            totals[winner] - totals[loser],
+            f"seat {winner} scored {totals[winner]} over {played}, seat {loser} {totals[loser]}",
+        )
+    ]
     if stake != 1:
         factors.append(Factor("stake_per_point", stake, "stakes per point"))
     amount = amount_of(tuple(factors))
-    line = SettlementLine(loser, winner, amount, tuple(factors), f"seat {loser} pays seat {winner} {amount}")
-    return Settlement(number, (winner,), MatchOutcome.MATCH_OVER.value, (line,), net_of(2, (line,)),
-                      (f"seat {winner} won the match {totals[winner]} to {totals[loser]}",))
+    line = SettlementLine(
+        loser, winner, amount, tuple(factors), f"seat {loser} pays seat {winner} {amount}"
+    )
+    return Settlement(
+        number,
+        (winner,),
+        MatchOutcome.MATCH_OVER.value,
+        (line,),
+        net_of(2, (line,)),
+        (f"seat {winner} won the match {totals[winner]} to {totals[loser]}",),
+    )

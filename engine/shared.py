@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
-from croupier.engine.cards import Card, is_card as is_face, is_joker
+from croupier.engine.cards import Card, is_joker
+from croupier.engine.cards import is_card as is_face
 from croupier.engine.game import MalformedCommand
 from croupier.engine.meld_solver import JokerAs
 from croupier.engine.shuffle import Seeds, shuffled
@@ -27,9 +28,10 @@ M = TypeVar("M", bound=Identified)
 
 # --- states -------------------------------------------------------------------------------------
 
+
 def replace_at(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
     """``values`` with the item at ``index`` replaced by ``value`` (states are immutable)."""
-    return values[:index] + (value,) + values[index + 1:]
+    return values[:index] + (value,) + values[index + 1 :]
 
 
 def without(cards: tuple[Card, ...], gone: tuple[Card, ...]) -> tuple[Card, ...]:
@@ -47,8 +49,10 @@ def placed(melds: tuple[M, ...], meld: M) -> tuple[M, ...]:
 
 # --- commands -----------------------------------------------------------------------------------
 
-def check_cards(cards: tuple[Card, ...], is_card: Callable[[object], bool], deck: str,
-                field: str) -> None:
+
+def check_cards(
+    cards: tuple[Card, ...], is_card: Callable[[object], bool], deck: str, field: str
+) -> None:
     """Every card named is a card of the game's ``deck`` (described for the message), once."""
     for card in cards:
         if not is_card(card):
@@ -61,19 +65,25 @@ def check_jokers(jokers: tuple[JokerAs, ...], cards: tuple[Card, ...], field: st
     """Named jokers: each a joker among ``cards``, named once, as a one-deck card (``"8H"``)."""
     for use in jokers:
         if not isinstance(use, JokerAs) or not is_joker(use.joker) or use.joker not in cards:
-            raise MalformedCommand("JOKER_NOT_IN_MELD", "name only jokers the meld holds",
-                                   field=field)
+            raise MalformedCommand(
+                "JOKER_NOT_IN_MELD", "name only jokers the meld holds", field=field
+            )
         if not is_face(use.card) or is_joker(use.card):
-            raise MalformedCommand("UNKNOWN_CARD", f"a joker cannot stand for {use.card!r} (name a "
-                                   "card such as 8H)", field=field)
+            raise MalformedCommand(
+                "UNKNOWN_CARD",
+                f"a joker cannot stand for {use.card!r} (name a card such as 8H)",
+                field=field,
+            )
     if len({use.joker for use in jokers}) != len(jokers):
         raise MalformedCommand("DUPLICATE_JOKER", "a joker is named twice", field=field)
 
 
 # --- deals --------------------------------------------------------------------------------------
 
-def first_dealer(deck: Sequence[Card], seeds: Seeds, order: Callable[[Card], int],
-                 draw: Callable[[int, Card], D]) -> tuple[int, tuple[D, ...]]:
+
+def first_dealer(
+    deck: Sequence[Card], seeds: Seeds, order: Callable[[Card], int], draw: Callable[[int, Card], D]
+) -> tuple[int, tuple[D, ...]]:
     """Two seats each turn a card of the shuffled ``deck`` (purpose ``first-dealer``), seat 0
     first; the lower ``order`` deals, and a tie turns again. The dealer and every card turned."""
     turned = shuffled(deck, seeds, 1, "first-dealer")

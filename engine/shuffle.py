@@ -60,11 +60,19 @@ def client_digest(client_seeds: Sequence[str]) -> bytes:
 
 
 def _words(seeds: Seeds, round_no: int, purpose: str) -> Iterator[int]:
-    prefix = (DOMAIN + b"\x00" + purpose.encode("ascii") + b"\x00" + struct.pack(">I", round_no)
-              + client_digest(seeds.client_seeds))
+    prefix = (
+        DOMAIN
+        + b"\x00"
+        + purpose.encode("ascii")
+        + b"\x00"
+        + struct.pack(">I", round_no)
+        + client_digest(seeds.client_seeds)
+    )
     counter = 0
     while True:
-        block = hmac.new(seeds.server_seed, prefix + struct.pack(">I", counter), hashlib.sha256).digest()
+        block = hmac.new(
+            seeds.server_seed, prefix + struct.pack(">I", counter), hashlib.sha256
+        ).digest()
         yield from struct.unpack(">8I", block)
         counter += 1
 

@@ -12,8 +12,14 @@ from croupier.engine.game import CommandError, Context, fold
 from croupier.engine.shuffle import Seeds
 
 
-def refused(game: Any, state: Any, seat: int, command: Any, reason: str,
-            error: type[CommandError] = CommandError) -> None:
+def refused(
+    game: Any,
+    state: Any,
+    seat: int,
+    command: Any,
+    reason: str,
+    error: type[CommandError] = CommandError,
+) -> None:
     """``game`` refuses ``command`` from ``seat`` for ``reason`` (raising ``error``, any
     :class:`CommandError` unless named), and its legal-move list does not offer it."""
     with pytest.raises(error) as info:
@@ -29,13 +35,15 @@ def cards_in(value: Any, known: Collection[str]) -> set[str]:
     if isinstance(value, tuple):
         return set().union(*(cards_in(v, known) for v in value)) if value else set()
     if dataclasses.is_dataclass(value):
-        return set().union(*(cards_in(getattr(value, f.name), known)
-                             for f in dataclasses.fields(value)))
+        return set().union(
+            *(cards_in(getattr(value, f.name), known) for f in dataclasses.fields(value))
+        )
     return set()
 
 
-def play_commands(game: Any, seeds: Seeds, state: Any, seat: int,
-                  commands: Sequence[Any]) -> tuple[Any, list[Any]]:
+def play_commands(
+    game: Any, seeds: Seeds, state: Any, seat: int, commands: Sequence[Any]
+) -> tuple[Any, list[Any]]:
     """Decide and apply ``commands`` for ``seat`` in turn; the final state and every event."""
     events: list[Any] = []
     for command in commands:
@@ -60,8 +68,14 @@ def assert_next_deadline_is_exact(game: Any, state: Any) -> None:
         assert game.advance(state, deadline) != []
 
 
-def assert_replay_reproduces(game: Any, rules: Any, seats: int, seeds: Seeds,
-                             commands: Sequence[tuple[int, Any]], events: list[Any]) -> None:
+def assert_replay_reproduces(
+    game: Any,
+    rules: Any,
+    seats: int,
+    seeds: Seeds,
+    commands: Sequence[tuple[int, Any]],
+    events: list[Any],
+) -> None:
     """Re-deal from the seeds, re-apply every command, and require exactly the recorded events."""
     again = game.start(rules, seats, seeds)
     state = fold(game, again)

@@ -15,13 +15,23 @@ def first_dealer(seeds: Seeds) -> tuple[int, tuple[DealerDraw, ...]]:
     return shared.first_dealer(standard_deck(), seeds, rank, DealerDraw)
 
 
-def deal(seeds: Seeds, number: int, dealer: int | None, totals: tuple[int, ...] = (0, 0)) -> HandDealt:
+def deal(
+    seeds: Seeds, number: int, dealer: int | None, totals: tuple[int, ...] = (0, 0)
+) -> HandDealt:
     """Ten cards to the non-dealer, ten to the dealer, the upcard, the stock (top first)."""
     draws: tuple[DealerDraw, ...] = ()
     if dealer is None:
         dealer, draws = first_dealer(seeds)
     cards = shuffled(standard_deck(), seeds, number, "deal")
-    hands = {1 - dealer: cards[:HAND_SIZE], dealer: cards[HAND_SIZE:2 * HAND_SIZE]}
-    stock = cards[2 * HAND_SIZE + 1:]
-    return HandDealt(number, dealer, tuple(Hand(s, hands[s], HAND_SIZE) for s in (0, 1)),
-                     cards[2 * HAND_SIZE], stock, len(stock), totals, draws)
+    hands = {1 - dealer: cards[:HAND_SIZE], dealer: cards[HAND_SIZE : 2 * HAND_SIZE]}
+    stock = cards[2 * HAND_SIZE + 1 :]
+    return HandDealt(
+        number,
+        dealer,
+        tuple(Hand(s, hands[s], HAND_SIZE) for s in (0, 1)),
+        cards[2 * HAND_SIZE],
+        stock,
+        len(stock),
+        totals,
+        draws,
+    )

@@ -13,8 +13,8 @@ from croupier.engine.gin.rules import GinRules
 from croupier.engine.meld_solver import Meld
 from croupier.engine.settlement import Settlement
 
-
 # --- commands ---------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class DrawStock:
@@ -66,6 +66,7 @@ GinCommand = DrawStock | DrawDiscard | Pass | Discard | Knock | LayOff | EndLayO
 
 
 # --- events -----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Hand:
@@ -177,5 +178,15 @@ class MatchEnded:
     settlement: Settlement
 
 
-GinEvent = (MatchStarted | HandDealt | UpcardPassed | CardDrawn | CardDiscarded | Knocked
-            | CardLaidOff | LayOffsEnded | HandEnded | MatchEnded)
+GinEvent = (
+    MatchStarted
+    | HandDealt
+    | UpcardPassed
+    | CardDrawn
+    | CardDiscarded
+    | Knocked
+    | CardLaidOff
+    | LayOffsEnded
+    | HandEnded
+    | MatchEnded
+)

@@ -4,14 +4,29 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank, name
 from croupier.engine.game import Context, PresetRules, others_hidden
-from croupier.engine.gin import moves, rules as rules_module
+from croupier.engine.gin import moves
+from croupier.engine.gin import rules as rules_module
 from croupier.engine.gin.deal import deal
 from croupier.engine.gin.events import (
-    CardDrawn, Discard, DrawDiscard, DrawStock, EndLayOffs, GinCommand, GinEvent, HandDealt,
-    HandEnded, Knock, LayOff, MatchEnded, MatchStarted, NextHand, Pass,
+    CardDrawn,
+    Discard,
+    DrawDiscard,
+    DrawStock,
+    EndLayOffs,
+    GinCommand,
+    GinEvent,
+    HandDealt,
+    HandEnded,
+    Knock,
+    LayOff,
+    MatchEnded,
+    MatchStarted,
+    NextHand,
+    Pass,
 )
 from croupier.engine.gin.rules import GinRules
 from croupier.engine.gin.state import GinState, Phase, evolve
@@ -52,8 +67,10 @@ class GinGame(PresetRules[GinRules]):
 
     def start(self, rules: GinRules, seats: int, seeds: Seeds) -> list[GinEvent]:
         rules_module.validate(rules, seats)
-        return [MatchStarted(rules, seats, seeds.commitment, seeds.client_seeds, ENGINE_VERSION),
-                deal(seeds, 1, None)]
+        return [
+            MatchStarted(rules, seats, seeds.commitment, seeds.client_seeds, ENGINE_VERSION),
+            deal(seeds, 1, None),
+        ]
 
     def initial_state(self) -> GinState:
         return GinState()
@@ -61,7 +78,9 @@ class GinGame(PresetRules[GinRules]):
     def evolve(self, state: GinState, event: GinEvent) -> GinState:
         return evolve(state, event)
 
-    def decide(self, state: GinState, seat: int, command: GinCommand, ctx: Context) -> list[GinEvent]:
+    def decide(
+        self, state: GinState, seat: int, command: GinCommand, ctx: Context
+    ) -> list[GinEvent]:
         return moves.decide(state, seat, command, ctx)
 
     def advance(self, state: GinState, now_ms: int) -> list[GinEvent]:
@@ -85,10 +104,15 @@ class GinGame(PresetRules[GinRules]):
                 return "Draw from the stock"
             case DrawDiscard():
                 top = name(state.discard_top) if state.discard_top else "the discard"
-                return f"Take {top}" + (" (the upcard)" if state.phase is Phase.FIRST_UPCARD else "")
+                return f"Take {top}" + (
+                    " (the upcard)" if state.phase is Phase.FIRST_UPCARD else ""
+                )
             case Pass():
-                return "Pass the upcard" if state.phase is Phase.FIRST_UPCARD else \
-                    "Pass: the hand is a wash"
+                return (
+                    "Pass the upcard"
+                    if state.phase is Phase.FIRST_UPCARD
+                    else "Pass: the hand is a wash"
+                )
             case Discard(card=card):
                 return f"Discard {name(card)}"
             case Knock(card=""):
@@ -118,13 +142,24 @@ class GinGame(PresetRules[GinRules]):
         hand = by_rank(state.hands[seat]) if seat is not None else ()
         melds, left = best_melds(hand, GIN) if hand else ((), ())
         return GinView(
-            seat=seat, hand=hand, melds=melds, deadwood=deadwood_count(left),
-            discard_top=state.discard_top, discard_count=len(state.discards),
-            stock_count=len(state.stock), hand_counts=tuple(len(h) for h in state.hands),
-            turn=state.turn, phase=state.phase, hand_number=state.hand, dealer=state.dealer,
-            totals=state.totals, table=state.table,
-            knocker=state.knock.seat if state.knock else None, last_hand=state.result,
-            rules=state.rules)
+            seat=seat,
+            hand=hand,
+            melds=melds,
+            deadwood=deadwood_count(left),
+            discard_top=state.discard_top,
+            discard_count=len(state.discards),
+            stock_count=len(state.stock),
+            hand_counts=tuple(len(h) for h in state.hands),
+            turn=state.turn,
+            phase=state.phase,
+            hand_number=state.hand,
+            dealer=state.dealer,
+            totals=state.totals,
+            table=state.table,
+            knocker=state.knock.seat if state.knock else None,
+            last_hand=state.result,
+            rules=state.rules,
+        )
 
     def settlements(self, events: list[GinEvent]) -> list[Settlement]:
         return [e.settlement for e in events if isinstance(e, HandEnded)]

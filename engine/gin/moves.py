@@ -11,8 +11,24 @@ from croupier.engine.cards import Card, is_card, name, sort_cards
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
 from croupier.engine.gin.deal import deal
 from croupier.engine.gin.events import (
-    CardDiscarded, CardDrawn, CardLaidOff, Discard, DrawDiscard, DrawStock, EndLayOffs, GinCommand,
-    GinEvent, HandDealt, Knock, Knocked, LayOff, LayOffsEnded, MatchEnded, NextHand, Pass, UpcardPassed,
+    CardDiscarded,
+    CardDrawn,
+    CardLaidOff,
+    Discard,
+    DrawDiscard,
+    DrawStock,
+    EndLayOffs,
+    GinCommand,
+    GinEvent,
+    HandDealt,
+    Knock,
+    Knocked,
+    LayOff,
+    LayOffsEnded,
+    MatchEnded,
+    NextHand,
+    Pass,
+    UpcardPassed,
 )
 from croupier.engine.gin.scoring import GinOutcome, hand_ended, match_settlement, scored
 from croupier.engine.gin.state import GinState, Phase, evolve
@@ -33,14 +49,19 @@ def _check_well_formed(command: GinCommand) -> None:
         case DrawStock() | DrawDiscard() | Pass() | EndLayOffs() | NextHand():
             pass
         case _:
-            raise MalformedCommand("UNKNOWN_COMMAND", f"not a Gin Rummy command: {command!r}",
-                                   field="command")
+            raise MalformedCommand(
+                "UNKNOWN_COMMAND", f"not a Gin Rummy command: {command!r}", field="command"
+            )
 
 
 _PHASES = {
-    DrawStock: (Phase.DRAW,), DrawDiscard: (Phase.FIRST_UPCARD, Phase.DRAW),
-    Pass: (Phase.FIRST_UPCARD, Phase.DRAW), Discard: (Phase.DISCARD,), Knock: (Phase.DISCARD,),
-    LayOff: (Phase.LAY_OFF,), EndLayOffs: (Phase.LAY_OFF,),
+    DrawStock: (Phase.DRAW,),
+    DrawDiscard: (Phase.FIRST_UPCARD, Phase.DRAW),
+    Pass: (Phase.FIRST_UPCARD, Phase.DRAW),
+    Discard: (Phase.DISCARD,),
+    Knock: (Phase.DISCARD,),
+    LayOff: (Phase.LAY_OFF,),
+    EndLayOffs: (Phase.LAY_OFF,),
 }
 _WAITING = {
     Phase.FIRST_UPCARD: ("TAKE_OR_PASS", "take the first upcard or pass"),
@@ -60,8 +81,11 @@ def _can_knock_after_taking(state: GinState, seat: int) -> bool:
     if top is None:
         return False
     hand = state.hands[seat] + (top,)
-    return any(deadwood(tuple(c for c in hand if c != out), GIN) <= state.rules.knock_card
-               for out in hand if out != top)
+    return any(
+        deadwood(tuple(c for c in hand if c != out), GIN) <= state.rules.knock_card
+        for out in hand
+        if out != top
+    )
 
 
 def validate(state: GinState, seat: int, command: GinCommand) -> None:
@@ -92,25 +116,40 @@ def _checked_events(state: GinState, seat: int, command: GinCommand) -> list[Gin
     match command:
         case DrawStock():
             if at_the_wall(state):
-                raise IllegalCommand("WALL", "two cards are left in the stock: take the discard to "
-                                     "knock with it, or pass (a wash)", R_GIN)
+                raise IllegalCommand(
+                    "WALL",
+                    "two cards are left in the stock: take the discard to "
+                    "knock with it, or pass (a wash)",
+                    R_GIN,
+                )
             return [CardDrawn(seat, state.stock[0], from_discard=False)]
         case DrawDiscard():
             if state.upcard_refused:
-                raise IllegalCommand("UPCARD_REFUSED", "both passed the upcard: draw from the "
-                                     "stock", R_GIN)
+                raise IllegalCommand(
+                    "UPCARD_REFUSED", "both passed the upcard: draw from the stock", R_GIN
+                )
             if at_the_wall(state) and not _can_knock_after_taking(state, seat):
-                raise IllegalCommand("WALL", "at the wall the discard may be taken only to knock "
-                                     "with it", R_GIN)
+                raise IllegalCommand(
+                    "WALL", "at the wall the discard may be taken only to knock with it", R_GIN
+                )
             return [CardDrawn(seat, state.discard_top, from_discard=True)]
         case Pass():
             if state.phase is Phase.FIRST_UPCARD:
                 return [UpcardPassed(seat)]
             if not at_the_wall(state):
-                raise IllegalCommand("MUST_DRAW", "draw a card (passing is for the first upcard "
-                                     "and the wall)", R_GIN)
-            return [hand_ended(state, GinOutcome.WASH, None, [], (0, 0),
-                               ("two cards were left in the stock: the hand is a wash",))]
+                raise IllegalCommand(
+                    "MUST_DRAW", "draw a card (passing is for the first upcard and the wall)", R_GIN
+                )
+            return [
+                hand_ended(
+                    state,
+                    GinOutcome.WASH,
+                    None,
+                    [],
+                    (0, 0),
+                    ("two cards were left in the stock: the hand is a wash",),
+                )
+            ]
         case Discard(card=card):
             _check_discard(state, hand, card)
             if len(state.stock) <= WALL and state.taken is not None:
@@ -125,8 +164,11 @@ def _checked_events(state: GinState, seat: int, command: GinCommand) -> list[Gin
                 raise IllegalCommand("NO_SUCH_MELD", f"the knocker has no meld {index}", R_GIN)
             after = extend(state.table[index], (card,), GIN)
             if after is None:
-                raise IllegalCommand("CANNOT_LAY_OFF", f"{name(card)} does not extend meld "
-                                     f"{' '.join(state.table[index].cards)}", R_GIN)
+                raise IllegalCommand(
+                    "CANNOT_LAY_OFF",
+                    f"{name(card)} does not extend meld {' '.join(state.table[index].cards)}",
+                    R_GIN,
+                )
             return [CardLaidOff(seat, card, index, after)]
         case EndLayOffs():
             return _shown_and_scored(state)
@@ -139,16 +181,22 @@ def _knock(state: GinState, seat: int, hand: tuple[Card, ...], card: Card) -> li
     if card:
         _check_discard(state, hand, card)
     elif not state.rules.big_gin_bonus:
-        raise IllegalCommand("NO_BIG_GIN", "big gin is not in these rules (big_gin_bonus); knock "
-                             "with a discard", R_GIN)
+        raise IllegalCommand(
+            "NO_BIG_GIN",
+            "big gin is not in these rules (big_gin_bonus); knock with a discard",
+            R_GIN,
+        )
     kept = tuple(c for c in hand if c != card)
     melds, left = best_melds(kept, GIN)
     count = deadwood_count(left)
     if not card and count != 0:
         raise IllegalCommand("NOT_BIG_GIN", "big gin needs all eleven cards melded", R_GIN)
     if count > state.rules.knock_card:
-        raise IllegalCommand("DEADWOOD_TOO_HIGH", f"deadwood {count} is over the knock card "
-                             f"{state.rules.knock_card}", R_GIN)
+        raise IllegalCommand(
+            "DEADWOOD_TOO_HIGH",
+            f"deadwood {count} is over the knock card {state.rules.knock_card}",
+            R_GIN,
+        )
     gin = not left
     knocked = Knocked(seat, card, melds, left, count, gin, gin and not card)
     if not gin:
@@ -166,8 +214,11 @@ def _check_discard(state: GinState, hand: tuple[Card, ...], card: Card) -> None:
     if card not in hand:
         raise IllegalCommand("CARD_NOT_IN_HAND", f"{name(card)} is not in your hand", R_GIN)
     if card == state.taken:
-        raise IllegalCommand("DISCARD_JUST_TAKEN", "the card taken from the discard pile may not "
-                             "be discarded in the same turn", R_GIN)
+        raise IllegalCommand(
+            "DISCARD_JUST_TAKEN",
+            "the card taken from the discard pile may not be discarded in the same turn",
+            R_GIN,
+        )
 
 
 def _candidates(state: GinState, seat: int) -> Iterator[GinCommand]:

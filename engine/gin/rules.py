@@ -59,7 +59,7 @@ PRESETS: dict[str, GinRules] = {
 }
 PRESET_DESCRIPTIONS = {
     "standard": "Gin Rummy with OpenSpiel's gin_rummy defaults (knock at 10, gin and undercut 25), "
-                "a match to 100 points",
+    "a match to 100 points",
     "single-hand": "One scoring hand decides the match (a wash is replayed)",
     "big-gin": "The standard game with big gin (all eleven cards melded) worth 31",
 }
@@ -67,11 +67,14 @@ PRESET_DESCRIPTIONS = {
 
 def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> GinRules:
     """The effective rule set: ``preset`` with ``overrides``; raises :class:`InvalidRules`."""
-    return rules_from_preset("Gin Rummy", PRESETS, DEFAULT_PRESET, preset, overrides, seats, validate)
+    return rules_from_preset(
+        "Gin Rummy", PRESETS, DEFAULT_PRESET, preset, overrides, seats, validate
+    )
 
 
 def validate(rules: GinRules, seats: int) -> None:
     """Refuse rule sets that cannot be played, naming the option at fault."""
+
     def bad(option: str, why: str) -> InvalidRules:
         return InvalidRules("INVALID_OPTION", f"option {option}: {why}", field=option)
 

@@ -7,7 +7,12 @@ from enum import StrEnum
 from croupier.engine.gin.events import Hand, HandEnded
 from croupier.engine.gin.state import GinState
 from croupier.engine.settlement import (
-    Factor, Settlement, match_settlement as settle_match, points_won,
+    Factor,
+    Settlement,
+    points_won,
+)
+from croupier.engine.settlement import (
+    match_settlement as settle_match,
 )
 
 
@@ -22,19 +27,29 @@ class GinOutcome(StrEnum):
     WASH = "WASH"
 
 
-def hand_ended(state: GinState, outcome: GinOutcome, winner: int | None, factors: list[Factor],
-               deadwood: tuple[int, ...], notes: tuple[str, ...]) -> HandEnded:
+def hand_ended(
+    state: GinState,
+    outcome: GinOutcome,
+    winner: int | None,
+    factors: list[Factor],
+    deadwood: tuple[int, ...],
+    notes: tuple[str, ...],
+) -> HandEnded:
     """The hand's end: ``winner`` scores the factors' amount, paid × ``stake_per_point``."""
     hands = tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands))
     knocker = state.knock.seat if state.knock else None
     if winner is None:
         settlement = Settlement(state.hand, (), outcome.value, (), (0,) * state.seats, notes)
-        return HandEnded(state.hand, outcome.value, None, 0, knocker, deadwood, hands, state.totals,
-                         settlement)
-    points, settlement = points_won(state.hand, outcome, winner, factors,
-                                    state.rules.stake_per_point, notes)
+        return HandEnded(
+            state.hand, outcome.value, None, 0, knocker, deadwood, hands, state.totals, settlement
+        )
+    points, settlement = points_won(
+        state.hand, outcome, winner, factors, state.rules.stake_per_point, notes
+    )
     totals = tuple(t + (points if s == winner else 0) for s, t in enumerate(state.totals))
-    return HandEnded(state.hand, outcome.value, winner, points, knocker, deadwood, hands, totals, settlement)
+    return HandEnded(
+        state.hand, outcome.value, winner, points, knocker, deadwood, hands, totals, settlement
+    )
 
 
 def scored(state: GinState, defender_deadwood: int) -> HandEnded:
@@ -44,30 +59,68 @@ def scored(state: GinState, defender_deadwood: int) -> HandEnded:
     rules = state.rules
     knocker, defender = knock.seat, state.other(knock.seat)
     deadwood = tuple(knock.deadwood if s == knocker else defender_deadwood for s in range(2))
-    counts = f"defender seat {defender} {defender_deadwood}, knocker seat {knocker} {knock.deadwood}"
+    counts = (
+        f"defender seat {defender} {defender_deadwood}, knocker seat {knocker} {knock.deadwood}"
+    )
     if knock.gin:
-        bonus = ("big_gin_bonus", rules.big_gin_bonus, "all eleven cards melded") if knock.big_gin \
+        bonus = (
+            ("big_gin_bonus", rules.big_gin_bonus, "all eleven cards melded")
+            if knock.big_gin
             else ("gin_bonus", rules.gin_bonus, "nothing left unmelded")
-        factors = [Factor("deadwood", defender_deadwood, f"defender seat {defender}'s deadwood"),
-                   Factor(*bonus, added=True)]
-        return hand_ended(state, GinOutcome.BIG_GIN if knock.big_gin else GinOutcome.GIN, knocker, factors, deadwood,
-                          (f"seat {knocker} went {'big ' if knock.big_gin else ''}gin",))
+        )
+        factors = [
+            Factor("deadwood", defender_deadwood, f"defender seat {defender}'s deadwood"),
+            Factor(*bonus, added=True),
+        ]
+        return hand_ended(
+            state,
+            GinOutcome.BIG_GIN if knock.big_gin else GinOutcome.GIN,
+            knocker,
+            factors,
+            deadwood,
+            (f"seat {knocker} went {'big ' if knock.big_gin else ''}gin",),
+        )
     difference = defender_deadwood - knock.deadwood
     if difference > 0:
         factors = [Factor("deadwood_difference", difference, counts)]
-        return hand_ended(state, GinOutcome.KNOCK, knocker, factors, deadwood,
-                          (f"seat {knocker} knocked and won",))
+        return hand_ended(
+            state,
+            GinOutcome.KNOCK,
+            knocker,
+            factors,
+            deadwood,
+            (f"seat {knocker} knocked and won",),
+        )
     if difference < 0:
-        factors = [Factor("deadwood_difference", -difference, counts),
-                   Factor("undercut_bonus", rules.undercut_bonus, "the defender undercut the knock",
-                          added=True)]
-        return hand_ended(state, GinOutcome.UNDERCUT, defender, factors, deadwood,
-                          (f"seat {defender} undercut seat {knocker}'s knock",))
-    return hand_ended(state, GinOutcome.NO_SCORE, None, [], deadwood,
-                      (f"equal deadwood ({counts}): nobody scores",))
+        factors = [
+            Factor("deadwood_difference", -difference, counts),
+            Factor(
+                "undercut_bonus",
+                rules.undercut_bonus,
+                "the defender undercut the knock",
+                added=True,
+            ),
+        ]
+        return hand_ended(
+            state,
+            GinOutcome.UNDERCUT,
+            defender,
+            factors,
+            deadwood,
+            (f"seat {defender} undercut seat {knocker}'s knock",),
+        )
+    return hand_ended(
+        state,
+        GinOutcome.NO_SCORE,
+        None,
+        [],
+        deadwood,
+        (f"equal deadwood ({counts}): nobody scores",),
+    )
 
 
 def match_settlement(state: GinState) -> Settlement:
     """The loser pays the difference of the totals × ``stake_per_point``."""
-    return settle_match(state.hand, state.totals, state.rules.stake_per_point,
-                        f"{state.hand} hand(s)")
+    return settle_match(
+        state.hand, state.totals, state.rules.stake_per_point, f"{state.hand} hand(s)"
+    )

@@ -7,8 +7,17 @@ from enum import Enum
 
 from croupier.engine.cards import Card
 from croupier.engine.gin.events import (
-    CardDiscarded, CardDrawn, CardLaidOff, GinEvent, HandDealt, HandEnded, Knocked, LayOffsEnded,
-    MatchEnded, MatchStarted, UpcardPassed,
+    CardDiscarded,
+    CardDrawn,
+    CardLaidOff,
+    GinEvent,
+    HandDealt,
+    HandEnded,
+    Knocked,
+    LayOffsEnded,
+    MatchEnded,
+    MatchStarted,
+    UpcardPassed,
 )
 from croupier.engine.gin.rules import GinRules
 from croupier.engine.meld_solver import Meld
@@ -70,19 +79,39 @@ def evolve(state: GinState, event: GinEvent) -> GinState:
     """The state after ``event``. Pure; never fails on an event ``decide`` produced."""
     match event:
         case MatchStarted(rules=rules, seats=seats, commitment=commitment, client_seeds=seeds):
-            return replace(state, rules=rules, seats=seats, commitment=commitment,
-                           client_seeds=seeds)
-        case HandDealt(hand=number, dealer=dealer, hands=hands, upcard=upcard, stock=stock,
-                       totals=totals):
-            return replace(state, hand=number, dealer=dealer, turn=1 - dealer,
-                           phase=Phase.FIRST_UPCARD, hands=tuple(h.cards for h in hands),
-                           stock=stock, discards=(upcard,), passes=0, upcard_refused=False, taken=None, knock=None,
-                           table=(), totals=totals, result=None)
+            return replace(
+                state, rules=rules, seats=seats, commitment=commitment, client_seeds=seeds
+            )
+        case HandDealt(
+            hand=number, dealer=dealer, hands=hands, upcard=upcard, stock=stock, totals=totals
+        ):
+            return replace(
+                state,
+                hand=number,
+                dealer=dealer,
+                turn=1 - dealer,
+                phase=Phase.FIRST_UPCARD,
+                hands=tuple(h.cards for h in hands),
+                stock=stock,
+                discards=(upcard,),
+                passes=0,
+                upcard_refused=False,
+                taken=None,
+                knock=None,
+                table=(),
+                totals=totals,
+                result=None,
+            )
         case UpcardPassed(seat=seat):
             passes = state.passes + 1
             if passes == 2:  # both passed: the non-dealer draws from the stock
-                return replace(state, passes=passes, turn=state.non_dealer, phase=Phase.DRAW,
-                               upcard_refused=True)
+                return replace(
+                    state,
+                    passes=passes,
+                    turn=state.non_dealer,
+                    phase=Phase.DRAW,
+                    upcard_refused=True,
+                )
             return replace(state, passes=passes, turn=state.other(seat))
         case CardDrawn(seat=seat, card=card, from_discard=from_discard):
             if from_discard:
@@ -91,20 +120,44 @@ def evolve(state: GinState, event: GinEvent) -> GinState:
             else:
                 taken = card if card is not None else state.stock[0]
                 state = replace(state, stock=state.stock[1:], taken=None)
-            return replace(state, hands=replace_at(state.hands, seat, state.hands[seat] + (taken,)),
-                           phase=Phase.DISCARD, upcard_refused=False)
+            return replace(
+                state,
+                hands=replace_at(state.hands, seat, state.hands[seat] + (taken,)),
+                phase=Phase.DISCARD,
+                upcard_refused=False,
+            )
         case CardDiscarded(seat=seat, card=card):
-            return replace(state, hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
-                           discards=state.discards + (card,), turn=state.other(seat),
-                           phase=Phase.DRAW, taken=None)
+            return replace(
+                state,
+                hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
+                discards=state.discards + (card,),
+                turn=state.other(seat),
+                phase=Phase.DRAW,
+                taken=None,
+            )
         case Knocked(seat=seat, card=card, melds=melds):
-            held = replace_at(state.hands, seat, without(state.hands[seat], (card,))) if card else state.hands
+            held = (
+                replace_at(state.hands, seat, without(state.hands[seat], (card,)))
+                if card
+                else state.hands
+            )
             discards = state.discards + (card,) if card else state.discards
-            return replace(state, hands=held, discards=discards, knock=event, table=melds,
-                           turn=state.other(seat), phase=Phase.LAY_OFF, taken=None)
+            return replace(
+                state,
+                hands=held,
+                discards=discards,
+                knock=event,
+                table=melds,
+                turn=state.other(seat),
+                phase=Phase.LAY_OFF,
+                taken=None,
+            )
         case CardLaidOff(seat=seat, card=card, meld=index, after=after):
-            return replace(state, hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
-                           table=replace_at(state.table, index, after))
+            return replace(
+                state,
+                hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
+                table=replace_at(state.table, index, after),
+            )
         case LayOffsEnded():
             return state
         case HandEnded(totals=totals):

@@ -10,9 +10,16 @@ from croupier.engine.shuffle import Seeds, shuffled
 HAND_SIZE = 7
 
 
-def deal(rules: HoolaRules, seats: int, seeds: Seeds, round_no: int, dealer: int | None = None,
-         table_multiplier: int = 1, hoola_streak: int = 0,
-         balances: tuple[int, ...] = ()) -> RoundDealt:
+def deal(
+    rules: HoolaRules,
+    seats: int,
+    seeds: Seeds,
+    round_no: int,
+    dealer: int | None = None,
+    table_multiplier: int = 1,
+    hoola_streak: int = 0,
+    balances: tuple[int, ...] = (),
+) -> RoundDealt:
     """Deal a round from the seeds: 7 cards each from the dealer on, one up-card, the rest stock.
 
     The first dealer is chosen by the shuffle: the seat of the deck's last card's rank modulo the
@@ -24,9 +31,18 @@ def deal(rules: HoolaRules, seats: int, seeds: Seeds, round_no: int, dealer: int
     hands = []
     for seat in range(seats):
         offset = ((seat - dealer) % seats) * HAND_SIZE
-        cards = deck[offset:offset + HAND_SIZE]
+        cards = deck[offset : offset + HAND_SIZE]
         hands.append(Hand(seat, cards, len(cards)))
     upcard = deck[seats * HAND_SIZE]
-    stock = deck[seats * HAND_SIZE + 1:]
-    return RoundDealt(round_no, dealer, tuple(hands), upcard, stock, len(stock), table_multiplier,
-                      hoola_streak, balances or (0,) * seats)
+    stock = deck[seats * HAND_SIZE + 1 :]
+    return RoundDealt(
+        round_no,
+        dealer,
+        tuple(hands),
+        upcard,
+        stock,
+        len(stock),
+        table_multiplier,
+        hoola_streak,
+        balances or (0,) * seats,
+    )

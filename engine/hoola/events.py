@@ -12,8 +12,8 @@ from enum import Enum
 
 from croupier.engine.cards import Card
 from croupier.engine.hoola.melds import Bright, TableMeld
-from croupier.engine.meld_solver import JokerAs
 from croupier.engine.hoola.rules import HoolaRules
+from croupier.engine.meld_solver import JokerAs
 from croupier.engine.settlement import Settlement
 
 
@@ -25,6 +25,7 @@ class Combination(Enum):
 
 
 # --- commands ---------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Draw:
@@ -98,11 +99,24 @@ class SitOut:
     """Sit this round out voluntarily (paid nothing; RULES.md §1.9)."""
 
 
-HoolaCommand = (Draw | ThankYou | Meld | LayOff | Discard | Stop | Declare | BindSevens | NextRound
-                | CloseTable | Play | SitOut)
+HoolaCommand = (
+    Draw
+    | ThankYou
+    | Meld
+    | LayOff
+    | Discard
+    | Stop
+    | Declare
+    | BindSevens
+    | NextRound
+    | CloseTable
+    | Play
+    | SitOut
+)
 
 
 # --- events -----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Hand:
@@ -261,6 +275,22 @@ class TableClosed:
     settlement: Settlement
 
 
-HoolaEvent = (GameStarted | RoundDealt | CardDrawn | DiscardTaken | MeldMade | CardsLaidOff
-              | CardDiscarded | StockReshuffled | StopCalled | CombinationDeclared | RoundEnded
-              | TableClosed | SevensBound | ClaimMade | PlayDeclared | SatOut | PlayBegan)
+HoolaEvent = (
+    GameStarted
+    | RoundDealt
+    | CardDrawn
+    | DiscardTaken
+    | MeldMade
+    | CardsLaidOff
+    | CardDiscarded
+    | StockReshuffled
+    | StopCalled
+    | CombinationDeclared
+    | RoundEnded
+    | TableClosed
+    | SevensBound
+    | ClaimMade
+    | PlayDeclared
+    | SatOut
+    | PlayBegan
+)

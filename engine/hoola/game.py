@@ -4,21 +4,44 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
 from croupier.engine.game import Context, PresetRules, others_hidden
-from croupier.engine.hoola import moves, rules as rules_module
+from croupier.engine.hoola import moves
+from croupier.engine.hoola import rules as rules_module
+from croupier.engine.hoola.deal import deal
 from croupier.engine.hoola.events import (
-    BindSevens, CardDrawn, ClaimMade, CloseTable, Declare, Discard, Draw, GameStarted, HoolaCommand,
-    HoolaEvent, LayOff, Meld, NextRound, Play, PlayBegan, RoundDealt, RoundEnded, SatOut, SitOut,
-    StockReshuffled, Stop, TableClosed, ThankYou,
+    BindSevens,
+    CardDrawn,
+    ClaimMade,
+    CloseTable,
+    Declare,
+    Discard,
+    Draw,
+    GameStarted,
+    HoolaCommand,
+    HoolaEvent,
+    LayOff,
+    Meld,
+    NextRound,
+    Play,
+    PlayBegan,
+    RoundDealt,
+    RoundEnded,
+    SatOut,
+    SitOut,
+    StockReshuffled,
+    Stop,
+    TableClosed,
+    ThankYou,
 )
 from croupier.engine.hoola.melds import TableMeld, hand_value
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.engine.hoola.state import HoolaState, Phase, evolve
-from croupier.engine.hoola.deal import deal
 from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
+
 
 @dataclass(frozen=True)
 class HoolaView:
@@ -56,8 +79,10 @@ class HoolaGame(PresetRules[HoolaRules]):
 
     def start(self, rules: HoolaRules, seats: int, seeds: Seeds) -> list[HoolaEvent]:
         rules_module.validate(rules, seats)
-        return [GameStarted(rules, seats, seeds.commitment, seeds.client_seeds, ENGINE_VERSION),
-                deal(rules, seats, seeds, 1)]
+        return [
+            GameStarted(rules, seats, seeds.commitment, seeds.client_seeds, ENGINE_VERSION),
+            deal(rules, seats, seeds, 1),
+        ]
 
     def initial_state(self) -> HoolaState:
         return HoolaState()
@@ -65,8 +90,9 @@ class HoolaGame(PresetRules[HoolaRules]):
     def evolve(self, state: HoolaState, event: HoolaEvent) -> HoolaState:
         return evolve(state, event)
 
-    def decide(self, state: HoolaState, seat: int, command: HoolaCommand,
-               ctx: Context) -> list[HoolaEvent]:
+    def decide(
+        self, state: HoolaState, seat: int, command: HoolaCommand, ctx: Context
+    ) -> list[HoolaEvent]:
         return moves.decide(state, seat, command, ctx)
 
     def advance(self, state: HoolaState, now_ms: int) -> list[HoolaEvent]:
@@ -91,7 +117,8 @@ class HoolaGame(PresetRules[HoolaRules]):
             case Draw():
                 return "Draw from the stock"
             case ThankYou(cards=cards):
-                return f"Thank you: take the discard and meld it{' with ' + ' '.join(cards) if cards else ' alone'}"
+                melded = f" with {' '.join(cards)}" if cards else " alone"
+                return f"Thank you: take the discard and meld it{melded}"
             case Meld(cards=cards):
                 return f"Meld {' '.join(cards)}"
             case LayOff(meld_id=meld_id, cards=cards):
@@ -101,7 +128,9 @@ class HoolaGame(PresetRules[HoolaRules]):
             case Stop():
                 return "Stop"
             case Declare(combination=combination):
-                return f"Declare {combination.name.lower().replace('_', ' ') if combination else '?'}"
+                return (
+                    f"Declare {combination.name.lower().replace('_', ' ') if combination else '?'}"
+                )
             case BindSevens(meld_id=meld_id, cards=cards):
                 return f"Bind {' '.join(cards)} to the lone 7 of meld #{meld_id}"
             case NextRound():
@@ -134,16 +163,28 @@ class HoolaGame(PresetRules[HoolaRules]):
     def view(self, state: HoolaState, seat: int | None) -> HoolaView:
         hand = by_rank(state.hands[seat]) if seat is not None and state.hands else ()
         return HoolaView(
-            seat=seat, hand=hand, melds=state.melds, discard_top=state.discard_top,
-            discard_count=len(state.discards), stock_count=len(state.stock),
-            hand_counts=tuple(len(h) for h in state.hands), has_melded=state.melded,
-            turn=state.turn, phase=state.phase, round=state.round, dealer=state.dealer,
+            seat=seat,
+            hand=hand,
+            melds=state.melds,
+            discard_top=state.discard_top,
+            discard_count=len(state.discards),
+            stock_count=len(state.stock),
+            hand_counts=tuple(len(h) for h in state.hands),
+            has_melded=state.melded,
+            turn=state.turn,
+            phase=state.phase,
+            round=state.round,
+            dealer=state.dealer,
             hand_value=hand_value(hand, state.rules) if seat is not None else 0,
-            scores=state.scores, rules=state.rules, last_round=state.result,
+            scores=state.scores,
+            rules=state.rules,
+            last_round=state.result,
             table_multiplier=state.table_multiplier,
             claimants=tuple(claim.seat for claim in state.claims),
-            claim_window_end_ms=state.claim_window_end_ms, players=state.players,
-            sat_out=tuple(_sat_out_as_seen(sat, seat) for sat in state.sat_out))
+            claim_window_end_ms=state.claim_window_end_ms,
+            players=state.players,
+            sat_out=tuple(_sat_out_as_seen(sat, seat) for sat in state.sat_out),
+        )
 
     def settlements(self, events: list[HoolaEvent]) -> list[Settlement]:
         """The settlement of every finished round, in order."""

@@ -41,13 +41,19 @@ def meld_rules(rules: HoolaRules) -> MeldRules:
     """Hoola's melds for the solver (RULES.md §1.3 and its decisions): runs with ``ace_wrap`` or
     ``ace_low_only`` as the rules say and jokers side by side allowed; sevens special (a lone 7,
     two-card melds holding a 7); a set's jokers named by rank only; two naturals in a new meld."""
-    return MeldRules(ace_high=not rules.ace_low_only, ace_wrap=rules.ace_wrap,
-                     adjacent_jokers=True, lone_seven=True, two_card_sevens=True,
-                     set_joker_rank_only=True)
+    return MeldRules(
+        ace_high=not rules.ace_low_only,
+        ace_wrap=rules.ace_wrap,
+        adjacent_jokers=True,
+        lone_seven=True,
+        two_card_sevens=True,
+        set_joker_rank_only=True,
+    )
 
 
-def arrangements(cards: Iterable[Card], rules: HoolaRules,
-                 named: dict[Card, Card] | None = None) -> list[Arranged]:
+def arrangements(
+    cards: Iterable[Card], rules: HoolaRules, named: dict[Card, Card] | None = None
+) -> list[Arranged]:
     """Every way the cards make a meld (RULES.md §1.3), the default one first.
 
     Unnamed, a joker extends a run at its high end where that is legal, else its low end, else it
@@ -57,14 +63,16 @@ def arrangements(cards: Iterable[Card], rules: HoolaRules,
     return solver.arrangements(cards, meld_rules(rules), named)
 
 
-def arrange(cards: Iterable[Card], rules: HoolaRules,
-            named: dict[Card, Card] | None = None) -> Arranged | None:
+def arrange(
+    cards: Iterable[Card], rules: HoolaRules, named: dict[Card, Card] | None = None
+) -> Arranged | None:
     """The default arrangement of the cards as a meld, or ``None`` if they make none."""
     return solver.arrange(cards, meld_rules(rules), named)
 
 
-def extensions(meld: TableMeld, cards: Iterable[Card], rules: HoolaRules,
-               named: dict[Card, Card] | None = None) -> list[TableMeld]:
+def extensions(
+    meld: TableMeld, cards: Iterable[Card], rules: HoolaRules, named: dict[Card, Card] | None = None
+) -> list[TableMeld]:
     """Every way ``meld`` can take ``cards`` (a lay-off), the default first.
 
     A run's jokers keep the cards they stand for; a set's stand for its rank only. A lone 7 may
@@ -78,8 +86,9 @@ def extensions(meld: TableMeld, cards: Iterable[Card], rules: HoolaRules,
     return out
 
 
-def extend(meld: TableMeld, cards: Iterable[Card], rules: HoolaRules,
-           named: dict[Card, Card] | None = None) -> TableMeld | None:
+def extend(
+    meld: TableMeld, cards: Iterable[Card], rules: HoolaRules, named: dict[Card, Card] | None = None
+) -> TableMeld | None:
     """``meld`` with ``cards`` laid off on it (the default reading), or ``None``."""
     found = extensions(meld, cards, rules, named)
     return found[0] if found else None
@@ -167,7 +176,8 @@ def _most_brights(cards: tuple[Card, ...], rules: HoolaRules) -> tuple[Bright, .
                 continue
             kind = BrightKind.SET if way.kind is MeldKind.SET else BrightKind.RUN
             found = (Bright(kind, way.cards),) + _most_brights(
-                tuple(c for c in rest if c not in others), rules)
+                tuple(c for c in rest if c not in others), rules
+            )
             if _pays(found) > _pays(best):
                 best = found
     return best

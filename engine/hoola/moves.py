@@ -14,20 +14,63 @@ from itertools import combinations
 
 from croupier.engine.cards import SUITS, Card, is_card, is_joker, rank, sort_cards, suit
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
+from croupier.engine.hoola.deal import HAND_SIZE, deal
 from croupier.engine.hoola.events import (
-    BindSevens, CardDiscarded, CardDrawn, CardsLaidOff, ClaimMade, CloseTable, Combination,
-    CombinationDeclared, Declare, Discard, DiscardTaken, Draw, Hand, HoolaCommand, HoolaEvent, LayOff,
-    Meld, MeldMade, NextRound, Play, PlayBegan, PlayDeclared, RoundDealt, RoundEnded, SatOut,
-    SevensBound, SitOut, StockReshuffled, Stop, StopCalled, TableClosed, ThankYou,
+    BindSevens,
+    CardDiscarded,
+    CardDrawn,
+    CardsLaidOff,
+    ClaimMade,
+    CloseTable,
+    Combination,
+    CombinationDeclared,
+    Declare,
+    Discard,
+    DiscardTaken,
+    Draw,
+    Hand,
+    HoolaCommand,
+    HoolaEvent,
+    LayOff,
+    Meld,
+    MeldMade,
+    NextRound,
+    Play,
+    PlayBegan,
+    PlayDeclared,
+    RoundDealt,
+    RoundEnded,
+    SatOut,
+    SevensBound,
+    SitOut,
+    StockReshuffled,
+    Stop,
+    StopCalled,
+    TableClosed,
+    ThankYou,
 )
 from croupier.engine.hoola.melds import (
-    Arranged, TableMeld, arrange, arrangements, brights, extend, extensions, hand_value, plain_sum,
+    Arranged,
+    TableMeld,
+    arrange,
+    arrangements,
+    brights,
+    extend,
+    extensions,
+    hand_value,
+    plain_sum,
 )
 from croupier.engine.hoola.rules import MAX_PLAYERS, ClaimPriority, ThankYouPenaltyScope
-from croupier.engine.hoola.deal import HAND_SIZE, deal
-from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind
-from croupier.engine.hoola.scoring import HoolaOutcome, Liability, Outcome, lowest_hands, settle, table_settlement
+from croupier.engine.hoola.scoring import (
+    HoolaOutcome,
+    Liability,
+    Outcome,
+    lowest_hands,
+    settle,
+    table_settlement,
+)
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
+from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind
 from croupier.engine.settlement import Factor
 from croupier.engine.shared import check_cards, check_jokers
 from croupier.engine.shuffle import shuffled
@@ -43,9 +86,14 @@ R_SIT_OUT = "RULES.md §1.9"
 
 # --- validation -------------------------------------------------------------------------------
 
+
 def _check_cards(cards: tuple[Card, ...], state: HoolaState, field: str = "cards") -> None:
-    check_cards(cards, lambda card: isinstance(card, str) and is_card(card, state.rules.jokers),
-                "this deck", field)
+    check_cards(
+        cards,
+        lambda card: isinstance(card, str) and is_card(card, state.rules.jokers),
+        "this deck",
+        field,
+    )
 
 
 def _named(jokers: tuple[JokerAs, ...]) -> dict[Card, Card]:
@@ -71,19 +119,22 @@ def _check_well_formed(state: HoolaState, command: HoolaCommand) -> None:
         case BindSevens(cards=cards):
             _check_cards(cards, state)
             if len(cards) != 2:
-                raise MalformedCommand("BIND_TWO_SEVENS", "7-binding joins exactly two cards",
-                                       field="cards")
+                raise MalformedCommand(
+                    "BIND_TWO_SEVENS", "7-binding joins exactly two cards", field="cards"
+                )
         case Discard(card=card):
             _check_cards((card,), state, field="card")
         case Declare(combination=combination):
             if not isinstance(combination, Combination):
-                raise MalformedCommand("MISSING_COMBINATION", "name the combination",
-                                       field="combination")
+                raise MalformedCommand(
+                    "MISSING_COMBINATION", "name the combination", field="combination"
+                )
         case Draw() | Stop() | NextRound() | CloseTable() | Play() | SitOut():
             pass
         case _:
-            raise MalformedCommand("UNKNOWN_COMMAND", f"not a Hoola command: {command!r}",
-                                   field="command")
+            raise MalformedCommand(
+                "UNKNOWN_COMMAND", f"not a Hoola command: {command!r}", field="command"
+            )
 
 
 def _in_hand(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> None:
@@ -97,10 +148,14 @@ def claim_open(state: HoolaState, seat: int) -> bool:
     """Battle Hoola (RULES.md §1.7): after a discard, until the next player's take, any seat but
     the discarder may take the discard by thank-you out of turn (once, where claims wait for the
     window to close)."""
-    return (state.rules.out_of_turn_thank_you and state.phase is Phase.TAKE
-            and state.top_discarder is not None and seat in state.players
-            and seat not in (state.turn, state.top_discarder)
-            and all(claim.seat != seat for claim in state.claims))
+    return (
+        state.rules.out_of_turn_thank_you
+        and state.phase is Phase.TAKE
+        and state.top_discarder is not None
+        and seat in state.players
+        and seat not in (state.turn, state.top_discarder)
+        and all(claim.seat != seat for claim in state.claims)
+    )
 
 
 def _nearest_in_turn(state: HoolaState) -> bool:
@@ -120,8 +175,9 @@ def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
     _checked_events(state, seat, command, now_ms=0)
 
 
-def _checked_events(state: HoolaState, seat: int, command: HoolaCommand,
-                    now_ms: int) -> list[HoolaEvent]:
+def _checked_events(
+    state: HoolaState, seat: int, command: HoolaCommand, now_ms: int
+) -> list[HoolaEvent]:
     """Every check of :func:`validate`, and on the way the command's own events (a claim is
     recorded at ``now_ms``); :func:`decide` adds what follows by the seeds."""
     _check_well_formed(state, command)
@@ -138,8 +194,9 @@ def _checked_events(state: HoolaState, seat: int, command: HoolaCommand,
             return [TableClosed(state.round, table_settlement(state))]
         return []  # the next deal comes from the seeds
     if state.phase is Phase.ROUND_OVER:
-        raise IllegalCommand("ROUND_OVER", "the round is over: deal the next round or close the "
-                             "table", R_TABLE)
+        raise IllegalCommand(
+            "ROUND_OVER", "the round is over: deal the next round or close the table", R_TABLE
+        )
     if state.phase is Phase.CHOOSING or isinstance(command, (Play, SitOut)):
         _check_choice(state, seat, command)
         return _chosen(state, seat, command)
@@ -149,9 +206,13 @@ def _checked_events(state: HoolaState, seat: int, command: HoolaCommand,
         raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_TURN)
     taking = isinstance(command, (Draw, ThankYou, Stop, Declare))
     if state.claims and seat == state.turn and isinstance(command, (Draw, Stop, Declare)):
-        raise IllegalCommand("CLAIM_WINDOW_OPEN", "seats have claimed the discard: you may take it "
-                             "yourself by thank-you, or wait until the claim window closes at "
-                             f"{state.claim_window_end_ms} ms", R_BATTLE)
+        raise IllegalCommand(
+            "CLAIM_WINDOW_OPEN",
+            "seats have claimed the discard: you may take it "
+            "yourself by thank-you, or wait until the claim window closes at "
+            f"{state.claim_window_end_ms} ms",
+            R_BATTLE,
+        )
     if taking and state.phase is not Phase.TAKE:
         raise IllegalCommand("ALREADY_TOOK", "one take per turn; you have taken a card", R_TURN)
     if not taking and state.phase is not Phase.PLAY:
@@ -169,13 +230,18 @@ def _checked_events(state: HoolaState, seat: int, command: HoolaCommand,
             _in_hand(state, seat, cards)
             way = arrange(cards + (top,), rules, _named(jokers))
             if way is None:
-                raise IllegalCommand("THANK_YOU_NOT_MELDABLE",
-                                     f"{top} with {' '.join(cards) or 'nothing'} is not a new meld: "
-                                     "a thank-you card must go into a new meld at once", R_TURN)
+                raise IllegalCommand(
+                    "THANK_YOU_NOT_MELDABLE",
+                    f"{top} with {' '.join(cards) or 'nothing'} is not a new meld: "
+                    "a thank-you card must go into a new meld at once",
+                    R_TURN,
+                )
             if not cards and not rules.thank_you_lone_seven:
-                raise IllegalCommand("THANK_YOU_LONE_SEVEN_OFF",
-                                     "a discarded 7 may not be taken alone (thank_you_lone_seven)",
-                                     R_TURN)
+                raise IllegalCommand(
+                    "THANK_YOU_LONE_SEVEN_OFF",
+                    "a discarded 7 may not be taken alone (thank_you_lone_seven)",
+                    R_TURN,
+                )
             if seat != state.turn and _nearest_in_turn(state):
                 # A claim waits for its window: the nearest claimant is awarded the card then.
                 return [ClaimMade(seat, sort_cards(cards), jokers, now_ms)]
@@ -184,36 +250,51 @@ def _checked_events(state: HoolaState, seat: int, command: HoolaCommand,
             _in_hand(state, seat, cards)
             way = arrange(cards, rules, _named(jokers))
             if way is None:
-                raise IllegalCommand("NOT_A_MELD", f"{' '.join(cards)} is not a set, a run or a 7 meld",
-                                     R_MELDS)
-            return [MeldMade(seat, TableMeld(_next_meld_id(state), seat, way.kind, way.cards,
-                                             way.jokers))]
+                raise IllegalCommand(
+                    "NOT_A_MELD", f"{' '.join(cards)} is not a set, a run or a 7 meld", R_MELDS
+                )
+            return [
+                MeldMade(
+                    seat, TableMeld(_next_meld_id(state), seat, way.kind, way.cards, way.jokers)
+                )
+            ]
         case LayOff(meld_id=meld_id, cards=cards, jokers=jokers):
             _in_hand(state, seat, cards)
             if not state.melded[seat]:
-                raise IllegalCommand("LAY_OFF_BEFORE_MELD",
-                                     "you may lay off only after your own first meld", R_TURN)
+                raise IllegalCommand(
+                    "LAY_OFF_BEFORE_MELD", "you may lay off only after your own first meld", R_TURN
+                )
             if all(is_joker(c) for c in cards) and not rules.joker_lay_off_alone:
-                raise IllegalCommand("JOKER_LAY_OFF_ALONE_OFF", "a joker may not be laid off alone "
-                                     "(joker_lay_off_alone)", R_MELDS)
+                raise IllegalCommand(
+                    "JOKER_LAY_OFF_ALONE_OFF",
+                    "a joker may not be laid off alone (joker_lay_off_alone)",
+                    R_MELDS,
+                )
             meld = _meld(state, meld_id)
             after = extend(meld, cards, rules, _named(jokers))
             if after is None:
-                raise IllegalCommand("CANNOT_LAY_OFF", f"{' '.join(cards)} does not extend meld "
-                                     f"#{meld_id} ({' '.join(meld.cards)})", R_MELDS)
+                raise IllegalCommand(
+                    "CANNOT_LAY_OFF",
+                    f"{' '.join(cards)} does not extend meld #{meld_id} ({' '.join(meld.cards)})",
+                    R_MELDS,
+                )
             return [CardsLaidOff(seat, tuple(c for c in after.cards if c in cards), after)]
         case BindSevens(meld_id=meld_id, cards=cards):
             if not rules.seven_binding:
-                raise IllegalCommand("SEVEN_BINDING_OFF", "7-binding is not in these rules "
-                                     "(seven_binding)", R_MELDS)
+                raise IllegalCommand(
+                    "SEVEN_BINDING_OFF", "7-binding is not in these rules (seven_binding)", R_MELDS
+                )
             _in_hand(state, seat, cards)
             meld = _meld(state, meld_id)
             sevens = meld.kind is MeldKind.LONE_SEVEN and all(rank(c) == SEVEN for c in cards)
             # Three 7s of one deck are always a set; the meld solver says so all the same.
             bound = extend(meld, cards, rules) if sevens else None
             if bound is None:
-                raise IllegalCommand("NOT_SEVEN_BINDING", "7-binding joins two 7s from the hand "
-                                     "to a lone 7 on the table", R_MELDS)
+                raise IllegalCommand(
+                    "NOT_SEVEN_BINDING",
+                    "7-binding joins two 7s from the hand to a lone 7 on the table",
+                    R_MELDS,
+                )
             return [SevensBound(seat, tuple(c for c in bound.cards if c in cards), bound)]
         case Discard(card=card):
             _in_hand(state, seat, (card,))
@@ -225,10 +306,15 @@ def _checked_events(state: HoolaState, seat: int, command: HoolaCommand,
         case Declare(combination=Combination() as combination):
             _check_declare(state, seat, combination)
             option = f"{combination.name.lower()}_multiplier"
-            factor = Factor(option, getattr(state.rules, option),
-                            f"seat {seat} declared {combination.name.lower().replace('_', ' ')}")
-            return [CombinationDeclared(seat, combination),
-                    _round_ended(state, Outcome(HoolaOutcome.COMBINATION, (seat,), factor))]
+            factor = Factor(
+                option,
+                getattr(state.rules, option),
+                f"seat {seat} declared {combination.name.lower().replace('_', ' ')}",
+            )
+            return [
+                CombinationDeclared(seat, combination),
+                _round_ended(state, Outcome(HoolaOutcome.COMBINATION, (seat,), factor)),
+            ]
     raise AssertionError(f"a well-formed command has a case above: {command!r}")
 
 
@@ -250,17 +336,27 @@ def _chosen(state: HoolaState, seat: int, command: HoolaCommand) -> list[HoolaEv
 def _check_choice(state: HoolaState, seat: int, command: HoolaCommand) -> None:
     """The play-or-sit-out round of six or seven seats (RULES.md §1.9)."""
     if state.phase is not Phase.CHOOSING:
-        raise IllegalCommand("NOT_CHOOSING", "seats choose whether to play only after a deal at six "
-                             "or seven seats with sit_out, before play begins", R_SIT_OUT)
+        raise IllegalCommand(
+            "NOT_CHOOSING",
+            "seats choose whether to play only after a deal at six "
+            "or seven seats with sit_out, before play begins",
+            R_SIT_OUT,
+        )
     if seat != state.turn:
-        raise IllegalCommand("NOT_YOUR_TURN", f"seat {state.turn} is choosing whether to play",
-                             R_SIT_OUT)
+        raise IllegalCommand(
+            "NOT_YOUR_TURN", f"seat {state.turn} is choosing whether to play", R_SIT_OUT
+        )
     if not isinstance(command, (Play, SitOut)):
-        raise IllegalCommand("CHOOSE_FIRST", "say whether you play this round (Play or SitOut); "
-                             "play begins once every seat has chosen", R_SIT_OUT)
+        raise IllegalCommand(
+            "CHOOSE_FIRST",
+            "say whether you play this round (Play or SitOut); "
+            "play begins once every seat has chosen",
+            R_SIT_OUT,
+        )
     if isinstance(command, SitOut) and len(state.players) + _still_to_ask(state) - 1 < 2:
-        raise IllegalCommand("TOO_FEW_PLAYERS", "at least two must play the round: you cannot sit "
-                             "out", R_SIT_OUT)
+        raise IllegalCommand(
+            "TOO_FEW_PLAYERS", "at least two must play the round: you cannot sit out", R_SIT_OUT
+        )
 
 
 def _still_to_ask(state: HoolaState) -> int:
@@ -279,19 +375,27 @@ def _check_stop(state: HoolaState, seat: int) -> int:
     """Whether ``seat`` may stop (RULES.md §1.5.2); its hand value if so."""
     rules = state.rules
     if not rules.stops_allowed(len(state.players)):
-        raise IllegalCommand("NO_STOP_WITH_TWO", "no stops in a 2-player round (two_player_stop)",
-                             R_STOP)
+        raise IllegalCommand(
+            "NO_STOP_WITH_TWO", "no stops in a 2-player round (two_player_stop)", R_STOP
+        )
     if _is_first_turn(state, seat) and not rules.first_turn_stop:
-        raise IllegalCommand("FIRST_TURN_STOP", "no stop on your first turn (first_turn_stop)", R_STOP)
+        raise IllegalCommand(
+            "FIRST_TURN_STOP", "no stop on your first turn (first_turn_stop)", R_STOP
+        )
     limit = rules.stop_limit(len(state.players))
     value = hand_value(state.hands[seat], rules)
     if limit is not None and value > limit:
-        raise IllegalCommand("STOP_OVER_LIMIT", f"hand value {value} is over the stop limit {limit}",
-                             R_STOP)
+        raise IllegalCommand(
+            "STOP_OVER_LIMIT", f"hand value {value} is over the stop limit {limit}", R_STOP
+        )
     if rules.stop_requires_melds and not (
-            state.melded[seat] and any(m for s, m in enumerate(state.melded) if s != seat)):
-        raise IllegalCommand("STOP_NEEDS_MELDS", "you and another player must have melded "
-                             "(stop_requires_melds)", R_STOP)
+        state.melded[seat] and any(m for s, m in enumerate(state.melded) if s != seat)
+    ):
+        raise IllegalCommand(
+            "STOP_NEEDS_MELDS",
+            "you and another player must have melded (stop_requires_melds)",
+            R_STOP,
+        )
     return value
 
 
@@ -299,41 +403,59 @@ def _check_declare(state: HoolaState, seat: int, combination: Combination) -> No
     rules = state.rules
     hand = state.hands[seat]
     if not rules.stops_allowed(len(state.players)):
-        raise IllegalCommand("NO_COMBINATIONS_WITH_TWO",
-                             "no hand combinations in a 2-player round (two_player_stop)", R_COMBO)
+        raise IllegalCommand(
+            "NO_COMBINATIONS_WITH_TWO",
+            "no hand combinations in a 2-player round (two_player_stop)",
+            R_COMBO,
+        )
     if combination is Combination.FOUR_SEVENS:
         if sum(1 for c in hand if rank(c) == SEVEN) < len(SUITS):
-            raise IllegalCommand("NOT_FOUR_SEVENS", "four sevens needs all four 7s in hand", R_COMBO)
+            raise IllegalCommand(
+                "NOT_FOUR_SEVENS", "four sevens needs all four 7s in hand", R_COMBO
+            )
         return
     if state.melded[seat]:
-        raise IllegalCommand("COMBINATION_AFTER_MELD", "low, high and straight flush need a hand "
-                             "with no meld made", R_COMBO)
+        raise IllegalCommand(
+            "COMBINATION_AFTER_MELD",
+            "low, high and straight flush need a hand with no meld made",
+            R_COMBO,
+        )
     if combination is Combination.STRAIGHT_FLUSH:
         if rules.straight_flush_multiplier == 0:
-            raise IllegalCommand("COMBINATION_NOT_IN_RULES", "straight flush is not a combination "
-                                 "in these rules", R_COMBO)
+            raise IllegalCommand(
+                "COMBINATION_NOT_IN_RULES",
+                "straight flush is not a combination in these rules",
+                R_COMBO,
+            )
         run = arrange(hand, rules)
         if len(hand) != HAND_SIZE or run is None or run.kind is not MeldKind.RUN:
-            raise IllegalCommand("NOT_STRAIGHT_FLUSH", "the seven cards are not one run of one suit",
-                                 R_COMBO)
+            raise IllegalCommand(
+                "NOT_STRAIGHT_FLUSH", "the seven cards are not one run of one suit", R_COMBO
+            )
         return
     if _is_first_turn(state, seat) and not rules.first_turn_combinations:
-        raise IllegalCommand("FIRST_TURN_COMBINATION", "no low or high hand on your first turn "
-                             "(first_turn_combinations)", R_COMBO)
+        raise IllegalCommand(
+            "FIRST_TURN_COMBINATION",
+            "no low or high hand on your first turn (first_turn_combinations)",
+            R_COMBO,
+        )
     total = plain_sum(hand, rules)
     if combination is Combination.LOW_HAND and total > rules.low_hand_max:
-        raise IllegalCommand("NOT_LOW_HAND", f"face sum {total} is over {rules.low_hand_max}", R_COMBO)
+        raise IllegalCommand(
+            "NOT_LOW_HAND", f"face sum {total} is over {rules.low_hand_max}", R_COMBO
+        )
     if combination is Combination.HIGH_HAND and total < rules.high_hand_min:
-        raise IllegalCommand("NOT_HIGH_HAND", f"face sum {total} is under {rules.high_hand_min}",
-                             R_COMBO)
+        raise IllegalCommand(
+            "NOT_HIGH_HAND", f"face sum {total} is under {rules.high_hand_min}", R_COMBO
+        )
 
 
 # --- legal moves ------------------------------------------------------------------------------
 
+
 def _subsets(cards: tuple[Card, ...], sizes: range) -> Iterator[tuple[Card, ...]]:
     for size in sizes:
-        for combo in combinations(sort_cards(cards), size):
-            yield combo
+        yield from combinations(sort_cards(cards), size)
 
 
 def _jokers_of(uses: tuple[JokerAs, ...], cards: tuple[Card, ...]) -> tuple[JokerAs, ...]:
@@ -348,8 +470,9 @@ def _meld_candidates(hand: tuple[Card, ...]) -> list[tuple[Card, ...]]:
     groups = {("rank", rank(c)) for c in naturals} | {("suit", suit(c)) for c in naturals}
     found: set[tuple[Card, ...]] = set()
     for key, value in groups:
-        members = tuple(c for c in naturals
-                        if (rank(c) if key == "rank" else suit(c)) == value) + jokers
+        members = (
+            tuple(c for c in naturals if (rank(c) if key == "rank" else suit(c)) == value) + jokers
+        )
         found.update(_subsets(members, range(1, len(members) + 1)))
     return sorted(found, key=lambda cards: (len(cards), [sort_cards(hand).index(c) for c in cards]))
 
@@ -360,9 +483,12 @@ def _thank_you_candidates(state: HoolaState, hand: tuple[Card, ...]) -> Iterator
         return
     # A meld holding the top card shares its rank (a set) or its suit (a run), or it is a joker's
     # meld: every card of the hand may be in it.
-    fitting = tuple(c for c in hand if is_joker(top) or is_joker(c) or rank(c) == rank(top)
-                    or suit(c) == suit(top))
-    for cards in _subsets(fitting, range(0, len(fitting) + 1)):
+    fitting = tuple(
+        c
+        for c in hand
+        if is_joker(top) or is_joker(c) or rank(c) == rank(top) or suit(c) == suit(top)
+    )
+    for cards in _subsets(fitting, range(len(fitting) + 1)):
         for way in arrangements(cards + (top,), state.rules):
             yield ThankYou(cards, _jokers_of(way.jokers, cards + (top,)))
 
@@ -406,7 +532,8 @@ def legal_commands(state: HoolaState, seat: int) -> list[HoolaCommand]:
     if state.phase is Phase.ROUND_OVER and 0 <= seat < state.seats:
         return [NextRound(), CloseTable()]
     if state.phase not in (Phase.CHOOSING, Phase.TAKE, Phase.PLAY) or (
-            seat != state.turn and not claim_open(state, seat)):
+        seat != state.turn and not claim_open(state, seat)
+    ):
         return []
     return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
 
@@ -419,8 +546,9 @@ def canonical(state: HoolaState, command: HoolaCommand) -> HoolaCommand:
     except MalformedCommand:
         return command  # nothing to resolve: a malformed command is its own form
 
-    def resolved(found: Arranged | TableMeld | None, cards: tuple[Card, ...],
-                 given: tuple[JokerAs, ...]) -> tuple[JokerAs, ...]:
+    def resolved(
+        found: Arranged | TableMeld | None, cards: tuple[Card, ...], given: tuple[JokerAs, ...]
+    ) -> tuple[JokerAs, ...]:
         if found is None:
             return tuple(sorted(given, key=lambda use: (use.joker, use.card)))
         return _jokers_of(found.jokers, cards)
@@ -432,8 +560,10 @@ def canonical(state: HoolaState, command: HoolaCommand) -> HoolaCommand:
             way = arrange(melded, state.rules, _named(jokers)) if top else None
             return ThankYou(sort_cards(cards), resolved(way, melded, jokers))
         case Meld(cards=cards, jokers=jokers):
-            return Meld(sort_cards(cards), resolved(arrange(cards, state.rules, _named(jokers)),
-                                                    cards, jokers))
+            return Meld(
+                sort_cards(cards),
+                resolved(arrange(cards, state.rules, _named(jokers)), cards, jokers),
+            )
         case LayOff(meld_id=meld_id, cards=cards, jokers=jokers):
             meld = next((m for m in state.melds if m.id == meld_id), None)
             after = extend(meld, cards, state.rules, _named(jokers)) if meld else None
@@ -444,6 +574,7 @@ def canonical(state: HoolaState, command: HoolaCommand) -> HoolaCommand:
 
 
 # --- events -----------------------------------------------------------------------------------
+
 
 def decide(state: HoolaState, seat: int, command: HoolaCommand, ctx: Context) -> list[HoolaEvent]:
     """The events ``command`` produces at ``ctx.now_ms``; raises like :func:`validate`.
@@ -467,8 +598,9 @@ def _record(events: list[HoolaEvent], state: HoolaState, new: list[HoolaEvent]) 
     return state
 
 
-def _by_the_seeds(state: HoolaState, seat: int, command: HoolaCommand,
-                  ctx: Context) -> list[HoolaEvent]:
+def _by_the_seeds(
+    state: HoolaState, seat: int, command: HoolaCommand, ctx: Context
+) -> list[HoolaEvent]:
     """What follows a checked command by the seeds, on the state after its events: a discard
     that empties the stock reshuffles (or ends the round), the last choice shuffles the sitters-
     out's cards into the stock, and the next round is dealt."""
@@ -495,14 +627,26 @@ def _after_discard(state: HoolaState, seat: int, card: Card, ctx: Context) -> li
         n = state.reshuffles + 1
         stock = shuffled(state.discards[:-1], ctx.seeds, state.round, f"reshuffle-{n}")
         return [StockReshuffled(stock, len(stock), n)]
-    return [_round_ended(state, Outcome(HoolaOutcome.STOCK_OUT, lowest_hands(state, state.players),
-                                        notes=("the stock ran out",)))]
+    return [
+        _round_ended(
+            state,
+            Outcome(
+                HoolaOutcome.STOCK_OUT,
+                lowest_hands(state, state.players),
+                notes=("the stock ran out",),
+            ),
+        )
+    ]
 
 
 def _discard_taken(state: HoolaState, seat: int, top: Card, way: Arranged) -> DiscardTaken:
     """``seat`` takes the top discard into the new meld ``way`` (a thank-you, or a claim)."""
-    return DiscardTaken(seat, top, state.top_discarder,
-                        TableMeld(_next_meld_id(state), seat, way.kind, way.cards, way.jokers))
+    return DiscardTaken(
+        seat,
+        top,
+        state.top_discarder,
+        TableMeld(_next_meld_id(state), seat, way.kind, way.cards, way.jokers),
+    )
 
 
 def _endings(state: HoolaState, seat: int) -> list[HoolaEvent]:
@@ -532,8 +676,9 @@ def advance(state: HoolaState, now_ms: int) -> list[HoolaEvent]:
     claim = by_seat[next(seat for seat in state.in_turn_order(discarder) if seat in by_seat)]
     way = arrange(claim.cards + (top,), state.rules, _named(claim.jokers))
     if way is None:
-        raise AssertionError("a claim is a meld when it is made, and nothing it holds moves "
-                             "while its window is open")
+        raise AssertionError(
+            "a claim is a meld when it is made, and nothing it holds moves while its window is open"
+        )
     taken = _discard_taken(state, claim.seat, top, way)
     return [taken, *_endings(evolve(state, taken), claim.seat)]
 
@@ -566,8 +711,16 @@ def _next_deal(state: HoolaState, ctx: Context) -> RoundDealt:
     streak = state.hoola_streak + 1 if state.result.hoola else 0
     cycle = state.rules.hoola_table_multiplier
     multiplier = cycle[(streak - 1) % len(cycle)] if streak and cycle else 1
-    return deal(state.rules, state.seats, ctx.seeds, state.round + 1, state.result.winners[0],
-                multiplier, streak, state.scores)
+    return deal(
+        state.rules,
+        state.seats,
+        ctx.seeds,
+        state.round + 1,
+        state.result.winners[0],
+        multiplier,
+        streak,
+        state.scores,
+    )
 
 
 def _next_meld_id(state: HoolaState) -> int:
@@ -584,38 +737,70 @@ def _going_out(state: HoolaState, seat: int, perfect: bool) -> Outcome:
     notes = []
     factor = None
     if perfect:
-        factor = Factor("perfect_hoola_multiplier", rules.perfect_hoola_multiplier,
-                        f"seat {seat} went out with a Perfect Hoola")
+        factor = Factor(
+            "perfect_hoola_multiplier",
+            rules.perfect_hoola_multiplier,
+            f"seat {seat} went out with a Perfect Hoola",
+        )
         notes.append(f"Perfect Hoola by seat {seat}")
     elif hoola:
-        factor = Factor("hoola_multiplier", rules.hoola_multiplier,
-                        f"seat {seat} went out with a {'thank-you ' if thank_you else ''}Hoola")
+        factor = Factor(
+            "hoola_multiplier",
+            rules.hoola_multiplier,
+            f"seat {seat} went out with a {'thank-you ' if thank_you else ''}Hoola",
+        )
         notes.append(f"{'Thank-you ' if thank_you else ''}Hoola by seat {seat}")
     liability = None
-    if thank_you and turn.thank_you_discarder is not None and (
-            rules.thank_you_penalty_scope is ThankYouPenaltyScope.ANY_WIN or hoola):
-        liability = Liability(turn.thank_you_discarder, "thank_you_penalty_multiplier",
-                              rules.thank_you_penalty_multiplier,
-                              f"discarded {turn.thank_you_card}, taken by thank-you to go out")
-    return Outcome(HoolaOutcome.GOING_OUT, (seat,), factor, liability, tuple(notes), hoola=hoola,
-                   perfect_hoola=perfect, thank_you_hoola=hoola and thank_you)
+    if (
+        thank_you
+        and turn.thank_you_discarder is not None
+        and (rules.thank_you_penalty_scope is ThankYouPenaltyScope.ANY_WIN or hoola)
+    ):
+        liability = Liability(
+            turn.thank_you_discarder,
+            "thank_you_penalty_multiplier",
+            rules.thank_you_penalty_multiplier,
+            f"discarded {turn.thank_you_card}, taken by thank-you to go out",
+        )
+    return Outcome(
+        HoolaOutcome.GOING_OUT,
+        (seat,),
+        factor,
+        liability,
+        tuple(notes),
+        hoola=hoola,
+        perfect_hoola=perfect,
+        thank_you_hoola=hoola and thank_you,
+    )
 
 
 def _stop_outcome(state: HoolaState, seat: int, value: int) -> Outcome:
     others = [s for s in state.players if s != seat]
     if all(hand_value(state.hands[s], state.rules) > value for s in others):
-        return Outcome(HoolaOutcome.STOP, (seat,), notes=(f"seat {seat} stopped with {value} and won",))
-    liability = Liability(seat, "stop_penalty_multiplier", state.rules.stop_penalty_multiplier,
-                          "failed stop")
-    return Outcome(HoolaOutcome.FAILED_STOP, lowest_hands(state, others), liability=liability,
-                   notes=(f"seat {seat} stopped with {value} but another hand was as low",))
+        return Outcome(
+            HoolaOutcome.STOP, (seat,), notes=(f"seat {seat} stopped with {value} and won",)
+        )
+    liability = Liability(
+        seat, "stop_penalty_multiplier", state.rules.stop_penalty_multiplier, "failed stop"
+    )
+    return Outcome(
+        HoolaOutcome.FAILED_STOP,
+        lowest_hands(state, others),
+        liability=liability,
+        notes=(f"seat {seat} stopped with {value} but another hand was as low",),
+    )
 
 
 def _round_ended(state: HoolaState, outcome: Outcome) -> RoundEnded:
     settlement = settle(state, outcome)
     return RoundEnded(
-        round=state.round, outcome=outcome.kind.value, winners=outcome.winners,
+        round=state.round,
+        outcome=outcome.kind.value,
+        winners=outcome.winners,
         hands=tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands)),
         hand_values=tuple(hand_value(h, state.rules) for h in state.hands),
-        hoola=outcome.hoola, perfect_hoola=outcome.perfect_hoola,
-        thank_you_hoola=outcome.thank_you_hoola, settlement=settlement)
+        hoola=outcome.hoola,
+        perfect_hoola=outcome.perfect_hoola,
+        thank_you_hoola=outcome.thank_you_hoola,
+        settlement=settlement,
+    )

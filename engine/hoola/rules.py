@@ -115,7 +115,9 @@ class StopLimit:
 
 
 def _limits(*values: int | None) -> tuple[StopLimit, ...]:
-    return tuple(StopLimit(players, v) for players, v in zip(range(2, 2 + len(values)), values))
+    return tuple(
+        StopLimit(players, v) for players, v in zip(range(2, 2 + len(values)), values, strict=True)
+    )
 
 
 @dataclass(frozen=True)
@@ -273,13 +275,13 @@ PRESETS: dict[str, HoolaRules] = {
 PRESET_DESCRIPTIONS = {
     "korean": "Offline Korean rules (RULES.md §1, the default)",
     "international": "International rules of the Japanese and Indonesian sources, with battle "
-                     "Hoola (out-of-turn thank-you, first come)",
+    "Hoola (out-of-turn thank-you, first come)",
     "winjoy": "Winjoy's online rules (RULES.md §1.10): no stop limit, ×7 combinations, "
-              "table stakes 2, 4, 1 after Hoola rounds, battle Hoola (first come)",
+    "table stakes 2, 4, 1 after Hoola rounds, battle Hoola (first come)",
     "pmang": "Pmang's online rules (RULES.md §1.10): up to 4 players, stop at 15, "
-             "every penalty before the first turn, ×2 after a Hoola",
+    "every penalty before the first turn, ×2 after a Hoola",
     "hangame": "Hangame's online rules (RULES.md §1.10): up to 4 players, stop at 5/10/15, "
-               "straight flush ×8, table stakes 2, 8, 1 after Hoola rounds",
+    "straight flush ×8, table stakes 2, 8, 1 after Hoola rounds",
 }
 
 
@@ -290,25 +292,42 @@ def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> HoolaRules:
 
 def validate(rules: HoolaRules, seats: int) -> None:
     """Refuse rule sets that cannot be played, naming the option at fault."""
+
     def bad(option: str, why: str) -> InvalidRules:
         return InvalidRules("INVALID_OPTION", f"option {option}: {why}", field=option)
 
     most = MAX_SEATS_WITH_SIT_OUT if rules.sit_out else MAX_PLAYERS
     if not 2 <= rules.min_seats <= rules.max_seats <= most:
-        raise bad("max_seats", f"seats must lie within 2..{most}"
-                  + ("" if rules.sit_out else " (6 or 7 need sit_out)"))
+        raise bad(
+            "max_seats",
+            f"seats must lie within 2..{most}"
+            + ("" if rules.sit_out else " (6 or 7 need sit_out)"),
+        )
     if not rules.min_seats <= seats <= rules.max_seats:
-        raise InvalidRules("INVALID_SEATS", f"{seats} seats: this rule set seats "
-                           f"{rules.min_seats} to {rules.max_seats}", field="seats")
+        raise InvalidRules(
+            "INVALID_SEATS",
+            f"{seats} seats: this rule set seats {rules.min_seats} to {rules.max_seats}",
+            field="seats",
+        )
     if not 0 <= rules.jokers <= 2:
         raise bad("jokers", "0, 1 or 2")
     if rules.ace_low_only and rules.ace_wrap:
         raise bad("ace_low_only", "cannot be combined with ace_wrap")
-    for option in ("seven_hand_multiplier", "joker_hand_multiplier", "unmelded_multiplier",
-                   "seven_multiplier", "joker_multiplier", "hoola_multiplier",
-                   "perfect_hoola_multiplier", "four_sevens_multiplier", "low_hand_multiplier",
-                   "high_hand_multiplier", "stop_penalty_multiplier",
-                   "thank_you_penalty_multiplier", "base_stake"):
+    for option in (
+        "seven_hand_multiplier",
+        "joker_hand_multiplier",
+        "unmelded_multiplier",
+        "seven_multiplier",
+        "joker_multiplier",
+        "hoola_multiplier",
+        "perfect_hoola_multiplier",
+        "four_sevens_multiplier",
+        "low_hand_multiplier",
+        "high_hand_multiplier",
+        "stop_penalty_multiplier",
+        "thank_you_penalty_multiplier",
+        "base_stake",
+    ):
         if getattr(rules, option) < 1:
             raise bad(option, "must be at least 1")
     for limit in rules.stop_limits:

@@ -86,11 +86,13 @@ def _loser_factors(state: HoolaState, seat: int) -> list[Factor]:
     if _unmelded(state, seat) and rules.unmelded_multiplier > 1:
         factors.append(Factor("unmelded_multiplier", rules.unmelded_multiplier, "made no meld"))
     if rules.seven_multiplier > 1 and Penalty.SEVEN in applies:
-        factors += [Factor("seven_multiplier", rules.seven_multiplier, f"holds {c}")
-                    for c in sevens(hand)]
+        factors += [
+            Factor("seven_multiplier", rules.seven_multiplier, f"holds {c}") for c in sevens(hand)
+        ]
     if rules.joker_multiplier > 1 and Penalty.JOKER in applies:
-        factors += [Factor("joker_multiplier", rules.joker_multiplier, f"holds {c}")
-                    for c in jokers(hand)]
+        factors += [
+            Factor("joker_multiplier", rules.joker_multiplier, f"holds {c}") for c in jokers(hand)
+        ]
     return factors
 
 
@@ -104,28 +106,39 @@ def _base(state: HoolaState, losers: list[int], outcome: Outcome) -> dict[int, F
         out = {}
         for s in losers:
             diff = plain_sum(state.hands[s], rules) - winner_sum
-            out[s] = Factor("point_difference", max(1, diff),
-                            f"face sum {plain_sum(state.hands[s], rules)} − winner's {winner_sum}"
-                            + (" (at least 1)" if diff < 1 else ""))
+            out[s] = Factor(
+                "point_difference",
+                max(1, diff),
+                f"face sum {plain_sum(state.hands[s], rules)} − winner's {winner_sum}"
+                + (" (at least 1)" if diff < 1 else ""),
+            )
         return out
     liable = outcome.liability.seat if outcome.liability else None
 
     keys = {}
     for seat in losers:
         unmelded = _unmelded(state, seat)
-        keys[seat] = (seat == liable, unmelded,
-                      0 if unmelded else hand_value(state.hands[seat], rules))
+        keys[seat] = (
+            seat == liable,
+            unmelded,
+            0 if unmelded else hand_value(state.hands[seat], rules),
+        )
     ordered = sorted(losers, key=keys.__getitem__)
     out = {}
     for seat in ordered:
         # A tie group pays the amount of its last place.
         place = max(i for i, s in enumerate(ordered, 1) if keys[s] == keys[seat])
         tied = sum(1 for s in ordered if keys[s] == keys[seat]) > 1
-        why = ("liable, ranks last" if seat == liable else
-               "made no meld, ranks last" if keys[seat][1] else
-               f"hand value {keys[seat][2]}")
-        out[seat] = Factor("rank", place, f"{ordinal(place)} among the losers"
-                           f"{' (tied)' if tied else ''}: {why}")
+        why = (
+            "liable, ranks last"
+            if seat == liable
+            else "made no meld, ranks last"
+            if keys[seat][1]
+            else f"hand value {keys[seat][2]}"
+        )
+        out[seat] = Factor(
+            "rank", place, f"{ordinal(place)} among the losers{' (tied)' if tied else ''}: {why}"
+        )
     return out
 
 
@@ -137,8 +150,12 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
     notes = list(outcome.notes)
     if len(winners) > 1 and rules.tie_mode is TieMode.VOID:
         notes.append("tie for the win with tie_mode VOID: nobody pays")
-        return _with_sit_outs(state, Settlement(state.round, winners, outcome.kind.value, (),
-                                                (0,) * state.seats, tuple(notes)))
+        return _with_sit_outs(
+            state,
+            Settlement(
+                state.round, winners, outcome.kind.value, (), (0,) * state.seats, tuple(notes)
+            ),
+        )
     base = _base(state, losers, outcome)
     own: dict[int, tuple[int, list[Factor]]] = {}
     for seat in losers:
@@ -149,9 +166,14 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
         if outcome.winner_factor is not None:
             factors.append(outcome.winner_factor)
         if state.table_multiplier != 1:
-            factors.append(Factor("table_multiplier", state.table_multiplier,
-                                  f"round after {state.hoola_streak} Hoola round(s) in a row "
-                                  "(hoola_table_multiplier)"))
+            factors.append(
+                Factor(
+                    "table_multiplier",
+                    state.table_multiplier,
+                    f"round after {state.hoola_streak} Hoola round(s) in a row "
+                    "(hoola_table_multiplier)",
+                )
+            )
         own[seat] = (amount_of(tuple(factors)), factors)
     payers = own
     liability = outcome.liability
@@ -161,9 +183,15 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
         for seat in losers:
             if seat != liability.seat:
                 covered = own[seat][0] * liability.multiplier
-                factors.append(Factor(liability.name, covered,
-                                      f"{liability.reason}: pays seat {seat}'s {own[seat][0]}"
-                                      f" × {liability.multiplier}", added=True))
+                factors.append(
+                    Factor(
+                        liability.name,
+                        covered,
+                        f"{liability.reason}: pays seat {seat}'s {own[seat][0]}"
+                        f" × {liability.multiplier}",
+                        added=True,
+                    )
+                )
         payers = {liability.seat: (amount_of(tuple(factors)), factors)}
     lines: list[SettlementLine] = []
     for payer in losers:
@@ -176,14 +204,32 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
             if part == 0:
                 continue
             split = f", split {len(winners)} ways" if len(winners) > 1 else ""
-            lines.append(SettlementLine(payer, winner, part, tuple(factors),
-                                        f"seat {payer} pays seat {winner} {part}{split}"))
-    return _with_sit_outs(state, Settlement(state.round, winners, outcome.kind.value, tuple(lines),
-                                            net_of(state.seats, tuple(lines)), tuple(notes)))
+            lines.append(
+                SettlementLine(
+                    payer,
+                    winner,
+                    part,
+                    tuple(factors),
+                    f"seat {payer} pays seat {winner} {part}{split}",
+                )
+            )
+    return _with_sit_outs(
+        state,
+        Settlement(
+            state.round,
+            winners,
+            outcome.kind.value,
+            tuple(lines),
+            net_of(state.seats, tuple(lines)),
+            tuple(notes),
+        ),
+    )
 
 
 def describe_bright(bright: Bright) -> str:
-    name = {BrightKind.SEVEN: "", BrightKind.JOKER: ""}.get(bright.kind, bright.kind.name.lower() + " ")
+    name = {BrightKind.SEVEN: "", BrightKind.JOKER: ""}.get(
+        bright.kind, bright.kind.name.lower() + " "
+    )
     return name + " ".join(bright.cards)
 
 
@@ -199,18 +245,31 @@ def _with_sit_outs(state: HoolaState, settlement: Settlement) -> Settlement:
             notes.append(f"seat {sitter.seat} sat out involuntarily, with no bright to be paid for")
             continue
         held = ", ".join(describe_bright(b) for b in sitter.brights)
-        factors = [Factor("brights", len(sitter.brights),
-                          f"seat {sitter.seat} sat out involuntarily holding {held}")]
+        factors = [
+            Factor(
+                "brights",
+                len(sitter.brights),
+                f"seat {sitter.seat} sat out involuntarily holding {held}",
+            )
+        ]
         if state.rules.base_stake != 1:
             factors.append(Factor("base_stake", state.rules.base_stake, "stake per bright"))
         for payer in turn_order(state):
-            lines.append(SettlementLine(payer, sitter.seat, sitter.compensation, tuple(factors),
-                                        f"seat {payer} pays seat {sitter.seat} "
-                                        f"{sitter.compensation} for sitting out involuntarily"))
+            lines.append(
+                SettlementLine(
+                    payer,
+                    sitter.seat,
+                    sitter.compensation,
+                    tuple(factors),
+                    f"seat {payer} pays seat {sitter.seat} "
+                    f"{sitter.compensation} for sitting out involuntarily",
+                )
+            )
     if not state.sat_out:
         return settlement
-    return replace(settlement, lines=tuple(lines), net=net_of(state.seats, tuple(lines)),
-                   notes=tuple(notes))
+    return replace(
+        settlement, lines=tuple(lines), net=net_of(state.seats, tuple(lines)), notes=tuple(notes)
+    )
 
 
 def table_settlement(state: HoolaState) -> Settlement:
@@ -229,11 +288,25 @@ def table_settlement(state: HoolaState) -> Settlement:
                 continue
             debtor[1] -= amount
             creditor[1] -= amount
-            reason = (f"seat {debtor[0]} is {state.scores[debtor[0]]} over {state.round} round(s), "
-                      f"seat {creditor[0]} +{state.scores[creditor[0]]}")
-            lines.append(SettlementLine(debtor[0], creditor[0], amount,
-                                        (Factor("table_balance", amount, reason, added=True),),
-                                        f"seat {debtor[0]} pays seat {creditor[0]} {amount}"))
+            reason = (
+                f"seat {debtor[0]} is {state.scores[debtor[0]]} over {state.round} round(s), "
+                f"seat {creditor[0]} +{state.scores[creditor[0]]}"
+            )
+            lines.append(
+                SettlementLine(
+                    debtor[0],
+                    creditor[0],
+                    amount,
+                    (Factor("table_balance", amount, reason, added=True),),
+                    f"seat {debtor[0]} pays seat {creditor[0]} {amount}",
+                )
+            )
     winners = tuple(s for s, b in enumerate(state.scores) if b == max(state.scores))
-    return Settlement(state.round, winners, HoolaOutcome.TABLE_CLOSED.value, tuple(lines),
-                      net_of(state.seats, tuple(lines)), (f"{state.round} round(s) played",))
+    return Settlement(
+        state.round,
+        winners,
+        HoolaOutcome.TABLE_CLOSED.value,
+        tuple(lines),
+        net_of(state.seats, tuple(lines)),
+        (f"{state.round} round(s) played",),
+    )

@@ -7,9 +7,24 @@ from enum import Enum
 
 from croupier.engine.cards import Card
 from croupier.engine.hoola.events import (
-    CardDiscarded, CardDrawn, CardsLaidOff, ClaimMade, CombinationDeclared, DiscardTaken, GameStarted,
-    HoolaEvent, MeldMade, PlayBegan, PlayDeclared, RoundDealt, RoundEnded, SatOut, SevensBound,
-    StockReshuffled, StopCalled, TableClosed,
+    CardDiscarded,
+    CardDrawn,
+    CardsLaidOff,
+    ClaimMade,
+    CombinationDeclared,
+    DiscardTaken,
+    GameStarted,
+    HoolaEvent,
+    MeldMade,
+    PlayBegan,
+    PlayDeclared,
+    RoundDealt,
+    RoundEnded,
+    SatOut,
+    SevensBound,
+    StockReshuffled,
+    StopCalled,
+    TableClosed,
 )
 from croupier.engine.hoola.melds import TableMeld
 from croupier.engine.hoola.rules import HoolaRules
@@ -77,8 +92,9 @@ class HoolaState:
 
     def next_seat(self, seat: int) -> int:
         """The next player after ``seat`` in turn order (sitters-out are passed over)."""
-        return next(s for k in range(1, self.seats + 1)
-                    if (s := (seat + k) % self.seats) in self.players)
+        return next(
+            s for k in range(1, self.seats + 1) if (s := (seat + k) % self.seats) in self.players
+        )
 
     def in_turn_order(self, start: int) -> list[int]:
         """The players in turn order from ``start`` (included if it plays)."""
@@ -96,42 +112,82 @@ class HoolaState:
 
 def _put_down(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> HoolaState:
     turn = replace(state.this_turn, put_down=state.this_turn.put_down + cards)
-    return replace(state, hands=replace_at(state.hands, seat, without(state.hands[seat], cards)),
-                   this_turn=turn)
+    return replace(
+        state,
+        hands=replace_at(state.hands, seat, without(state.hands[seat], cards)),
+        this_turn=turn,
+    )
 
 
 def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
     """The state after ``event``. Pure; never fails on an event ``decide`` produced."""
     match event:
         case GameStarted(rules=rules, seats=seats, commitment=commitment, client_seeds=seeds):
-            return replace(state, rules=rules, seats=seats, commitment=commitment,
-                           client_seeds=seeds, scores=(0,) * seats)
-        case RoundDealt(round=round_no, dealer=dealer, hands=hands, upcard=upcard, stock=stock,
-                        table_multiplier=multiplier, hoola_streak=streak, balances=balances):
+            return replace(
+                state,
+                rules=rules,
+                seats=seats,
+                commitment=commitment,
+                client_seeds=seeds,
+                scores=(0,) * seats,
+            )
+        case RoundDealt(
+            round=round_no,
+            dealer=dealer,
+            hands=hands,
+            upcard=upcard,
+            stock=stock,
+            table_multiplier=multiplier,
+            hoola_streak=streak,
+            balances=balances,
+        ):
             n = state.seats
             state = replace(
-                state, round=round_no, dealer=dealer, turn=dealer, phase=Phase.CHOOSING,
-                table_multiplier=multiplier, hoola_streak=streak,
+                state,
+                round=round_no,
+                dealer=dealer,
+                turn=dealer,
+                phase=Phase.CHOOSING,
+                table_multiplier=multiplier,
+                hoola_streak=streak,
                 scores=balances or (0,) * n,
-                hands=tuple(h.cards for h in hands), stock=stock, discards=(upcard,),
-                top_discarder=None, melds=(), melded=(False,) * n, turns_started=(0,) * n,
-                this_turn=Turn(), reshuffles=0, result=None, players=(), sat_out=())
+                hands=tuple(h.cards for h in hands),
+                stock=stock,
+                discards=(upcard,),
+                top_discarder=None,
+                melds=(),
+                melded=(False,) * n,
+                turns_started=(0,) * n,
+                this_turn=Turn(),
+                reshuffles=0,
+                result=None,
+                players=(),
+                sat_out=(),
+            )
             if state.rules.chooses_players(n):
                 return state
             return _play_begins(state, tuple(range(n)), stock)
         case PlayDeclared(seat=seat):
-            return replace(state, players=tuple(sorted(state.players + (seat,))),
-                           turn=state.next_seat_asked(seat))
+            return replace(
+                state,
+                players=tuple(sorted(state.players + (seat,))),
+                turn=state.next_seat_asked(seat),
+            )
         case SatOut():
-            return replace(state, sat_out=state.sat_out + (event,),
-                           turn=state.next_seat_asked(event.seat))
+            return replace(
+                state, sat_out=state.sat_out + (event,), turn=state.next_seat_asked(event.seat)
+            )
         case PlayBegan(players=players, stock=stock):
             return _play_begins(state, players, stock)
         case CardDrawn(seat=seat, card=card):
             drawn = card if card is not None else state.stock[0]
-            return replace(state, stock=state.stock[1:], phase=Phase.PLAY,
-                           hands=replace_at(state.hands, seat, state.hands[seat] + (drawn,)),
-                           this_turn=replace(state.this_turn, drawn=drawn))
+            return replace(
+                state,
+                stock=state.stock[1:],
+                phase=Phase.PLAY,
+                hands=replace_at(state.hands, seat, state.hands[seat] + (drawn,)),
+                this_turn=replace(state.this_turn, drawn=drawn),
+            )
         case ClaimMade(at_ms=at_ms):
             end = state.claim_window_end_ms if state.claims else at_ms + state.rules.claim_window_ms
             return replace(state, claims=state.claims + (event,), claim_window_end_ms=end)
@@ -140,54 +196,90 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
             if seat != state.turn:
                 # An out-of-turn claim (battle Hoola): play goes on from the claimant; the seats in
                 # between are skipped, and the skipped next player's turn never began.
-                started = replace_at(state.turns_started, state.turn, state.turns_started[state.turn] - 1)
-                state = replace(state, turn=seat,
-                                turns_started=replace_at(started, seat, started[seat] + 1),
-                                this_turn=Turn(start_hand=state.hands[seat],
-                                               melded_before=state.melded[seat]))
+                started = replace_at(
+                    state.turns_started, state.turn, state.turns_started[state.turn] - 1
+                )
+                state = replace(
+                    state,
+                    turn=seat,
+                    turns_started=replace_at(started, seat, started[seat] + 1),
+                    this_turn=Turn(start_hand=state.hands[seat], melded_before=state.melded[seat]),
+                )
             turn = replace(state.this_turn, thank_you_card=card, thank_you_discarder=discarder)
-            state = replace(state, discards=state.discards[:-1], phase=Phase.PLAY, this_turn=turn,
-                            melds=placed(state.melds, meld), melded=replace_at(state.melded, seat, True))
+            state = replace(
+                state,
+                discards=state.discards[:-1],
+                phase=Phase.PLAY,
+                this_turn=turn,
+                melds=placed(state.melds, meld),
+                melded=replace_at(state.melded, seat, True),
+            )
             return _put_down(state, seat, tuple(c for c in meld.cards if c != card))
         case MeldMade(seat=seat, meld=meld):
-            state = replace(state, melds=placed(state.melds, meld),
-                            melded=replace_at(state.melded, seat, True))
+            state = replace(
+                state, melds=placed(state.melds, meld), melded=replace_at(state.melded, seat, True)
+            )
             return _put_down(state, seat, meld.cards)
-        case CardsLaidOff(seat=seat, cards=cards, meld=meld) | SevensBound(seat=seat, cards=cards,
-                                                                             meld=meld):
+        case (
+            CardsLaidOff(seat=seat, cards=cards, meld=meld)
+            | SevensBound(seat=seat, cards=cards, meld=meld)
+        ):
             return _put_down(replace(state, melds=placed(state.melds, meld)), seat, cards)
         case CardDiscarded(seat=seat, card=card):
-            state = replace(state, hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
-                            discards=state.discards + (card,), top_discarder=seat, claims=(),
-                            claim_window_end_ms=0)
+            state = replace(
+                state,
+                hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
+                discards=state.discards + (card,),
+                top_discarder=seat,
+                claims=(),
+                claim_window_end_ms=0,
+            )
             if not state.hands[seat] or (not state.stock and not may_reshuffle(state)):
                 return state  # the round ends with the next event
             nxt = state.next_seat(seat)
-            return replace(state, turn=nxt, phase=Phase.TAKE,
-                           turns_started=replace_at(state.turns_started, nxt, state.turns_started[nxt] + 1),
-                           this_turn=Turn(start_hand=state.hands[nxt], melded_before=state.melded[nxt]))
+            return replace(
+                state,
+                turn=nxt,
+                phase=Phase.TAKE,
+                turns_started=replace_at(state.turns_started, nxt, state.turns_started[nxt] + 1),
+                this_turn=Turn(start_hand=state.hands[nxt], melded_before=state.melded[nxt]),
+            )
         case StockReshuffled(stock=stock, reshuffle=reshuffle):
             return replace(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)
         case StopCalled() | CombinationDeclared():
             return state
         case RoundEnded(settlement=settlement):
-            scores = tuple(a + b for a, b in zip(state.scores, settlement.net))
+            scores = tuple(a + b for a, b in zip(state.scores, settlement.net, strict=False))
             return replace(state, phase=Phase.ROUND_OVER, result=event, scores=scores)
         case TableClosed():
             return replace(state, phase=Phase.TABLE_CLOSED, closed=event)
     raise TypeError(f"not a Hoola event: {event!r}")
 
 
-def _play_begins(state: HoolaState, players: tuple[int, ...], stock: tuple[Card, ...]) -> HoolaState:
+def _play_begins(
+    state: HoolaState, players: tuple[int, ...], stock: tuple[Card, ...]
+) -> HoolaState:
     """The round's play starts with the first player from the dealer; sitters-out hold nothing."""
-    state = replace(state, players=players, stock=stock, phase=Phase.TAKE,
-                    hands=tuple(h if s in players else () for s, h in enumerate(state.hands)))
+    state = replace(
+        state,
+        players=players,
+        stock=stock,
+        phase=Phase.TAKE,
+        hands=tuple(h if s in players else () for s, h in enumerate(state.hands)),
+    )
     first = state.in_turn_order(state.dealer)[0]
-    return replace(state, turn=first, turns_started=replace_at(state.turns_started, first, 1),
-                   this_turn=Turn(start_hand=state.hands[first]))
+    return replace(
+        state,
+        turn=first,
+        turns_started=replace_at(state.turns_started, first, 1),
+        this_turn=Turn(start_hand=state.hands[first]),
+    )
 
 
 def may_reshuffle(state: HoolaState) -> bool:
     """Whether an empty stock is rebuilt from the discards (RULES.md §1.5.4, ``reshuffle_discards``)."""
-    return (state.rules.reshuffle_discards and state.reshuffles < state.rules.max_reshuffles
-            and len(state.discards) >= 2)
+    return (
+        state.rules.reshuffle_discards
+        and state.reshuffles < state.rules.max_reshuffles
+        and len(state.discards) >= 2
+    )

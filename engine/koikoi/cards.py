@@ -47,8 +47,20 @@ class HanafudaCard:
     plant: str
 
 
-PLANTS = ("Pine", "Plum", "Cherry", "Wisteria", "Iris", "Peony", "Bush clover", "Susuki grass",
-          "Chrysanthemum", "Maple", "Willow", "Paulownia")
+PLANTS = (
+    "Pine",
+    "Plum",
+    "Cherry",
+    "Wisteria",
+    "Iris",
+    "Peony",
+    "Bush clover",
+    "Susuki grass",
+    "Chrysanthemum",
+    "Maple",
+    "Willow",
+    "Paulownia",
+)
 
 # month: (bright, animal, ribbon, chaff count) — RULES.md §2.1, row by row.
 _TABLE: dict[int, tuple[tuple[str, Role] | None, tuple[str, Role] | None, Role | None, int]] = {
@@ -65,8 +77,11 @@ _TABLE: dict[int, tuple[tuple[str, Role] | None, tuple[str, Role] | None, Role |
     11: (("rain man", Role.RAIN_MAN), ("swallow", Role.ORDINARY), Role.PLAIN_RIBBON, 1),
     12: (("phoenix", Role.ORDINARY), None, None, 3),
 }
-_RIBBON_NAMES = {Role.POETRY_RIBBON: "poetry ribbon", Role.BLUE_RIBBON: "blue ribbon",
-                 Role.PLAIN_RIBBON: "red ribbon"}
+_RIBBON_NAMES = {
+    Role.POETRY_RIBBON: "poetry ribbon",
+    Role.BLUE_RIBBON: "blue ribbon",
+    Role.PLAIN_RIBBON: "red ribbon",
+}
 
 
 def _build() -> tuple[HanafudaCard, ...]:
@@ -74,17 +89,33 @@ def _build() -> tuple[HanafudaCard, ...]:
     for month, (bright, animal, ribbon, chaff) in _TABLE.items():
         plant = PLANTS[month - 1]
         if bright:
-            cards.append(HanafudaCard(f"{month}B", month, Kind.BRIGHT, bright[1],
-                                      f"{plant} {bright[0]}", plant))
+            cards.append(
+                HanafudaCard(
+                    f"{month}B", month, Kind.BRIGHT, bright[1], f"{plant} {bright[0]}", plant
+                )
+            )
         if animal:
-            cards.append(HanafudaCard(f"{month}A", month, Kind.ANIMAL, animal[1],
-                                      f"{plant} {animal[0]}", plant))
+            cards.append(
+                HanafudaCard(
+                    f"{month}A", month, Kind.ANIMAL, animal[1], f"{plant} {animal[0]}", plant
+                )
+            )
         if ribbon:
-            cards.append(HanafudaCard(f"{month}R", month, Kind.RIBBON, ribbon,
-                                      f"{plant} {_RIBBON_NAMES[ribbon]}", plant))
+            cards.append(
+                HanafudaCard(
+                    f"{month}R",
+                    month,
+                    Kind.RIBBON,
+                    ribbon,
+                    f"{plant} {_RIBBON_NAMES[ribbon]}",
+                    plant,
+                )
+            )
         for n in range(1, chaff + 1):
             name = "Willow lightning" if month == 11 else f"{plant} chaff {n}"
-            cards.append(HanafudaCard(f"{month}C{n}", month, Kind.CHAFF, Role.ORDINARY, name, plant))
+            cards.append(
+                HanafudaCard(f"{month}C{n}", month, Kind.CHAFF, Role.ORDINARY, name, plant)
+            )
     return tuple(cards)
 
 

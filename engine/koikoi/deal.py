@@ -25,8 +25,9 @@ def four_of_a_month(field: tuple[Card, ...]) -> bool:
     return max(Counter(month(c) for c in field).values()) == 4
 
 
-def deal(seeds: Seeds, round_no: int, dealer: int | None,
-         totals: tuple[int, ...] = (0, 0)) -> RoundDealt:
+def deal(
+    seeds: Seeds, round_no: int, dealer: int | None, totals: tuple[int, ...] = (0, 0)
+) -> RoundDealt:
     """Deal a round: 8 cards to each hand (the dealer's first), 8 to the field, 24 to the stock;
     redeal while the field shows four cards of one month. ``dealer=None``: decide it first."""
     draws: tuple[DealerDraw, ...] = ()
@@ -34,12 +35,21 @@ def deal(seeds: Seeds, round_no: int, dealer: int | None,
         dealer, draws = first_dealer(seeds)
     for redeals in range(MAX_REDEALS):
         cards = shuffled(deck(), seeds, round_no, "deal" if redeals == 0 else f"redeal-{redeals}")
-        field = cards[2 * HAND_SIZE:2 * HAND_SIZE + FIELD_SIZE]
+        field = cards[2 * HAND_SIZE : 2 * HAND_SIZE + FIELD_SIZE]
         if not four_of_a_month(field):
             break
     else:  # pragma: no cover - astronomically unlikely
         raise AssertionError("no deal without four of a month on the field")
-    hands = {dealer: cards[:HAND_SIZE], 1 - dealer: cards[HAND_SIZE:2 * HAND_SIZE]}
-    stock = cards[2 * HAND_SIZE + FIELD_SIZE:]
-    return RoundDealt(round_no, dealer, tuple(Hand(s, hands[s], HAND_SIZE) for s in (0, 1)), field,
-                      stock, len(stock), totals, redeals, draws)
+    hands = {dealer: cards[:HAND_SIZE], 1 - dealer: cards[HAND_SIZE : 2 * HAND_SIZE]}
+    stock = cards[2 * HAND_SIZE + FIELD_SIZE :]
+    return RoundDealt(
+        round_no,
+        dealer,
+        tuple(Hand(s, hands[s], HAND_SIZE) for s in (0, 1)),
+        field,
+        stock,
+        len(stock),
+        totals,
+        redeals,
+        draws,
+    )

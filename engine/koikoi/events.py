@@ -14,8 +14,8 @@ from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.koikoi.yaku import Yaku
 from croupier.engine.settlement import Settlement
 
-
 # --- commands ---------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PlayCard:
@@ -52,6 +52,7 @@ KoiKoiCommand = PlayCard | ChooseCapture | KoiKoi | Shobu | NextRound
 
 
 # --- events -----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Hand:
@@ -165,5 +166,15 @@ class MatchEnded:
     settlement: Settlement
 
 
-KoiKoiEvent = (MatchStarted | RoundDealt | CardPlayed | CardTurned | CaptureChosen | YakuFormed
-               | KoiKoiCalled | ShobuCalled | RoundEnded | MatchEnded)
+KoiKoiEvent = (
+    MatchStarted
+    | RoundDealt
+    | CardPlayed
+    | CardTurned
+    | CaptureChosen
+    | YakuFormed
+    | KoiKoiCalled
+    | ShobuCalled
+    | RoundEnded
+    | MatchEnded
+)

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.game import Context, PresetRules, others_hidden
-from croupier.engine.koikoi import moves, rules as rules_module
+from croupier.engine.koikoi import moves
+from croupier.engine.koikoi import rules as rules_module
 from croupier.engine.koikoi.cards import Card, name, sort_cards
 from croupier.engine.koikoi.deal import deal
 from croupier.engine.koikoi.events import (
-    ChooseCapture, KoiKoi, KoiKoiCommand, KoiKoiEvent, MatchEnded, MatchStarted, NextRound,
-    PlayCard, RoundDealt, RoundEnded, Shobu,
+    ChooseCapture,
+    KoiKoi,
+    KoiKoiCommand,
+    KoiKoiEvent,
+    MatchEnded,
+    MatchStarted,
+    NextRound,
+    PlayCard,
+    RoundDealt,
+    RoundEnded,
+    Shobu,
 )
 from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.koikoi.state import KoiKoiState, Phase, evolve
@@ -70,8 +81,9 @@ class KoiKoiGame(PresetRules[KoiKoiRules]):
     def evolve(self, state: KoiKoiState, event: KoiKoiEvent) -> KoiKoiState:
         return evolve(state, event)
 
-    def decide(self, state: KoiKoiState, seat: int, command: KoiKoiCommand,
-               ctx: Context) -> list[KoiKoiEvent]:
+    def decide(
+        self, state: KoiKoiState, seat: int, command: KoiKoiCommand, ctx: Context
+    ) -> list[KoiKoiEvent]:
         return moves.decide(state, seat, command, ctx)
 
     def advance(self, state: KoiKoiState, now_ms: int) -> list[KoiKoiEvent]:
@@ -93,8 +105,11 @@ class KoiKoiGame(PresetRules[KoiKoiRules]):
         """The move in words: "Play Cherry curtain, capture Cherry poetry ribbon"."""
         match command:
             case PlayCard(card=card, capture=capture):
-                taken = (capture,) if capture else (
-                    state.matches(card) if card in state.hands[state.turn] else ())
+                taken = (
+                    (capture,)
+                    if capture
+                    else (state.matches(card) if card in state.hands[state.turn] else ())
+                )
                 return f"Play {name(card)}" + _taking(taken)
             case ChooseCapture(card=card):
                 turned = name(state.turned) if state.turned else "the turned card"
@@ -121,11 +136,22 @@ class KoiKoiGame(PresetRules[KoiKoiRules]):
             found = yaku(cards, state.rules)
             piles.append(Pile(s, sort_cards(cards), found, sum(y.points for y in found)))
         return KoiKoiView(
-            seat=seat, hand=sort_cards(state.hands[seat]) if seat is not None and state.hands else (),
-            field=state.field, piles=tuple(piles), hand_counts=tuple(len(h) for h in state.hands),
-            stock_count=len(state.stock), turn=state.turn, phase=state.phase, round=state.round,
-            dealer=state.dealer, totals=state.totals, koi_koi_by=state.koi_koi_by,
-            turned=state.turned, last_round=state.result, rules=state.rules)
+            seat=seat,
+            hand=sort_cards(state.hands[seat]) if seat is not None and state.hands else (),
+            field=state.field,
+            piles=tuple(piles),
+            hand_counts=tuple(len(h) for h in state.hands),
+            stock_count=len(state.stock),
+            turn=state.turn,
+            phase=state.phase,
+            round=state.round,
+            dealer=state.dealer,
+            totals=state.totals,
+            koi_koi_by=state.koi_koi_by,
+            turned=state.turned,
+            last_round=state.result,
+            rules=state.rules,
+        )
 
     def settlements(self, events: list[KoiKoiEvent]) -> list[Settlement]:
         """The settlement of every finished round, in order."""

@@ -13,8 +13,20 @@ from croupier.engine.game import Context, IllegalCommand, MalformedCommand, acce
 from croupier.engine.koikoi.cards import Card, is_card, name, sort_cards
 from croupier.engine.koikoi.deal import deal
 from croupier.engine.koikoi.events import (
-    CaptureChosen, CardPlayed, CardTurned, ChooseCapture, KoiKoi, KoiKoiCalled, KoiKoiCommand,
-    KoiKoiEvent, MatchEnded, NextRound, PlayCard, Shobu, ShobuCalled, YakuFormed,
+    CaptureChosen,
+    CardPlayed,
+    CardTurned,
+    ChooseCapture,
+    KoiKoi,
+    KoiKoiCalled,
+    KoiKoiCommand,
+    KoiKoiEvent,
+    MatchEnded,
+    NextRound,
+    PlayCard,
+    Shobu,
+    ShobuCalled,
+    YakuFormed,
 )
 from croupier.engine.koikoi.scoring import KoiKoiOutcome, match_settlement, round_ended
 from croupier.engine.koikoi.state import KoiKoiState, Phase, evolve
@@ -27,32 +39,43 @@ R_MATCH = "RULES.md §2.7"
 
 # --- validation -------------------------------------------------------------------------------
 
+
 def _check_well_formed(command: KoiKoiCommand) -> None:
     match command:
         case PlayCard(card=card, capture=capture):
             if not is_card(card):
-                raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a Hanafuda card",
-                                       field="card")
+                raise MalformedCommand(
+                    "UNKNOWN_CARD", f"{card!r} is not a Hanafuda card", field="card"
+                )
             if capture and not is_card(capture):
-                raise MalformedCommand("UNKNOWN_CARD", f"{capture!r} is not a Hanafuda card",
-                                       field="capture")
+                raise MalformedCommand(
+                    "UNKNOWN_CARD", f"{capture!r} is not a Hanafuda card", field="capture"
+                )
         case ChooseCapture(card=card):
             if not is_card(card):
-                raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a Hanafuda card",
-                                       field="card")
+                raise MalformedCommand(
+                    "UNKNOWN_CARD", f"{card!r} is not a Hanafuda card", field="card"
+                )
         case KoiKoi() | Shobu() | NextRound():
             pass
         case _:
-            raise MalformedCommand("UNKNOWN_COMMAND", f"not a Koi-Koi command: {command!r}",
-                                   field="command")
+            raise MalformedCommand(
+                "UNKNOWN_COMMAND", f"not a Koi-Koi command: {command!r}", field="command"
+            )
 
 
-_PHASE_OF = {PlayCard: Phase.PLAY, ChooseCapture: Phase.CHOOSE_CAPTURE, KoiKoi: Phase.DECIDE,
-             Shobu: Phase.DECIDE}
+_PHASE_OF = {
+    PlayCard: Phase.PLAY,
+    ChooseCapture: Phase.CHOOSE_CAPTURE,
+    KoiKoi: Phase.DECIDE,
+    Shobu: Phase.DECIDE,
+}
 _WAITING_FOR = {
     Phase.PLAY: ("PLAY_A_CARD", "play a card from your hand"),
-    Phase.CHOOSE_CAPTURE: ("CHOOSE_CAPTURE_FIRST",
-                           "name the field card the turned card takes (ChooseCapture)"),
+    Phase.CHOOSE_CAPTURE: (
+        "CHOOSE_CAPTURE_FIRST",
+        "name the field card the turned card takes (ChooseCapture)",
+    ),
     Phase.DECIDE: ("DECIDE_FIRST", "you formed a yaku: say koi-koi or shobu"),
 }
 
@@ -93,7 +116,9 @@ def _checked_events(state: KoiKoiState, seat: int, command: KoiKoiCommand) -> li
     match command:
         case PlayCard(card=card, capture=capture):
             if card not in state.hands[seat]:
-                raise IllegalCommand("CARD_NOT_IN_HAND", f"{name(card)} is not in your hand", R_TURN)
+                raise IllegalCommand(
+                    "CARD_NOT_IN_HAND", f"{name(card)} is not in your hand", R_TURN
+                )
             matches = state.matches(card)
             _check_capture(matches, capture, card)
             emit(CardPlayed(seat, card, _captures(matches, capture)))
@@ -122,17 +147,28 @@ def _check_capture(matches: tuple[Card, ...], capture: Card, card: Card) -> None
     """A capture is named exactly when two field cards match (RULES.md §2.3)."""
     if len(matches) == 2:
         if not capture:
-            raise IllegalCommand("CHOOSE_CAPTURE", f"{name(card)} matches {name(matches[0])} and "
-                                 f"{name(matches[1])}: name the one to capture", R_TURN)
+            raise IllegalCommand(
+                "CHOOSE_CAPTURE",
+                f"{name(card)} matches {name(matches[0])} and "
+                f"{name(matches[1])}: name the one to capture",
+                R_TURN,
+            )
         if capture not in matches:
-            raise IllegalCommand("CAPTURE_NOT_MATCHING", f"{name(capture)} is not a field card "
-                                 f"of {name(card)}'s month", R_TURN)
+            raise IllegalCommand(
+                "CAPTURE_NOT_MATCHING",
+                f"{name(capture)} is not a field card of {name(card)}'s month",
+                R_TURN,
+            )
     elif capture:
-        raise IllegalCommand("NO_CAPTURE_CHOICE", f"{name(card)} matches {len(matches)} field "
-                             "card(s): there is no capture to choose", R_TURN)
+        raise IllegalCommand(
+            "NO_CAPTURE_CHOICE",
+            f"{name(card)} matches {len(matches)} field card(s): there is no capture to choose",
+            R_TURN,
+        )
 
 
 # --- legal moves ------------------------------------------------------------------------------
+
 
 def _candidates(state: KoiKoiState, seat: int) -> Iterator[KoiKoiCommand]:
     if state.phase is Phase.ROUND_OVER:
@@ -157,6 +193,7 @@ def legal_commands(state: KoiKoiState, seat: int) -> list[KoiKoiCommand]:
 
 # --- events -----------------------------------------------------------------------------------
 
+
 def _captures(matches: tuple[Card, ...], chosen: Card) -> tuple[Card, ...]:
     """What a card takes: its one match, the named one of two, or all three."""
     if len(matches) == 2:
@@ -164,7 +201,9 @@ def _captures(matches: tuple[Card, ...], chosen: Card) -> tuple[Card, ...]:
     return matches
 
 
-def decide(state: KoiKoiState, seat: int, command: KoiKoiCommand, ctx: Context) -> list[KoiKoiEvent]:
+def decide(
+    state: KoiKoiState, seat: int, command: KoiKoiCommand, ctx: Context
+) -> list[KoiKoiEvent]:
     """The events ``command`` produces; raises like :func:`validate`."""
     events = _checked_events(state, seat, command)
     if isinstance(command, NextRound):
@@ -225,4 +264,3 @@ def dealt(state: KoiKoiState, event: KoiKoiEvent) -> list[KoiKoiEvent]:
             events.append(round_ended(state, seat, KoiKoiOutcome(found.kind.name), (found,)))
             return events + _match_end(evolve(state, events[-1]))
     return events
-

@@ -79,6 +79,7 @@ def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> KoiKoiRules
 
 def validate(rules: KoiKoiRules, seats: int) -> None:
     """Refuse rule sets that cannot be played, naming the option at fault."""
+
     def bad(option: str, why: str) -> InvalidRules:
         return InvalidRules("INVALID_OPTION", f"option {option}: {why}", field=option)
 

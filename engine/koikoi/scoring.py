@@ -9,7 +9,13 @@ from croupier.engine.koikoi.events import Hand, RoundEnded
 from croupier.engine.koikoi.state import KoiKoiState
 from croupier.engine.koikoi.yaku import Yaku, YakuKind, yaku
 from croupier.engine.settlement import (
-    Factor, Settlement, amount_of, match_settlement as settle_match, points_won,
+    Factor,
+    Settlement,
+    amount_of,
+    points_won,
+)
+from croupier.engine.settlement import (
+    match_settlement as settle_match,
 )
 
 
@@ -28,8 +34,9 @@ def score_factors(state: KoiKoiState, winner: int, found: tuple[Yaku, ...]) -> l
         factors.append(Factor("double_from", 2, f"{base} points is {rules.double_from} or more"))
     loser = state.other(winner)
     if state.koi_koi_by == loser:
-        factors.append(Factor("koi_koi_multiplier", rules.koi_koi_multiplier,
-                              f"seat {loser} called koi-koi"))
+        factors.append(
+            Factor("koi_koi_multiplier", rules.koi_koi_multiplier, f"seat {loser} called koi-koi")
+        )
     return factors
 
 
@@ -45,25 +52,37 @@ class KoiKoiOutcome(StrEnum):
     KUTTSUKI = YakuKind.KUTTSUKI.name
 
 
-def round_ended(state: KoiKoiState, winner: int | None, outcome: KoiKoiOutcome,
-                found: tuple[Yaku, ...] | None = None) -> RoundEnded:
+def round_ended(
+    state: KoiKoiState,
+    winner: int | None,
+    outcome: KoiKoiOutcome,
+    found: tuple[Yaku, ...] | None = None,
+) -> RoundEnded:
     """The round's end: the winner's score and what the loser pays for it."""
     hands = tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands))
     if winner is None:
-        settlement = Settlement(state.round, (), outcome.value, (), (0,) * state.seats,
-                                ("both hands ran out with no winner: nobody scores",))
+        settlement = Settlement(
+            state.round,
+            (),
+            outcome.value,
+            (),
+            (0,) * state.seats,
+            ("both hands ran out with no winner: nobody scores",),
+        )
         return RoundEnded(state.round, outcome.value, None, (), 0, hands, state.totals, settlement)
     if found is None:
         found = yaku(state.captured[winner], state.rules)
     factors = score_factors(state, winner, found)
     notes = (f"seat {winner} won the round with {amount_of(tuple(factors))} point(s)",)
-    points, settlement = points_won(state.round, outcome, winner, factors,
-                                    state.rules.stake_per_point, notes)
+    points, settlement = points_won(
+        state.round, outcome, winner, factors, state.rules.stake_per_point, notes
+    )
     totals = tuple(t + (points if s == winner else 0) for s, t in enumerate(state.totals))
     return RoundEnded(state.round, outcome.value, winner, found, points, hands, totals, settlement)
 
 
 def match_settlement(state: KoiKoiState) -> Settlement:
     """The loser pays the difference of the totals × ``stake_per_point``; equal totals draw."""
-    return settle_match(state.round, state.totals, state.rules.stake_per_point,
-                        f"{state.round} round(s)")
+    return settle_match(
+        state.round, state.totals, state.rules.stake_per_point, f"{state.round} round(s)"
+    )

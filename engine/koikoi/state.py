@@ -7,8 +7,17 @@ from enum import Enum
 
 from croupier.engine.koikoi.cards import Card, month
 from croupier.engine.koikoi.events import (
-    CaptureChosen, CardPlayed, CardTurned, KoiKoiCalled, KoiKoiEvent, MatchEnded, MatchStarted,
-    RoundDealt, RoundEnded, ShobuCalled, YakuFormed,
+    CaptureChosen,
+    CardPlayed,
+    CardTurned,
+    KoiKoiCalled,
+    KoiKoiEvent,
+    MatchEnded,
+    MatchStarted,
+    RoundDealt,
+    RoundEnded,
+    ShobuCalled,
+    YakuFormed,
 )
 from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.shared import replace_at
@@ -80,17 +89,35 @@ def evolve(state: KoiKoiState, event: KoiKoiEvent) -> KoiKoiState:
     """The state after ``event``. Pure; never fails on an event ``decide`` produced."""
     match event:
         case MatchStarted(rules=rules, seats=seats, commitment=commitment, client_seeds=seeds):
-            return replace(state, rules=rules, seats=seats, commitment=commitment,
-                           client_seeds=seeds)
-        case RoundDealt(round=round_no, dealer=dealer, hands=hands, field=field, stock=stock,
-                        totals=totals):
-            return replace(state, round=round_no, dealer=dealer, turn=dealer, phase=Phase.PLAY,
-                           hands=tuple(h.cards for h in hands), field=field, stock=stock,
-                           captured=((), ()), turn_start=(), turned=None,
-                           koi_koi_by=None, totals=totals, result=None)
+            return replace(
+                state, rules=rules, seats=seats, commitment=commitment, client_seeds=seeds
+            )
+        case RoundDealt(
+            round=round_no, dealer=dealer, hands=hands, field=field, stock=stock, totals=totals
+        ):
+            return replace(
+                state,
+                round=round_no,
+                dealer=dealer,
+                turn=dealer,
+                phase=Phase.PLAY,
+                hands=tuple(h.cards for h in hands),
+                field=field,
+                stock=stock,
+                captured=((), ()),
+                turn_start=(),
+                turned=None,
+                koi_koi_by=None,
+                totals=totals,
+                result=None,
+            )
         case CardPlayed(seat=seat, card=card, captured=captured):
-            state = replace(state, hands=replace_at(state.hands, seat,
-                                              tuple(c for c in state.hands[seat] if c != card)))
+            state = replace(
+                state,
+                hands=replace_at(
+                    state.hands, seat, tuple(c for c in state.hands[seat] if c != card)
+                ),
+            )
             return _take(state, seat, card, captured)
         case CardTurned(seat=seat, card=card, captured=captured, awaiting_choice=waiting):
             state = replace(state, stock=state.stock[1:])

@@ -126,8 +126,11 @@ def yaku(captured: Iterable[Card], rules: KoiKoiRules) -> tuple[Yaku, ...]:
         found.append(_scored(YakuKind.AOTAN, ribbons))
     elif _reaches(YakuKind.TAN, ribbons):
         found.append(_scored(YakuKind.TAN, ribbons))
-    chaff = tuple(c for c in cards if kind(c) is Kind.CHAFF
-                  or (rules.sake_cup_as_chaff and role(c) is Role.SAKE_CUP))
+    chaff = tuple(
+        c
+        for c in cards
+        if kind(c) is Kind.CHAFF or (rules.sake_cup_as_chaff and role(c) is Role.SAKE_CUP)
+    )
     if _reaches(YakuKind.KASU, chaff):
         found.append(_scored(YakuKind.KASU, chaff))
     return tuple(found)
@@ -145,8 +148,11 @@ def hand_yaku(hand: tuple[Card, ...], rules: KoiKoiRules) -> Yaku | None:
     months = Counter(month(c) for c in hand)
     four = [m for m, n in months.items() if n == CARDS_PER_MONTH]
     if four:
-        return Yaku(YakuKind.TESHI, rules.hand_yaku_points,
-                    sort_cards(tuple(c for c in hand if month(c) == four[0])))
+        return Yaku(
+            YakuKind.TESHI,
+            rules.hand_yaku_points,
+            sort_cards(tuple(c for c in hand if month(c) == four[0])),
+        )
     if len(months) == KUTTSUKI_MONTHS and set(months.values()) == {2}:
         return Yaku(YakuKind.KUTTSUKI, rules.hand_yaku_points, sort_cards(hand))
     return None

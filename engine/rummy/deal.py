@@ -18,7 +18,12 @@ def deal(seats: int, seeds: Seeds) -> RoundDealt:
     hands = {}
     for k in range(seats):
         seat = (dealer + 1 + k) % seats
-        hands[seat] = cards[k * HAND_SIZE:(k + 1) * HAND_SIZE]
-    rest = cards[seats * HAND_SIZE:]
-    return RoundDealt(dealer, tuple(Hand(s, hands[s], HAND_SIZE) for s in range(seats)), rest[0],
-                      rest[1:], len(rest) - 1)
+        hands[seat] = cards[k * HAND_SIZE : (k + 1) * HAND_SIZE]
+    rest = cards[seats * HAND_SIZE :]
+    return RoundDealt(
+        dealer,
+        tuple(Hand(s, hands[s], HAND_SIZE) for s in range(seats)),
+        rest[0],
+        rest[1:],
+        len(rest) - 1,
+    )

@@ -34,6 +34,7 @@ class LayOffCards:
 
 # --- commands ---------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class DrawStock:
     """Take the stock's top card."""
@@ -82,6 +83,7 @@ RummyCommand = DrawStock | TakeDiscard | LayDown | LayOff | SwapJoker | Discard
 
 
 # --- events -----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Hand:
@@ -181,5 +183,15 @@ class RoundEnded:
     settlement: Settlement
 
 
-RummyEvent = (GameStarted | RoundDealt | CardDrawn | DiscardTaken | MeldsLaidDown | CardsLaidOff
-              | JokerSwapped | CardDiscarded | StockReshuffled | RoundEnded)
+RummyEvent = (
+    GameStarted
+    | RoundDealt
+    | CardDrawn
+    | DiscardTaken
+    | MeldsLaidDown
+    | CardsLaidOff
+    | JokerSwapped
+    | CardDiscarded
+    | StockReshuffled
+    | RoundEnded
+)

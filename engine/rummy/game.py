@@ -4,15 +4,30 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
 from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.meld_solver import RUMMY, arrange
-from croupier.engine.rummy import moves, rules as rules_module
+from croupier.engine.rummy import moves
+from croupier.engine.rummy import rules as rules_module
 from croupier.engine.rummy.deal import deal
 from croupier.engine.rummy.events import (
-    CardDrawn, Discard, DrawStock, GameStarted, LayDown, LayOff, MeldCards, RoundDealt,
-    RoundEnded, RummyCommand, RummyEvent, StockReshuffled, SwapJoker, TableMeld, TakeDiscard,
+    CardDrawn,
+    Discard,
+    DrawStock,
+    GameStarted,
+    LayDown,
+    LayOff,
+    MeldCards,
+    RoundDealt,
+    RoundEnded,
+    RummyCommand,
+    RummyEvent,
+    StockReshuffled,
+    SwapJoker,
+    TableMeld,
+    TakeDiscard,
 )
 from croupier.engine.rummy.rules import RummyRules
 from croupier.engine.rummy.scoring import hand_value
@@ -43,9 +58,11 @@ class RummyView:
 
 def _melds(specs: tuple[MeldCards, ...]) -> str:
     """Melds in words, each in table order (a run low to high)."""
+
     def shown(spec: MeldCards) -> str:
         found = arrange(spec.cards, RUMMY, {j.joker: j.card for j in spec.jokers})
         return " ".join(found.cards if found else spec.cards)
+
     return " and ".join(shown(s) for s in specs)
 
 
@@ -58,8 +75,10 @@ class RummyGame(PresetRules[RummyRules]):
 
     def start(self, rules: RummyRules, seats: int, seeds: Seeds) -> list[RummyEvent]:
         rules_module.validate(rules, seats)
-        return [GameStarted(rules, seats, seeds.commitment, seeds.client_seeds, ENGINE_VERSION),
-                deal(seats, seeds)]
+        return [
+            GameStarted(rules, seats, seeds.commitment, seeds.client_seeds, ENGINE_VERSION),
+            deal(seats, seeds),
+        ]
 
     def initial_state(self) -> RummyState:
         return RummyState()
@@ -67,8 +86,9 @@ class RummyGame(PresetRules[RummyRules]):
     def evolve(self, state: RummyState, event: RummyEvent) -> RummyState:
         return evolve(state, event)
 
-    def decide(self, state: RummyState, seat: int, command: RummyCommand,
-               ctx: Context) -> list[RummyEvent]:
+    def decide(
+        self, state: RummyState, seat: int, command: RummyCommand, ctx: Context
+    ) -> list[RummyEvent]:
         return moves.decide(state, seat, command, ctx)
 
     def advance(self, state: RummyState, now_ms: int) -> list[RummyEvent]:
@@ -91,8 +111,13 @@ class RummyGame(PresetRules[RummyRules]):
             case DrawStock():
                 return "Draw from the stock"
             case TakeDiscard(melds=melds, lay_off=lay_off):
-                where = f"meld {_melds(melds)}" if melds else \
-                    f"lay it off on meld #{lay_off.meld_id}" if lay_off else "?"
+                where = (
+                    f"meld {_melds(melds)}"
+                    if melds
+                    else f"lay it off on meld #{lay_off.meld_id}"
+                    if lay_off
+                    else "?"
+                )
                 return f"Take {state.discard_top} and {where}"
             case LayDown(melds=melds):
                 verb = "Lay down" if state.opened[state.turn] else "Open with"
@@ -100,8 +125,13 @@ class RummyGame(PresetRules[RummyRules]):
             case LayOff(meld_id=meld_id, cards=cards):
                 return f"Lay off {' '.join(cards)} on meld #{meld_id}"
             case SwapJoker(meld_id=meld_id, card=card, melds=melds, lay_off=lay_off):
-                where = f"meld it with {_melds(melds)}" if melds else \
-                    f"lay it off on meld #{lay_off.meld_id}" if lay_off else "?"
+                where = (
+                    f"meld it with {_melds(melds)}"
+                    if melds
+                    else f"lay it off on meld #{lay_off.meld_id}"
+                    if lay_off
+                    else "?"
+                )
                 return f"Swap {card} for the joker of meld #{meld_id} and {where}"
             case Discard(card=card):
                 return f"Discard {card}"
@@ -122,11 +152,21 @@ class RummyGame(PresetRules[RummyRules]):
     def view(self, state: RummyState, seat: int | None) -> RummyView:
         hand = by_rank(state.hands[seat]) if seat is not None and state.hands else ()
         return RummyView(
-            seat=seat, hand=hand, melds=state.melds, discard_top=state.discard_top,
-            discard_count=len(state.discards), stock_count=len(state.stock),
-            hand_counts=tuple(len(h) for h in state.hands), opened=state.opened, turn=state.turn,
-            phase=state.phase, dealer=state.dealer, hand_value=hand_value(hand), result=state.result,
-            rules=state.rules)
+            seat=seat,
+            hand=hand,
+            melds=state.melds,
+            discard_top=state.discard_top,
+            discard_count=len(state.discards),
+            stock_count=len(state.stock),
+            hand_counts=tuple(len(h) for h in state.hands),
+            opened=state.opened,
+            turn=state.turn,
+            phase=state.phase,
+            dealer=state.dealer,
+            hand_value=hand_value(hand),
+            result=state.result,
+            rules=state.rules,
+        )
 
     def settlements(self, events: list[RummyEvent]) -> list[Settlement]:
         return [e.settlement for e in events if isinstance(e, RoundEnded)]

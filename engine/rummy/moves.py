@@ -7,19 +7,41 @@ decisions) and keeps those ``validate`` accepts; ``decide`` validates, then buil
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import combinations
 
 from croupier.engine.cards import Card, is_joker, rank, suit
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
 from croupier.engine.meld_solver import (
-    RUMMY, JokerAs, Meld, arrange, arrangements, extend, extensions, swap,
+    RUMMY,
+    JokerAs,
+    Meld,
+    arrange,
+    arrangements,
+    extend,
+    extensions,
+    swap,
 )
 from croupier.engine.rummy.cards import is_card, sort_cards
 from croupier.engine.rummy.events import (
-    CardDiscarded, CardDrawn, CardsLaidOff, Discard, DiscardTaken, DrawStock, JokerSwapped, LayDown,
-    LayOff, LayOffCards, MeldCards, MeldsLaidDown, RummyCommand, RummyEvent, StockReshuffled,
-    SwapJoker, TableMeld, TakeDiscard,
+    CardDiscarded,
+    CardDrawn,
+    CardsLaidOff,
+    Discard,
+    DiscardTaken,
+    DrawStock,
+    JokerSwapped,
+    LayDown,
+    LayOff,
+    LayOffCards,
+    MeldCards,
+    MeldsLaidDown,
+    RummyCommand,
+    RummyEvent,
+    StockReshuffled,
+    SwapJoker,
+    TableMeld,
+    TakeDiscard,
 )
 from croupier.engine.rummy.scoring import RummyOutcome, meld_value, round_ended
 from croupier.engine.rummy.state import Phase, RummyState, evolve
@@ -33,6 +55,7 @@ R_OPEN = "RULES.md §3.3"
 
 # --- well-formedness ----------------------------------------------------------------------------
 
+
 def _check_cards(cards: tuple[Card, ...], field: str) -> None:
     check_cards(cards, is_card, "the 108", field)
 
@@ -41,10 +64,16 @@ def _check_specs(melds: tuple[MeldCards, ...], lay_off: LayOffCards | None) -> N
     for spec in melds:
         _check_cards(spec.cards, "melds")
         check_jokers(spec.jokers, spec.cards, "melds")
-        if spec.jokers and arrange(spec.cards, RUMMY) is not None and arrange(
-                spec.cards, RUMMY, _named(spec.jokers)) is None:
-            raise MalformedCommand("JOKER_CONTRADICTS", "a named joker does not fit the meld "
-                                   f"{' '.join(spec.cards)}", field="melds")
+        if (
+            spec.jokers
+            and arrange(spec.cards, RUMMY) is not None
+            and arrange(spec.cards, RUMMY, _named(spec.jokers)) is None
+        ):
+            raise MalformedCommand(
+                "JOKER_CONTRADICTS",
+                f"a named joker does not fit the meld {' '.join(spec.cards)}",
+                field="melds",
+            )
     if lay_off is not None:
         _check_cards(lay_off.cards, "lay_off")
         check_jokers(lay_off.jokers, lay_off.cards, "lay_off")
@@ -60,12 +89,17 @@ def _check_well_formed(command: RummyCommand) -> None:
         case TakeDiscard(melds=melds, lay_off=lay_off):
             _check_specs(melds, lay_off)
             if bool(melds) == (lay_off is not None):
-                raise MalformedCommand("USE_THE_DISCARD", "name the melds or the lay-off that use "
-                                       "the taken card (one of them)", field="melds")
+                raise MalformedCommand(
+                    "USE_THE_DISCARD",
+                    "name the melds or the lay-off that use the taken card (one of them)",
+                    field="melds",
+                )
         case LayDown(melds=melds):
             _check_specs(melds, None)
             if not melds:
-                raise MalformedCommand("EMPTY_LAY_DOWN", "lay down at least one meld", field="melds")
+                raise MalformedCommand(
+                    "EMPTY_LAY_DOWN", "lay down at least one meld", field="melds"
+                )
         case LayOff(cards=cards, jokers=jokers):
             _check_cards(cards, "cards")
             check_jokers(jokers, cards, "jokers")
@@ -75,18 +109,23 @@ def _check_well_formed(command: RummyCommand) -> None:
             _check_cards((card,), "card")
             _check_specs(melds, lay_off)
             if bool(melds) == (lay_off is not None):
-                raise MalformedCommand("USE_THE_JOKER", "name the meld or the lay-off where the "
-                                       "joker goes (one of them)", field="melds")
+                raise MalformedCommand(
+                    "USE_THE_JOKER",
+                    "name the meld or the lay-off where the joker goes (one of them)",
+                    field="melds",
+                )
         case Discard(card=card):
             _check_cards((card,), "card")
         case DrawStock():
             pass
         case _:
-            raise MalformedCommand("UNKNOWN_COMMAND", f"not a Rummy command: {command!r}",
-                                   field="command")
+            raise MalformedCommand(
+                "UNKNOWN_COMMAND", f"not a Rummy command: {command!r}", field="command"
+            )
 
 
 # --- melds from commands ----------------------------------------------------------------------
+
 
 def _named(jokers: tuple[JokerAs, ...]) -> dict[Card, Card]:
     return {use.joker: use.card for use in jokers}
@@ -98,20 +137,29 @@ def _meld(cards: tuple[Card, ...], jokers: tuple[JokerAs, ...], field: str) -> M
         raise IllegalCommand("NOT_A_MELD", f"{' '.join(cards)} is not a set or a run", R_MELDS)
     found = arrange(cards, RUMMY, _named(jokers))
     if found is None:
-        raise MalformedCommand("JOKER_CONTRADICTS", "a named joker does not fit the meld "
-                               f"{' '.join(cards)}", field=field)
+        raise MalformedCommand(
+            "JOKER_CONTRADICTS",
+            f"a named joker does not fit the meld {' '.join(cards)}",
+            field=field,
+        )
     return found
 
 
-def _laid_off(meld: TableMeld, cards: tuple[Card, ...], jokers: tuple[JokerAs, ...],
-              field: str) -> TableMeld:
+def _laid_off(
+    meld: TableMeld, cards: tuple[Card, ...], jokers: tuple[JokerAs, ...], field: str
+) -> TableMeld:
     base = Meld(meld.kind, meld.cards, meld.jokers)
     if extend(base, cards, RUMMY) is None:
-        raise IllegalCommand("CANNOT_LAY_OFF", f"{' '.join(cards)} does not extend meld #{meld.id} "
-                             f"({' '.join(meld.cards)})", R_MELDS)
+        raise IllegalCommand(
+            "CANNOT_LAY_OFF",
+            f"{' '.join(cards)} does not extend meld #{meld.id} ({' '.join(meld.cards)})",
+            R_MELDS,
+        )
     after = extend(base, cards, RUMMY, _named(jokers))
     if after is None:
-        raise MalformedCommand("JOKER_CONTRADICTS", "a named joker does not fit the meld", field=field)
+        raise MalformedCommand(
+            "JOKER_CONTRADICTS", "a named joker does not fit the meld", field=field
+        )
     return TableMeld(meld.id, meld.owner, after.kind, after.cards, after.jokers)
 
 
@@ -121,8 +169,9 @@ def _in(cards: tuple[Card, ...], available: tuple[Card, ...]) -> None:
         raise IllegalCommand("CARD_NOT_IN_HAND", f"{' '.join(missing)} not in your hand", R_TURN)
 
 
-def _new_melds(state: RummyState, seat: int, specs: tuple[MeldCards, ...],
-               available: tuple[Card, ...]) -> list[Meld]:
+def _new_melds(
+    state: RummyState, seat: int, specs: tuple[MeldCards, ...], available: tuple[Card, ...]
+) -> list[Meld]:
     """The melds a lay-down makes, checked against the hand and, for a first lay-down, the opening
     threshold."""
     melds = []
@@ -132,8 +181,11 @@ def _new_melds(state: RummyState, seat: int, specs: tuple[MeldCards, ...],
     if not state.opened[seat]:
         total = sum(meld_value(m) for m in melds)
         if total < state.rules.open_threshold:
-            raise IllegalCommand("OPENING_TOO_LOW", f"an opening needs {state.rules.open_threshold}; "
-                                 f"these melds are worth {total}", R_OPEN)
+            raise IllegalCommand(
+                "OPENING_TOO_LOW",
+                f"an opening needs {state.rules.open_threshold}; these melds are worth {total}",
+                R_OPEN,
+            )
     return melds
 
 
@@ -151,8 +203,14 @@ def _require_opened(state: RummyState, seat: int, what: str) -> None:
 
 # --- validation -------------------------------------------------------------------------------
 
-_PHASE = {DrawStock: Phase.TAKE, TakeDiscard: Phase.TAKE, LayDown: Phase.PLAY, LayOff: Phase.PLAY,
-          SwapJoker: Phase.PLAY, Discard: Phase.PLAY}
+_PHASE = {
+    DrawStock: Phase.TAKE,
+    TakeDiscard: Phase.TAKE,
+    LayDown: Phase.PLAY,
+    LayOff: Phase.PLAY,
+    SwapJoker: Phase.PLAY,
+    Discard: Phase.PLAY,
+}
 
 
 def validate(state: RummyState, seat: int, command: RummyCommand) -> None:
@@ -171,7 +229,9 @@ def _checked_effects(state: RummyState, seat: int, command: RummyCommand) -> lis
         raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_TURN)
     if _PHASE[type(command)] is not state.phase:
         if state.phase is Phase.TAKE:
-            raise IllegalCommand("TAKE_FIRST", "take a card first (draw, or take the discard)", R_TURN)
+            raise IllegalCommand(
+                "TAKE_FIRST", "take a card first (draw, or take the discard)", R_TURN
+            )
         raise IllegalCommand("ALREADY_TOOK", "one take per turn", R_TURN)
     return _effects(state, seat, command)
 
@@ -188,8 +248,11 @@ def _effects(state: RummyState, seat: int, command: RummyCommand) -> list[RummyE
                 raise IllegalCommand("NO_DISCARD", "the discard pile is empty", R_TURN)
             used = [c for s in specs for c in s.cards] + list(lay_off.cards if lay_off else ())
             if top not in used:
-                raise IllegalCommand("DISCARD_NOT_USED", f"the taken {top} must go into the melds or "
-                                     "the lay-off named", R_TURN)
+                raise IllegalCommand(
+                    "DISCARD_NOT_USED",
+                    f"the taken {top} must go into the melds or the lay-off named",
+                    R_TURN,
+                )
             taken = DiscardTaken(seat, top)
             return [taken] + _plays(evolve(state, taken), seat, specs, lay_off)
         case LayDown(melds=specs):
@@ -202,15 +265,26 @@ def _effects(state: RummyState, seat: int, command: RummyCommand) -> list[RummyE
             meld = _table_meld(state, meld_id)
             swapped = swap(Meld(meld.kind, meld.cards, meld.jokers), card, RUMMY)
             if swapped is None:
-                raise IllegalCommand("NOT_THE_JOKERS_CARD", f"{card} is not the card a joker of meld "
-                                     f"#{meld_id} stands for", R_OPEN)
+                raise IllegalCommand(
+                    "NOT_THE_JOKERS_CARD",
+                    f"{card} is not the card a joker of meld #{meld_id} stands for",
+                    R_OPEN,
+                )
             after, joker = swapped
             used = [c for s in specs for c in s.cards] + list(lay_off.cards if lay_off else ())
             if joker not in used:
-                raise IllegalCommand("JOKER_NOT_PLAYED", f"the joker {joker} must be played at once: "
-                                     "name the meld or the lay-off it goes to", R_OPEN)
-            event = JokerSwapped(seat, card, joker, TableMeld(meld.id, meld.owner, after.kind,
-                                                              after.cards, after.jokers))
+                raise IllegalCommand(
+                    "JOKER_NOT_PLAYED",
+                    f"the joker {joker} must be played at once: "
+                    "name the meld or the lay-off it goes to",
+                    R_OPEN,
+                )
+            event = JokerSwapped(
+                seat,
+                card,
+                joker,
+                TableMeld(meld.id, meld.owner, after.kind, after.cards, after.jokers),
+            )
             return [event] + _plays(evolve(state, event), seat, specs, lay_off)
         case Discard(card=card):
             _in((card,), hand)
@@ -218,14 +292,17 @@ def _effects(state: RummyState, seat: int, command: RummyCommand) -> list[RummyE
     raise AssertionError(command)
 
 
-def _plays(state: RummyState, seat: int, specs: tuple[MeldCards, ...],
-           lay_off: LayOffCards | None) -> list[RummyEvent]:
+def _plays(
+    state: RummyState, seat: int, specs: tuple[MeldCards, ...], lay_off: LayOffCards | None
+) -> list[RummyEvent]:
     """New melds, or a lay-off, from the hand (RULES.md §3.3)."""
     hand = state.hands[seat]
     if specs:
         melds = _new_melds(state, seat, specs, hand)
         first = state.next_meld_id()
-        placed = tuple(TableMeld(first + i, seat, m.kind, m.cards, m.jokers) for i, m in enumerate(melds))
+        placed = tuple(
+            TableMeld(first + i, seat, m.kind, m.cards, m.jokers) for i, m in enumerate(melds)
+        )
         opening = 0 if state.opened[seat] else sum(meld_value(m) for m in melds)
         return [MeldsLaidDown(seat, placed, opening)]
     assert lay_off is not None
@@ -237,6 +314,7 @@ def _plays(state: RummyState, seat: int, specs: tuple[MeldCards, ...],
 
 # --- legal moves ------------------------------------------------------------------------------
 
+
 def _spec(meld: Meld) -> MeldCards:
     return MeldCards(sort_cards(meld.cards), meld.jokers)
 
@@ -246,8 +324,10 @@ def _groups(cards: tuple[Card, ...]) -> list[tuple[Card, ...]]:
     naturals = [c for c in cards if not is_joker(c)]
     jokers = tuple(c for c in cards if is_joker(c))
     keys = {("r", rank(c)) for c in naturals} | {("s", suit(c)) for c in naturals}
-    return [tuple(c for c in naturals if (rank(c) if k == "r" else suit(c)) == v) + jokers
-            for k, v in sorted(keys)]
+    return [
+        tuple(c for c in naturals if (rank(c) if k == "r" else suit(c)) == v) + jokers
+        for k, v in sorted(keys)
+    ]
 
 
 @lru_cache(maxsize=1024)
@@ -268,10 +348,13 @@ def meld_options(cards: tuple[Card, ...], must: Card = "") -> tuple[MeldCards, .
 
 def best_opening(cards: tuple[Card, ...], must: Card = "") -> tuple[MeldCards, ...]:
     """The disjoint melds of most opening value among ``cards`` (holding ``must`` if given)."""
-    options = [(spec, meld_value(meld)) for spec in meld_options(sort_cards(cards))
-               if (meld := arrange(spec.cards, RUMMY, _named(spec.jokers))) is not None]
+    options = [
+        (spec, meld_value(meld))
+        for spec in meld_options(sort_cards(cards))
+        if (meld := arrange(spec.cards, RUMMY, _named(spec.jokers))) is not None
+    ]
 
-    @lru_cache(maxsize=None)
+    @cache
     def best(left: frozenset[Card]) -> tuple[int, tuple[MeldCards, ...]]:
         top: tuple[int, tuple[MeldCards, ...]] = (0, ())
         for spec, value in options:
@@ -349,8 +432,12 @@ def _joker_plays(state: RummyState, seat: int, meld_id: int, card: Card) -> Iter
     swapped = swap(Meld(meld.kind, meld.cards, meld.jokers), card, RUMMY)
     assert swapped is not None
     after, joker = swapped
-    after_state = evolve(state, JokerSwapped(seat, card, joker, TableMeld(
-        meld.id, meld.owner, after.kind, after.cards, after.jokers)))
+    after_state = evolve(
+        state,
+        JokerSwapped(
+            seat, card, joker, TableMeld(meld.id, meld.owner, after.kind, after.cards, after.jokers)
+        ),
+    )
     for lay_off in _lay_off_options(after_state, (joker,)):
         yield SwapJoker(meld_id, card, lay_off=lay_off)
     rest = tuple(c for c in after_state.hands[seat] if c != joker)
@@ -369,6 +456,7 @@ def legal_commands(state: RummyState, seat: int) -> list[RummyCommand]:
 def canonical(state: RummyState, command: RummyCommand) -> RummyCommand:
     """One form for commands that mean the same: cards in deck order, every joker named as it
     resolves (a meld may be sent in any order, an unnamed joker takes its default card)."""
+
     def meld(spec: MeldCards) -> MeldCards:
         found = arrange(spec.cards, RUMMY, _named(spec.jokers))
         return _spec(found) if found is not None else MeldCards(sort_cards(spec.cards), spec.jokers)
@@ -377,8 +465,16 @@ def canonical(state: RummyState, command: RummyCommand) -> RummyCommand:
         if spec is None:
             return None
         target = table.meld(spec.meld_id)
-        found = extend(Meld(target.kind, target.cards, target.jokers), spec.cards, RUMMY,
-                       _named(spec.jokers)) if target else None
+        found = (
+            extend(
+                Meld(target.kind, target.cards, target.jokers),
+                spec.cards,
+                RUMMY,
+                _named(spec.jokers),
+            )
+            if target
+            else None
+        )
         jokers = tuple(j for j in found.jokers if j.joker in spec.cards) if found else spec.jokers
         return LayOffCards(spec.meld_id, sort_cards(spec.cards), jokers)
 
@@ -406,6 +502,7 @@ def canonical(state: RummyState, command: RummyCommand) -> RummyCommand:
 
 
 # --- events -----------------------------------------------------------------------------------
+
 
 def decide(state: RummyState, seat: int, command: RummyCommand, ctx: Context) -> list[RummyEvent]:
     """The events ``command`` produces; raises like :func:`validate`."""

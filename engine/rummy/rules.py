@@ -79,5 +79,8 @@ def validate(rules: RummyRules, seats: int) -> None:
     if not 2 <= rules.min_seats <= rules.max_seats <= 4:
         raise bad("max_seats", "seats must lie within 2..4")
     if not rules.min_seats <= seats <= rules.max_seats:
-        raise InvalidRules("INVALID_SEATS", f"{seats} seats: this rule set seats "
-                           f"{rules.min_seats} to {rules.max_seats}", field="seats")
+        raise InvalidRules(
+            "INVALID_SEATS",
+            f"{seats} seats: this rule set seats {rules.min_seats} to {rules.max_seats}",
+            field="seats",
+        )

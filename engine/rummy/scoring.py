@@ -48,19 +48,40 @@ def round_ended(state: RummyState, outcome: RummyOutcome, winner: int | None) ->
     hands = tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands))
     values = tuple(hand_value(cards) for cards in state.hands)
     if winner is None:
-        settlement = Settlement(1, (), outcome.value, (), (0,) * state.seats,
-                                ("the stock ran out and could not be rebuilt: nobody pays",))
+        settlement = Settlement(
+            1,
+            (),
+            outcome.value,
+            (),
+            (0,) * state.seats,
+            ("the stock ran out and could not be rebuilt: nobody pays",),
+        )
         return RoundEnded(outcome.value, None, hands, values, settlement)
     lines = []
     stake = state.rules.stake_per_point
     for seat in range(state.seats):
         if seat == winner or values[seat] == 0:
             continue
-        factors = [Factor("hand_value", values[seat], "left in hand: " + " ".join(state.hands[seat]))]
+        factors = [
+            Factor("hand_value", values[seat], "left in hand: " + " ".join(state.hands[seat]))
+        ]
         if stake != 1:
             factors.append(Factor("stake_per_point", stake, "stakes per point"))
-        lines.append(SettlementLine(seat, winner, values[seat] * stake, tuple(factors),
-                                    f"seat {seat} pays seat {winner} {values[seat] * stake}"))
-    settlement = Settlement(1, (winner,), outcome.value, tuple(lines), net_of(state.seats, tuple(lines)),
-                            (f"seat {winner} went out and scores {sum(values)}",))
+        lines.append(
+            SettlementLine(
+                seat,
+                winner,
+                values[seat] * stake,
+                tuple(factors),
+                f"seat {seat} pays seat {winner} {values[seat] * stake}",
+            )
+        )
+    settlement = Settlement(
+        1,
+        (winner,),
+        outcome.value,
+        tuple(lines),
+        net_of(state.seats, tuple(lines)),
+        (f"seat {winner} went out and scores {sum(values)}",),
+    )
     return RoundEnded(outcome.value, winner, hands, values, settlement)

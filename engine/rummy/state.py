@@ -7,8 +7,18 @@ from enum import Enum
 
 from croupier.engine.cards import Card
 from croupier.engine.rummy.events import (
-    CardDiscarded, CardDrawn, CardsLaidOff, DiscardTaken, GameStarted, JokerSwapped, MeldsLaidDown,
-    RoundDealt, RoundEnded, RummyEvent, StockReshuffled, TableMeld,
+    CardDiscarded,
+    CardDrawn,
+    CardsLaidOff,
+    DiscardTaken,
+    GameStarted,
+    JokerSwapped,
+    MeldsLaidDown,
+    RoundDealt,
+    RoundEnded,
+    RummyEvent,
+    StockReshuffled,
+    TableMeld,
 )
 from croupier.engine.rummy.rules import RummyRules
 from croupier.engine.shared import placed, replace_at, without
@@ -55,34 +65,67 @@ def evolve(state: RummyState, event: RummyEvent) -> RummyState:
     """The state after ``event``. Pure; never fails on an event ``decide`` produced."""
     match event:
         case GameStarted(rules=rules, seats=seats, commitment=commitment, client_seeds=seeds):
-            return replace(state, rules=rules, seats=seats, commitment=commitment,
-                           client_seeds=seeds, opened=(False,) * seats)
+            return replace(
+                state,
+                rules=rules,
+                seats=seats,
+                commitment=commitment,
+                client_seeds=seeds,
+                opened=(False,) * seats,
+            )
         case RoundDealt(dealer=dealer, hands=hands, upcard=upcard, stock=stock):
-            return replace(state, dealer=dealer, turn=(dealer + 1) % state.seats, phase=Phase.TAKE,
-                           hands=tuple(h.cards for h in hands), stock=stock, discards=(upcard,))
+            return replace(
+                state,
+                dealer=dealer,
+                turn=(dealer + 1) % state.seats,
+                phase=Phase.TAKE,
+                hands=tuple(h.cards for h in hands),
+                stock=stock,
+                discards=(upcard,),
+            )
         case CardDrawn(seat=seat, card=card):
             drawn = card if card is not None else state.stock[0]
-            return replace(state, stock=state.stock[1:], phase=Phase.PLAY,
-                           hands=replace_at(state.hands, seat, state.hands[seat] + (drawn,)))
+            return replace(
+                state,
+                stock=state.stock[1:],
+                phase=Phase.PLAY,
+                hands=replace_at(state.hands, seat, state.hands[seat] + (drawn,)),
+            )
         case DiscardTaken(seat=seat, card=card):
-            return replace(state, discards=state.discards[:-1], phase=Phase.PLAY,
-                           hands=replace_at(state.hands, seat, state.hands[seat] + (card,)))
+            return replace(
+                state,
+                discards=state.discards[:-1],
+                phase=Phase.PLAY,
+                hands=replace_at(state.hands, seat, state.hands[seat] + (card,)),
+            )
         case MeldsLaidDown(seat=seat, melds=melds):
             table = state.melds
             for meld in melds:
                 table = placed(table, meld)
             used = tuple(c for m in melds for c in m.cards)
-            return replace(state, melds=table, opened=replace_at(state.opened, seat, True),
-                           hands=replace_at(state.hands, seat, without(state.hands[seat], used)))
+            return replace(
+                state,
+                melds=table,
+                opened=replace_at(state.opened, seat, True),
+                hands=replace_at(state.hands, seat, without(state.hands[seat], used)),
+            )
         case CardsLaidOff(seat=seat, cards=cards, meld=meld):
-            return replace(state, melds=placed(state.melds, meld),
-                           hands=replace_at(state.hands, seat, without(state.hands[seat], cards)))
+            return replace(
+                state,
+                melds=placed(state.melds, meld),
+                hands=replace_at(state.hands, seat, without(state.hands[seat], cards)),
+            )
         case JokerSwapped(seat=seat, card=card, joker=joker, meld=meld):
             hand = without(state.hands[seat], (card,)) + (joker,)
-            return replace(state, melds=placed(state.melds, meld), hands=replace_at(state.hands, seat, hand))
+            return replace(
+                state, melds=placed(state.melds, meld), hands=replace_at(state.hands, seat, hand)
+            )
         case CardDiscarded(seat=seat, card=card):
-            state = replace(state, discards=state.discards + (card,),
-                            hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))))
+            state = replace(
+                state,
+                discards=state.discards + (card,),
+                hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
+            )
             return replace(state, turn=(seat + 1) % state.seats, phase=Phase.TAKE)
         case StockReshuffled(stock=stock, reshuffle=reshuffle):
             return replace(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)

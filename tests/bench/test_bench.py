@@ -73,8 +73,11 @@ def test_fold_a_whole_game(benchmark) -> None:
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def store(request, tmp_path):
-    url = (f"sqlite:///{tmp_path / 'bench.sqlite3'}" if request.param == "sqlite"
-           else request.getfixturevalue("postgres_url"))
+    url = (
+        f"sqlite:///{tmp_path / 'bench.sqlite3'}"
+        if request.param == "sqlite"
+        else request.getfixturevalue("postgres_url")
+    )
     store = open_store(url)
     yield store
     store.close()
@@ -82,7 +85,9 @@ def store(request, tmp_path):
 
 def test_store_append(benchmark, store) -> None:
     game_id = str(uuid.uuid4())
-    store.create_game(GameRecord(game_id, "hoola", 4, b"s" * 32, "c", 0), [NewEvent("E", b"x" * 200)], 0)
+    store.create_game(
+        GameRecord(game_id, "hoola", 4, b"s" * 32, "c", 0), [NewEvent("E", b"x" * 200)], 0
+    )
     version = [1]
 
     def append():
@@ -94,8 +99,11 @@ def test_store_append(benchmark, store) -> None:
 
 def test_store_read_a_game(benchmark, store) -> None:
     game_id = str(uuid.uuid4())
-    store.create_game(GameRecord(game_id, "hoola", 4, b"s" * 32, "c", 0),
-                      [NewEvent("E", b"x" * 200) for _ in range(80)], 0)
+    store.create_game(
+        GameRecord(game_id, "hoola", 4, b"s" * 32, "c", 0),
+        [NewEvent("E", b"x" * 200) for _ in range(80)],
+        0,
+    )
     benchmark.extra_info["events"] = 80
     benchmark(store.read, game_id)
 
@@ -118,8 +126,9 @@ def recorded_match(seed: int = 1):
     rng = random.Random(seed)
     while not KOIKOI.is_finished(state):
         seat = state.turn if state.phase is not KoiKoiPhase.ROUND_OVER else 0
-        new = KOIKOI.decide(state, seat, rng.choice(KOIKOI.legal_commands(state, seat)),
-                            Context(SEEDS))
+        new = KOIKOI.decide(
+            state, seat, rng.choice(KOIKOI.legal_commands(state, seat)), Context(SEEDS)
+        )
         state = fold(KOIKOI, new, state)
         events += new
         states.append(state)
@@ -146,7 +155,8 @@ def test_koikoi_fold_a_whole_match(benchmark) -> None:
 # --- Gin Rummy and Rummy with jokers ----------------------------------------------------------
 
 from croupier.engine.gin.rules import STANDARD as GIN_STANDARD  # noqa: E402
-from croupier.engine.meld_solver import GIN as GIN_MELDS, best_melds  # noqa: E402
+from croupier.engine.meld_solver import GIN as GIN_MELDS  # noqa: E402
+from croupier.engine.meld_solver import best_melds  # noqa: E402
 from croupier.engine.rummy import RummyGame  # noqa: E402
 from croupier.engine.rummy.rules import rules_for as rummy_rules  # noqa: E402
 from croupier.engine.rummy.state import Phase as RummyPhase  # noqa: E402
@@ -157,16 +167,27 @@ RUMMY = RummyGame()
 def test_gin_least_deadwood_of_eleven_cards(benchmark) -> None:
     hand = ("AS", "2S", "3S", "4S", "5S", "5H", "5D", "9C", "TC", "JC", "QC")
     from croupier.engine.meld_solver import clear_cache
+
     benchmark(lambda: (clear_cache(), best_melds(hand, GIN_MELDS)))
 
 
 def test_gin_legal_moves_discard_phase(benchmark) -> None:
     from croupier.engine.gin.moves import legal_commands
-    from croupier.engine.gin.state import GinState, Phase as GinPhase
-    state = GinState(rules=GIN_STANDARD, hand=1, turn=0, phase=GinPhase.DISCARD, hands=(
-        ("AS", "2S", "3S", "4H", "5H", "6H", "9C", "9D", "9H", "2D", "KS"),
-        ("7C", "7D", "7S", "3D", "4D", "TS", "JS", "QS", "7H", "8H")),
-        stock=("8C", "9S", "TC"), discards=("5C",))
+    from croupier.engine.gin.state import GinState
+    from croupier.engine.gin.state import Phase as GinPhase
+
+    state = GinState(
+        rules=GIN_STANDARD,
+        hand=1,
+        turn=0,
+        phase=GinPhase.DISCARD,
+        hands=(
+            ("AS", "2S", "3S", "4H", "5H", "6H", "9C", "9D", "9H", "2D", "KS"),
+            ("7C", "7D", "7S", "3D", "4D", "TS", "JS", "QS", "7H", "8H"),
+        ),
+        stock=("8C", "9S", "TC"),
+        discards=("5C",),
+    )
     benchmark(legal_commands, state, 0)
 
 
@@ -190,6 +211,8 @@ RUMMY_EVENTS, RUMMY_STATES = recorded_rummy()
 
 def test_rummy_legal_moves_play_phase(benchmark) -> None:
     from croupier.engine.rummy.moves import meld_options
-    state = max((s for s in RUMMY_STATES if s.phase is RummyPhase.PLAY),
-                key=lambda s: len(s.hands[s.turn]))
+
+    state = max(
+        (s for s in RUMMY_STATES if s.phase is RummyPhase.PLAY), key=lambda s: len(s.hands[s.turn])
+    )
     benchmark(lambda: (meld_options.cache_clear(), RUMMY.legal_commands(state, state.turn)))

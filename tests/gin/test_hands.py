@@ -5,21 +5,33 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from hypothesis import given, strategies as st
+from game_invariants import refused
+from hypothesis import given
+from hypothesis import strategies as st
 
-from croupier.engine.game import InvalidRules, fold
 from croupier.engine.cards import rank
+from croupier.engine.game import InvalidRules, fold
 from croupier.engine.gin import GinGame, moves
 from croupier.engine.gin.deal import deal, first_dealer
 from croupier.engine.gin.events import (
-    CardDrawn, Discard, DrawDiscard, DrawStock, EndLayOffs, HandEnded, Knock, Knocked, LayOff,
-    LayOffsEnded, MatchEnded, NextHand, Pass, UpcardPassed,
+    CardDrawn,
+    Discard,
+    DrawDiscard,
+    DrawStock,
+    EndLayOffs,
+    HandEnded,
+    Knock,
+    Knocked,
+    LayOff,
+    LayOffsEnded,
+    MatchEnded,
+    NextHand,
+    Pass,
+    UpcardPassed,
 )
 from croupier.engine.gin.rules import STANDARD, rules_for
 from croupier.engine.gin.state import Phase
 from croupier.engine.shuffle import Seeds
-
-from game_invariants import refused
 
 from .helpers import play, position
 
@@ -27,15 +39,23 @@ GAME = GinGame()
 
 
 def lines(settlement) -> list[tuple[int, int, int, list[tuple[str, int, bool]]]]:
-    return [(l.payer, l.payee, l.amount, [(f.name, f.value, f.added) for f in l.factors])
-            for l in settlement.lines]
+    return [
+        (line.payer, line.payee, line.amount, [(f.name, f.value, f.added) for f in line.factors])
+        for line in settlement.lines
+    ]
 
 
 # --- the first upcard -------------------------------------------------------------------------
 
+
 def first_upcard():
-    return position(("AS 2S 3S 4H 5H 6H 9C 9D KS QD", "7C 7D 7H 2C 3C 4C TS JS QH KD"), "5S",
-                    dealer=1, turn=0, phase=Phase.FIRST_UPCARD)
+    return position(
+        ("AS 2S 3S 4H 5H 6H 9C 9D KS QD", "7C 7D 7H 2C 3C 4C TS JS QH KD"),
+        "5S",
+        dealer=1,
+        turn=0,
+        phase=Phase.FIRST_UPCARD,
+    )
 
 
 def test_the_non_dealer_then_the_dealer_may_take_the_upcard() -> None:
@@ -60,13 +80,14 @@ def test_the_non_dealer_then_the_dealer_may_take_the_upcard() -> None:
 # --- knocking and scoring ---------------------------------------------------------------------
 
 KNOCKER = "AS 2S 3S 4H 5H 6H 9C 9D 9H 2D KS"  # eleven cards: discard KS, deadwood 2D = 2
-DEFENDER = "7C 7D 7S 3D 4D TS JS QS 7H 8H"   # 7H 8H lay off on 4H 5H 6H
+DEFENDER = "7C 7D 7S 3D 4D TS JS QS 7H 8H"  # 7H 8H lay off on 4H 5H 6H
 
 
 def knock_position(knocker: str = KNOCKER, defender: str = DEFENDER, **options):
     rules = dataclasses.replace(STANDARD, **options)
-    return position((knocker, defender), "5C", "8C 9S TC JC QC", rules=rules, turn=0,
-                    phase=Phase.DISCARD)
+    return position(
+        (knocker, defender), "5C", "8C 9S TC JC QC", rules=rules, turn=0, phase=Phase.DISCARD
+    )
 
 
 def test_knock_shows_the_melds_and_the_defender_lays_off() -> None:
@@ -78,7 +99,7 @@ def test_knock_shows_the_melds_and_the_defender_lays_off() -> None:
     assert knocked.deadwood_cards == ("2D",)
     assert (state.phase, state.turn) == (Phase.LAY_OFF, 1)
     run = next(i for i, m in enumerate(state.table) if m.cards[0] == "4H")
-    refused(GAME, state, 1, LayOff("8H", run), "CANNOT_LAY_OFF")   # not before the 7H
+    refused(GAME, state, 1, LayOff("8H", run), "CANNOT_LAY_OFF")  # not before the 7H
     refused(GAME, state, 1, LayOff("3D", run), "CANNOT_LAY_OFF")
     refused(GAME, state, 0, EndLayOffs(), "NOT_YOUR_TURN")
     assert GAME.label(state, LayOff("7H", run)) == "Lay off Seven of hearts on 4H 5H 6H"
@@ -90,7 +111,12 @@ def test_knock_shows_the_melds_and_the_defender_lays_off() -> None:
     assert isinstance(shown, LayOffsEnded) and isinstance(end, HandEnded)
     assert (shown.deadwood, shown.deadwood_cards) == (7, ("3D", "4D"))
     assert (end.outcome, end.winner, end.points, end.deadwood, end.totals) == (
-        "KNOCK", 0, 5, (2, 7), (5, 0))
+        "KNOCK",
+        0,
+        5,
+        (2, 7),
+        (5, 0),
+    )
     assert lines(end.settlement) == [(1, 0, 5, [("deadwood_difference", 5, False)])]
 
 
@@ -107,17 +133,27 @@ def test_gin_scores_the_bonus_and_allows_no_lay_offs() -> None:
 def test_undercut_and_even_counts() -> None:
     knocker = "AS 2S 3S 4H 5H 6H 9C 9D 9H 2D 8D"
     state = knock_position(knocker, "7C 7D 7S TS JS QS 2C 3C 4C AD")
-    state, _ = play(state, 0, Knock("8D"), )
+    state, _ = play(
+        state,
+        0,
+        Knock("8D"),
+    )
     state, events = play(state, 1, EndLayOffs())
     end = events[-1]
     assert (end.outcome, end.winner, end.points, end.deadwood) == ("UNDERCUT", 1, 26, (2, 1))
-    assert lines(end.settlement) == [(0, 1, 26, [("deadwood_difference", 1, False),
-                                                 ("undercut_bonus", 25, True)])]
+    assert lines(end.settlement) == [
+        (0, 1, 26, [("deadwood_difference", 1, False), ("undercut_bonus", 25, True)])
+    ]
     even = knock_position(knocker, "7C 7D 7S TS JS QS 3C 4C 5C 2H")
     even, _ = play(even, 0, Knock("8D"))
     even, events = play(even, 1, EndLayOffs())
     end = events[-1]
-    assert (end.outcome, end.winner, end.settlement.lines, end.totals) == ("NO_SCORE", None, (), (0, 0))
+    assert (end.outcome, end.winner, end.settlement.lines, end.totals) == (
+        "NO_SCORE",
+        None,
+        (),
+        (0, 0),
+    )
 
 
 def test_big_gin_needs_the_option_and_eleven_melded_cards() -> None:
@@ -130,12 +166,19 @@ def test_big_gin_needs_the_option_and_eleven_melded_cards() -> None:
     state, events = play(dataclasses.replace(plain, rules=big), 0, Knock())
     knocked, shown, end = events
     assert knocked.big_gin and knocked.card == "" and end.outcome == "BIG_GIN"
-    assert lines(end.settlement) == [(1, 0, shown.deadwood + 31, [
-        ("deadwood", shown.deadwood, False), ("big_gin_bonus", 31, True)])]
+    assert lines(end.settlement) == [
+        (
+            1,
+            0,
+            shown.deadwood + 31,
+            [("deadwood", shown.deadwood, False), ("big_gin_bonus", 31, True)],
+        )
+    ]
     assert GAME.label(state, Knock()) == "Knock with big gin"
 
 
 # --- the wall ---------------------------------------------------------------------------------
+
 
 def test_at_the_wall_take_the_discard_only_to_knock_or_pass_for_a_wash() -> None:
     hand = "AS 2S 3S 4H 5H 6H 9C 9D 2D KS"
@@ -145,18 +188,23 @@ def test_at_the_wall_take_the_discard_only_to_knock_or_pass_for_a_wash() -> None
     taken, _ = play(state, 0, DrawDiscard())
     refused(GAME, taken, 0, Discard("KS"), "WALL_KNOCK")
     assert moves.legal_commands(taken, 0) and all(
-        isinstance(c, Knock) for c in moves.legal_commands(taken, 0))
+        isinstance(c, Knock) for c in moves.legal_commands(taken, 0)
+    )
     # With a useless discard the only way on is the wash.
     useless = dataclasses.replace(state, discards=("QC",))
     refused(GAME, useless, 0, DrawDiscard(), "WALL")
     assert GAME.label(useless, Pass()) == "Pass: the hand is a wash"
     state, events = play(useless, 0, Pass())
-    assert (events[-1].outcome, events[-1].winner) == ("WASH", None) and state.phase is Phase.HAND_OVER
+    assert (events[-1].outcome, events[-1].winner) == (
+        "WASH",
+        None,
+    ) and state.phase is Phase.HAND_OVER
     # Before the wall, a seat must draw.
     refused(GAME, dataclasses.replace(useless, stock=("8C", "9S", "TC")), 0, Pass(), "MUST_DRAW")
 
 
 # --- the match --------------------------------------------------------------------------------
+
 
 def test_the_winner_deals_next_and_the_match_ends_at_match_points() -> None:
     state = knock_position(match_points=15)
@@ -187,7 +235,7 @@ def test_after_a_wash_the_same_dealer_deals_again() -> None:
 def test_the_deal_and_the_first_dealer(seed: bytes) -> None:
     seeds = Seeds(seed)
     dealer, draws = first_dealer(seeds)
-    pairs = [draws[k:k + 2] for k in range(0, len(draws), 2)]
+    pairs = [draws[k : k + 2] for k in range(0, len(draws), 2)]
     assert all(rank(a.card) == rank(b.card) for a, b in pairs[:-1])
     a, b = pairs[-1]
     assert dealer == (0 if rank(a.card) < rank(b.card) else 1)
@@ -199,8 +247,11 @@ def test_the_deal_and_the_first_dealer(seed: bytes) -> None:
 
 
 def test_rule_sets_are_validated() -> None:
-    for overrides, field in [({"knock_card": 11}, "knock_card"), ({"match_points": 0}, "match_points"),
-                             ({"nope": 1}, "nope")]:
+    for overrides, field in [
+        ({"knock_card": 11}, "knock_card"),
+        ({"match_points": 0}, "match_points"),
+        ({"nope": 1}, "nope"),
+    ]:
         with pytest.raises(InvalidRules) as info:
             rules_for("standard", overrides, 2)
         assert info.value.field == field

@@ -8,24 +8,39 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from hypothesis import given, strategies as st
+from game_invariants import (
+    assert_next_deadline_is_exact,
+    assert_replay_reproduces,
+)
+from game_invariants import (
+    cards_in as shared_cards_in,
+)
+from hypothesis import given
+from hypothesis import strategies as st
 
 from croupier.engine.cards import standard_deck
 from croupier.engine.game import CommandError, Context, fold
 from croupier.engine.gin import GinGame
 from croupier.engine.gin.events import (
-    Discard, DrawDiscard, DrawStock, EndLayOffs, GinCommand, HandEnded, Knock, Knocked, LayOff,
-    LayOffsEnded, MatchEnded, NextHand, Pass,
+    Discard,
+    DrawDiscard,
+    DrawStock,
+    EndLayOffs,
+    GinCommand,
+    HandEnded,
+    Knock,
+    Knocked,
+    LayOff,
+    LayOffsEnded,
+    MatchEnded,
+    NextHand,
+    Pass,
 )
 from croupier.engine.gin.rules import PRESETS, rules_for
 from croupier.engine.gin.state import GinState, Phase
 from croupier.engine.meld_solver import GIN, deadwood
 from croupier.engine.settlement import amount_of
 from croupier.engine.shuffle import Seeds
-
-from game_invariants import (
-    assert_next_deadline_is_exact, assert_replay_reproduces, cards_in as shared_cards_in,
-)
 
 GAME = GinGame()
 KNOWN = frozenset(standard_deck())
@@ -35,13 +50,20 @@ MAX_STEPS = 4000
 @st.composite
 def matches(draw: st.DrawFn) -> tuple[Any, Seeds, random.Random]:
     preset = draw(st.sampled_from(sorted(PRESETS)))
-    overrides = draw(st.fixed_dictionaries({"match_points": st.integers(1, 40)}, optional={
-        "knock_card": st.integers(0, 10),
-        "stake_per_point": st.integers(1, 3),
-        "big_gin_bonus": st.sampled_from((0, 31)),
-    }))
+    overrides = draw(
+        st.fixed_dictionaries(
+            {"match_points": st.integers(1, 40)},
+            optional={
+                "knock_card": st.integers(0, 10),
+                "stake_per_point": st.integers(1, 3),
+                "big_gin_bonus": st.sampled_from((0, 31)),
+            },
+        )
+    )
     rules = rules_for(preset, overrides, 2)
-    seeds = Seeds(draw(st.binary(min_size=32, max_size=32)), tuple(draw(st.lists(st.text(), max_size=2))))
+    seeds = Seeds(
+        draw(st.binary(min_size=32, max_size=32)), tuple(draw(st.lists(st.text(), max_size=2)))
+    )
     return rules, seeds, random.Random(draw(st.integers(0, 2**32)))
 
 
@@ -52,13 +74,14 @@ def cards_in(value: Any) -> set[str]:
 def hidden_from(state: GinState, seat: int | None, seen: set[str] = frozenset()) -> set[str]:
     """The other hand and the stock, but for cards that lay face up before (a discard taken back
     into a hand is known to both)."""
-    return ({c for s, h in enumerate(state.hands) if s != seat for c in h} | set(state.stock)) - seen
+    return (
+        {c for s, h in enumerate(state.hands) if s != seat for c in h} | set(state.stock)
+    ) - seen
 
 
 def syntactic_commands(rng: random.Random, state: GinState, seat: int) -> Iterator[GinCommand]:
     pool = list(state.hands[seat]) * 3 + list(standard_deck()) + ["", "1Z", "JK1"]
-    for command in (DrawStock(), DrawDiscard(), Pass(), EndLayOffs(), NextHand(), Knock()):
-        yield command
+    yield from (DrawStock(), DrawDiscard(), Pass(), EndLayOffs(), NextHand(), Knock())
     for _ in range(8):
         yield Discard(rng.choice(pool))
         yield Knock(rng.choice(pool))
@@ -77,8 +100,12 @@ def check_step(state: GinState, rng: random.Random, seen: set[str]) -> None:
     # 52 cards, each once: in the hands (a knocker keeps its melded cards), the stock, the discards,
     # and the defender's cards laid off on the knocker's melds.
     held = [c for h in state.hands for c in h] + list(state.stock) + list(state.discards)
-    laid_off = [c for m in state.table for c in m.cards
-                if state.knock and c not in state.hands[state.knock.seat]]
+    laid_off = [
+        c
+        for m in state.table
+        for c in m.cards
+        if state.knock and c not in state.hands[state.knock.seat]
+    ]
     assert sorted(held + laid_off) == sorted(standard_deck())
     for who in (0, 1):
         legal = GAME.legal_commands(state, who)
@@ -100,8 +127,13 @@ def _pick(state: GinState, seat: int, legal: list[GinCommand], rng: random.Rando
         return rng.choice(knocks)
     discards = [c for c in legal if isinstance(c, Discard)]
     if discards and rng.random() < 0.8:
-        return min(discards, key=lambda c: (deadwood(tuple(x for x in state.hands[seat] if x != c.card),
-                                                      GIN), rng.random()))
+        return min(
+            discards,
+            key=lambda c: (
+                deadwood(tuple(x for x in state.hands[seat] if x != c.card), GIN),
+                rng.random(),
+            ),
+        )
     return rng.choice(legal)
 
 
@@ -153,6 +185,6 @@ def test_random_matches_keep_every_invariant(match: tuple[Any, Seeds, random.Ran
         assert end.totals == tuple(totals)
     assert max(totals) >= rules.match_points > max(hands[-2].totals if len(hands) > 1 else (0, 0))
     final = state.ended.settlement
-    assert final.net == tuple(map(sum, zip(*(h.settlement.net for h in hands))))
+    assert final.net == tuple(map(sum, zip(*(h.settlement.net for h in hands), strict=True)))
     # A replay re-applies every command to a fresh deal and reproduces every event.
     assert_replay_reproduces(GAME, rules, 2, seeds, commands, events)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from game_invariants import play_commands
+
 from croupier.engine.cards import Card, standard_deck
 from croupier.engine.hoola import HoolaGame
 from croupier.engine.hoola.events import HoolaCommand, HoolaEvent, RoundEnded
@@ -13,17 +15,26 @@ from croupier.engine.hoola.rules import KOREAN, HoolaRules
 from croupier.engine.hoola.state import HoolaState, Phase, Turn
 from croupier.engine.shuffle import Seeds
 
-from game_invariants import play_commands
-
 GAME = HoolaGame()
 SEEDS = Seeds(b"\x01" * 32, ("test",))
 
 
-def position(hands: Sequence[str], *, rules: HoolaRules = KOREAN, discards: str = "",
-             stock: str | None = None, turn: int = 0, dealer: int = 0, phase: Phase = Phase.TAKE,
-             melds: Sequence[tuple[int, str]] = (), melded: Sequence[bool] | None = None,
-             turns_started: Sequence[int] | None = None, top_discarder: int | None = None,
-             this_turn: Turn | None = None, **changes: object) -> HoolaState:
+def position(
+    hands: Sequence[str],
+    *,
+    rules: HoolaRules = KOREAN,
+    discards: str = "",
+    stock: str | None = None,
+    turn: int = 0,
+    dealer: int = 0,
+    phase: Phase = Phase.TAKE,
+    melds: Sequence[tuple[int, str]] = (),
+    melded: Sequence[bool] | None = None,
+    turns_started: Sequence[int] | None = None,
+    top_discarder: int | None = None,
+    this_turn: Turn | None = None,
+    **changes: object,
+) -> HoolaState:
     """A position from card strings: ``position(["7H 8H 9H", "2C 3C"], discards="KS")``.
 
     ``melds`` are ``(owner, "cards")``; the stock defaults to every other card in deck order.
@@ -40,18 +51,32 @@ def position(hands: Sequence[str], *, rules: HoolaRules = KOREAN, discards: str 
     rest = tuple(c for c in standard_deck(rules.jokers) if c not in used)
     n = len(split)
     state = HoolaState(
-        rules=rules, seats=n, commitment="", client_seeds=(), round=1, dealer=dealer, turn=turn,
-        phase=phase, hands=tuple(split), stock=tuple(stock.split()) if stock is not None else rest,
-        discards=pile, top_discarder=top_discarder, melds=tuple(table),
+        rules=rules,
+        seats=n,
+        commitment="",
+        client_seeds=(),
+        round=1,
+        dealer=dealer,
+        turn=turn,
+        phase=phase,
+        hands=tuple(split),
+        stock=tuple(stock.split()) if stock is not None else rest,
+        discards=pile,
+        top_discarder=top_discarder,
+        melds=tuple(table),
         melded=tuple(melded) if melded is not None else (False,) * n,
         turns_started=tuple(turns_started) if turns_started is not None else (2,) * n,
-        this_turn=this_turn or Turn(start_hand=split[turn],
-                                     melded_before=bool(melded and melded[turn])),
-        scores=(0,) * n, players=tuple(range(n)))
+        this_turn=this_turn
+        or Turn(start_hand=split[turn], melded_before=bool(melded and melded[turn])),
+        scores=(0,) * n,
+        players=tuple(range(n)),
+    )
     return dataclasses.replace(state, **changes)  # type: ignore[arg-type]
 
 
-def play(state: HoolaState, seat: int, *commands: HoolaCommand) -> tuple[HoolaState, list[HoolaEvent]]:
+def play(
+    state: HoolaState, seat: int, *commands: HoolaCommand
+) -> tuple[HoolaState, list[HoolaEvent]]:
     """Apply commands in turn; returns the final state and every event."""
     return play_commands(GAME, SEEDS, state, seat, commands)
 

@@ -8,7 +8,11 @@ import pytest
 
 from croupier.engine.game import InvalidRules
 from croupier.engine.hoola.rules import (
-    PRESETS, HoolaRules, Penalty, ThankYouPenaltyScope, rules_for,
+    PRESETS,
+    HoolaRules,
+    Penalty,
+    ThankYouPenaltyScope,
+    rules_for,
 )
 
 NONE = (None, None, None, None)
@@ -50,7 +54,7 @@ NAMES = ("korean", "international", "winjoy", "pmang", "hangame")
 
 @pytest.mark.parametrize("option", sorted(TABLE))
 def test_every_preset_value(option: str) -> None:
-    for name, expected in zip(NAMES, TABLE[option]):
+    for name, expected in zip(NAMES, TABLE[option], strict=True):
         rules = PRESETS[name]
         if option == "stop_limit":
             got = tuple(rules.stop_limit(players) for players in (2, 3, 4, 5))
@@ -73,16 +77,27 @@ def test_pmang_and_hangame_seat_at_most_four(name: str) -> None:
 
 def test_options_override_one_by_one() -> None:
     rules = rules_for("hangame", {"stop_penalty_multiplier": 3, "ace_wrap": False}, 2)
-    assert rules == dataclasses.replace(PRESETS["hangame"], stop_penalty_multiplier=3, ace_wrap=False)
+    assert rules == dataclasses.replace(
+        PRESETS["hangame"], stop_penalty_multiplier=3, ace_wrap=False
+    )
 
 
-@pytest.mark.parametrize(("overrides", "field"), [
-    ({"max_seats": 8}, "max_seats"),
-    ({"stop_limits": (dataclasses.replace(PRESETS["korean"].stop_limits[0], max_points=-1),)},
-     "stop_limits"),
-    ({"rounds": -1}, "rounds"),
-    ({"hoola_table_multiplier": (2, 0)}, "hoola_table_multiplier"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"max_seats": 8}, "max_seats"),
+        (
+            {
+                "stop_limits": (
+                    dataclasses.replace(PRESETS["korean"].stop_limits[0], max_points=-1),
+                )
+            },
+            "stop_limits",
+        ),
+        ({"rounds": -1}, "rounds"),
+        ({"hoola_table_multiplier": (2, 0)}, "hoola_table_multiplier"),
+    ],
+)
 def test_invalid_combinations_name_the_option(overrides: dict, field: str) -> None:
     with pytest.raises(InvalidRules) as info:
         rules_for("korean", overrides, 3)
@@ -93,7 +108,8 @@ def test_the_rule_set_has_one_field_per_option_of_the_contract() -> None:
     from croupier.v1 import hoola_pb2
 
     assert {f.name for f in dataclasses.fields(HoolaRules)} == {
-        f.name for f in hoola_pb2.HoolaRules.DESCRIPTOR.fields}
+        f.name for f in hoola_pb2.HoolaRules.DESCRIPTOR.fields
+    }
 
 
 # --- scripted rounds per preset, settlements line by line --------------------------------------
@@ -109,17 +125,32 @@ def value(option: str, name: str):
 
 
 def lines(settlement) -> list[tuple[int, int, int, list[tuple[str, int]]]]:
-    return [(l.payer, l.payee, l.amount, [(f.name, f.value) for f in l.factors])
-            for l in settlement.lines]
+    return [
+        (line.payer, line.payee, line.amount, [(f.name, f.value) for f in line.factors])
+        for line in settlement.lines
+    ]
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_hoola_round(name: str) -> None:
     rules = PRESETS[name]
-    state = position(["3H 4H 5H 9S 9D 9C KC", "2S 3S", "4C 5D"], rules=rules, stock="6H 2H",
-                     discards="QH", melded=[False, True, True])
-    result = ended(play(state, 0, Draw(), Meld(("3H", "4H", "5H", "6H")), Meld(("9S", "9D", "9C")),
-                        Discard("KC"))[1])
+    state = position(
+        ["3H 4H 5H 9S 9D 9C KC", "2S 3S", "4C 5D"],
+        rules=rules,
+        stock="6H 2H",
+        discards="QH",
+        melded=[False, True, True],
+    )
+    result = ended(
+        play(
+            state,
+            0,
+            Draw(),
+            Meld(("3H", "4H", "5H", "6H")),
+            Meld(("9S", "9D", "9C")),
+            Discard("KC"),
+        )[1]
+    )
     hoola = value("hoola_multiplier", name)
     assert lines(result.settlement) == [
         (1, 0, hoola, [("rank", 1), ("hoola_multiplier", hoola)]),
@@ -133,7 +164,7 @@ def test_a_failed_stop(name: str) -> None:
     state = position(["AS 2S 3D", "9C 8D", "AC 5H"], rules=rules, melded=[True, True, True])
     result = ended(play(state, 0, Stop())[1])
     penalty = value("stop_penalty_multiplier", name)
-    (payer, payee, amount, factors), = lines(result.settlement)
+    ((payer, payee, amount, factors),) = lines(result.settlement)
     assert (payer, payee, amount) == (0, 2, 2 + penalty)
     assert factors == [("rank", 2), ("stop_penalty_multiplier", penalty)]
 
@@ -141,23 +172,33 @@ def test_a_failed_stop(name: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_a_thank_you_win(name: str) -> None:
     rules = PRESETS[name]
-    state = position(["8H 9H QD", "2S 3S", "4C 5D"], rules=rules, discards="7H", top_discarder=2,
-                     melded=[True, True, True],
-                     this_turn=Turn(start_hand=("8H", "9H", "QD"), melded_before=True))
+    state = position(
+        ["8H 9H QD", "2S 3S", "4C 5D"],
+        rules=rules,
+        discards="7H",
+        top_discarder=2,
+        melded=[True, True, True],
+        this_turn=Turn(start_hand=("8H", "9H", "QD"), melded_before=True),
+    )
     result = ended(play(state, 0, ThankYou(("8H", "9H")), Discard("QD"))[1])
     penalty = value("thank_you_penalty_multiplier", name)
     if value("thank_you_penalty_scope", name) is ANY:
         assert lines(result.settlement) == [
-            (2, 0, 2 + penalty, [("rank", 2), ("thank_you_penalty_multiplier", penalty)])]
-    else:   # HOOLA_ONLY: not a Hoola, so no liability
+            (2, 0, 2 + penalty, [("rank", 2), ("thank_you_penalty_multiplier", penalty)])
+        ]
+    else:  # HOOLA_ONLY: not a Hoola, so no liability
         assert lines(result.settlement) == [(1, 0, 1, [("rank", 1)]), (2, 0, 2, [("rank", 2)])]
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_four_sevens_with_an_unmelded_loser_before_the_first_turn(name: str) -> None:
     rules = PRESETS[name]
-    state = position(["7S 7H 7D 7C 2S 3S 4S", "9C 8D", "TC 2H"], rules=rules,
-                     melded=[False, True, False], turns_started=(2, 1, 0))
+    state = position(
+        ["7S 7H 7D 7C 2S 3S 4S", "9C 8D", "TC 2H"],
+        rules=rules,
+        melded=[False, True, False],
+        turns_started=(2, 1, 0),
+    )
     result = ended(play(state, 0, Declare(Combination.FOUR_SEVENS))[1])
     sevens = value("four_sevens_multiplier", name)
     unmelded_applies = Penalty.UNMELDED in value("penalties_before_first_turn", name)
@@ -166,6 +207,9 @@ def test_four_sevens_with_an_unmelded_loser_before_the_first_turn(name: str) -> 
     seat2 = [("rank", seat2_rank)] + ([("unmelded_multiplier", 2)] if unmelded_applies else [])
     seat1_rank = 1 if unmelded_applies else 2
     got = {payer: (amount, factors) for payer, _, amount, factors in lines(result.settlement)}
-    assert got[1] == (seat1_rank * sevens, [("rank", seat1_rank), ("four_sevens_multiplier", sevens)])
+    assert got[1] == (
+        seat1_rank * sevens,
+        [("rank", seat1_rank), ("four_sevens_multiplier", sevens)],
+    )
     amount = seat2_rank * (2 if unmelded_applies else 1) * sevens
     assert got[2] == (amount, seat2 + [("four_sevens_multiplier", sevens)])

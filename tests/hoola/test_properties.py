@@ -8,24 +8,46 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from hypothesis import given, strategies as st
+from game_invariants import assert_next_deadline_is_exact
+from hypothesis import given
+from hypothesis import strategies as st
 
 from croupier.engine.cards import JOKERS, RANKS, SUITS, Card, standard_deck
 from croupier.engine.game import CommandError, Context, fold
 from croupier.engine.hoola import HoolaGame
 from croupier.engine.hoola.events import (
-    BindSevens, CloseTable, Combination, Declare, Discard, Draw, HoolaCommand, LayOff, Meld, NextRound,
-    Play, PlayBegan, RoundEnded, SatOut, SitOut, Stop, TableClosed, ThankYou,
+    BindSevens,
+    CloseTable,
+    Combination,
+    Declare,
+    Discard,
+    Draw,
+    HoolaCommand,
+    LayOff,
+    Meld,
+    NextRound,
+    Play,
+    PlayBegan,
+    RoundEnded,
+    SatOut,
+    SitOut,
+    Stop,
+    TableClosed,
+    ThankYou,
 )
 from croupier.engine.hoola.melds import JokerAs
 from croupier.engine.hoola.moves import canonical
 from croupier.engine.hoola.rules import (
-    MAX_SEATS_WITH_SIT_OUT, PRESETS, ClaimPriority, PaymentMode, TieMode, rules_for,
+    MAX_SEATS_WITH_SIT_OUT,
+    PRESETS,
+    ClaimPriority,
+    PaymentMode,
+    TieMode,
+    rules_for,
 )
 from croupier.engine.hoola.state import HoolaState, Phase
 from croupier.engine.settlement import net_of
 from croupier.engine.shuffle import Seeds
-from game_invariants import assert_next_deadline_is_exact
 
 GAME = HoolaGame()
 MAX_STEPS = 1500
@@ -36,32 +58,39 @@ def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
     preset = draw(st.sampled_from(sorted(PRESETS)))
     sit_out = draw(st.booleans())
     seats = draw(st.integers(2, MAX_SEATS_WITH_SIT_OUT if sit_out else PRESETS[preset].max_seats))
-    overrides = draw(st.fixed_dictionaries({"sit_out": st.just(sit_out)}, optional={
-        "ace_wrap": st.booleans(),
-        "reshuffle_discards": st.booleans(),
-        "first_turn_stop": st.booleans(),
-        "two_player_stop": st.booleans(),
-        "stop_requires_melds": st.booleans(),
-        "first_turn_combinations": st.booleans(),
-        "four_of_a_kind_free": st.booleans(),
-        "thank_you_lone_seven": st.booleans(),
-        "payment_mode": st.sampled_from(list(PaymentMode)),
-        "tie_mode": st.sampled_from(list(TieMode)),
-        "rounds": st.integers(0, 3),
-        "seven_binding": st.booleans(),
-        "out_of_turn_thank_you": st.booleans(),
-        "claim_priority": st.sampled_from(list(ClaimPriority)),
-        "claim_window_ms": st.sampled_from((1, 1000, 3000)),
-        "jokers": st.integers(0, 2),
-        "joker_lay_off_alone": st.booleans(),
-        "hoola_table_multiplier": st.lists(st.integers(1, 8), max_size=3).map(tuple),
-    }))
+    overrides = draw(
+        st.fixed_dictionaries(
+            {"sit_out": st.just(sit_out)},
+            optional={
+                "ace_wrap": st.booleans(),
+                "reshuffle_discards": st.booleans(),
+                "first_turn_stop": st.booleans(),
+                "two_player_stop": st.booleans(),
+                "stop_requires_melds": st.booleans(),
+                "first_turn_combinations": st.booleans(),
+                "four_of_a_kind_free": st.booleans(),
+                "thank_you_lone_seven": st.booleans(),
+                "payment_mode": st.sampled_from(list(PaymentMode)),
+                "tie_mode": st.sampled_from(list(TieMode)),
+                "rounds": st.integers(0, 3),
+                "seven_binding": st.booleans(),
+                "out_of_turn_thank_you": st.booleans(),
+                "claim_priority": st.sampled_from(list(ClaimPriority)),
+                "claim_window_ms": st.sampled_from((1, 1000, 3000)),
+                "jokers": st.integers(0, 2),
+                "joker_lay_off_alone": st.booleans(),
+                "hoola_table_multiplier": st.lists(st.integers(1, 8), max_size=3).map(tuple),
+            },
+        )
+    )
     if overrides.get("ace_wrap") is not False:
         overrides["ace_low_only"] = False
     if sit_out:
         overrides["max_seats"] = MAX_SEATS_WITH_SIT_OUT
     rules = rules_for(preset, overrides, seats)
-    seeds = Seeds(draw(st.binary(min_size=32, max_size=32)), tuple(draw(st.lists(st.text(), max_size=2))))
+    seeds = Seeds(
+        draw(st.binary(min_size=32, max_size=32)), tuple(draw(st.lists(st.text(), max_size=2)))
+    )
     return rules, seats, seeds, random.Random(draw(st.integers(0, 2**32)))
 
 
@@ -111,8 +140,12 @@ def accepted(state: HoolaState, seat: int, command: HoolaCommand) -> bool:
 
 
 def all_cards(state: HoolaState) -> list[Card]:
-    return ([c for h in state.hands for c in h] + list(state.stock) + list(state.discards)
-            + [c for m in state.melds for c in m.cards])
+    return (
+        [c for h in state.hands for c in h]
+        + list(state.stock)
+        + list(state.discards)
+        + [c for m in state.melds for c in m.cards]
+    )
 
 
 def cards_in(value: Any) -> set[str]:
@@ -132,12 +165,17 @@ def cards_in(value: Any) -> set[str]:
 def hidden_from(state: HoolaState, seat: int) -> set[str]:
     """Other seats' hands and the stock, but for the hands sitters-out revealed (involuntary ones
     to all, one's own to oneself): those cards are known, in the stock in an unknown order."""
-    revealed = {c for sat in state.sat_out if not sat.voluntary or sat.seat == seat for c in sat.hand}
-    return ({c for s, h in enumerate(state.hands) if s != seat for c in h} | set(state.stock)) - revealed
+    revealed = {
+        c for sat in state.sat_out if not sat.voluntary or sat.seat == seat for c in sat.hand
+    }
+    return (
+        {c for s, h in enumerate(state.hands) if s != seat for c in h} | set(state.stock)
+    ) - revealed
 
 
-def play_random_game(rules: Any, seats: int, seeds: Seeds, rng: random.Random,
-                     check: bool = True) -> tuple[HoolaState, list[Any]]:
+def play_random_game(
+    rules: Any, seats: int, seeds: Seeds, rng: random.Random, check: bool = True
+) -> tuple[HoolaState, list[Any]]:
     events = GAME.start(rules, seats, seeds)
     state = fold(GAME, events)
     now = 0
@@ -187,7 +225,10 @@ def check_step(state: HoolaState, seat: int, legal: list[HoolaCommand], rng: ran
     for who in {seat, (seat + 1) % state.seats}:
         legal_set = {canonical(state, c) for c in GAME.legal_commands(state, who)}
         for command in syntactic_commands(rng, state, who):
-            assert accepted(state, who, command) == (canonical(state, command) in legal_set), (who, command)
+            assert accepted(state, who, command) == (canonical(state, command) in legal_set), (
+                who,
+                command,
+            )
     for command in rng.sample(legal, min(8, len(legal))):
         assert accepted(state, seat, command)
     # Views show one's own hand and nothing hidden from the viewer (the last finished round's
@@ -211,7 +252,7 @@ def test_random_games_keep_every_invariant(game: tuple[Any, int, Seeds, random.R
     assert state.phase is Phase.TABLE_CLOSED
     assert fold(GAME, events) == state
     rounds = [e for e in events if isinstance(e, RoundEnded)]
-    assert rules.rounds == 0 or len(rounds) <= rules.rounds   # a seat may close the table early
+    assert rules.rounds == 0 or len(rounds) <= rules.rounds  # a seat may close the table early
     for settlement in [r.settlement for r in rounds]:
         assert sum(settlement.net) == 0
         assert all(line.amount > 0 for line in settlement.lines)
@@ -228,11 +269,13 @@ def test_random_games_keep_every_invariant(game: tuple[Any, int, Seeds, random.R
         assert sat.compensation == (0 if sat.voluntary else rules.base_stake * len(sat.brights))
     # The table's settlement pays exactly the running balances.
     table = state.closed.settlement
-    assert table.net == tuple(map(sum, zip(*(r.settlement.net for r in rounds))))
+    assert table.net == tuple(map(sum, zip(*(r.settlement.net for r in rounds), strict=True)))
 
 
 @given(st.binary(min_size=32, max_size=32), st.integers(2, 7))
-def test_the_deal_gives_seven_each_one_upcard_and_the_rest_as_stock(seed: bytes, seats: int) -> None:
+def test_the_deal_gives_seven_each_one_upcard_and_the_rest_as_stock(
+    seed: bytes, seats: int
+) -> None:
     rules = rules_for("korean", {"sit_out": True, "max_seats": 7} if seats > 5 else {}, seats)
     state = fold(GAME, GAME.start(rules, seats, Seeds(seed)))
     assert [len(h) for h in state.hands] == [7] * seats

@@ -6,21 +6,29 @@ import dataclasses
 from itertools import combinations
 
 import pytest
-from hypothesis import given, strategies as st
+from game_invariants import refused
+from hypothesis import given
+from hypothesis import strategies as st
 
 from croupier.engine.cards import standard_deck
 from croupier.engine.game import Context, fold
 from croupier.engine.hoola import HoolaGame, moves
 from croupier.engine.hoola.events import (
-    CardDiscarded, Draw, NextRound, Play, PlayBegan, PlayDeclared, SatOut, SitOut, Stop,
+    CardDiscarded,
+    Draw,
+    NextRound,
+    Play,
+    PlayBegan,
+    PlayDeclared,
+    SatOut,
+    SitOut,
+    Stop,
     ThankYou,
 )
 from croupier.engine.hoola.melds import Bright, MeldKind, arrange, brights
 from croupier.engine.hoola.rules import KOREAN, PRESETS, rules_for
 from croupier.engine.hoola.state import Phase, Turn, evolve
 from croupier.engine.shuffle import Seeds, shuffled
-
-from game_invariants import refused
 
 from .helpers import SEEDS, ended, play, position
 
@@ -31,12 +39,22 @@ def sit_out_rules(base=KOREAN, **options: object):
     return dataclasses.replace(base, sit_out=True, max_seats=7, **options)
 
 
-def choosing(hands: list[str], dealer: int = 0, upcard: str = "", stock: str | None = None,
-             **options: object):
+def choosing(
+    hands: list[str], dealer: int = 0, upcard: str = "", stock: str | None = None, **options: object
+):
     """A fresh deal at six or seven seats, before anyone has chosen."""
-    return position(hands, rules=sit_out_rules(**options), phase=Phase.CHOOSING, turn=dealer,
-                    dealer=dealer, discards=upcard, stock=stock, players=(),
-                    turns_started=[0] * len(hands), this_turn=Turn())
+    return position(
+        hands,
+        rules=sit_out_rules(**options),
+        phase=Phase.CHOOSING,
+        turn=dealer,
+        dealer=dealer,
+        discards=upcard,
+        stock=stock,
+        players=(),
+        turns_started=[0] * len(hands),
+        this_turn=Turn(),
+    )
 
 
 def kinds(found: tuple[Bright, ...]) -> list[str]:
@@ -45,25 +63,34 @@ def kinds(found: tuple[Bright, ...]) -> list[str]:
 
 # --- brights ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("hand", "options", "expected"), [
-    # Three 7s pay more one by one than as a set.
-    ("7S 7H 7D 2C 3C 4C 9D", {}, ["RUN 2C 3C 4C", "SEVEN 7D", "SEVEN 7H", "SEVEN 7S"]),
-    # A long run pays more cut in two around a lone 7 than whole.
-    ("4C 5C 6C 7C 8C 9C TC", {}, ["RUN 4C 5C 6C", "RUN 8C 9C TC", "SEVEN 7C"]),
-    # As many either way: the run shows more cards than the lone 7.
-    ("5S 6S 7S 8S 9S KH KD", {}, ["RUN 5S 6S 7S 8S 9S"]),
-    ("9C 9D 9H 9S 2C 3C 4C", {}, ["RUN 2C 3C 4C", "SET 9C 9D 9H 9S"]),
-    ("2C 5D 9H JS KD 3S 8H", {}, []),
-    # A joker pays alone or completes a run: as much either way, and the run shows more cards.
-    ("JK1 5S 6S KH KD KC 2H", {"jokers": 1}, ["RUN 5S 6S JK1", "SET KC KD KH"]),
-    ("JK1 5S 9S KH KD KC 2H", {"jokers": 1}, ["JOKER JK1", "SET KC KD KH"]),
-    ("7S 7H 7D 7C JK1 JK2 2D", {"jokers": 2}, ["JOKER JK1", "JOKER JK2", "SEVEN 7C", "SEVEN 7D",
-                                                "SEVEN 7H", "SEVEN 7S"]),
-    # Runs around the ace follow ace_wrap.
-    ("KS AS 2S 9H 9D 9C 4D", {}, ["RUN KS AS 2S", "SET 9C 9D 9H"]),
-    ("KS AS 2S 9H 9D 9C 4D", {"ace_wrap": False}, ["SET 9C 9D 9H"]),
-])
-def test_brights_pay_the_arrangement_with_the_most(hand: str, options: dict, expected: list[str]) -> None:
+
+@pytest.mark.parametrize(
+    ("hand", "options", "expected"),
+    [
+        # Three 7s pay more one by one than as a set.
+        ("7S 7H 7D 2C 3C 4C 9D", {}, ["RUN 2C 3C 4C", "SEVEN 7D", "SEVEN 7H", "SEVEN 7S"]),
+        # A long run pays more cut in two around a lone 7 than whole.
+        ("4C 5C 6C 7C 8C 9C TC", {}, ["RUN 4C 5C 6C", "RUN 8C 9C TC", "SEVEN 7C"]),
+        # As many either way: the run shows more cards than the lone 7.
+        ("5S 6S 7S 8S 9S KH KD", {}, ["RUN 5S 6S 7S 8S 9S"]),
+        ("9C 9D 9H 9S 2C 3C 4C", {}, ["RUN 2C 3C 4C", "SET 9C 9D 9H 9S"]),
+        ("2C 5D 9H JS KD 3S 8H", {}, []),
+        # A joker pays alone or completes a run: as much either way, and the run shows more cards.
+        ("JK1 5S 6S KH KD KC 2H", {"jokers": 1}, ["RUN 5S 6S JK1", "SET KC KD KH"]),
+        ("JK1 5S 9S KH KD KC 2H", {"jokers": 1}, ["JOKER JK1", "SET KC KD KH"]),
+        (
+            "7S 7H 7D 7C JK1 JK2 2D",
+            {"jokers": 2},
+            ["JOKER JK1", "JOKER JK2", "SEVEN 7C", "SEVEN 7D", "SEVEN 7H", "SEVEN 7S"],
+        ),
+        # Runs around the ace follow ace_wrap.
+        ("KS AS 2S 9H 9D 9C 4D", {}, ["RUN KS AS 2S", "SET 9C 9D 9H"]),
+        ("KS AS 2S 9H 9D 9C 4D", {"ace_wrap": False}, ["SET 9C 9D 9H"]),
+    ],
+)
+def test_brights_pay_the_arrangement_with_the_most(
+    hand: str, options: dict, expected: list[str]
+) -> None:
     found = brights(hand.split(), dataclasses.replace(KOREAN, **options))
     assert kinds(found) == sorted(expected)
 
@@ -87,10 +114,12 @@ def is_bright(block: tuple[str, ...], rules) -> bool:
     return len(block) >= 3 and way is not None and way.kind in (MeldKind.SET, MeldKind.RUN)
 
 
-@given(st.lists(st.sampled_from(standard_deck(2)), min_size=0, max_size=7, unique=True),
-       st.booleans())
-def test_brights_are_disjoint_valid_and_as_many_as_any_partition_pays(hand: list[str],
-                                                                      wrap: bool) -> None:
+@given(
+    st.lists(st.sampled_from(standard_deck(2)), min_size=0, max_size=7, unique=True), st.booleans()
+)
+def test_brights_are_disjoint_valid_and_as_many_as_any_partition_pays(
+    hand: list[str], wrap: bool
+) -> None:
     rules = dataclasses.replace(KOREAN, jokers=2, ace_wrap=wrap)
     found = brights(hand, rules)
     used = [c for b in found for c in b.cards]
@@ -102,13 +131,13 @@ def test_brights_are_disjoint_valid_and_as_many_as_any_partition_pays(hand: list
 # --- the play-or-sit-out round ----------------------------------------------------------------
 
 SEVEN_HANDS = [
-    "AS AH AD AC 2S 2H 2D",   # 0: the dealer, value 10
-    "3S 4S 8D 9S TS JD QD",   # 1: 57
-    "3D 4D 5D 6S 8S JS QS",   # 2: 49
-    "3C 8C 9C 5H 6H 8H 4H",   # 3: 43
-    "3H TH JH QH KC 5S 6D",   # 4: 60
-    "7S 7H 4C 5C 6C 9D 9H",   # 5: 7S, 7H, run 4C 5C 6C
-    "KS KH KD QC JC TC 2C",   # 6: set of kings, run TC JC QC
+    "AS AH AD AC 2S 2H 2D",  # 0: the dealer, value 10
+    "3S 4S 8D 9S TS JD QD",  # 1: 57
+    "3D 4D 5D 6S 8S JS QS",  # 2: 49
+    "3C 8C 9C 5H 6H 8H 4H",  # 3: 43
+    "3H TH JH QH KC 5S 6D",  # 4: 60
+    "7S 7H 4C 5C 6C 9D 9H",  # 5: 7S, 7H, run 4C 5C 6C
+    "KS KH KD QC JC TC 2C",  # 6: set of kings, run TC JC QC
 ]
 
 
@@ -133,10 +162,14 @@ def test_once_five_play_the_rest_sit_out_involuntarily_and_each_player_pays_thei
 
     state, new = play(state, 0, Stop())
     settlement = ended(new).settlement
-    assert [(l.payer, l.payee, l.amount, [(f.name, f.value) for f in l.factors])
-            for l in settlement.lines] == [
+    assert [
+        (line.payer, line.payee, line.amount, [(f.name, f.value) for f in line.factors])
+        for line in settlement.lines
+    ] == [
         # The round: the losers by rank (their first turn never came, so they rank by value).
-        (1, 0, 3, [("rank", 3)]), (2, 0, 2, [("rank", 2)]), (3, 0, 1, [("rank", 1)]),
+        (1, 0, 3, [("rank", 3)]),
+        (2, 0, 2, [("rank", 2)]),
+        (3, 0, 1, [("rank", 1)]),
         (4, 0, 4, [("rank", 4)]),
         # The sitters-out: every player, the winner too, pays each bright.
         *[(p, 5, 3, [("brights", 3)]) for p in (0, 1, 2, 3, 4)],
@@ -162,7 +195,7 @@ def test_a_seat_that_sits_out_by_choice_is_paid_nothing_and_play_passes_it_over(
         state, events = play(state, seat, Play())
     began = events[-1]
     assert isinstance(began, PlayBegan) and began.players == (0, 1, 3, 4, 5)
-    assert sorted(began.stock) == sorted("TD 7C 7S 7H KS".split() + hands[2].split())
+    assert sorted(began.stock) == sorted(["TD", "7C", "7S", "7H", "KS"] + hands[2].split())
     # Play begins after the dealer, who sits out; the sitter-out has nothing to do.
     assert state.turn == 3 and state.dealer == 2
     refused(GAME, state, 2, Draw(), "SITTING_OUT")
@@ -204,16 +237,30 @@ def test_choosing_comes_first_and_in_turn() -> None:
 
 
 def test_the_stop_limit_and_battle_claims_count_only_the_players() -> None:
-    rules = dict(out_of_turn_thank_you=True)
+    rules = {"out_of_turn_thank_you": True}
     hands = ["AS 2S 3S 4D", "9C 9D", "KC KD", "AH 2H 3H 4H", "QC QD", "JC JD", "TC TD"]
-    state = position(hands, rules=sit_out_rules(PRESETS["hangame"], **rules), discards="9H",
-                     top_discarder=0, turn=1, players=(0, 1, 3), stock="5C 6C")
+    state = position(
+        hands,
+        rules=sit_out_rules(PRESETS["hangame"], **rules),
+        discards="9H",
+        top_discarder=0,
+        turn=1,
+        players=(0, 1, 3),
+        stock="5C 6C",
+    )
     # Hangame: 10 points with three players (15 would hold for seven).
     assert moves.validate(state, 1, Draw()) is None
     state = dataclasses.replace(state, turn=3)
-    assert Stop() in moves.legal_commands(state, 3)           # value 10
-    refused(GAME, dataclasses.replace(state, hands=(*state.hands[:3], ("AH", "2H", "3H", "5H"),
-                                              *state.hands[4:])), 3, Stop(), "STOP_OVER_LIMIT")
+    assert Stop() in moves.legal_commands(state, 3)  # value 10
+    refused(
+        GAME,
+        dataclasses.replace(
+            state, hands=(*state.hands[:3], ("AH", "2H", "3H", "5H"), *state.hands[4:])
+        ),
+        3,
+        Stop(),
+        "STOP_OVER_LIMIT",
+    )
     # Seat 1 may claim the 9 out of turn; seat 2 sits out and may not.
     assert ThankYou(("9D", "9C")) in moves.legal_commands(state, 1)
     refused(GAME, state, 2, ThankYou(("KC", "KD")), "SITTING_OUT")

@@ -8,22 +8,33 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from hypothesis import given, strategies as st
+from game_invariants import (
+    assert_next_deadline_is_exact,
+    assert_replay_reproduces,
+)
+from game_invariants import (
+    cards_in as shared_cards_in,
+)
+from hypothesis import given
+from hypothesis import strategies as st
 
 from croupier.engine.game import CommandError, Context, fold
 from croupier.engine.koikoi import KoiKoiGame
 from croupier.engine.koikoi.cards import deck
 from croupier.engine.koikoi.events import (
-    ChooseCapture, KoiKoi, KoiKoiCommand, MatchEnded, NextRound, PlayCard, RoundEnded, Shobu,
+    ChooseCapture,
+    KoiKoi,
+    KoiKoiCommand,
+    MatchEnded,
+    NextRound,
+    PlayCard,
+    RoundEnded,
+    Shobu,
 )
 from croupier.engine.koikoi.rules import PRESETS, rules_for
 from croupier.engine.koikoi.state import KoiKoiState, Phase
 from croupier.engine.settlement import amount_of
 from croupier.engine.shuffle import Seeds
-
-from game_invariants import (
-    assert_next_deadline_is_exact, assert_replay_reproduces, cards_in as shared_cards_in,
-)
 
 GAME = KoiKoiGame()
 KNOWN = frozenset(deck())
@@ -33,20 +44,32 @@ MAX_STEPS = 1000
 @st.composite
 def matches(draw: st.DrawFn) -> tuple[Any, Seeds, random.Random]:
     preset = draw(st.sampled_from(sorted(PRESETS)))
-    overrides = draw(st.fixed_dictionaries({}, optional={
-        "stake_per_point": st.integers(1, 5),
-        "double_from": st.sampled_from((0, 5, 7)),
-        "koi_koi_multiplier": st.integers(1, 3),
-        "sake_cup_as_chaff": st.booleans(),
-    }))
+    overrides = draw(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "stake_per_point": st.integers(1, 5),
+                "double_from": st.sampled_from((0, 5, 7)),
+                "koi_koi_multiplier": st.integers(1, 3),
+                "sake_cup_as_chaff": st.booleans(),
+            },
+        )
+    )
     rules = rules_for(preset, overrides, 2)
-    seeds = Seeds(draw(st.binary(min_size=32, max_size=32)), tuple(draw(st.lists(st.text(), max_size=2))))
+    seeds = Seeds(
+        draw(st.binary(min_size=32, max_size=32)), tuple(draw(st.lists(st.text(), max_size=2)))
+    )
     return rules, seeds, random.Random(draw(st.integers(0, 2**32)))
 
 
 def all_cards(state: KoiKoiState) -> list[str]:
-    return ([c for h in state.hands for c in h] + list(state.field) + list(state.stock)
-            + [c for p in state.captured for c in p] + ([state.turned] if state.turned else []))
+    return (
+        [c for h in state.hands for c in h]
+        + list(state.field)
+        + list(state.stock)
+        + [c for p in state.captured for c in p]
+        + ([state.turned] if state.turned else [])
+    )
 
 
 def cards_in(value: Any) -> set[str]:
@@ -57,7 +80,9 @@ def hidden_from(state: KoiKoiState, seat: int | None) -> set[str]:
     return {c for s, h in enumerate(state.hands) if s != seat for c in h} | set(state.stock)
 
 
-def syntactic_commands(rng: random.Random, state: KoiKoiState, seat: int) -> Iterator[KoiKoiCommand]:
+def syntactic_commands(
+    rng: random.Random, state: KoiKoiState, seat: int
+) -> Iterator[KoiKoiCommand]:
     pool = list(state.hands[seat]) * 3 + list(state.field) * 2 + list(deck()) + ["", "13Z"]
     yield KoiKoi()
     yield Shobu()
@@ -86,12 +111,16 @@ def check_step(state: KoiKoiState, seat: int, rng: random.Random) -> None:
             assert accepted(state, who, command) == (command in legal), (who, command)
         view = GAME.view(state, who)
         assert Counter(view.hand) == Counter(state.hands[who])
-        assert not cards_in(dataclasses.replace(view, hand=(), last_round=None)) & hidden_from(state, who)
+        assert not cards_in(dataclasses.replace(view, hand=(), last_round=None)) & hidden_from(
+            state, who
+        )
     spectator = GAME.view(state, None)
     assert not cards_in(dataclasses.replace(spectator, last_round=None)) & hidden_from(state, None)
 
 
-def play_random_match(rules: Any, seeds: Seeds, rng: random.Random) -> tuple[KoiKoiState, list, list]:
+def play_random_match(
+    rules: Any, seeds: Seeds, rng: random.Random
+) -> tuple[KoiKoiState, list, list]:
     events = GAME.start(rules, 2, seeds)
     state = fold(GAME, events)
     commands = []
@@ -135,7 +164,7 @@ def test_random_matches_keep_every_invariant(match: tuple[Any, Seeds, random.Ran
             totals[end.winner] += end.points
         assert end.totals == tuple(totals)
     final = state.ended.settlement
-    assert final.net == tuple(map(sum, zip(*(r.settlement.net for r in rounds))))
+    assert final.net == tuple(map(sum, zip(*(r.settlement.net for r in rounds), strict=True)))
     assert all(line.amount == amount_of(line.factors) for line in final.lines)
     # A replay re-applies every command to a fresh deal and reproduces every event.
     assert_replay_reproduces(GAME, rules, 2, seeds, commands, events)

@@ -5,22 +5,35 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from hypothesis import given, strategies as st
+from game_invariants import refused
+from hypothesis import given
+from hypothesis import strategies as st
 
 from croupier.engine.game import InvalidRules, fold
 from croupier.engine.koikoi import KoiKoiGame, moves
 from croupier.engine.koikoi.cards import deck, month
 from croupier.engine.koikoi.deal import deal, first_dealer, four_of_a_month
 from croupier.engine.koikoi.events import (
-    CaptureChosen, CardPlayed, CardTurned, ChooseCapture, Hand, KoiKoi, KoiKoiCalled, MatchEnded,
-    NextRound, PlayCard, RoundDealt, RoundEnded, Shobu, ShobuCalled, YakuFormed,
+    CaptureChosen,
+    CardPlayed,
+    CardTurned,
+    ChooseCapture,
+    Hand,
+    KoiKoi,
+    KoiKoiCalled,
+    MatchEnded,
+    NextRound,
+    PlayCard,
+    RoundDealt,
+    RoundEnded,
+    Shobu,
+    ShobuCalled,
+    YakuFormed,
 )
 from croupier.engine.koikoi.rules import NINTENDO
 from croupier.engine.koikoi.scoring import KoiKoiOutcome, match_settlement, round_ended
 from croupier.engine.koikoi.state import Phase
 from croupier.engine.shuffle import Seeds, shuffled
-
-from game_invariants import refused
 
 from .helpers import SEEDS, play, position
 
@@ -28,8 +41,10 @@ GAME = KoiKoiGame()
 
 
 def lines(settlement) -> list[tuple[int, int, int, list[tuple[str, int, bool]]]]:
-    return [(l.payer, l.payee, l.amount, [(f.name, f.value, f.added) for f in l.factors])
-            for l in settlement.lines]
+    return [
+        (line.payer, line.payee, line.amount, [(f.name, f.value, f.added) for f in line.factors])
+        for line in settlement.lines
+    ]
 
 
 # --- step 1: the hand card --------------------------------------------------------------------
@@ -59,8 +74,13 @@ def test_one_match_captures_it() -> None:
 def test_two_matches_the_player_names_the_capture() -> None:
     state = position(HANDS, "3R 3C1 4R", "12C3")
     assert [c for c in moves.legal_commands(state, 0) if c.card == "3B"] == [
-        PlayCard("3B", "3R"), PlayCard("3B", "3C1")]
-    assert GAME.label(state, PlayCard("3B", "3R")) == "Play Cherry curtain, capture Cherry poetry ribbon"
+        PlayCard("3B", "3R"),
+        PlayCard("3B", "3C1"),
+    ]
+    assert (
+        GAME.label(state, PlayCard("3B", "3R"))
+        == "Play Cherry curtain, capture Cherry poetry ribbon"
+    )
     refused(GAME, state, 0, PlayCard("3B"), "CHOOSE_CAPTURE")
     refused(GAME, state, 0, PlayCard("3B", "4R"), "CAPTURE_NOT_MATCHING")
     state, events = play(state, 0, PlayCard("3B", "3C1"))
@@ -79,8 +99,11 @@ def test_three_matches_take_all_four() -> None:
 
 # --- step 2: the turned card ------------------------------------------------------------------
 
-@pytest.mark.parametrize(("field", "captured"), [
-    ("4R 12C1", ()), ("4R 5R", ("5R",)), ("5R 5C1 5C2 4R", ("5R", "5C1", "5C2"))])
+
+@pytest.mark.parametrize(
+    ("field", "captured"),
+    [("4R 12C1", ()), ("4R 5R", ("5R",)), ("5R 5C1 5C2 4R", ("5R", "5C1", "5C2"))],
+)
 def test_the_turned_card_captures_like_a_played_one(field: str, captured: tuple) -> None:
     state = position(HANDS, field, "5A 12C3")
     state, events = play(state, 0, PlayCard("2A"))
@@ -117,8 +140,12 @@ def test_malformed_and_out_of_turn_commands() -> None:
 # --- the decision -----------------------------------------------------------------------------
 
 # Seat 0 holds two brights of Sanko; playing the phoenix onto the paulownia chaff forms it.
-SANKO = dict(hands=("12B 2A 4C1", "4A 6A 7C1"), field="12C1 4R", stock="10C1 10C2 11C1 9C1",
-             captured=("1B 3B", ""))
+SANKO = {
+    "hands": ("12B 2A 4C1", "4A 6A 7C1"),
+    "field": "12C1 4R",
+    "stock": "10C1 10C2 11C1 9C1",
+    "captured": ("1B 3B", ""),
+}
 
 
 def sanko_formed():
@@ -149,16 +176,25 @@ def test_no_decision_without_a_new_or_raised_yaku() -> None:
 def test_after_koi_koi_the_next_yaku_by_either_player_ends_the_round() -> None:
     state, _ = sanko_formed()
     state, events = play(state, 0, KoiKoi())
-    assert events == [KoiKoiCalled(0)] and (state.turn, state.phase, state.koi_koi_by) == (1, Phase.PLAY, 0)
+    assert events == [KoiKoiCalled(0)] and (state.turn, state.phase, state.koi_koi_by) == (
+        1,
+        Phase.PLAY,
+        0,
+    )
     # The opponent completes Inoshikacho: the round ends at once, doubled for the koi-koi.
-    state = dataclasses.replace(state, captured=(state.captured[0], ("7A", "10A")),
-                                turn_start=("7A", "10A"), field=state.field + ("6R",))
+    state = dataclasses.replace(
+        state,
+        captured=(state.captured[0], ("7A", "10A")),
+        turn_start=("7A", "10A"),
+        field=state.field + ("6R",),
+    )
     state, events = play(state, 1, PlayCard("6A"))
     end = events[-1]
     assert isinstance(events[-2], YakuFormed) and isinstance(end, RoundEnded)
     assert (end.outcome, end.winner, end.points) == ("WON_AFTER_KOI_KOI", 1, 10)
     assert lines(end.settlement) == [
-        (0, 1, 10, [("inoshikacho", 5, True), ("koi_koi_multiplier", 2, False)])]
+        (0, 1, 10, [("inoshikacho", 5, True), ("koi_koi_multiplier", 2, False)])
+    ]
 
 
 def test_the_caller_who_raises_after_koi_koi_wins_undoubled_by_it() -> None:
@@ -166,7 +202,9 @@ def test_the_caller_who_raises_after_koi_koi_wins_undoubled_by_it() -> None:
     state, _ = play(state, 0, KoiKoi())
     state, _ = play(state, 1, PlayCard("7C1"))
     # Seat 0 takes the full moon: Sanko becomes Shiko, 8, doubled only for being 7 or more.
-    state = dataclasses.replace(state, field=state.field + ("8B",), hands=(("8C1", "4C1"), state.hands[1]))
+    state = dataclasses.replace(
+        state, field=state.field + ("8B",), hands=(("8C1", "4C1"), state.hands[1])
+    )
     state, events = play(state, 0, PlayCard("8C1"))
     end = events[-1]
     assert (end.outcome, end.winner, end.points) == ("WON_AFTER_KOI_KOI", 0, 16)
@@ -199,13 +237,30 @@ def test_the_winner_deals_the_next_round() -> None:
 SANKO_TAN = "1B 3B 12B 1R 4R 5R 7R 11R"
 
 
-@pytest.mark.parametrize(("pile", "koi_koi_by", "points", "factors"), [
-    (SANKO_TAN, None, 6, [("sanko", 5, True), ("tan", 1, True)]),
-    (SANKO_TAN + " 6R", None, 14, [("sanko", 5, True), ("tan", 2, True), ("double_from", 2, False)]),
-    (SANKO_TAN + " 6R", 1, 28, [("sanko", 5, True), ("tan", 2, True), ("double_from", 2, False),
-                                ("koi_koi_multiplier", 2, False)]),
-    (SANKO_TAN, 0, 6, [("sanko", 5, True), ("tan", 1, True)]),
-])
+@pytest.mark.parametrize(
+    ("pile", "koi_koi_by", "points", "factors"),
+    [
+        (SANKO_TAN, None, 6, [("sanko", 5, True), ("tan", 1, True)]),
+        (
+            SANKO_TAN + " 6R",
+            None,
+            14,
+            [("sanko", 5, True), ("tan", 2, True), ("double_from", 2, False)],
+        ),
+        (
+            SANKO_TAN + " 6R",
+            1,
+            28,
+            [
+                ("sanko", 5, True),
+                ("tan", 2, True),
+                ("double_from", 2, False),
+                ("koi_koi_multiplier", 2, False),
+            ],
+        ),
+        (SANKO_TAN, 0, 6, [("sanko", 5, True), ("tan", 1, True)]),
+    ],
+)
 def test_round_score(pile: str, koi_koi_by: int | None, points: int, factors: list) -> None:
     state = position(("", ""), "", captured=(pile, ""), koi_koi_by=koi_koi_by)
     end = round_ended(state, 0, KoiKoiOutcome.SHOBU)
@@ -214,8 +269,12 @@ def test_round_score(pile: str, koi_koi_by: int | None, points: int, factors: li
 
 
 def test_stake_per_point_multiplies_the_payment_not_the_points() -> None:
-    state = position(("", ""), "", captured=(SANKO_TAN, ""),
-                     rules=dataclasses.replace(NINTENDO, stake_per_point=10))
+    state = position(
+        ("", ""),
+        "",
+        captured=(SANKO_TAN, ""),
+        rules=dataclasses.replace(NINTENDO, stake_per_point=10),
+    )
     end = round_ended(state, 0, KoiKoiOutcome.SHOBU)
     assert end.points == 6 and end.settlement.lines[0].amount == 60
     assert end.settlement.lines[0].factors[-1].name == "stake_per_point"
@@ -223,11 +282,12 @@ def test_stake_per_point_multiplies_the_payment_not_the_points() -> None:
 
 # --- the deal ---------------------------------------------------------------------------------
 
+
 @given(st.binary(min_size=32, max_size=32))
 def test_the_first_dealer_turned_the_earlier_month(seed: bytes) -> None:
     seeds = Seeds(seed)
     dealer, draws = first_dealer(seeds)
-    pairs = [draws[k:k + 2] for k in range(0, len(draws), 2)]
+    pairs = [draws[k : k + 2] for k in range(0, len(draws), 2)]
     assert all(month(a.card) == month(b.card) for a, b in pairs[:-1])
     a, b = pairs[-1]
     assert (a.seat, b.seat) == (0, 1) and month(a.card) != month(b.card)
@@ -254,8 +314,15 @@ def test_a_field_with_four_of_a_month_is_redealt_from_the_seed() -> None:
 
 def dealt_with(hands: tuple[str, str], dealer: int = 0) -> list:
     state = fold(GAME, GAME.start(NINTENDO, 2, SEEDS)[:1])
-    event = RoundDealt(1, dealer, tuple(Hand(s, tuple(h.split()), 8) for s, h in enumerate(hands)),
-                       tuple("9A 9R 10A 10R 11A 11R 12B 12C1".split()), (), 0, (0, 0))
+    event = RoundDealt(
+        1,
+        dealer,
+        tuple(Hand(s, tuple(h.split()), 8) for s, h in enumerate(hands)),
+        ("9A", "9R", "10A", "10R", "11A", "11R", "12B", "12C1"),
+        (),
+        0,
+        (0, 0),
+    )
     return moves.dealt(state, event)
 
 
@@ -267,7 +334,7 @@ def test_hand_yaku_end_the_round_at_once_the_dealers_first() -> None:
     end = events[1]
     assert (end.outcome, end.winner, end.points) == ("KUTTSUKI", 1, 6)
     assert lines(end.settlement) == [(0, 1, 6, [("kuttsuki", 6, True)])]
-    assert end.hands[1].cards == tuple(kuttsuki.split())   # the proof is shown
+    assert end.hands[1].cards == tuple(kuttsuki.split())  # the proof is shown
     events = dealt_with((teshi, kuttsuki), dealer=1)
     assert (events[1].outcome, events[1].winner) == ("KUTTSUKI", 1)
     events = dealt_with((teshi, kuttsuki), dealer=0)
@@ -281,7 +348,9 @@ def test_the_match_ends_after_its_last_round_and_settles_the_difference() -> Non
     state = dataclasses.replace(state, rules=rules, round=3, totals=(2, 4))
     state, events = play(state, 0, Shobu())
     ended = events[-1]
-    assert isinstance(ended, MatchEnded) and ended.totals == (7, 4) and state.phase is Phase.MATCH_OVER
+    assert (
+        isinstance(ended, MatchEnded) and ended.totals == (7, 4) and state.phase is Phase.MATCH_OVER
+    )
     assert lines(ended.settlement) == [(1, 0, 3, [("point_difference", 3, False)])]
     refused(GAME, state, 0, NextRound(), "MATCH_OVER")
     drawn = dataclasses.replace(state, totals=(4, 4))

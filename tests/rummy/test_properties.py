@@ -8,23 +8,36 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from hypothesis import given, strategies as st
+from game_invariants import (
+    assert_next_deadline_is_exact,
+    assert_replay_reproduces,
+)
+from game_invariants import (
+    cards_in as shared_cards_in,
+)
+from hypothesis import given
+from hypothesis import strategies as st
 
 from croupier.engine.game import CommandError, Context, fold
 from croupier.engine.rummy import RummyGame, moves
 from croupier.engine.rummy.cards import deck
 from croupier.engine.rummy.events import (
-    CardDrawn, Discard, DrawStock, LayDown, LayOff, LayOffCards, MeldCards, RoundEnded, RummyCommand,
-    SwapJoker, TakeDiscard,
+    CardDrawn,
+    Discard,
+    DrawStock,
+    LayDown,
+    LayOff,
+    LayOffCards,
+    MeldCards,
+    RoundEnded,
+    RummyCommand,
+    SwapJoker,
+    TakeDiscard,
 )
 from croupier.engine.rummy.rules import PRESETS, rules_for
 from croupier.engine.rummy.state import Phase, RummyState
 from croupier.engine.settlement import amount_of
 from croupier.engine.shuffle import Seeds
-
-from game_invariants import (
-    assert_next_deadline_is_exact, assert_replay_reproduces, cards_in as shared_cards_in,
-)
 
 GAME = RummyGame()
 KNOWN = frozenset(deck())
@@ -35,10 +48,15 @@ MAX_STEPS = 3000
 def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
     preset = draw(st.sampled_from(sorted(PRESETS)))
     seats = draw(st.integers(2, 4))
-    overrides = draw(st.fixed_dictionaries({"max_reshuffles": st.integers(1, 2)}, optional={
-        "stake_per_point": st.integers(1, 3)}))
+    overrides = draw(
+        st.fixed_dictionaries(
+            {"max_reshuffles": st.integers(1, 2)}, optional={"stake_per_point": st.integers(1, 3)}
+        )
+    )
     rules = rules_for(preset, overrides, seats)
-    seeds = Seeds(draw(st.binary(min_size=32, max_size=32)), tuple(draw(st.lists(st.text(), max_size=2))))
+    seeds = Seeds(
+        draw(st.binary(min_size=32, max_size=32)), tuple(draw(st.lists(st.text(), max_size=2)))
+    )
     return rules, seats, seeds, random.Random(draw(st.integers(0, 2**32)))
 
 
@@ -47,17 +65,23 @@ def cards_in(value: Any) -> set[str]:
 
 
 def hidden_from(state: RummyState, seat: int | None, seen: set[str]) -> set[str]:
-    return ({c for s, h in enumerate(state.hands) if s != seat for c in h} | set(state.stock)) - seen
+    return (
+        {c for s, h in enumerate(state.hands) if s != seat for c in h} | set(state.stock)
+    ) - seen
 
 
 def unnamed(command: RummyCommand) -> RummyCommand:
     """The same command with no joker named: the engine's default reading."""
+
     def meld(spec: MeldCards) -> MeldCards:
         return MeldCards(spec.cards[::-1], ())
+
     match command:
         case TakeDiscard(melds=specs, lay_off=lay_off):
-            return TakeDiscard(tuple(meld(s) for s in specs),
-                               LayOffCards(lay_off.meld_id, lay_off.cards) if lay_off else None)
+            return TakeDiscard(
+                tuple(meld(s) for s in specs),
+                LayOffCards(lay_off.meld_id, lay_off.cards) if lay_off else None,
+            )
         case LayDown(melds=specs):
             return LayDown(tuple(meld(s) for s in specs))
         case LayOff(meld_id=meld_id, cards=cards):
@@ -77,12 +101,14 @@ def atomic(command: RummyCommand) -> bool:
             return len(cards) == 1
         case SwapJoker(melds=specs, lay_off=lay_off):
             return (len(specs) == 1 and len(specs[0].cards) == 3) or (
-                lay_off is not None and len(lay_off.cards) == 1)
+                lay_off is not None and len(lay_off.cards) == 1
+            )
     return True
 
 
-def syntactic_commands(rng: random.Random, state: RummyState, seat: int,
-                       legal: list[RummyCommand]) -> Iterator[RummyCommand]:
+def syntactic_commands(
+    rng: random.Random, state: RummyState, seat: int, legal: list[RummyCommand]
+) -> Iterator[RummyCommand]:
     hand = list(state.hands[seat]) or ["2C1"]
     pool = hand * 3 + list(deck())[:20] + ["ZZ1", "JK9"]
     yield DrawStock()
@@ -93,7 +119,9 @@ def syntactic_commands(rng: random.Random, state: RummyState, seat: int,
         yield LayOff(rng.choice(ids), (rng.choice(pool),))
         if state.discard_top:
             yield TakeDiscard(lay_off=LayOffCards(rng.choice(ids), (state.discard_top,)))
-            yield TakeDiscard((MeldCards((state.discard_top,) + tuple(rng.sample(hand, min(2, len(hand))))),))
+            yield TakeDiscard(
+                (MeldCards((state.discard_top,) + tuple(rng.sample(hand, min(2, len(hand))))),)
+            )
     for command in rng.sample(legal, min(6, len(legal))):
         yield unnamed(command)
 
@@ -107,8 +135,12 @@ def accepted(state: RummyState, seat: int, command: RummyCommand) -> bool:
 
 
 def check_step(state: RummyState, rng: random.Random, seen: set[str]) -> None:
-    everything = ([c for h in state.hands for c in h] + list(state.stock) + list(state.discards)
-                  + [c for m in state.melds for c in m.cards])
+    everything = (
+        [c for h in state.hands for c in h]
+        + list(state.stock)
+        + list(state.discards)
+        + [c for m in state.melds for c in m.cards]
+    )
     assert sorted(everything) == sorted(deck())
     for who in {state.turn, (state.turn + 1) % state.seats}:
         legal = GAME.legal_commands(state, who)
@@ -118,14 +150,19 @@ def check_step(state: RummyState, rng: random.Random, seen: set[str]) -> None:
             assert accepted(state, who, command), command
         for command in syntactic_commands(rng, state, who, legal):
             if atomic(command):
-                assert accepted(state, who, command) == (moves.canonical(state, command) in canon), (
-                    who, command)
+                assert accepted(state, who, command) == (
+                    moves.canonical(state, command) in canon
+                ), (who, command)
         view = GAME.view(state, who)
         assert Counter(view.hand) == Counter(state.hands[who])
-        assert not cards_in(dataclasses.replace(view, hand=(), result=None)) & hidden_from(state, who, seen)
+        assert not cards_in(dataclasses.replace(view, hand=(), result=None)) & hidden_from(
+            state, who, seen
+        )
 
 
-def play_random_game(rules: Any, seats: int, seeds: Seeds, rng: random.Random) -> tuple[RummyState, list, list]:
+def play_random_game(
+    rules: Any, seats: int, seeds: Seeds, rng: random.Random
+) -> tuple[RummyState, list, list]:
     events = GAME.start(rules, seats, seeds)
     state = fold(GAME, events)
     seen = set(state.discards)

@@ -6,22 +6,35 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from hypothesis import given, strategies as st
+from game_invariants import refused
+from hypothesis import given
+from hypothesis import strategies as st
 
 from croupier.engine.game import InvalidRules, MalformedCommand, fold
 from croupier.engine.meld_solver import RUMMY, JokerAs, arrange
 from croupier.engine.rummy import RummyGame, moves
 from croupier.engine.rummy.cards import deck, penalty
 from croupier.engine.rummy.events import (
-    CardDiscarded, CardsLaidOff, Discard, DiscardTaken, DrawStock, JokerSwapped, LayDown, LayOff,
-    LayOffCards, MeldCards, MeldsLaidDown, RoundEnded, StockReshuffled, SwapJoker, TakeDiscard,
+    CardDiscarded,
+    CardsLaidOff,
+    Discard,
+    DiscardTaken,
+    DrawStock,
+    JokerSwapped,
+    LayDown,
+    LayOff,
+    LayOffCards,
+    MeldCards,
+    MeldsLaidDown,
+    RoundEnded,
+    StockReshuffled,
+    SwapJoker,
+    TakeDiscard,
 )
 from croupier.engine.rummy.rules import STANDARD, rules_for
 from croupier.engine.rummy.scoring import meld_value
 from croupier.engine.rummy.state import Phase
 from croupier.engine.shuffle import Seeds, shuffled
-
-from game_invariants import refused
 
 from .helpers import SEEDS, play, position
 
@@ -30,29 +43,40 @@ GAME = RummyGame()
 
 def listed(state, seat, command) -> bool:
     """Whether the legal-move list holds ``command`` (compared in canonical form)."""
-    return moves.canonical(state, command) in [moves.canonical(state, c)
-                                                for c in moves.legal_commands(state, seat)]
+    return moves.canonical(state, command) in [
+        moves.canonical(state, c) for c in moves.legal_commands(state, seat)
+    ]
 
 
 def m(cards: str, **named: str) -> MeldCards:
     return MeldCards(tuple(cards.split()), tuple(JokerAs(j, c) for j, c in named.items()))
 
 
-@pytest.mark.parametrize(("cards", "value"), [
-    ("AH1 2H1 3H1", 6),                    # a low ace counts 1
-    ("QH1 KH1 AH1", 31),                   # a high ace 11, faces 10
-    ("AS1 AH1 AD1", 33),                   # aces in a set 11
-    ("5H1 JK1 7H1", 18),                   # a joker counts as its card
-    ("7S1 7H1 JK1 JK2", 28),
-    ("QH1 KH1 JK1", 31),                   # the joker is the high ace
-    ("AH1 2H1 3H1 4H1 5H1 6H1 7H1 8H1 9H1 TH1 JH1 QH1 KH1", 95),  # 13 cards: the ace counts 11
-])
+@pytest.mark.parametrize(
+    ("cards", "value"),
+    [
+        ("AH1 2H1 3H1", 6),  # a low ace counts 1
+        ("QH1 KH1 AH1", 31),  # a high ace 11, faces 10
+        ("AS1 AH1 AD1", 33),  # aces in a set 11
+        ("5H1 JK1 7H1", 18),  # a joker counts as its card
+        ("7S1 7H1 JK1 JK2", 28),
+        ("QH1 KH1 JK1", 31),  # the joker is the high ace
+        ("AH1 2H1 3H1 4H1 5H1 6H1 7H1 8H1 9H1 TH1 JH1 QH1 KH1", 95),  # 13 cards: the ace counts 11
+    ],
+)
 def test_opening_values(cards: str, value: int) -> None:
     assert meld_value(arrange(cards.split(), RUMMY)) == value
 
 
 def test_card_penalties() -> None:
-    assert [penalty(c) for c in ("JK3", "AS2", "KD1", "TC1", "7H2", "2S1")] == [20, 11, 10, 10, 7, 2]
+    assert [penalty(c) for c in ("JK3", "AS2", "KD1", "TC1", "7H2", "2S1")] == [
+        20,
+        11,
+        10,
+        10,
+        7,
+        2,
+    ]
 
 
 # --- opening ----------------------------------------------------------------------------------
@@ -81,8 +105,9 @@ def test_the_engine_offers_its_best_opening() -> None:
     openings = [c for c in moves.legal_commands(state, 0) if isinstance(c, LayDown)]
     assert openings, "the best opening of several melds is offered"
     best = max(openings, key=lambda c: len(c.melds))
-    total = sum(meld_value(arrange(s.cards, RUMMY, {j.joker: j.card for j in s.jokers}))
-                for s in best.melds)
+    total = sum(
+        meld_value(arrange(s.cards, RUMMY, {j.joker: j.card for j in s.jokers})) for s in best.melds
+    )
     assert total >= 40 and len(best.melds) >= 2
 
 
@@ -94,6 +119,7 @@ def test_before_opening_no_lay_off_and_no_swap() -> None:
 
 # --- the discard must be used -----------------------------------------------------------------
 
+
 def test_taking_the_discard_names_where_it_goes() -> None:
     state = position([HAND, "2S1 3S1"], discards="9C2 KS1", phase=Phase.TAKE)
     # Unopened: only as part of an opening; the kings (30) with the spades (30) open.
@@ -104,8 +130,13 @@ def test_taking_the_discard_names_where_it_goes() -> None:
     assert isinstance(events[0], DiscardTaken) and events[1].opening == 60
     assert after.discards == ("9C2",) and after.phase is Phase.PLAY
     # Opened: into one meld, or laid off.
-    opened = position(["9S1 8S1 2D1", "2S1"], discards="7S2", phase=Phase.TAKE, opened=[True, True],
-                      melds=[(1, "4S2 5S2 6S2")])
+    opened = position(
+        ["9S1 8S1 2D1", "2S1"],
+        discards="7S2",
+        phase=Phase.TAKE,
+        opened=[True, True],
+        melds=[(1, "4S2 5S2 6S2")],
+    )
     assert listed(opened, 0, TakeDiscard(lay_off=LayOffCards(1, ("7S2",))))
     assert listed(opened, 0, TakeDiscard((m("9S1 7S2 8S1"),)))
     refused(GAME, opened, 1, DrawStock(), "NOT_YOUR_TURN")
@@ -114,13 +145,14 @@ def test_taking_the_discard_names_where_it_goes() -> None:
 
 # --- after opening: lay-offs and joker swaps --------------------------------------------------
 
+
 def test_lay_off_keeps_the_meld_legal() -> None:
     state = position(["9H1 4H2 7S1 2D1", "2S1"], opened=[True, False], melds=[(1, "6H2 JK2 8H2")])
     after, events = play(state, 0, LayOff(1, ("9H1",)))
     assert events == [CardsLaidOff(0, ("9H1",), after.meld(1))]
     assert after.meld(1).cards == ("6H2", "JK2", "8H2", "9H1")
     refused(GAME, after, 0, LayOff(1, ("7S1",)), "CANNOT_LAY_OFF")
-    refused(GAME, after, 0, LayOff(1, ("4H2",)), "CANNOT_LAY_OFF")   # 5H is missing
+    refused(GAME, after, 0, LayOff(1, ("4H2",)), "CANNOT_LAY_OFF")  # 5H is missing
 
 
 def test_a_swapped_joker_is_played_in_the_same_command() -> None:
@@ -136,12 +168,22 @@ def test_a_swapped_joker_is_played_in_the_same_command() -> None:
     assert isinstance(swapped, JokerSwapped) and swapped.joker == "JK2"
     assert after.meld(1).cards == ("6H2", "7H1", "8H2") and after.meld(1).jokers == ()
     assert laid.melds[0].cards == ("TS1", "JS1", "JK2") and after.hands[0] == ("2D1",)
-    assert GAME.label(state, command) == "Swap 7H1 for the joker of meld #1 and meld it with TS1 JS1 JK2"
+    assert (
+        GAME.label(state, command)
+        == "Swap 7H1 for the joker of meld #1 and meld it with TS1 JS1 JK2"
+    )
 
 
 def test_a_named_joker_that_contradicts_the_meld_is_invalid_argument() -> None:
     state = position(["5H1 JK1 7H1 2D1", "2S1"], opened=[True, False])
-    refused(GAME, state, 0, LayDown((m("5H1 JK1 7H1", JK1="8H"),)), "JOKER_CONTRADICTS", error=MalformedCommand)
+    refused(
+        GAME,
+        state,
+        0,
+        LayDown((m("5H1 JK1 7H1", JK1="8H"),)),
+        "JOKER_CONTRADICTS",
+        error=MalformedCommand,
+    )
     refused(GAME, state, 0, LayDown((m("5H1 7H1 2D1"),)), "NOT_A_MELD")
     after, _ = play(state, 0, LayDown((m("7H1 5H1 JK1"),)))
     assert after.melds[0].jokers == (JokerAs("JK1", "6H"),)
@@ -149,21 +191,29 @@ def test_a_named_joker_that_contradicts_the_meld_is_invalid_argument() -> None:
 
 # --- going out and settlement -----------------------------------------------------------------
 
+
 def test_going_out_by_the_last_discard_settles_every_hand() -> None:
     state = position(["9D1", "JK1 AS1 KD1", "2S1 3S2", "TC1"], opened=[True] * 4)
     after, events = play(state, 0, Discard("9D1"))
     end = events[-1]
     assert isinstance(events[0], CardDiscarded) and isinstance(end, RoundEnded)
     assert (end.outcome, end.winner, end.hand_values) == ("WENT_OUT", 0, (0, 41, 5, 10))
-    assert [(l.payer, l.payee, l.amount) for l in end.settlement.lines] == [(1, 0, 41), (2, 0, 5), (3, 0, 10)]
+    assert [(line.payer, line.payee, line.amount) for line in end.settlement.lines] == [
+        (1, 0, 41),
+        (2, 0, 5),
+        (3, 0, 10),
+    ]
     assert end.settlement.net == (56, -41, -5, -10) and after.phase is Phase.ROUND_OVER
     assert GAME.is_finished(after)
 
 
 def test_going_out_by_melding_the_last_cards_needs_no_discard() -> None:
-    state = position(["4C1 5C1 6C1", "KD1"], opened=[True, False],
-                     rules=rules_for("standard", {"stake_per_point": 3}, 2))
-    after, events = play(state, 0, LayDown((m("4C1 5C1 6C1"),)))
+    state = position(
+        ["4C1 5C1 6C1", "KD1"],
+        opened=[True, False],
+        rules=rules_for("standard", {"stake_per_point": 3}, 2),
+    )
+    _, events = play(state, 0, LayDown((m("4C1 5C1 6C1"),)))
     end = events[-1]
     assert end.outcome == "WENT_OUT" and end.settlement.lines[0].amount == 30
     assert [f.name for f in end.settlement.lines[0].factors] == ["hand_value", "stake_per_point"]
@@ -176,13 +226,19 @@ def test_an_empty_stock_is_rebuilt_from_the_discards_and_bounded_by_the_option()
     assert isinstance(rebuilt, StockReshuffled) and rebuilt.reshuffle == 1
     assert rebuilt.stock == shuffled(("2S1", "3S1", "5D2"), SEEDS, 1, "reshuffle-1")
     assert after.discards == ("9D1",) and after.phase is Phase.TAKE
-    bounded = dataclasses.replace(state, rules=rules_for("standard", {"max_reshuffles": 1}, 2),
-                                  reshuffles=1)
+    bounded = dataclasses.replace(
+        state, rules=rules_for("standard", {"max_reshuffles": 1}, 2), reshuffles=1
+    )
     after, events = play(bounded, 0, Discard("9D1"))
-    assert (events[-1].outcome, events[-1].winner, events[-1].settlement.lines) == ("STOCK_OUT", None, ())
+    assert (events[-1].outcome, events[-1].winner, events[-1].settlement.lines) == (
+        "STOCK_OUT",
+        None,
+        (),
+    )
 
 
 # --- the deal ---------------------------------------------------------------------------------
+
 
 @given(st.binary(min_size=32, max_size=32), st.integers(2, 4))
 def test_the_deal(seed: bytes, seats: int) -> None:
@@ -194,8 +250,11 @@ def test_the_deal(seed: bytes, seats: int) -> None:
 
 
 def test_rule_sets_are_validated() -> None:
-    for overrides, seats, field in [({"open_threshold": 35}, 2, "open_threshold"),
-                                    ({}, 5, "seats"), ({"max_seats": 6}, 2, "max_seats")]:
+    for overrides, seats, field in [
+        ({"open_threshold": 35}, 2, "open_threshold"),
+        ({}, 5, "seats"),
+        ({"max_seats": 6}, 2, "max_seats"),
+    ]:
         with pytest.raises(InvalidRules) as info:
             rules_for("standard", overrides, seats)
         assert info.value.field == field
