@@ -79,6 +79,10 @@ def serve(
         processors = structlog.get_config()["processors"]
         structlog.configure(processors=[add_pid, *processors])
     secret = config.token_secret()
+    try:
+        signer = TokenSigner(secret.value)
+    except ValueError as error:
+        raise click.ClickException(f"CROUPIER_SECRET: {error}") from None
     if secret.generated and not worker:
         log.warning(
             "generated a development token secret; set CROUPIER_SECRET in production "
@@ -93,7 +97,7 @@ def serve(
     host = address.rsplit(":", 1)[0]
 
     async def run() -> None:
-        serving = await create_server(address, store, TokenSigner(secret.value), reuse_port=worker)
+        serving = await create_server(address, store, signer, reuse_port=worker)
         await serving.server.start()
         log.info("serving", address=f"{host}:{serving.port}", store=_safe(where))
         who = f"Croupier worker {os.getpid()}" if worker else "Croupier"

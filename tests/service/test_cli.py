@@ -159,3 +159,22 @@ def test_demo_without_a_server_says_so() -> None:
         timeout=60,
     )
     assert demo.returncode != 0 and "no Croupier server" in demo.stderr
+
+
+def test_a_short_secret_is_refused_clearly(tmp_path: Path) -> None:
+    refused = subprocess.run(
+        [
+            CROUPIER,
+            "serve",
+            "--address",
+            "127.0.0.1:0",
+            "--store",
+            f"sqlite:///{tmp_path / 'a.db'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "CROUPIER_SECRET": "too-short"},
+    )
+    assert refused.returncode != 0
+    assert "CROUPIER_SECRET: the token secret needs at least 16 bytes" in refused.stderr
