@@ -132,6 +132,11 @@ class EventStore(ABC):
     def listen(self, listener: AppendListener) -> None:  # noqa: B027 - a hook, empty by default
         """Call ``listener`` whenever another process appends to a game (from any thread).
 
-        A store that only this process writes (SQLite with one server) has nothing to add: the
-        application hears its own appends. PostgreSQL overrides this with LISTEN/NOTIFY.
+        The application hears its own appends; PostgreSQL adds LISTEN/NOTIFY, SQLite a poller
+        of its file (several workers on one file).
         """
+
+    def wait_listening(self, timeout: float) -> bool:
+        """Wait until appends from now on are heard by :meth:`listen`'s listeners (a listener
+        connection comes up on its own thread)."""
+        return True

@@ -159,12 +159,6 @@ def _serve_workers(address: str, store_url: str, log_format: str, workers: int) 
             "generated a development token secret for the workers; set CROUPIER_SECRET in "
             "production (seat tokens stop working when the server restarts)"
         )
-    if store_url.startswith("sqlite:///"):
-        log.warning(
-            "SQLite with several workers: a stream hears of commands made through another "
-            "worker only when it re-reads (every few seconds); use PostgreSQL for live streams "
-            "across workers"
-        )
     open_store(store_url).close()  # create or migrate the schema once, before the workers
     group = f"{os.getpid()}"
     command = [

@@ -49,6 +49,9 @@ class PostgresEventStore(SqlEventStore):
             self._listener = threading.Thread(target=self._listen, name="pg-listen", daemon=True)
             self._listener.start()
 
+    def wait_listening(self, timeout: float) -> bool:
+        return self.listening.wait(timeout)
+
     def _listen(self) -> None:
         while not self._closed.is_set():
             try:

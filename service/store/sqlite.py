@@ -10,7 +10,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from croupier.log.store import AppendListener
 from croupier.service.store.sql import SqlEventStore, apply_migrations
+
+# How often the listener looks whether another connection committed (PRAGMA data_version: no I/O).
+POLL_S = 0.01
 
 
 class SqliteEventStore(SqlEventStore):
@@ -28,6 +32,10 @@ class SqliteEventStore(SqlEventStore):
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._connection().execute("PRAGMA journal_mode=WAL")
+        self._listeners: list[AppendListener] = []
+        self._poller: threading.Thread | None = None
+        self._closed = threading.Event()
+        self._listening = threading.Event()
 
     def _connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -59,7 +67,47 @@ class SqliteEventStore(SqlEventStore):
         finally:
             cur.close()
 
+    def listen(self, listener: AppendListener) -> None:
+        """Hear appends by other processes on the same file (``serve --workers``) and by this
+        one's other connections: a poller looks at ``PRAGMA data_version`` every few ms and, when
+        another connection committed, reads which games grew (by the events' rowids)."""
+        self._listeners.append(listener)
+        if self._poller is None:
+            self._poller = threading.Thread(target=self._poll, name="sqlite-listen", daemon=True)
+            self._poller.start()
+
+    def _poll(self) -> None:
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        try:
+            last = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM events").fetchone()[0]
+            seen = conn.execute("PRAGMA data_version").fetchone()[0]
+            self._listening.set()
+            while not self._closed.wait(POLL_S):
+                version = conn.execute("PRAGMA data_version").fetchone()[0]
+                if version == seen:
+                    continue
+                seen = version
+                rows = conn.execute(
+                    "SELECT rowid, game_id, version FROM events WHERE rowid > ? ORDER BY rowid",
+                    (last,),
+                ).fetchall()
+                newest: dict[str, int] = {}
+                for rowid, game_id, event_version in rows:
+                    newest[game_id] = max(event_version, newest.get(game_id, 0))
+                    last = rowid
+                for game_id, event_version in newest.items():
+                    for listener in self._listeners:
+                        listener(game_id, event_version)
+        finally:
+            conn.close()
+
+    def wait_listening(self, timeout: float) -> bool:
+        return self._listening.wait(timeout)
+
     def close(self) -> None:
+        self._closed.set()
+        if self._poller is not None:
+            self._poller.join(timeout=5)
         with self._lock:
             for conn in self._connections:
                 conn.close()

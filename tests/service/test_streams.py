@@ -114,13 +114,13 @@ def test_a_command_reaches_the_streams_on_its_game(server: Running) -> None:
         call.cancel()
 
 
-@pytest.mark.postgres
 def test_a_command_on_one_replica_reaches_a_stream_on_another(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    server: Running, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two servers on one PostgreSQL: the stream on B wakes by NOTIFY, not by its recheck."""
+    """Two servers on one store (PostgreSQL: replicas; SQLite: the workers of one port): the
+    stream on B wakes by the store's notice (LISTEN, or the file poller), not by its recheck."""
     monkeypatch.setattr(app_core, "STREAM_RECHECK_S", 3600.0)
-    stores = [open_store(postgres_url), open_store(postgres_url)]
+    stores = [open_store(server.store.url), open_store(server.store.url)]
     servers = [ServerThread("127.0.0.1:0", s, TokenSigner(SECRET)) for s in stores]
     ports = [s.start() for s in servers]
     channels = [grpc.insecure_channel(f"127.0.0.1:{p}") for p in ports]
@@ -134,7 +134,7 @@ def test_a_command_on_one_replica_reaches_a_stream_on_another(
         seen: list[int] = []
         reader(call, seen)
         assert eventually(lambda: seen == [1, 2])
-        assert stores[1].listening.wait(10)  # type: ignore[attr-defined]  # PostgreSQL's
+        assert stores[1].wait_listening(10)
         turn = first_turn(a, game)
         a.SubmitCommand(
             service_pb2.SubmitCommandRequest(

@@ -205,6 +205,27 @@ class StoreContract:
         finally:
             other.close()
 
+    def test_an_append_by_another_process_is_heard(self, store: EventStore) -> None:
+        """Appends by another process on the same database are heard, game by game (PostgreSQL:
+        one LISTEN connection per process; SQLite: a poller of the file)."""
+        game_id = new_game(store)
+        heard: list[tuple[str, int]] = []
+        arrived = threading.Event()
+
+        def listener(game: str, version: int) -> None:
+            heard.append((game, version))
+            if game == game_id and version == 3:
+                arrived.set()
+
+        store.listen(listener)
+        other = open_store(store.url)
+        try:
+            assert store.wait_listening(10)
+            other.append(game_id, 2, [NewEvent("A", b"a")], "cmd", 0, 20)
+            assert arrived.wait(10), heard
+        finally:
+            other.close()
+
 
 class TestSqliteStore(StoreContract):
     @pytest.fixture
@@ -221,26 +242,6 @@ class TestPostgresStore(StoreContract):
         store = open_store(postgres_url)
         yield store
         store.close()
-
-    def test_an_append_by_another_replica_is_heard(self, store: EventStore) -> None:
-        """One LISTEN connection per process hears every replica's appends, game by game."""
-        game_id = new_game(store)
-        heard: list[tuple[str, int]] = []
-        arrived = threading.Event()
-
-        def listener(game: str, version: int) -> None:
-            heard.append((game, version))
-            if game == game_id and version == 3:
-                arrived.set()
-
-        store.listen(listener)
-        other = open_store(store.url)
-        try:
-            assert store.listening.wait(10)  # type: ignore[attr-defined]  # PostgreSQL's
-            other.append(game_id, 2, [NewEvent("A", b"a")], "cmd", 0, 20)
-            assert arrived.wait(10), heard
-        finally:
-            other.close()
 
 
 def test_unsupported_store_url() -> None:
