@@ -362,6 +362,13 @@ class Running:
     token: str
     version: int
     stub: service_pb2_grpc.GameServiceAsyncStub
+    # When a command was sent at each version: its first event (version + 1) reaching each seat's
+    # stream measures how fast a command reaches the streams on its game.
+    sent_at: dict[int, float] = field(default_factory=dict)
+
+
+# Versions whose send time is kept per game.
+SENT_KEPT = 64
 
 
 class Stalled(Exception):
@@ -521,7 +528,8 @@ class Load:
                         move = choose(list(state.legal_moves), rng)
                         command_id = uuid.uuid4().hex
                         last_sent = state.version
-                        sent[command_id] = time.perf_counter()
+                        sent[command_id] = info.sent_at[state.version] = time.perf_counter()
+                        info.sent_at.pop(state.version - SENT_KEPT, None)
                         await call.write(
                             service_pb2.PlayRequest(
                                 command=service_pb2.PlayCommand(
@@ -531,6 +539,10 @@ class Load:
                                 )
                             )
                         )
+                elif kind == "event":
+                    started = info.sent_at.get(response.event.version - 1)
+                    if started is not None:
+                        recorder.observe("command→event, each seat", time.perf_counter() - started)
                 elif kind == "accepted":
                     started = sent.pop(response.accepted.command_id, None)
                     if started is not None:
