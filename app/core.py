@@ -82,6 +82,8 @@ STREAM_RECHECK_S = 5.0
 TICK = TICK_PREFIX
 # How long closing waits for background writes.
 CLOSE_WAIT_S = 5.0
+# Events as each seat may see them, remembered (by game, version, seat and whether it is over).
+PRESENTED_MEMO_SIZE = 16384
 # Seats' legal moves remembered (by game, version and seat).
 MOVES_MEMO_SIZE = 8192
 # Folded games kept in memory (most recently used first out last).
@@ -246,6 +248,9 @@ class Croupier:
         self.seed_source = seed_source
         self.cache = FoldCache()
         self.recent = RecentEvents()
+        self.presented: Memo[tuple[str, int, int | None, bool], service_pb2.GameEvent] = Memo(
+            PRESENTED_MEMO_SIZE
+        )
         self.moves_memo: Memo[tuple[str, int | None, int], list[service_pb2.LegalMove]] = Memo(
             MOVES_MEMO_SIZE
         )
@@ -409,7 +414,18 @@ class Croupier:
     def _present(
         self, binding: GameBinding, stored: StoredEvent, seat: int | None, finished: bool
     ) -> service_pb2.GameEvent:
-        """A stored event as ``seat`` may see it: complete once the game is over."""
+        """A stored event as ``seat`` may see it: complete once the game is over. Worked out once
+        per event and seat, however many streams watch (the copies are only ever serialized)."""
+        key = (stored.game_id, stored.version, seat, finished)
+        known = self.presented.get(key)
+        if known is None:
+            known = self._presented(binding, stored, seat, finished)
+            self.presented.put(key, known)
+        return known
+
+    def _presented(
+        self, binding: GameBinding, stored: StoredEvent, seat: int | None, finished: bool
+    ) -> service_pb2.GameEvent:
         engine_event = _decode(binding, stored)
         if not finished and engine_event is not None:
             shown = binding.game.redact(engine_event, seat)
@@ -752,8 +768,9 @@ class Croupier:
     ) -> AsyncIterator[list[service_pb2.GameEvent]]:
         """The game's new events as ``seat`` may see them, a read at a time (the first batch may
         be empty: the caller is up to date), until the game is over."""
-        after, first, read_store = after_version, True, True
-        binding: GameBinding | None = None
+        after, first, read_store = after_version, True, False
+        cached = self.cache.get(game_id)
+        binding: GameBinding | None = cached.binding if cached is not None else None
         while True:
             wake = self.notifier.waiter(game_id)
             try:

@@ -17,8 +17,8 @@ LATEST_KEPT = 100_000
 class Notifier:
     def __init__(self) -> None:
         self._waiting: defaultdict[str, set[asyncio.Event]] = defaultdict(set)
-        # The newest version heard of, per game that had streams waiting (kept across a stream's
-        # wake-ups: it re-registers right after each).
+        # The newest version heard of per game: this process's appends and, through the store's
+        # listener, every other process's.
         self._latest: dict[str, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -42,16 +42,14 @@ class Notifier:
 
     def notify(self, game_id: str, version: int = 0) -> None:
         """On the loop's thread: wake the game's streams."""
-        waiting = self._waiting.get(game_id)
-        if waiting:
-            self._latest[game_id] = max(version, self._latest.get(game_id, 0))
-            if len(self._latest) > LATEST_KEPT:  # forget the games nobody watches any more
-                self._latest = {g: v for g, v in self._latest.items() if g in self._waiting}
-            for event in waiting:
-                event.set()
+        self._latest[game_id] = max(version, self._latest.get(game_id, 0))
+        if len(self._latest) > LATEST_KEPT:  # forget the games nobody watches any more
+            self._latest = {g: v for g, v in self._latest.items() if g in self._waiting}
+        for event in self._waiting.get(game_id, ()):
+            event.set()
 
     def latest(self, game_id: str) -> int:
-        """The newest version of the game heard of while streams wait on it (0: none)."""
+        """The newest version of the game heard of (0: none)."""
         return self._latest.get(game_id, 0)
 
     def notify_threadsafe(self, game_id: str, version: int = 0) -> None:

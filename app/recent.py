@@ -52,15 +52,18 @@ class RecentEvents:
     def add(
         self, game_id: str, events: Sequence[StoredEvent], version: int, finished: bool
     ) -> None:
-        """Events just stored or read (contiguous, the game being at ``version``)."""
+        """Events just stored or read (contiguous; the game being at ``version``): merged with
+        what is known when the two ranges meet, else the newer wins."""
         known = self._games.get(game_id)
-        kept: tuple[StoredEvent, ...] = tuple(events)
-        if known is not None and kept and known.version + 1 == kept[0].version:
-            kept = known.events + kept
-        elif known is not None and not kept and known.version == version:
-            kept = known.events
-        elif known is not None and kept and kept[-1].version <= known.version:
-            return  # older than what is known
+        if known is not None and version < known.version:
+            return  # older news
+        kept = tuple(events)
+        if known is not None and known.events:
+            new_first = kept[0].version if kept else version + 1
+            if new_first <= known.version + 1 and (not kept or kept[-1].version >= known.first - 1):
+                by_version = {e.version: e for e in known.events}
+                by_version.update((e.version, e) for e in kept)
+                kept = tuple(by_version[v] for v in sorted(by_version))
         self._games[game_id] = Recent(kept[-self._per_game :], version, finished)
         self._games.move_to_end(game_id)
         while len(self._games) > self._size:

@@ -1,0 +1,47 @@
+"""The newest events kept per game: ranges merge when they meet, newer news wins, and a reader
+is told when the memory does not reach back far enough."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from croupier.app.recent import RecentEvents
+from croupier.log import StoredEvent
+
+
+def event(version: int) -> StoredEvent:
+    return StoredEvent("g", version, "c", None, 0, "E", bytes([version % 256]), "", "")
+
+
+def test_appends_extend_and_a_read_reaching_back_fills_the_history() -> None:
+    recent = RecentEvents(per_game=100)
+    recent.add("g", [event(3), event(4)], 4, False)
+    known = recent.get("g")
+    assert known is not None and known.after(2) == (event(3), event(4)) and known.after(1) is None
+    recent.add("g", [event(5)], 5, False)
+    recent.add("g", [event(v) for v in range(1, 6)], 5, False)  # a stream's first read
+    known = recent.get("g")
+    assert known is not None and [e.version for e in known.after(0) or ()] == [1, 2, 3, 4, 5]
+    recent.add("g", [event(2)], 2, False)  # older news changes nothing
+    assert recent.get("g") == known
+    assert known.after(5) == () and known.after(9) == ()
+
+
+@given(st.lists(st.tuples(st.integers(1, 40), st.integers(0, 6)), max_size=30))
+def test_what_is_kept_is_always_a_true_contiguous_tail(batches: list[tuple[int, int]]) -> None:
+    """Whatever order the batches come in, the memory holds contiguous events ending at the
+    newest version it was told of, each the event of its version."""
+    recent = RecentEvents(per_game=8)
+    newest = 0
+    for start, size in batches:
+        events = [event(v) for v in range(start, start + size)]
+        version = start + size - 1 if size else start
+        recent.add("g", events, version, False)
+        newest = max(newest, version)
+        known = recent.get("g")
+        assert known is not None and known.version == newest
+        versions = [e.version for e in known.events]
+        assert versions == list(range(known.first, known.first + len(versions)))
+        assert all(e == event(e.version) for e in known.events)
+        assert not versions or versions[-1] == known.version
