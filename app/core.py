@@ -492,9 +492,20 @@ class Croupier:
         record = GameRecord(
             game_id, binding.game.kind, seats, server_seed, seeds.commitment, self.clock()
         )
-        version = await self.log.create_game(
+        stored = await self.log.create_game(
             record, _new_events(binding, events), record.created_at_ms, players
         )
+        version = stored[-1].version if stored else 0
+        # This process holds the new game: its first reads and streams need no store read.
+        state = binding.game.initial_state()
+        for event in events:
+            state = binding.game.evolve(state, event)
+        created = dataclasses.replace(record, version=version)
+        self.cache.put(
+            Folded(created, binding, state, version, tuple(events), record.created_at_ms)
+        )
+        self.recent.add(game_id, stored, version, False)
+        self.notifier.notify(game_id, version)
         structlog.contextvars.bind_contextvars(game_id=game_id, kind=binding.game.kind, seats=seats)
         return service_pb2.CreateGameResponse(
             game_id=game_id,

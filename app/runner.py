@@ -50,7 +50,7 @@ class AsyncLog:
         events: Sequence[NewEvent],
         recorded_at_ms: int,
         players: Sequence[str],
-    ) -> int:
+    ) -> tuple[StoredEvent, ...]:
         return await self._on(
             self._writes, self.store.create_game, game, events, recorded_at_ms, players
         )

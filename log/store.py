@@ -58,9 +58,9 @@ class EventStore(ABC):
         events: Sequence[NewEvent],
         recorded_at_ms: int,
         players: Sequence[str] = (),
-    ) -> int:
+    ) -> tuple[StoredEvent, ...]:
         """Store a new game with its opening events (and who sits where, if known); returns the
-        version."""
+        stored events (the game's version is the last one's)."""
 
     @abstractmethod
     def game(self, game_id: str) -> GameRecord:

@@ -367,6 +367,8 @@ class Running:
     sent_at: dict[int, float] = field(default_factory=dict)
 
 
+# How many extra streams open per second.
+STREAM_RAMP_PER_S = 1000.0
 # Versions whose send time is kept per game.
 SENT_KEPT = 64
 
@@ -655,8 +657,10 @@ class Load:
     # -- extra streams --
 
     async def _watch(self, index: int) -> None:
-        """One extra StreamEvents stream on a running game; when the game ends, another."""
+        """One extra StreamEvents stream on a running game; when the game ends, another. The
+        streams open at a steady pace (``STREAM_RAMP_PER_S``), as clients connect."""
         rng = random.Random(index)
+        await asyncio.sleep(index / STREAM_RAMP_PER_S)
         while not self.stopping.is_set():
             if not self.running:
                 await asyncio.sleep(0.05)

@@ -79,7 +79,7 @@ class SqlEventStore(EventStore):
         events: Sequence[NewEvent],
         recorded_at_ms: int,
         players: Sequence[str] = (),
-    ) -> int:
+    ) -> tuple[StoredEvent, ...]:
         with self._transaction(write=True) as cur:
             self._run(
                 cur,
@@ -109,7 +109,7 @@ class SqlEventStore(EventStore):
                 cur, "UPDATE games SET version = ? WHERE game_id = ?", (version, game.game_id)
             )
             self._after_append(cur, game.game_id, version)
-        return version
+        return tuple(stored)
 
     def game(self, game_id: str) -> GameRecord:
         with self._transaction(write=False) as cur:

@@ -38,6 +38,15 @@ class StoreContract:
     def store(self) -> Iterator[EventStore]:
         raise NotImplementedError
 
+    def test_create_answers_with_the_stored_events(self, store: EventStore) -> None:
+        game_id = str(uuid.uuid4())
+        stored = store.create_game(
+            GameRecord(game_id, "hoola", 2, b"s" * 32, "c" * 64, 1),
+            [NewEvent("E0", b"zero"), NewEvent("E1", b"one")],
+            10,
+        )
+        assert list(stored) == store.read(game_id) and stored[-1].version == 2
+
     def test_create_and_read(self, store: EventStore) -> None:
         game_id = new_game(store)
         record = store.game(game_id)
