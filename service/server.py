@@ -27,9 +27,12 @@ T = TypeVar("T")
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name
 HEALTH_NAME = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
-# A second server on a busy port must fail, not share it silently (tokens would then fail at
-# random, each server with its own secret).
-OPTIONS = [("grpc.so_reuseport", 0)]
+# A burst of new calls (thousands of clients reconnecting their streams at once) waits for the
+# event loop to take it, rather than being cancelled past gRPC core's pending-call limits.
+PENDING = [
+    ("grpc.server.max_pending_requests", 1 << 16),
+    ("grpc.server.max_pending_requests_hard_limit", 1 << 16),
+]
 
 
 class PortInUse(RuntimeError):
@@ -58,7 +61,9 @@ async def create_server(
     await core.start()
     server = grpc.aio.server(
         interceptors=[CallInterceptor(core, f"/{SERVICE_NAME}/")],
-        options=[("grpc.so_reuseport", 1)] if reuse_port else OPTIONS,
+        # Port sharing only for the workers of one group: a second server on a busy port must
+        # fail, not share it silently (tokens would then fail at random, each with its secret).
+        options=[*PENDING, ("grpc.so_reuseport", 1 if reuse_port else 0)],
     )
     service_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(core), server)
     health_servicer = health.aio.HealthServicer()
