@@ -815,7 +815,8 @@ class Croupier:
                 if finished and after >= version:
                     return
                 try:
-                    await asyncio.wait_for(wake.wait(), STREAM_RECHECK_S)
+                    async with asyncio.timeout(STREAM_RECHECK_S):  # no task per wait
+                        await wake.wait()
                     read_store = False
                 except TimeoutError:
                     read_store = True  # a recheck: appends nobody told this process of
