@@ -13,7 +13,13 @@ from collections.abc import Iterator
 from itertools import combinations
 
 from croupier.engine.cards import SUITS, Card, is_card, is_joker, rank, sort_cards, suit
-from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
+from croupier.engine.game import (
+    CommandError,
+    Context,
+    IllegalCommand,
+    MalformedCommand,
+    accepted,
+)
 from croupier.engine.hoola.deal import HAND_SIZE, deal
 from croupier.engine.hoola.events import (
     BindSevens,
@@ -493,6 +499,12 @@ def _thank_you_candidates(state: HoolaState, hand: tuple[Card, ...]) -> Iterator
             yield ThankYou(cards, _jokers_of(way.jokers, cards + (top,)))
 
 
+def _stop_and_declarations() -> Iterator[HoolaCommand]:
+    yield Stop()
+    for combination in Combination:
+        yield Declare(combination)
+
+
 def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
     """Every command worth checking: a superset of the legal ones, in a stable order."""
     hand = state.hands[seat]
@@ -502,9 +514,7 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
     elif state.phase is Phase.TAKE and seat != state.turn:
         yield from _thank_you_candidates(state, hand)  # a battle Hoola claim
     elif state.phase is Phase.TAKE:
-        yield Stop()
-        for combination in Combination:
-            yield Declare(combination)
+        yield from _stop_and_declarations()
         yield Draw()
         yield from _thank_you_candidates(state, hand)
     elif state.phase is Phase.PLAY:
@@ -536,6 +546,46 @@ def legal_commands(state: HoolaState, seat: int) -> list[HoolaCommand]:
     ):
         return []
     return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
+
+
+def to_act(state: HoolaState) -> tuple[int, ...]:
+    """The seats with a legal command (:func:`legal_commands` not empty), in seat order, from the
+    phase: every seat after a round; the seat asked whether it plays; the seat to act (in the
+    take phase unless claims on the discard leave it only a thank-you it cannot make); and in
+    battle Hoola each seat that may still claim the discard and has a meld to take it into."""
+    match state.phase:
+        case Phase.ROUND_OVER:
+            return tuple(range(state.seats))
+        case Phase.CHOOSING:
+            return (state.turn,)
+        case Phase.PLAY:
+            return (state.turn,) if state.hands[state.turn] else ()
+        case Phase.TAKE:
+            return tuple(s for s in range(state.seats) if _may_take(state, s))
+    return ()
+
+
+def _may_take(state: HoolaState, seat: int) -> bool:
+    """Whether ``seat`` has a legal command in the take phase. The seat to act can draw while the
+    stock holds cards and no claim waits (a waiting claim leaves it only a thank-you); with no
+    stock it may still stop or declare. Else it, or a claimant, needs a thank-you: the first one
+    found will do."""
+    if seat == state.turn:
+        if not state.claims and (
+            state.stock or any(_accepts(state, seat, c) for c in _stop_and_declarations())
+        ):
+            return True
+    elif not claim_open(state, seat):
+        return False
+    return any(_accepts(state, seat, c) for c in _thank_you_candidates(state, state.hands[seat]))
+
+
+def _accepts(state: HoolaState, seat: int, command: HoolaCommand) -> bool:
+    try:
+        validate(state, seat, command)
+    except CommandError:
+        return False
+    return True
 
 
 def canonical(state: HoolaState, command: HoolaCommand) -> HoolaCommand:

@@ -191,6 +191,23 @@ def legal_commands(state: KoiKoiState, seat: int) -> list[KoiKoiCommand]:
     return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
 
 
+def to_act(state: KoiKoiState) -> tuple[int, ...]:
+    """The seats with a legal command (:func:`legal_commands` not empty), from the phase: any seat
+    may deal the next round; otherwise only the seat to act, while it has a card to play or a
+    capture to name."""
+    turn = state.turn
+    match state.phase:
+        case Phase.ROUND_OVER:
+            return tuple(range(state.seats))
+        case Phase.PLAY if state.hands[turn]:
+            return (turn,)
+        case Phase.CHOOSE_CAPTURE if state.turned is not None and state.matches(state.turned):
+            return (turn,)
+        case Phase.DECIDE:
+            return (turn,)
+    return ()
+
+
 # --- events -----------------------------------------------------------------------------------
 
 

@@ -453,6 +453,17 @@ def legal_commands(state: RummyState, seat: int) -> list[RummyCommand]:
     return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
 
 
+def to_act(state: RummyState) -> tuple[int, ...]:
+    """The seats with a legal command (:func:`legal_commands` not empty): only the seat to act,
+    which can always draw (an emptied stock is rebuilt or ends the round at once) or discard."""
+    turn = state.turn
+    if state.phase is Phase.TAKE and state.stock:
+        return (turn,)
+    if state.phase is Phase.PLAY and state.hands[turn]:
+        return (turn,)
+    return ()
+
+
 def canonical(state: RummyState, command: RummyCommand) -> RummyCommand:
     """One form for commands that mean the same: cards in deck order, every joker named as it
     resolves (a meld may be sent in any order, an unnamed joker takes its default card)."""

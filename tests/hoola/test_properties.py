@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from game_invariants import assert_next_deadline_is_exact
+from game_invariants import assert_next_deadline_is_exact, assert_to_act_is_exact
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -183,6 +183,7 @@ def play_random_game(
         # Time passes between commands; what it makes due (a closed claim window) comes first.
         now += rng.choice((0, 200, 1000, 4000))
         assert_next_deadline_is_exact(GAME, state)
+        assert_to_act_is_exact(GAME, state)
         due = GAME.advance(state, now)
         if due:
             assert GAME.advance(fold(GAME, due, state), now) == []

@@ -11,6 +11,7 @@ from typing import Any
 from game_invariants import (
     assert_next_deadline_is_exact,
     assert_replay_reproduces,
+    assert_to_act_is_exact,
 )
 from game_invariants import (
     cards_in as shared_cards_in,
@@ -169,6 +170,7 @@ def play_random_game(
     commands = []
     for _ in range(MAX_STEPS):
         assert_next_deadline_is_exact(GAME, state)
+        assert_to_act_is_exact(GAME, state)
         if GAME.is_finished(state):
             return state, events, commands
         if rng.random() < 0.1:
