@@ -64,9 +64,15 @@ from croupier.engine.hoola.melds import (
     extend,
     extensions,
     hand_value,
+    meld_rules,
     plain_sum,
 )
-from croupier.engine.hoola.rules import MAX_PLAYERS, ClaimPriority, ThankYouPenaltyScope
+from croupier.engine.hoola.rules import (
+    MAX_PLAYERS,
+    ClaimPriority,
+    HoolaRules,
+    ThankYouPenaltyScope,
+)
 from croupier.engine.hoola.scoring import (
     HoolaOutcome,
     Liability,
@@ -76,7 +82,7 @@ from croupier.engine.hoola.scoring import (
     table_settlement,
 )
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
-from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind
+from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind, could_meld
 from croupier.engine.settlement import Factor
 from croupier.engine.shared import check_cards, check_jokers
 from croupier.engine.shuffle import shuffled
@@ -469,8 +475,10 @@ def _jokers_of(uses: tuple[JokerAs, ...], cards: tuple[Card, ...]) -> tuple[Joke
     return tuple(use for use in uses if use.joker in cards)
 
 
-def _meld_candidates(hand: tuple[Card, ...]) -> list[tuple[Card, ...]]:
-    """Subsets of the hand that could be melds: cards of one rank, or of one suit, with jokers."""
+def _meld_candidates(hand: tuple[Card, ...], rules: HoolaRules) -> list[tuple[Card, ...]]:
+    """Subsets of the hand that could be melds: cards of one rank, or of one suit, with jokers
+    (and close enough in rank for a run: the solver is asked only about those)."""
+    shape = meld_rules(rules)
     naturals = [c for c in hand if not is_joker(c)]
     jokers = tuple(c for c in hand if is_joker(c))
     groups = {("rank", rank(c)) for c in naturals} | {("suit", suit(c)) for c in naturals}
@@ -479,8 +487,13 @@ def _meld_candidates(hand: tuple[Card, ...]) -> list[tuple[Card, ...]]:
         members = (
             tuple(c for c in naturals if (rank(c) if key == "rank" else suit(c)) == value) + jokers
         )
-        found.update(_subsets(members, range(1, len(members) + 1)))
-    return sorted(found, key=lambda cards: (len(cards), [sort_cards(hand).index(c) for c in cards]))
+        found.update(
+            cards
+            for cards in _subsets(members, range(1, len(members) + 1))
+            if could_meld(cards, shape)
+        )
+    position = {card: i for i, card in enumerate(sort_cards(hand))}
+    return sorted(found, key=lambda cards: (len(cards), [position[c] for c in cards]))
 
 
 def _thank_you_candidates(state: HoolaState, hand: tuple[Card, ...]) -> Iterator[HoolaCommand]:
@@ -494,7 +507,10 @@ def _thank_you_candidates(state: HoolaState, hand: tuple[Card, ...]) -> Iterator
         for c in hand
         if is_joker(top) or is_joker(c) or rank(c) == rank(top) or suit(c) == suit(top)
     )
+    shape = meld_rules(state.rules)
     for cards in _subsets(fitting, range(len(fitting) + 1)):
+        if not could_meld(cards + (top,), shape):
+            continue
         for way in arrangements(cards + (top,), state.rules):
             yield ThankYou(cards, _jokers_of(way.jokers, cards + (top,)))
 
@@ -518,7 +534,8 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
         yield Draw()
         yield from _thank_you_candidates(state, hand)
     elif state.phase is Phase.PLAY:
-        for cards in _meld_candidates(hand):
+        shape = meld_rules(state.rules)
+        for cards in _meld_candidates(hand, state.rules):
             for way in arrangements(cards, state.rules):
                 yield Meld(cards, _jokers_of(way.jokers, cards))
         sevens = tuple(c for c in hand if rank(c) == SEVEN)
@@ -526,11 +543,15 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
             if meld.kind is MeldKind.LONE_SEVEN:
                 for pair in _subsets(sevens, range(2, 3)):
                     yield BindSevens(meld.id, pair)
-        for meld in state.melds:
+        # Lay-offs come after one's own first meld (validation refuses them before): until then
+        # the solver is not asked about them.
+        for meld in state.melds if state.melded[seat] else ():
             ranks = {rank(c) for c in meld.cards}
             suits = {suit(c) for c in meld.cards}
             fitting = tuple(c for c in hand if rank(c) in ranks or suit(c) in suits or is_joker(c))
             for cards in _subsets(fitting, range(1, len(fitting) + 1)):
+                if not could_meld(meld.cards + cards, shape):
+                    continue
                 for after in extensions(meld, cards, state.rules):
                     yield LayOff(meld.id, cards, _jokers_of(after.jokers, cards))
         for card in sort_cards(hand):

@@ -18,6 +18,7 @@ from croupier.engine.meld_solver import (
     Meld,
     arrange,
     arrangements,
+    could_meld,
     extend,
     extensions,
     swap,
@@ -339,7 +340,7 @@ def meld_options(cards: tuple[Card, ...], must: Card = "") -> tuple[MeldCards, .
             continue
         for size in range(3, len(group) + 1):
             for combo in combinations(group, size):
-                if must and must not in combo:
+                if (must and must not in combo) or not could_meld(combo, RUMMY):
                     continue
                 for way in arrangements(combo, RUMMY):
                     found[_spec(way)] = None
