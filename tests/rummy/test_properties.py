@@ -6,6 +6,7 @@ import dataclasses
 import random
 from collections import Counter
 from collections.abc import Iterator
+from itertools import combinations
 from typing import Any
 
 from game_invariants import (
@@ -20,8 +21,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from croupier.engine.game import CommandError, Context, fold
+from croupier.engine.meld_solver import RUMMY, arrangements
 from croupier.engine.rummy import RummyGame, moves
-from croupier.engine.rummy.cards import deck
+from croupier.engine.rummy.cards import deck, sort_cards
 from croupier.engine.rummy.events import (
     CardDrawn,
     Discard,
@@ -135,6 +137,31 @@ def accepted(state: RummyState, seat: int, command: RummyCommand) -> bool:
     return True
 
 
+def validates(state: RummyState, seat: int, command: RummyCommand) -> bool:
+    try:
+        GAME.validate(state, seat, command)
+    except CommandError:
+        return False
+    return True
+
+
+# The meld sizes tried exhaustively (every subset of the hand that size, every arrangement).
+SMALL_MELDS = range(3, 5)
+
+
+def every_small_meld(state: RummyState, seat: int) -> Iterator[RummyCommand]:
+    """Every lay-down of one meld of three or four hand cards, and every take of the discard into
+    such a meld, in every arrangement the solver finds: the generator must skip none it accepts."""
+    hand, top = state.hands[seat], state.discard_top
+    for size in SMALL_MELDS:
+        for cards in combinations(hand, size):
+            for way in arrangements(cards, RUMMY):
+                yield LayDown((MeldCards(sort_cards(way.cards), way.jokers),))
+        for cards in combinations(hand, size - 1) if top else ():
+            for way in arrangements(cards + (top,), RUMMY):
+                yield TakeDiscard((MeldCards(sort_cards(way.cards), way.jokers),))
+
+
 def check_step(state: RummyState, rng: random.Random, seen: set[str]) -> None:
     everything = (
         [c for h in state.hands for c in h]
@@ -152,6 +179,11 @@ def check_step(state: RummyState, rng: random.Random, seen: set[str]) -> None:
         for command in syntactic_commands(rng, state, who, legal):
             if atomic(command):
                 assert accepted(state, who, command) == (
+                    moves.canonical(state, command) in canon
+                ), (who, command)
+        if who == state.turn and rng.random() < 0.3:
+            for command in every_small_meld(state, who):
+                assert validates(state, who, command) == (
                     moves.canonical(state, command) in canon
                 ), (who, command)
         view = GAME.view(state, who)
