@@ -10,6 +10,7 @@ them and adds what follows by the seeds (a reshuffle, the sit-out shuffle, the n
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from itertools import combinations
 
 from croupier.engine.cards import SUITS, Card, is_card, is_joker, rank, sort_cards, suit
@@ -82,7 +83,9 @@ from croupier.engine.hoola.scoring import (
     table_settlement,
 )
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
-from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind, could_meld
+from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind, MeldRules, could_meld
+from croupier.engine.meld_solver import arrangements as solver_arrangements
+from croupier.engine.meld_solver import clear_cache as solver_clear_cache
 from croupier.engine.settlement import Factor
 from croupier.engine.shared import check_cards, check_jokers
 from croupier.engine.shuffle import shuffled
@@ -464,6 +467,9 @@ def _check_declare(state: HoolaState, seat: int, combination: Combination) -> No
 
 # --- legal moves ------------------------------------------------------------------------------
 
+# The hands whose meld candidates are kept (a table's hands over a few turns).
+HANDS_KEPT = 1024
+
 
 def _subsets(cards: tuple[Card, ...], sizes: range) -> Iterator[tuple[Card, ...]]:
     for size in sizes:
@@ -475,10 +481,16 @@ def _jokers_of(uses: tuple[JokerAs, ...], cards: tuple[Card, ...]) -> tuple[Joke
     return tuple(use for use in uses if use.joker in cards)
 
 
-def _meld_candidates(hand: tuple[Card, ...], rules: HoolaRules) -> list[tuple[Card, ...]]:
+def _meld_candidates(hand: tuple[Card, ...], rules: HoolaRules) -> tuple[tuple[Card, ...], ...]:
     """Subsets of the hand that could be melds: cards of one rank, or of one suit, with jokers
-    (and close enough in rank for a run: the solver is asked only about those)."""
-    shape = meld_rules(rules)
+    (and close enough in rank for a run: the solver is asked only about those). They depend on
+    the hand's cards only, not their order, and a hand is asked about again and again (every
+    legal-move list of the turn): they are kept."""
+    return _meld_candidates_of(sort_cards(hand), meld_rules(rules))
+
+
+@lru_cache(maxsize=HANDS_KEPT)
+def _meld_candidates_of(hand: tuple[Card, ...], shape: MeldRules) -> tuple[tuple[Card, ...], ...]:
     naturals = [c for c in hand if not is_joker(c)]
     jokers = tuple(c for c in hand if is_joker(c))
     groups = {("rank", rank(c)) for c in naturals} | {("suit", suit(c)) for c in naturals}
@@ -492,14 +504,29 @@ def _meld_candidates(hand: tuple[Card, ...], rules: HoolaRules) -> list[tuple[Ca
             for cards in _subsets(members, range(1, len(members) + 1))
             if could_meld(cards, shape)
         )
-    position = {card: i for i, card in enumerate(sort_cards(hand))}
-    return sorted(found, key=lambda cards: (len(cards), [position[c] for c in cards]))
+    position = {card: i for i, card in enumerate(hand)}
+    return tuple(sorted(found, key=lambda cards: (len(cards), [position[c] for c in cards])))
+
+
+def clear_cache() -> None:
+    """Forget every meld found so far (the solver's and the candidates kept here): the next
+    legal-move list is worked out from scratch, as when timing it."""
+    solver_clear_cache()
+    _meld_candidates_of.cache_clear()
+    _thank_yous.cache_clear()
 
 
 def _thank_you_candidates(state: HoolaState, hand: tuple[Card, ...]) -> Iterator[HoolaCommand]:
     top = state.discard_top
     if top is None:
         return
+    yield from _thank_yous(sort_cards(hand), top, meld_rules(state.rules))
+
+
+@lru_cache(maxsize=HANDS_KEPT)
+def _thank_yous(hand: tuple[Card, ...], top: Card, shape: MeldRules) -> tuple[ThankYou, ...]:
+    """Every way to take ``top`` into a new meld with cards of ``hand`` (in deck order): kept, as
+    every seat that may claim the discard is asked about it until the next take."""
     # A meld holding the top card shares its rank (a set) or its suit (a run), or it is a joker's
     # meld: every card of the hand may be in it.
     fitting = tuple(
@@ -507,12 +534,13 @@ def _thank_you_candidates(state: HoolaState, hand: tuple[Card, ...]) -> Iterator
         for c in hand
         if is_joker(top) or is_joker(c) or rank(c) == rank(top) or suit(c) == suit(top)
     )
-    shape = meld_rules(state.rules)
+    found = []
     for cards in _subsets(fitting, range(len(fitting) + 1)):
         if not could_meld(cards + (top,), shape):
             continue
-        for way in arrangements(cards + (top,), state.rules):
-            yield ThankYou(cards, _jokers_of(way.jokers, cards + (top,)))
+        for way in solver_arrangements(cards + (top,), shape):
+            found.append(ThankYou(cards, _jokers_of(way.jokers, cards + (top,))))
+    return tuple(found)
 
 
 def _stop_and_declarations() -> Iterator[HoolaCommand]:

@@ -52,14 +52,14 @@ def test_legal_moves_play_phase(benchmark) -> None:
 # The meld solver keeps its answers; "cold" times a legal-move list with none kept (a server asks
 # again after every move, when most of a hand's subsets were asked about the move before).
 def test_legal_moves_take_phase_cold(benchmark) -> None:
-    from croupier.engine.meld_solver import clear_cache
+    from croupier.engine.hoola.moves import clear_cache
 
     state = next(s for s in STATES[5:] if s.phase is Phase.TAKE)
     benchmark(lambda: (clear_cache(), GAME.legal_commands(state, state.turn)))
 
 
 def test_legal_moves_play_phase_cold(benchmark) -> None:
-    from croupier.engine.meld_solver import clear_cache
+    from croupier.engine.hoola.moves import clear_cache
 
     benchmark(lambda: (clear_cache(), GAME.legal_commands(MIDGAME, MIDGAME.turn)))
 
