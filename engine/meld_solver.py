@@ -230,8 +230,9 @@ def arrangements(
 
 
 # Legal-move lists ask the solver about the same few cards again and again (every subset of a hand
-# that changes by a card a turn, then validation of each candidate found): its answers are kept.
-ARRANGEMENTS_MEMO = 1 << 16
+# that changes by a card a turn, then validation of each candidate found): its answers are kept,
+# the most recent of them (about ten megabytes when full, measured).
+ARRANGEMENTS_MEMO = 1 << 15
 
 
 @lru_cache(maxsize=ARRANGEMENTS_MEMO)
