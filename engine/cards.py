@@ -47,12 +47,24 @@ def is_joker(card: Card) -> bool:
 
 def rank(card: Card) -> int:
     """1 (ace) to 13 (king); 0 for a joker."""
-    return 0 if is_joker(card) else RANKS.index(card[0]) + 1
+    try:
+        return _RANK_OF[card]  # every meld check asks: a lookup for the codes of the decks
+    except (KeyError, TypeError):
+        return 0 if is_joker(card) else RANKS.index(card[0]) + 1
 
 
 def suit(card: Card) -> str:
     """``"S"``, ``"H"``, ``"D"`` or ``"C"``; empty for a joker."""
-    return "" if is_joker(card) else card[1]
+    try:
+        return _SUIT_OF[card]
+    except (KeyError, TypeError):
+        return "" if is_joker(card) else card[1]
+
+
+# The codes of one deck and of two (a copy number after the code: "7S1"), and up to four jokers.
+_CODES = [r + s + copy for s in SUITS for r in RANKS for copy in ("", "1", "2")]
+_RANK_OF = {code: RANKS.index(code[0]) + 1 for code in _CODES} | {f"JK{n}": 0 for n in range(1, 5)}
+_SUIT_OF = {code: code[1] for code in _CODES} | {f"JK{n}": "" for n in range(1, 5)}
 
 
 def is_card(code: str, jokers: int = 0) -> bool:

@@ -100,6 +100,11 @@ class Game(Protocol, Generic[R, S, E, C]):
     def legal_commands(self, state: S, seat: int) -> list[C]:
         """Every command ``decide`` accepts from ``seat`` now, in a stable order."""
 
+    def to_act(self, state: S) -> tuple[int, ...]:
+        """The seats with at least one legal command now, in seat order: exactly the seats whose
+        :meth:`legal_commands` is not empty, read from the phase (whose turn, who may claim or
+        call the next round) rather than by generating moves."""
+
     def label(self, state: S, command: C) -> str:
         """The command in words for people, as it would play in ``state``."""
         ...

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
-from itertools import combinations, permutations
+from itertools import combinations, pairwise, permutations
 
 from croupier.engine.cards import RANKS, SUITS, Card, is_joker, rank, suit
 
@@ -222,22 +222,71 @@ def arrangements(
     ``named`` fixes what jokers stand for; a named card that fits nowhere leaves no arrangement.
     """
     cards = tuple(cards)
-    named = dict(named or {})
+    naming = tuple((named or {}).items())
+    try:
+        return list(_arrangements(cards, rules, naming))
+    except TypeError:  # an unhashable card (a malformed command): worked out without the memo
+        return list(_arrangements.__wrapped__(cards, rules, naming))
+
+
+# Legal-move lists ask the solver about the same few cards again and again (every subset of a hand
+# that changes by a card a turn, then validation of each candidate found): its answers are kept,
+# the most recent of them (about ten megabytes when full, measured).
+ARRANGEMENTS_MEMO = 1 << 15
+
+
+@lru_cache(maxsize=ARRANGEMENTS_MEMO)
+def _arrangements(
+    cards: tuple[Card, ...], rules: MeldRules, naming: tuple[tuple[Card, Card], ...]
+) -> tuple[Meld, ...]:
+    named = dict(naming)
     if not cards or len(set(cards)) != len(cards) or any(j not in cards for j in named):
-        return []
+        return ()
     jokers = [c for c in cards if is_joker(c)]
     naturals = [c for c in cards if not is_joker(c)]
     if not naturals:
-        return []
+        return ()
     one_seven = len(naturals) == 1 and rank(naturals[0]) == SEVEN
     if rules.lone_seven and one_seven and not jokers:
-        return [Meld(MeldKind.LONE_SEVEN, cards)]
+        return (Meld(MeldKind.LONE_SEVEN, cards),)
     if len(naturals) < rules.min_naturals and not (
         rules.two_card_sevens and one_seven and len(cards) == 2
     ):
-        return []
+        return ()
     a_set = _set(naturals, jokers, rules, named)
-    return runs(naturals, jokers, rules, named) + ([a_set] if a_set is not None else [])
+    return (*runs(naturals, jokers, rules, named), *([a_set] if a_set is not None else []))
+
+
+def could_meld(cards: Iterable[Card], rules: MeldRules) -> bool:
+    """A quick test that is ``False`` only when the cards make no meld (:func:`arrangements` is
+    empty), so that legal-move generation asks the solver only about cards that might: a meld's
+    natural cards share a rank (a set), or a suit with ranks all different and close enough for a
+    run of all the cards to span them (an ace low, high or, with ``ace_wrap``, on the circle)."""
+    cards = tuple(cards)
+    naturals = [c for c in cards if not is_joker(c)]
+    if not naturals:
+        return False
+    if len({rank(c) for c in naturals}) == 1:
+        return True
+    if len({suit(c) for c in naturals}) != 1:
+        return False
+    values = sorted({rank(c) for c in naturals})
+    if len(values) != len(naturals):
+        return False
+    return _shortest_span(values, rules) <= len(cards)
+
+
+def _shortest_span(values: list[int], rules: MeldRules) -> int:
+    """How many consecutive ranks the shortest stretch holding every value covers (``values``
+    sorted, distinct; an ace is 1 and may also be high)."""
+    if rules.ace_wrap:
+        gaps = [b - a for a, b in pairwise(values)]
+        gaps.append(values[0] + SUIT_LENGTH - values[-1])
+        return SUIT_LENGTH - max(gaps) + 1
+    span = values[-1] - values[0] + 1
+    if rules.ace_high and values[0] == 1 and len(values) > 1:
+        span = min(span, HIGH_ACE - values[1] + 1)
+    return span
 
 
 def arrange(
@@ -337,9 +386,10 @@ def best_melds(hand: Iterable[Card], rules: MeldRules) -> tuple[tuple[Meld, ...]
 
 
 def clear_cache() -> None:
-    """Forget the best arrangements found so far (they are memoized): the solver works from
-    scratch again, as when timing it."""
+    """Forget the best arrangements and the melds found so far (they are memoized): the solver
+    works from scratch again, as when timing it."""
     _best.cache_clear()
+    _arrangements.cache_clear()
 
 
 @lru_cache(maxsize=8192)

@@ -3,8 +3,9 @@ joker namings a command carries, and the first dealer's draw."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from croupier.engine.cards import Card, is_joker
 from croupier.engine.cards import is_card as is_face
@@ -27,6 +28,33 @@ M = TypeVar("M", bound=Identified)
 
 
 # --- states -------------------------------------------------------------------------------------
+
+
+def replaced(state: T, /, **changes: Any) -> T:
+    """A frozen dataclass ``state`` with ``changes`` to its fields: what ``dataclasses.replace``
+    makes, several times faster (a fold replaces a state once or twice per event). It copies the
+    fields as they are instead of calling ``__init__`` anew, which is the same for the engine's
+    states: plain frozen dataclasses, no ``__post_init__``, no ``InitVar``, no slots."""
+    kind = type(state)
+    unknown = changes.keys() - _field_names(kind)
+    if unknown:
+        raise TypeError(f"{type(state).__name__} has no field {', '.join(sorted(unknown))}")
+    new = object.__new__(kind)
+    fields = new.__dict__
+    fields.update(state.__dict__)
+    fields.update(changes)
+    return new
+
+
+# The field names of each state class, once.
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
+
+
+def _field_names(kind: type) -> frozenset[str]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = frozenset(f.name for f in dataclasses.fields(kind))
+    return names
 
 
 def replace_at(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:

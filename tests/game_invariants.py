@@ -68,6 +68,13 @@ def assert_next_deadline_is_exact(game: Any, state: Any) -> None:
         assert game.advance(state, deadline) != []
 
 
+def assert_to_act_is_exact(game: Any, state: Any) -> None:
+    """``to_act``, read from the phase, names exactly the seats with a legal command (its slow
+    definition), in seat order."""
+    slow = tuple(seat for seat in range(state.seats) if game.legal_commands(state, seat))
+    assert game.to_act(state) == slow, (state.phase, slow)
+
+
 def assert_replay_reproduces(
     game: Any,
     rules: Any,

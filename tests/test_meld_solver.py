@@ -14,9 +14,12 @@ from croupier.engine.meld_solver import (
     GIN,
     RUMMY,
     MeldKind,
+    MeldRules,
     arrange,
+    arrangements,
     best_melds,
     candidate_melds,
+    could_meld,
     deadwood,
     deadwood_value,
     extend,
@@ -152,3 +155,31 @@ def test_best_melds_partition_the_hand_and_leave_the_least(hand: list[str]) -> N
     assert sorted(used + list(left)) == sorted(hand)
     assert all(arrange(m.cards, GIN) is not None for m in melds)
     assert sum(map(deadwood_value, left)) == brute_force(hand)
+
+
+SHAPES = [
+    RUMMY,
+    GIN,
+    MeldRules(ace_high=False, adjacent_jokers=True, lone_seven=True, two_card_sevens=True),
+    MeldRules(ace_wrap=True, adjacent_jokers=True, lone_seven=True, two_card_sevens=True),
+]
+
+
+@given(
+    st.lists(st.sampled_from(standard_deck(2)), min_size=1, max_size=7, unique=True),
+    st.sampled_from(SHAPES),
+)
+def test_could_meld_is_false_only_for_cards_that_make_no_meld(cards: list[str], rules) -> None:
+    """Legal-move generation skips the cards ``could_meld`` rules out: they must make no meld."""
+    if not could_meld(cards, rules):
+        assert arrangements(cards, rules) == []
+
+
+@pytest.mark.parametrize("rules", SHAPES)
+def test_could_meld_keeps_every_run_of_one_suit(rules) -> None:
+    """Every stretch of a suit, with a joker or two in it, passes the quick test."""
+    suit = [r + "H" for r in "A23456789TJQK"]
+    for size in range(2, 6):
+        for cards in combinations(suit + ["JK1", "JK2"], size):
+            if arrangements(cards, rules):
+                assert could_meld(cards, rules), cards

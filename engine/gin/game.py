@@ -95,6 +95,9 @@ class GinGame(PresetRules[GinRules]):
     def legal_commands(self, state: GinState, seat: int) -> list[GinCommand]:
         return moves.legal_commands(state, seat)
 
+    def to_act(self, state: GinState) -> tuple[int, ...]:
+        return moves.to_act(state)
+
     def is_finished(self, state: GinState) -> bool:
         return state.phase is Phase.MATCH_OVER
 

@@ -246,6 +246,20 @@ def legal_commands(state: GinState, seat: int) -> list[GinCommand]:
     return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
 
 
+def to_act(state: GinState) -> tuple[int, ...]:
+    """The seats with a legal command (:func:`legal_commands` not empty), from the phase: either
+    seat may deal the next hand; otherwise the seat to act, which can always draw or pass, end
+    its lay-offs, or discard a card other than the one it just took."""
+    match state.phase:
+        case Phase.HAND_OVER:
+            return tuple(range(state.seats))
+        case Phase.FIRST_UPCARD | Phase.DRAW | Phase.LAY_OFF:
+            return (state.turn,)
+        case Phase.DISCARD if any(c != state.taken for c in state.hands[state.turn]):
+            return (state.turn,)
+    return ()
+
+
 def decide(state: GinState, seat: int, command: GinCommand, ctx: Context) -> list[GinEvent]:
     """The events ``command`` produces; raises like :func:`validate`."""
     events = _checked_events(state, seat, command)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.cards import Card
@@ -21,7 +21,7 @@ from croupier.engine.gin.events import (
 )
 from croupier.engine.gin.rules import GinRules
 from croupier.engine.meld_solver import Meld
-from croupier.engine.shared import replace_at, without
+from croupier.engine.shared import replace_at, replaced, without
 
 
 class Phase(Enum):
@@ -79,13 +79,13 @@ def evolve(state: GinState, event: GinEvent) -> GinState:
     """The state after ``event``. Pure; never fails on an event ``decide`` produced."""
     match event:
         case MatchStarted(rules=rules, seats=seats, commitment=commitment, client_seeds=seeds):
-            return replace(
+            return replaced(
                 state, rules=rules, seats=seats, commitment=commitment, client_seeds=seeds
             )
         case HandDealt(
             hand=number, dealer=dealer, hands=hands, upcard=upcard, stock=stock, totals=totals
         ):
-            return replace(
+            return replaced(
                 state,
                 hand=number,
                 dealer=dealer,
@@ -105,29 +105,29 @@ def evolve(state: GinState, event: GinEvent) -> GinState:
         case UpcardPassed(seat=seat):
             passes = state.passes + 1
             if passes == 2:  # both passed: the non-dealer draws from the stock
-                return replace(
+                return replaced(
                     state,
                     passes=passes,
                     turn=state.non_dealer,
                     phase=Phase.DRAW,
                     upcard_refused=True,
                 )
-            return replace(state, passes=passes, turn=state.other(seat))
+            return replaced(state, passes=passes, turn=state.other(seat))
         case CardDrawn(seat=seat, card=card, from_discard=from_discard):
             if from_discard:
                 taken = state.discards[-1]
-                state = replace(state, discards=state.discards[:-1], taken=taken)
+                state = replaced(state, discards=state.discards[:-1], taken=taken)
             else:
                 taken = card if card is not None else state.stock[0]
-                state = replace(state, stock=state.stock[1:], taken=None)
-            return replace(
+                state = replaced(state, stock=state.stock[1:], taken=None)
+            return replaced(
                 state,
                 hands=replace_at(state.hands, seat, state.hands[seat] + (taken,)),
                 phase=Phase.DISCARD,
                 upcard_refused=False,
             )
         case CardDiscarded(seat=seat, card=card):
-            return replace(
+            return replaced(
                 state,
                 hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
                 discards=state.discards + (card,),
@@ -142,7 +142,7 @@ def evolve(state: GinState, event: GinEvent) -> GinState:
                 else state.hands
             )
             discards = state.discards + (card,) if card else state.discards
-            return replace(
+            return replaced(
                 state,
                 hands=held,
                 discards=discards,
@@ -153,7 +153,7 @@ def evolve(state: GinState, event: GinEvent) -> GinState:
                 taken=None,
             )
         case CardLaidOff(seat=seat, card=card, meld=index, after=after):
-            return replace(
+            return replaced(
                 state,
                 hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
                 table=replace_at(state.table, index, after),
@@ -161,7 +161,7 @@ def evolve(state: GinState, event: GinEvent) -> GinState:
         case LayOffsEnded():
             return state
         case HandEnded(totals=totals):
-            return replace(state, phase=Phase.HAND_OVER, result=event, totals=totals)
+            return replaced(state, phase=Phase.HAND_OVER, result=event, totals=totals)
         case MatchEnded():
-            return replace(state, phase=Phase.MATCH_OVER, ended=event)
+            return replaced(state, phase=Phase.MATCH_OVER, ended=event)
     raise TypeError(f"not a Gin Rummy event: {event!r}")

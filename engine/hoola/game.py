@@ -109,6 +109,9 @@ class HoolaGame(PresetRules[HoolaRules]):
     def legal_commands(self, state: HoolaState, seat: int) -> list[HoolaCommand]:
         return moves.legal_commands(state, seat)
 
+    def to_act(self, state: HoolaState) -> tuple[int, ...]:
+        return moves.to_act(state)
+
     def is_finished(self, state: HoolaState) -> bool:
         return state.phase is Phase.TABLE_CLOSED
 

@@ -36,11 +36,26 @@ class TableMeld:
 Arranged = Meld
 
 
-@lru_cache(maxsize=64)
 def meld_rules(rules: HoolaRules) -> MeldRules:
     """Hoola's melds for the solver (RULES.md §1.3 and its decisions): runs with ``ace_wrap`` or
     ``ace_low_only`` as the rules say and jokers side by side allowed; sevens special (a lone 7,
     two-card melds holding a 7); a set's jokers named by rank only; two naturals in a new meld."""
+    # Every meld check asks, always with a game's one rule set: hashing its forty options for the
+    # memo each time costs more than the check, so the last answer is kept by identity.
+    global _latest
+    latest = _latest
+    if latest is not None and latest[0] is rules:
+        return latest[1]
+    found = _meld_rules(rules)
+    _latest = (rules, found)
+    return found
+
+
+_latest: tuple[HoolaRules, MeldRules] | None = None
+
+
+@lru_cache(maxsize=64)
+def _meld_rules(rules: HoolaRules) -> MeldRules:
     return MeldRules(
         ace_high=not rules.ace_low_only,
         ace_wrap=rules.ace_wrap,

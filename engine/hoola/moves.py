@@ -10,10 +10,17 @@ them and adds what follows by the seeds (a reshuffle, the sit-out shuffle, the n
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from itertools import combinations
 
 from croupier.engine.cards import SUITS, Card, is_card, is_joker, rank, sort_cards, suit
-from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
+from croupier.engine.game import (
+    CommandError,
+    Context,
+    IllegalCommand,
+    MalformedCommand,
+    accepted,
+)
 from croupier.engine.hoola.deal import HAND_SIZE, deal
 from croupier.engine.hoola.events import (
     BindSevens,
@@ -58,9 +65,15 @@ from croupier.engine.hoola.melds import (
     extend,
     extensions,
     hand_value,
+    meld_rules,
     plain_sum,
 )
-from croupier.engine.hoola.rules import MAX_PLAYERS, ClaimPriority, ThankYouPenaltyScope
+from croupier.engine.hoola.rules import (
+    MAX_PLAYERS,
+    ClaimPriority,
+    HoolaRules,
+    ThankYouPenaltyScope,
+)
 from croupier.engine.hoola.scoring import (
     HoolaOutcome,
     Liability,
@@ -70,7 +83,9 @@ from croupier.engine.hoola.scoring import (
     table_settlement,
 )
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
-from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind
+from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind, MeldRules, could_meld
+from croupier.engine.meld_solver import arrangements as solver_arrangements
+from croupier.engine.meld_solver import clear_cache as solver_clear_cache
 from croupier.engine.settlement import Factor
 from croupier.engine.shared import check_cards, check_jokers
 from croupier.engine.shuffle import shuffled
@@ -452,6 +467,9 @@ def _check_declare(state: HoolaState, seat: int, combination: Combination) -> No
 
 # --- legal moves ------------------------------------------------------------------------------
 
+# The hands whose meld candidates are kept (a table's hands over a few turns).
+HANDS_KEPT = 1024
+
 
 def _subsets(cards: tuple[Card, ...], sizes: range) -> Iterator[tuple[Card, ...]]:
     for size in sizes:
@@ -463,8 +481,16 @@ def _jokers_of(uses: tuple[JokerAs, ...], cards: tuple[Card, ...]) -> tuple[Joke
     return tuple(use for use in uses if use.joker in cards)
 
 
-def _meld_candidates(hand: tuple[Card, ...]) -> list[tuple[Card, ...]]:
-    """Subsets of the hand that could be melds: cards of one rank, or of one suit, with jokers."""
+def _meld_candidates(hand: tuple[Card, ...], rules: HoolaRules) -> tuple[tuple[Card, ...], ...]:
+    """Subsets of the hand that could be melds: cards of one rank, or of one suit, with jokers
+    (and close enough in rank for a run: the solver is asked only about those). They depend on
+    the hand's cards only, not their order, and a hand is asked about again and again (every
+    legal-move list of the turn): they are kept."""
+    return _meld_candidates_of(sort_cards(hand), meld_rules(rules))
+
+
+@lru_cache(maxsize=HANDS_KEPT)
+def _meld_candidates_of(hand: tuple[Card, ...], shape: MeldRules) -> tuple[tuple[Card, ...], ...]:
     naturals = [c for c in hand if not is_joker(c)]
     jokers = tuple(c for c in hand if is_joker(c))
     groups = {("rank", rank(c)) for c in naturals} | {("suit", suit(c)) for c in naturals}
@@ -473,14 +499,34 @@ def _meld_candidates(hand: tuple[Card, ...]) -> list[tuple[Card, ...]]:
         members = (
             tuple(c for c in naturals if (rank(c) if key == "rank" else suit(c)) == value) + jokers
         )
-        found.update(_subsets(members, range(1, len(members) + 1)))
-    return sorted(found, key=lambda cards: (len(cards), [sort_cards(hand).index(c) for c in cards]))
+        found.update(
+            cards
+            for cards in _subsets(members, range(1, len(members) + 1))
+            if could_meld(cards, shape)
+        )
+    position = {card: i for i, card in enumerate(hand)}
+    return tuple(sorted(found, key=lambda cards: (len(cards), [position[c] for c in cards])))
+
+
+def clear_cache() -> None:
+    """Forget every meld found so far (the solver's and the candidates kept here): the next
+    legal-move list is worked out from scratch, as when timing it."""
+    solver_clear_cache()
+    _meld_candidates_of.cache_clear()
+    _thank_yous.cache_clear()
 
 
 def _thank_you_candidates(state: HoolaState, hand: tuple[Card, ...]) -> Iterator[HoolaCommand]:
     top = state.discard_top
     if top is None:
         return
+    yield from _thank_yous(sort_cards(hand), top, meld_rules(state.rules))
+
+
+@lru_cache(maxsize=HANDS_KEPT)
+def _thank_yous(hand: tuple[Card, ...], top: Card, shape: MeldRules) -> tuple[ThankYou, ...]:
+    """Every way to take ``top`` into a new meld with cards of ``hand`` (in deck order): kept, as
+    every seat that may claim the discard is asked about it until the next take."""
     # A meld holding the top card shares its rank (a set) or its suit (a run), or it is a joker's
     # meld: every card of the hand may be in it.
     fitting = tuple(
@@ -488,9 +534,19 @@ def _thank_you_candidates(state: HoolaState, hand: tuple[Card, ...]) -> Iterator
         for c in hand
         if is_joker(top) or is_joker(c) or rank(c) == rank(top) or suit(c) == suit(top)
     )
+    found = []
     for cards in _subsets(fitting, range(len(fitting) + 1)):
-        for way in arrangements(cards + (top,), state.rules):
-            yield ThankYou(cards, _jokers_of(way.jokers, cards + (top,)))
+        if not could_meld(cards + (top,), shape):
+            continue
+        for way in solver_arrangements(cards + (top,), shape):
+            found.append(ThankYou(cards, _jokers_of(way.jokers, cards + (top,))))
+    return tuple(found)
+
+
+def _stop_and_declarations() -> Iterator[HoolaCommand]:
+    yield Stop()
+    for combination in Combination:
+        yield Declare(combination)
 
 
 def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
@@ -502,13 +558,12 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
     elif state.phase is Phase.TAKE and seat != state.turn:
         yield from _thank_you_candidates(state, hand)  # a battle Hoola claim
     elif state.phase is Phase.TAKE:
-        yield Stop()
-        for combination in Combination:
-            yield Declare(combination)
+        yield from _stop_and_declarations()
         yield Draw()
         yield from _thank_you_candidates(state, hand)
     elif state.phase is Phase.PLAY:
-        for cards in _meld_candidates(hand):
+        shape = meld_rules(state.rules)
+        for cards in _meld_candidates(hand, state.rules):
             for way in arrangements(cards, state.rules):
                 yield Meld(cards, _jokers_of(way.jokers, cards))
         sevens = tuple(c for c in hand if rank(c) == SEVEN)
@@ -516,11 +571,15 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
             if meld.kind is MeldKind.LONE_SEVEN:
                 for pair in _subsets(sevens, range(2, 3)):
                     yield BindSevens(meld.id, pair)
-        for meld in state.melds:
+        # Lay-offs come after one's own first meld (validation refuses them before): until then
+        # the solver is not asked about them.
+        for meld in state.melds if state.melded[seat] else ():
             ranks = {rank(c) for c in meld.cards}
             suits = {suit(c) for c in meld.cards}
             fitting = tuple(c for c in hand if rank(c) in ranks or suit(c) in suits or is_joker(c))
             for cards in _subsets(fitting, range(1, len(fitting) + 1)):
+                if not could_meld(meld.cards + cards, shape):
+                    continue
                 for after in extensions(meld, cards, state.rules):
                     yield LayOff(meld.id, cards, _jokers_of(after.jokers, cards))
         for card in sort_cards(hand):
@@ -536,6 +595,46 @@ def legal_commands(state: HoolaState, seat: int) -> list[HoolaCommand]:
     ):
         return []
     return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
+
+
+def to_act(state: HoolaState) -> tuple[int, ...]:
+    """The seats with a legal command (:func:`legal_commands` not empty), in seat order, from the
+    phase: every seat after a round; the seat asked whether it plays; the seat to act (in the
+    take phase unless claims on the discard leave it only a thank-you it cannot make); and in
+    battle Hoola each seat that may still claim the discard and has a meld to take it into."""
+    match state.phase:
+        case Phase.ROUND_OVER:
+            return tuple(range(state.seats))
+        case Phase.CHOOSING:
+            return (state.turn,)
+        case Phase.PLAY:
+            return (state.turn,) if state.hands[state.turn] else ()
+        case Phase.TAKE:
+            return tuple(s for s in range(state.seats) if _may_take(state, s))
+    return ()
+
+
+def _may_take(state: HoolaState, seat: int) -> bool:
+    """Whether ``seat`` has a legal command in the take phase. The seat to act can draw while the
+    stock holds cards and no claim waits (a waiting claim leaves it only a thank-you); with no
+    stock it may still stop or declare. Else it, or a claimant, needs a thank-you: the first one
+    found will do."""
+    if seat == state.turn:
+        if not state.claims and (
+            state.stock or any(_accepts(state, seat, c) for c in _stop_and_declarations())
+        ):
+            return True
+    elif not claim_open(state, seat):
+        return False
+    return any(_accepts(state, seat, c) for c in _thank_you_candidates(state, state.hands[seat]))
+
+
+def _accepts(state: HoolaState, seat: int, command: HoolaCommand) -> bool:
+    try:
+        validate(state, seat, command)
+    except CommandError:
+        return False
+    return True
 
 
 def canonical(state: HoolaState, command: HoolaCommand) -> HoolaCommand:

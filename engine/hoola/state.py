@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.cards import Card
@@ -28,7 +28,7 @@ from croupier.engine.hoola.events import (
 )
 from croupier.engine.hoola.melds import TableMeld
 from croupier.engine.hoola.rules import HoolaRules
-from croupier.engine.shared import placed, replace_at, without
+from croupier.engine.shared import placed, replace_at, replaced, without
 
 
 class Phase(Enum):
@@ -111,8 +111,8 @@ class HoolaState:
 
 
 def _put_down(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> HoolaState:
-    turn = replace(state.this_turn, put_down=state.this_turn.put_down + cards)
-    return replace(
+    turn = replaced(state.this_turn, put_down=state.this_turn.put_down + cards)
+    return replaced(
         state,
         hands=replace_at(state.hands, seat, without(state.hands[seat], cards)),
         this_turn=turn,
@@ -123,7 +123,7 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
     """The state after ``event``. Pure; never fails on an event ``decide`` produced."""
     match event:
         case GameStarted(rules=rules, seats=seats, commitment=commitment, client_seeds=seeds):
-            return replace(
+            return replaced(
                 state,
                 rules=rules,
                 seats=seats,
@@ -142,7 +142,7 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
             balances=balances,
         ):
             n = state.seats
-            state = replace(
+            state = replaced(
                 state,
                 round=round_no,
                 dealer=dealer,
@@ -168,45 +168,45 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
                 return state
             return _play_begins(state, tuple(range(n)), stock)
         case PlayDeclared(seat=seat):
-            return replace(
+            return replaced(
                 state,
                 players=tuple(sorted(state.players + (seat,))),
                 turn=state.next_seat_asked(seat),
             )
         case SatOut():
-            return replace(
+            return replaced(
                 state, sat_out=state.sat_out + (event,), turn=state.next_seat_asked(event.seat)
             )
         case PlayBegan(players=players, stock=stock):
             return _play_begins(state, players, stock)
         case CardDrawn(seat=seat, card=card):
             drawn = card if card is not None else state.stock[0]
-            return replace(
+            return replaced(
                 state,
                 stock=state.stock[1:],
                 phase=Phase.PLAY,
                 hands=replace_at(state.hands, seat, state.hands[seat] + (drawn,)),
-                this_turn=replace(state.this_turn, drawn=drawn),
+                this_turn=replaced(state.this_turn, drawn=drawn),
             )
         case ClaimMade(at_ms=at_ms):
             end = state.claim_window_end_ms if state.claims else at_ms + state.rules.claim_window_ms
-            return replace(state, claims=state.claims + (event,), claim_window_end_ms=end)
+            return replaced(state, claims=state.claims + (event,), claim_window_end_ms=end)
         case DiscardTaken(seat=seat, card=card, discarder=discarder, meld=meld):
-            state = replace(state, claims=(), claim_window_end_ms=0)
+            state = replaced(state, claims=(), claim_window_end_ms=0)
             if seat != state.turn:
                 # An out-of-turn claim (battle Hoola): play goes on from the claimant; the seats in
                 # between are skipped, and the skipped next player's turn never began.
                 started = replace_at(
                     state.turns_started, state.turn, state.turns_started[state.turn] - 1
                 )
-                state = replace(
+                state = replaced(
                     state,
                     turn=seat,
                     turns_started=replace_at(started, seat, started[seat] + 1),
                     this_turn=Turn(start_hand=state.hands[seat], melded_before=state.melded[seat]),
                 )
-            turn = replace(state.this_turn, thank_you_card=card, thank_you_discarder=discarder)
-            state = replace(
+            turn = replaced(state.this_turn, thank_you_card=card, thank_you_discarder=discarder)
+            state = replaced(
                 state,
                 discards=state.discards[:-1],
                 phase=Phase.PLAY,
@@ -216,7 +216,7 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
             )
             return _put_down(state, seat, tuple(c for c in meld.cards if c != card))
         case MeldMade(seat=seat, meld=meld):
-            state = replace(
+            state = replaced(
                 state, melds=placed(state.melds, meld), melded=replace_at(state.melded, seat, True)
             )
             return _put_down(state, seat, meld.cards)
@@ -224,9 +224,9 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
             CardsLaidOff(seat=seat, cards=cards, meld=meld)
             | SevensBound(seat=seat, cards=cards, meld=meld)
         ):
-            return _put_down(replace(state, melds=placed(state.melds, meld)), seat, cards)
+            return _put_down(replaced(state, melds=placed(state.melds, meld)), seat, cards)
         case CardDiscarded(seat=seat, card=card):
-            state = replace(
+            state = replaced(
                 state,
                 hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
                 discards=state.discards + (card,),
@@ -237,7 +237,7 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
             if not state.hands[seat] or (not state.stock and not may_reshuffle(state)):
                 return state  # the round ends with the next event
             nxt = state.next_seat(seat)
-            return replace(
+            return replaced(
                 state,
                 turn=nxt,
                 phase=Phase.TAKE,
@@ -245,14 +245,14 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
                 this_turn=Turn(start_hand=state.hands[nxt], melded_before=state.melded[nxt]),
             )
         case StockReshuffled(stock=stock, reshuffle=reshuffle):
-            return replace(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)
+            return replaced(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)
         case StopCalled() | CombinationDeclared():
             return state
         case RoundEnded(settlement=settlement):
             scores = tuple(a + b for a, b in zip(state.scores, settlement.net, strict=False))
-            return replace(state, phase=Phase.ROUND_OVER, result=event, scores=scores)
+            return replaced(state, phase=Phase.ROUND_OVER, result=event, scores=scores)
         case TableClosed():
-            return replace(state, phase=Phase.TABLE_CLOSED, closed=event)
+            return replaced(state, phase=Phase.TABLE_CLOSED, closed=event)
     raise TypeError(f"not a Hoola event: {event!r}")
 
 
@@ -260,7 +260,7 @@ def _play_begins(
     state: HoolaState, players: tuple[int, ...], stock: tuple[Card, ...]
 ) -> HoolaState:
     """The round's play starts with the first player from the dealer; sitters-out hold nothing."""
-    state = replace(
+    state = replaced(
         state,
         players=players,
         stock=stock,
@@ -268,7 +268,7 @@ def _play_begins(
         hands=tuple(h if s in players else () for s, h in enumerate(state.hands)),
     )
     first = state.in_turn_order(state.dealer)[0]
-    return replace(
+    return replaced(
         state,
         turn=first,
         turns_started=replace_at(state.turns_started, first, 1),

@@ -98,6 +98,9 @@ class KoiKoiGame(PresetRules[KoiKoiRules]):
     def legal_commands(self, state: KoiKoiState, seat: int) -> list[KoiKoiCommand]:
         return moves.legal_commands(state, seat)
 
+    def to_act(self, state: KoiKoiState) -> tuple[int, ...]:
+        return moves.to_act(state)
+
     def is_finished(self, state: KoiKoiState) -> bool:
         return state.phase is Phase.MATCH_OVER
 

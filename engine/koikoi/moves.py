@@ -187,8 +187,44 @@ def _candidates(state: KoiKoiState, seat: int) -> Iterator[KoiKoiCommand]:
 
 
 def legal_commands(state: KoiKoiState, seat: int) -> list[KoiKoiCommand]:
-    """Every command ``seat`` may submit now: the candidates that :func:`validate` accepts."""
+    """Every command ``seat`` may submit now: the candidates that :func:`validate` accepts.
+
+    A card played from the hand is refused only by the capture rule (:func:`_check_capture`):
+    what follows it (the turned card, the yaku) never refuses a play. So the plays of the seat to
+    act are checked by that rule alone instead of playing out each one's turn.
+    """
+    if state.phase is Phase.PLAY and seat == state.turn and 0 <= seat < state.seats:
+        return [
+            play
+            for play in _candidates(state, seat)
+            if isinstance(play, PlayCard) and _captures_as_the_rule_says(state, play)
+        ]
     return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
+
+
+def _captures_as_the_rule_says(state: KoiKoiState, play: PlayCard) -> bool:
+    try:
+        _check_capture(state.matches(play.card), play.capture, play.card)
+    except IllegalCommand:
+        return False
+    return True
+
+
+def to_act(state: KoiKoiState) -> tuple[int, ...]:
+    """The seats with a legal command (:func:`legal_commands` not empty), from the phase: any seat
+    may deal the next round; otherwise only the seat to act, while it has a card to play or a
+    capture to name."""
+    turn = state.turn
+    match state.phase:
+        case Phase.ROUND_OVER:
+            return tuple(range(state.seats))
+        case Phase.PLAY if state.hands[turn]:
+            return (turn,)
+        case Phase.CHOOSE_CAPTURE if state.turned is not None and state.matches(state.turned):
+            return (turn,)
+        case Phase.DECIDE:
+            return (turn,)
+    return ()
 
 
 # --- events -----------------------------------------------------------------------------------

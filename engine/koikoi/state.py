@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.koikoi.cards import Card, month
@@ -20,7 +20,7 @@ from croupier.engine.koikoi.events import (
     YakuFormed,
 )
 from croupier.engine.koikoi.rules import KoiKoiRules
-from croupier.engine.shared import replace_at
+from croupier.engine.shared import replace_at, replaced
 
 
 class Phase(Enum):
@@ -74,28 +74,28 @@ class KoiKoiState:
 def _take(state: KoiKoiState, seat: int, card: Card, captured: tuple[Card, ...]) -> KoiKoiState:
     """``card`` takes ``captured`` from the field into ``seat``'s pile, or joins the field."""
     if not captured:
-        return replace(state, field=state.field + (card,))
+        return replaced(state, field=state.field + (card,))
     field = tuple(c for c in state.field if c not in captured)
     pile = state.captured[seat] + (card,) + captured
-    return replace(state, field=field, captured=replace_at(state.captured, seat, pile))
+    return replaced(state, field=field, captured=replace_at(state.captured, seat, pile))
 
 
 def _pass_turn(state: KoiKoiState, seat: int) -> KoiKoiState:
     nxt = state.other(seat)
-    return replace(state, turn=nxt, phase=Phase.PLAY, turned=None, turn_start=state.captured[nxt])
+    return replaced(state, turn=nxt, phase=Phase.PLAY, turned=None, turn_start=state.captured[nxt])
 
 
 def evolve(state: KoiKoiState, event: KoiKoiEvent) -> KoiKoiState:
     """The state after ``event``. Pure; never fails on an event ``decide`` produced."""
     match event:
         case MatchStarted(rules=rules, seats=seats, commitment=commitment, client_seeds=seeds):
-            return replace(
+            return replaced(
                 state, rules=rules, seats=seats, commitment=commitment, client_seeds=seeds
             )
         case RoundDealt(
             round=round_no, dealer=dealer, hands=hands, field=field, stock=stock, totals=totals
         ):
-            return replace(
+            return replaced(
                 state,
                 round=round_no,
                 dealer=dealer,
@@ -112,7 +112,7 @@ def evolve(state: KoiKoiState, event: KoiKoiEvent) -> KoiKoiState:
                 result=None,
             )
         case CardPlayed(seat=seat, card=card, captured=captured):
-            state = replace(
+            state = replaced(
                 state,
                 hands=replace_at(
                     state.hands, seat, tuple(c for c in state.hands[seat] if c != card)
@@ -120,21 +120,21 @@ def evolve(state: KoiKoiState, event: KoiKoiEvent) -> KoiKoiState:
             )
             return _take(state, seat, card, captured)
         case CardTurned(seat=seat, card=card, captured=captured, awaiting_choice=waiting):
-            state = replace(state, stock=state.stock[1:])
+            state = replaced(state, stock=state.stock[1:])
             if waiting:
-                return replace(state, phase=Phase.CHOOSE_CAPTURE, turned=card)
+                return replaced(state, phase=Phase.CHOOSE_CAPTURE, turned=card)
             return _pass_turn(_take(state, seat, card, captured), seat)
         case CaptureChosen(seat=seat, card=card, captured=captured):
             return _pass_turn(_take(state, seat, card, captured), seat)
         case YakuFormed(seat=seat):
             # The turn formed or raised a yaku: the seat keeps the turn to decide.
-            return replace(state, turn=seat, phase=Phase.DECIDE)
+            return replaced(state, turn=seat, phase=Phase.DECIDE)
         case KoiKoiCalled(seat=seat):
-            return _pass_turn(replace(state, koi_koi_by=seat), seat)
+            return _pass_turn(replaced(state, koi_koi_by=seat), seat)
         case ShobuCalled():
             return state
         case RoundEnded(totals=totals):
-            return replace(state, phase=Phase.ROUND_OVER, result=event, totals=totals, turned=None)
+            return replaced(state, phase=Phase.ROUND_OVER, result=event, totals=totals, turned=None)
         case MatchEnded():
-            return replace(state, phase=Phase.MATCH_OVER, ended=event)
+            return replaced(state, phase=Phase.MATCH_OVER, ended=event)
     raise TypeError(f"not a Koi-Koi event: {event!r}")

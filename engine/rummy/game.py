@@ -103,6 +103,9 @@ class RummyGame(PresetRules[RummyRules]):
     def legal_commands(self, state: RummyState, seat: int) -> list[RummyCommand]:
         return moves.legal_commands(state, seat)
 
+    def to_act(self, state: RummyState) -> tuple[int, ...]:
+        return moves.to_act(state)
+
     def is_finished(self, state: RummyState) -> bool:
         return state.phase is Phase.ROUND_OVER
 

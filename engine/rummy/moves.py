@@ -18,6 +18,7 @@ from croupier.engine.meld_solver import (
     Meld,
     arrange,
     arrangements,
+    could_meld,
     extend,
     extensions,
     swap,
@@ -339,7 +340,7 @@ def meld_options(cards: tuple[Card, ...], must: Card = "") -> tuple[MeldCards, .
             continue
         for size in range(3, len(group) + 1):
             for combo in combinations(group, size):
-                if must and must not in combo:
+                if (must and must not in combo) or not could_meld(combo, RUMMY):
                     continue
                 for way in arrangements(combo, RUMMY):
                     found[_spec(way)] = None
@@ -451,6 +452,17 @@ def legal_commands(state: RummyState, seat: int) -> list[RummyCommand]:
     if state.phase not in (Phase.TAKE, Phase.PLAY) or seat != state.turn:
         return []
     return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
+
+
+def to_act(state: RummyState) -> tuple[int, ...]:
+    """The seats with a legal command (:func:`legal_commands` not empty): only the seat to act,
+    which can always draw (an emptied stock is rebuilt or ends the round at once) or discard."""
+    turn = state.turn
+    if state.phase is Phase.TAKE and state.stock:
+        return (turn,)
+    if state.phase is Phase.PLAY and state.hands[turn]:
+        return (turn,)
+    return ()
 
 
 def canonical(state: RummyState, command: RummyCommand) -> RummyCommand:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.cards import Card
@@ -21,7 +21,7 @@ from croupier.engine.rummy.events import (
     TableMeld,
 )
 from croupier.engine.rummy.rules import RummyRules
-from croupier.engine.shared import placed, replace_at, without
+from croupier.engine.shared import placed, replace_at, replaced, without
 
 
 class Phase(Enum):
@@ -65,7 +65,7 @@ def evolve(state: RummyState, event: RummyEvent) -> RummyState:
     """The state after ``event``. Pure; never fails on an event ``decide`` produced."""
     match event:
         case GameStarted(rules=rules, seats=seats, commitment=commitment, client_seeds=seeds):
-            return replace(
+            return replaced(
                 state,
                 rules=rules,
                 seats=seats,
@@ -74,7 +74,7 @@ def evolve(state: RummyState, event: RummyEvent) -> RummyState:
                 opened=(False,) * seats,
             )
         case RoundDealt(dealer=dealer, hands=hands, upcard=upcard, stock=stock):
-            return replace(
+            return replaced(
                 state,
                 dealer=dealer,
                 turn=(dealer + 1) % state.seats,
@@ -85,14 +85,14 @@ def evolve(state: RummyState, event: RummyEvent) -> RummyState:
             )
         case CardDrawn(seat=seat, card=card):
             drawn = card if card is not None else state.stock[0]
-            return replace(
+            return replaced(
                 state,
                 stock=state.stock[1:],
                 phase=Phase.PLAY,
                 hands=replace_at(state.hands, seat, state.hands[seat] + (drawn,)),
             )
         case DiscardTaken(seat=seat, card=card):
-            return replace(
+            return replaced(
                 state,
                 discards=state.discards[:-1],
                 phase=Phase.PLAY,
@@ -103,32 +103,32 @@ def evolve(state: RummyState, event: RummyEvent) -> RummyState:
             for meld in melds:
                 table = placed(table, meld)
             used = tuple(c for m in melds for c in m.cards)
-            return replace(
+            return replaced(
                 state,
                 melds=table,
                 opened=replace_at(state.opened, seat, True),
                 hands=replace_at(state.hands, seat, without(state.hands[seat], used)),
             )
         case CardsLaidOff(seat=seat, cards=cards, meld=meld):
-            return replace(
+            return replaced(
                 state,
                 melds=placed(state.melds, meld),
                 hands=replace_at(state.hands, seat, without(state.hands[seat], cards)),
             )
         case JokerSwapped(seat=seat, card=card, joker=joker, meld=meld):
             hand = without(state.hands[seat], (card,)) + (joker,)
-            return replace(
+            return replaced(
                 state, melds=placed(state.melds, meld), hands=replace_at(state.hands, seat, hand)
             )
         case CardDiscarded(seat=seat, card=card):
-            state = replace(
+            state = replaced(
                 state,
                 discards=state.discards + (card,),
                 hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
             )
-            return replace(state, turn=(seat + 1) % state.seats, phase=Phase.TAKE)
+            return replaced(state, turn=(seat + 1) % state.seats, phase=Phase.TAKE)
         case StockReshuffled(stock=stock, reshuffle=reshuffle):
-            return replace(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)
+            return replaced(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)
         case RoundEnded():
-            return replace(state, phase=Phase.ROUND_OVER, result=event)
+            return replaced(state, phase=Phase.ROUND_OVER, result=event)
     raise TypeError(f"not a Rummy event: {event!r}")

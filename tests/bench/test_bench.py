@@ -49,6 +49,26 @@ def test_legal_moves_play_phase(benchmark) -> None:
     benchmark(GAME.legal_commands, MIDGAME, MIDGAME.turn)
 
 
+# The meld solver keeps its answers; "cold" times a legal-move list with none kept (a server asks
+# again after every move, when most of a hand's subsets were asked about the move before).
+def test_legal_moves_take_phase_cold(benchmark) -> None:
+    from croupier.engine.hoola.moves import clear_cache
+
+    state = next(s for s in STATES[5:] if s.phase is Phase.TAKE)
+    benchmark(lambda: (clear_cache(), GAME.legal_commands(state, state.turn)))
+
+
+def test_legal_moves_play_phase_cold(benchmark) -> None:
+    from croupier.engine.hoola.moves import clear_cache
+
+    benchmark(lambda: (clear_cache(), GAME.legal_commands(MIDGAME, MIDGAME.turn)))
+
+
+def test_to_act_take_phase(benchmark) -> None:
+    state = next(s for s in STATES[5:] if s.phase is Phase.TAKE)
+    benchmark(GAME.to_act, state)
+
+
 def test_validate_and_apply(benchmark) -> None:
     command = GAME.legal_commands(MIDGAME, MIDGAME.turn)[-1]
 
@@ -210,9 +230,24 @@ RUMMY_EVENTS, RUMMY_STATES = recorded_rummy()
 
 
 def test_rummy_legal_moves_play_phase(benchmark) -> None:
+    from croupier.engine.meld_solver import clear_cache
     from croupier.engine.rummy.moves import meld_options
 
     state = max(
         (s for s in RUMMY_STATES if s.phase is RummyPhase.PLAY), key=lambda s: len(s.hands[s.turn])
     )
-    benchmark(lambda: (meld_options.cache_clear(), RUMMY.legal_commands(state, state.turn)))
+    # Cold: nothing the meld solver or meld_options found before is kept.
+    benchmark(
+        lambda: (clear_cache(), meld_options.cache_clear(), RUMMY.legal_commands(state, state.turn))
+    )
+
+
+def test_rummy_legal_moves_play_phase_warm(benchmark) -> None:
+    state = max(
+        (s for s in RUMMY_STATES if s.phase is RummyPhase.PLAY), key=lambda s: len(s.hands[s.turn])
+    )
+    benchmark(RUMMY.legal_commands, state, state.turn)
+
+
+def test_rummy_fold_a_whole_game(benchmark) -> None:
+    benchmark(fold, RUMMY, RUMMY_EVENTS)

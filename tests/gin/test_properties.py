@@ -11,6 +11,7 @@ from typing import Any
 from game_invariants import (
     assert_next_deadline_is_exact,
     assert_replay_reproduces,
+    assert_to_act_is_exact,
 )
 from game_invariants import (
     cards_in as shared_cards_in,
@@ -144,6 +145,7 @@ def play_random_match(rules: Any, seeds: Seeds, rng: random.Random) -> tuple[Gin
     seen = set(state.discards)
     for _ in range(MAX_STEPS):
         assert_next_deadline_is_exact(GAME, state)
+        assert_to_act_is_exact(GAME, state)
         if GAME.is_finished(state):
             return state, events, commands
         seat = state.turn if state.phase is not Phase.HAND_OVER else rng.randrange(2)

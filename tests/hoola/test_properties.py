@@ -6,9 +6,10 @@ import dataclasses
 import random
 from collections import Counter
 from collections.abc import Iterator
+from itertools import combinations
 from typing import Any
 
-from game_invariants import assert_next_deadline_is_exact
+from game_invariants import assert_next_deadline_is_exact, assert_to_act_is_exact
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,7 +36,7 @@ from croupier.engine.hoola.events import (
     TableClosed,
     ThankYou,
 )
-from croupier.engine.hoola.melds import JokerAs
+from croupier.engine.hoola.melds import JokerAs, arrangements, extensions
 from croupier.engine.hoola.moves import canonical
 from croupier.engine.hoola.rules import (
     MAX_SEATS_WITH_SIT_OUT,
@@ -139,6 +140,34 @@ def accepted(state: HoolaState, seat: int, command: HoolaCommand) -> bool:
     return True
 
 
+def validates(state: HoolaState, seat: int, command: HoolaCommand) -> bool:
+    try:
+        GAME.validate(state, seat, command)
+    except CommandError:
+        return False
+    return True
+
+
+# Lay-offs of up to this many cards at once are tried exhaustively.
+MOST_LAID_OFF = 3
+
+
+def every_meld_command(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
+    """Every meld and thank-you of every subset of ``seat``'s hand, and every lay-off of up to
+    three of its cards, in every arrangement the solver finds."""
+    hand, top, rules = state.hands[seat], state.discard_top, state.rules
+    for size in range(len(hand) + 1):
+        for cards in combinations(hand, size):
+            for way in arrangements(cards, rules) if cards else ():
+                yield Meld(cards, tuple(j for j in way.jokers if j.joker in cards))
+            taken = cards + ((top,) if top else ())
+            for way in arrangements(taken, rules) if top else ():
+                yield ThankYou(cards, tuple(j for j in way.jokers if j.joker in taken))
+            for meld in state.melds if 0 < size <= MOST_LAID_OFF else ():
+                for after in extensions(meld, cards, rules):
+                    yield LayOff(meld.id, cards, tuple(j for j in after.jokers if j.joker in cards))
+
+
 def all_cards(state: HoolaState) -> list[Card]:
     return (
         [c for h in state.hands for c in h]
@@ -183,6 +212,7 @@ def play_random_game(
         # Time passes between commands; what it makes due (a closed claim window) comes first.
         now += rng.choice((0, 200, 1000, 4000))
         assert_next_deadline_is_exact(GAME, state)
+        assert_to_act_is_exact(GAME, state)
         due = GAME.advance(state, now)
         if due:
             assert GAME.advance(fold(GAME, due, state), now) == []
@@ -231,6 +261,16 @@ def check_step(state: HoolaState, seat: int, legal: list[HoolaCommand], rng: ran
             )
     for command in rng.sample(legal, min(8, len(legal))):
         assert accepted(state, seat, command)
+    # Exhaustively, now and then: every meld, thank-you and lay-off the hand can make (every
+    # subset, every arrangement) is listed exactly when validation accepts it — the generator
+    # skips no subset the solver would meld.
+    if state.phase in (Phase.TAKE, Phase.PLAY) and rng.random() < 0.2:
+        legal_set = {canonical(state, c) for c in legal}
+        for command in every_meld_command(state, seat):
+            assert validates(state, seat, command) == (canonical(state, command) in legal_set), (
+                seat,
+                command,
+            )
     # Views show one's own hand and nothing hidden from the viewer (the last finished round's
     # result is public: its hands were revealed when it ended).
     for viewer in range(state.seats):

@@ -6,11 +6,13 @@ import dataclasses
 import random
 from collections import Counter
 from collections.abc import Iterator
+from itertools import combinations
 from typing import Any
 
 from game_invariants import (
     assert_next_deadline_is_exact,
     assert_replay_reproduces,
+    assert_to_act_is_exact,
 )
 from game_invariants import (
     cards_in as shared_cards_in,
@@ -19,8 +21,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from croupier.engine.game import CommandError, Context, fold
+from croupier.engine.meld_solver import RUMMY, arrangements
 from croupier.engine.rummy import RummyGame, moves
-from croupier.engine.rummy.cards import deck
+from croupier.engine.rummy.cards import deck, sort_cards
 from croupier.engine.rummy.events import (
     CardDrawn,
     Discard,
@@ -134,6 +137,31 @@ def accepted(state: RummyState, seat: int, command: RummyCommand) -> bool:
     return True
 
 
+def validates(state: RummyState, seat: int, command: RummyCommand) -> bool:
+    try:
+        GAME.validate(state, seat, command)
+    except CommandError:
+        return False
+    return True
+
+
+# The meld sizes tried exhaustively (every subset of the hand that size, every arrangement).
+SMALL_MELDS = range(3, 5)
+
+
+def every_small_meld(state: RummyState, seat: int) -> Iterator[RummyCommand]:
+    """Every lay-down of one meld of three or four hand cards, and every take of the discard into
+    such a meld, in every arrangement the solver finds: the generator must skip none it accepts."""
+    hand, top = state.hands[seat], state.discard_top
+    for size in SMALL_MELDS:
+        for cards in combinations(hand, size):
+            for way in arrangements(cards, RUMMY):
+                yield LayDown((MeldCards(sort_cards(way.cards), way.jokers),))
+        for cards in combinations(hand, size - 1) if top else ():
+            for way in arrangements(cards + (top,), RUMMY):
+                yield TakeDiscard((MeldCards(sort_cards(way.cards), way.jokers),))
+
+
 def check_step(state: RummyState, rng: random.Random, seen: set[str]) -> None:
     everything = (
         [c for h in state.hands for c in h]
@@ -153,6 +181,11 @@ def check_step(state: RummyState, rng: random.Random, seen: set[str]) -> None:
                 assert accepted(state, who, command) == (
                     moves.canonical(state, command) in canon
                 ), (who, command)
+        if who == state.turn and rng.random() < 0.3:
+            for command in every_small_meld(state, who):
+                assert validates(state, who, command) == (
+                    moves.canonical(state, command) in canon
+                ), (who, command)
         view = GAME.view(state, who)
         assert Counter(view.hand) == Counter(state.hands[who])
         assert not cards_in(dataclasses.replace(view, hand=(), result=None)) & hidden_from(
@@ -169,6 +202,7 @@ def play_random_game(
     commands = []
     for _ in range(MAX_STEPS):
         assert_next_deadline_is_exact(GAME, state)
+        assert_to_act_is_exact(GAME, state)
         if GAME.is_finished(state):
             return state, events, commands
         if rng.random() < 0.1:
