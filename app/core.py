@@ -587,7 +587,7 @@ class Croupier:
         return Parts(
             view=binding.view_to_proto(game.view(now, seat)) if include.view else None,
             legal_moves=self._moves(folded, now, at, seat) if include.legal_moves else [],
-            to_act=self._to_act(folded, now, at) if include.to_act else [],
+            to_act=self._to_act(folded, now) if include.to_act else [],
         )
 
     def _moves(
@@ -608,15 +608,11 @@ class Croupier:
             self.moves_memo.put(key, moves)
         return moves
 
-    def _to_act(
-        self, folded: Folded, state: Any, version: int | None
-    ) -> list[service_pb2.SeatToAct]:
-        """The seats that have a move now (no turn clock yet: deadlines are 0)."""
-        return [
-            service_pb2.SeatToAct(seat=seat)
-            for seat in range(folded.record.seats)
-            if self._moves(folded, state, version, seat)
-        ]
+    @staticmethod
+    def _to_act(folded: Folded, state: Any) -> list[service_pb2.SeatToAct]:
+        """The seats that have a move now (no turn clock yet: deadlines are 0), read from the
+        game's phase by the engine (a property test checks it against the legal moves)."""
+        return [service_pb2.SeatToAct(seat=seat) for seat in folded.binding.game.to_act(state)]
 
     async def _decide(
         self,
@@ -761,7 +757,7 @@ class Croupier:
             view=folded.binding.view_to_proto(game.view(now, acting)),
             version=folded.version,
             finished=game.is_finished(folded.state),
-            to_act=self._to_act(folded, now, folded.version if now is folded.state else None),
+            to_act=self._to_act(folded, now),
         )
 
     async def subscribe(

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The runs behind BENCHMARKS.md: croupier load --baseline on SQLite and PostgreSQL at 1, 16 and 64
+# games in flight, and 10,000 open streams. Each run's full report goes to bench-results/*.json.
+#   tools/run_benchmarks.sh [SECONDS] [POSTGRES_URL]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_RUN=${1:-20}
+POSTGRES=${2:-postgresql://postgres@127.0.0.1:5432/test}
+OUT=bench-results
+mkdir -p "$OUT"
+LOAD=".venv/bin/croupier load --spawn --quiet --duration $SECONDS_PER_RUN"
+for flight in 1 16 64; do
+  $LOAD --games-in-flight "$flight" --baseline --json "$OUT/sqlite-$flight.json" > "$OUT/sqlite-$flight.txt"
+  $LOAD --games-in-flight "$flight" --baseline --store "$POSTGRES" --json "$OUT/postgres-$flight.json" \
+    > "$OUT/postgres-$flight.txt"
+done
+$LOAD --games-in-flight 16 --mode submit --json "$OUT/sqlite-submit-16.json" > "$OUT/sqlite-submit-16.txt"
+$LOAD --games-in-flight 16 --streams 10000 --json "$OUT/streams-10000.json" > "$OUT/streams-10000.txt"
+echo "wrote $OUT/"
