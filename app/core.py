@@ -173,23 +173,16 @@ class FoldCache:
     older entry is completed from the log."""
 
     def __init__(self, size: int = CACHE_SIZE) -> None:
-        self._items: OrderedDict[str, Folded] = OrderedDict()
-        self._size = size
+        self._items: Memo[str, Folded] = Memo(size)
 
     def get(self, game_id: str) -> Folded | None:
-        item = self._items.get(game_id)
-        if item is not None:
-            self._items.move_to_end(game_id)
-        return item
+        return self._items.get(game_id)
 
     def put(self, folded: Folded) -> None:
-        game_id = folded.record.game_id
-        old = self._items.get(game_id)
-        if old is None or old.version < folded.version:
-            self._items[game_id] = folded
-            self._items.move_to_end(game_id)
-        while len(self._items) > self._size:
-            self._items.popitem(last=False)
+        """Keep ``folded`` unless a newer fold of the game is kept already."""
+        old = self._items.get(folded.record.game_id)
+        if old is None or old.version <= folded.version:
+            self._items.put(folded.record.game_id, folded)
 
 
 def _new_events(binding: GameBinding, events: Sequence[Any]) -> list[NewEvent]:
