@@ -133,7 +133,9 @@ class Folded:
     binding: GameBinding
     state: Any
     version: int
-    events: tuple[Any, ...]
+    #: The game's own events so far; ``None`` when it was read from a snapshot (which holds the
+    #: state only): :meth:`Croupier._with_events` reads them when a use case needs them.
+    events: tuple[Any, ...] | None
     #: When the last event was recorded (a finished game: when it ended).
     last_at_ms: int
     #: The version of its latest snapshot in the store (0: none known).
@@ -332,7 +334,7 @@ class Croupier:
                 BY_NAME[loaded.record.kind],
                 thawed.state,
                 thawed.version,
-                thawed.events,
+                None,
                 thawed.last_at_ms,
                 thawed.version,
             )
@@ -353,7 +355,8 @@ class Croupier:
         binding = BY_NAME[record.kind]
         snapshot_version = 0
         if cached is not None and cached.version <= record.version:
-            state, events = cached.state, list(cached.events)
+            state = cached.state
+            events = None if cached.events is None else list(cached.events)
             version, last_at_ms = cached.version, cached.last_at_ms
             snapshot_version = cached.snapshot_version
         else:
@@ -362,10 +365,17 @@ class Croupier:
             event = _decode(binding, stored)
             if event is not None:
                 state = binding.game.evolve(state, event)
-                events.append(event)
+                if events is not None:
+                    events.append(event)
             version, last_at_ms = stored.version, stored.recorded_at_ms
         folded = Folded(
-            record, binding, state, version, tuple(events), last_at_ms, snapshot_version
+            record,
+            binding,
+            state,
+            version,
+            None if events is None else tuple(events),
+            last_at_ms,
+            snapshot_version,
         )
         folded = self._maybe_snapshot(folded)
         self.cache.put(folded)
@@ -380,13 +390,26 @@ class Croupier:
             folded.record.game_id,
             folded.version,
             folded.state,
-            folded.events,
             folded.last_at_ms,
         )
         task = asyncio.get_running_loop().create_task(self.log.save_snapshot(snapshot))
         self._background.add(task)
         task.add_done_callback(self._finished_in_background)
         return dataclasses.replace(folded, snapshot_version=folded.version)
+
+    async def _with_events(self, folded: Folded) -> Folded:
+        """``folded`` with its own events, read from the log if it came from a snapshot."""
+        if folded.events is not None:
+            return folded
+        stored = await self.log.read(folded.record.game_id)
+        events = tuple(
+            e
+            for e in (_decode(folded.binding, s) for s in stored[: folded.version])
+            if e is not None
+        )
+        complete = dataclasses.replace(folded, events=events)
+        self.cache.put(complete)
+        return complete
 
     def _finished_in_background(self, task: asyncio.Task[None]) -> None:
         self._background.discard(task)
@@ -708,7 +731,7 @@ class Croupier:
             folded.binding,
             state,
             version,
-            folded.events + tuple(events),
+            None if folded.events is None else folded.events + tuple(events),
             now,
             folded.snapshot_version,
         )
@@ -917,7 +940,8 @@ class Croupier:
         """A finished round's itemized settlement (0: the last), or the whole game's."""
         self._seat_if_any(caller, game_id)
         folded, _ = await self._fold(game_id)
-        game, events = folded.binding.game, list(folded.events)
+        folded = await self._with_events(folded)
+        game, events = folded.binding.game, list(folded.events or ())
         if final:
             whole = game.final_settlement(events)
             if whole is None:
@@ -947,6 +971,7 @@ class Croupier:
         """The game's log for ``seat``: complete (with the seed) or redacted as during play."""
         record, state = folded.record, folded.state
         stored = await self.log.read(record.game_id)
+        folded = await self._with_events(folded)
         first = folded.events[0] if folded.events else None
         return service_pb2.GetReplayResponse(
             game_id=record.game_id,
@@ -1004,7 +1029,8 @@ class Croupier:
         seats = {record.game_id: at for record, at in recent}
         # Two reads in all: the player's games, then every one of them at once.
         for folded in await self._fold_many([record.game_id for record, _ in recent]):
-            final = folded.binding.game.final_settlement(list(folded.events))
+            folded = await self._with_events(folded)
+            final = folded.binding.game.final_settlement(list(folded.events or ()))
             if final is None:  # pragma: no cover - the store lists finished games only
                 continue
             at = seats[folded.record.game_id]

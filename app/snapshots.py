@@ -1,7 +1,8 @@
 """Snapshots of folded games: a cache in the store, so that the first read of a long game after a
 restart folds only the events after its latest snapshot.
 
-A snapshot is the folded state, the game's own events and the last event's time, pickled. It is
+A snapshot is the folded state and the last event's time, pickled (not the events: a use case that
+needs them, a settlement, reads them from the log). It is
 never the truth: its ``format`` names the engine's version and a digest of the engine's source,
 so a snapshot written by other code is ignored; and it is sealed with the server's secret, so only
 what this service wrote is ever unpickled. Anything unreadable falls back to folding the log.
@@ -42,14 +43,13 @@ def _engine_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-FORMAT = f"pickle:{ENGINE_VERSION}:{_engine_digest()}"
+FORMAT = f"pickle-state:{ENGINE_VERSION}:{_engine_digest()}"
 
 
 @dataclass(frozen=True)
 class Thawed:
     version: int
     state: Any
-    events: tuple[Any, ...]
     last_at_ms: int
 
 
@@ -62,10 +62,9 @@ def freeze(
     game_id: str,
     version: int,
     state: Any,
-    events: tuple[Any, ...],
     last_at_ms: int,
 ) -> Snapshot:
-    data = pickle.dumps((state, events, last_at_ms), protocol=pickle.HIGHEST_PROTOCOL)
+    data = pickle.dumps((state, last_at_ms), protocol=pickle.HIGHEST_PROTOCOL)
     seal = signer.seal("snapshot", _sealed_bytes(game_id, version, data))
     return Snapshot(game_id, FORMAT, version, data, seal)
 
@@ -79,7 +78,7 @@ def thaw(signer: TokenSigner, snapshot: Snapshot) -> Thawed | None:
     if not hmac.compare_digest(expected, snapshot.seal):
         return None
     try:
-        state, events, last_at_ms = pickle.loads(snapshot.state)
+        state, last_at_ms = pickle.loads(snapshot.state)
     except Exception:  # pragma: no cover - a sealed snapshot of this format always loads
         return None
-    return Thawed(snapshot.version, state, tuple(events), int(last_at_ms))
+    return Thawed(snapshot.version, state, int(last_at_ms))

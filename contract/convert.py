@@ -47,6 +47,7 @@ def snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
+@functools.cache
 def _enum_prefix(enum_type: AnyEnumDescriptor) -> str:
     return snake(enum_type.name).upper() + "_"
 
@@ -71,7 +72,13 @@ def card_to_proto(code: str, msg: common_pb2.Card) -> None:
 
 
 def hanafuda_to_proto(code: str, msg: koikoi_pb2.HanafudaCard) -> None:
-    fill(msg, hanafuda.card(code))
+    msg.CopyFrom(_hanafuda_message(code))
+
+
+@functools.cache
+def _hanafuda_message(code: str) -> koikoi_pb2.HanafudaCard:
+    """Each of the 48 cards' message, built once (cards are data; views name many of them)."""
+    return fill(koikoi_pb2.HanafudaCard(), hanafuda.card(code))
 
 
 # The messages a card code stands for (a card is its code in the engine), and how each is filled
@@ -82,12 +89,50 @@ CARDS: dict[Descriptor, Callable[[str, Any], None]] = {
 }
 
 
+@functools.cache
+def _enum_numbers(enum_type: AnyEnumDescriptor) -> dict[str, int]:
+    """The enum's numbers by member name without the prefix (``RANK`` for ``PAYMENT_MODE_RANK``)."""
+    prefix = _enum_prefix(enum_type)
+    return {
+        value.name.removeprefix(prefix): value.number
+        for value in enum_type.values
+        if value.name.startswith(prefix)
+    }
+
+
 def _scalar_to_proto(fd: AnyFieldDescriptor, value: Any) -> Any:
     if isinstance(value, Enum):
-        enum_type = _enum_type(fd)
-        number = enum_type.values_by_name.get(_enum_prefix(enum_type) + value.name)
-        return number.number if number is not None else 0
+        return _enum_numbers(_enum_type(fd)).get(value.name, 0)
     return value
+
+
+# How a record's field is written, worked out once per (message type, record class).
+_SCALAR, _REPEATED_MESSAGES, _REPEATED_SCALARS, _WRAPPER, _MESSAGE = range(5)
+
+
+Step = tuple[str, "AnyFieldDescriptor", int, "AnyFieldDescriptor | None"]
+_PLANS: dict[tuple[Any, type], tuple[Step, ...]] = {}
+
+
+def _plan(descriptor: AnyDescriptor, cls: type) -> tuple[Step, ...]:
+    """How ``cls``'s fields are written into ``descriptor``'s message (worked out once)."""
+    key = (descriptor, cls)
+    plan = _PLANS.get(key)
+    if plan is None:
+        steps: list[Step] = []
+        for field in dataclasses.fields(cls):
+            fd = descriptor.fields_by_name[field.name]
+            inner = None
+            if fd.is_repeated:
+                kind = _REPEATED_MESSAGES if fd.message_type is not None else _REPEATED_SCALARS
+            elif fd.message_type is not None:
+                kind = _WRAPPER if _is_wrapper(fd.message_type) else _MESSAGE
+                inner = fd.message_type.fields[0] if kind == _WRAPPER else None
+            else:
+                kind = _SCALAR
+            steps.append((field.name, fd, kind, inner))
+        plan = _PLANS[key] = tuple(steps)
+    return plan
 
 
 def fill(msg: M, record: Any) -> M:
@@ -96,32 +141,28 @@ def fill(msg: M, record: Any) -> M:
         CARDS[msg.DESCRIPTOR](record, msg)
         return msg
     msg.SetInParent()
-    for field in dataclasses.fields(record):
-        value = getattr(record, field.name)
-        fd = msg.DESCRIPTOR.fields_by_name[field.name]
+    for name, fd, kind, inner in _plan(msg.DESCRIPTOR, type(record)):
+        value = getattr(record, name)
         if value is None:
             continue
-        if fd.is_repeated:
-            container = getattr(msg, fd.name)
+        if kind == _SCALAR:
+            setattr(msg, name, _scalar_to_proto(fd, value))
+        elif kind == _MESSAGE:
+            fill(getattr(msg, name), value)
+        elif kind == _REPEATED_MESSAGES:
+            container = getattr(msg, name)
             for item in value:
-                if fd.message_type is not None:
-                    fill(container.add(), item)
+                fill(container.add(), item)
+        elif kind == _REPEATED_SCALARS:
+            getattr(msg, name).extend(_scalar_to_proto(fd, item) for item in value)
+        elif inner is not None:  # a wrapper: a tuple whose presence matters
+            sub = getattr(msg, name)
+            sub.SetInParent()
+            for item in value:
+                if inner.message_type is not None:
+                    fill(sub.values.add(), item)
                 else:
-                    container.append(_scalar_to_proto(fd, item))
-        elif fd.message_type is not None:
-            sub = getattr(msg, fd.name)
-            if _is_wrapper(fd.message_type):
-                sub.SetInParent()
-                inner = sub.DESCRIPTOR.fields[0]
-                for item in value:
-                    if inner.message_type is not None:
-                        fill(sub.values.add(), item)
-                    else:
-                        sub.values.append(_scalar_to_proto(inner, item))
-            else:
-                fill(sub, value)
-        else:
-            setattr(msg, fd.name, _scalar_to_proto(fd, value))
+                    sub.values.append(_scalar_to_proto(inner, item))
     return msg
 
 

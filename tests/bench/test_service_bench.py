@@ -1,6 +1,7 @@
 """The service's hot paths, measured by `make bench`; figures are recorded, never asserted.
 
-The first read of a long game after a restart: from its snapshot, and from the whole log. Each
+The first read of a long game after a restart (a seat's view): from its snapshot, and from the
+whole log. Each
 benchmark's ``extra_info`` holds the game's event count, so a figure per event is mean ÷ events.
 """
 
@@ -15,7 +16,7 @@ import grpc
 import pytest
 
 from croupier.app.core import Caller, Croupier
-from croupier.app.tokens import TokenSigner
+from croupier.app.tokens import SeatIdentity, TokenSigner
 from croupier.log import EventStore
 from croupier.service.bots import play_game
 from croupier.service.server import ServerThread
@@ -50,7 +51,7 @@ def long_match(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Event
 def _first_read(store: EventStore, secret: bytes, game_id: str) -> None:
     async def read() -> None:
         core = Croupier(store, TokenSigner(secret))
-        await core.settlement(Caller(), game_id, final=True)
+        await core.view(Caller(SeatIdentity(game_id, 0)), game_id)
         await core.close()
 
     asyncio.run(read())
