@@ -235,8 +235,11 @@ class Croupier:
         signer: TokenSigner,
         clock: Clock = now_ms,
         seed_source: SeedSource = fresh_seed,
+        use_snapshots: bool = True,
     ) -> None:
         self.store = store
+        #: Whether games are read from and saved as snapshots (off: always folded from the log).
+        self.use_snapshots = use_snapshots
         self.log = AsyncLog(store)
         self.signer = signer
         self.clock = clock
@@ -317,7 +320,9 @@ class Croupier:
                 loaded = await self.log.load(game_id, cached.version, command_id)
                 return self._folded(cached, loaded), loaded.earlier
             # Not in memory (a restart, another replica's game): from its latest snapshot.
-            loaded = await self.log.load(game_id, 0, command_id, snapshots.FORMAT)
+            loaded = await self.log.load(
+                game_id, 0, command_id, snapshots.FORMAT if self.use_snapshots else ""
+            )
             thawed = (
                 snapshots.thaw(self.signer, loaded.snapshot)
                 if loaded.snapshot is not None
@@ -383,7 +388,10 @@ class Croupier:
 
     def _maybe_snapshot(self, folded: Folded) -> Folded:
         """Write a snapshot in the background once the game has grown enough since its last."""
-        if folded.version - folded.snapshot_version < snapshots.SNAPSHOT_EVERY:
+        if (
+            not self.use_snapshots
+            or folded.version - folded.snapshot_version < snapshots.SNAPSHOT_EVERY
+        ):
             return folded
         snapshot = snapshots.freeze(
             self.signer,
