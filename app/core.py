@@ -15,10 +15,9 @@ import dataclasses
 import secrets
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import structlog
 
@@ -34,6 +33,7 @@ from croupier.app.errors import (
     invalid,
     require,
 )
+from croupier.app.memo import Memo
 from croupier.app.notifier import Notifier
 from croupier.app.recent import RecentEvents
 from croupier.app.runner import AsyncLog
@@ -144,30 +144,6 @@ class Folded:
     @property
     def seeds(self) -> Seeds:
         return Seeds(self.record.server_seed, self.state.client_seeds)
-
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class Memo(Generic[K, V]):
-    """A small LRU map."""
-
-    def __init__(self, size: int) -> None:
-        self._items: OrderedDict[K, V] = OrderedDict()
-        self._size = size
-
-    def get(self, key: K) -> V | None:
-        item = self._items.get(key)
-        if item is not None:
-            self._items.move_to_end(key)
-        return item
-
-    def put(self, key: K, value: V) -> None:
-        self._items[key] = value
-        self._items.move_to_end(key)
-        while len(self._items) > self._size:
-            self._items.popitem(last=False)
 
 
 class FoldCache:

@@ -7,10 +7,10 @@ heard of a newer version than the memory holds (another replica's append), and a
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from croupier.app.memo import Memo
 from croupier.log import StoredEvent
 
 #: Events kept per game, and games kept.
@@ -42,8 +42,7 @@ class Recent:
 
 class RecentEvents:
     def __init__(self, games: int = GAMES, per_game: int = EVENTS_PER_GAME) -> None:
-        self._games: OrderedDict[str, Recent] = OrderedDict()
-        self._size = games
+        self._games: Memo[str, Recent] = Memo(games)
         self._per_game = per_game
 
     def get(self, game_id: str) -> Recent | None:
@@ -64,7 +63,4 @@ class RecentEvents:
                 by_version = {e.version: e for e in known.events}
                 by_version.update((e.version, e) for e in kept)
                 kept = tuple(by_version[v] for v in sorted(by_version))
-        self._games[game_id] = Recent(kept[-self._per_game :], version, finished)
-        self._games.move_to_end(game_id)
-        while len(self._games) > self._size:
-            self._games.popitem(last=False)
+        self._games.put(game_id, Recent(kept[-self._per_game :], version, finished))

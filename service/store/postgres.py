@@ -30,8 +30,8 @@ class PostgresEventStore(SqlEventStore):
         self._closed = threading.Event()
         self._listeners: list[AppendListener] = []
         self._listener: threading.Thread | None = None
-        #: Set once the LISTEN connection is up (appends after it are heard).
-        self.listening = threading.Event()
+        # Set once the LISTEN connection is up (appends after it are heard).
+        self._listening = threading.Event()
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
@@ -50,21 +50,21 @@ class PostgresEventStore(SqlEventStore):
             self._listener.start()
 
     def wait_listening(self, timeout: float) -> bool:
-        return self.listening.wait(timeout)
+        return self._listening.wait(timeout)
 
     def _listen(self) -> None:
         while not self._closed.is_set():
             try:
                 with psycopg.connect(self.url, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
-                    self.listening.set()
+                    self._listening.set()
                     while not self._closed.is_set():
                         for note in conn.notifies(timeout=1.0):
                             game_id, _, version = note.payload.partition(" ")
                             for listener in self._listeners:
                                 listener(game_id, int(version or 0))
             except psycopg.Error:
-                self.listening.clear()
+                self._listening.clear()
                 self._closed.wait(1.0)
 
     def close(self) -> None:

@@ -1,0 +1,29 @@
+"""A small least-recently-used map: the one the core's caches and memos are built on."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Memo(Generic[K, V]):
+    """At most ``size`` entries; the least recently used goes first."""
+
+    def __init__(self, size: int) -> None:
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._size = size
+
+    def get(self, key: K) -> V | None:
+        item = self._items.get(key)
+        if item is not None:
+            self._items.move_to_end(key)
+        return item
+
+    def put(self, key: K, value: V) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self._size:
+            self._items.popitem(last=False)
