@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import secrets
 import time
 import uuid
@@ -88,6 +89,11 @@ PRESENTED_MEMO_SIZE = 16384
 MOVES_MEMO_SIZE = 8192
 # Folded games kept in memory (most recently used first out last).
 CACHE_SIZE = 2048
+
+
+def _fingerprint(seat: int, command: bytes) -> bytes:
+    """What a command id is used for: the acting seat and the command's deterministic bytes."""
+    return hashlib.sha256(b"%d:" % seat + command).digest()
 
 
 def now_ms() -> int:
@@ -441,8 +447,8 @@ class Croupier:
                 )
                 if stored.seat is not None:
                     event.seat = stored.seat
-                if stored.command:
-                    event.command.ParseFromString(stored.command)
+                # No command copy either: the command may name what its event hides (a
+                # battle-Hoola claim names the cards it claims with).
                 return event
         return complete_event(stored)
 
@@ -540,6 +546,8 @@ class Croupier:
                 f"command ids starting {TICK!r} are the service's",
                 "command_id",
             )
+        payload = command.SerializeToString(deterministic=True)
+        fingerprint = _fingerprint(acting, payload)
         cached = self.cache.get(game_id)
         if cached is not None and cached.version == expected_version:
             # The caller saw what this process holds: decide on it. The append checks the
@@ -550,10 +558,18 @@ class Croupier:
         finished, state, state_version = folded.record.finished, folded.state, folded.version
         if earlier is None:
             earlier, finished, state = await self._decide(
-                folded, acting, command_id, expected_version, command
+                folded, acting, command_id, expected_version, command, payload, fingerprint
             )
             if earlier.accepted and not earlier.duplicate:
                 state_version = earlier.last_version
+        if earlier.duplicate and earlier.fingerprint and earlier.fingerprint != fingerprint:
+            # A retry repeats its command; the same id for another command (or from another
+            # seat) is a client's bug, and answering it with the first answer would hide it.
+            raise invalid(
+                "COMMAND_ID_REUSED",
+                "this command id was already used for another command in this game",
+                "command_id",
+            )
         if not earlier.accepted:
             raise from_rejection(common_pb2.Rejection.FromString(earlier.rejection or b""))
         structlog.contextvars.bind_contextvars(duplicate=earlier.duplicate)
@@ -621,13 +637,17 @@ class Croupier:
         command_id: str,
         expected_version: int,
         command: service_pb2.Command,
+        payload: bytes,
+        fingerprint: bytes,
     ) -> tuple[CommandResult, bool, Any]:
         """Decide a new command and record its answer: its events, or its refusal. Returns the
         answer, whether the game is over, and its state after the command."""
         engine_command = self._command(folded, command)
         game_id, game = folded.record.game_id, folded.binding.game
         if expected_version != folded.version:
-            raise _store_error(VersionConflict(game_id, expected_version, folded.version))
+            return await self._answered_or_conflict(
+                folded, command_id, VersionConflict(game_id, expected_version, folded.version)
+            )
         # One instant for the decision and the record: a replay re-decides at the recorded time,
         # so a claim window closes there exactly as it did live.
         now = self.clock()
@@ -635,7 +655,9 @@ class Croupier:
             events = game.decide(folded.state, seat, engine_command, Context(folded.seeds, now))
         except CommandError as error:
             refused = rejection(error).SerializeToString(deterministic=True)
-            result = await self.log.record_rejection(game_id, command_id, refused, folded.version)
+            result = await self.log.record_rejection(
+                game_id, command_id, refused, folded.version, fingerprint
+            )
             return result, folded.record.finished, folded.state
         state = folded.state
         for event in events:
@@ -651,14 +673,27 @@ class Croupier:
                 seat,
                 now,
                 finished,
-                command.SerializeToString(deterministic=True),
+                payload,
+                fingerprint,
             )
-        except (GameNotFound, VersionConflict) as error:
+        except VersionConflict as error:
+            return await self._answered_or_conflict(folded, command_id, error)
+        except GameNotFound as error:
             raise _store_error(error) from None
         if not result.duplicate:
             self._remember(folded, state, events, result, finished, now)
             return result, finished, state
         return result, folded.record.finished, folded.state
+
+    async def _answered_or_conflict(
+        self, folded: Folded, command_id: str, conflict: VersionConflict
+    ) -> tuple[CommandResult, bool, Any]:
+        """The game moved on under a command: if that was the same command id answered
+        meanwhile (a retry racing its first attempt), its first answer; else ABORTED."""
+        answered = await self.log.result_of(folded.record.game_id, command_id)
+        if answered is None:
+            raise _store_error(conflict)
+        return answered, folded.record.finished, folded.state
 
     async def tick(self, game_id: str) -> int:
         """Record what time has made due in ``game_id`` (a closed claim window's award), as a batch
@@ -969,6 +1004,7 @@ class Croupier:
             finished=record.finished,
             server_seed=record.server_seed.hex() if complete else "",
             events=[self._present(folded.binding, e, seat, complete) for e in stored],
+            log_format=record.log_format,
         )
 
     async def export_replay(self, caller: Caller, game_id: str) -> bytes:

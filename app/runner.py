@@ -81,6 +81,7 @@ class AsyncLog:
         recorded_at_ms: int,
         finished: bool,
         command: bytes,
+        fingerprint: bytes = b"",
     ) -> CommandResult:
         return await self._on(
             self._writes,
@@ -93,14 +94,29 @@ class AsyncLog:
             recorded_at_ms,
             finished,
             command,
+            fingerprint,
         )
 
     async def record_rejection(
-        self, game_id: str, command_id: str, rejection: bytes, version: int
+        self,
+        game_id: str,
+        command_id: str,
+        rejection: bytes,
+        version: int,
+        fingerprint: bytes = b"",
     ) -> CommandResult:
         return await self._on(
-            self._writes, self.store.record_rejection, game_id, command_id, rejection, version
+            self._writes,
+            self.store.record_rejection,
+            game_id,
+            command_id,
+            rejection,
+            version,
+            fingerprint,
         )
+
+    async def result_of(self, game_id: str, command_id: str) -> CommandResult | None:
+        return await self._on(self._reads, self.store.result_of, game_id, command_id)
 
     async def players(self, game_id: str) -> tuple[str, ...]:
         return await self._on(self._reads, self.store.players, game_id)

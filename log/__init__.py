@@ -9,9 +9,15 @@ core and the replay tools read through it.
 from __future__ import annotations
 
 from croupier.log.chain import (
+    BLINDED_FORMAT,
     GENESIS_HASH,
     LOG_FORMAT_VERSION,
+    LOG_FORMATS,
+    PLAIN_FORMAT,
     chain_hash,
+    chain_key,
+    event_hash,
+    key_of,
     record_bytes,
     verify_chain,
 )
@@ -27,8 +33,11 @@ from croupier.log.records import (
 from croupier.log.store import EventStore, GameNotFound, StoreError, VersionConflict
 
 __all__ = [
+    "BLINDED_FORMAT",
     "GENESIS_HASH",
+    "LOG_FORMATS",
     "LOG_FORMAT_VERSION",
+    "PLAIN_FORMAT",
     "TICK_PREFIX",
     "CommandResult",
     "EventStore",
@@ -41,6 +50,9 @@ __all__ = [
     "StoredEvent",
     "VersionConflict",
     "chain_hash",
+    "chain_key",
+    "event_hash",
+    "key_of",
     "record_bytes",
     "verify_chain",
 ]

@@ -3,24 +3,83 @@
 ``hash = sha256(prev_hash ‖ record)`` where ``record`` is the length-prefixed encoding of every
 stored column (:func:`record_bytes`). The first event's ``prev_hash`` is :data:`GENESIS_HASH`.
 Verify against the stored bytes, never a re-serialization of a message.
+
+Two formats, named by the game's ``log_format``:
+
+1. The record holds the payload and the command themselves. A seat that is shown a later event's
+   ``prev_hash`` can hash a redacted event with each unseen card and find the one that matches, so
+   this format is kept only to verify games recorded under it.
+2. (Games created since.) The record holds the payload and the command *blinded*: an HMAC of each
+   under a key derived from the game's secret server seed (:func:`chain_key`). Before the seed is
+   revealed the hashes commit to the log (they can be pinned and compared later) but say nothing
+   about any field; once it is revealed, anyone recomputes the key and verifies the whole chain.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import struct
 from collections.abc import Sequence
 
-from croupier.log.records import StoredEvent
+from croupier.log.records import (
+    BLINDED_FORMAT,
+    LOG_FORMAT_VERSION,
+    PLAIN_FORMAT,
+    GameRecord,
+    StoredEvent,
+)
 
-#: The version of the stored record and its chain encoding (bumped only with a migration path).
-LOG_FORMAT_VERSION = 1
+__all__ = [
+    "BLINDED_FORMAT",
+    "GENESIS_HASH",
+    "LOG_FORMATS",
+    "LOG_FORMAT_VERSION",
+    "PLAIN_FORMAT",
+    "blind",
+    "chain_hash",
+    "chain_key",
+    "event_hash",
+    "key_of",
+    "record_bytes",
+    "verify_chain",
+]
+
+LOG_FORMATS = (PLAIN_FORMAT, BLINDED_FORMAT)
 
 GENESIS_HASH = "0" * 64
+
+#: What the key derivation and the blinding bind to, so that no other use of the seed collides.
+_KEY_LABEL = b"croupier/log/v2/key:"
+_PAYLOAD = b"payload"
+_COMMAND = b"command"
 
 
 def _field(data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + data
+
+
+def chain_key(log_format: int, server_seed: bytes, game_id: str) -> bytes | None:
+    """The key that blinds a game's payloads and commands (format 2), else ``None``.
+
+    ``HMAC-SHA256(server_seed, "croupier/log/v2/key:" ‖ game_id)``: as secret as the seed until
+    the seed is revealed, then anyone's to recompute.
+    """
+    if log_format == PLAIN_FORMAT:
+        return None
+    if log_format != BLINDED_FORMAT:
+        raise ValueError(f"unknown log format {log_format}")
+    return hmac.new(server_seed, _KEY_LABEL + game_id.encode(), hashlib.sha256).digest()
+
+
+def key_of(record: GameRecord) -> bytes | None:
+    """The chain key of a game's row."""
+    return chain_key(record.log_format, record.server_seed, record.game_id)
+
+
+def blind(key: bytes, version: int, label: bytes, data: bytes) -> bytes:
+    """``HMAC-SHA256(key, u64be(version) ‖ label ‖ data)``: a field as the format-2 record holds it."""
+    return hmac.new(key, struct.pack(">Q", version) + label + data, hashlib.sha256).digest()
 
 
 def record_bytes(
@@ -32,8 +91,13 @@ def record_bytes(
     type_: str,
     payload: bytes,
     command: bytes = b"",
+    key: bytes | None = None,
 ) -> bytes:
-    """The bytes a chain hash covers: every stored column, length-prefixed, in this order."""
+    """The bytes a chain hash covers: every stored column, length-prefixed, in this order; the
+    payload and the command blinded under ``key`` when there is one (format 2)."""
+    if key is not None:
+        payload = blind(key, version, _PAYLOAD, payload)
+        command = blind(key, version, _COMMAND, command)
     return (
         _field(game_id.encode())
         + struct.pack(">Q", version)
@@ -50,8 +114,8 @@ def chain_hash(prev_hash: str, record: bytes) -> str:
     return hashlib.sha256(bytes.fromhex(prev_hash) + record).hexdigest()
 
 
-def event_hash(prev_hash: str, event: StoredEvent) -> str:
-    """The hash ``event`` must carry after ``prev_hash``."""
+def event_hash(prev_hash: str, event: StoredEvent, key: bytes | None = None) -> str:
+    """The hash ``event`` must carry after ``prev_hash`` (``key``: the game's chain key)."""
     return chain_hash(
         prev_hash,
         record_bytes(
@@ -63,18 +127,19 @@ def event_hash(prev_hash: str, event: StoredEvent) -> str:
             event.type,
             event.payload,
             event.command,
+            key,
         ),
     )
 
 
-def verify_chain(events: Sequence[StoredEvent]) -> int | None:
+def verify_chain(events: Sequence[StoredEvent], key: bytes | None = None) -> int | None:
     """The version of the first event whose hash does not follow, or ``None`` if the chain holds."""
     prev = GENESIS_HASH
     for expected_version, event in enumerate(events, 1):
         if (
             event.version != expected_version
             or event.prev_hash != prev
-            or event_hash(prev, event) != event.hash
+            or event_hash(prev, event, key) != event.hash
         ):
             return expected_version
         prev = event.hash

@@ -8,6 +8,13 @@ from dataclasses import dataclass
 #: at: such a batch has no seat and no command (docs/event-log.md, "Time").
 TICK_PREFIX = "tick:"
 
+#: The first log format: payloads and commands hashed in the clear (``croupier.log.chain``).
+PLAIN_FORMAT = 1
+#: Payloads and commands hashed blinded by a key derived from the server seed.
+BLINDED_FORMAT = 2
+#: The log format of new games (bumped only with a migration path; old games keep theirs).
+LOG_FORMAT_VERSION = BLINDED_FORMAT
+
 
 @dataclass(frozen=True)
 class GameRecord:
@@ -21,6 +28,8 @@ class GameRecord:
     created_at_ms: int
     version: int = 0
     finished: bool = False
+    #: How its chain is hashed (``croupier.log.chain``): games keep the format they began with.
+    log_format: int = LOG_FORMAT_VERSION
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,9 @@ class CommandResult:
     rejection: bytes | None = None
     duplicate: bool = False
     events: tuple[StoredEvent, ...] = ()
+    #: What the id was first used for (the caller's digest of seat and command); empty when
+    #: unknown (commands recorded before fingerprints were kept).
+    fingerprint: bytes = b""
 
 
 @dataclass(frozen=True)

@@ -97,18 +97,27 @@ class EventStore(ABC):
         recorded_at_ms: int,
         finished: bool = False,
         command: bytes = b"",
+        fingerprint: bytes = b"",
     ) -> CommandResult:
         """Append atomically if the game is at ``expected_version`` (else :class:`VersionConflict`).
 
-        A command id seen before returns its first result (``duplicate=True``) and writes nothing;
-        a new one returns the stored events with it.
+        A command id seen before returns its first result (``duplicate=True``, with the
+        ``fingerprint`` it was first given: the caller tells a retry from a reuse) and writes
+        nothing; a new one returns the stored events with it. The chain is hashed in the game's
+        log format (``croupier.log.chain``).
         """
 
     @abstractmethod
     def record_rejection(
-        self, game_id: str, command_id: str, rejection: bytes, version: int
+        self,
+        game_id: str,
+        command_id: str,
+        rejection: bytes,
+        version: int,
+        fingerprint: bytes = b"",
     ) -> CommandResult:
-        """Remember that a command was refused, so that a retry gets the same answer."""
+        """Remember that a command was refused, so that a retry gets the same answer (a command
+        id answered before keeps its first answer, which is returned)."""
 
     @abstractmethod
     def result_of(self, game_id: str, command_id: str) -> CommandResult | None: ...

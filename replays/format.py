@@ -109,6 +109,7 @@ def build(record: GameRecord, stored: Sequence[StoredEvent]) -> Replay:
         commitment=record.commitment,
         client_seeds=list(state.client_seeds),
         created_at_ms=record.created_at_ms,
+        log_format=record.log_format,
     )
     final = binding.game.final_settlement(game_events)
     footer = replay_pb2.ReplayFooter(

@@ -5,7 +5,9 @@ One file, Python's standard library only (hashlib, hmac, json, base64, struct), 
 an auditor can run it without installing anything. It checks, from the JSON form of a replay
 (docs/replay-format.md):
 
-1. the hash chain over every event's stored bytes;
+1. the hash chain over every event's stored bytes (in log format 1 the record holds the payload and
+   the command; in format 2 each blinded by HMAC-SHA256 under a key derived from the revealed
+   server seed, docs/event-log.md);
 2. that the revealed server seed opens the commitment published when the game was created;
 3. that every deal in the log is the deck the committed seeds derive (docs/shuffle.md), card by
    card — read from the hashed bytes themselves, not from their decoded copies.
@@ -267,22 +269,45 @@ def _integer(value: object, what: str) -> int:
     return int(value)
 
 
-def record_bytes(game_id: str, event: dict[str, object]) -> bytes:
-    """docs/event-log.md: every stored column, length-prefixed, in order."""
+#: Log formats (docs/event-log.md): 1 hashes payloads in the clear, 2 blinded by a seed-derived key.
+PLAIN_FORMAT, BLINDED_FORMAT = 1, 2
+
+
+def chain_key(log_format: int, server_seed: bytes, game_id: str) -> bytes | None:
+    """Format 2's blinding key: HMAC-SHA256(server_seed, "croupier/log/v2/key:" ‖ game_id)."""
+    if log_format == PLAIN_FORMAT:
+        return None
+    if log_format != BLINDED_FORMAT:
+        raise Failed(f"header: unknown log format {log_format}")
+    return hmac.new(
+        server_seed, b"croupier/log/v2/key:" + game_id.encode(), hashlib.sha256
+    ).digest()
+
+
+def record_bytes(game_id: str, event: dict[str, object], key: bytes | None = None) -> bytes:
+    """docs/event-log.md: every stored column, length-prefixed, in order (payload and command
+    blinded under ``key`` in format 2)."""
 
     def part(data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + data
 
+    version = _integer(event["version"], "version")
+    payload = base64.b64decode(_text(event.get("payload", ""), "payload"))
+    command = base64.b64decode(_text(event.get("command_payload", ""), "command_payload"))
+    if key is not None:
+        at = struct.pack(">Q", version)
+        payload = hmac.new(key, at + b"payload" + payload, hashlib.sha256).digest()
+        command = hmac.new(key, at + b"command" + command, hashlib.sha256).digest()
     seat = event.get("seat")
     return (
         part(game_id.encode())
-        + struct.pack(">Q", _integer(event["version"], "version"))
+        + struct.pack(">Q", version)
         + part(_text(event.get("command_id", ""), "command_id").encode())
         + struct.pack(">i", -1 if seat is None else _integer(seat, "seat"))
         + struct.pack(">q", _integer(event.get("recorded_at_ms", 0), "recorded_at_ms"))
         + part(_text(event.get("type", ""), "type").encode())
-        + part(base64.b64decode(_text(event.get("payload", ""), "payload")))
-        + part(base64.b64decode(_text(event.get("command_payload", ""), "command_payload")))
+        + part(payload)
+        + part(command)
     )
 
 
@@ -292,6 +317,12 @@ def verify(replay: dict[str, object]) -> list[str]:
     events = _list(replay["events"], "events")
     footer = _object(replay["footer"], "footer")
     game_id = _text(header["game_id"], "game_id")
+    log_format = _integer(header.get("log_format", PLAIN_FORMAT), "log_format") or PLAIN_FORMAT
+    seed = bytes.fromhex(_text(footer["server_seed"], "server_seed"))
+    # The seed first: in format 2 it keys the chain, so a wrong one would show as a broken link.
+    if hashlib.sha256(seed).hexdigest() != header["commitment"]:
+        raise Failed("the revealed server seed does not open the commitment")
+    key = chain_key(log_format, seed, game_id)
     done = []
     prev = GENESIS
     for number, item in enumerate(events, 1):
@@ -302,17 +333,15 @@ def verify(replay: dict[str, object]) -> list[str]:
             raise Failed(
                 f"event {number}: prev_hash {event.get('prev_hash')} does not follow {prev}"
             )
-        computed = hashlib.sha256(bytes.fromhex(prev) + record_bytes(game_id, event)).hexdigest()
+        record = record_bytes(game_id, event, key)
+        computed = hashlib.sha256(bytes.fromhex(prev) + record).hexdigest()
         if computed != event.get("hash"):
             raise Failed(f"event {number}: hash {event.get('hash')}, computed {computed}")
         prev = computed
     if footer.get("last_hash", "") != prev:
         raise Failed(f"footer: last hash {footer.get('last_hash')}, the chain ends at {prev}")
-    done.append(f"hash chain: {len(events)} events")
+    done.append(f"hash chain (log format {log_format}): {len(events)} events")
 
-    seed = bytes.fromhex(_text(footer["server_seed"], "server_seed"))
-    if hashlib.sha256(seed).hexdigest() != header["commitment"]:
-        raise Failed("the revealed server seed does not open the commitment")
     # The commitment and the client seeds the header names are those the game started with: its
     # first event (field 1 of every game's event) holds them as fields 3 and 4.
     started: list[tuple[int, int | bytes]] = []

@@ -28,7 +28,15 @@ from croupier.contract.bindings import BINDINGS, GameBinding
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.game import CommandError, Context
 from croupier.engine.shuffle import Seeds
-from croupier.log import GENESIS_HASH, TICK_PREFIX, chain_hash, record_bytes
+from croupier.log import (
+    GENESIS_HASH,
+    LOG_FORMATS,
+    PLAIN_FORMAT,
+    TICK_PREFIX,
+    chain_hash,
+    chain_key,
+    record_bytes,
+)
 from croupier.replays.format import Replay, state_digest
 from croupier.v1 import common_pb2, service_pb2
 
@@ -83,8 +91,9 @@ def verify(replay: Replay) -> Report:
     report = Report()
     try:
         binding = _check_format(replay, report)
-        _check_chain(replay, report)
+        # The seed first: in log format 2 it keys the chain (a wrong one would read as a link).
         seeds = _check_commitment(replay, report)
+        _check_chain(replay, report)
         state, game_events = _check_events(replay, binding, seeds, report)
         _check_outcome(replay, binding, state, game_events, report)
     except _Diverged as diverged:
@@ -124,7 +133,20 @@ def _check_format(replay: Replay, report: Report) -> GameBinding:
     return binding
 
 
+def _chain_key(replay: Replay) -> bytes | None:
+    """The key the replay's chain blinds its payloads with (none in log format 1)."""
+    log_format = replay.header.log_format or PLAIN_FORMAT
+    if log_format not in LOG_FORMATS:
+        _fail(0, "log format", f"one of {LOG_FORMATS}", log_format)
+    try:
+        seed = bytes.fromhex(replay.footer.server_seed)
+    except ValueError:
+        _fail(0, "server seed", "hex", replay.footer.server_seed)
+    return chain_key(log_format, seed, replay.header.game_id)
+
+
 def _check_chain(replay: Replay, report: Report) -> None:
+    key = _chain_key(replay)
     prev = GENESIS_HASH
     for event in replay.events:
         if event.prev_hash != prev:
@@ -139,6 +161,7 @@ def _check_chain(replay: Replay, report: Report) -> None:
             event.type,
             event.payload,
             event.command_payload,
+            key,
         )
         computed = chain_hash(prev, record)
         if computed != event.hash:
@@ -153,7 +176,10 @@ def _check_chain(replay: Replay, report: Report) -> None:
         prev = event.hash
     if replay.footer.last_hash != prev:
         _fail(0, "last hash in the footer", prev, replay.footer.last_hash)
-    report.checks.append(f"hash chain: {len(replay.events)} links, last {prev[:16]}…")
+    report.checks.append(
+        f"hash chain (log format {replay.header.log_format or PLAIN_FORMAT}): "
+        f"{len(replay.events)} links, last {prev[:16]}…"
+    )
 
 
 def _check_commitment(replay: Replay, report: Report) -> Seeds:

@@ -20,10 +20,13 @@ from croupier.log import (
     StoredEvent,
     VersionConflict,
     chain_hash,
+    key_of,
     record_bytes,
 )
 
-_GAME_COLUMNS = "game_id, kind, seats, server_seed, commitment, created_at_ms, version, finished"
+_GAME_COLUMNS = (
+    "game_id, kind, seats, server_seed, commitment, created_at_ms, version, finished, log_format"
+)
 _EVENT_COLUMNS = (
     "game_id, version, command_id, seat, recorded_at_ms, type, payload, prev_hash, hash, command"
 )
@@ -44,7 +47,9 @@ def apply_migrations(yoyo_url: str, dialect: str) -> None:
 
 
 def _game_row(row: Sequence[Any]) -> GameRecord:
-    return GameRecord(row[0], row[1], row[2], bytes(row[3]), row[4], row[5], row[6], bool(row[7]))
+    return GameRecord(
+        row[0], row[1], row[2], bytes(row[3]), row[4], row[5], row[6], bool(row[7]), row[8]
+    )
 
 
 def _event_row(r: Sequence[Any]) -> StoredEvent:
@@ -84,7 +89,7 @@ class SqlEventStore(EventStore):
             self._run(
                 cur,
                 "INSERT INTO games (game_id, kind, seats, server_seed, commitment, "
-                "created_at_ms, version, finished) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+                "created_at_ms, version, finished, log_format) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
                 (
                     game.game_id,
                     game.kind,
@@ -93,6 +98,7 @@ class SqlEventStore(EventStore):
                     game.commitment,
                     game.created_at_ms,
                     False,
+                    game.log_format,
                 ),
             )
             for seat, player in enumerate(players):
@@ -102,7 +108,7 @@ class SqlEventStore(EventStore):
                     (game.game_id, seat, player),
                 )
             stored = self._insert_events(
-                cur, game.game_id, 0, GENESIS_HASH, events, "create", None, recorded_at_ms
+                cur, game, 0, GENESIS_HASH, events, "create", None, recorded_at_ms
             )
             version = stored[-1].version if stored else 0
             self._run(
@@ -193,7 +199,7 @@ class SqlEventStore(EventStore):
     def _insert_events(
         self,
         cur: Any,
-        game_id: str,
+        game: GameRecord,
         version: int,
         prev_hash: str,
         events: Sequence[NewEvent],
@@ -203,6 +209,7 @@ class SqlEventStore(EventStore):
         command: bytes = b"",
     ) -> list[StoredEvent]:
         stored: list[StoredEvent] = []
+        game_id, key = game.game_id, key_of(game)
         for i, event in enumerate(events):
             version += 1
             carried = command if i == 0 else b""
@@ -217,6 +224,7 @@ class SqlEventStore(EventStore):
                     event.type,
                     event.payload,
                     carried,
+                    key,
                 ),
             )
             row = StoredEvent(
@@ -261,6 +269,7 @@ class SqlEventStore(EventStore):
         recorded_at_ms: int,
         finished: bool = False,
         command: bytes = b"",
+        fingerprint: bytes = b"",
     ) -> CommandResult:
         with self._transaction(write=True) as cur:
             game = self._game(cur, game_id, lock=True)
@@ -277,7 +286,7 @@ class SqlEventStore(EventStore):
             prev_hash = row[0] if row else GENESIS_HASH
             stored = self._insert_events(
                 cur,
-                game_id,
+                game,
                 game.version,
                 prev_hash,
                 events,
@@ -290,8 +299,8 @@ class SqlEventStore(EventStore):
             self._run(
                 cur,
                 "INSERT INTO commands (game_id, command_id, accepted, first_version, "
-                "last_version, rejection) VALUES (?, ?, ?, ?, ?, NULL)",
-                (game_id, command_id, True, game.version + 1, version),
+                "last_version, rejection, fingerprint) VALUES (?, ?, ?, ?, ?, NULL, ?)",
+                (game_id, command_id, True, game.version + 1, version, fingerprint),
             )
             updated = self._run(
                 cur,
@@ -308,18 +317,31 @@ class SqlEventStore(EventStore):
             if updated != 1:  # pragma: no cover - the lock and the keys make this unreachable
                 raise VersionConflict(game_id, expected_version, self._game(cur, game_id).version)
             self._after_append(cur, game_id, version)
-        return CommandResult(command_id, True, game.version + 1, version, events=tuple(stored))
+        return CommandResult(
+            command_id,
+            True,
+            game.version + 1,
+            version,
+            events=tuple(stored),
+            fingerprint=fingerprint,
+        )
 
     def record_rejection(
-        self, game_id: str, command_id: str, rejection: bytes, version: int
+        self,
+        game_id: str,
+        command_id: str,
+        rejection: bytes,
+        version: int,
+        fingerprint: bytes = b"",
     ) -> CommandResult:
         with self._transaction(write=True) as cur:
             self._game(cur, game_id)
             self._run(
                 cur,
                 "INSERT INTO commands (game_id, command_id, accepted, first_version, "
-                "last_version, rejection) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (game_id, command_id, False, version, version, rejection),
+                "last_version, rejection, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                (game_id, command_id, False, version, version, rejection, fingerprint),
             )
             result = self._result(cur, game_id, command_id)
         if result is None:  # pragma: no cover - the row was just written or already there
@@ -333,7 +355,7 @@ class SqlEventStore(EventStore):
     def _result(self, cur: Any, game_id: str, command_id: str) -> CommandResult | None:
         row = self._run(
             cur,
-            "SELECT accepted, first_version, last_version, rejection FROM commands "
+            "SELECT accepted, first_version, last_version, rejection, fingerprint FROM commands "
             "WHERE game_id = ? AND command_id = ?",
             (game_id, command_id),
         ).fetchone()
@@ -346,6 +368,7 @@ class SqlEventStore(EventStore):
             row[2],
             None if row[3] is None else bytes(row[3]),
             duplicate=True,
+            fingerprint=b"" if row[4] is None else bytes(row[4]),
         )
 
     def _events(self, cur: Any, game_id: str, after_version: int) -> list[StoredEvent]:

@@ -55,13 +55,48 @@ def test_every_recorded_game_verifies(replays, tmp_path: Path, name: str) -> Non
     assert deals >= 1
 
 
+def rechain(replay) -> None:
+    """Re-hash the whole chain as a forger with the database could (with the footer's seed)."""
+    from croupier.log import GENESIS_HASH, chain_hash, chain_key, record_bytes
+
+    key = chain_key(
+        replay.header.log_format, bytes.fromhex(replay.footer.server_seed), replay.header.game_id
+    )
+    prev = GENESIS_HASH
+    for event in replay.events:
+        seat = event.seat if event.HasField("seat") else None
+        event.prev_hash = prev
+        event.hash = chain_hash(
+            prev,
+            record_bytes(
+                event.game_id,
+                event.version,
+                event.command_id,
+                seat,
+                event.recorded_at_ms,
+                event.type,
+                event.payload,
+                event.command_payload,
+                key,
+            ),
+        )
+        prev = event.hash
+    replay.footer.last_hash = prev
+
+
 def test_a_deck_dealt_from_another_seed_is_caught(replays, tmp_path: Path) -> None:
     """A server that dealt from another seed than it committed to, and forged the header and the
-    footer to match, is caught: the game's first event (in the chain) holds the real commitment."""
-    document = json.loads(to_json(replays["gin"]))
+    footer to match, and re-hashed the chain with it, is caught: the game's first event (in the
+    chain) holds the real commitment."""
+    from croupier.replays.format import from_json
+    from croupier.replays.format import to_json as back
+
+    replay = from_json(to_json(replays["gin"]))
     other = bytes(range(32))
-    document["footer"]["server_seed"] = other.hex()
-    document["header"]["commitment"] = hashlib.sha256(other).hexdigest()
+    replay.footer.server_seed = other.hex()
+    replay.header.commitment = hashlib.sha256(other).hexdigest()
+    rechain(replay)
+    document = json.loads(back(replay))
     result = run(tmp_path, document)
     assert (
         result.returncode == 1
@@ -83,7 +118,6 @@ def test_a_tampered_event_or_seed_is_caught(replays, tmp_path: Path) -> None:
 def test_a_rigged_deal_is_caught(replays, tmp_path: Path) -> None:
     """Swap two cards inside a deal's hashed bytes and re-hash the chain (as a forger with the
     database could): the chain holds, the deck does not."""
-    from croupier.log import GENESIS_HASH, chain_hash, record_bytes
     from croupier.replays.format import from_json
     from croupier.replays.format import to_json as back
     from croupier.v1 import service_pb2
@@ -97,25 +131,7 @@ def test_a_rigged_deal_is_caught(replays, tmp_path: Path) -> None:
     a.code, b.code = b_code, a_code
     deal.payload = body.SerializeToString(deterministic=True)
     deal.body.CopyFrom(body)
-    prev = GENESIS_HASH
-    for event in replay.events:
-        seat = event.seat if event.HasField("seat") else None
-        event.prev_hash = prev
-        event.hash = chain_hash(
-            prev,
-            record_bytes(
-                event.game_id,
-                event.version,
-                event.command_id,
-                seat,
-                event.recorded_at_ms,
-                event.type,
-                event.payload,
-                event.command_payload,
-            ),
-        )
-        prev = event.hash
-    replay.footer.last_hash = prev
+    rechain(replay)
     result = run(tmp_path, json.loads(back(replay)))
     assert (
         result.returncode == 1

@@ -31,7 +31,7 @@ def test_a_whole_match_is_played_settled_and_chained(server: Running) -> None:
     assert all(line.amount % 2 == 0 for r in result.rounds for line in r.lines)
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=result.game_id))
     assert replay.finished and replay.kind == GIN and replay.rules.gin.match_points == 30
-    verify_chain(replay.events)
+    verify_chain(replay)
     bodies = [e.body.gin for e in replay.events[:-1]]
     assert bodies[0].HasField("match_started") and bodies[-1].HasField("match_ended")
     dealt = bodies[1].hand_dealt

@@ -14,7 +14,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 
-from croupier.log import GENESIS_HASH, chain_hash, record_bytes
+from croupier.log import GENESIS_HASH, LOG_FORMAT_VERSION, chain_hash, chain_key, record_bytes
 from croupier.service.bots import auth, play_game
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2
 
@@ -78,9 +78,12 @@ def error_of(call) -> tuple[grpc.StatusCode, error_details_pb2.ErrorInfo, list[s
     return info.value.code(), error_info, fields
 
 
-def verify_chain(events) -> None:
+def verify_chain(replay: service_pb2.GetReplayResponse) -> None:
+    """The replay's chain holds, in its log format (blinded by the revealed seed in format 2)."""
+    assert replay.log_format == LOG_FORMAT_VERSION
+    key = chain_key(replay.log_format, bytes.fromhex(replay.server_seed), replay.game_id)
     prev = GENESIS_HASH
-    for event in events:
+    for event in replay.events:
         seat = event.seat if event.HasField("seat") else None
         record = record_bytes(
             event.game_id,
@@ -91,6 +94,7 @@ def verify_chain(events) -> None:
             event.type,
             event.payload,
             event.command_payload,
+            key,
         )
         assert event.prev_hash == prev and chain_hash(prev, record) == event.hash
         assert service_pb2.EventBody.FromString(event.payload) == event.body
@@ -117,7 +121,7 @@ def test_whole_games_by_a_scripted_client(server: Running, seats: int) -> None:
     assert hashlib.sha256(bytes.fromhex(replay.server_seed)).hexdigest() == replay.commitment
     assert replay.events[-1].body.WhichOneof("body") == "seed_revealed"
     assert not any(e.redacted for e in replay.events)
-    verify_chain(replay.events)
+    verify_chain(replay)
     assert list(replay.client_seeds) == ["abc"]
     # Every command is in the log, on the first event it produced.
     commands = [e for e in replay.events if e.HasField("command")]
@@ -624,7 +628,7 @@ def test_every_preset_plays_through_with_jokers_and_seven_binding(
     )
     assert len(dealt) == 54 and {"JK1", "JK2"} <= dealt
     assert len(result.rounds) == 2 and result.final.outcome == "TABLE_CLOSED"
-    verify_chain(replay.events)
+    verify_chain(replay)
 
 
 # --- battle Hoola: concurrent claims ----------------------------------------------------------

@@ -49,7 +49,7 @@ def test_a_whole_match_is_played_settled_and_chained(server: Running) -> None:
     assert list(result.final.net) == [sum(r.net[s] for r in result.rounds) for s in (0, 1)]
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=result.game_id))
     assert replay.finished and replay.kind == KOIKOI and replay.rules.koikoi.rounds == 3
-    verify_chain(replay.events)
+    verify_chain(replay)
     bodies = [e.body.koikoi for e in replay.events[:-1]]
     assert bodies[0].HasField("match_started") and bodies[-1].HasField("match_ended")
     dealt = bodies[1].round_dealt

@@ -23,7 +23,7 @@ def test_a_whole_game_is_played_settled_and_chained(server: Running) -> None:
     assert sum(result.final.net) == 0
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=result.game_id))
     assert replay.finished and replay.kind == RUMMY and replay.rules.rummy.open_threshold == 40
-    verify_chain(replay.events)
+    verify_chain(replay)
     dealt = replay.events[1].body.rummy.round_dealt
     cards = [c for h in dealt.hands for c in h.cards] + list(dealt.stock) + [dealt.upcard]
     assert len({c.code for c in cards}) == 108

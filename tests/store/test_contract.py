@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import uuid
 from collections.abc import Iterator
@@ -10,25 +11,33 @@ import pytest
 
 from croupier.log import (
     GENESIS_HASH,
+    LOG_FORMAT_VERSION,
+    PLAIN_FORMAT,
     EventStore,
     GameNotFound,
     GameRecord,
     NewEvent,
     Snapshot,
     VersionConflict,
+    key_of,
     verify_chain,
 )
 from croupier.service.store import open_store
 
 
-def new_game(store: EventStore, events: int = 2) -> str:
+def new_game(store: EventStore, events: int = 2, log_format: int = LOG_FORMAT_VERSION) -> str:
     game_id = str(uuid.uuid4())
     store.create_game(
-        GameRecord(game_id, "hoola", 2, b"s" * 32, "c" * 64, 1),
+        GameRecord(game_id, "hoola", 2, b"s" * 32, "c" * 64, 1, log_format=log_format),
         [NewEvent(f"E{i}", bytes([i]) * 3) for i in range(events)],
         10,
     )
     return game_id
+
+
+def chain_breaks_at(store: EventStore, game_id: str) -> int | None:
+    """Where the game's stored chain first fails, checked in the game's own log format."""
+    return verify_chain(store.read(game_id), key_of(store.game(game_id)))
 
 
 class StoreContract:
@@ -96,7 +105,7 @@ class StoreContract:
             (1, "cmd", "A", b"the command"),
             (1, "cmd", "B", b""),
         ]
-        assert verify_chain(events) is None
+        assert chain_breaks_at(store, game_id) is None
         # The append answers with what it stored, so the caller need not read it back.
         assert list(result.events) == events[2:]
 
@@ -168,18 +177,40 @@ class StoreContract:
         assert store.append(game_id, 2, [NewEvent("A", b"a")], "bad", 0, 20).accepted is False
         assert store.game(game_id).version == 2
 
-    def test_the_chain_detects_tampering(self, store: EventStore) -> None:
-        game_id = new_game(store, events=4)
+    @pytest.mark.parametrize("log_format", [PLAIN_FORMAT, LOG_FORMAT_VERSION])
+    def test_the_chain_detects_tampering(self, store: EventStore, log_format: int) -> None:
+        game_id = new_game(store, events=4, log_format=log_format)
         events = store.read(game_id)
-        assert verify_chain(events) is None
+        key = key_of(store.game(game_id))
+        assert store.game(game_id).log_format == log_format
+        assert verify_chain(events, key) is None
         import dataclasses
 
         forged = list(events)
         forged[2] = dataclasses.replace(events[2], payload=b"forged")
-        assert verify_chain(forged) == 3
+        assert verify_chain(forged, key) == 3
         forged[2] = dataclasses.replace(events[2], command=b"another command")
-        assert verify_chain(forged) == 3
-        assert verify_chain([events[0], events[2], events[1], events[3]]) == 2
+        assert verify_chain(forged, key) == 3
+        assert verify_chain([events[0], events[2], events[1], events[3]], key) == 2
+
+    def test_a_blinded_chain_needs_the_seed_to_check(self, store: EventStore) -> None:
+        """Format 2: without the key (the seed is secret during play) nobody can recompute a
+        hash, so a payload cannot be guessed by hashing candidates; with it the chain holds."""
+        game_id = new_game(store, events=3)
+        events = store.read(game_id)
+        assert verify_chain(events, key_of(store.game(game_id))) is None
+        assert verify_chain(events) == 1
+        other_seed = dataclasses.replace(store.game(game_id), server_seed=b"t" * 32)
+        assert verify_chain(events, key_of(other_seed)) == 1
+
+    def test_a_command_ids_first_use_is_kept_with_it(self, store: EventStore) -> None:
+        game_id = new_game(store)
+        store.append(game_id, 2, [NewEvent("A", b"a")], "cmd", 0, 20, fingerprint=b"first")
+        again = store.append(game_id, 2, [NewEvent("A", b"b")], "cmd", 1, 21, fingerprint=b"x")
+        assert again.duplicate and again.fingerprint == b"first"
+        refused = store.record_rejection(game_id, "no", b"why", 3, fingerprint=b"second")
+        assert store.result_of(game_id, "no") == dataclasses.replace(refused, duplicate=True)
+        assert store.result_of(game_id, "no").fingerprint == b"second"  # type: ignore[union-attr]
 
     def test_concurrent_appends_at_one_version_one_wins(self, store: EventStore) -> None:
         game_id = new_game(store)
@@ -200,7 +231,7 @@ class StoreContract:
         for t in threads:
             t.join()
         assert sorted(outcomes) == ["conflict"] * 7 + ["ok"]
-        assert store.game(game_id).version == 3 and verify_chain(store.read(game_id)) is None
+        assert store.game(game_id).version == 3 and chain_breaks_at(store, game_id) is None
 
     def test_a_second_store_on_the_same_database_sees_everything(self, store: EventStore) -> None:
         game_id = new_game(store)
