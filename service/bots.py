@@ -210,12 +210,14 @@ def play_game(
     kind: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_HOOLA,
     players: Sequence[str] = (),
     claims: bool = False,
+    on_created: Callable[[service_pb2.CreateGameResponse], None] | None = None,
 ) -> GameResult:
     """Create a game of ``kind`` and play it to the end; returns its last round's settlement.
 
     Between rounds the bots deal the next round; an open-ended Hoola table (``rounds = 0``) is
     closed after ``max_rounds``. With ``claims``, seats out of turn take discards by battle-Hoola
-    claims when they may, and the seat to act waits out an open claim window.
+    claims when they may, and the seat to act waits out an open claim window. ``on_created`` is
+    called with the new game before the first move (to watch it, say).
     """
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
@@ -229,6 +231,8 @@ def play_game(
             players=players,
         )
     )
+    if on_created is not None:
+        on_created(created)
     tokens = [t.token for t in created.tokens]
     moves = 0
     while moves < max_moves:

@@ -6,6 +6,7 @@ import hashlib
 import random
 import threading
 import uuid
+from collections.abc import Iterator
 
 import grpc
 import pytest
@@ -16,7 +17,7 @@ from grpc_status import rpc_status
 
 from croupier.log import GENESIS_HASH, LOG_FORMAT_VERSION, chain_hash, chain_key, record_bytes
 from croupier.service.bots import auth, play_game
-from croupier.v1 import common_pb2, hoola_pb2, service_pb2
+from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import Running
 
@@ -195,6 +196,84 @@ def test_a_rejected_command_id_keeps_its_answer(server: Running) -> None:
     code, info, _ = error_of(lambda: submit(server, game, other, DRAW, moved.version, "same-id"))
     assert info.reason == "NOT_YOUR_TURN"
     assert submit(server, game, other, DRAW, moved.version, "fresh-id").version == moved.version + 1
+
+
+def test_a_command_id_reused_for_another_command_or_seat_is_refused(server: Running) -> None:
+    game = create(server)
+    turn = view(server, game, 0).view.hoola.turn
+    other = (turn + 1) % 3
+    drawn = submit(server, game, turn, DRAW, game.version, command_id="once")
+    hand = view(server, game, turn).view.hoola.hand
+    discard = hoola_command(discard=hoola_pb2.Discard(card=hand[0].code))
+    # Another command under the id: refused, not answered with the draw's events.
+    code, info, fields = error_of(
+        lambda: submit(server, game, turn, discard, drawn.version, "once")
+    )
+    assert (code, info.reason, fields) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "COMMAND_ID_REUSED",
+        ["command_id"],
+    )
+    # The same command from another seat: refused too (a seat never gets another's answer).
+    code, info, _ = error_of(lambda: submit(server, game, other, DRAW, game.version, "once"))
+    assert (code, info.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_REUSED")
+    # A refused command's id likewise, and the true retry still gets its first answer.
+    error_of(lambda: submit(server, game, other, DRAW, drawn.version, "refused"))
+    code, info, _ = error_of(lambda: submit(server, game, other, discard, drawn.version, "refused"))
+    assert info.reason == "COMMAND_ID_REUSED"
+    assert submit(server, game, turn, DRAW, game.version, command_id="once") == drawn
+    assert view(server, game, 0).version == drawn.version
+
+
+@pytest.fixture(scope="module")
+def replica(server: Running) -> Iterator[Running]:
+    """A second process on the server's store (a replica behind the same load balancer)."""
+    from croupier.app.tokens import TokenSigner
+    from croupier.service.server import ServerThread
+    from croupier.service.store import open_store
+
+    from .conftest import SECRET
+
+    store = open_store(server.store.url)
+    other = ServerThread("127.0.0.1:0", store, TokenSigner(SECRET), clock=server.clock)
+    port = other.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    stub = service_pb2_grpc.GameServiceStub(channel)
+    try:
+        yield Running(channel, stub, store, f"127.0.0.1:{port}", server.clock, other)
+    finally:
+        channel.close()
+        other.stop(grace=None)
+        store.close()
+
+
+@pytest.mark.parametrize("trial", range(33))
+def test_concurrent_retries_of_one_command_all_get_its_first_answer(
+    server: Running, replica: Running, trial: int
+) -> None:
+    """A client that resends a command while its first attempt is in flight (a mobile network,
+    the retry reaching another replica) gets the first answer every time, never ABORTED."""
+    game = create(server, client_seeds=[f"retries-{trial}"])
+    turn = view(server, game, 0).view.hoola.turn
+    # The replica has not read the game yet: it reads it while the other appends.
+    answers: list[object] = []
+    barrier = threading.Barrier(4)
+
+    def attempt(via: Running) -> None:
+        barrier.wait()
+        try:
+            answers.append(submit(via, game, turn, DRAW, game.version, f"retry-{trial}"))
+        except grpc.RpcError as error:
+            answers.append(error.code().name)
+
+    threads = [threading.Thread(target=attempt, args=(r,)) for r in [server, replica] * 2]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(isinstance(a, service_pb2.SubmitCommandResponse) for a in answers), answers
+    assert all(a == answers[0] for a in answers)
+    assert view(server, game, turn).version == game.version + 1
 
 
 def test_two_concurrent_commands_at_one_version_one_is_aborted(server: Running) -> None:
