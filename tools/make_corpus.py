@@ -1,7 +1,10 @@
 """Record the compatibility corpus: a finished game of every kind and preset, played by bots
 through the service itself and exported as replay files.
 
-    .venv/bin/python tools/make_corpus.py replays/corpus
+    .venv/bin/python tools/make_corpus.py replays/corpus/log-format-2
+
+Each log format has its folder (the files of log format 1 are ``replays/corpus/*.replay``); games
+are recorded in the running service's format, so record into the folder of the current one.
 
 Files already in the corpus are never rewritten: once there, a replay must keep verifying in every
 later version (replays/corpus/README.md). Run this to add the games of a new kind, preset or rule.
@@ -17,6 +20,7 @@ from pathlib import Path
 import grpc
 
 from croupier.app.tokens import TokenSigner
+from croupier.log import LOG_FORMAT_VERSION
 from croupier.replays.format import from_binary
 from croupier.service.bots import play_game
 from croupier.service.server import ServerThread
@@ -140,5 +144,6 @@ def make(directory: Path) -> list[Path]:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    for path in make(Path(sys.argv[1] if len(sys.argv) > 1 else "replays/corpus")):
+    default = f"replays/corpus/log-format-{LOG_FORMAT_VERSION}"
+    for path in make(Path(sys.argv[1] if len(sys.argv) > 1 else default)):
         print(f"recorded {path}")

@@ -11,22 +11,31 @@ from pathlib import Path
 import pytest
 
 from croupier.contract.bindings import BINDINGS
+from croupier.log import LOG_FORMATS, PLAIN_FORMAT
 from croupier.replays.format import load, to_json
 from croupier.replays.verify import verify
 
 CORPUS = Path(__file__).resolve().parents[2] / "replays" / "corpus"
 STANDALONE = CORPUS.parent / "standalone_verify.py"
-FILES = sorted(CORPUS.glob("*.replay"))
+FILES = sorted(CORPUS.rglob("*.replay"))
+#: The folder of each log format's games (format 1's files came first, at the top).
+FOLDERS = {PLAIN_FORMAT: CORPUS} | {
+    n: CORPUS / f"log-format-{n}" for n in LOG_FORMATS if n != PLAIN_FORMAT
+}
 
 
-def test_the_corpus_holds_every_kind_and_preset() -> None:
-    names = {path.stem for path in FILES}
+@pytest.mark.parametrize("log_format", LOG_FORMATS)
+def test_the_corpus_holds_every_kind_and_preset_in_every_log_format(log_format: int) -> None:
+    files = sorted(FOLDERS[log_format].glob("*.replay"))
+    names = {path.stem for path in files}
     for binding in BINDINGS.values():
         for preset in binding.game.presets():
             assert f"{binding.game.kind}-{preset}" in names, (binding.game.kind, preset)
+    for path in files:
+        assert (load(path).header.log_format or PLAIN_FORMAT) == log_format, path
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(CORPUS)))
 def test_every_corpus_replay_verifies(path: Path, tmp_path: Path) -> None:
     replay = load(path)
     report = verify(replay)
