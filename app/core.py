@@ -348,7 +348,11 @@ class Croupier:
             snapshot_version = cached.snapshot_version
         else:
             state, events, version, last_at_ms = binding.game.initial_state(), [], 0, 0
+        batch = None
         for stored in loaded.events:
+            if stored.command_id != batch:  # a batch begins: the clocks run on its recorded time
+                state = binding.game.at(state, stored.recorded_at_ms, stored.seat)
+                batch = stored.command_id
             event = _decode(binding, stored)
             if event is not None:
                 state = binding.game.evolve(state, event)
@@ -412,10 +416,14 @@ class Croupier:
 
     def _advanced(self, folded: Folded, state: Any) -> Any:
         """``state`` with what time has made due by now applied (not recorded)."""
-        game = folded.binding.game
-        for event in game.advance(state, self.clock()):
-            state = game.evolve(state, event)
-        return state
+        game, now = folded.binding.game, self.clock()
+        timed = game.at(state, now, None)  # what time makes due is a batch of its own
+        due = game.advance(timed, Context(folded.seeds, now))
+        if not due:
+            return state
+        for event in due:
+            timed = game.evolve(timed, event)
+        return timed
 
     def _present(
         self, binding: GameBinding, stored: StoredEvent, seat: int | None, finished: bool
@@ -503,7 +511,7 @@ class Croupier:
         )
         version = stored[-1].version if stored else 0
         # This process holds the new game: its first reads and streams need no store read.
-        state = binding.game.initial_state()
+        state = binding.game.at(binding.game.initial_state(), record.created_at_ms, None)
         for event in events:
             state = binding.game.evolve(state, event)
         created = dataclasses.replace(record, version=version)
@@ -626,9 +634,26 @@ class Croupier:
 
     @staticmethod
     def _to_act(folded: Folded, state: Any) -> list[service_pb2.SeatToAct]:
-        """The seats that have a move now (no turn clock yet: deadlines are 0), read from the
-        game's phase by the engine (a property test checks it against the legal moves)."""
-        return [service_pb2.SeatToAct(seat=seat) for seat in folded.binding.game.to_act(state)]
+        """The seats that have a move now, read from the game's phase by the engine (a property
+        test checks it against the legal moves); those on the turn clock with their deadline,
+        bank and away flag (docs/rules/common.md §5.1)."""
+        game = folded.binding.game
+        clocks = {c.seat: c for c in game.seat_clocks(state)}
+        answer = []
+        for seat in game.to_act(state):
+            clock = clocks.get(seat)
+            if clock is None:
+                answer.append(service_pb2.SeatToAct(seat=seat))
+            else:
+                answer.append(
+                    service_pb2.SeatToAct(
+                        seat=seat,
+                        deadline_ms=clock.deadline_ms,
+                        bank_ms=clock.bank_ms,
+                        away=clock.away,
+                    )
+                )
+        return answer
 
     async def _decide(
         self,
@@ -651,6 +676,13 @@ class Croupier:
         # One instant for the decision and the record: a replay re-decides at the recorded time,
         # so a claim window closes there exactly as it did live.
         now = self.clock()
+        if any(c.deadline_ms <= now for c in game.seat_clocks(folded.state)):
+            # A turn ran out before this command: its time-out is recorded first (at its
+            # deadline), and the command, made on what came before, meets a newer version.
+            current = await self.tick(game_id)
+            return await self._answered_or_conflict(
+                folded, command_id, VersionConflict(game_id, expected_version, current)
+            )
         try:
             events = game.decide(folded.state, seat, engine_command, Context(folded.seeds, now))
         except CommandError as error:
@@ -659,7 +691,7 @@ class Croupier:
                 game_id, command_id, refused, folded.version, fingerprint
             )
             return result, folded.record.finished, folded.state
-        state = folded.state
+        state = game.at(folded.state, now, seat)
         for event in events:
             state = game.evolve(state, event)
         finished = game.is_finished(state)
@@ -704,10 +736,10 @@ class Croupier:
         folded, _ = await self._fold(game_id)
         game = folded.binding.game
         now = self.clock()
-        events = game.advance(folded.state, now)
+        state = game.at(folded.state, now, None)
+        events = game.advance(state, Context(folded.seeds, now))
         if not events:
             return folded.version
-        state = folded.state
         for event in events:
             state = game.evolve(state, event)
         finished = game.is_finished(state)

@@ -12,6 +12,7 @@ from google.protobuf.message import Message
 
 from croupier.contract import convert
 from croupier.engine import registry
+from croupier.engine.clock import TurnTimedOut
 from croupier.engine.game import Game
 from croupier.engine.gin import events as gin_events
 from croupier.engine.gin.game import GinView
@@ -44,8 +45,9 @@ class GameBinding:
 
     # -- rules ---------------------------------------------------------------------------------
     def rules_to_proto(self, rules: Any) -> service_pb2.Rules:
+        """The rule set with every option set (for clients; events write their own copy)."""
         msg = service_pb2.Rules()
-        convert.fill(getattr(msg, self.field), rules)
+        convert.fill(getattr(msg, self.field), rules, every_option=True)
         return msg
 
     def overrides(self, rules: service_pb2.Rules) -> dict[str, Any]:
@@ -105,6 +107,7 @@ HOOLA = GameBinding(
         hoola_events.SitOut,
     ),
     events=convert.classes_by_field(
+        TurnTimedOut,
         hoola_events.GameStarted,
         hoola_events.RoundDealt,
         hoola_events.CardDrawn,
@@ -143,6 +146,7 @@ KOIKOI = GameBinding(
         koikoi_events.NextRound,
     ),
     events=convert.classes_by_field(
+        TurnTimedOut,
         koikoi_events.MatchStarted,
         koikoi_events.RoundDealt,
         koikoi_events.CardPlayed,
@@ -177,6 +181,7 @@ GIN = GameBinding(
         gin_events.NextHand,
     ),
     events=convert.classes_by_field(
+        TurnTimedOut,
         gin_events.MatchStarted,
         gin_events.HandDealt,
         gin_events.UpcardPassed,
@@ -209,6 +214,7 @@ RUMMY = GameBinding(
         rummy_events.Discard,
     ),
     events=convert.classes_by_field(
+        TurnTimedOut,
         rummy_events.GameStarted,
         rummy_events.RoundDealt,
         rummy_events.CardDrawn,

@@ -110,7 +110,17 @@ def _scalar_to_proto(fd: AnyFieldDescriptor, value: Any) -> Any:
 _SCALAR, _REPEATED_MESSAGES, _REPEATED_SCALARS, _WRAPPER, _MESSAGE = range(5)
 
 
-Step = tuple[str, "AnyFieldDescriptor", int, "AnyFieldDescriptor | None"]
+Step = tuple[str, "AnyFieldDescriptor", int, "AnyFieldDescriptor | None", Any]
+#: Stands for "always written" where a step names the value it leaves out.
+_ALWAYS = object()
+
+
+def _added_later(field: dataclasses.Field[Any]) -> bool:
+    """An option added after games were recorded (``engine.shared.ADDED_LATER``): written only
+    when it differs from its default, read as its default when absent."""
+    return bool(field.metadata.get("added_later"))
+
+
 _PLANS: dict[tuple[Any, type], tuple[Step, ...]] = {}
 
 
@@ -130,20 +140,23 @@ def _plan(descriptor: AnyDescriptor, cls: type) -> tuple[Step, ...]:
                 inner = fd.message_type.fields[0] if kind == _WRAPPER else None
             else:
                 kind = _SCALAR
-            steps.append((field.name, fd, kind, inner))
+            skip = field.default if _added_later(field) else _ALWAYS
+            steps.append((field.name, fd, kind, inner, skip))
         plan = _PLANS[key] = tuple(steps)
     return plan
 
 
-def fill(msg: M, record: Any) -> M:
-    """Copy a dataclass record into ``msg`` field by field; returns ``msg``."""
+def fill(msg: M, record: Any, every_option: bool = False) -> M:
+    """Copy a dataclass record into ``msg`` field by field; returns ``msg``. Options added later
+    are left out at their defaults (as records made before them hold them), unless
+    ``every_option``: a rule set shown to a client has every option set."""
     if isinstance(record, str) and msg.DESCRIPTOR in CARDS:
         CARDS[msg.DESCRIPTOR](record, msg)
         return msg
     msg.SetInParent()
-    for name, fd, kind, inner in _plan(msg.DESCRIPTOR, type(record)):
+    for name, fd, kind, inner, skip in _plan(msg.DESCRIPTOR, type(record)):
         value = getattr(record, name)
-        if value is None:
+        if value is None or (skip is not _ALWAYS and value == skip and not every_option):
             continue
         if kind == _SCALAR:
             setattr(msg, name, _scalar_to_proto(fd, value))
@@ -270,6 +283,13 @@ def _field_reader(fd: AnyFieldDescriptor, tp: Any) -> Reader:
     return read
 
 
+def _or_default(name: str, read: Reader, default: Any) -> Reader:
+    def read_or_default(msg: Any) -> Any:
+        return read(msg) if msg.HasField(name) else default
+
+    return read_or_default
+
+
 @functools.cache
 def _record_reader(descriptor: AnyDescriptor, cls: type) -> Reader:
     """Reads a whole message as the dataclass ``cls``."""
@@ -278,6 +298,10 @@ def _record_reader(descriptor: AnyDescriptor, cls: type) -> Reader:
         (field.name, _field_reader(descriptor.fields_by_name[field.name], hints[field.name]))
         for field in dataclasses.fields(cls)
     ]
+    for index, field in enumerate(dataclasses.fields(cls)):
+        fd = descriptor.fields_by_name[field.name]
+        if _added_later(field) and fd.has_presence:
+            fields[index] = (field.name, _or_default(fd.name, fields[index][1], field.default))
 
     def read(msg: Any) -> Any:
         return cls(**{name: reader(msg) for name, reader in fields})

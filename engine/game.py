@@ -19,6 +19,8 @@ from croupier.engine.shuffle import Seeds
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
+    from croupier.engine.clock import SeatClock
+
 
 class CommandError(Exception):
     """A refused command. ``reason`` is a stable UPPER_SNAKE code; ``rule`` cites RULES.md."""
@@ -86,13 +88,25 @@ class Game(Protocol, Generic[R, S, E, C]):
     def decide(self, state: S, seat: int, command: C, ctx: Context) -> list[E]:
         """The events a command produces; raises :class:`CommandError`."""
 
-    def advance(self, state: S, now_ms: int) -> list[E]:
-        """Events that time has made due by ``now_ms`` (``decide`` records them first; reads apply
-        them to show the game as of now)."""
+    def at(self, state: S, at_ms: int, actor: int | None) -> S:
+        """The state as a batch of events recorded at ``at_ms`` begins (``actor``: the seat whose
+        command it is; ``None`` for the opening events and what time made due). Every fold of
+        the log calls it at the start of each batch: turn clocks run on recorded times
+        (:mod:`croupier.engine.clock`)."""
+
+    def advance(self, state: S, ctx: Context) -> list[E]:
+        """Events that time has made due by ``ctx.now_ms``: a claim window's award, turn
+        time-outs with their forced moves (the seeds are for what those deal). Reads apply them
+        to show the game as of now; the service records them as a batch of their own."""
 
     def next_deadline(self, state: S) -> int | None:
         """The earliest time (ms) at which :meth:`advance` would produce events (a claim window
-        closing); ``None`` when nothing is due by time alone. A service arms its timer with it."""
+        closing, a turn's deadline); ``None`` when nothing is due by time alone. A service arms
+        its timer with it."""
+
+    def seat_clocks(self, state: S) -> list[SeatClock]:
+        """The seats on the clock (that must act), with their deadlines, banks and away flags;
+        empty without a turn clock."""
 
     def validate(self, state: S, seat: int, command: C) -> None:
         """Raise :class:`CommandError` unless ``decide`` would accept the command."""

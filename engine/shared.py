@@ -4,7 +4,8 @@ joker namings a command carries, and the first dealer's draw."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
 from croupier.engine.cards import Card, is_joker
@@ -122,3 +123,9 @@ def first_dealer(
         if order(first) != order(second):
             return (0 if order(first) < order(second) else 1), tuple(draws)
     raise AssertionError("every deck holds cards of two different orders")
+
+
+#: Field metadata of an option added after games were recorded under its rule set: records write
+#: it only when it differs from its default and read it as its default when it is absent, so the
+#: records of earlier games stay, byte for byte, what they were (and their replays verify).
+ADDED_LATER: Mapping[str, bool] = MappingProxyType({"added_later": True})

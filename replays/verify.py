@@ -237,6 +237,8 @@ def _check_events(
             reproduced.append(event)
             position += 1
 
+    if events:
+        state = game.at(state, events[0].recorded_at_ms, None)
     compare(expected)
     while True:
         while position < len(events) and not events[position].command_payload:
@@ -255,7 +257,8 @@ def _check_events(
         recorded = events[position]
         if not recorded.command_payload:
             # A tick: what time had made due at its recorded instant, with no command.
-            due = game.advance(state, recorded.recorded_at_ms)
+            state = game.at(state, recorded.recorded_at_ms, None)
+            due = game.advance(state, Context(seeds, recorded.recorded_at_ms))
             if not due:
                 _fail(
                     recorded.version,
@@ -267,6 +270,7 @@ def _check_events(
             compare(due)
             continue
         seat = recorded.seat if recorded.HasField("seat") else -1
+        state = game.at(state, recorded.recorded_at_ms, recorded.seat if seat >= 0 else None)
         command = binding.command_from_proto(recorded.command)
         try:
             produced = game.decide(state, seat, command, Context(seeds, recorded.recorded_at_ms))

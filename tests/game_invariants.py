@@ -53,19 +53,22 @@ def play_commands(
     return state, events
 
 
+# Seeds for what a forced move might deal when a test only asks whether something is due.
+NO_SEEDS = Seeds(bytes(32), ())
+
 # A time no game reaches: "never" for a timer.
 FAR_FUTURE_MS = 2**62
 
 
-def assert_next_deadline_is_exact(game: Any, state: Any) -> None:
+def assert_next_deadline_is_exact(game: Any, state: Any, seeds: Seeds = NO_SEEDS) -> None:
     """``next_deadline`` is the first moment ``advance`` has events: nothing a millisecond
     before, something at it; and with no deadline, nothing however late."""
     deadline = game.next_deadline(state)
     if deadline is None:
-        assert game.advance(state, FAR_FUTURE_MS) == []
+        assert game.advance(state, Context(seeds, FAR_FUTURE_MS)) == []
     else:
-        assert game.advance(state, deadline - 1) == []
-        assert game.advance(state, deadline) != []
+        assert game.advance(state, Context(seeds, deadline - 1)) == []
+        assert game.advance(state, Context(seeds, deadline)) != []
 
 
 def assert_to_act_is_exact(game: Any, state: Any) -> None:

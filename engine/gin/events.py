@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from croupier.engine.cards import Card
+from croupier.engine.clock import TurnTimedOut
 from croupier.engine.gin.rules import GinRules
 from croupier.engine.meld_solver import Meld
 from croupier.engine.settlement import Settlement
@@ -179,7 +180,8 @@ class MatchEnded:
 
 
 GinEvent = (
-    MatchStarted
+    TurnTimedOut
+    | MatchStarted
     | HandDealt
     | UpcardPassed
     | CardDrawn

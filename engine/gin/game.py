@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank, name
+from croupier.engine.clock import Clocked
 from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.gin import moves
 from croupier.engine.gin import rules as rules_module
@@ -58,7 +59,7 @@ class GinView:
     rules: GinRules
 
 
-class GinGame(PresetRules[GinRules]):
+class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
     """Gin Rummy (RULES.md §4)."""
 
     kind = "gin"
@@ -75,7 +76,7 @@ class GinGame(PresetRules[GinRules]):
     def initial_state(self) -> GinState:
         return GinState()
 
-    def evolve(self, state: GinState, event: GinEvent) -> GinState:
+    def evolve_rules(self, state: GinState, event: GinEvent) -> GinState:
         return evolve(state, event)
 
     def decide(
@@ -83,11 +84,27 @@ class GinGame(PresetRules[GinRules]):
     ) -> list[GinEvent]:
         return moves.decide(state, seat, command, ctx)
 
-    def advance(self, state: GinState, now_ms: int) -> list[GinEvent]:
-        return []
+    def advance(self, state: GinState, ctx: Context) -> list[GinEvent]:
+        return self.time_outs(state, ctx)  # only the turn clock acts by time
 
     def next_deadline(self, state: GinState) -> int | None:
-        return None  # nothing happens by time alone
+        return self.clock_deadline(state)
+
+    def on_clock(self, state: GinState) -> tuple[int, ...]:
+        """The seat to act in a hand (taking or passing the upcard, drawing, discarding, laying
+        off); between hands the seat that deals the next one (either seat may deal it, but a
+        match between idle players must still end)."""
+        if state.phase in (Phase.FIRST_UPCARD, Phase.DRAW, Phase.DISCARD, Phase.LAY_OFF):
+            return (state.turn,)
+        if state.phase is Phase.HAND_OVER:
+            return (moves.next_dealer(state),)
+        return ()
+
+    def forced_command(self, state: GinState, seat: int) -> GinCommand:
+        return moves.forced_command(state, seat)
+
+    def between_rounds(self, state: GinState) -> bool:
+        return state.phase in (Phase.HAND_OVER, Phase.MATCH_OVER)
 
     def validate(self, state: GinState, seat: int, command: GinCommand) -> None:
         moves.validate(state, seat, command)

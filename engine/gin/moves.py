@@ -273,13 +273,50 @@ def decide(state: GinState, seat: int, command: GinCommand, ctx: Context) -> lis
     return events
 
 
-def _next_deal(state: GinState, ctx: Context) -> HandDealt:
-    """The next hand: its winner deals; after a hand nobody won, the dealer deals again."""
+def next_dealer(state: GinState) -> int:
+    """Who deals the next hand: the last hand's winner; after a hand nobody won, the dealer."""
     winner = state.result.winner if state.result is not None else None
-    return deal(ctx.seeds, state.hand + 1, state.dealer if winner is None else winner, state.totals)
+    return state.dealer if winner is None else winner
+
+
+def _next_deal(state: GinState, ctx: Context) -> HandDealt:
+    return deal(ctx.seeds, state.hand + 1, next_dealer(state), state.totals)
 
 
 def _defender_shows(state: GinState) -> LayOffsEnded:
     defender = state.turn
     melds, left = best_melds(state.hands[defender], GIN)
     return LayOffsEnded(defender, melds, left, deadwood_count(left))
+
+
+def forced_command(state: GinState, seat: int) -> GinCommand:
+    """The move a time-out makes (RULES.md §5.1): pass the first upcard; draw from the stock (at
+    the wall: pass, a wash); discard the card that leaves the least deadwood (ties: the highest
+    rank), never knock (unless the discard taken at the wall must knock); lay off every card that can be laid off, one at a time, then end; between
+    hands, deal the next one."""
+    match state.phase:
+        case Phase.FIRST_UPCARD:
+            return Pass()
+        case Phase.DRAW:
+            return Pass() if at_the_wall(state) else DrawStock()
+        case Phase.DISCARD:
+            hand = state.hands[seat]
+            if len(state.stock) <= WALL and state.taken is not None:
+                # The discard taken at the wall was taken to knock: the knock is the only move.
+                return next(c for c in legal_commands(state, seat) if isinstance(c, Knock))
+            choices = [c for c in sort_cards(hand) if c != state.taken]
+            # Least deadwood left; among equals the highest rank (the last in rank order).
+            return Discard(
+                min(
+                    reversed(choices),
+                    key=lambda c: deadwood(tuple(h for h in hand if h != c), GIN),
+                )
+            )
+        case Phase.LAY_OFF:
+            for command in legal_commands(state, seat):
+                if isinstance(command, LayOff):
+                    return command
+            return EndLayOffs()
+        case Phase.HAND_OVER:
+            return NextHand()
+    raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_GIN)

@@ -26,10 +26,12 @@ Decisions where RULES.md is silent (each tested):
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from croupier.engine.clock import check_rules
 from croupier.engine.game import InvalidRules, rules_from_preset
+from croupier.engine.shared import ADDED_LATER
 
 SEATS = 2
 
@@ -47,6 +49,11 @@ class GinRules:
     # Hands are played until a seat reaches this total.
     match_points: int = 100
     stake_per_point: int = 1
+    # Turn clocks (engine/clock.py, docs/rules/common.md §5.1); 0: no clock.
+    turn_time_ms: int = field(default=0, metadata=ADDED_LATER)
+    time_bank_ms: int = field(default=0, metadata=ADDED_LATER)
+    max_timeouts: int = field(default=3, metadata=ADDED_LATER)
+    forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
 
 
 STANDARD = GinRules()
@@ -88,3 +95,4 @@ def validate(rules: GinRules, seats: int) -> None:
     for option in ("gin_bonus", "undercut_bonus", "big_gin_bonus"):
         if getattr(rules, option) < 0:
             raise bad(option, "cannot be below 0")
+    check_rules(rules, bad)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.cards import Card
+from croupier.engine.clock import NO_CLOCK, Clock
 from croupier.engine.gin.events import (
     CardDiscarded,
     CardDrawn,
@@ -62,6 +63,7 @@ class GinState:
     totals: tuple[int, ...] = (0, 0)
     result: HandEnded | None = None
     ended: MatchEnded | None = None
+    clock: Clock = NO_CLOCK
 
     def other(self, seat: int) -> int:
         return 1 - seat

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.cards import Card
+from croupier.engine.clock import TurnTimedOut
 from croupier.engine.hoola.melds import Bright, TableMeld
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.engine.meld_solver import JokerAs
@@ -276,7 +277,8 @@ class TableClosed:
 
 
 HoolaEvent = (
-    GameStarted
+    TurnTimedOut
+    | GameStarted
     | RoundDealt
     | CardDrawn
     | DiscardTaken

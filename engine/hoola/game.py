@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
+from croupier.engine.clock import Clocked
 from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.hoola import moves
 from croupier.engine.hoola import rules as rules_module
@@ -70,7 +71,7 @@ class HoolaView:
     sat_out: tuple[SatOut, ...]
 
 
-class HoolaGame(PresetRules[HoolaRules]):
+class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[HoolaRules]):
     """Korean Hoola (RULES.md §1)."""
 
     kind = "hoola"
@@ -87,7 +88,7 @@ class HoolaGame(PresetRules[HoolaRules]):
     def initial_state(self) -> HoolaState:
         return HoolaState()
 
-    def evolve(self, state: HoolaState, event: HoolaEvent) -> HoolaState:
+    def evolve_rules(self, state: HoolaState, event: HoolaEvent) -> HoolaState:
         return evolve(state, event)
 
     def decide(
@@ -95,13 +96,24 @@ class HoolaGame(PresetRules[HoolaRules]):
     ) -> list[HoolaEvent]:
         return moves.decide(state, seat, command, ctx)
 
-    def advance(self, state: HoolaState, now_ms: int) -> list[HoolaEvent]:
-        """Events that time has made due (a closed claim window); apply them before reading."""
-        return moves.advance(state, now_ms)
+    def advance(self, state: HoolaState, ctx: Context) -> list[HoolaEvent]:
+        """Events that time has made due: a closed claim window's award, then turn time-outs."""
+        events = moves.advance(state, ctx.now_ms)
+        for event in events:
+            state = self.evolve(state, event)
+        return events + self.time_outs(state, ctx)
 
     def next_deadline(self, state: HoolaState) -> int | None:
-        """A claim window's close (battle Hoola, ``NEAREST_IN_TURN``): then the discard is awarded."""
-        return moves.next_deadline(state)
+        """A claim window's close (battle Hoola, ``NEAREST_IN_TURN``: then the discard is
+        awarded), or a turn's deadline."""
+        due = [d for d in (moves.next_deadline(state), self.clock_deadline(state)) if d is not None]
+        return min(due, default=None)
+
+    def on_clock(self, state: HoolaState) -> tuple[int, ...]:
+        return ()  # Hoola's turn clock is not written yet (its rules refuse turn_time_ms)
+
+    def forced_command(self, state: HoolaState, seat: int) -> HoolaCommand:
+        raise NotImplementedError("Hoola's forced moves are not written yet")
 
     def validate(self, state: HoolaState, seat: int, command: HoolaCommand) -> None:
         moves.validate(state, seat, command)

@@ -72,11 +72,13 @@ Decisions where RULES.md is silent (each tested):
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from croupier.engine.clock import check_rules
 from croupier.engine.game import InvalidRules, rules_from_preset
+from croupier.engine.shared import ADDED_LATER
 
 
 class PaymentMode(Enum):
@@ -169,6 +171,12 @@ class HoolaRules:
     # the decisions above).
     max_reshuffles: int = 3
     rounds: int = 1
+
+    # Turn clocks (engine/clock.py, docs/rules/common.md §5.1); 0: no clock.
+    turn_time_ms: int = field(default=0, metadata=ADDED_LATER)
+    time_bank_ms: int = field(default=0, metadata=ADDED_LATER)
+    max_timeouts: int = field(default=3, metadata=ADDED_LATER)
+    forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
 
     def stop_limit(self, players: int) -> int | None:
         """The stop limit with ``players`` in the round; ``None``: any hand may stop."""
@@ -343,3 +351,6 @@ def validate(rules: HoolaRules, seats: int) -> None:
         raise bad("rounds", "cannot be below 0 (0: until the table is closed)")
     if any(m < 1 for m in rules.hoola_table_multiplier):
         raise bad("hoola_table_multiplier", "every multiplier must be at least 1")
+    check_rules(rules, bad)
+    if rules.turn_time_ms:  # the forced moves of this game are not written yet
+        raise bad("turn_time_ms", "turn clocks are not yet available in Hoola")

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.cards import Card
+from croupier.engine.clock import NO_CLOCK, Clock
 from croupier.engine.hoola.events import (
     CardDiscarded,
     CardDrawn,
@@ -85,6 +86,7 @@ class HoolaState:
     # while seats are choosing, those that said they play), and the sitters-out.
     players: tuple[int, ...] = ()
     sat_out: tuple[SatOut, ...] = ()
+    clock: Clock = NO_CLOCK
 
     @property
     def discard_top(self) -> Card | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from croupier.engine.clock import TurnTimedOut
 from croupier.engine.koikoi.cards import Card
 from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.koikoi.yaku import Yaku
@@ -167,7 +168,8 @@ class MatchEnded:
 
 
 KoiKoiEvent = (
-    MatchStarted
+    TurnTimedOut
+    | MatchStarted
     | RoundDealt
     | CardPlayed
     | CardTurned

@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from croupier.engine import ENGINE_VERSION
+from croupier.engine.clock import Clocked
 from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.koikoi import moves
 from croupier.engine.koikoi import rules as rules_module
@@ -62,7 +63,7 @@ class KoiKoiView:
     rules: KoiKoiRules
 
 
-class KoiKoiGame(PresetRules[KoiKoiRules]):
+class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[KoiKoiRules]):
     """Hanafuda Koi-Koi with Nintendo's rules (RULES.md §2)."""
 
     kind = "koikoi"
@@ -78,7 +79,7 @@ class KoiKoiGame(PresetRules[KoiKoiRules]):
     def initial_state(self) -> KoiKoiState:
         return KoiKoiState()
 
-    def evolve(self, state: KoiKoiState, event: KoiKoiEvent) -> KoiKoiState:
+    def evolve_rules(self, state: KoiKoiState, event: KoiKoiEvent) -> KoiKoiState:
         return evolve(state, event)
 
     def decide(
@@ -86,11 +87,17 @@ class KoiKoiGame(PresetRules[KoiKoiRules]):
     ) -> list[KoiKoiEvent]:
         return moves.decide(state, seat, command, ctx)
 
-    def advance(self, state: KoiKoiState, now_ms: int) -> list[KoiKoiEvent]:
-        return []  # nothing in Koi-Koi happens by time alone (yet: turn deadlines will)
+    def advance(self, state: KoiKoiState, ctx: Context) -> list[KoiKoiEvent]:
+        return self.time_outs(state, ctx)  # only the turn clock acts by time
 
     def next_deadline(self, state: KoiKoiState) -> int | None:
-        return None  # nothing happens by time alone
+        return self.clock_deadline(state)
+
+    def on_clock(self, state: KoiKoiState) -> tuple[int, ...]:
+        return ()  # this game's turn clock is not written yet (its rules refuse turn_time_ms)
+
+    def forced_command(self, state: KoiKoiState, seat: int) -> KoiKoiCommand:
+        raise NotImplementedError("this game's forced moves are not written yet")
 
     def validate(self, state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
         moves.validate(state, seat, command)

@@ -31,10 +31,12 @@ Decisions where RULES.md is silent (each tested):
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from croupier.engine.clock import check_rules
 from croupier.engine.game import InvalidRules, rules_from_preset
+from croupier.engine.shared import ADDED_LATER
 
 SEATS = 2
 ROUND_COUNTS = (3, 6, 12)
@@ -55,6 +57,11 @@ class KoiKoiRules:
     # Teshi and Kuttsuki (§2.4).
     hand_yaku_points: int = 6
     sake_cup_as_chaff: bool = True
+    # Turn clocks (engine/clock.py, docs/rules/common.md §5.1); 0: no clock.
+    turn_time_ms: int = field(default=0, metadata=ADDED_LATER)
+    time_bank_ms: int = field(default=0, metadata=ADDED_LATER)
+    max_timeouts: int = field(default=3, metadata=ADDED_LATER)
+    forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
 
 
 NINTENDO = KoiKoiRules()
@@ -92,3 +99,6 @@ def validate(rules: KoiKoiRules, seats: int) -> None:
             raise bad(option, "must be at least 1")
     if rules.double_from < 0:
         raise bad("double_from", "cannot be below 0 (0: never double)")
+    check_rules(rules, bad)
+    if rules.turn_time_ms:  # the forced moves of this game are not written yet
+        raise bad("turn_time_ms", "turn clocks are not yet available in Koi-Koi")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from croupier.engine.clock import NO_CLOCK, Clock
 from croupier.engine.koikoi.cards import Card, month
 from croupier.engine.koikoi.events import (
     CaptureChosen,
@@ -57,6 +58,7 @@ class KoiKoiState:
     totals: tuple[int, ...] = (0, 0)
     result: RoundEnded | None = None
     ended: MatchEnded | None = None
+    clock: Clock = NO_CLOCK
 
     def other(self, seat: int) -> int:
         return 1 - seat

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from croupier.engine.cards import Card
+from croupier.engine.clock import TurnTimedOut
 from croupier.engine.meld_solver import JokerAs, MeldKind
 from croupier.engine.rummy.rules import RummyRules
 from croupier.engine.settlement import Settlement
@@ -184,7 +185,8 @@ class RoundEnded:
 
 
 RummyEvent = (
-    GameStarted
+    TurnTimedOut
+    | GameStarted
     | RoundDealt
     | CardDrawn
     | DiscardTaken

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
+from croupier.engine.clock import Clocked
 from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.meld_solver import RUMMY, arrange
 from croupier.engine.rummy import moves
@@ -66,7 +67,7 @@ def _melds(specs: tuple[MeldCards, ...]) -> str:
     return " and ".join(shown(s) for s in specs)
 
 
-class RummyGame(PresetRules[RummyRules]):
+class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[RummyRules]):
     """Rummy with jokers, 108 cards (RULES.md §3)."""
 
     kind = "rummy"
@@ -83,7 +84,7 @@ class RummyGame(PresetRules[RummyRules]):
     def initial_state(self) -> RummyState:
         return RummyState()
 
-    def evolve(self, state: RummyState, event: RummyEvent) -> RummyState:
+    def evolve_rules(self, state: RummyState, event: RummyEvent) -> RummyState:
         return evolve(state, event)
 
     def decide(
@@ -91,11 +92,17 @@ class RummyGame(PresetRules[RummyRules]):
     ) -> list[RummyEvent]:
         return moves.decide(state, seat, command, ctx)
 
-    def advance(self, state: RummyState, now_ms: int) -> list[RummyEvent]:
-        return []
+    def advance(self, state: RummyState, ctx: Context) -> list[RummyEvent]:
+        return self.time_outs(state, ctx)  # only the turn clock acts by time
 
     def next_deadline(self, state: RummyState) -> int | None:
-        return None  # nothing happens by time alone
+        return self.clock_deadline(state)
+
+    def on_clock(self, state: RummyState) -> tuple[int, ...]:
+        return ()  # this game's turn clock is not written yet (its rules refuse turn_time_ms)
+
+    def forced_command(self, state: RummyState, seat: int) -> RummyCommand:
+        raise NotImplementedError("this game's forced moves are not written yet")
 
     def validate(self, state: RummyState, seat: int, command: RummyCommand) -> None:
         moves.validate(state, seat, command)

@@ -28,10 +28,12 @@ Decisions where RULES.md is silent (each tested):
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from croupier.engine.clock import check_rules
 from croupier.engine.game import InvalidRules, rules_from_preset
+from croupier.engine.shared import ADDED_LATER
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,11 @@ class RummyRules:
     max_reshuffles: int = 0
     min_seats: int = 2
     max_seats: int = 4
+    # Turn clocks (engine/clock.py, docs/rules/common.md §5.1); 0: no clock.
+    turn_time_ms: int = field(default=0, metadata=ADDED_LATER)
+    time_bank_ms: int = field(default=0, metadata=ADDED_LATER)
+    max_timeouts: int = field(default=3, metadata=ADDED_LATER)
+    forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
 
 
 STANDARD = RummyRules()
@@ -84,3 +91,6 @@ def validate(rules: RummyRules, seats: int) -> None:
             f"{seats} seats: this rule set seats {rules.min_seats} to {rules.max_seats}",
             field="seats",
         )
+    check_rules(rules, bad)
+    if rules.turn_time_ms:  # the forced moves of this game are not written yet
+        raise bad("turn_time_ms", "turn clocks are not yet available in Rummy")

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.cards import Card
+from croupier.engine.clock import NO_CLOCK, Clock
 from croupier.engine.rummy.events import (
     CardDiscarded,
     CardDrawn,
@@ -49,6 +50,7 @@ class RummyState:
     opened: tuple[bool, ...] = ()
     reshuffles: int = 0
     result: RoundEnded | None = None
+    clock: Clock = NO_CLOCK
 
     @property
     def discard_top(self) -> Card | None:

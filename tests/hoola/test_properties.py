@@ -211,11 +211,11 @@ def play_random_game(
     for _ in range(MAX_STEPS):
         # Time passes between commands; what it makes due (a closed claim window) comes first.
         now += rng.choice((0, 200, 1000, 4000))
-        assert_next_deadline_is_exact(GAME, state)
+        assert_next_deadline_is_exact(GAME, state, seeds)
         assert_to_act_is_exact(GAME, state)
-        due = GAME.advance(state, now)
+        due = GAME.advance(state, Context(seeds, now))
         if due:
-            assert GAME.advance(fold(GAME, due, state), now) == []
+            assert GAME.advance(fold(GAME, due, state), Context(seeds, now)) == []
             state, events = fold(GAME, due, state), events + due
         if GAME.is_finished(state):
             return state, events

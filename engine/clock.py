@@ -1,0 +1,318 @@
+"""Turn clocks (docs/rules/common.md §5.1): deadlines that the log makes, time-outs and forced moves.
+
+Every game has the options ``turn_time_ms`` (0: no clock), ``time_bank_ms``, ``max_timeouts`` and
+``forfeit_when_away`` in its rule set, and a :class:`Clock` in its state. Nothing here reads a
+clock: the time of each batch of events comes from the log (the recorded time, given to
+:meth:`Clocked.at` when a batch begins), so a replay folds the same deadlines.
+
+Decisions (where the rules are silent):
+
+* A seat is **on the clock** when it *must* act: whose turn it is (a take, a play, a decision, the
+  defender's lay-offs). Optional actions (a battle-Hoola claim, dealing the next round, leaving the
+  table) never time out.
+* A seat's turn time starts when the event that put it on the clock was recorded, and starts again
+  with each event of its own that leaves it on the clock (a draw that asks for a discard): each step
+  of a turn gets ``turn_time_ms``. What a step takes beyond it comes out of the seat's bank.
+* The deadline is the first instant at which the turn is over: a command recorded at the deadline
+  is too late (the service records the time-out first, so the command meets a newer version and
+  is answered ABORTED). Deadline = start + ``turn_time_ms`` + the bank left; for an away seat,
+  the start itself (its turns are forced at once).
+* A time-out spends the whole bank. After ``max_timeouts`` time-outs in a row the seat is away
+  (the ``TurnTimedOut`` event says so). Any command of the seat's own brings it back, with its
+  time-outs counted from zero again; its bank is not refilled. When every seat is away, turns
+  take their full time again instead of being forced at once: a table of idle players moves at a
+  player's pace (forced moves never knock or go out, so it may never end by itself) and whoever
+  comes back finds a turn of its own within one turn time.
+* A time-out plays the rest of the seat's turn: its forced move, step after step, until the seat
+  is off the clock (a Gin draw and then a discard) or the round is over. Forced moves are decided at the deadline
+  (``Context.now_ms`` is the deadline) by the game's own ``decide``, so they are always legal, and
+  they are followed by whatever they cause (the end of a round, a reshuffle). Several time-outs may follow one another in one batch (an away seat, a
+  service that was down): each is at its own deadline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from croupier.engine.game import Context
+from croupier.engine.shared import replaced
+
+#: The longest turn and the largest bank a rule set may ask for (a day): a game that was accepted
+#: must always be able to finish, and times stay far inside 64-bit milliseconds.
+MAX_TURN_TIME_MS = 24 * 60 * 60 * 1000
+MAX_TIME_BANK_MS = 24 * 60 * 60 * 1000
+#: The most time-outs in a row before a seat is away.
+MAX_TIMEOUTS_LIMIT = 100
+#: A bound on the forced moves one batch may hold (every seat away still ends each round).
+MAX_FORCED_IN_A_BATCH = 10_000
+
+
+@dataclass(frozen=True)
+class TurnTimedOut:
+    """The seat on the clock did not act by ``deadline_ms``; its forced move's events follow.
+    ``away``: this was its ``max_timeouts``-th time-out in a row, so its later turns are forced
+    at once until it sends a command."""
+
+    seat: int
+    deadline_ms: int
+    away: bool = False
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The clocks of a game's seats, as the log has made them."""
+
+    #: When the batch being folded was recorded (while a forced move is folded: its deadline).
+    at_ms: int = 0
+    #: The seat whose command the batch is (while a forced move is folded: the forced seat).
+    actor: int | None = None
+    #: Per seat: when its current turn time started.
+    since_ms: tuple[int, ...] = ()
+    #: Per seat: what is left of its time bank.
+    bank_ms: tuple[int, ...] = ()
+    #: Per seat: time-outs in a row.
+    timeouts: tuple[int, ...] = ()
+    away: tuple[bool, ...] = ()
+    #: The seats on the clock (that must act) after the last event.
+    on_clock: tuple[int, ...] = ()
+
+
+#: The clocks of a game whose rules are not known yet (every state's default).
+NO_CLOCK = Clock()
+
+
+class ClockRules(Protocol):
+    """The clock's options, which every game's rule set has."""
+
+    @property
+    def turn_time_ms(self) -> int: ...
+
+    @property
+    def time_bank_ms(self) -> int: ...
+
+    @property
+    def max_timeouts(self) -> int: ...
+
+    @property
+    def forfeit_when_away(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class SeatClock:
+    """One seat on the clock as a client shows it."""
+
+    seat: int
+    deadline_ms: int
+    bank_ms: int
+    away: bool
+
+
+def check_rules(rules: ClockRules, bad: Any) -> None:
+    """Refuse clock options out of bounds (``bad(option, why)`` builds the game's error)."""
+    if not 0 <= rules.turn_time_ms <= MAX_TURN_TIME_MS:
+        raise bad("turn_time_ms", f"0 (no clock) to {MAX_TURN_TIME_MS}")
+    if not 0 <= rules.time_bank_ms <= MAX_TIME_BANK_MS:
+        raise bad("time_bank_ms", f"0 to {MAX_TIME_BANK_MS}")
+    if not 1 <= rules.max_timeouts <= MAX_TIMEOUTS_LIMIT:
+        raise bad("max_timeouts", f"1 to {MAX_TIMEOUTS_LIMIT}")
+
+
+def _set(values: tuple[Any, ...], seat: int, value: Any) -> tuple[Any, ...]:
+    return values[:seat] + (value,) + values[seat + 1 :]
+
+
+def started(clock: Clock, rules: ClockRules, seats: int) -> Clock:
+    """The clocks when the game's rules are first known: full banks, every turn time from now."""
+    return replaced(
+        clock,
+        since_ms=(clock.at_ms,) * seats,
+        bank_ms=(rules.time_bank_ms,) * seats,
+        timeouts=(0,) * seats,
+        away=(False,) * seats,
+    )
+
+
+def begin_batch(clock: Clock, rules: ClockRules, at_ms: int, actor: int | None) -> Clock:
+    """The clock as a batch recorded at ``at_ms`` begins; ``actor``: the seat whose command it is.
+
+    The actor's step ends now: what it took beyond its turn time comes out of its bank, and a
+    command of its own brings it back if it was away."""
+    bank, timeouts, away = clock.bank_ms, clock.timeouts, clock.away
+    if actor is not None and 0 <= actor < len(bank):
+        if actor in clock.on_clock:
+            over = at_ms - clock.since_ms[actor] - rules.turn_time_ms
+            bank = _set(bank, actor, max(0, bank[actor] - max(0, over)))
+        timeouts, away = _set(timeouts, actor, 0), _set(away, actor, False)
+    return replaced(clock, at_ms=at_ms, actor=actor, bank_ms=bank, timeouts=timeouts, away=away)
+
+
+def follow(clock: Clock, on_clock: tuple[int, ...]) -> Clock:
+    """The clock after an event that leaves ``on_clock`` on the clock: a seat newly on it, or the
+    actor still on it, starts its turn time now."""
+    if on_clock == clock.on_clock and clock.actor not in on_clock:
+        return clock
+    since = clock.since_ms
+    for seat in on_clock:
+        if seat not in clock.on_clock or seat == clock.actor:
+            since = _set(since, seat, clock.at_ms)
+    return replaced(clock, since_ms=since, on_clock=on_clock)
+
+
+def timed_out(clock: Clock, event: TurnTimedOut) -> Clock:
+    """The clock after a time-out: the forced move that follows is the seat's, at the deadline."""
+    seat = event.seat
+    return replaced(
+        clock,
+        at_ms=event.deadline_ms,
+        actor=seat,
+        bank_ms=_set(clock.bank_ms, seat, 0),
+        timeouts=_set(clock.timeouts, seat, clock.timeouts[seat] + 1),
+        away=_set(clock.away, seat, event.away),
+    )
+
+
+def deadline(clock: Clock, rules: ClockRules, seat: int) -> int:
+    """When the seat's turn is over (the first instant it is late). An away seat's turn is over
+    as it starts, unless every seat is away: then turns take their time again, so that a player
+    who comes back finds the game where it was, not played through by the service."""
+    if clock.away[seat] and not all(clock.away):
+        return clock.since_ms[seat]
+    return clock.since_ms[seat] + rules.turn_time_ms + clock.bank_ms[seat]
+
+
+def seats_on_clock(clock: Clock, rules: ClockRules) -> list[SeatClock]:
+    """Every seat on the clock with its deadline, its bank and whether it is away."""
+    if not rules.turn_time_ms or not clock.since_ms:
+        return []
+    return [
+        SeatClock(seat, deadline(clock, rules, seat), clock.bank_ms[seat], clock.away[seat])
+        for seat in clock.on_clock
+    ]
+
+
+def next_deadline(clock: Clock, rules: ClockRules) -> int | None:
+    """The earliest deadline on the clock, or ``None``."""
+    return min((s.deadline_ms for s in seats_on_clock(clock, rules)), default=None)
+
+
+class ClockedState(Protocol):
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def rules(self) -> Any: ...
+
+    @property
+    def seats(self) -> int: ...
+
+
+S = TypeVar("S", bound=ClockedState)
+E = TypeVar("E")
+C = TypeVar("C")
+
+
+class Clocked(Generic[S, E, C]):
+    """What a game adds to be played on the clock: which seats must act (:meth:`on_clock`) and
+    each one's forced move (:meth:`forced_command`). The rest is common to every game."""
+
+    def on_clock(self, state: S) -> tuple[int, ...]:
+        """The seats that must act now (their turn), in seat order."""
+        raise NotImplementedError
+
+    def forced_command(self, state: S, seat: int) -> C:
+        """The move the rules make for ``seat`` when its time is out (always legal)."""
+        raise NotImplementedError
+
+    def between_rounds(self, state: S) -> bool:
+        """Whether a round (a hand) is over and the next not dealt: a time-out that ended the
+        round stops there, and dealing the next is a turn of its own."""
+        return False
+
+    # Provided by the game (its rules engine).
+    def decide(self, state: S, seat: int, command: C, ctx: Context) -> list[E]:
+        raise NotImplementedError
+
+    def evolve_rules(self, state: S, event: E) -> S:
+        """The game's own fold, without the clock."""
+        raise NotImplementedError
+
+    def is_finished(self, state: S) -> bool:
+        raise NotImplementedError
+
+    # -- common to every game --------------------------------------------------------------------
+
+    def at(self, state: S, at_ms: int, actor: int | None) -> S:
+        """The state as a batch recorded at ``at_ms`` by ``actor`` (``None``: the service) begins.
+        Folds of the log call it at the start of each batch."""
+        clock = state.clock
+        if state.rules.turn_time_ms and clock.since_ms:
+            clock = begin_batch(clock, state.rules, at_ms, actor)
+        else:
+            clock = replaced(clock, at_ms=at_ms, actor=actor)
+        return replaced(state, clock=clock)
+
+    def evolve(self, state: S, event: E) -> S:
+        if isinstance(event, TurnTimedOut):
+            return replaced(state, clock=timed_out(state.clock, event))
+        after = self.evolve_rules(state, event)
+        if not after.rules.turn_time_ms:
+            return after
+        clock = after.clock
+        if not clock.since_ms:  # the event that set the rules: the clocks start
+            clock = started(clock, after.rules, after.seats)
+        return replaced(after, clock=follow(clock, self.on_clock(after)))
+
+    def clock_deadline(self, state: S) -> int | None:
+        """The earliest turn deadline, or ``None`` (no clock, nobody must act)."""
+        return next_deadline(state.clock, state.rules)
+
+    def seat_clocks(self, state: S) -> list[SeatClock]:
+        return seats_on_clock(state.clock, state.rules)
+
+    def time_outs(self, state: S, ctx: Context) -> list[E | TurnTimedOut]:
+        """The time-outs due by ``ctx.now_ms``, each followed by its forced move's events."""
+        events: list[E | TurnTimedOut] = []
+        for _ in range(MAX_FORCED_IN_A_BATCH):
+            due = [
+                s for s in seats_on_clock(state.clock, state.rules) if s.deadline_ms <= ctx.now_ms
+            ]
+            if not due or self.is_finished(state):
+                break
+            late = min(due, key=lambda s: (s.deadline_ms, s.seat))
+            clock = state.clock
+            away = (
+                clock.away[late.seat] or clock.timeouts[late.seat] + 1 >= state.rules.max_timeouts
+            )
+            timed = TurnTimedOut(late.seat, late.deadline_ms, away)
+            state = self.evolve(state, timed)  # type: ignore[arg-type]
+            events.append(timed)
+            # The time-out plays the rest of the seat's turn: every step until it is off the clock
+            # (or the round is over: what comes next is another turn).
+            for step in range(MAX_FORCED_IN_A_BATCH):
+                if late.seat not in state.clock.on_clock or self.is_finished(state):
+                    break
+                if step and self.between_rounds(state):
+                    break
+                forced = self.decide(
+                    state,
+                    late.seat,
+                    self.forced_command(state, late.seat),
+                    Context(ctx.seeds, late.deadline_ms),
+                )
+                for event in forced:
+                    state = self.evolve(state, event)
+                events += forced
+        return events
+
+
+def fold_timed(
+    game: Any, batches: Sequence[tuple[int, int | None, Sequence[Any]]], state: Any
+) -> Any:
+    """``state`` after ``batches`` of (recorded time, actor, events), each begun with ``at``."""
+    for at_ms, actor, events in batches:
+        state = game.at(state, at_ms, actor)
+        for event in events:
+            state = game.evolve(state, event)
+    return state

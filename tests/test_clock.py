@@ -1,0 +1,193 @@
+"""Turn clocks on random games (engine/clock.py, docs/rules/common.md §5.1): seats that play,
+seats that are idle, time passing between batches. Forced moves are legal moves, deadlines are
+exact, idle tables still finish, and a fold of the recorded batches (what a replay does) reaches
+the same state and re-derives every time-out."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any
+
+import pytest
+from game_invariants import assert_next_deadline_is_exact
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from croupier.engine.clock import TurnTimedOut
+from croupier.engine.game import Context
+from croupier.engine.gin import GinGame
+from croupier.engine.shuffle import Seeds
+
+TURN_MS = 1_000
+BANK_MS = 2_500
+MAX_BATCHES = 3_000
+#: How often a step checks the forced move against the legal list (generating it is slow).
+CHECK_FORCED = 0.2
+
+#: (game, preset, seats, rule changes) of the games that have turn clocks.
+CLOCKED: list[tuple[Any, str, int, dict[str, Any]]] = [
+    (GinGame(), "single-hand", 2, {}),
+]
+
+
+def _rules(game: Any, preset: str, seats: int, changes: dict[str, Any], **clock: Any) -> Any:
+    return game.rules_for(preset, {**changes, **clock}, seats)
+
+
+def play(
+    game: Any, rules: Any, seats: int, seeds: Seeds, rng: random.Random, idle: set[int]
+) -> tuple[Any, list[tuple[int, int | None, list[Any]]]]:
+    """Play to the end: active seats move at random moments, idle seats never; what time makes
+    due is recorded as batches of its own. Returns the state and the batches (time, seat,
+    events) as a log would hold them."""
+    now = 1_000_000
+    state = game.at(game.initial_state(), now, None)
+    opening = game.start(rules, seats, seeds)
+    for event in opening:
+        state = game.evolve(state, event)
+    batches: list[tuple[int, int | None, list[Any]]] = [(now, None, opening)]
+    for _ in range(MAX_BATCHES):
+        if game.is_finished(state):
+            return state, batches
+        assert_next_deadline_is_exact(game, state, seeds)
+        for clock in game.seat_clocks(state):
+            assert clock.bank_ms >= 0 and clock.deadline_ms >= state.clock.since_ms[clock.seat]
+            # The forced move is one of the seat's legal moves.
+            if rng.random() < CHECK_FORCED:
+                forced = game.forced_command(state, clock.seat)
+                assert forced in game.legal_commands(state, clock.seat)
+        now += rng.choice((0, 10, 300, 900, 1_800, 4_000))
+        due_at = game.next_deadline(state)
+        if due_at is not None and due_at <= now:
+            # The sweeper records what is due, at this instant, as a batch of its own.
+            state = game.at(state, now, None)
+            due = game.advance(state, Context(seeds, now))
+            assert due and isinstance(due[0], TurnTimedOut) and due[0].deadline_ms == due_at
+            for event in due:
+                state = game.evolve(state, event)
+            assert game.advance(state, Context(seeds, now)) == []
+            batches.append((now, None, due))
+            continue
+        movers = [s for s in game.to_act(state) if s not in idle]
+        if not movers:
+            assert due_at is not None, "a seat must act, or a seat that plays may"
+            now = max(now, due_at)  # only time moves idle seats
+            continue
+        seat = rng.choice(movers)
+        command = rng.choice(game.legal_commands(state, seat))
+        events = game.decide(state, seat, command, Context(seeds, now))
+        state = game.at(state, now, seat)
+        for event in events:
+            state = game.evolve(state, event)
+        batches.append((now, seat, events))
+    raise AssertionError(f"the game did not end in {MAX_BATCHES} batches")
+
+
+def replayed(game: Any, batches: list[tuple[int, int | None, list[Any]]]) -> Any:
+    state = game.initial_state()
+    for at_ms, seat, events in batches:
+        state = game.at(state, at_ms, seat)
+        for event in events:
+            state = game.evolve(state, event)
+    return state
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    case=st.sampled_from(CLOCKED),
+    seed=st.integers(0, 2**32 - 1),
+    idle=st.sets(st.integers(0, 6), max_size=1),
+    bank=st.sampled_from((0, BANK_MS)),
+)
+def test_clocked_random_games_finish_and_replay(
+    case: tuple[Any, str, int, dict[str, Any]], seed: int, idle: set[int], bank: int
+) -> None:
+    game, preset, seats, changes = case
+    rules = _rules(game, preset, seats, changes, turn_time_ms=TURN_MS, time_bank_ms=bank)
+    seeds = Seeds(seed.to_bytes(32, "big"), ())
+    rng = random.Random(seed)
+    # At least one seat plays: forced moves never knock or go out, so a table of idle players
+    # alone would play on for ever, at a player's pace.
+    idle = {s % seats for s in idle}
+    state, batches = play(game, rules, seats, seeds, rng, idle)
+    assert replayed(game, batches) == state
+    timed = [e for _, _, events in batches for e in events if isinstance(e, TurnTimedOut)]
+    # Each time-out is at or before the instant that recorded it; a seat is away only after
+    # max_timeouts of them in a row.
+    for at_ms, _, events in batches:
+        assert all(e.deadline_ms <= at_ms for e in events if isinstance(e, TurnTimedOut))
+    if idle:
+        assert timed, "idle seats time out"
+        assert any(e.away for e in timed) or len(timed) < rules.max_timeouts
+
+
+@pytest.mark.parametrize("case", CLOCKED, ids=lambda c: f"{c[0].kind}-{c[1]}")
+def test_a_turn_times_out_at_its_deadline_and_the_bank_is_spent_first(
+    case: tuple[Any, str, int, dict[str, Any]],
+) -> None:
+    game, preset, seats, changes = case
+    rules = _rules(game, preset, seats, changes, turn_time_ms=TURN_MS, time_bank_ms=BANK_MS)
+    seeds = Seeds(bytes(32), ())
+    start = 5_000
+    state = game.at(game.initial_state(), start, None)
+    for event in game.start(rules, seats, seeds):
+        state = game.evolve(state, event)
+    (clock,) = game.seat_clocks(state)
+    assert clock.deadline_ms == start + TURN_MS + BANK_MS and not clock.away
+    # A millisecond before the deadline nothing is due; at it the turn is over.
+    assert game.advance(state, Context(seeds, clock.deadline_ms - 1)) == []
+    due = game.advance(state, Context(seeds, clock.deadline_ms))
+    assert due[0] == TurnTimedOut(clock.seat, clock.deadline_ms, away=False)
+    after = state
+    for event in due:
+        after = game.evolve(after, event)
+    assert after.clock.bank_ms[clock.seat] == 0 and after.clock.timeouts[clock.seat] == 1
+    # A seat that acts late spends its bank by what it took beyond the turn time.
+    command = game.legal_commands(state, clock.seat)[0]
+    late = start + TURN_MS + 700
+    moved = game.at(state, late, clock.seat)
+    for event in game.decide(state, clock.seat, command, Context(seeds, late)):
+        moved = game.evolve(moved, event)
+    assert moved.clock.bank_ms[clock.seat] == BANK_MS - 700
+
+
+@pytest.mark.parametrize("case", CLOCKED, ids=lambda c: f"{c[0].kind}-{c[1]}")
+def test_away_after_max_timeouts_and_back_with_a_command(
+    case: tuple[Any, str, int, dict[str, Any]],
+) -> None:
+    game, preset, seats, changes = case
+    rules = _rules(game, preset, seats, changes, turn_time_ms=TURN_MS, max_timeouts=2)
+    seeds = Seeds(bytes(range(32)), ())
+    now = 0
+    state = game.at(game.initial_state(), now, None)
+    for event in game.start(rules, seats, seeds):
+        state = game.evolve(state, event)
+    away: set[int] = set()
+    for _ in range(200):
+        if game.is_finished(state) or away:
+            break
+        now = game.next_deadline(state)
+        state = game.at(state, now, None)
+        for event in game.advance(state, Context(seeds, now)):
+            if isinstance(event, TurnTimedOut) and event.away:
+                away.add(event.seat)
+            state = game.evolve(state, event)
+    assert away, "two time-outs in a row make a seat away"
+    (seat,) = away
+    assert state.clock.timeouts[seat] >= 2 and state.clock.away[seat]
+    clocks = {c.seat: c for c in game.seat_clocks(state)}
+    if seat in clocks:  # an away seat's turn is over as soon as it starts
+        assert clocks[seat].away and clocks[seat].deadline_ms == state.clock.since_ms[seat]
+    # Any command of its own brings it back with its time-outs counted from zero.
+    while seat not in game.to_act(state):
+        now = game.next_deadline(state) or now
+        state = game.at(state, now, None)
+        for event in game.advance(state, Context(seeds, now)):
+            state = game.evolve(state, event)
+    command = game.legal_commands(state, seat)[0]
+    back = game.at(state, now, seat)
+    for event in game.decide(state, seat, command, Context(seeds, now)):
+        back = game.evolve(back, event)
+    assert not back.clock.away[seat] and back.clock.timeouts[seat] == 0
+    assert dataclasses.replace(back.clock) == back.clock
