@@ -225,6 +225,12 @@ class Clocked(Generic[S, E, C]):
         """The move the rules make for ``seat`` when its time is out (always legal)."""
         raise NotImplementedError
 
+    def forfeit(self, state: S, seat: int, ctx: Context) -> list[E]:
+        """The events of ``seat`` forfeiting (``forfeit_when_away``: it has just become away), at
+        ``ctx.now_ms``, its deadline: it pays as the loser who pays the most under the game's
+        rules, and play goes on without it where the game allows, else the game ends."""
+        raise NotImplementedError
+
     def between_rounds(self, state: S) -> bool:
         """Whether a round (a hand) is over and the next not dealt: a time-out that ended the
         round stops there, and dealing the next is a turn of its own."""
@@ -288,6 +294,12 @@ class Clocked(Generic[S, E, C]):
             timed = TurnTimedOut(late.seat, late.deadline_ms, away)
             state = self.evolve(state, timed)  # type: ignore[arg-type]
             events.append(timed)
+            if away and state.rules.forfeit_when_away:
+                forfeited = self.forfeit(state, late.seat, Context(ctx.seeds, late.deadline_ms))
+                for event in forfeited:
+                    state = self.evolve(state, event)
+                events += forfeited
+                continue
             # The time-out plays the rest of the seat's turn: every step until it is off the clock
             # (or the round is over: what comes next is another turn).
             for step in range(MAX_FORCED_IN_A_BATCH):
