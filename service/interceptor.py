@@ -3,7 +3,9 @@
 It reads the ``authorization: Bearer <token>`` metadata and hands the verified caller to the
 handler (:func:`caller`); it turns the application's typed errors into rich gRPC statuses
 (:mod:`croupier.service.status`); it logs one line per call with the method, the outcome, the
-latency and what the core bound (game, seat, command).
+latency and what the core bound (game, seat, command). Anything else a handler raises is a bug:
+it is logged with its traceback under a fresh error id and answered ``INTERNAL`` with that id
+(never gRPC's bare ``UNKNOWN``), on unary and streaming calls alike.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -19,7 +22,7 @@ import structlog
 
 from croupier.app.core import ANONYMOUS, Caller, Croupier
 from croupier.app.errors import AppError
-from croupier.service.status import code_of, to_status
+from croupier.service.status import code_of, internal_status, to_status
 
 log = structlog.get_logger("croupier.rpc")
 
@@ -100,6 +103,19 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         status = to_status(error)
         await context.abort(status.code, status.details, status.trailing_metadata)
 
+    @staticmethod
+    async def _crash(
+        name: str, started: float, context: grpc.aio.ServicerContext[Any, Any], error: Exception
+    ) -> None:
+        """An unexpected exception: logged with its traceback under a fresh id, answered
+        ``INTERNAL`` with that id (the client can report it; nothing else of it leaves)."""
+        error_id = uuid.uuid4().hex
+        structlog.contextvars.bind_contextvars(reason="INTERNAL_ERROR", error_id=error_id)
+        log.error("rpc failed unexpectedly", method=name, error_id=error_id, exc_info=error)
+        CallInterceptor._finish(name, started, grpc.StatusCode.INTERNAL.name)
+        status = internal_status(error_id)
+        await context.abort(status.code, status.details, status.trailing_metadata)
+
     def _unary(self, name: str, behaviour: Any) -> Any:
         async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = time.perf_counter()
@@ -108,6 +124,10 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
                 response = await behaviour(request, context)
             except AppError as error:
                 await self._fail(name, started, context, error)
+            except grpc.aio.AbortError:
+                raise  # a status the handler set itself
+            except Exception as error:  # every bug becomes INTERNAL with an id
+                await self._crash(name, started, context, error)
             self._finish(name, started, "OK")
             return response
 
@@ -124,6 +144,11 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
                     yield response
             except AppError as error:
                 await self._fail(name, started, context, error)
+                return
+            except grpc.aio.AbortError:
+                raise
+            except Exception as error:  # every bug becomes INTERNAL with an id
+                await self._crash(name, started, context, error)
                 return
             except asyncio.CancelledError:
                 # The client went away: the stream and its wait are dropped at once.
