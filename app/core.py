@@ -21,7 +21,7 @@ from typing import Any
 
 import structlog
 
-from croupier.app import snapshots
+from croupier.app import limits, snapshots
 from croupier.app.errors import (
     AppError,
     BadCredentials,
@@ -259,6 +259,7 @@ class Croupier:
     def _seat(self, caller: Caller, game_id: str, seat: int | None = None) -> int:
         """The caller's seat in ``game_id``; ``seat`` is what the request claims, if anything."""
         require(game_id, "game_id")
+        limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
         structlog.contextvars.bind_contextvars(game_id=game_id)
         identity = caller.identity
         if identity is None:
@@ -280,6 +281,7 @@ class Croupier:
         """The caller's seat when a token came with the call, else a spectator (``None``)."""
         if caller.identity is None:
             require(game_id, "game_id")
+            limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
             structlog.contextvars.bind_contextvars(game_id=game_id)
             return None
         return self._seat(caller, game_id)
@@ -480,6 +482,16 @@ class Croupier:
             raise invalid(error.reason, error.message, field) from None
         except ValueError as error:
             raise invalid("INVALID_OPTION", str(error), "overrides") from None
+        if len(client_seeds) > limits.MAX_CLIENT_SEEDS:
+            raise invalid(
+                "TOO_MANY",
+                f"at most {limits.MAX_CLIENT_SEEDS} client seeds",
+                "client_seeds",
+            )
+        for index, client_seed in enumerate(client_seeds):
+            limits.check_text(client_seed, f"client_seeds[{index}]", limits.MAX_CLIENT_SEED)
+        for index, player in enumerate(players):
+            limits.check_text(player, f"players[{index}]", limits.MAX_PLAYER_ID)
         players = tuple(players)
         if players and (len(players) != seats or not all(players)):
             raise invalid(
@@ -534,6 +546,8 @@ class Croupier:
     ) -> service_pb2.SubmitCommandResponse:
         acting = self._seat(caller, game_id, seat)
         require(command_id, "command_id")
+        limits.check_text(command_id, "command_id", limits.MAX_COMMAND_ID)
+        limits.check_version(expected_version, "expected_version")
         if command_id.startswith(TICK):
             raise invalid(
                 "RESERVED_COMMAND_ID",
@@ -666,6 +680,7 @@ class Croupier:
         version. A replica that loses the race to another tick or to a command records nothing:
         the version check decides, and the command records what is due itself."""
         require(game_id, "game_id")
+        limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
         folded, _ = await self._fold(game_id)
         game = folded.binding.game
         now = self.clock()
@@ -766,6 +781,7 @@ class Croupier:
         """The seat's copies of the game's events after ``after_version``, live, until the game
         ends. Cancelling the iteration drops the stream at once."""
         seat = self._seat(caller, game_id)
+        limits.check_version(after_version, "after_version")
         async for batch in self._batches(game_id, seat, after_version):
             for event in batch:
                 yield event
@@ -834,6 +850,7 @@ class Croupier:
             raise invalid("JOIN_FIRST", "the first message of a Play stream joins a game", "join")
         join = first.join
         seat = self._seat(caller, join.game_id)
+        limits.check_version(join.after_version, "join.after_version")
         out: asyncio.Queue[service_pb2.PlayResponse | Refused | None] = asyncio.Queue()
         tasks = [
             asyncio.create_task(self._play_commands(caller, join.game_id, requests, out)),
@@ -984,6 +1001,12 @@ class Croupier:
 
     async def verify_replay(self, data: bytes) -> Report:
         """Re-derive and re-apply a replay file (binary or JSON), naming the first divergence."""
+        if len(data) > limits.MAX_REPLAY_BYTES:
+            raise invalid(
+                "TOO_LONG",
+                f"a replay file is {len(data)} bytes long; at most {limits.MAX_REPLAY_BYTES}",
+                "replay",
+            )
         try:
             replay = (
                 from_json(data.decode("utf-8")) if data.lstrip()[:1] == b"{" else from_binary(data)
@@ -1037,6 +1060,7 @@ class Croupier:
         """One of the player's finished games as their seat saw it (redacted, no seed)."""
         player = await self._player(caller, game_id, seat)
         require(recent_game_id, "recent_game_id")
+        limits.check_text(recent_game_id, "recent_game_id", limits.MAX_GAME_ID)
         seats = [s for s, p in enumerate(await self.log.players(recent_game_id)) if p == player]
         folded = None
         if seats:

@@ -19,7 +19,7 @@ from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
-from .conftest import SECRET
+from .conftest import SECRET, Running
 
 HOOLA = common_pb2.GAME_KIND_HOOLA
 
@@ -106,3 +106,124 @@ def test_an_unexpected_error_is_internal_with_a_logged_id_in_every_kind_of_call(
         with structlog.testing.capture_logs() as logs, pytest.raises(grpc.RpcError) as failed:
             call()
         assert_internal_logged(failed.value, logs)  # type: ignore[arg-type]
+
+
+# -- limits (item 8) and the inputs that were UNKNOWN (item 7) ------------------------------------
+
+MEGABYTE = "x" * (1 << 20)
+
+
+def refused(call: Any) -> tuple[grpc.StatusCode, str, list[str], grpc.RpcError]:
+    with pytest.raises(grpc.RpcError) as failed:
+        call()
+    info, fields = details(failed.value)  # type: ignore[arg-type]
+    return failed.value.code(), info.reason, fields, failed.value  # type: ignore[attr-defined]
+
+
+def small(error: grpc.RpcError) -> bool:
+    """The answer quotes nothing without limit (message and trailing metadata)."""
+    trailing = sum(len(k) + len(v) for k, v in error.trailing_metadata() or ())  # type: ignore[attr-defined]
+    return len(error.details() or "") < 2000 and trailing < 10_000  # type: ignore[attr-defined]
+
+
+def test_ids_are_bounded_and_never_echoed_whole(server: Running) -> None:
+    game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=HOOLA, seats=2))
+    me = auth(game.tokens[0].token)
+    for call, field in [
+        (lambda: server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=MEGABYTE)), "game_id"),
+        (
+            lambda: server.stub.GetView(service_pb2.GetViewRequest(game_id=MEGABYTE), metadata=me),
+            "game_id",
+        ),
+        (
+            lambda: server.stub.SubmitCommand(
+                service_pb2.SubmitCommandRequest(
+                    game_id=game.game_id, command_id=MEGABYTE, expected_version=1
+                ),
+                metadata=me,
+            ),
+            "command_id",
+        ),
+    ]:
+        code, reason, fields, error = refused(call)
+        assert (code, reason, fields) == (grpc.StatusCode.INVALID_ARGUMENT, "TOO_LONG", [field])
+        assert small(error)
+
+
+@pytest.mark.parametrize("game_id", ["\x00", "abc\x00def"])
+def test_a_nul_in_an_id_is_invalid_on_every_store(server: Running, game_id: str) -> None:
+    code, reason, fields, _ = refused(
+        lambda: server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game_id))
+    )
+    assert (code, reason, fields) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_CHARACTER",
+        ["game_id"],
+    )
+    code, reason, fields, _ = refused(
+        lambda: server.stub.CreateGame(
+            service_pb2.CreateGameRequest(kind=HOOLA, seats=2, players=["a\x00", "b"])
+        )
+    )
+    assert (code, reason, fields) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_CHARACTER",
+        ["players[0]"],
+    )
+
+
+def test_player_ids_and_client_seeds_are_bounded(server: Running) -> None:
+    for request, reason, field in [
+        ({"players": [MEGABYTE, "b"]}, "TOO_LONG", "players[0]"),
+        ({"client_seeds": ["y" * 3_900_000]}, "TOO_LONG", "client_seeds[0]"),
+        ({"client_seeds": ["s"] * 17}, "TOO_MANY", "client_seeds"),
+    ]:
+        code, got, fields, error = refused(
+            lambda r=request: server.stub.CreateGame(  # type: ignore[misc]
+                service_pb2.CreateGameRequest(kind=HOOLA, seats=2, **r)
+            )
+        )
+        assert (code, got, fields) == (grpc.StatusCode.INVALID_ARGUMENT, reason, [field])
+        assert small(error)
+    # At the bounds, accepted.
+    server.stub.CreateGame(
+        service_pb2.CreateGameRequest(
+            kind=HOOLA, seats=2, players=["p" * 128, "q"], client_seeds=["s" * 256] * 16
+        )
+    )
+
+
+def test_a_version_past_the_stores_integers_is_invalid(server: Running) -> None:
+    game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=HOOLA, seats=2))
+    me = auth(game.tokens[0].token)
+    code, reason, fields, _ = refused(
+        lambda: list(
+            server.stub.StreamEvents(
+                service_pb2.StreamEventsRequest(game_id=game.game_id, after_version=2**63),
+                metadata=me,
+            )
+        )
+    )
+    assert (code, reason, fields) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "OUT_OF_RANGE",
+        ["after_version"],
+    )
+    join = service_pb2.PlayRequest(
+        join=service_pb2.PlayJoin(game_id=game.game_id, after_version=2**64 - 1)
+    )
+    code, reason, fields, _ = refused(lambda: list(server.stub.Play(iter([join]), metadata=me)))
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "OUT_OF_RANGE")
+
+
+def test_verify_replay_refuses_deep_nesting_and_huge_files(server: Running) -> None:
+    nested = b'{"header": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    code, reason, fields, _ = refused(
+        lambda: server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=nested))
+    )
+    assert (code, reason, fields) == (grpc.StatusCode.INVALID_ARGUMENT, "NOT_A_REPLAY", ["replay"])
+    huge = b"\x00" * (3 * 1024 * 1024 + 1)
+    code, reason, fields, _ = refused(
+        lambda: server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=huge))
+    )
+    assert (code, reason, fields) == (grpc.StatusCode.INVALID_ARGUMENT, "TOO_LONG", ["replay"])
