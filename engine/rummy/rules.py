@@ -31,7 +31,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from croupier.engine.game import InvalidRules, rules_from_preset
+from croupier.engine.game import MAX_STAKE, Bounds, InvalidRules, check_bounds, rules_from_preset
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,15 @@ PRESET_DESCRIPTIONS = {
 OPEN_THRESHOLDS = (30, 40, 51)
 
 
+# The bounds of every numeric option (docs/rules/rummy.md, "Bounds"): a hand's penalty (under 1,000
+# points) × the stake stays far inside the settlement's int64.
+MAX_RESHUFFLES = 100
+BOUNDS: Bounds = {
+    "stake_per_point": (1, MAX_STAKE),
+    "max_reshuffles": (0, MAX_RESHUFFLES),
+}
+
+
 def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> RummyRules:
     """The effective rule set: ``preset`` with ``overrides``; raises :class:`InvalidRules`."""
     return rules_from_preset("Rummy", PRESETS, DEFAULT_PRESET, preset, overrides, seats, validate)
@@ -84,3 +93,4 @@ def validate(rules: RummyRules, seats: int) -> None:
             f"{seats} seats: this rule set seats {rules.min_seats} to {rules.max_seats}",
             field="seats",
         )
+    check_bounds(rules, BOUNDS)

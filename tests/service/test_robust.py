@@ -3,6 +3,7 @@ with an id in the logs, every input is bounded, every accepted game can finish."
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,19 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from croupier.app.tokens import TokenSigner
-from croupier.service.bots import auth
+from croupier.engine.game import MAX_MULTIPLIER, MAX_STAKE
+from croupier.service.bots import auth, play_game
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
-from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
+from croupier.v1 import (
+    common_pb2,
+    gin_pb2,
+    hoola_pb2,
+    koikoi_pb2,
+    rummy_pb2,
+    service_pb2,
+    service_pb2_grpc,
+)
 
 from .conftest import SECRET, Running
 
@@ -227,3 +237,131 @@ def test_verify_replay_refuses_deep_nesting_and_huge_files(server: Running) -> N
         lambda: server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=huge))
     )
     assert (code, reason, fields) == (grpc.StatusCode.INVALID_ARGUMENT, "TOO_LONG", ["replay"])
+
+
+# -- rule options are bounded so that an accepted game can always finish (item 7) ----------------
+
+KINDS = {
+    "hoola": common_pb2.GAME_KIND_HOOLA,
+    "koikoi": common_pb2.GAME_KIND_KOIKOI,
+    "gin": common_pb2.GAME_KIND_GIN,
+    "rummy": common_pb2.GAME_KIND_RUMMY,
+}
+M, S = MAX_MULTIPLIER, MAX_STAKE
+# Every Hoola payment multiplier at its bound at once: each option is in bounds, their product is
+# not (the hand value's multipliers are the next case's).
+EVERY_MULTIPLIER_AT_ITS_BOUND = hoola_pb2.HoolaRules(
+    base_stake=S,
+    unmelded_multiplier=M,
+    seven_multiplier=M,
+    joker_multiplier=M,
+    hoola_multiplier=M,
+    perfect_hoola_multiplier=M,
+    four_sevens_multiplier=M,
+    low_hand_multiplier=M,
+    high_hand_multiplier=M,
+    stop_penalty_multiplier=M,
+    thank_you_penalty_multiplier=M,
+    straight_flush_multiplier=M,
+    hoola_table_multiplier=hoola_pb2.Multipliers(values=[M] * 8),
+    jokers=2,
+    joker_value=13,
+    rounds=3,
+)
+GREATEST = [
+    # Near the bound of the amounts (greatest_amounts ≈ 1.7e15 of 2^53).
+    service_pb2.Rules(
+        hoola=hoola_pb2.HoolaRules(
+            base_stake=S,
+            seven_hand_multiplier=M,
+            joker_hand_multiplier=5,
+            unmelded_multiplier=M,
+            seven_multiplier=M,
+            joker_multiplier=1,
+            hoola_multiplier=M,
+            perfect_hoola_multiplier=M,
+            jokers=2,
+            joker_value=13,
+            rounds=3,
+        )
+    ),
+    service_pb2.Rules(
+        koikoi=koikoi_pb2.KoiKoiRules(
+            stake_per_point=S, koi_koi_multiplier=M, hand_yaku_points=100, double_from=1, rounds=3
+        )
+    ),
+    service_pb2.Rules(
+        gin=gin_pb2.GinRules(
+            stake_per_point=S, gin_bonus=1000, undercut_bonus=1000, big_gin_bonus=1000
+        )
+    ),
+    service_pb2.Rules(rummy=rummy_pb2.RummyRules(stake_per_point=S, max_reshuffles=100)),
+]
+
+
+@pytest.mark.parametrize(
+    ("rules", "field"),
+    [
+        (service_pb2.Rules(hoola=hoola_pb2.HoolaRules(base_stake=4294967295)), "base_stake"),
+        (service_pb2.Rules(hoola=hoola_pb2.HoolaRules(hoola_multiplier=21)), "hoola_multiplier"),
+        (
+            service_pb2.Rules(
+                hoola=hoola_pb2.HoolaRules(
+                    hoola_table_multiplier=hoola_pb2.Multipliers(values=[2, 4294967295])
+                )
+            ),
+            "hoola_table_multiplier",
+        ),
+        (service_pb2.Rules(hoola=hoola_pb2.HoolaRules(claim_window_ms=10**9)), "claim_window_ms"),
+        (
+            service_pb2.Rules(koikoi=koikoi_pb2.KoiKoiRules(stake_per_point=10**6)),
+            "stake_per_point",
+        ),
+        (
+            service_pb2.Rules(koikoi=koikoi_pb2.KoiKoiRules(koi_koi_multiplier=4294967295)),
+            "koi_koi_multiplier",
+        ),
+        (service_pb2.Rules(gin=gin_pb2.GinRules(gin_bonus=4294967295)), "gin_bonus"),
+        (service_pb2.Rules(gin=gin_pb2.GinRules(match_points=10**6)), "match_points"),
+        (
+            service_pb2.Rules(rummy=rummy_pb2.RummyRules(stake_per_point=4294967295)),
+            "stake_per_point",
+        ),
+        (service_pb2.Rules(hoola=EVERY_MULTIPLIER_AT_ITS_BOUND), "base_stake"),
+        (
+            service_pb2.Rules(
+                hoola=hoola_pb2.HoolaRules(
+                    jokers=2, joker_value=200, joker_hand_multiplier=M, seven_hand_multiplier=M
+                )
+            ),
+            "seven_hand_multiplier",
+        ),
+    ],
+)
+def test_rule_options_past_their_bounds_are_refused_at_creation(
+    server: Running, rules: service_pb2.Rules, field: str
+) -> None:
+    kind = KINDS[rules.WhichOneof("game")]
+    seats = 2
+    code, reason, fields, _ = refused(
+        lambda: server.stub.CreateGame(
+            service_pb2.CreateGameRequest(kind=kind, seats=seats, overrides=rules)
+        )
+    )
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "OUT_OF_RANGE")
+    assert fields == [f"overrides.{rules.WhichOneof('game')}.{field}"]
+
+
+@pytest.mark.parametrize("rules", GREATEST, ids=lambda r: r.WhichOneof("game"))
+def test_a_game_at_the_greatest_options_plays_to_its_end(
+    server: Running, rules: service_pb2.Rules
+) -> None:
+    kind = KINDS[rules.WhichOneof("game")]
+    result = play_game(
+        server.channel, seats=2, kind=kind, overrides=rules, rng=random.Random(7), max_moves=5000
+    )
+    assert result.final.net, "the game ended with a settlement"
+    replay = server.stub.ExportReplay(
+        service_pb2.ExportReplayRequest(game_id=result.game_id), metadata=auth(result.tokens[0])
+    ).replay
+    assert server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=replay)).ok
