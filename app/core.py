@@ -28,6 +28,7 @@ from croupier.app.errors import (
     Forbidden,
     NotFound,
     NotNow,
+    RateLimited,
     StaleVersion,
     from_rejection,
     invalid,
@@ -35,6 +36,7 @@ from croupier.app.errors import (
 )
 from croupier.app.memo import Memo
 from croupier.app.notifier import Notifier
+from croupier.app.ratelimit import RateLimit, RateLimiter
 from croupier.app.recent import RecentEvents
 from croupier.app.runner import AsyncLog
 from croupier.app.tokens import AuthError, SeatIdentity, TokenSigner
@@ -212,8 +214,11 @@ class Croupier:
         clock: Clock = now_ms,
         seed_source: SeedSource = fresh_seed,
         use_snapshots: bool = True,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         self.store = store
+        #: Each seat's allowance of commands (a token bucket per seat).
+        self.rate = RateLimiter(rate_limit or RateLimit())
         #: Whether games are read from and saved as snapshots (off: always folded from the log).
         self.use_snapshots = use_snapshots
         self.log = AsyncLog(store)
@@ -545,6 +550,13 @@ class Croupier:
         include: service_pb2.Include | None = None,
     ) -> service_pb2.SubmitCommandResponse:
         acting = self._seat(caller, game_id, seat)
+        wait_ms = self.rate.take((game_id, acting), self.clock())
+        if wait_ms:
+            raise RateLimited(
+                f"seat {acting} sends commands faster than {self.rate.limit.per_second:g}/s; "
+                f"retry in {wait_ms} ms",
+                wait_ms,
+            )
         require(command_id, "command_id")
         limits.check_text(command_id, "command_id", limits.MAX_COMMAND_ID)
         limits.check_version(expected_version, "expected_version")

@@ -4,6 +4,7 @@ with an id in the logs, every input is bounded, every accepted game can finish."
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,11 @@ import structlog
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from croupier.app.ratelimit import RateLimit
 from croupier.app.tokens import TokenSigner
 from croupier.engine.game import MAX_MULTIPLIER, MAX_STAKE
 from croupier.service.bots import auth, play_game
-from croupier.service.server import ServerThread
+from croupier.service.server import ConnectionLimits, ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import (
     common_pb2,
@@ -30,6 +32,7 @@ from croupier.v1 import (
 )
 
 from .conftest import SECRET, Running
+from .conftest import TestClock as Clock
 
 HOOLA = common_pb2.GAME_KIND_HOOLA
 
@@ -37,9 +40,12 @@ HOOLA = common_pb2.GAME_KIND_HOOLA
 class Local:
     """A server of the test's own (the test may break its core)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, **options: Any) -> None:
         self.store = open_store(f"sqlite:///{path / 'croupier.sqlite3'}")
-        self.thread = ServerThread("127.0.0.1:0", self.store, TokenSigner(SECRET))
+        self.clock = Clock()
+        self.thread = ServerThread(
+            "127.0.0.1:0", self.store, TokenSigner(SECRET), clock=self.clock, **options
+        )
         port = self.thread.start()
         self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
         self.stub = service_pb2_grpc.GameServiceStub(self.channel)
@@ -365,3 +371,86 @@ def test_a_game_at_the_greatest_options_plays_to_its_end(
         service_pb2.ExportReplayRequest(game_id=result.game_id), metadata=auth(result.tokens[0])
     ).replay
     assert server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=replay)).ok
+
+
+# -- connection limits and the per-seat rate limit (item 8) --------------------------------------
+
+
+def test_a_seat_sending_commands_too_fast_is_rate_limited_with_retry_info(tmp_path: Path) -> None:
+    server = Local(tmp_path, rate_limit=RateLimit(per_second=1, burst=2))
+    try:
+        game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=HOOLA, seats=2))
+        me = auth(game.tokens[0].token)
+
+        def submit() -> Any:
+            return server.stub.SubmitCommand(
+                service_pb2.SubmitCommandRequest(
+                    game_id=game.game_id, command_id=uuid.uuid4().hex, expected_version=999
+                ),
+                metadata=me,
+            )
+
+        for _ in range(2):  # the burst: refused for what they are, not for their rate
+            code, reason, _, _ = refused(submit)
+            assert code != grpc.StatusCode.RESOURCE_EXHAUSTED, reason
+        code, reason, _, error = refused(submit)
+        assert (code, reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")
+        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+        assert status is not None
+        retry = error_details_pb2.RetryInfo()
+        assert any(d.Unpack(retry) for d in status.details if d.Is(retry.DESCRIPTOR))
+        assert 0 < retry.retry_delay.ToMilliseconds() <= 1000
+        # Another seat has its own allowance; and time refills this one.
+        code, reason, _, _ = refused(
+            lambda: server.stub.SubmitCommand(
+                service_pb2.SubmitCommandRequest(
+                    game_id=game.game_id, command_id="x", expected_version=999
+                ),
+                metadata=auth(game.tokens[1].token),
+            )
+        )
+        assert reason != "RATE_LIMITED"
+        server.clock.advance(1000)
+        code, reason, _, _ = refused(submit)
+        assert reason != "RATE_LIMITED"
+    finally:
+        server.close()
+
+
+def test_the_default_allowance_lets_bots_play_at_full_speed(server: Running) -> None:
+    result = play_game(server.channel, seats=2, kind=common_pb2.GAME_KIND_GIN, rng=random.Random(3))
+    assert result.final is not None and result.final.net
+
+
+def test_streams_beyond_a_connections_limit_wait_for_a_slot(tmp_path: Path) -> None:
+    server = Local(tmp_path, limits=ConnectionLimits(max_streams=2))
+    try:
+        game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=HOOLA, seats=2))
+        me = auth(game.tokens[0].token)
+        request = service_pb2.StreamEventsRequest(game_id=game.game_id)
+        held = [server.stub.StreamEvents(request, metadata=me) for _ in range(2)]
+        for call in held:
+            next(call)  # each has its first event: both streams are open
+        with pytest.raises(grpc.RpcError) as waited:
+            next(server.stub.StreamEvents(request, metadata=me, timeout=0.5))
+        assert waited.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED  # type: ignore[attr-defined]
+        held[0].cancel()
+        assert next(server.stub.StreamEvents(request, metadata=me, timeout=5)).event.version == 1
+        held[1].cancel()
+    finally:
+        server.close()
+
+
+def test_the_server_sets_keepalive_and_idle_limits() -> None:
+    options = dict(ConnectionLimits().options())
+    for option in (
+        "grpc.keepalive_time_ms",
+        "grpc.keepalive_timeout_ms",
+        "grpc.max_connection_idle_ms",
+        "grpc.http2.max_pings_without_data",
+        "grpc.http2.min_recv_ping_interval_without_data_ms",
+        "grpc.max_concurrent_streams",
+    ):
+        assert option in options
+    # Above the load tool's 10,000 streams over its default 4 connections.
+    assert options["grpc.max_concurrent_streams"] > 10_000 // 4
