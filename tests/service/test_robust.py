@@ -4,6 +4,10 @@ with an id in the logs, every input is bounded, every accepted game can finish."
 from __future__ import annotations
 
 import random
+import signal
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -454,3 +458,76 @@ def test_the_server_sets_keepalive_and_idle_limits() -> None:
         assert option in options
     # Above the load tool's 10,000 streams over its default 4 connections.
     assert options["grpc.max_concurrent_streams"] > 10_000 // 4
+
+
+# -- restarts: a kill during start-up leaves no lock behind (item 9) -----------------------------
+
+
+def store_url(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    if kind == "sqlite":
+        return f"sqlite:///{tmp_path / 'croupier.sqlite3'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_a_stale_migration_lock_does_not_stop_a_start(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    url = store_url(kind, tmp_path, request)
+    open_store(url).close()  # the schema and yoyo's tables exist
+    # What a process killed while migrating left: yoyo's lock row, its pid long gone.
+    if kind == "sqlite":
+        import sqlite3
+
+        with sqlite3.connect(tmp_path / "croupier.sqlite3") as db:
+            db.execute(
+                "INSERT INTO yoyo_lock (locked, ctime, pid) VALUES (1, '2026-01-01', 999999)"
+            )
+    else:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute("DELETE FROM yoyo_lock")
+            db.execute("INSERT INTO yoyo_lock (locked, ctime, pid) VALUES (1, now(), 999999)")
+    try:
+        started = time.monotonic()
+        open_store(url).close()
+        assert time.monotonic() - started < 5, "yoyo's lock would have made it wait 10 s and fail"
+    finally:
+        if kind == "postgres":
+            with psycopg.connect(url, autocommit=True) as db:
+                db.execute("DELETE FROM yoyo_lock")
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_a_process_killed_while_holding_the_migration_lock_releases_it(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    url = store_url(kind, tmp_path, request)
+    open_store(url).close()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from croupier.service.store import postgres, sqlite\n"
+            "from pathlib import Path\n"
+            f"url = {url!r}\n"
+            "lock = sqlite.migration_lock(Path(url.removeprefix('sqlite:///'))) "
+            "if url.startswith('sqlite') else postgres.migration_lock(url)\n"
+            "lock.__enter__()\n"
+            "print('held', flush=True)\n"
+            "time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(10)
+        started = time.monotonic()
+        open_store(url).close()
+        assert time.monotonic() - started < 5
+    finally:
+        holder.kill()
