@@ -84,7 +84,7 @@ def serve(
     from croupier.app.ratelimit import RateLimit
     from croupier.app.tokens import TokenSigner
     from croupier.service.server import PortInUse, create_server
-    from croupier.service.store import open_store
+    from croupier.service.store import StoreError, open_store
 
     if workers > 1 and worker_of_group is None:
         _serve_workers(address, store_url, log_format, workers, command_rate, command_burst)
@@ -111,7 +111,10 @@ def serve(
             "generated a development token secret; set CROUPIER_SECRET in production "
             "(seat tokens stop working when the server restarts)"
         )
-    store = open_store(store_url)
+    try:
+        store = open_store(store_url)
+    except StoreError as error:
+        raise click.ClickException(str(error)) from None
     where = (
         store_url
         if not store_url.startswith("sqlite:///")
@@ -167,7 +170,7 @@ def _serve_workers(
     import socket
     import subprocess
 
-    from croupier.service.store import open_store
+    from croupier.service.store import StoreError, open_store
 
     logs.configure(log_format)
     host, _, port_text = address.rpartition(":")
@@ -195,7 +198,11 @@ def _serve_workers(
             "generated a development token secret for the workers; set CROUPIER_SECRET in "
             "production (seat tokens stop working when the server restarts)"
         )
-    open_store(store_url).close()  # create or migrate the schema once, before the workers
+    try:
+        open_store(store_url).close()  # create or migrate the schema once, before the workers
+    except StoreError as error:
+        hold.close()
+        raise click.ClickException(str(error)) from None
     group = f"{os.getpid()}"
     command = [
         sys.executable,

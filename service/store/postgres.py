@@ -12,6 +12,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from croupier.log.store import AppendListener
+from croupier.service.store import CONNECT_TIMEOUT_S
 from croupier.service.store.sql import SqlEventStore, apply_migrations
 
 CHANNEL = "croupier_events"
@@ -25,7 +26,7 @@ MIGRATION_WAIT = "60s"
 def migration_lock(url: str) -> Iterator[None]:
     """PostgreSQL's session advisory lock on a connection of its own while the schema is
     migrated: the server releases it when that connection ends, a killed process's included."""
-    with psycopg.connect(url, autocommit=True) as conn:
+    with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         conn.execute(f"SET lock_timeout = '{MIGRATION_WAIT}'")
         conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
         try:

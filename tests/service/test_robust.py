@@ -3,6 +3,7 @@ with an id in the logs, every input is bounded, every accepted game can finish."
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import subprocess
@@ -531,3 +532,43 @@ def test_a_process_killed_while_holding_the_migration_lock_releases_it(
         assert time.monotonic() - started < 5
     finally:
         holder.kill()
+
+
+# -- configuration errors are one clear line (item 10) -------------------------------------------
+
+CROUPIER = str(Path(sys.executable).parent / "croupier")
+
+
+@pytest.mark.parametrize(
+    ("store", "says"),
+    [
+        ("mysql://user:hunter2@db/croupier", "unsupported store URL scheme 'mysql'"),
+        ("postgresql://postgres:hunter2@127.0.0.1:1/test", "cannot use PostgreSQL at"),
+        ("sqlite:////proc/no-such-folder/games.sqlite3", "cannot open the SQLite store"),
+    ],
+)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_bad_store_is_one_clear_line_and_a_failed_exit(
+    store: str, says: str, workers: int
+) -> None:
+    ran = subprocess.run(
+        [
+            CROUPIER,
+            "serve",
+            "--address",
+            "127.0.0.1:0",
+            "--store",
+            store,
+            "--workers",
+            str(workers),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "CROUPIER_SECRET": "robust-test-secret-0123456789"},
+    )
+    assert ran.returncode != 0
+    lines = ran.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), ran.stderr
+    assert says in lines[0] and "--store" in lines[0]
+    assert "Traceback" not in ran.stderr and "hunter2" not in ran.stderr
