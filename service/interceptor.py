@@ -19,9 +19,10 @@ from typing import Any
 
 import grpc
 import structlog
+from google.protobuf.message import DecodeError
 
 from croupier.app.core import ANONYMOUS, Caller, Croupier
-from croupier.app.errors import AppError
+from croupier.app.errors import AppError, invalid
 from croupier.service.status import code_of, internal_status, to_status
 
 log = structlog.get_logger("croupier.rpc")
@@ -42,6 +43,28 @@ def bearer_token(metadata: Any) -> str | None:
     return None
 
 
+def _decoder(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any]:
+    """The request message of ``data``, or ``MALFORMED_REQUEST`` (INVALID_ARGUMENT)."""
+
+    def decode(data: bytes) -> Any:
+        if deserializer is None:  # pragma: no cover - every method of ours has a message type
+            return data
+        try:
+            return deserializer(data)
+        except DecodeError as error:
+            raise invalid(
+                "MALFORMED_REQUEST", f"the request is not its message type: {error}", ""
+            ) from None
+
+    return decode
+
+
+async def _decoded(requests: AsyncIterator[bytes], decode: Callable[[bytes], Any]) -> Any:
+    """A request stream's messages, each parsed as it arrives."""
+    async for data in requests:
+        yield decode(data)
+
+
 class CallInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, core: Croupier, prefix: str) -> None:
         self._core = core
@@ -59,22 +82,23 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         if handler is None or not method.startswith(self._prefix):
             return handler
         name = method.rsplit("/", 1)[-1]
+        # Requests arrive as bytes and are parsed here, inside the error handling: bytes that are
+        # not the request message are the client's mistake (INVALID_ARGUMENT), where gRPC's own
+        # parsing answers UNKNOWN.
+        decode = _decoder(handler.request_deserializer)
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
-                self._unary(name, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
+                self._unary(name, handler.unary_unary, decode),
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                self._stream(name, handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
+                self._stream(name, handler.unary_stream, decode, streaming=False),
                 response_serializer=handler.response_serializer,
             )
         if handler.stream_stream is not None:
             return grpc.stream_stream_rpc_method_handler(
-                self._stream(name, handler.stream_stream),
-                request_deserializer=handler.request_deserializer,
+                self._stream(name, handler.stream_stream, decode, streaming=True),
                 response_serializer=handler.response_serializer,
             )
         return handler  # pragma: no cover - the service has no client-streaming-only methods
@@ -116,12 +140,12 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         status = internal_status(error_id)
         await context.abort(status.code, status.details, status.trailing_metadata)
 
-    def _unary(self, name: str, behaviour: Any) -> Any:
-        async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    def _unary(self, name: str, behaviour: Any, decode: Callable[[bytes], Any]) -> Any:
+        async def unary(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = time.perf_counter()
             try:
                 started = self._begin(context)
-                response = await behaviour(request, context)
+                response = await behaviour(decode(request), context)
             except AppError as error:
                 await self._fail(name, started, context, error)
             except grpc.aio.AbortError:
@@ -133,14 +157,17 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
 
         return unary
 
-    def _stream(self, name: str, behaviour: Any) -> Any:
+    def _stream(
+        self, name: str, behaviour: Any, decode: Callable[[bytes], Any], streaming: bool
+    ) -> Any:
         async def stream(
             request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[Any]:
             started = time.perf_counter()
             try:
                 started = self._begin(context)
-                async for response in behaviour(request, context):
+                parsed = _decoded(request, decode) if streaming else decode(request)
+                async for response in behaviour(parsed, context):
                     yield response
             except AppError as error:
                 await self._fail(name, started, context, error)

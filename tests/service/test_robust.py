@@ -572,3 +572,18 @@ def test_a_bad_store_is_one_clear_line_and_a_failed_exit(
     assert len(lines) == 1 and lines[0].startswith("Error: "), ran.stderr
     assert says in lines[0] and "--store" in lines[0]
     assert "Traceback" not in ran.stderr and "hunter2" not in ran.stderr
+
+
+def test_bytes_that_are_not_the_request_message_are_invalid_in_every_kind_of_call(
+    local: Local,
+) -> None:
+    garbage = b"\x12\x80"  # a length-delimited field cut off
+    prefix = "/croupier.v1.GameService/"
+    calls = [
+        lambda: local.channel.unary_unary(prefix + "GetView")(garbage, timeout=10),
+        lambda: list(local.channel.unary_stream(prefix + "StreamEvents")(garbage, timeout=10)),
+        lambda: list(local.channel.stream_stream(prefix + "Play")(iter([garbage]), timeout=10)),
+    ]
+    for call in calls:
+        code, reason, _, _ = refused(call)
+        assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_REQUEST")
