@@ -22,13 +22,14 @@ from typing import Any
 
 import structlog
 
-from croupier.app import snapshots
+from croupier.app import limits, snapshots
 from croupier.app.errors import (
     AppError,
     BadCredentials,
     Forbidden,
     NotFound,
     NotNow,
+    RateLimited,
     StaleVersion,
     from_rejection,
     invalid,
@@ -36,6 +37,7 @@ from croupier.app.errors import (
 )
 from croupier.app.memo import Memo
 from croupier.app.notifier import Notifier
+from croupier.app.ratelimit import RateLimit, RateLimiter
 from croupier.app.recent import RecentEvents
 from croupier.app.runner import AsyncLog
 from croupier.app.tokens import AuthError, SeatIdentity, TokenSigner
@@ -218,8 +220,11 @@ class Croupier:
         clock: Clock = now_ms,
         seed_source: SeedSource = fresh_seed,
         use_snapshots: bool = True,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         self.store = store
+        #: Each seat's allowance of commands (a token bucket per seat).
+        self.rate = RateLimiter(rate_limit or RateLimit())
         #: Whether games are read from and saved as snapshots (off: always folded from the log).
         self.use_snapshots = use_snapshots
         self.log = AsyncLog(store)
@@ -265,6 +270,7 @@ class Croupier:
     def _seat(self, caller: Caller, game_id: str, seat: int | None = None) -> int:
         """The caller's seat in ``game_id``; ``seat`` is what the request claims, if anything."""
         require(game_id, "game_id")
+        limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
         structlog.contextvars.bind_contextvars(game_id=game_id)
         identity = caller.identity
         if identity is None:
@@ -286,6 +292,7 @@ class Croupier:
         """The caller's seat when a token came with the call, else a spectator (``None``)."""
         if caller.identity is None:
             require(game_id, "game_id")
+            limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
             structlog.contextvars.bind_contextvars(game_id=game_id)
             return None
         return self._seat(caller, game_id)
@@ -494,6 +501,16 @@ class Croupier:
             raise invalid(error.reason, error.message, field) from None
         except ValueError as error:
             raise invalid("INVALID_OPTION", str(error), "overrides") from None
+        if len(client_seeds) > limits.MAX_CLIENT_SEEDS:
+            raise invalid(
+                "TOO_MANY",
+                f"at most {limits.MAX_CLIENT_SEEDS} client seeds",
+                "client_seeds",
+            )
+        for index, client_seed in enumerate(client_seeds):
+            limits.check_text(client_seed, f"client_seeds[{index}]", limits.MAX_CLIENT_SEED)
+        for index, player in enumerate(players):
+            limits.check_text(player, f"players[{index}]", limits.MAX_PLAYER_ID)
         players = tuple(players)
         if players and (len(players) != seats or not all(players)):
             raise invalid(
@@ -547,7 +564,16 @@ class Croupier:
         include: service_pb2.Include | None = None,
     ) -> service_pb2.SubmitCommandResponse:
         acting = self._seat(caller, game_id, seat)
+        wait_ms = self.rate.take((game_id, acting), self.clock())
+        if wait_ms:
+            raise RateLimited(
+                f"seat {acting} sends commands faster than {self.rate.limit.per_second:g}/s; "
+                f"retry in {wait_ms} ms",
+                wait_ms,
+            )
         require(command_id, "command_id")
+        limits.check_text(command_id, "command_id", limits.MAX_COMMAND_ID)
+        limits.check_version(expected_version, "expected_version")
         if command_id.startswith(TICK):
             raise invalid(
                 "RESERVED_COMMAND_ID",
@@ -733,6 +759,7 @@ class Croupier:
         version. A replica that loses the race to another tick or to a command records nothing:
         the version check decides, and the command records what is due itself."""
         require(game_id, "game_id")
+        limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
         folded, _ = await self._fold(game_id)
         game = folded.binding.game
         now = self.clock()
@@ -833,6 +860,7 @@ class Croupier:
         """The seat's copies of the game's events after ``after_version``, live, until the game
         ends. Cancelling the iteration drops the stream at once."""
         seat = self._seat(caller, game_id)
+        limits.check_version(after_version, "after_version")
         async for batch in self._batches(game_id, seat, after_version):
             for event in batch:
                 yield event
@@ -901,6 +929,7 @@ class Croupier:
             raise invalid("JOIN_FIRST", "the first message of a Play stream joins a game", "join")
         join = first.join
         seat = self._seat(caller, join.game_id)
+        limits.check_version(join.after_version, "join.after_version")
         out: asyncio.Queue[service_pb2.PlayResponse | Refused | None] = asyncio.Queue()
         tasks = [
             asyncio.create_task(self._play_commands(caller, join.game_id, requests, out)),
@@ -1052,6 +1081,12 @@ class Croupier:
 
     async def verify_replay(self, data: bytes) -> Report:
         """Re-derive and re-apply a replay file (binary or JSON), naming the first divergence."""
+        if len(data) > limits.MAX_REPLAY_BYTES:
+            raise invalid(
+                "TOO_LONG",
+                f"a replay file is {len(data)} bytes long; at most {limits.MAX_REPLAY_BYTES}",
+                "replay",
+            )
         try:
             replay = (
                 from_json(data.decode("utf-8")) if data.lstrip()[:1] == b"{" else from_binary(data)
@@ -1105,6 +1140,7 @@ class Croupier:
         """One of the player's finished games as their seat saw it (redacted, no seed)."""
         player = await self._player(caller, game_id, seat)
         require(recent_game_id, "recent_game_id")
+        limits.check_text(recent_game_id, "recent_game_id", limits.MAX_GAME_ID)
         seats = [s for s, p in enumerate(await self.log.players(recent_game_id)) if p == player]
         folded = None
         if seats:

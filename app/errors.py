@@ -10,6 +10,19 @@ from __future__ import annotations
 from croupier.contract.rejections import ILLEGAL
 from croupier.v1 import common_pb2
 
+#: The most characters of a message an error carries, and of each metadata value and field name:
+#: errors often quote the request (an unknown game id…), and an unbounded quote would travel back
+#: as status metadata (a 1 MB id overflows the client's header limit) and into every log line.
+MESSAGE_LIMIT = 1000
+ECHO_LIMIT = 200
+
+
+def clip(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…(+{len(text) - limit} chars)"
+
 
 class AppError(Exception):
     """Base of the application's errors."""
@@ -21,11 +34,12 @@ class AppError(Exception):
         metadata: dict[str, str] | None = None,
         field: str = "",
     ) -> None:
+        message = clip(message, MESSAGE_LIMIT)
         super().__init__(message)
         self.reason = reason
         self.message = message
-        self.metadata = dict(metadata or {})
-        self.field = field
+        self.metadata = {clip(k): clip(v) for k, v in (metadata or {}).items()}
+        self.field = clip(field)
 
 
 class BadRequest(AppError):
@@ -50,6 +64,14 @@ class BadCredentials(AppError):
 
 class Forbidden(AppError):
     """A genuine token, but not for this game or this seat."""
+
+
+class RateLimited(AppError):
+    """A seat sends commands faster than its allowance: retry after ``retry_after_ms``."""
+
+    def __init__(self, message: str, retry_after_ms: int) -> None:
+        super().__init__("RATE_LIMITED", message, {"retry_after_ms": str(retry_after_ms)})
+        self.retry_after_ms = retry_after_ms
 
 
 def invalid(reason: str, message: str, field: str) -> BadRequest:

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from croupier.engine.game import Context
+from croupier.engine.game import Bounds, Context
 from croupier.engine.shared import replaced
 
 #: The longest turn and the largest bank a rule set may ask for (a day): a game that was accepted
@@ -109,14 +109,12 @@ class SeatClock:
     away: bool
 
 
-def check_rules(rules: ClockRules, bad: Any) -> None:
-    """Refuse clock options out of bounds (``bad(option, why)`` builds the game's error)."""
-    if not 0 <= rules.turn_time_ms <= MAX_TURN_TIME_MS:
-        raise bad("turn_time_ms", f"0 (no clock) to {MAX_TURN_TIME_MS}")
-    if not 0 <= rules.time_bank_ms <= MAX_TIME_BANK_MS:
-        raise bad("time_bank_ms", f"0 to {MAX_TIME_BANK_MS}")
-    if not 1 <= rules.max_timeouts <= MAX_TIMEOUTS_LIMIT:
-        raise bad("max_timeouts", f"1 to {MAX_TIMEOUTS_LIMIT}")
+#: The clock's options' bounds, part of every game's ``BOUNDS`` (docs/rules/common.md).
+CLOCK_BOUNDS: Bounds = {
+    "turn_time_ms": (0, MAX_TURN_TIME_MS),
+    "time_bank_ms": (0, MAX_TIME_BANK_MS),
+    "max_timeouts": (1, MAX_TIMEOUTS_LIMIT),
+}
 
 
 def _set(values: tuple[Any, ...], seat: int, value: Any) -> tuple[Any, ...]:

@@ -146,6 +146,31 @@ def fold(game: Game[Any, S, E, Any], events: Sequence[E], state: S | None = None
     return current
 
 
+#: An option's least and greatest value (both included).
+Bounds = Mapping[str, tuple[int, int]]
+
+# Every stake, multiplier and bonus is bounded so that an accepted game can always finish: its
+# amounts (a stake × every multiplier × the hand's value, summed over a table's rounds) stay far
+# inside the recorded events' and settlements' integers (uint32 points, int64 amounts). Shared by
+# the games' tables of bounds (``BOUNDS`` next to each rule set).
+MAX_STAKE = 10_000
+MAX_MULTIPLIER = 20
+
+
+def check_bounds(rules: Any, bounds: Bounds) -> None:
+    """Refuse an option outside its bounds (an option holding a tuple: each of its values),
+    naming it: INVALID_ARGUMENT ``OUT_OF_RANGE``."""
+    for option, (lowest, highest) in bounds.items():
+        value = getattr(rules, option)
+        for item in value if isinstance(value, tuple) else (value,):
+            if not lowest <= item <= highest:
+                raise InvalidRules(
+                    "OUT_OF_RANGE",
+                    f"option {option}: {lowest} to {highest}, not {item}",
+                    field=option,
+                )
+
+
 def rules_from_preset(
     game_name: str,
     presets: dict[str, RulesT],

@@ -211,6 +211,9 @@ def from_json(text: str) -> Replay:
         footer = json_format.ParseDict(document["footer"], replay_pb2.ReplayFooter())
     except (ValueError, KeyError, TypeError, json_format.ParseError) as error:
         raise ReplayFormatError(f"not a JSON replay: {error}") from None
+    except RecursionError:
+        # Deeply nested JSON (``[[[[…``) exhausts the parser's stack: not a replay either.
+        raise ReplayFormatError("not a JSON replay: nested too deeply") from None
     return Replay(header, events, footer)
 
 

@@ -233,12 +233,37 @@ def play_game(
     )
     if on_created is not None:
         on_created(created)
-    tokens = [t.token for t in created.tokens]
+    return finish_game(
+        channel,
+        created.game_id,
+        [t.token for t in created.tokens],
+        rng,
+        on_move,
+        max_moves,
+        max_rounds,
+        claims,
+    )
+
+
+def finish_game(
+    channel: grpc.Channel,
+    game_id: str,
+    tokens: Sequence[str],
+    rng: random.Random | None = None,
+    on_move: Callable[[int, str], None] | None = None,
+    max_moves: int = 2000,
+    max_rounds: int = 3,
+    claims: bool = False,
+) -> GameResult:
+    """Play the game ``game_id`` (whatever state it is in, one token per seat) to the end, as
+    :func:`play_game` does."""
+    rng = rng or random.Random()
+    stub = service_pb2_grpc.GameServiceStub(channel)
+    tokens = list(tokens)
+    seats = len(tokens)
     moves = 0
     while moves < max_moves:
-        view = stub.GetView(
-            service_pb2.GetViewRequest(game_id=created.game_id), metadata=auth(tokens[0])
-        )
+        view = stub.GetView(service_pb2.GetViewRequest(game_id=game_id), metadata=auth(tokens[0]))
         if view.finished:
             break
         game = _oneof(view.view, "game")
@@ -246,9 +271,9 @@ def play_game(
         between_rounds = phase.endswith(("_ROUND_OVER", "_HAND_OVER"))
         seat = rng.randrange(seats) if between_rounds else game.turn
         if claims and not between_rounds and rng.random() < 0.5:
-            seat = _claimant(stub, created.game_id, tokens, seat, rng)
+            seat = _claimant(stub, game_id, tokens, seat, rng)
         legal = stub.ListLegalMoves(
-            service_pb2.ListLegalMovesRequest(game_id=created.game_id), metadata=auth(tokens[seat])
+            service_pb2.ListLegalMovesRequest(game_id=game_id), metadata=auth(tokens[seat])
         )
         if not legal.moves:  # a claim window is open: the seat to act waits for it to close
             time.sleep(0.05)
@@ -259,7 +284,7 @@ def play_game(
             move = closing[0]
         stub.SubmitCommand(
             service_pb2.SubmitCommandRequest(
-                game_id=created.game_id,
+                game_id=game_id,
                 command_id=uuid.uuid4().hex,
                 expected_version=legal.version,
                 command=move.command,
@@ -270,13 +295,13 @@ def play_game(
         if on_move is not None:
             on_move(seat, move.label)
     settlement = stub.GetSettlement(
-        service_pb2.GetSettlementRequest(game_id=created.game_id), metadata=auth(tokens[0])
+        service_pb2.GetSettlementRequest(game_id=game_id), metadata=auth(tokens[0])
     ).settlement
     final = stub.GetSettlement(
-        service_pb2.GetSettlementRequest(game_id=created.game_id, final=True),
+        service_pb2.GetSettlementRequest(game_id=game_id, final=True),
         metadata=auth(tokens[0]),
     ).settlement
-    replay = stub.GetReplay(service_pb2.GetReplayRequest(game_id=created.game_id))
+    replay = stub.GetReplay(service_pb2.GetReplayRequest(game_id=game_id))
     bodies = [_oneof(e.body, "body") for e in replay.events]
     rounds = [
         getattr(b, b.WhichOneof("event")).settlement
@@ -284,5 +309,5 @@ def play_game(
         if b.DESCRIPTOR.oneofs and b.WhichOneof("event") in ("round_ended", "hand_ended")
     ]
     return GameResult(
-        created.game_id, seats, settlement, moves, replay.events[-1].version, tokens, rounds, final
+        game_id, seats, settlement, moves, replay.events[-1].version, tokens, rounds, final
     )

@@ -16,6 +16,7 @@ import click
 import grpc
 import structlog
 
+from croupier.app.ratelimit import DEFAULT_COMMAND_BURST, DEFAULT_COMMANDS_PER_S
 from croupier.service import config, logs
 
 log = structlog.get_logger("croupier")
@@ -54,17 +55,39 @@ def main() -> None:
     help="Processes serving on the one port (SO_REUSEPORT), each with its own store connection "
     "and event loop, to use every core. Environment: CROUPIER_WORKERS.",
 )
+@click.option(
+    "--command-rate",
+    type=click.FloatRange(0),
+    default=lambda: float(os.environ.get("CROUPIER_COMMAND_RATE", DEFAULT_COMMANDS_PER_S)),
+    show_default=f"{DEFAULT_COMMANDS_PER_S:g}",
+    help="Commands per second each seat may keep up (0: no limit); beyond it RESOURCE_EXHAUSTED "
+    "RATE_LIMITED. Environment: CROUPIER_COMMAND_RATE.",
+)
+@click.option(
+    "--command-burst",
+    type=click.IntRange(1),
+    default=lambda: int(os.environ.get("CROUPIER_COMMAND_BURST", DEFAULT_COMMAND_BURST)),
+    show_default=str(DEFAULT_COMMAND_BURST),
+    help="Commands a seat may send at once after a pause. Environment: CROUPIER_COMMAND_BURST.",
+)
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
 def serve(
-    address: str, store_url: str, log_format: str, workers: int, worker_of_group: str | None
+    address: str,
+    store_url: str,
+    log_format: str,
+    workers: int,
+    command_rate: float,
+    command_burst: int,
+    worker_of_group: str | None,
 ) -> None:
     """Serve the game service (with health checking and reflection)."""
+    from croupier.app.ratelimit import RateLimit
     from croupier.app.tokens import TokenSigner
     from croupier.service.server import PortInUse, create_server
-    from croupier.service.store import open_store
+    from croupier.service.store import StoreError, open_store
 
     if workers > 1 and worker_of_group is None:
-        _serve_workers(address, store_url, log_format, workers)
+        _serve_workers(address, store_url, log_format, workers, command_rate, command_burst)
         return
     logs.configure(log_format)
     worker = worker_of_group is not None
@@ -88,7 +111,10 @@ def serve(
             "generated a development token secret; set CROUPIER_SECRET in production "
             "(seat tokens stop working when the server restarts)"
         )
-    store = open_store(store_url)
+    try:
+        store = open_store(store_url)
+    except StoreError as error:
+        raise click.ClickException(str(error)) from None
     where = (
         store_url
         if not store_url.startswith("sqlite:///")
@@ -97,7 +123,13 @@ def serve(
     host = address.rsplit(":", 1)[0]
 
     async def run() -> None:
-        serving = await create_server(address, store, signer, reuse_port=worker)
+        serving = await create_server(
+            address,
+            store,
+            signer,
+            reuse_port=worker,
+            rate_limit=RateLimit(command_rate, command_burst),
+        )
         await serving.server.start()
         log.info("serving", address=f"{host}:{serving.port}", store=_safe(where))
         who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
@@ -118,7 +150,14 @@ def serve(
         store.close()
 
 
-def _serve_workers(address: str, store_url: str, log_format: str, workers: int) -> None:
+def _serve_workers(
+    address: str,
+    store_url: str,
+    log_format: str,
+    workers: int,
+    command_rate: float,
+    command_burst: int,
+) -> None:
     """Start ``workers`` processes serving on one port (SO_REUSEPORT), forward SIGTERM and SIGINT
     to them, and exit when they have all exited.
 
@@ -131,7 +170,7 @@ def _serve_workers(address: str, store_url: str, log_format: str, workers: int) 
     import socket
     import subprocess
 
-    from croupier.service.store import open_store
+    from croupier.service.store import StoreError, open_store
 
     logs.configure(log_format)
     host, _, port_text = address.rpartition(":")
@@ -159,7 +198,11 @@ def _serve_workers(address: str, store_url: str, log_format: str, workers: int) 
             "generated a development token secret for the workers; set CROUPIER_SECRET in "
             "production (seat tokens stop working when the server restarts)"
         )
-    open_store(store_url).close()  # create or migrate the schema once, before the workers
+    try:
+        open_store(store_url).close()  # create or migrate the schema once, before the workers
+    except StoreError as error:
+        hold.close()
+        raise click.ClickException(str(error)) from None
     group = f"{os.getpid()}"
     command = [
         sys.executable,
@@ -172,6 +215,10 @@ def _serve_workers(address: str, store_url: str, log_format: str, workers: int) 
         store_url,
         "--log-format",
         log_format,
+        "--command-rate",
+        str(command_rate),
+        "--command-burst",
+        str(command_burst),
         "--worker-of-group",
         group,
     ]

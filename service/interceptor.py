@@ -3,7 +3,9 @@
 It reads the ``authorization: Bearer <token>`` metadata and hands the verified caller to the
 handler (:func:`caller`); it turns the application's typed errors into rich gRPC statuses
 (:mod:`croupier.service.status`); it logs one line per call with the method, the outcome, the
-latency and what the core bound (game, seat, command).
+latency and what the core bound (game, seat, command). Anything else a handler raises is a bug:
+it is logged with its traceback under a fresh error id and answered ``INTERNAL`` with that id
+(never gRPC's bare ``UNKNOWN``), on unary and streaming calls alike.
 """
 
 from __future__ import annotations
@@ -11,15 +13,17 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
 import structlog
+from google.protobuf.message import DecodeError
 
 from croupier.app.core import ANONYMOUS, Caller, Croupier
-from croupier.app.errors import AppError
-from croupier.service.status import code_of, to_status
+from croupier.app.errors import AppError, invalid
+from croupier.service.status import code_of, internal_status, to_status
 
 log = structlog.get_logger("croupier.rpc")
 
@@ -39,6 +43,28 @@ def bearer_token(metadata: Any) -> str | None:
     return None
 
 
+def _decoder(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any]:
+    """The request message of ``data``, or ``MALFORMED_REQUEST`` (INVALID_ARGUMENT)."""
+
+    def decode(data: bytes) -> Any:
+        if deserializer is None:  # pragma: no cover - every method of ours has a message type
+            return data
+        try:
+            return deserializer(data)
+        except DecodeError as error:
+            raise invalid(
+                "MALFORMED_REQUEST", f"the request is not its message type: {error}", ""
+            ) from None
+
+    return decode
+
+
+async def _decoded(requests: AsyncIterator[bytes], decode: Callable[[bytes], Any]) -> Any:
+    """A request stream's messages, each parsed as it arrives."""
+    async for data in requests:
+        yield decode(data)
+
+
 class CallInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, core: Croupier, prefix: str) -> None:
         self._core = core
@@ -56,22 +82,23 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         if handler is None or not method.startswith(self._prefix):
             return handler
         name = method.rsplit("/", 1)[-1]
+        # Requests arrive as bytes and are parsed here, inside the error handling: bytes that are
+        # not the request message are the client's mistake (INVALID_ARGUMENT), where gRPC's own
+        # parsing answers UNKNOWN.
+        decode = _decoder(handler.request_deserializer)
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
-                self._unary(name, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
+                self._unary(name, handler.unary_unary, decode),
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                self._stream(name, handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
+                self._stream(name, handler.unary_stream, decode, streaming=False),
                 response_serializer=handler.response_serializer,
             )
         if handler.stream_stream is not None:
             return grpc.stream_stream_rpc_method_handler(
-                self._stream(name, handler.stream_stream),
-                request_deserializer=handler.request_deserializer,
+                self._stream(name, handler.stream_stream, decode, streaming=True),
                 response_serializer=handler.response_serializer,
             )
         return handler  # pragma: no cover - the service has no client-streaming-only methods
@@ -100,30 +127,55 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
         status = to_status(error)
         await context.abort(status.code, status.details, status.trailing_metadata)
 
-    def _unary(self, name: str, behaviour: Any) -> Any:
-        async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    @staticmethod
+    async def _crash(
+        name: str, started: float, context: grpc.aio.ServicerContext[Any, Any], error: Exception
+    ) -> None:
+        """An unexpected exception: logged with its traceback under a fresh id, answered
+        ``INTERNAL`` with that id (the client can report it; nothing else of it leaves)."""
+        error_id = uuid.uuid4().hex
+        structlog.contextvars.bind_contextvars(reason="INTERNAL_ERROR", error_id=error_id)
+        log.error("rpc failed unexpectedly", method=name, error_id=error_id, exc_info=error)
+        CallInterceptor._finish(name, started, grpc.StatusCode.INTERNAL.name)
+        status = internal_status(error_id)
+        await context.abort(status.code, status.details, status.trailing_metadata)
+
+    def _unary(self, name: str, behaviour: Any, decode: Callable[[bytes], Any]) -> Any:
+        async def unary(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = time.perf_counter()
             try:
                 started = self._begin(context)
-                response = await behaviour(request, context)
+                response = await behaviour(decode(request), context)
             except AppError as error:
                 await self._fail(name, started, context, error)
+            except grpc.aio.AbortError:
+                raise  # a status the handler set itself
+            except Exception as error:  # every bug becomes INTERNAL with an id
+                await self._crash(name, started, context, error)
             self._finish(name, started, "OK")
             return response
 
         return unary
 
-    def _stream(self, name: str, behaviour: Any) -> Any:
+    def _stream(
+        self, name: str, behaviour: Any, decode: Callable[[bytes], Any], streaming: bool
+    ) -> Any:
         async def stream(
             request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[Any]:
             started = time.perf_counter()
             try:
                 started = self._begin(context)
-                async for response in behaviour(request, context):
+                parsed = _decoded(request, decode) if streaming else decode(request)
+                async for response in behaviour(parsed, context):
                     yield response
             except AppError as error:
                 await self._fail(name, started, context, error)
+                return
+            except grpc.aio.AbortError:
+                raise
+            except Exception as error:  # every bug becomes INTERNAL with an id
+                await self._crash(name, started, context, error)
                 return
             except asyncio.CancelledError:
                 # The client went away: the stream and its wait are dropped at once.

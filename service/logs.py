@@ -7,6 +7,21 @@ import sys
 
 import structlog
 
+from croupier.app.errors import clip
+
+#: The most characters of one value in a log line (a traceback: ``TRACEBACK_LIMIT``): a request's
+#: fields reach the log (the game id a call names…), and a 1 MB id must not make a 1 MB line.
+VALUE_LIMIT = 1000
+TRACEBACK_LIMIT = 20000
+
+
+def clip_values(_: object, __: str, event: structlog.types.EventDict) -> structlog.types.EventDict:
+    """Every string value of the line, cut to its limit."""
+    for key, value in event.items():
+        if isinstance(value, str):
+            event[key] = clip(value, TRACEBACK_LIMIT if key == "exception" else VALUE_LIMIT)
+    return event
+
 
 def configure(fmt: str = "console", level: str = "INFO") -> None:
     """``fmt``: ``json`` or ``console``."""
@@ -16,8 +31,9 @@ def configure(fmt: str = "console", level: str = "INFO") -> None:
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
     renderer: structlog.types.Processor
+    # Tracebacks rendered as text in both formats, so that they are cut like any value.
+    processors += [structlog.processors.format_exc_info, clip_values]
     if fmt == "json":
-        processors.append(structlog.processors.format_exc_info)
         renderer = structlog.processors.JSONRenderer()
     else:
         renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())

@@ -17,6 +17,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from croupier.app.core import Clock, Croupier, SeedSource, fresh_seed, now_ms
+from croupier.app.ratelimit import RateLimit
 from croupier.app.tokens import TokenSigner
 from croupier.log import EventStore
 from croupier.service.grpc_api import GameServicer
@@ -33,6 +34,43 @@ PENDING = [
     ("grpc.server.max_pending_requests", 1 << 16),
     ("grpc.server.max_pending_requests_hard_limit", 1 << 16),
 ]
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    """What one client connection may hold, and how dead or idle ones are found and closed.
+
+    Keepalive pings (every ``keepalive_time_ms``, answered within ``keepalive_timeout_ms``) find a
+    peer that vanished without closing (a phone that lost its network), whose streams would
+    otherwise be held forever. A connection without a call for ``max_idle_ms`` is closed (GOAWAY;
+    clients reconnect by themselves). A client may ping no more often than
+    ``min_ping_interval_ms`` without data: beyond it, gRPC closes the connection
+    (``too_many_pings``). Streams beyond ``max_streams`` on one connection wait for a free slot
+    (HTTP/2 flow control; the client's deadline, if any, is what ends the wait). The load tool
+    holds its 10,000 streams over 4 connections (``--channels``): 2,500 each and the games' own.
+    """
+
+    keepalive_time_ms: int = 60_000
+    keepalive_timeout_ms: int = 20_000
+    max_idle_ms: int = 300_000
+    min_ping_interval_ms: int = 10_000
+    max_ping_strikes: int = 2
+    max_streams: int = 8192
+
+    def options(self) -> list[tuple[str, int]]:
+        return [
+            ("grpc.keepalive_time_ms", self.keepalive_time_ms),
+            ("grpc.keepalive_timeout_ms", self.keepalive_timeout_ms),
+            # The server's own pings keep going on a connection with streams but no data (a
+            # stream waiting for a move): 0 is "no limit" to the pings it sends.
+            ("grpc.http2.max_pings_without_data", 0),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.min_ping_interval_without_data_ms", self.min_ping_interval_ms),
+            ("grpc.http2.min_recv_ping_interval_without_data_ms", self.min_ping_interval_ms),
+            ("grpc.http2.max_ping_strikes", self.max_ping_strikes),
+            ("grpc.max_connection_idle_ms", self.max_idle_ms),
+            ("grpc.max_concurrent_streams", self.max_streams),
+        ]
 
 
 class PortInUse(RuntimeError):
@@ -53,17 +91,23 @@ async def create_server(
     clock: Clock = now_ms,
     seed_source: SeedSource = fresh_seed,
     reuse_port: bool = False,
+    rate_limit: RateLimit | None = None,
+    limits: ConnectionLimits | None = None,
 ) -> Serving:
     """A server bound to ``address`` (port 0 picks a free one), not yet started. With
     ``reuse_port`` it shares the port with the other workers of ``serve --workers`` (SO_REUSEPORT);
     without, a busy port fails."""
-    core = Croupier(store, signer, clock, seed_source)
+    core = Croupier(store, signer, clock, seed_source, rate_limit=rate_limit)
     await core.start()
     server = grpc.aio.server(
         interceptors=[CallInterceptor(core, f"/{SERVICE_NAME}/")],
         # Port sharing only for the workers of one group: a second server on a busy port must
         # fail, not share it silently (tokens would then fail at random, each with its secret).
-        options=[*PENDING, ("grpc.so_reuseport", 1 if reuse_port else 0)],
+        options=[
+            *PENDING,
+            *(limits or ConnectionLimits()).options(),
+            ("grpc.so_reuseport", 1 if reuse_port else 0),
+        ],
     )
     service_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(core), server)
     health_servicer = health.aio.HealthServicer()
@@ -92,8 +136,11 @@ class ServerThread:
         signer: TokenSigner,
         clock: Clock = now_ms,
         seed_source: SeedSource = fresh_seed,
+        rate_limit: RateLimit | None = None,
+        limits: ConnectionLimits | None = None,
     ) -> None:
         self._args = (address, store, signer, clock, seed_source)
+        self._limits = (rate_limit, limits)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="grpc-aio", daemon=True)
         self._serving: Serving | None = None
@@ -122,7 +169,8 @@ class ServerThread:
         return self._serving.port
 
     async def _start(self) -> Serving:
-        serving = await create_server(*self._args)
+        rate_limit, limits = self._limits
+        serving = await create_server(*self._args, rate_limit=rate_limit, limits=limits)
         await serving.server.start()
         return serving
 

@@ -7,7 +7,7 @@ such as the rule or the current version); malformed input adds a ``BadRequest`` 
 from __future__ import annotations
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -18,10 +18,14 @@ from croupier.app.errors import (
     Forbidden,
     NotFound,
     NotNow,
+    RateLimited,
     StaleVersion,
 )
 
 DOMAIN = "croupier.v1"
+#: The reason of an unexpected failure (a bug): the message names the error id of the log line
+#: that holds the traceback.
+INTERNAL_REASON = "INTERNAL_ERROR"
 
 CODES: dict[type[AppError], grpc.StatusCode] = {
     BadRequest: grpc.StatusCode.INVALID_ARGUMENT,
@@ -30,6 +34,7 @@ CODES: dict[type[AppError], grpc.StatusCode] = {
     NotFound: grpc.StatusCode.NOT_FOUND,
     BadCredentials: grpc.StatusCode.UNAUTHENTICATED,
     Forbidden: grpc.StatusCode.PERMISSION_DENIED,
+    RateLimited: grpc.StatusCode.RESOURCE_EXHAUSTED,
 }
 
 
@@ -60,4 +65,26 @@ def to_status(error: AppError) -> grpc.Status:
             )
         )
         status.details.append(bad)
+    if isinstance(error, RateLimited):
+        retry = any_pb2.Any()
+        delay = duration_pb2.Duration()
+        delay.FromMilliseconds(error.retry_after_ms)
+        retry.Pack(error_details_pb2.RetryInfo(retry_delay=delay))
+        status.details.append(retry)
+    return rpc_status.to_status(status)
+
+
+def internal_status(error_id: str) -> grpc.Status:
+    """An unexpected failure: nothing of it but the id that finds its traceback in the logs."""
+    status = status_pb2.Status(
+        code=code_pb2.INTERNAL,
+        message=f"internal error {error_id}: the server logged it; report the id",
+    )
+    info = any_pb2.Any()
+    info.Pack(
+        error_details_pb2.ErrorInfo(
+            reason=INTERNAL_REASON, domain=DOMAIN, metadata={"error_id": error_id}
+        )
+    )
+    status.details.append(info)
     return rpc_status.to_status(status)

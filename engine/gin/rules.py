@@ -29,8 +29,14 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from croupier.engine.clock import check_rules
-from croupier.engine.game import InvalidRules, rules_from_preset
+from croupier.engine.clock import CLOCK_BOUNDS
+from croupier.engine.game import (
+    MAX_STAKE,
+    Bounds,
+    InvalidRules,
+    check_bounds,
+    rules_from_preset,
+)
 from croupier.engine.shared import ADDED_LATER
 
 SEATS = 2
@@ -72,6 +78,22 @@ PRESET_DESCRIPTIONS = {
 }
 
 
+# The bounds of every numeric option (docs/rules/gin.md, "Bounds"): a match's totals (at most
+# match_points plus one hand's points) stay far inside the events' uint32, and a match to the
+# greatest total still ends in a few hundred hands.
+MAX_MATCH_POINTS = 1_000
+MAX_BONUS = 1_000
+BOUNDS: Bounds = {
+    "knock_card": (0, 10),
+    "gin_bonus": (0, MAX_BONUS),
+    "undercut_bonus": (0, MAX_BONUS),
+    "big_gin_bonus": (0, MAX_BONUS),
+    "match_points": (1, MAX_MATCH_POINTS),
+    "stake_per_point": (1, MAX_STAKE),
+    **CLOCK_BOUNDS,
+}
+
+
 def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> GinRules:
     """The effective rule set: ``preset`` with ``overrides``; raises :class:`InvalidRules`."""
     return rules_from_preset(
@@ -95,6 +117,6 @@ def validate(rules: GinRules, seats: int) -> None:
     for option in ("gin_bonus", "undercut_bonus", "big_gin_bonus"):
         if getattr(rules, option) < 0:
             raise bad(option, "cannot be below 0")
-    check_rules(rules, bad)
+    check_bounds(rules, BOUNDS)
     if rules.forfeit_when_away:  # the forfeit's settlement is not written yet
         raise bad("forfeit_when_away", "forfeits are not yet available in Gin Rummy")

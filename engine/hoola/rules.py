@@ -76,8 +76,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from croupier.engine.clock import check_rules
-from croupier.engine.game import InvalidRules, rules_from_preset
+from croupier.engine.clock import CLOCK_BOUNDS
+from croupier.engine.game import (
+    MAX_MULTIPLIER,
+    MAX_STAKE,
+    Bounds,
+    InvalidRules,
+    check_bounds,
+    rules_from_preset,
+)
 from croupier.engine.shared import ADDED_LATER
 
 
@@ -293,6 +300,53 @@ PRESET_DESCRIPTIONS = {
 }
 
 
+# The bounds of every numeric option (docs/rules/hoola.md, "Bounds"): the presets use ×10 at most,
+# a hand is worth under 200 points, and a table of 100 rounds at the greatest stake and
+# multipliers still settles within int64.
+MAX_HAND_POINTS = 200
+MAX_ROUNDS = 100
+MAX_CLAIM_WINDOW_MS = 60_000
+MAX_RESHUFFLES = 10
+MAX_TABLE_MULTIPLIERS = 8
+# Multipliers multiply (a 7 in a loser's hand once per 7…), so each bound alone is not enough: the
+# greatest hand value must fit the events' uint32 (signed, for clients without unsigned integers)
+# and the greatest amount a table can move must stay an exact integer in every client (2^53: a
+# JavaScript number) and far inside the settlements' int64.
+MAX_HAND_CARDS = 10
+MAX_HAND_VALUE = 2**31 - 1
+MAX_AMOUNT = 2**53
+BOUNDS: Bounds = {
+    "jokers": (0, 2),
+    "base_stake": (1, MAX_STAKE),
+    **dict.fromkeys(
+        (
+            "seven_hand_multiplier",
+            "joker_hand_multiplier",
+            "unmelded_multiplier",
+            "seven_multiplier",
+            "joker_multiplier",
+            "hoola_multiplier",
+            "perfect_hoola_multiplier",
+            "four_sevens_multiplier",
+            "low_hand_multiplier",
+            "high_hand_multiplier",
+            "stop_penalty_multiplier",
+            "thank_you_penalty_multiplier",
+            "hoola_table_multiplier",
+        ),
+        (1, MAX_MULTIPLIER),
+    ),
+    "straight_flush_multiplier": (0, MAX_MULTIPLIER),  # 0: no straight flush
+    "joker_value": (0, MAX_HAND_POINTS),
+    "low_hand_max": (0, MAX_HAND_POINTS),
+    "high_hand_min": (0, MAX_HAND_POINTS),
+    "claim_window_ms": (1, MAX_CLAIM_WINDOW_MS),
+    "max_reshuffles": (0, MAX_RESHUFFLES),
+    "rounds": (0, MAX_ROUNDS),
+    **CLOCK_BOUNDS,
+}
+
+
 def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> HoolaRules:
     """The effective rule set: ``preset`` with ``overrides``; raises :class:`InvalidRules`."""
     return rules_from_preset("Hoola", PRESETS, DEFAULT_PRESET, preset, overrides, seats, validate)
@@ -351,6 +405,70 @@ def validate(rules: HoolaRules, seats: int) -> None:
         raise bad("rounds", "cannot be below 0 (0: until the table is closed)")
     if any(m < 1 for m in rules.hoola_table_multiplier):
         raise bad("hoola_table_multiplier", "every multiplier must be at least 1")
-    check_rules(rules, bad)
+    if len(rules.hoola_table_multiplier) > MAX_TABLE_MULTIPLIERS:
+        raise InvalidRules(
+            "OUT_OF_RANGE",
+            f"option hoola_table_multiplier: at most {MAX_TABLE_MULTIPLIERS} multipliers",
+            field="hoola_table_multiplier",
+        )
+    # One stop limit per player count (2 to 7) and each penalty once: longer lists mean nothing
+    # more and would only swell the game's first event.
+    if len(rules.stop_limits) > MAX_SEATS_WITH_SIT_OUT:
+        raise InvalidRules(
+            "OUT_OF_RANGE",
+            f"option stop_limits: at most {MAX_SEATS_WITH_SIT_OUT} limits",
+            field="stop_limits",
+        )
+    if len(set(rules.penalties_before_first_turn)) != len(rules.penalties_before_first_turn):
+        raise bad("penalties_before_first_turn", "each penalty at most once")
+    for limit in rules.stop_limits:
+        if limit.max_points is not None and limit.max_points > MAX_HAND_POINTS:
+            raise InvalidRules(
+                "OUT_OF_RANGE",
+                f"option stop_limits: a stop limit is 0 to {MAX_HAND_POINTS}",
+                field="stop_limits",
+            )
+    check_bounds(rules, BOUNDS)
     if rules.turn_time_ms:  # the forced moves of this game are not written yet
         raise bad("turn_time_ms", "turn clocks are not yet available in Hoola")
+    hand, table = greatest_amounts(rules)
+    if hand > MAX_HAND_VALUE:
+        raise InvalidRules(
+            "OUT_OF_RANGE",
+            f"options joker_value, seven_hand_multiplier and joker_hand_multiplier: a hand could "
+            f"be worth {hand}, more than {MAX_HAND_VALUE}; lower them",
+            field="seven_hand_multiplier",
+        )
+    if table > MAX_AMOUNT:
+        raise InvalidRules(
+            "OUT_OF_RANGE",
+            f"option base_stake: with these multipliers a table could move {table}, more than "
+            f"{MAX_AMOUNT}; lower the stake or the multipliers",
+            field="base_stake",
+        )
+
+
+def greatest_amounts(rules: HoolaRules) -> tuple[int, int]:
+    """An upper bound of a hand's value and of what a whole table can move, for these options:
+    every multiplier at once, four 7s and every joker in every loser's hand, one player liable for
+    all, the greatest table multiplier in every round (an open-ended table: ``MAX_ROUNDS``)."""
+    face = MAX_HAND_CARDS * max(13, rules.joker_value)
+    jokers = rules.jokers
+    hand = face * rules.seven_hand_multiplier**4 * rules.joker_hand_multiplier**jokers
+    payment = (
+        rules.base_stake
+        * max(MAX_SEATS_WITH_SIT_OUT, face)
+        * rules.unmelded_multiplier
+        * rules.seven_multiplier**4
+        * rules.joker_multiplier**jokers
+        * max(rules.hoola_multiplier, rules.perfect_hoola_multiplier)
+        * rules.four_sevens_multiplier
+        * rules.low_hand_multiplier
+        * rules.high_hand_multiplier
+        * max(rules.straight_flush_multiplier, 1)
+        * rules.stop_penalty_multiplier
+        * rules.thank_you_penalty_multiplier
+        * max((*rules.hoola_table_multiplier, 1))
+    )
+    rounds = rules.rounds or MAX_ROUNDS
+    return hand, payment * MAX_SEATS_WITH_SIT_OUT * rounds

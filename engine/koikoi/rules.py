@@ -34,8 +34,15 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from croupier.engine.clock import check_rules
-from croupier.engine.game import InvalidRules, rules_from_preset
+from croupier.engine.clock import CLOCK_BOUNDS
+from croupier.engine.game import (
+    MAX_MULTIPLIER,
+    MAX_STAKE,
+    Bounds,
+    InvalidRules,
+    check_bounds,
+    rules_from_preset,
+)
 from croupier.engine.shared import ADDED_LATER
 
 SEATS = 2
@@ -79,6 +86,18 @@ PRESET_DESCRIPTIONS = {
 }
 
 
+# The bounds of every numeric option (docs/rules/koikoi.md, "Bounds"): a round's points (under
+# 100 with every yaku) × 2 × the koi-koi multiplier × the stake stay far inside the events' uint32.
+MAX_POINTS_OPTION = 100
+BOUNDS: Bounds = {
+    "stake_per_point": (1, MAX_STAKE),
+    "koi_koi_multiplier": (1, MAX_MULTIPLIER),
+    "hand_yaku_points": (1, MAX_POINTS_OPTION),
+    "double_from": (0, MAX_POINTS_OPTION),
+    **CLOCK_BOUNDS,
+}
+
+
 def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> KoiKoiRules:
     """The effective rule set: ``preset`` with ``overrides``; raises :class:`InvalidRules`."""
     return rules_from_preset("Koi-Koi", PRESETS, DEFAULT_PRESET, preset, overrides, seats, validate)
@@ -99,6 +118,6 @@ def validate(rules: KoiKoiRules, seats: int) -> None:
             raise bad(option, "must be at least 1")
     if rules.double_from < 0:
         raise bad("double_from", "cannot be below 0 (0: never double)")
-    check_rules(rules, bad)
+    check_bounds(rules, BOUNDS)
     if rules.turn_time_ms:  # the forced moves of this game are not written yet
         raise bad("turn_time_ms", "turn clocks are not yet available in Koi-Koi")

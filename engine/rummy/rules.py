@@ -31,8 +31,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from croupier.engine.clock import check_rules
-from croupier.engine.game import InvalidRules, rules_from_preset
+from croupier.engine.clock import CLOCK_BOUNDS
+from croupier.engine.game import MAX_STAKE, Bounds, InvalidRules, check_bounds, rules_from_preset
 from croupier.engine.shared import ADDED_LATER
 
 
@@ -68,6 +68,16 @@ PRESET_DESCRIPTIONS = {
 OPEN_THRESHOLDS = (30, 40, 51)
 
 
+# The bounds of every numeric option (docs/rules/rummy.md, "Bounds"): a hand's penalty (under 1,000
+# points) × the stake stays far inside the settlement's int64.
+MAX_RESHUFFLES = 100
+BOUNDS: Bounds = {
+    "stake_per_point": (1, MAX_STAKE),
+    "max_reshuffles": (0, MAX_RESHUFFLES),
+    **CLOCK_BOUNDS,
+}
+
+
 def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> RummyRules:
     """The effective rule set: ``preset`` with ``overrides``; raises :class:`InvalidRules`."""
     return rules_from_preset("Rummy", PRESETS, DEFAULT_PRESET, preset, overrides, seats, validate)
@@ -91,6 +101,6 @@ def validate(rules: RummyRules, seats: int) -> None:
             f"{seats} seats: this rule set seats {rules.min_seats} to {rules.max_seats}",
             field="seats",
         )
-    check_rules(rules, bad)
+    check_bounds(rules, BOUNDS)
     if rules.turn_time_ms:  # the forced moves of this game are not written yet
         raise bad("turn_time_ms", "turn clocks are not yet available in Rummy")

@@ -4,15 +4,61 @@ from __future__ import annotations
 
 from croupier.log import EventStore
 
+# Where the store is configured, for the messages that ask to fix it.
+WHERE = "--store or CROUPIER_STORE"
+# A PostgreSQL that does not answer fails the start after this long (the server's default is to
+# wait for as long as the network does).
+CONNECT_TIMEOUT_S = 10
+
+
+class StoreError(ValueError):
+    """The store cannot be opened; the message says what is wrong and how to fix it, in a line."""
+
 
 def open_store(url: str) -> EventStore:
-    """``sqlite:///PATH`` (the default kind) or ``postgresql://…``."""
+    """``sqlite:///PATH`` (the default kind) or ``postgresql://…``; :class:`StoreError` when the
+    URL is not one of those or its database cannot be opened or reached."""
     if url.startswith("sqlite:///"):
+        import sqlite3
+
         from croupier.service.store.sqlite import SqliteEventStore
 
-        return SqliteEventStore(url.removeprefix("sqlite:///"))
+        path = url.removeprefix("sqlite:///")
+        try:
+            return SqliteEventStore(path)
+        except (sqlite3.Error, OSError) as error:
+            raise StoreError(
+                f"cannot open the SQLite store {path}: {_first_line(error)} (check the path and "
+                f"its folder's permissions in {WHERE})"
+            ) from None
     if url.startswith(("postgresql://", "postgres://")):
+        import psycopg
+
         from croupier.service.store.postgres import PostgresEventStore
 
-        return PostgresEventStore(url)
-    raise ValueError(f"unsupported store URL {url!r}: use sqlite:///PATH or postgresql://…")
+        try:
+            return PostgresEventStore(url)
+        except psycopg.Error as error:
+            raise StoreError(
+                f"cannot use PostgreSQL at {redacted(url)}: {_first_line(error)} (check that it "
+                f"runs and is reachable, and the host, port, user and database in {WHERE})"
+            ) from None
+    scheme = url.split("://", 1)[0] if "://" in url else url[:20]
+    raise StoreError(
+        f"unsupported store URL scheme {scheme!r}: use sqlite:///PATH or "
+        f"postgresql://USER:PASSWORD@HOST:PORT/DATABASE in {WHERE}"
+    )
+
+
+def redacted(url: str) -> str:
+    """A store URL without its password."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}" if ":" in creds else url
+    return url
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

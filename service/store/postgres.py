@@ -12,9 +12,27 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from croupier.log.store import AppendListener
+from croupier.service.store import CONNECT_TIMEOUT_S
 from croupier.service.store.sql import SqlEventStore, apply_migrations
 
 CHANNEL = "croupier_events"
+#: The advisory lock held while migrating (any 64-bit number no other code of ours uses).
+MIGRATION_LOCK = 0x63726F7570696572  # "croupier"
+#: How long a start waits for another replica's migration before it fails with that reason.
+MIGRATION_WAIT = "60s"
+
+
+@contextmanager
+def migration_lock(url: str) -> Iterator[None]:
+    """PostgreSQL's session advisory lock on a connection of its own while the schema is
+    migrated: the server releases it when that connection ends, a killed process's included."""
+    with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+        conn.execute(f"SET lock_timeout = '{MIGRATION_WAIT}'")
+        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        try:
+            yield
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
 
 
 class PostgresEventStore(SqlEventStore):
@@ -23,7 +41,7 @@ class PostgresEventStore(SqlEventStore):
 
     def __init__(self, url: str, min_size: int = 1, max_size: int = 10) -> None:
         self.url = url
-        apply_migrations(_yoyo_url(url), "postgresql")
+        apply_migrations(_yoyo_url(url), "postgresql", migration_lock(url))
         self._pool = ConnectionPool(
             url, min_size=min_size, max_size=max_size, open=True, kwargs={"autocommit": False}
         )

@@ -36,14 +36,27 @@ def migrations_path(dialect: str) -> str:
     return str(resources.files("croupier.service.store") / "migrations" / dialect)
 
 
-def apply_migrations(yoyo_url: str, dialect: str) -> None:
-    """Bring the schema up to date with yoyo (idempotent; concurrent starters take yoyo's lock)."""
+def apply_migrations(
+    yoyo_url: str, dialect: str, exclusive: AbstractContextManager[object]
+) -> None:
+    """Bring the schema up to date with yoyo (idempotent), holding ``exclusive``: a lock the
+    database or the operating system releases when its holder dies (PostgreSQL's advisory lock,
+    a file lock for SQLite).
+
+    Not yoyo's own lock: that is a row in ``yoyo_lock`` that a process killed while migrating
+    leaves behind, and every later start then waited 10 s and failed. Holding ours, yoyo is told
+    it holds its lock already, so it neither reads nor writes that table (a stale row there is
+    ignored)."""
     from yoyo import get_backend, read_migrations
 
-    backend = get_backend(yoyo_url)
-    migrations = read_migrations(migrations_path(dialect))
-    with backend.lock():
-        backend.apply_migrations(backend.to_apply(migrations))
+    with exclusive:
+        backend = get_backend(yoyo_url)
+        try:
+            backend._is_locked = True  # yoyo's lock(): "already held", see above
+            migrations = read_migrations(migrations_path(dialect))
+            backend.apply_migrations(backend.to_apply(migrations))
+        finally:
+            backend.connection.close()
 
 
 def _game_row(row: Sequence[Any]) -> GameRecord:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -17,6 +18,19 @@ from croupier.service.store.sql import SqlEventStore, apply_migrations
 POLL_S = 0.01
 
 
+@contextmanager
+def migration_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock of ``PATH.migrate.lock`` (flock) while the schema is migrated: the
+    operating system drops it when its process dies, so a kill during start-up leaves nothing
+    behind."""
+    with open(f"{path}.migrate.lock", "a+b") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
+
+
 class SqliteEventStore(SqlEventStore):
     marker = "?"
     # One write lock for the whole file: writers queue on it, so the application sends them
@@ -27,7 +41,7 @@ class SqliteEventStore(SqlEventStore):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.url = f"sqlite:///{self.path}"
-        apply_migrations(self.url, "sqlite")
+        apply_migrations(self.url, "sqlite", migration_lock(self.path))
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()

@@ -1,0 +1,44 @@
+"""The sizes a request may have: every id, seed and file a client sends is bounded here.
+
+Beyond a bound a request is ``INVALID_ARGUMENT`` with reason ``TOO_LONG`` (or ``TOO_MANY``) and
+the field; the README and the contract's comments state the same numbers. Why bound at all: the
+stores index ids (PostgreSQL cannot index a 1 MB player id), a game's first event records its
+client seeds (a 3.9 MB seed made a 12 MB replay no default client can read), and errors and logs
+quote ids.
+"""
+
+from __future__ import annotations
+
+from croupier.app.errors import invalid
+
+#: Game ids are the server's UUIDs (36 characters); a little room for other forms.
+MAX_GAME_ID = 64
+#: Command ids are the client's (a UUID is 36 characters).
+MAX_COMMAND_ID = 128
+#: A studio's opaque player id.
+MAX_PLAYER_ID = 128
+#: Client seeds: at most this many, each at most ``MAX_CLIENT_SEED`` characters (a hex SHA-512
+#: is 128).
+MAX_CLIENT_SEEDS = 16
+MAX_CLIENT_SEED = 256
+#: A replay file given to VerifyReplay (the longest corpus game is about 200 kB; gRPC's default
+#: message limit is 4 MiB, so the file's own bound answers first, with a reason).
+MAX_REPLAY_BYTES = 3 * 1024 * 1024
+#: Versions are SQL BIGINTs: a version past this cannot name an event.
+MAX_VERSION = 2**63 - 1
+
+
+def check_text(value: str, field: str, limit: int) -> None:
+    """``value`` is at most ``limit`` characters, without NUL (PostgreSQL's text cannot hold one
+    and a C client would cut the id there)."""
+    if len(value) > limit:
+        raise invalid(
+            "TOO_LONG", f"{field} is {len(value)} characters long; at most {limit}", field
+        )
+    if "\x00" in value:
+        raise invalid("INVALID_CHARACTER", f"{field} cannot hold a NUL character", field)
+
+
+def check_version(value: int, field: str) -> None:
+    if value > MAX_VERSION:
+        raise invalid("OUT_OF_RANGE", f"{field} is at most {MAX_VERSION}", field)
