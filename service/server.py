@@ -17,7 +17,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from croupier.app.core import Clock, Croupier, SeedSource, fresh_seed, now_ms
-from croupier.app.tokens import TokenSigner
+from croupier.app.tokens import KeyRing, TokenSigner
 from croupier.log import EventStore
 from croupier.service.grpc_api import GameServicer
 from croupier.service.interceptor import CallInterceptor
@@ -53,11 +53,14 @@ async def create_server(
     clock: Clock = now_ms,
     seed_source: SeedSource = fresh_seed,
     reuse_port: bool = False,
+    *,
+    studio_keys: KeyRing,
 ) -> Serving:
     """A server bound to ``address`` (port 0 picks a free one), not yet started. With
     ``reuse_port`` it shares the port with the other workers of ``serve --workers`` (SO_REUSEPORT);
-    without, a busy port fails."""
-    core = Croupier(store, signer, clock, seed_source)
+    without, a busy port fails. ``studio_keys`` verify the studio's credentials (CreateGame) and
+    its player tokens (recall)."""
+    core = Croupier(store, signer, clock, seed_source, studio_keys=studio_keys)
     await core.start()
     server = grpc.aio.server(
         interceptors=[CallInterceptor(core, f"/{SERVICE_NAME}/")],
@@ -92,8 +95,11 @@ class ServerThread:
         signer: TokenSigner,
         clock: Clock = now_ms,
         seed_source: SeedSource = fresh_seed,
+        *,
+        studio_keys: KeyRing,
     ) -> None:
         self._args = (address, store, signer, clock, seed_source)
+        self._studio_keys = studio_keys
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="grpc-aio", daemon=True)
         self._serving: Serving | None = None
@@ -122,7 +128,7 @@ class ServerThread:
         return self._serving.port
 
     async def _start(self) -> Serving:
-        serving = await create_server(*self._args)
+        serving = await create_server(*self._args, studio_keys=self._studio_keys)
         await serving.server.start()
         return serving
 

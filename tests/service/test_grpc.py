@@ -18,13 +18,15 @@ from croupier.log import GENESIS_HASH, chain_hash, record_bytes
 from croupier.service.bots import auth, play_game
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2
 
-from .conftest import Running
+from .conftest import Running, studio_auth, studio_token
 
 HOOLA = common_pb2.GAME_KIND_HOOLA
 
 
 def create(server: Running, seats: int = 3, **kwargs) -> service_pb2.CreateGameResponse:
-    return server.stub.CreateGame(service_pb2.CreateGameRequest(kind=HOOLA, seats=seats, **kwargs))
+    return server.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=HOOLA, seats=seats, **kwargs), metadata=studio_auth()
+    )
 
 
 def hoola_command(**move) -> service_pb2.Command:
@@ -102,7 +104,13 @@ def verify_chain(events) -> None:
 
 @pytest.mark.parametrize("seats", [2, 5])
 def test_whole_games_by_a_scripted_client(server: Running, seats: int) -> None:
-    result = play_game(server.channel, seats=seats, rng=random.Random(seats), client_seed="abc")
+    result = play_game(
+        server.channel,
+        studio=studio_token(),
+        seats=seats,
+        rng=random.Random(seats),
+        client_seed="abc",
+    )
     assert result.settlement.outcome in {
         "GOING_OUT",
         "STOP",
@@ -127,15 +135,13 @@ def test_whole_games_by_a_scripted_client(server: Running, seats: int) -> None:
 
 
 def test_a_game_is_served_by_any_process_on_the_same_store(server: Running) -> None:
-    from croupier.app.tokens import TokenSigner
-    from croupier.service.server import ServerThread
     from croupier.service.store import open_store
 
-    from .conftest import SECRET
+    from .conftest import server_thread
 
     game = create(server)
     other_store = open_store(server.store.url)
-    other = ServerThread("127.0.0.1:0", other_store, TokenSigner(SECRET), clock=server.clock)
+    other = server_thread(other_store, clock=server.clock)
     port = other.start()
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -287,7 +293,9 @@ def test_malformed_requests_are_invalid_argument_with_the_field(server: Running)
         ["overrides.hoola.hoola_multiplier"],
     )
     code, info, fields = error_of(
-        lambda: server.stub.CreateGame(service_pb2.CreateGameRequest(seats=3))
+        lambda: server.stub.CreateGame(
+            service_pb2.CreateGameRequest(seats=3), metadata=studio_auth()
+        )
     )
     assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["kind"])
     # None of it wrote anything.
@@ -559,6 +567,7 @@ def test_health_and_reflection(server: Running) -> None:
 def test_a_table_of_three_rounds_settles_each_round_and_the_table(server: Running) -> None:
     result = play_game(
         server.channel,
+        studio=studio_token(),
         seats=3,
         rng=random.Random(11),
         overrides=service_pb2.Rules(
@@ -611,7 +620,12 @@ def test_every_preset_plays_through_with_jokers_and_seven_binding(
         hoola=hoola_pb2.HoolaRules(jokers=2, seven_binding=True, rounds=2)
     )
     result = play_game(
-        server.channel, seats=4, preset=preset, rng=random.Random(preset), overrides=overrides
+        server.channel,
+        studio=studio_token(),
+        seats=4,
+        preset=preset,
+        rng=random.Random(preset),
+        overrides=overrides,
     )
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=result.game_id))
     started = replay.events[0].body.hoola.game_started
