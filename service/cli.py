@@ -254,8 +254,8 @@ def _studio_options(command: Any) -> Any:
         "--studio-key-file",
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
-        help=f"Read the studio credential from this file (default, for a local server: "
-        f"{config.DEFAULT_DEV_CREDENTIAL}, which a development server writes).",
+        help="Read the studio credential from this file (without any credential, a local "
+        f"server's development one is read from {config.DEFAULT_DEV_CREDENTIAL}).",
     )(command)
     return click.option(
         "--studio-key",
@@ -267,9 +267,9 @@ def _studio_options(command: Any) -> Any:
     )(command)
 
 
-def _studio_credential(given: str, addresses: list[str], dev_file: Path | None) -> str:
+def _studio_credential(given: str, addresses: list[str], key_file: Path | None) -> str:
     try:
-        return config.studio_credential(given, addresses, dev_file)
+        return config.studio_credential(given, addresses, key_file)
     except config.ConfigError as error:
         raise click.ClickException(str(error)) from None
 

@@ -126,26 +126,31 @@ def is_local(address: str) -> bool:
 def studio_credential(
     given: str | None,
     addresses: list[str],
-    dev_file: Path | None = None,
+    key_file: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> str:
-    """The studio credential a tool sends with CreateGame: ``given`` (``--studio-key`` or
-    ``CROUPIER_STUDIO_KEY``), else one minted from ``CROUPIER_STUDIO_SECRET``, else (every
-    server local) the development credential a local server wrote."""
+    """The studio credential a tool sends with CreateGame, the first of: ``given``
+    (``--studio-key`` or ``CROUPIER_STUDIO_KEY``); ``key_file`` (``--studio-key-file``); one
+    minted from ``CROUPIER_STUDIO_SECRET``; and, when every server is local, the development
+    credential a local server wrote (a remote server never gets it)."""
     env = os.environ if env is None else env
     if given and given.strip():
         return given.strip()
+    if key_file is not None:
+        try:
+            return key_file.read_text().strip()
+        except OSError as error:
+            raise ConfigError(f"--studio-key-file: cannot read {key_file}: {error}") from None
     if env.get(STUDIO_SECRET_ENV, "").strip():
         ring = studio_keys(env).ring
         return mint_studio_token(ring.signing, int(time.time()) + TOOL_TOKEN_TTL_S)
-    path = dev_file or DEFAULT_DEV_CREDENTIAL
     if all(is_local(a) for a in addresses):
         try:
-            return path.read_text().strip()
+            return DEFAULT_DEV_CREDENTIAL.read_text().strip()
         except OSError:
             pass
     raise ConfigError(
         "CreateGame needs the studio's credential: pass --studio-key (or set "
         f"{STUDIO_KEY_ENV}) to a token from `croupier token studio`, set {STUDIO_SECRET_ENV}, "
-        f"or run a local development server (make run), which writes {path}"
+        f"or run a local development server (make run), which writes {DEFAULT_DEV_CREDENTIAL}"
     )

@@ -63,19 +63,29 @@ def test_the_development_credential_is_this_users_only(tmp_path: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["dev-studio-credential"]
 
 
-def test_the_tools_find_the_studio_credential(tmp_path: Path) -> None:
+def test_the_tools_find_the_studio_credential(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     local, remote = ["127.0.0.1:50051"], ["croupier.example:50051"]
     assert config.studio_credential(" given ", remote, env={}) == "given"
     minted = config.studio_credential("", remote, env={"CROUPIER_STUDIO_SECRET": HEX})
     ring = KeyRing(bytes.fromhex("11" * 32))
     assert verify_studio_token(ring, minted, 0).kid == ring.kid
-    dev = tmp_path / "dev-studio-credential"
-    dev.write_text("studio.v1.dev\n")
-    assert config.studio_credential(None, local, dev, env={}) == "studio.v1.dev"
-    assert config.studio_credential(None, ["[::1]:1", "localhost:2"], dev, env={})
-    # A remote server never gets the local development credential.
-    with pytest.raises(config.ConfigError) as error:
-        config.studio_credential(None, remote, dev, env={})
-    assert "--studio-key" in str(error.value) and "CROUPIER_STUDIO_SECRET" in str(error.value)
+    key_file = tmp_path / "studio-key"
+    key_file.write_text("studio.v1.file\n")
+    assert config.studio_credential(None, remote, key_file, env={}) == "studio.v1.file"
     with pytest.raises(config.ConfigError):
-        config.studio_credential(None, local, tmp_path / "missing", env={})
+        config.studio_credential(None, remote, tmp_path / "missing", env={})
+    # Nothing given: a local server's development credential, from the working directory.
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "dev-studio-credential").write_text("studio.v1.dev\n")
+    monkeypatch.chdir(tmp_path)
+    assert config.studio_credential(None, local, env={}) == "studio.v1.dev"
+    assert config.studio_credential(None, ["[::1]:1", "localhost:2"], env={}) == "studio.v1.dev"
+    # A remote server never gets it.
+    with pytest.raises(config.ConfigError) as error:
+        config.studio_credential(None, remote, env={})
+    assert "--studio-key" in str(error.value) and "CROUPIER_STUDIO_SECRET" in str(error.value)
+    monkeypatch.chdir(tmp_path / "data")
+    with pytest.raises(config.ConfigError):
+        config.studio_credential(None, local, env={})
