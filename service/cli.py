@@ -87,9 +87,9 @@ def serve(
     signer = TokenSigner(keys.ring)
     if keys.generated and not worker:
         _warn_generated_secret()
-    store = open_store(store_url)
     if studio.generated and not worker:
         _write_dev_credential(store_url, studio)
+    store = open_store(store_url)
     where = (
         store_url
         if not store_url.startswith("sqlite:///")
@@ -132,8 +132,14 @@ def _warn_generated_secret() -> None:
 def _write_dev_credential(store_url: str, studio: config.Keys) -> None:
     """No studio secret: only the holder of this machine's development credential (a file only
     this user reads) may create games. Never open creation."""
-    path = config.dev_credential_path(store_url)
-    config.write_dev_credential(path, studio.ring)
+    path = config.dev_credential_path(store_url).resolve()
+    try:
+        config.write_dev_credential(path, studio.ring)
+    except OSError as error:
+        raise click.ClickException(
+            f"cannot write the development studio credential to {path}: {error} "
+            f"(or set {config.STUDIO_SECRET_ENV})"
+        ) from None
     log.warning(
         f"no {config.STUDIO_SECRET_ENV}: generated a development studio secret for this run; "
         f"CreateGame takes the development credential written to {path} (mode 0600; local "

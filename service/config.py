@@ -104,14 +104,16 @@ def dev_credential_path(store_url: str) -> Path:
 
 def write_dev_credential(path: Path, studio: KeyRing, now_s: int | None = None) -> None:
     """A studio token for the development key, readable by this user only (mode 0600), written
-    whole (to a private temporary file, then renamed) so that a reader never sees half of it."""
+    whole (to a private temporary file, then renamed) so that a reader never sees half of it.
+    The temporary file is new (O_EXCL, never through a symbolic link): a store in a shared
+    directory such as /tmp cannot be made to write it elsewhere."""
     now_s = int(time.time()) if now_s is None else now_s
     token = mint_studio_token(studio.signing, now_s + DEV_CREDENTIAL_TTL_S)
     path.parent.mkdir(parents=True, exist_ok=True)
     scratch = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(scratch, flags, PRIVATE_FILE_MODE)
     try:
-        os.fchmod(fd, PRIVATE_FILE_MODE)  # a leftover file keeps its mode through O_CREAT
         os.write(fd, f"{token}\n".encode())
     finally:
         os.close(fd)
