@@ -473,6 +473,10 @@ def load(
         raise click.UsageError("--spawn starts its own server: leave out --address")
     if not spawn and (store_url or server_workers > 1):
         raise click.UsageError("--store and --server-workers go with --spawn")
+    if spawn and (studio_key or studio_key_file):
+        raise click.UsageError(
+            "--spawn makes its server's studio credential: leave out --studio-key"
+        )
     servers = targets or ([] if spawn else [config.DEFAULT_ADDRESS])
     # A spawned server gets its studio secret from the tool (load.run); any other, a credential.
     studio = "" if spawn else _studio_credential(studio_key, servers, studio_key_file)
@@ -652,6 +656,8 @@ def token_player(player: str, ttl: int) -> None:
     GetRecentGame)."""
     from croupier.app.tokens import mint_player_token
 
+    if not player.strip():
+        raise click.UsageError("--player: the studio's id of the player, not empty")
     click.echo(mint_player_token(_studio_signing_key(), player, int(time.time()) + ttl))
 
 
