@@ -11,7 +11,7 @@ import grpc
 import pytest
 
 from croupier.app import snapshots
-from croupier.app.tokens import TokenSigner
+from croupier.app.tokens import KeyRing, TokenSigner
 from croupier.log import EventStore
 from croupier.service.bots import auth, play_game
 from croupier.service.store import open_store
@@ -89,3 +89,18 @@ def test_a_snapshot_that_is_not_ours_is_ignored(server: Running, long_game) -> N
     assert read_after_restart(server.store.url, game_id, token) == view
     # Another format (other engine code) is never read.
     assert snapshots.thaw(TokenSigner(SECRET), dataclasses.replace(latest, format="x")) is None
+
+
+def test_a_rotated_key_still_opens_the_snapshots_sealed_before(server: Running, long_game) -> None:
+    """CROUPIER_SECRET rotated (the old key among the previous ones): the snapshots it sealed
+    still open, and new seals are the new key's."""
+    game_id, _, _ = long_game
+    latest = server.store.load(game_id, 0, snapshot=snapshots.FORMAT).snapshot
+    assert latest is not None
+    rotated = TokenSigner(KeyRing.of(b"the-next-croupier-secret-0123456789", [SECRET]))
+    thawed = snapshots.thaw(rotated, latest)
+    assert thawed is not None and thawed.version == latest.version
+    resealed = snapshots.freeze(rotated, game_id, thawed.version, thawed.state, thawed.last_at_ms)
+    assert resealed.seal != latest.seal and snapshots.thaw(rotated, resealed) is not None
+    # The old key dropped: those snapshots are not opened (the log is folded instead).
+    assert snapshots.thaw(TokenSigner(b"the-next-croupier-secret-0123456789"), latest) is None
