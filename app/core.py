@@ -24,6 +24,12 @@ import structlog
 
 from croupier.app import limits, snapshots
 from croupier.app.errors import (
+    MISSING_TOKEN,
+    PLAYER_TOKEN_REQUIRED,
+    SEAT_MISMATCH,
+    SEAT_TOKEN_REQUIRED,
+    STUDIO_CREDENTIAL_REQUIRED,
+    TOKEN_FOR_OTHER_GAME,
     AppError,
     BadCredentials,
     Forbidden,
@@ -40,7 +46,18 @@ from croupier.app.notifier import Notifier
 from croupier.app.ratelimit import RateLimit, RateLimiter
 from croupier.app.recent import RecentEvents
 from croupier.app.runner import AsyncLog
-from croupier.app.tokens import AuthError, SeatIdentity, TokenSigner
+from croupier.app.tokens import (
+    PLAYER_PREFIX,
+    STUDIO_PREFIX,
+    AuthError,
+    KeyRing,
+    PlayerIdentity,
+    SeatIdentity,
+    StudioIdentity,
+    TokenSigner,
+    verify_player_token,
+    verify_studio_token,
+)
 from croupier.contract import convert
 from croupier.contract.bindings import BINDINGS, BY_NAME, GameBinding
 from croupier.contract.rejections import rejection
@@ -108,9 +125,13 @@ def fresh_seed() -> bytes:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who calls: the seat a verified token names, or nobody in particular."""
+    """Who calls, as a verified token says: a seat of a game (``identity``), the studio's backend
+    (``studio``), a player vouched for by the studio (``player``), or nobody in particular. At
+    most one is set."""
 
     identity: SeatIdentity | None = None
+    studio: StudioIdentity | None = None
+    player: PlayerIdentity | None = None
 
 
 ANONYMOUS = Caller()
@@ -221,10 +242,14 @@ class Croupier:
         seed_source: SeedSource = fresh_seed,
         use_snapshots: bool = True,
         rate_limit: RateLimit | None = None,
+        *,
+        studio_keys: KeyRing,
     ) -> None:
         self.store = store
         #: Each seat's allowance of commands (a token bucket per seat).
         self.rate = RateLimiter(rate_limit or RateLimit())
+        #: The studio's keys: they verify studio tokens (CreateGame) and player tokens (recall).
+        self.studio_keys = studio_keys
         #: Whether games are read from and saved as snapshots (off: always folded from the log).
         self.use_snapshots = use_snapshots
         self.log = AsyncLog(store)
@@ -259,13 +284,30 @@ class Croupier:
     # -- who calls --------------------------------------------------------------------------------
 
     def authenticate(self, token: str | None) -> Caller:
-        """The caller a bearer token names (none: anonymous); a token that is not ours fails."""
+        """The caller a bearer token names (none: anonymous); a token that is not ours, or no
+        longer good, fails. Its prefix says its kind (``croupier.app.tokens``)."""
         if not token:
             return ANONYMOUS
+        now_s = self.clock() // 1000
         try:
+            if token.startswith(STUDIO_PREFIX):
+                return Caller(studio=verify_studio_token(self.studio_keys, token, now_s))
+            if token.startswith(PLAYER_PREFIX):
+                return Caller(player=verify_player_token(self.studio_keys, token, now_s))
             return Caller(self.signer.verify(token))
         except AuthError as error:
-            raise BadCredentials("INVALID_TOKEN", str(error)) from None
+            raise BadCredentials(error.reason, str(error)) from None
+
+    @staticmethod
+    def _studio(caller: Caller) -> StudioIdentity:
+        """The studio's backend, or the call fails: only it creates games and names players."""
+        if caller.studio is None:
+            raise BadCredentials(
+                STUDIO_CREDENTIAL_REQUIRED,
+                "creating a game takes the studio's credential: 'authorization: Bearer "
+                "<studio token>' (croupier token studio; docs/credentials.md)",
+            )
+        return caller.studio
 
     def _seat(self, caller: Caller, game_id: str, seat: int | None = None) -> int:
         """The caller's seat in ``game_id``; ``seat`` is what the request claims, if anything."""
@@ -274,14 +316,20 @@ class Croupier:
         structlog.contextvars.bind_contextvars(game_id=game_id)
         identity = caller.identity
         if identity is None:
+            if caller.studio is not None or caller.player is not None:
+                raise BadCredentials(
+                    SEAT_TOKEN_REQUIRED,
+                    "this call acts as a seat: send the seat token CreateGame returned, not a "
+                    "studio or player token",
+                )
             raise BadCredentials(
-                "MISSING_TOKEN", "send the seat token as 'authorization: Bearer <token>'"
+                MISSING_TOKEN, "send the seat token as 'authorization: Bearer <token>'"
             )
         if identity.game_id != game_id:
-            raise Forbidden("TOKEN_FOR_OTHER_GAME", "this seat token belongs to another game")
+            raise Forbidden(TOKEN_FOR_OTHER_GAME, "this seat token belongs to another game")
         if seat is not None and seat != identity.seat:
             raise Forbidden(
-                "SEAT_MISMATCH",
+                SEAT_MISMATCH,
                 f"the token is seat {identity.seat}'s, not seat {seat}'s",
                 {"token_seat": str(identity.seat)},
             )
@@ -289,7 +337,8 @@ class Croupier:
         return identity.seat
 
     def _seat_if_any(self, caller: Caller, game_id: str) -> int | None:
-        """The caller's seat when a token came with the call, else a spectator (``None``)."""
+        """The caller's seat when a seat token came with the call, else a spectator (``None``):
+        a studio or player token sees what anyone may see, no more."""
         if caller.identity is None:
             require(game_id, "game_id")
             limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
@@ -481,6 +530,7 @@ class Croupier:
 
     async def create_game(
         self,
+        caller: Caller,
         kind: common_pb2.GameKind.ValueType,
         preset: str,
         seats: int,
@@ -488,6 +538,9 @@ class Croupier:
         client_seeds: Sequence[str],
         players: Sequence[str],
     ) -> service_pb2.CreateGameResponse:
+        """A new game, dealt. Only the studio creates games: the player ids it names are what
+        recall trusts, so nobody else may put a player id on a seat."""
+        self._studio(caller)
         binding = _binding(kind)
         try:
             changes = binding.overrides(overrides) if overrides is not None else {}
@@ -1095,22 +1148,21 @@ class Croupier:
             raise invalid("NOT_A_REPLAY", str(error), "replay") from None
         return await asyncio.to_thread(verify, replay)
 
-    async def _player(self, caller: Caller, game_id: str, seat: int | None) -> str:
-        """The player at the caller's seat (recall needs games created with player ids)."""
-        acting = self._seat(caller, game_id, seat)
-        players = await self.log.players(game_id)
-        if not players:
-            raise NotNow(
-                "NO_PLAYER_IDS",
-                "this game was created without player ids (CreateGameRequest.players)",
+    @staticmethod
+    def _player(caller: Caller) -> str:
+        """The player a studio-signed player token names: recall acts for them, and only them
+        (a seat token says which seat, not who sits there)."""
+        if caller.player is None:
+            raise BadCredentials(
+                PLAYER_TOKEN_REQUIRED,
+                "recall takes a player token the studio signed (croupier token player; "
+                "docs/credentials.md), not a seat token",
             )
-        return players[acting]
+        return caller.player.player
 
-    async def recent_games(
-        self, caller: Caller, game_id: str, seat: int | None = None
-    ) -> service_pb2.ListRecentGamesResponse:
-        """The caller's player's latest finished games, with outcome and settlement."""
-        player = await self._player(caller, game_id, seat)
+    async def recent_games(self, caller: Caller) -> service_pb2.ListRecentGamesResponse:
+        """The calling player's latest finished games, with outcome and settlement."""
+        player = self._player(caller)
         response = service_pb2.ListRecentGamesResponse(player=player)
         recent = await self.log.recent_games(player, RECENT_GAMES)
         seats = {record.game_id: at for record, at in recent}
@@ -1135,10 +1187,10 @@ class Croupier:
         return response
 
     async def recent_game(
-        self, caller: Caller, game_id: str, recent_game_id: str, seat: int | None = None
+        self, caller: Caller, recent_game_id: str
     ) -> service_pb2.GetReplayResponse:
-        """One of the player's finished games as their seat saw it (redacted, no seed)."""
-        player = await self._player(caller, game_id, seat)
+        """One of the calling player's finished games as their seat saw it (redacted, no seed)."""
+        player = self._player(caller)
         require(recent_game_id, "recent_game_id")
         limits.check_text(recent_game_id, "recent_game_id", limits.MAX_GAME_ID)
         seats = [s for s, p in enumerate(await self.log.players(recent_game_id)) if p == player]

@@ -59,7 +59,8 @@ class NotFound(AppError):
 
 
 class BadCredentials(AppError):
-    """No seat token where one is needed, or a token that is not ours."""
+    """The call lacks the credential it needs (a seat token, the studio's, a player's), or its
+    token is not ours, malformed, expired or signed with a key we do not hold."""
 
 
 class Forbidden(AppError):
@@ -72,6 +73,19 @@ class RateLimited(AppError):
     def __init__(self, message: str, retry_after_ms: int) -> None:
         super().__init__("RATE_LIMITED", message, {"retry_after_ms": str(retry_after_ms)})
         self.retry_after_ms = retry_after_ms
+
+
+# Reasons of BadCredentials (UNAUTHENTICATED); the token's own faults (INVALID_TOKEN, UNKNOWN_KEY,
+# TOKEN_EXPIRED) are named in croupier.app.tokens.
+MISSING_TOKEN = "MISSING_TOKEN"  # a seat call with no token at all
+SEAT_TOKEN_REQUIRED = "SEAT_TOKEN_REQUIRED"  # a seat call with a studio or player token
+STUDIO_CREDENTIAL_REQUIRED = "STUDIO_CREDENTIAL_REQUIRED"  # CreateGame without the studio's
+PLAYER_TOKEN_REQUIRED = "PLAYER_TOKEN_REQUIRED"  # recall without a studio-signed player token
+BAD_AUTH_SCHEME = "BAD_AUTH_SCHEME"  # authorization metadata that is not "Bearer <token>"
+DUPLICATE_AUTHORIZATION = "DUPLICATE_AUTHORIZATION"  # two authorization entries: which one?
+# Reasons of Forbidden (PERMISSION_DENIED).
+TOKEN_FOR_OTHER_GAME = "TOKEN_FOR_OTHER_GAME"
+SEAT_MISMATCH = "SEAT_MISMATCH"
 
 
 def invalid(reason: str, message: str, field: str) -> BadRequest:

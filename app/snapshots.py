@@ -4,14 +4,13 @@ restart folds only the events after its latest snapshot.
 A snapshot is the folded state and the last event's time, pickled (not the events: a use case that
 needs them, a settlement, reads them from the log). It is
 never the truth: its ``format`` names the engine's version and a digest of the engine's source,
-so a snapshot written by other code is ignored; and it is sealed with the server's secret, so only
-what this service wrote is ever unpickled. Anything unreadable falls back to folding the log.
+so a snapshot written by other code is ignored; and it is sealed with the server's signing key
+(any of its verification keys opens it), so only what this service wrote is ever unpickled. Anything unreadable falls back to folding the log.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import pickle
 from dataclasses import dataclass
 from importlib import resources
@@ -74,8 +73,9 @@ def thaw(signer: TokenSigner, snapshot: Snapshot) -> Thawed | None:
     if snapshot.format != FORMAT:
         return None
     sealed = _sealed_bytes(snapshot.game_id, snapshot.version, snapshot.state)
-    expected = signer.seal("snapshot", sealed)
-    if not hmac.compare_digest(expected, snapshot.seal):
+    # Sealed with the signing key; any of the server's keys opens it, so that rotating
+    # CROUPIER_SECRET keeps the snapshots written before (a key dropped: they are refolded).
+    if not signer.sealed("snapshot", sealed, snapshot.seal):
         return None
     try:
         state, last_at_ms = pickle.loads(snapshot.state)

@@ -270,9 +270,9 @@ def _check_events(
             compare(due)
             continue
         seat = recorded.seat if recorded.HasField("seat") else -1
-        state = game.at(state, recorded.recorded_at_ms, recorded.seat if seat >= 0 else None)
         command = binding.command_from_proto(recorded.command)
         try:
+            # Decided on the state before its batch begins, as the service decided it.
             produced = game.decide(state, seat, command, Context(seeds, recorded.recorded_at_ms))
         except CommandError as error:
             _fail(
@@ -282,6 +282,7 @@ def _check_events(
                 f"{type(command).__name__} refused: {error.reason} ({error.message})",
             )
         commands += 1
+        state = game.at(state, recorded.recorded_at_ms, recorded.seat if seat >= 0 else None)
         compare(produced)
     report.checks.append(
         f"events: every deck re-derived, {commands} commands re-applied"

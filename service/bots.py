@@ -199,6 +199,8 @@ def _claimant(
 
 def play_game(
     channel: grpc.Channel,
+    *,
+    studio: str,
     seats: int = 3,
     preset: str = "",
     rng: random.Random | None = None,
@@ -212,7 +214,8 @@ def play_game(
     claims: bool = False,
     on_created: Callable[[service_pb2.CreateGameResponse], None] | None = None,
 ) -> GameResult:
-    """Create a game of ``kind`` and play it to the end; returns its last round's settlement.
+    """Create a game of ``kind`` (``studio`` is the studio credential CreateGame takes) and play
+    it to the end; returns its last round's settlement.
 
     Between rounds the bots deal the next round; an open-ended Hoola table (``rounds = 0``) is
     closed after ``max_rounds``. With ``claims``, seats out of turn take discards by battle-Hoola
@@ -229,7 +232,8 @@ def play_game(
             client_seeds=[client_seed] if client_seed else [],
             overrides=overrides,
             players=players,
-        )
+        ),
+        metadata=auth(studio),
     )
     if on_created is not None:
         on_created(created)

@@ -1,4 +1,4 @@
-"""The ``croupier`` command: ``serve``, ``demo``, ``load``, ``replay``."""
+"""The ``croupier`` command: ``serve``, ``demo``, ``load``, ``replay``, ``token``."""
 
 from __future__ import annotations
 
@@ -86,8 +86,16 @@ def serve(
     from croupier.service.server import PortInUse, create_server
     from croupier.service.store import StoreError, open_store
 
+    # Secrets first: a bad one stops the start with one line, before anything else happens.
+    try:
+        keys = config.token_keys()
+        studio = config.studio_keys()
+    except config.ConfigError as error:
+        raise click.ClickException(str(error)) from None
     if workers > 1 and worker_of_group is None:
-        _serve_workers(address, store_url, log_format, workers, command_rate, command_burst)
+        _serve_workers(
+            address, store_url, log_format, workers, command_rate, command_burst, keys, studio
+        )
         return
     logs.configure(log_format)
     worker = worker_of_group is not None
@@ -101,20 +109,15 @@ def serve(
 
         processors = structlog.get_config()["processors"]
         structlog.configure(processors=[add_pid, *processors])
-    secret = config.token_secret()
-    try:
-        signer = TokenSigner(secret.value)
-    except ValueError as error:
-        raise click.ClickException(f"CROUPIER_SECRET: {error}") from None
-    if secret.generated and not worker:
-        log.warning(
-            "generated a development token secret; set CROUPIER_SECRET in production "
-            "(seat tokens stop working when the server restarts)"
-        )
+    signer = TokenSigner(keys.ring)
+    if keys.generated and not worker:
+        _warn_generated_secret()
     try:
         store = open_store(store_url)
     except StoreError as error:
         raise click.ClickException(str(error)) from None
+    if studio.generated and not worker:
+        _write_dev_credential(store_url, studio)
     where = (
         store_url
         if not store_url.startswith("sqlite:///")
@@ -129,6 +132,7 @@ def serve(
             signer,
             reuse_port=worker,
             rate_limit=RateLimit(command_rate, command_burst),
+            studio_keys=studio.ring,
         )
         await serving.server.start()
         log.info("serving", address=f"{host}:{serving.port}", store=_safe(where))
@@ -150,6 +154,34 @@ def serve(
         store.close()
 
 
+def _warn_generated_secret() -> None:
+    log.warning(
+        f"no {config.SECRET_ENV}: generated a secret for this run only; seat tokens stop working "
+        "when it exits and no other replica accepts them, and its snapshots are refolded after a "
+        f"restart; set {config.SECRET_ENV} for anything but a local try"
+    )
+
+
+def _write_dev_credential(store_url: str, studio: config.Keys) -> None:
+    """No studio secret: only the holder of this machine's development credential (a file only
+    this user reads) may create games. Never open creation."""
+    path = config.dev_credential_path(store_url).resolve()
+    try:
+        config.write_dev_credential(path, studio.ring)
+    except OSError as error:
+        raise click.ClickException(
+            f"cannot write the development studio credential to {path}: {error} "
+            f"(or set {config.STUDIO_SECRET_ENV})"
+        ) from None
+    log.warning(
+        f"no {config.STUDIO_SECRET_ENV}: generated a development studio secret for this run; "
+        f"CreateGame takes the development credential written to {path} (mode 0600; local "
+        f"`croupier demo` and `croupier load` read it); set {config.STUDIO_SECRET_ENV} in "
+        "production",
+        credential_file=str(path),
+    )
+
+
 def _serve_workers(
     address: str,
     store_url: str,
@@ -157,16 +189,18 @@ def _serve_workers(
     workers: int,
     command_rate: float,
     command_burst: int,
+    keys: config.Keys,
+    studio: config.Keys,
 ) -> None:
     """Start ``workers`` processes serving on one port (SO_REUSEPORT), forward SIGTERM and SIGINT
     to them, and exit when they have all exited.
 
     The port must be free: a plain bind checks it (it fails on a port another server holds, a
     group of workers included), then a bound, non-listening SO_REUSEPORT socket keeps it for the
-    workers (port 0: a free one) while they run. The token secret is made once here when
-    CROUPIER_SECRET is unset, so that every worker accepts every worker's tokens; the schema is
-    migrated once here before the workers open the store."""
-    import secrets
+    workers (port 0: a free one) while they run. The secrets are made once here when
+    CROUPIER_SECRET or CROUPIER_STUDIO_SECRET is unset, so that every worker accepts every
+    worker's tokens and the one development credential; the schema is migrated once here before
+    the workers open the store."""
     import socket
     import subprocess
 
@@ -192,17 +226,17 @@ def _serve_workers(
             f"cannot listen on {address}: {error} (is another server running there?)"
         ) from None
     env = dict(os.environ)
-    if not env.get("CROUPIER_SECRET"):
-        env["CROUPIER_SECRET"] = secrets.token_hex(32)
-        log.warning(
-            "generated a development token secret for the workers; set CROUPIER_SECRET in "
-            "production (seat tokens stop working when the server restarts)"
-        )
+    if keys.generated:
+        env[config.SECRET_ENV] = config.as_setting(keys.ring.signing)
+        _warn_generated_secret()
     try:
         open_store(store_url).close()  # create or migrate the schema once, before the workers
     except StoreError as error:
         hold.close()
         raise click.ClickException(str(error)) from None
+    if studio.generated:
+        env[config.STUDIO_SECRET_ENV] = config.as_setting(studio.ring.signing)
+        _write_dev_credential(store_url, studio)
     group = f"{os.getpid()}"
     command = [
         sys.executable,
@@ -263,6 +297,32 @@ def _safe(url: str) -> str:
     return url
 
 
+def _studio_options(command: Any) -> Any:
+    """``--studio-key`` and ``--studio-key-file``: the studio credential CreateGame takes."""
+    command = click.option(
+        "--studio-key-file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Read the studio credential from this file (without any credential, a local "
+        f"server's development one is read from {config.DEFAULT_DEV_CREDENTIAL}).",
+    )(command)
+    return click.option(
+        "--studio-key",
+        default=lambda: os.environ.get(config.STUDIO_KEY_ENV, ""),
+        show_default=False,
+        help="The studio credential for CreateGame (a token from `croupier token studio`). "
+        f"Environment: {config.STUDIO_KEY_ENV}. Without it: minted from "
+        f"{config.STUDIO_SECRET_ENV} when set, else a local server's development credential.",
+    )(command)
+
+
+def _studio_credential(given: str, addresses: list[str], key_file: Path | None) -> str:
+    try:
+        return config.studio_credential(given, addresses, key_file)
+    except config.ConfigError as error:
+        raise click.ClickException(str(error)) from None
+
+
 @main.command()
 @click.option(
     "--address", default=config.DEFAULT_ADDRESS, show_default=True, help="The server to play on."
@@ -293,6 +353,7 @@ def _safe(url: str) -> str:
 @click.option(
     "--connect-timeout", default=10.0, show_default=True, help="Seconds to wait for the server."
 )
+@_studio_options
 def demo(
     address: str,
     kind: str,
@@ -301,6 +362,8 @@ def demo(
     seed: int | None,
     rounds: int | None,
     connect_timeout: float,
+    studio_key: str,
+    studio_key_file: Path | None,
 ) -> None:
     """Play a whole game between bots through a running server; print the result."""
     from croupier.service.bots import play_game
@@ -334,9 +397,12 @@ def demo(
             raise click.ClickException(
                 f"no Croupier server at {address} (start one: make run)"
             ) from None
+        # After the server answered: a development server has written its credential by then.
+        studio = _studio_credential(studio_key, [address], studio_key_file)
         try:
             result = play_game(
                 channel,
+                studio=studio,
                 seats=seats,
                 preset=preset,
                 overrides=overrides,
@@ -414,6 +480,7 @@ def demo(
 @click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False, writable=True))
 @click.option("--quiet", is_flag=True, help="No progress display.")
 @click.option("--connect-timeout", default=10.0, show_default=True)
+@_studio_options
 def load(
     addresses: tuple[str, ...],
     address_list: str,
@@ -437,6 +504,8 @@ def load(
     json_path: str | None,
     quiet: bool,
     connect_timeout: float,
+    studio_key: str,
+    studio_key_file: Path | None,
 ) -> None:
     """Bots play many concurrent games through the public API; measure moves per second,
     latencies, errors and (local server) CPU per move. Stops after --duration or --games."""
@@ -447,8 +516,12 @@ def load(
         raise click.UsageError("--spawn starts its own server: leave out --address")
     if not spawn and (store_url or server_workers > 1):
         raise click.UsageError("--store and --server-workers go with --spawn")
+    servers = targets or ([] if spawn else [config.DEFAULT_ADDRESS])
+    # A spawned server gets its studio secret from the tool (load.run); any other, a credential.
+    studio = "" if spawn else _studio_credential(studio_key, servers, studio_key_file)
     settings = load_tool.LoadConfig(
-        addresses=targets or ([] if spawn else [config.DEFAULT_ADDRESS]),
+        addresses=servers,
+        studio_key=studio,
         game=game,
         seats=seats,
         preset=preset,
@@ -569,6 +642,72 @@ def replay_convert(source: str, out: str) -> None:
     except ReplayFormatError as error:
         raise click.ClickException(str(error)) from None
     click.echo(f"wrote {out}")
+
+
+class Duration(click.ParamType[int]):
+    """Seconds, or a number with s, m, h or d: ``90``, ``15m``, ``1h``, ``30d``."""
+
+    name = "duration"
+    UNITS: dict[str, int] = {"s": 1, "m": 60, "h": 3600, "d": 86400}  # noqa: RUF012
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        unit = self.UNITS.get(text[-1:], 0)
+        number = text[:-1] if unit else text
+        if not number.isdigit() or int(number) == 0:
+            self.fail(f"{value!r}: a positive number of seconds, or with s, m, h or d", param, ctx)
+        return int(number) * (unit or 1)
+
+
+@main.group()
+def token() -> None:
+    """Mint the studio's credentials (CROUPIER_STUDIO_SECRET signs them; docs/credentials.md)."""
+
+
+def _studio_signing_key() -> bytes:
+    if not os.environ.get(config.STUDIO_SECRET_ENV, "").strip():
+        raise click.ClickException(
+            f"{config.STUDIO_SECRET_ENV} is not set: the studio's secret signs these tokens "
+            "(`croupier token secret` makes one; give the server the same one)"
+        )
+    try:
+        return config.studio_keys().ring.signing
+    except config.ConfigError as error:
+        raise click.ClickException(str(error)) from None
+
+
+@token.command("studio")
+@click.option("--ttl", type=Duration(), default="1h", show_default=True, help="Lifetime.")
+def token_studio(ttl: int) -> None:
+    """Print a studio token: the credential CreateGame takes (authorization: Bearer …)."""
+    from croupier.app.tokens import mint_studio_token
+
+    click.echo(mint_studio_token(_studio_signing_key(), int(time.time()) + ttl))
+
+
+@token.command("player")
+@click.option("--player", required=True, help="The studio's id of the player.")
+@click.option("--ttl", type=Duration(), default="1h", show_default=True, help="Lifetime.")
+def token_player(player: str, ttl: int) -> None:
+    """Print a player token: it recalls PLAYER's finished games (ListRecentGames,
+    GetRecentGame)."""
+    from croupier.app.tokens import mint_player_token
+
+    if not player.strip():
+        raise click.UsageError("--player: the studio's id of the player, not empty")
+    click.echo(mint_player_token(_studio_signing_key(), player, int(time.time()) + ttl))
+
+
+@token.command("secret")
+def token_secret() -> None:
+    """Print a new random secret in the form CROUPIER_SECRET and CROUPIER_STUDIO_SECRET take."""
+    import secrets
+
+    from croupier.app.tokens import MIN_SECRET_BYTES
+
+    click.echo(config.as_setting(secrets.token_bytes(MIN_SECRET_BYTES)))
 
 
 if __name__ == "__main__":  # pragma: no cover

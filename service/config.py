@@ -1,28 +1,158 @@
-"""Settings from the command line or the environment (``CROUPIER_*``)."""
+"""Settings from the command line or the environment (``CROUPIER_*``), and the credentials the
+server and the tools use (``docs/credentials.md``)."""
 
 from __future__ import annotations
 
 import os
 import secrets
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from croupier.app.tokens import (
+    HEX_PREFIX,
+    MIN_SECRET_BYTES,
+    KeyRing,
+    SecretError,
+    mint_studio_token,
+    parse_secret,
+)
+
 DEFAULT_ADDRESS = "127.0.0.1:50051"
-DEFAULT_STORE = f"sqlite:///{Path('data') / 'croupier.sqlite3'}"
+DATA_DIR = Path("data")
+DEFAULT_STORE = f"sqlite:///{DATA_DIR / 'croupier.sqlite3'}"
+
+# Croupier's own keys: the first signs seat tokens and snapshot seals; the previous ones still
+# verify (a rotation: the new key goes in SECRET, the old one moves to PREVIOUS_SECRETS).
+SECRET_ENV = "CROUPIER_SECRET"
+PREVIOUS_SECRETS_ENV = "CROUPIER_PREVIOUS_SECRETS"
+# The studio's keys: Croupier only verifies with them (studio tokens, player tokens); the studio's
+# backend and `croupier token` sign with the first.
+STUDIO_SECRET_ENV = "CROUPIER_STUDIO_SECRET"
+STUDIO_PREVIOUS_SECRETS_ENV = "CROUPIER_STUDIO_PREVIOUS_SECRETS"
+# The tools' studio credential (a studio token, not the secret).
+STUDIO_KEY_ENV = "CROUPIER_STUDIO_KEY"
+
+#: Where a server without a studio secret writes the development credential, beside its SQLite
+#: file (``data/`` for the default store and for PostgreSQL); local tools read it from here.
+DEV_CREDENTIAL_NAME = "dev-studio-credential"
+DEFAULT_DEV_CREDENTIAL = DATA_DIR / DEV_CREDENTIAL_NAME
+#: The development credential's life: its secret dies with the server anyway.
+DEV_CREDENTIAL_TTL_S = 30 * 24 * 3600
+#: A studio token the tools mint from CROUPIER_STUDIO_SECRET lives this long (a run of `load`).
+TOOL_TOKEN_TTL_S = 24 * 3600
+PRIVATE_FILE_MODE = 0o600
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used: the message is one line saying what and how to fix it."""
 
 
 @dataclass(frozen=True)
-class Secret:
-    value: bytes
+class Keys:
+    ring: KeyRing
+    #: Made up for this run (nothing configured): what it signs dies with the process.
     generated: bool
 
 
-def token_secret() -> Secret:
-    """``CROUPIER_SECRET`` (hex or text), else a fresh development secret (tokens die with it)."""
-    configured = os.environ.get("CROUPIER_SECRET", "")
-    if configured:
+def _keys(env: Mapping[str, str], name: str, previous_name: str) -> Keys:
+    configured = env.get(name, "").strip()
+    previous = [p.strip() for p in env.get(previous_name, "").split(",") if p.strip()]
+    if not configured:
+        if previous:
+            raise ConfigError(f"{previous_name} verifies only: set {name} (the signing key) too")
+        return Keys(KeyRing(secrets.token_bytes(MIN_SECRET_BYTES)), True)
+    try:
+        signing = parse_secret(configured)
+    except SecretError as error:
+        raise ConfigError(f"{name}: {error}") from None
+    older = []
+    for number, text in enumerate(previous, 1):
         try:
-            return Secret(bytes.fromhex(configured), False)
-        except ValueError:
-            return Secret(configured.encode(), False)
-    return Secret(secrets.token_bytes(32), True)
+            older.append(parse_secret(text))
+        except SecretError as error:
+            raise ConfigError(f"{previous_name} (entry {number}): {error}") from None
+    return Keys(KeyRing.of(signing, older), False)
+
+
+def token_keys(env: Mapping[str, str] | None = None) -> Keys:
+    """Croupier's keys (``CROUPIER_SECRET``, ``CROUPIER_PREVIOUS_SECRETS``), else a fresh
+    development key."""
+    return _keys(os.environ if env is None else env, SECRET_ENV, PREVIOUS_SECRETS_ENV)
+
+
+def studio_keys(env: Mapping[str, str] | None = None) -> Keys:
+    """The studio's keys (``CROUPIER_STUDIO_SECRET``, ``CROUPIER_STUDIO_PREVIOUS_SECRETS``), else
+    a fresh development key whose credential only the local machine gets
+    (:func:`write_dev_credential`)."""
+    return _keys(os.environ if env is None else env, STUDIO_SECRET_ENV, STUDIO_PREVIOUS_SECRETS_ENV)
+
+
+def as_setting(secret: bytes) -> str:
+    """A secret as CROUPIER_SECRET takes it (to hand a generated one to worker processes)."""
+    return HEX_PREFIX + secret.hex()
+
+
+def dev_credential_path(store_url: str) -> Path:
+    """Beside the SQLite file of ``store_url``; ``data/`` for any other store."""
+    if store_url.startswith("sqlite:///"):
+        return Path(store_url.removeprefix("sqlite:///")).parent / DEV_CREDENTIAL_NAME
+    return DEFAULT_DEV_CREDENTIAL
+
+
+def write_dev_credential(path: Path, studio: KeyRing, now_s: int | None = None) -> None:
+    """A studio token for the development key, readable by this user only (mode 0600), written
+    whole (to a private temporary file, then renamed) so that a reader never sees half of it.
+    The temporary file is new (O_EXCL, never through a symbolic link): a store in a shared
+    directory such as /tmp cannot be made to write it elsewhere."""
+    now_s = int(time.time()) if now_s is None else now_s
+    token = mint_studio_token(studio.signing, now_s + DEV_CREDENTIAL_TTL_S)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(f".{path.name}.{os.getpid()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(scratch, flags, PRIVATE_FILE_MODE)
+    try:
+        os.write(fd, f"{token}\n".encode())
+    finally:
+        os.close(fd)
+    os.replace(scratch, path)
+
+
+def is_local(address: str) -> bool:
+    host = address.rsplit(":", 1)[0] if ":" in address else address
+    return host in LOCAL_HOSTS
+
+
+def studio_credential(
+    given: str | None,
+    addresses: list[str],
+    key_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """The studio credential a tool sends with CreateGame, the first of: ``given``
+    (``--studio-key`` or ``CROUPIER_STUDIO_KEY``); ``key_file`` (``--studio-key-file``); one
+    minted from ``CROUPIER_STUDIO_SECRET``; and, when every server is local, the development
+    credential a local server wrote (a remote server never gets it)."""
+    env = os.environ if env is None else env
+    if given and given.strip():
+        return given.strip()
+    if key_file is not None:
+        try:
+            return key_file.read_text().strip()
+        except OSError as error:
+            raise ConfigError(f"--studio-key-file: cannot read {key_file}: {error}") from None
+    if env.get(STUDIO_SECRET_ENV, "").strip():
+        ring = studio_keys(env).ring
+        return mint_studio_token(ring.signing, int(time.time()) + TOOL_TOKEN_TTL_S)
+    if all(is_local(a) for a in addresses):
+        try:
+            return DEFAULT_DEV_CREDENTIAL.read_text().strip()
+        except OSError:
+            pass
+    raise ConfigError(
+        "CreateGame needs the studio's credential: pass --studio-key (or set "
+        f"{STUDIO_KEY_ENV}) to a token from `croupier token studio`, set {STUDIO_SECRET_ENV}, "
+        f"or run a local development server (make run), which writes {DEFAULT_DEV_CREDENTIAL}"
+    )

@@ -32,6 +32,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         self, request: service_pb2.CreateGameRequest, context: Context
     ) -> service_pb2.CreateGameResponse:
         return await self.core.create_game(
+            caller(),
             request.kind,
             request.preset,
             request.seats,
@@ -110,14 +111,14 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     async def ListRecentGames(
         self, request: service_pb2.ListRecentGamesRequest, context: Context
     ) -> service_pb2.ListRecentGamesResponse:
-        return await self.core.recent_games(caller(), request.game_id, _seat(request))
+        # The player is the token's: the request's game_id and seat are deprecated and ignored.
+        return await self.core.recent_games(caller())
 
     async def GetRecentGame(
         self, request: service_pb2.GetRecentGameRequest, context: Context
     ) -> service_pb2.GetRecentGameResponse:
-        replay = await self.core.recent_game(
-            caller(), request.game_id, request.recent_game_id, _seat(request)
-        )
+        # The player is the token's: the request's game_id and seat are deprecated and ignored.
+        replay = await self.core.recent_game(caller(), request.recent_game_id)
         return service_pb2.GetRecentGameResponse(replay=replay)
 
     async def Play(

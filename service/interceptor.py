@@ -1,7 +1,8 @@
 """One interceptor for every GameService call: who calls, errors as statuses, one log line.
 
-It reads the ``authorization: Bearer <token>`` metadata and hands the verified caller to the
-handler (:func:`caller`); it turns the application's typed errors into rich gRPC statuses
+It reads the one ``authorization: Bearer <token>`` metadata entry (:func:`bearer_token`), asks the
+core who that is (a seat, the studio, a player) and hands the verified caller to the handler
+(:func:`caller`); it turns the application's typed errors into rich gRPC statuses
 (:mod:`croupier.service.status`); it logs one line per call with the method, the outcome, the
 latency and what the core bound (game, seat, command). Anything else a handler raises is a bug:
 it is logged with its traceback under a fresh error id and answered ``INTERNAL`` with that id
@@ -22,13 +23,20 @@ import structlog
 from google.protobuf.message import DecodeError
 
 from croupier.app.core import ANONYMOUS, Caller, Croupier
-from croupier.app.errors import AppError, invalid
+from croupier.app.errors import (
+    BAD_AUTH_SCHEME,
+    DUPLICATE_AUTHORIZATION,
+    AppError,
+    BadCredentials,
+    invalid,
+)
 from croupier.service.status import code_of, internal_status, to_status
 
 log = structlog.get_logger("croupier.rpc")
 
 _CALLER: contextvars.ContextVar[Caller] = contextvars.ContextVar("caller", default=ANONYMOUS)
-BEARER = "Bearer "
+AUTHORIZATION = "authorization"  # gRPC metadata keys arrive lower-case
+BEARER = "bearer"  # the scheme, compared case-insensitively (RFC 9110 §11.1)
 
 
 def caller() -> Caller:
@@ -37,10 +45,21 @@ def caller() -> Caller:
 
 
 def bearer_token(metadata: Any) -> str | None:
-    for key, value in metadata or ():
-        if key == "authorization":
-            return str(value).removeprefix(BEARER).strip()
-    return None
+    """The token of the call's one ``authorization: Bearer <token>`` entry; ``None`` without one.
+
+    Anything else is refused rather than guessed at: another scheme or a bare token (a client
+    that meant something else), an empty token, and two entries (a proxy and a client that
+    disagree about who calls)."""
+    values = [value for key, value in metadata or () if key == AUTHORIZATION]
+    if not values:
+        return None
+    if len(values) > 1:
+        raise BadCredentials(DUPLICATE_AUTHORIZATION, "send one 'authorization' entry, not several")
+    scheme, _, token = str(values[0]).strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != BEARER or not token:
+        raise BadCredentials(BAD_AUTH_SCHEME, "send the token as 'authorization: Bearer <token>'")
+    return token
 
 
 def _decoder(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any]:

@@ -26,6 +26,7 @@ import json
 import os
 import random
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -33,14 +34,16 @@ import tempfile
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import grpc
 
+from croupier.app.tokens import MIN_SECRET_BYTES, mint_studio_token
 from croupier.service.bots import auth, choose
+from croupier.service.config import STUDIO_SECRET_ENV, as_setting, studio_keys
 from croupier.service.echo import METHOD as ECHO_METHOD
 from croupier.v1 import (
     common_pb2,
@@ -56,6 +59,8 @@ T = TypeVar("T")
 
 GAMES = ("hoola", "koikoi", "gin", "rummy")
 MODES = ("play", "submit")
+# The life of the studio credential minted for a spawned server: longer than any run.
+SPAWN_TOKEN_S = 7 * 24 * 3600
 INCLUDE = service_pb2.Include(legal_moves=True, to_act=True)
 # A game that makes no progress for this long is abandoned (counted as a STALLED error).
 STALL_S = 30.0
@@ -90,6 +95,8 @@ class LoadConfig:
     seed: int | None = None
     connect_timeout: float = 10.0
     progress: TextIO | None = None
+    #: The studio credential CreateGame takes; with ``spawn``, minted by :func:`run`.
+    studio_key: str = ""
 
 
 # --- measuring -----------------------------------------------------------------------------------
@@ -253,8 +260,15 @@ class Spawned:
 LISTENING = re.compile(r"listening on (\S+):(\d+)")
 
 
-def spawn_server(store: str, log: Path, workers: int = 1, timeout: float = 30.0) -> Spawned:
-    """``croupier serve`` on a free local port with ``store``; returns once it listens."""
+def spawn_server(
+    store: str,
+    log: Path,
+    workers: int = 1,
+    timeout: float = 30.0,
+    env: Mapping[str, str] | None = None,
+) -> Spawned:
+    """``croupier serve`` on a free local port with ``store`` (and ``env``: the environment);
+    returns once it listens."""
     command = [
         sys.executable,
         "-m",
@@ -270,7 +284,7 @@ def spawn_server(store: str, log: Path, workers: int = 1, timeout: float = 30.0)
     if workers > 1:
         command += ["--workers", str(workers)]
     with log.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink)
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink, env=env)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         text = log.read_text(errors="replace")
@@ -385,6 +399,7 @@ class Load:
         self.channels = channels
         self.stubs = [[service_pb2_grpc.GameServiceStub(c) for c in row] for row in channels]
         self.request = game_request(config.game, config.seats, config.preset, config.rounds)
+        self.studio = auth(config.studio_key)
         self.recorder = Recorder()
         self.running: dict[str, Running] = {}
         self.tickets = 0
@@ -441,7 +456,9 @@ class Load:
                 await asyncio.sleep(0.05)
 
     async def _create(self, number: int) -> service_pb2.CreateGameResponse:
-        created = await self.recorder.call("CreateGame", self.stub(number).CreateGame(self.request))
+        created = await self.recorder.call(
+            "CreateGame", self.stub(number).CreateGame(self.request, metadata=self.studio)
+        )
         self.recorder.games_started += 1
         self.recorder.setup_calls += 1
         return created
@@ -880,8 +897,20 @@ async def run(config: LoadConfig) -> dict[str, Any]:
     try:
         if config.spawn:
             store = config.store or f"sqlite:///{Path(scratch.name) / 'croupier.sqlite3'}"
+            # The tool is the studio of the server it starts: the server verifies with the
+            # studio secret (the caller's CROUPIER_STUDIO_SECRET, else one made up here) and the
+            # tool signs its credential with it.
+            env = dict(os.environ)
+            if not env.get(STUDIO_SECRET_ENV, "").strip():
+                env[STUDIO_SECRET_ENV] = as_setting(secrets.token_bytes(MIN_SECRET_BYTES))
+            ring = studio_keys(env).ring
+            config.studio_key = mint_studio_token(ring.signing, int(time.time()) + SPAWN_TOKEN_S)
             spawned = await asyncio.to_thread(
-                spawn_server, store, Path(scratch.name) / "server.log", config.server_workers
+                spawn_server,
+                store,
+                Path(scratch.name) / "server.log",
+                config.server_workers,
+                env=env,
             )
             config.addresses = [f"127.0.0.1:{spawned.port}"]
             config.server_pids = [spawned.pid]

@@ -18,7 +18,7 @@ from grpc_reflection.v1alpha import reflection
 
 from croupier.app.core import Clock, Croupier, SeedSource, fresh_seed, now_ms
 from croupier.app.ratelimit import RateLimit
-from croupier.app.tokens import TokenSigner
+from croupier.app.tokens import KeyRing, TokenSigner
 from croupier.log import EventStore
 from croupier.service.grpc_api import GameServicer
 from croupier.service.interceptor import CallInterceptor
@@ -93,11 +93,16 @@ async def create_server(
     reuse_port: bool = False,
     rate_limit: RateLimit | None = None,
     limits: ConnectionLimits | None = None,
+    *,
+    studio_keys: KeyRing,
 ) -> Serving:
     """A server bound to ``address`` (port 0 picks a free one), not yet started. With
     ``reuse_port`` it shares the port with the other workers of ``serve --workers`` (SO_REUSEPORT);
-    without, a busy port fails."""
-    core = Croupier(store, signer, clock, seed_source, rate_limit=rate_limit)
+    without, a busy port fails. ``studio_keys`` verify the studio's credentials (CreateGame) and
+    its player tokens (recall)."""
+    core = Croupier(
+        store, signer, clock, seed_source, rate_limit=rate_limit, studio_keys=studio_keys
+    )
     await core.start()
     server = grpc.aio.server(
         interceptors=[CallInterceptor(core, f"/{SERVICE_NAME}/")],
@@ -138,9 +143,12 @@ class ServerThread:
         seed_source: SeedSource = fresh_seed,
         rate_limit: RateLimit | None = None,
         limits: ConnectionLimits | None = None,
+        *,
+        studio_keys: KeyRing,
     ) -> None:
         self._args = (address, store, signer, clock, seed_source)
         self._limits = (rate_limit, limits)
+        self._studio_keys = studio_keys
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="grpc-aio", daemon=True)
         self._serving: Serving | None = None
@@ -170,7 +178,9 @@ class ServerThread:
 
     async def _start(self) -> Serving:
         rate_limit, limits = self._limits
-        serving = await create_server(*self._args, rate_limit=rate_limit, limits=limits)
+        serving = await create_server(
+            *self._args, rate_limit=rate_limit, limits=limits, studio_keys=self._studio_keys
+        )
         await serving.server.start()
         return serving
 

@@ -32,7 +32,12 @@ CODES: dict[type[AppError], grpc.StatusCode] = {
     NotNow: grpc.StatusCode.FAILED_PRECONDITION,
     StaleVersion: grpc.StatusCode.ABORTED,
     NotFound: grpc.StatusCode.NOT_FOUND,
+    # The call lacks the credential it needs or its token is no good: MISSING_TOKEN,
+    # SEAT_TOKEN_REQUIRED, STUDIO_CREDENTIAL_REQUIRED, PLAYER_TOKEN_REQUIRED, BAD_AUTH_SCHEME,
+    # DUPLICATE_AUTHORIZATION (croupier.app.errors); INVALID_TOKEN, UNKNOWN_KEY, TOKEN_EXPIRED
+    # (croupier.app.tokens).
     BadCredentials: grpc.StatusCode.UNAUTHENTICATED,
+    # A genuine seat token, not for this game or seat: TOKEN_FOR_OTHER_GAME, SEAT_MISMATCH.
     Forbidden: grpc.StatusCode.PERMISSION_DENIED,
     RateLimited: grpc.StatusCode.RESOURCE_EXHAUSTED,
 }

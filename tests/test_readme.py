@@ -5,9 +5,12 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import time
 from pathlib import Path
 
-from croupier.app.tokens import TokenSigner
+import pytest
+
+from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 
@@ -24,10 +27,18 @@ def test_quick_start_is_the_two_commands() -> None:
     assert "\nmake test\n" in ci
 
 
-def test_the_client_snippet_runs(tmp_path: Path) -> None:
+def test_the_client_snippet_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     snippet = re.search(r"```python\n(.*?)```", README, re.S).group(1)
     store = open_store(f"sqlite:///{tmp_path / 'readme.sqlite3'}")
-    server = ServerThread("127.0.0.1:0", store, TokenSigner(b"readme-secret-0123456789"))
+    studio = b"readme-studio-secret-0123456789abcdef"
+    # The snippet reads the studio credential from the environment, as the README says.
+    monkeypatch.setenv("CROUPIER_STUDIO_KEY", mint_studio_token(studio, int(time.time()) + 600))
+    server = ServerThread(
+        "127.0.0.1:0",
+        store,
+        TokenSigner(b"readme-secret-0123456789abcdef-0123"),
+        studio_keys=KeyRing(studio),
+    )
     port = server.start()
     out = io.StringIO()
     namespace: dict[str, object] = {}

@@ -15,11 +15,12 @@ from __future__ import annotations
 import random
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import grpc
 
-from croupier.app.tokens import TokenSigner
+from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
 from croupier.log import LOG_FORMAT_VERSION
 from croupier.replays.format import from_binary
 from croupier.service.bots import play_game
@@ -111,7 +112,10 @@ def make(directory: Path) -> list[Path]:
     written = []
     with tempfile.TemporaryDirectory() as scratch:
         store = open_store(f"sqlite:///{Path(scratch) / 'corpus.sqlite3'}")
-        server = ServerThread("127.0.0.1:0", store, TokenSigner(b"corpus-" * 5))
+        studio = b"corpus-studio-" * 3
+        server = ServerThread(
+            "127.0.0.1:0", store, TokenSigner(b"corpus-" * 5), studio_keys=KeyRing(studio)
+        )
         port = server.start()
         try:
             with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -122,6 +126,7 @@ def make(directory: Path) -> list[Path]:
                         continue
                     result = play_game(
                         channel,
+                        studio=mint_studio_token(studio, int(time.time()) + 3600),
                         seats=seats,
                         kind=kind,
                         preset=preset,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,14 +18,16 @@ import grpc
 import pytest
 
 from croupier.app.core import Caller, Croupier, FoldCache
-from croupier.app.tokens import SeatIdentity, TokenSigner
+from croupier.app.tokens import KeyRing, SeatIdentity, TokenSigner, mint_studio_token
 from croupier.log import EventStore
 from croupier.service.bots import play_game
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2
 
-SECRET = b"bench-secret-0123456789abcdef"
+SECRET = b"bench-secret-0123456789abcdef-0123"
+STUDIO_SECRET = b"bench-studio-secret-0123456789abcdef"
+STUDIO_KEYS = KeyRing(STUDIO_SECRET)
 
 
 @pytest.fixture(scope="module")
@@ -32,11 +35,12 @@ def long_match(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Event
     """A whole 12-round Koi-Koi match recorded by the service: (store, game id, events)."""
     path: Path = tmp_path_factory.mktemp("bench") / "games.sqlite3"
     store = open_store(f"sqlite:///{path}")
-    thread = ServerThread("127.0.0.1:0", store, TokenSigner(SECRET))
+    thread = ServerThread("127.0.0.1:0", store, TokenSigner(SECRET), studio_keys=STUDIO_KEYS)
     port = thread.start()
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         result = play_game(
             channel,
+            studio=mint_studio_token(STUDIO_SECRET, int(time.time()) + 3600),
             seats=2,
             kind=common_pb2.GAME_KIND_KOIKOI,
             rng=random.Random(1),
@@ -54,7 +58,9 @@ def _first_reads(
     """A started core (its worker threads and connections up, as in a running server) and a
     read of the game with nothing of it in memory, as after a restart."""
     loop = asyncio.new_event_loop()
-    core = Croupier(store, TokenSigner(SECRET), use_snapshots=use_snapshots)
+    core = Croupier(
+        store, TokenSigner(SECRET), use_snapshots=use_snapshots, studio_keys=STUDIO_KEYS
+    )
     loop.run_until_complete(core.start())
     seat = Caller(SeatIdentity(game_id, 0))
 

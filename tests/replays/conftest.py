@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Iterator
 
 import grpc
 import pytest
 
-from croupier.app.tokens import TokenSigner
+from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
 from croupier.replays.format import Replay, build
 from croupier.service.bots import play_game
 from croupier.service.server import ServerThread
@@ -38,7 +39,13 @@ GAMES = {
 def replays(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Replay]]:
     url = f"sqlite:///{tmp_path_factory.mktemp('replays') / 'games.sqlite3'}"
     store = open_store(url)
-    server = ServerThread("127.0.0.1:0", store, TokenSigner(b"replay-tests-secret-0123456789"))
+    studio = b"replay-tests-studio-secret-0123456789"
+    server = ServerThread(
+        "127.0.0.1:0",
+        store,
+        TokenSigner(b"replay-tests-secret-0123456789abcdef"),
+        studio_keys=KeyRing(studio),
+    )
     port = server.start()
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -46,6 +53,7 @@ def replays(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Repl
             for name, (kind, seats, preset, overrides) in GAMES.items():
                 result = play_game(
                     channel,
+                    studio=mint_studio_token(studio, int(time.time()) + 3600),
                     seats=seats,
                     kind=kind,
                     preset=preset,

@@ -8,14 +8,39 @@ from dataclasses import dataclass
 import grpc
 import pytest
 
-from croupier.app.core import now_ms
-from croupier.app.tokens import TokenSigner
+from croupier.app.core import Clock, now_ms
+from croupier.app.tokens import KeyRing, TokenSigner, mint_player_token, mint_studio_token
 from croupier.log import EventStore
+from croupier.service.bots import auth
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import service_pb2_grpc
 
-SECRET = b"test-secret-0123456789abcdef"
+SECRET = b"test-secret-0123456789abcdef-0123456789"
+STUDIO_SECRET = b"test-studio-secret-0123456789abcdef"
+STUDIO_KEYS = KeyRing(STUDIO_SECRET)
+# Tokens good until 2096: past any test run, however far a test moves its server's clock.
+FAR_AHEAD_S = 4_000_000_000
+
+
+def studio_token(expires_at_s: int = FAR_AHEAD_S) -> str:
+    """The studio credential the test servers take (CreateGame)."""
+    return mint_studio_token(STUDIO_SECRET, expires_at_s)
+
+
+def studio_auth() -> tuple[tuple[str, str], ...]:
+    """CreateGame's metadata on the test servers."""
+    return auth(studio_token())
+
+
+def player_auth(player: str, expires_at_s: int = FAR_AHEAD_S) -> tuple[tuple[str, str], ...]:
+    """A studio-signed player token for recall, as metadata."""
+    return auth(mint_player_token(STUDIO_SECRET, player, expires_at_s))
+
+
+def server_thread(store: EventStore, secret: bytes = SECRET, clock: Clock = now_ms) -> ServerThread:
+    """A server (not started) with the test secrets."""
+    return ServerThread("127.0.0.1:0", store, TokenSigner(secret), clock, studio_keys=STUDIO_KEYS)
 
 
 class TestClock:
@@ -54,7 +79,7 @@ def server(
         url = request.getfixturevalue("postgres_url")
     store = open_store(url)
     clock = TestClock()
-    grpc_server = ServerThread("127.0.0.1:0", store, TokenSigner(SECRET), clock=clock)
+    grpc_server = server_thread(store, clock=clock)
     port = grpc_server.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:

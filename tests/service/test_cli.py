@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import time
@@ -13,24 +14,37 @@ from pathlib import Path
 import pytest
 
 CROUPIER = str(Path(sys.executable).parent / "croupier")
+SECRETS = (
+    "CROUPIER_SECRET",
+    "CROUPIER_PREVIOUS_SECRETS",
+    "CROUPIER_STUDIO_SECRET",
+    "CROUPIER_STUDIO_PREVIOUS_SECRETS",
+    "CROUPIER_STUDIO_KEY",
+)
+#: The environment without any of the secrets (as on a newcomer's machine).
+BARE = {k: v for k, v in os.environ.items() if k not in SECRETS}
+#: A configured server's: the studio's tools sign with the same studio secret.
+CONFIGURED = {
+    **BARE,
+    "CROUPIER_SECRET": "hex:" + "ab" * 32,
+    "CROUPIER_STUDIO_SECRET": "base64:" + "c3R1ZGlvLXNlY3JldC0wMTIzNDU2Nzg5YWJjZGVmMDEyMw==",
+}
 
 
 @pytest.fixture
 def served(tmp_path: Path):
-    env = {**os.environ, "CROUPIER_SECRET": "cli-test-secret-0123456789"}
     with open(tmp_path / "serve.log", "w+") as log:
-        yield from _serve(log, tmp_path, env)
+        yield from _serve(log, tmp_path, CONFIGURED)
 
 
-def _serve(log, tmp_path: Path, env: dict[str, str]):
+def _serve(log, tmp_path: Path, env: dict[str, str], store: bool = True):
     process = subprocess.Popen(
         [
             CROUPIER,
             "serve",
             "--address",
             "127.0.0.1:0",
-            "--store",
-            f"sqlite:///{tmp_path / 'data' / 'games.sqlite3'}",
+            *(("--store", f"sqlite:///{tmp_path / 'data' / 'games.sqlite3'}") if store else ()),
             "--log-format",
             "json",
         ],
@@ -38,6 +52,7 @@ def _serve(log, tmp_path: Path, env: dict[str, str]):
         stderr=subprocess.STDOUT,
         env=env,
         text=True,
+        cwd=tmp_path,
     )
     deadline = time.monotonic() + 30
     address = None
@@ -61,7 +76,7 @@ def test_a_second_server_on_a_busy_port_fails_clearly(served, tmp_path: Path) ->
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "CROUPIER_SECRET": "cli-test-secret-0123456789"},
+        env=CONFIGURED,
     )
     assert second.returncode != 0
     assert f"cannot listen on {address}" in second.stderr
@@ -74,6 +89,7 @@ def test_serve_then_demo_plays_a_whole_game(served) -> None:
         capture_output=True,
         text=True,
         timeout=120,
+        env=CONFIGURED,
     )
     assert demo.returncode == 0, demo.stderr
     assert re.search(r"game [0-9a-f-]+: 2 round\(s\)", demo.stdout)
@@ -111,6 +127,7 @@ def test_demo_plays_koi_koi_and_gin_and_explains_refusals(served) -> None:
         capture_output=True,
         text=True,
         timeout=120,
+        env=CONFIGURED,
     )
     assert demo.returncode == 0, demo.stderr
     assert re.search(r"game [0-9a-f-]+: 3 round\(s\)", demo.stdout)
@@ -131,6 +148,7 @@ def test_demo_plays_koi_koi_and_gin_and_explains_refusals(served) -> None:
         capture_output=True,
         text=True,
         timeout=120,
+        env=CONFIGURED,
     )
     assert gin.returncode == 0, gin.stderr
     assert re.search(r"MATCH_OVER; winner\(s\): seat [01]", gin.stdout)
@@ -139,6 +157,7 @@ def test_demo_plays_koi_koi_and_gin_and_explains_refusals(served) -> None:
         capture_output=True,
         text=True,
         timeout=120,
+        env=CONFIGURED,
     )
     assert rummy.returncode == 0, rummy.stderr
     assert re.search(r"round 1: (WENT_OUT|STOCK_OUT)", rummy.stdout)
@@ -147,6 +166,7 @@ def test_demo_plays_koi_koi_and_gin_and_explains_refusals(served) -> None:
         capture_output=True,
         text=True,
         timeout=60,
+        env=CONFIGURED,
     )
     assert bad.returncode != 0 and "INVALID_ARGUMENT" in bad.stderr and "rounds" in bad.stderr
 
@@ -161,20 +181,114 @@ def test_demo_without_a_server_says_so() -> None:
     assert demo.returncode != 0 and "no Croupier server" in demo.stderr
 
 
-def test_a_short_secret_is_refused_clearly(tmp_path: Path) -> None:
+def test_a_fresh_machine_serves_and_demos_without_any_secret(tmp_path: Path) -> None:
+    """The newcomer's flow: `make run` (serve, default store, no secrets) then `croupier demo`
+    in another terminal, from the same directory. Creation is not open: the demo gets in with
+    the development credential the server wrote for this user only."""
+    with open(tmp_path / "serve.log", "w+") as log:
+        for address, log_path in _serve(log, tmp_path, BARE, store=False):
+            credential = tmp_path / "data" / "dev-studio-credential"
+            assert stat.S_IMODE(credential.stat().st_mode) == 0o600
+            assert credential.read_text().startswith("studio.v1.")
+            logged = log_path.read_text()
+            assert "no CROUPIER_STUDIO_SECRET" in logged and "no CROUPIER_SECRET" in logged
+            demo = subprocess.run(
+                [CROUPIER, "demo", "--address", address, "--seed", "1"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env=BARE,
+                cwd=tmp_path,
+            )
+            assert demo.returncode == 0, demo.stderr
+            assert re.search(r"game [0-9a-f-]+: 1 round\(s\)", demo.stdout)
+            # Elsewhere (no credential file), and with a wrong credential, no game is created.
+            elsewhere = tmp_path / "elsewhere"
+            elsewhere.mkdir()
+            lost = subprocess.run(
+                [CROUPIER, "demo", "--address", address],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env=BARE,
+                cwd=elsewhere,
+            )
+            assert lost.returncode != 0 and "studio's credential" in lost.stderr
+            forged = credential.read_text().strip()[:-4] + "0000"
+            wrong = subprocess.run(
+                [CROUPIER, "demo", "--address", address, "--studio-key", forged],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env=BARE,
+                cwd=elsewhere,
+            )
+            assert wrong.returncode != 0 and "UNAUTHENTICATED" in wrong.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "complaint"),
+    [
+        ("CROUPIER_SECRET", "too-short", "no hex: or base64: prefix"),
+        ("CROUPIER_SECRET", "0123456789abcdef0123456789abcdef", "no hex: or base64: prefix"),
+        ("CROUPIER_SECRET", "hex:" + "ab" * 16, "only 16 bytes"),
+        ("CROUPIER_SECRET", "hex:not-hex", "not valid hex"),
+        ("CROUPIER_STUDIO_SECRET", "base64:c2hvcnQ=", "only 5 bytes"),
+        ("CROUPIER_PREVIOUS_SECRETS", "hex:" + "cd" * 32 + ",oops", "(entry 2)"),
+    ],
+)
+def test_a_bad_secret_stops_the_start_with_one_line(
+    tmp_path: Path, setting: str, value: str, complaint: str
+) -> None:
+    env = {**CONFIGURED, setting: value}
     refused = subprocess.run(
-        [
-            CROUPIER,
-            "serve",
-            "--address",
-            "127.0.0.1:0",
-            "--store",
-            f"sqlite:///{tmp_path / 'a.db'}",
-        ],
+        [CROUPIER, "serve", "--address", "127.0.0.1:0", "--store", f"sqlite:///{tmp_path / 'a'}"],
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "CROUPIER_SECRET": "too-short"},
+        env=env,
     )
     assert refused.returncode != 0
-    assert "CROUPIER_SECRET: the token secret needs at least 16 bytes" in refused.stderr
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1, refused.stderr  # no traceback, no log
+    assert lines[0].startswith(f"Error: {setting}") and complaint in lines[0]
+    assert "hex:… or base64:… of at least 32 bytes" in lines[0] and "secrets.token_hex" in lines[0]
+    assert not (tmp_path / "a").exists()  # refused before touching the store
+
+
+def test_token_commands_mint_what_the_server_takes(served, tmp_path: Path) -> None:
+    """`croupier token studio` creates games; `croupier token player` recalls that player's."""
+    import grpc
+
+    from croupier.service.bots import auth
+    from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
+
+    address, _ = served
+
+    def mint(*args: str) -> str:
+        done = subprocess.run(
+            [CROUPIER, "token", *args], capture_output=True, text=True, timeout=60, env=CONFIGURED
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    studio = mint("studio", "--ttl", "10m")
+    player = mint("player", "--player", "zoe", "--ttl", "1h")
+    assert studio.startswith("studio.v1.") and player.startswith("player.v1.")
+    with grpc.insecure_channel(address) as channel:
+        stub = service_pb2_grpc.GameServiceStub(channel)
+        created = stub.CreateGame(
+            service_pb2.CreateGameRequest(
+                kind=common_pb2.GAME_KIND_HOOLA, seats=2, players=["zoe", "yan"]
+            ),
+            metadata=auth(studio),
+        )
+        assert created.tokens[0].player == "zoe"
+        recent = stub.ListRecentGames(service_pb2.ListRecentGamesRequest(), metadata=auth(player))
+        assert recent.player == "zoe"
+    secret = mint("secret")
+    assert secret.startswith("hex:") and len(bytes.fromhex(secret[4:])) == 32
+    unset = subprocess.run(
+        [CROUPIER, "token", "studio"], capture_output=True, text=True, timeout=60, env=BARE
+    )
+    assert unset.returncode != 0 and "CROUPIER_STUDIO_SECRET is not set" in unset.stderr

@@ -37,7 +37,7 @@ from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
-from .conftest import SECRET
+from .conftest import SECRET, STUDIO_KEYS, studio_auth
 from .conftest import TestClock as Clock
 
 SERVICE = service_pb2.DESCRIPTOR.services_by_name["GameService"]
@@ -104,7 +104,9 @@ class Arena:
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     store = open_store(f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'croupier.sqlite3'}")
     clock = Clock()
-    thread = ServerThread("127.0.0.1:0", store, TokenSigner(SECRET), clock=clock)
+    thread = ServerThread(
+        "127.0.0.1:0", store, TokenSigner(SECRET), clock=clock, studio_keys=STUDIO_KEYS
+    )
     port = thread.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     stub = service_pb2_grpc.GameServiceStub(channel)
@@ -115,7 +117,8 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
         games, commands = [], []
         for kind, seats in KINDS.items():
             created = stub.CreateGame(
-                service_pb2.CreateGameRequest(kind=kind, seats=seats, players=["p"] * seats)
+                service_pb2.CreateGameRequest(kind=kind, seats=seats, players=["p"] * seats),
+                metadata=studio_auth(),
             )
             tokens = [t.token for t in created.tokens]
             games.append(Game(created.game_id, tokens))

@@ -9,7 +9,7 @@ import grpc
 from croupier.service.bots import auth, play_game
 from croupier.v1 import common_pb2, gin_pb2, service_pb2
 
-from .conftest import Running
+from .conftest import Running, studio_auth, studio_token
 from .test_grpc import error_of, verify_chain
 
 GIN = common_pb2.GAME_KIND_GIN
@@ -19,6 +19,7 @@ def test_a_whole_match_is_played_settled_and_chained(server: Running) -> None:
     overrides = service_pb2.Rules(gin=gin_pb2.GinRules(match_points=30, stake_per_point=2))
     result = play_game(
         server.channel,
+        studio=studio_token(),
         seats=2,
         kind=GIN,
         rng=random.Random(5),
@@ -41,7 +42,9 @@ def test_a_whole_match_is_played_settled_and_chained(server: Running) -> None:
 
 
 def test_the_stock_draw_is_hidden_from_the_other_seat(server: Running) -> None:
-    game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=GIN, seats=2))
+    game = server.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=GIN, seats=2), metadata=studio_auth()
+    )
     view = server.stub.GetView(
         service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
     ).view.gin

@@ -21,13 +21,15 @@ from croupier.log import GENESIS_HASH, LOG_FORMAT_VERSION, chain_hash, chain_key
 from croupier.service.bots import auth, play_game
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
-from .conftest import Running
+from .conftest import Running, studio_auth, studio_token
 
 HOOLA = common_pb2.GAME_KIND_HOOLA
 
 
 def create(server: Running, seats: int = 3, **kwargs) -> service_pb2.CreateGameResponse:
-    return server.stub.CreateGame(service_pb2.CreateGameRequest(kind=HOOLA, seats=seats, **kwargs))
+    return server.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=HOOLA, seats=seats, **kwargs), metadata=studio_auth()
+    )
 
 
 def hoola_command(**move) -> service_pb2.Command:
@@ -109,7 +111,13 @@ def verify_chain(replay: service_pb2.GetReplayResponse) -> None:
 
 @pytest.mark.parametrize("seats", [2, 5])
 def test_whole_games_by_a_scripted_client(server: Running, seats: int) -> None:
-    result = play_game(server.channel, seats=seats, rng=random.Random(seats), client_seed="abc")
+    result = play_game(
+        server.channel,
+        studio=studio_token(),
+        seats=seats,
+        rng=random.Random(seats),
+        client_seed="abc",
+    )
     assert result.settlement.outcome in {
         "GOING_OUT",
         "STOP",
@@ -139,15 +147,13 @@ def test_whole_games_by_a_scripted_client(server: Running, seats: int) -> None:
 
 
 def test_a_game_is_served_by_any_process_on_the_same_store(server: Running) -> None:
-    from croupier.app.tokens import TokenSigner
-    from croupier.service.server import ServerThread
     from croupier.service.store import open_store
 
-    from .conftest import SECRET
+    from .conftest import server_thread
 
     game = create(server)
     other_store = open_store(server.store.url)
-    other = ServerThread("127.0.0.1:0", other_store, TokenSigner(SECRET), clock=server.clock)
+    other = server_thread(other_store, clock=server.clock)
     port = other.start()
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -239,10 +245,12 @@ def replica(server: Running) -> Iterator[Running]:
     from croupier.service.server import ServerThread
     from croupier.service.store import open_store
 
-    from .conftest import SECRET
+    from .conftest import SECRET, STUDIO_KEYS
 
     store = open_store(server.store.url)
-    other = ServerThread("127.0.0.1:0", store, TokenSigner(SECRET), clock=server.clock)
+    other = ServerThread(
+        "127.0.0.1:0", store, TokenSigner(SECRET), clock=server.clock, studio_keys=STUDIO_KEYS
+    )
     port = other.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     stub = service_pb2_grpc.GameServiceStub(channel)
@@ -377,7 +385,9 @@ def test_malformed_requests_are_invalid_argument_with_the_field(server: Running)
         ["overrides.hoola.hoola_multiplier"],
     )
     code, info, fields = error_of(
-        lambda: server.stub.CreateGame(service_pb2.CreateGameRequest(seats=3))
+        lambda: server.stub.CreateGame(
+            service_pb2.CreateGameRequest(seats=3), metadata=studio_auth()
+        )
     )
     assert (code, fields) == (grpc.StatusCode.INVALID_ARGUMENT, ["kind"])
     # None of it wrote anything.
@@ -653,6 +663,7 @@ def test_health_and_reflection(server: Running) -> None:
 def test_a_table_of_three_rounds_settles_each_round_and_the_table(server: Running) -> None:
     result = play_game(
         server.channel,
+        studio=studio_token(),
         seats=3,
         rng=random.Random(11),
         overrides=service_pb2.Rules(
@@ -705,7 +716,12 @@ def test_every_preset_plays_through_with_jokers_and_seven_binding(
         hoola=hoola_pb2.HoolaRules(jokers=2, seven_binding=True, rounds=2)
     )
     result = play_game(
-        server.channel, seats=4, preset=preset, rng=random.Random(preset), overrides=overrides
+        server.channel,
+        studio=studio_token(),
+        seats=4,
+        preset=preset,
+        rng=random.Random(preset),
+        overrides=overrides,
     )
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=result.game_id))
     started = replay.events[0].body.hoola.game_started

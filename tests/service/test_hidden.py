@@ -23,7 +23,7 @@ from croupier.log import chain_hash, chain_key, record_bytes
 from croupier.service.bots import auth, play_game
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
-from .conftest import Running
+from .conftest import Running, studio_token
 
 CARD_TYPES = ("croupier.v1.Card", "croupier.v1.HanafudaCard")
 
@@ -138,6 +138,7 @@ def test_no_seat_can_derive_what_it_is_not_shown(
     streams: list[list[dict[int, object]]] = []
     played = play_game(
         server.channel,
+        studio=studio_token(),
         seats=seats,
         preset=preset,
         rng=random.Random(seed),

@@ -9,7 +9,7 @@ import grpc
 from croupier.service.bots import auth, choose, play_game
 from croupier.v1 import common_pb2, koikoi_pb2, service_pb2
 
-from .conftest import Running
+from .conftest import Running, studio_auth, studio_token
 from .test_grpc import cards_in, error_of, verify_chain
 
 KOIKOI = common_pb2.GAME_KIND_KOIKOI
@@ -17,7 +17,9 @@ KOIKOI = common_pb2.GAME_KIND_KOIKOI
 
 def create(server: Running, **kwargs) -> service_pb2.CreateGameResponse:
     kwargs.setdefault("seats", 2)
-    return server.stub.CreateGame(service_pb2.CreateGameRequest(kind=KOIKOI, **kwargs))
+    return server.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=KOIKOI, **kwargs), metadata=studio_auth()
+    )
 
 
 def create_in_play(server: Running, **kwargs) -> service_pb2.CreateGameResponse:
@@ -39,6 +41,7 @@ def view(server: Running, game, seat: int) -> koikoi_pb2.KoiKoiView:
 def test_a_whole_match_is_played_settled_and_chained(server: Running) -> None:
     result = play_game(
         server.channel,
+        studio=studio_token(),
         seats=2,
         kind=KOIKOI,
         preset="nintendo-3",

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -92,7 +93,11 @@ def test_load_in_submit_mode_with_extra_streams(tmp_path: Path) -> None:
 
 def test_load_needs_a_server() -> None:
     result = CliRunner().invoke(
-        main, ["load", "--address", "127.0.0.1:1", "--games", "1", "--connect-timeout", "0.5"]
+        main,
+        [
+            *("load", "--address", "127.0.0.1:1", "--games", "1", "--connect-timeout", "0.5"),
+            *("--studio-key", "studio.v1.any"),
+        ],
     )
     assert result.exit_code != 0 and "no server answered" in result.output
 
@@ -105,7 +110,8 @@ def workers(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path, int
     """``croupier serve --workers 2`` on a free port; yields the parent, its log, the port and
     the workers' pids."""
     log = tmp_path / "serve.log"
-    env = {k: v for k, v in os.environ.items() if k != "CROUPIER_SECRET"}
+    unset = {"CROUPIER_SECRET", "CROUPIER_STUDIO_SECRET", "CROUPIER_PREVIOUS_SECRETS"}
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     with log.open("wb") as sink:
         parent = subprocess.Popen(
             [
@@ -154,13 +160,19 @@ def test_serve_workers_share_a_port_and_accept_each_others_tokens(
 ) -> None:
     parent, log, port, pids = workers
     assert len(set(pids)) == 2 and parent.pid not in pids
+    # No secrets configured: the parent made them for the group, and wrote the one development
+    # studio credential (this user's only) beside the SQLite file; every worker takes it.
+    credential = tmp_path / "dev-studio-credential"
+    assert stat.S_IMODE(credential.stat().st_mode) == 0o600
+    studio = auth(credential.read_text().strip())
     games = []
     for _ in range(6):
         with channel(port) as ch:
             stub = service_pb2_grpc.GameServiceStub(ch)
             games.append(
                 stub.CreateGame(
-                    service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=3)
+                    service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=3),
+                    metadata=studio,
                 )
             )
     # Every game's token, on many connections: both workers answer, each accepts the tokens.

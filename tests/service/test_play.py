@@ -14,7 +14,7 @@ import grpc
 from croupier.service.bots import auth, choose
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
-from .conftest import Running
+from .conftest import Running, studio_auth
 
 DRAW = service_pb2.Command(hoola=hoola_pb2.HoolaCommand(draw=hoola_pb2.Draw()))
 EVERYTHING = service_pb2.Include(view=True, legal_moves=True, to_act=True)
@@ -22,7 +22,8 @@ EVERYTHING = service_pb2.Include(view=True, legal_moves=True, to_act=True)
 
 def new_game(server: Running, seats: int = 3) -> service_pb2.CreateGameResponse:
     return server.stub.CreateGame(
-        service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=seats)
+        service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=seats),
+        metadata=studio_auth(),
     )
 
 

@@ -10,13 +10,14 @@ from croupier.replays.format import from_binary, to_binary, to_json
 from croupier.service.bots import play_game
 from croupier.v1 import common_pb2, service_pb2
 
-from .conftest import Running
+from .conftest import Running, studio_auth, studio_token
 from .test_grpc import error_of
 
 
 def test_a_finished_game_exports_and_verifies(server: Running) -> None:
     result = play_game(
         server.channel,
+        studio=studio_token(),
         seats=2,
         kind=common_pb2.GAME_KIND_KOIKOI,
         preset="nintendo-3",
@@ -40,7 +41,8 @@ def test_a_finished_game_exports_and_verifies(server: Running) -> None:
 
 def test_unfinished_games_and_garbage_are_refused(server: Running) -> None:
     game = server.stub.CreateGame(
-        service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_GIN, seats=2)
+        service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_GIN, seats=2),
+        metadata=studio_auth(),
     )
     code, info, _ = error_of(
         lambda: server.stub.ExportReplay(service_pb2.ExportReplayRequest(game_id=game.game_id))

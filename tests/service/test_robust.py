@@ -36,7 +36,7 @@ from croupier.v1 import (
     service_pb2_grpc,
 )
 
-from .conftest import SECRET, Running
+from .conftest import SECRET, STUDIO_KEYS, Running, studio_auth, studio_token
 from .conftest import TestClock as Clock
 
 HOOLA = common_pb2.GAME_KIND_HOOLA
@@ -49,7 +49,12 @@ class Local:
         self.store = open_store(f"sqlite:///{path / 'croupier.sqlite3'}")
         self.clock = Clock()
         self.thread = ServerThread(
-            "127.0.0.1:0", self.store, TokenSigner(SECRET), clock=self.clock, **options
+            "127.0.0.1:0",
+            self.store,
+            TokenSigner(SECRET),
+            clock=self.clock,
+            studio_keys=STUDIO_KEYS,
+            **options,
         )
         port = self.thread.start()
         self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
@@ -99,7 +104,9 @@ def assert_internal_logged(error: grpc.RpcError, logs: list[dict[str, Any]]) -> 
 def test_an_unexpected_error_is_internal_with_a_logged_id_in_every_kind_of_call(
     local: Local,
 ) -> None:
-    game = local.stub.CreateGame(service_pb2.CreateGameRequest(kind=HOOLA, seats=2))
+    game = local.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=HOOLA, seats=2), metadata=studio_auth()
+    )
     me = auth(game.tokens[0].token)
     core = local.thread.core
 
@@ -148,7 +155,9 @@ def small(error: grpc.RpcError) -> bool:
 
 
 def test_ids_are_bounded_and_never_echoed_whole(server: Running) -> None:
-    game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=HOOLA, seats=2))
+    game = server.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=HOOLA, seats=2), metadata=studio_auth()
+    )
     me = auth(game.tokens[0].token)
     for call, field in [
         (lambda: server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=MEGABYTE)), "game_id"),
@@ -183,7 +192,8 @@ def test_a_nul_in_an_id_is_invalid_on_every_store(server: Running, game_id: str)
     )
     code, reason, fields, _ = refused(
         lambda: server.stub.CreateGame(
-            service_pb2.CreateGameRequest(kind=HOOLA, seats=2, players=["a\x00", "b"])
+            service_pb2.CreateGameRequest(kind=HOOLA, seats=2, players=["a\x00", "b"]),
+            metadata=studio_auth(),
         )
     )
     assert (code, reason, fields) == (
@@ -201,7 +211,7 @@ def test_player_ids_and_client_seeds_are_bounded(server: Running) -> None:
     ]:
         code, got, fields, error = refused(
             lambda r=request: server.stub.CreateGame(  # type: ignore[misc]
-                service_pb2.CreateGameRequest(kind=HOOLA, seats=2, **r)
+                service_pb2.CreateGameRequest(kind=HOOLA, seats=2, **r), metadata=studio_auth()
             )
         )
         assert (code, got, fields) == (grpc.StatusCode.INVALID_ARGUMENT, reason, [field])
@@ -210,12 +220,15 @@ def test_player_ids_and_client_seeds_are_bounded(server: Running) -> None:
     server.stub.CreateGame(
         service_pb2.CreateGameRequest(
             kind=HOOLA, seats=2, players=["p" * 128, "q"], client_seeds=["s" * 256] * 16
-        )
+        ),
+        metadata=studio_auth(),
     )
 
 
 def test_a_version_past_the_stores_integers_is_invalid(server: Running) -> None:
-    game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=HOOLA, seats=2))
+    game = server.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=HOOLA, seats=2), metadata=studio_auth()
+    )
     me = auth(game.tokens[0].token)
     code, reason, fields, _ = refused(
         lambda: list(
@@ -356,7 +369,8 @@ def test_rule_options_past_their_bounds_are_refused_at_creation(
     seats = 2
     code, reason, fields, _ = refused(
         lambda: server.stub.CreateGame(
-            service_pb2.CreateGameRequest(kind=kind, seats=seats, overrides=rules)
+            service_pb2.CreateGameRequest(kind=kind, seats=seats, overrides=rules),
+            metadata=studio_auth(),
         )
     )
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "OUT_OF_RANGE")
@@ -369,7 +383,13 @@ def test_a_game_at_the_greatest_options_plays_to_its_end(
 ) -> None:
     kind = KINDS[rules.WhichOneof("game")]
     result = play_game(
-        server.channel, seats=2, kind=kind, overrides=rules, rng=random.Random(7), max_moves=5000
+        server.channel,
+        studio=studio_token(),
+        seats=2,
+        kind=kind,
+        overrides=rules,
+        rng=random.Random(7),
+        max_moves=5000,
     )
     assert result.final.net, "the game ended with a settlement"
     replay = server.stub.ExportReplay(
@@ -384,7 +404,9 @@ def test_a_game_at_the_greatest_options_plays_to_its_end(
 def test_a_seat_sending_commands_too_fast_is_rate_limited_with_retry_info(tmp_path: Path) -> None:
     server = Local(tmp_path, rate_limit=RateLimit(per_second=1, burst=2))
     try:
-        game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=HOOLA, seats=2))
+        game = server.stub.CreateGame(
+            service_pb2.CreateGameRequest(kind=HOOLA, seats=2), metadata=studio_auth()
+        )
         me = auth(game.tokens[0].token)
 
         def submit() -> Any:
@@ -423,14 +445,22 @@ def test_a_seat_sending_commands_too_fast_is_rate_limited_with_retry_info(tmp_pa
 
 
 def test_the_default_allowance_lets_bots_play_at_full_speed(server: Running) -> None:
-    result = play_game(server.channel, seats=2, kind=common_pb2.GAME_KIND_GIN, rng=random.Random(3))
+    result = play_game(
+        server.channel,
+        studio=studio_token(),
+        seats=2,
+        kind=common_pb2.GAME_KIND_GIN,
+        rng=random.Random(3),
+    )
     assert result.final is not None and result.final.net
 
 
 def test_streams_beyond_a_connections_limit_wait_for_a_slot(tmp_path: Path) -> None:
     server = Local(tmp_path, limits=ConnectionLimits(max_streams=2))
     try:
-        game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=HOOLA, seats=2))
+        game = server.stub.CreateGame(
+            service_pb2.CreateGameRequest(kind=HOOLA, seats=2), metadata=studio_auth()
+        )
         me = auth(game.tokens[0].token)
         request = service_pb2.StreamEventsRequest(game_id=game.game_id)
         held = [server.stub.StreamEvents(request, metadata=me) for _ in range(2)]
@@ -565,7 +595,7 @@ def test_a_bad_store_is_one_clear_line_and_a_failed_exit(
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "CROUPIER_SECRET": "robust-test-secret-0123456789"},
+        env={**os.environ, "CROUPIER_SECRET": "hex:" + "ab" * 32},
     )
     assert ran.returncode != 0
     lines = ran.stderr.strip().splitlines()

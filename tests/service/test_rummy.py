@@ -9,7 +9,7 @@ import grpc
 from croupier.service.bots import auth, play_game
 from croupier.v1 import common_pb2, melds_pb2, rummy_pb2, service_pb2
 
-from .conftest import Running
+from .conftest import Running, studio_auth, studio_token
 from .test_grpc import error_of, verify_chain
 
 RUMMY = common_pb2.GAME_KIND_RUMMY
@@ -17,7 +17,13 @@ RUMMY = common_pb2.GAME_KIND_RUMMY
 
 def test_a_whole_game_is_played_settled_and_chained(server: Running) -> None:
     result = play_game(
-        server.channel, seats=4, kind=RUMMY, rng=random.Random(7), client_seed="r", max_moves=4000
+        server.channel,
+        studio=studio_token(),
+        seats=4,
+        kind=RUMMY,
+        rng=random.Random(7),
+        client_seed="r",
+        max_moves=4000,
     )
     assert result.final is not None and result.final.outcome in ("WENT_OUT", "STOCK_OUT")
     assert sum(result.final.net) == 0
@@ -34,7 +40,9 @@ def test_a_whole_game_is_played_settled_and_chained(server: Running) -> None:
 
 
 def test_errors_and_hidden_draws(server: Running) -> None:
-    game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=RUMMY, seats=2))
+    game = server.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=RUMMY, seats=2), metadata=studio_auth()
+    )
     seat = server.stub.GetView(
         service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
     ).view.rummy.turn

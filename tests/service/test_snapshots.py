@@ -11,19 +11,18 @@ import grpc
 import pytest
 
 from croupier.app import snapshots
-from croupier.app.tokens import TokenSigner
+from croupier.app.tokens import KeyRing, TokenSigner
 from croupier.log import EventStore
 from croupier.service.bots import auth, play_game
-from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
-from .conftest import SECRET, Running
+from .conftest import SECRET, Running, server_thread, studio_token
 
 
 def served(store: EventStore, secret: bytes = SECRET) -> Iterator[service_pb2_grpc.GameServiceStub]:
     """A fresh server on ``store`` (an empty cache: as after a restart)."""
-    thread = ServerThread("127.0.0.1:0", store, TokenSigner(secret))
+    thread = server_thread(store, secret)
     port = thread.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:
@@ -38,6 +37,7 @@ def long_game(server: Running) -> tuple[str, str, service_pb2.GetViewResponse]:
     """A finished Koi-Koi match (hundreds of events), its seat-0 token and seat 0's last view."""
     result = play_game(
         server.channel,
+        studio=studio_token(),
         seats=2,
         kind=common_pb2.GAME_KIND_KOIKOI,
         rng=random.Random(4),
@@ -80,7 +80,7 @@ def test_a_snapshot_that_is_not_ours_is_ignored(server: Running, long_game) -> N
     latest = server.store.load(game_id, 0, snapshot=snapshots.FORMAT).snapshot
     assert latest is not None
     # Another secret cannot verify the seal: it folds the log, with the same result.
-    other = TokenSigner(b"another-secret-0123456789abcdef")
+    other = TokenSigner(b"another-secret-0123456789abcdef-0123")
     assert snapshots.thaw(other, latest) is None
     # A tampered snapshot (even re-saved as newer) is not unpickled.
     forged = dataclasses.replace(latest, version=latest.version + 1, state=latest.state + b"x")
@@ -89,3 +89,18 @@ def test_a_snapshot_that_is_not_ours_is_ignored(server: Running, long_game) -> N
     assert read_after_restart(server.store.url, game_id, token) == view
     # Another format (other engine code) is never read.
     assert snapshots.thaw(TokenSigner(SECRET), dataclasses.replace(latest, format="x")) is None
+
+
+def test_a_rotated_key_still_opens_the_snapshots_sealed_before(server: Running, long_game) -> None:
+    """CROUPIER_SECRET rotated (the old key among the previous ones): the snapshots it sealed
+    still open, and new seals are the new key's."""
+    game_id, _, _ = long_game
+    latest = server.store.load(game_id, 0, snapshot=snapshots.FORMAT).snapshot
+    assert latest is not None
+    rotated = TokenSigner(KeyRing.of(b"the-next-croupier-secret-0123456789", [SECRET]))
+    thawed = snapshots.thaw(rotated, latest)
+    assert thawed is not None and thawed.version == latest.version
+    resealed = snapshots.freeze(rotated, game_id, thawed.version, thawed.state, thawed.last_at_ms)
+    assert resealed.seal != latest.seal and snapshots.thaw(rotated, resealed) is not None
+    # The old key dropped: those snapshots are not opened (the log is folded instead).
+    assert snapshots.thaw(TokenSigner(b"the-next-croupier-secret-0123456789"), latest) is None

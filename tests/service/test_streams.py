@@ -18,7 +18,7 @@ from croupier.service.server import PortInUse, ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
-from .conftest import SECRET, Running
+from .conftest import SECRET, STUDIO_KEYS, Running, server_thread, studio_auth
 
 DRAW = service_pb2.Command(hoola=hoola_pb2.HoolaCommand(draw=hoola_pb2.Draw()))
 
@@ -51,7 +51,10 @@ def reader(call: grpc.Future, versions: list[int]) -> threading.Thread:
 
 
 def new_game(stub: service_pb2_grpc.GameServiceStub) -> service_pb2.CreateGameResponse:
-    return stub.CreateGame(service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=3))
+    return stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=3),
+        metadata=studio_auth(),
+    )
 
 
 def first_turn(stub: service_pb2_grpc.GameServiceStub, game: service_pb2.CreateGameResponse) -> int:
@@ -121,7 +124,7 @@ def test_a_command_on_one_replica_reaches_a_stream_on_another(
     stream on B wakes by the store's notice (LISTEN, or the file poller), not by its recheck."""
     monkeypatch.setattr(app_core, "STREAM_RECHECK_S", 3600.0)
     stores = [open_store(server.store.url), open_store(server.store.url)]
-    servers = [ServerThread("127.0.0.1:0", s, TokenSigner(SECRET)) for s in stores]
+    servers = [server_thread(s) for s in stores]
     ports = [s.start() for s in servers]
     channels = [grpc.insecure_channel(f"127.0.0.1:{p}") for p in ports]
     try:
@@ -157,6 +160,8 @@ def test_a_second_server_on_a_busy_port_fails_clearly(server: Running) -> None:
     store = open_store(server.store.url)
     try:
         with pytest.raises(PortInUse, match="cannot listen on"):
-            ServerThread(server.address, store, TokenSigner(SECRET)).start()
+            ServerThread(
+                server.address, store, TokenSigner(SECRET), studio_keys=STUDIO_KEYS
+            ).start()
     finally:
         store.close()

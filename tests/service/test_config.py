@@ -1,0 +1,91 @@
+"""The secrets as the server reads them, and the studio credential as the tools find it."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from croupier.app.tokens import KeyRing, key_id, verify_studio_token
+from croupier.service import config
+
+HEX = "hex:" + "11" * 32
+OLD = "hex:" + "22" * 32
+OLDER = "base64:" + "MzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzM="
+
+
+def test_no_secret_is_a_generated_one_said_as_such() -> None:
+    keys = config.token_keys({})
+    assert keys.generated and len(keys.ring.signing) == 32
+    assert config.token_keys({}).ring.signing != keys.ring.signing
+
+
+def test_the_signing_key_and_the_previous_ones() -> None:
+    keys = config.token_keys(
+        {"CROUPIER_SECRET": HEX, "CROUPIER_PREVIOUS_SECRETS": f" {OLD} ,{OLDER},"}
+    )
+    assert not keys.generated and keys.ring.signing == bytes.fromhex("11" * 32)
+    assert keys.ring.key(key_id(b"3" * 32)) == b"3" * 32
+    studio = config.studio_keys({"CROUPIER_STUDIO_SECRET": OLD})
+    assert studio.ring.signing == bytes.fromhex("22" * 32)
+
+
+@pytest.mark.parametrize(
+    ("env", "complaint"),
+    [
+        ({"CROUPIER_SECRET": "plain-text-secret-0123456789abcdef"}, "CROUPIER_SECRET: no hex:"),
+        ({"CROUPIER_PREVIOUS_SECRETS": OLD}, "set CROUPIER_SECRET (the signing key) too"),
+        (
+            {"CROUPIER_SECRET": HEX, "CROUPIER_PREVIOUS_SECRETS": f"{OLD},hex:12"},
+            "CROUPIER_PREVIOUS_SECRETS (entry 2): only 1 bytes",
+        ),
+    ],
+)
+def test_a_bad_setting_is_one_line(env: dict[str, str], complaint: str) -> None:
+    with pytest.raises(config.ConfigError) as error:
+        config.token_keys(env)
+    assert complaint in str(error.value) and "\n" not in str(error.value)
+
+
+def test_the_development_credential_is_this_users_only(tmp_path: Path) -> None:
+    path = config.dev_credential_path(f"sqlite:///{tmp_path / 'data' / 'games.sqlite3'}")
+    assert path == tmp_path / "data" / "dev-studio-credential"
+    assert config.dev_credential_path("postgresql://db/x") == Path("data/dev-studio-credential")
+    path.parent.mkdir()
+    path.write_text("stale")
+    path.chmod(0o644)
+    ring = KeyRing(b"s" * 32)
+    config.write_dev_credential(path, ring, now_s=1000)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    token = path.read_text().strip()
+    assert verify_studio_token(ring, token, 1000).expires_at_s == 1000 + config.DEV_CREDENTIAL_TTL_S
+    assert [p.name for p in path.parent.iterdir()] == ["dev-studio-credential"]
+
+
+def test_the_tools_find_the_studio_credential(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local, remote = ["127.0.0.1:50051"], ["croupier.example:50051"]
+    assert config.studio_credential(" given ", remote, env={}) == "given"
+    minted = config.studio_credential("", remote, env={"CROUPIER_STUDIO_SECRET": HEX})
+    ring = KeyRing(bytes.fromhex("11" * 32))
+    assert verify_studio_token(ring, minted, 0).kid == ring.kid
+    key_file = tmp_path / "studio-key"
+    key_file.write_text("studio.v1.file\n")
+    assert config.studio_credential(None, remote, key_file, env={}) == "studio.v1.file"
+    with pytest.raises(config.ConfigError):
+        config.studio_credential(None, remote, tmp_path / "missing", env={})
+    # Nothing given: a local server's development credential, from the working directory.
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "dev-studio-credential").write_text("studio.v1.dev\n")
+    monkeypatch.chdir(tmp_path)
+    assert config.studio_credential(None, local, env={}) == "studio.v1.dev"
+    assert config.studio_credential(None, ["[::1]:1", "localhost:2"], env={}) == "studio.v1.dev"
+    # A remote server never gets it.
+    with pytest.raises(config.ConfigError) as error:
+        config.studio_credential(None, remote, env={})
+    assert "--studio-key" in str(error.value) and "CROUPIER_STUDIO_SECRET" in str(error.value)
+    monkeypatch.chdir(tmp_path / "data")
+    with pytest.raises(config.ConfigError):
+        config.studio_credential(None, local, env={})
