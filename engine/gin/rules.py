@@ -96,5 +96,3 @@ def validate(rules: GinRules, seats: int) -> None:
         if getattr(rules, option) < 0:
             raise bad(option, "cannot be below 0")
     check_rules(rules, bad)
-    if rules.forfeit_when_away:  # the forfeit's settlement is not written yet
-        raise bad("forfeit_when_away", "forfeits are not yet available in Gin Rummy")

@@ -110,6 +110,9 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
     def between_rounds(self, state: KoiKoiState) -> bool:
         return state.phase in (Phase.ROUND_OVER, Phase.MATCH_OVER)
 
+    def forfeit(self, state: KoiKoiState, seat: int, ctx: Context) -> list[KoiKoiEvent]:
+        return moves.forfeited(state, seat)
+
     def validate(self, state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
         moves.validate(state, seat, command)
 

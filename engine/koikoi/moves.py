@@ -24,11 +24,17 @@ from croupier.engine.koikoi.events import (
     MatchEnded,
     NextRound,
     PlayCard,
+    SeatForfeited,
     Shobu,
     ShobuCalled,
     YakuFormed,
 )
-from croupier.engine.koikoi.scoring import KoiKoiOutcome, match_settlement, round_ended
+from croupier.engine.koikoi.scoring import (
+    KoiKoiOutcome,
+    forfeit_settlement,
+    match_settlement,
+    round_ended,
+)
 from croupier.engine.koikoi.state import KoiKoiState, Phase, evolve
 from croupier.engine.koikoi.yaku import formed_or_raised, hand_yaku, yaku
 
@@ -338,3 +344,12 @@ def forced_command(state: KoiKoiState, seat: int) -> KoiKoiCommand:
         case Phase.ROUND_OVER:
             return NextRound()
     raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_TURN)
+
+
+def forfeited(state: KoiKoiState, seat: int) -> list[KoiKoiEvent]:
+    """``seat`` is away and forfeits (``forfeit_when_away``): Koi-Koi is for two, so the match
+    ends here, settled against it; the round in play is not scored."""
+    return [
+        SeatForfeited(seat, state.round),
+        MatchEnded(state.round, state.totals, forfeit_settlement(state, seat)),
+    ]

@@ -100,5 +100,3 @@ def validate(rules: KoiKoiRules, seats: int) -> None:
     if rules.double_from < 0:
         raise bad("double_from", "cannot be below 0 (0: never double)")
     check_rules(rules, bad)
-    if rules.forfeit_when_away:  # the forfeit's settlement is not written yet
-        raise bad("forfeit_when_away", "forfeits are not yet available in Koi-Koi")
