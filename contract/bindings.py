@@ -156,6 +156,7 @@ KOIKOI = GameBinding(
         koikoi_events.KoiKoiCalled,
         koikoi_events.ShobuCalled,
         koikoi_events.RoundEnded,
+        koikoi_events.SeatForfeited,
         koikoi_events.MatchEnded,
     ),
 )
@@ -191,6 +192,7 @@ GIN = GameBinding(
         gin_events.CardLaidOff,
         gin_events.LayOffsEnded,
         gin_events.HandEnded,
+        gin_events.SeatForfeited,
         gin_events.MatchEnded,
     ),
 )

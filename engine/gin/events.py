@@ -173,7 +173,20 @@ class HandEnded:
 
 
 @dataclass(frozen=True)
+class SeatForfeited:
+    """``seat`` was away (``max_timeouts`` time-outs in a row) with ``forfeit_when_away`` set: it
+    forfeits the match during ``hand``, which is not played out. The match's end follows, with a
+    settlement against it."""
+
+    seat: int
+    hand: int
+
+
+@dataclass(frozen=True)
 class MatchEnded:
+    """The match is over: a seat reached ``match_points`` and the settlement pays the difference,
+    or after a forfeit the settlement is against the seat that forfeited (outcome ``FORFEIT``)."""
+
     hands: int
     totals: tuple[int, ...]
     settlement: Settlement
@@ -190,5 +203,6 @@ GinEvent = (
     | CardLaidOff
     | LayOffsEnded
     | HandEnded
+    | SeatForfeited
     | MatchEnded
 )

@@ -106,6 +106,9 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
     def between_rounds(self, state: GinState) -> bool:
         return state.phase in (Phase.HAND_OVER, Phase.MATCH_OVER)
 
+    def forfeit(self, state: GinState, seat: int, ctx: Context) -> list[GinEvent]:
+        return moves.forfeited(state, seat)
+
     def validate(self, state: GinState, seat: int, command: GinCommand) -> None:
         moves.validate(state, seat, command)
 

@@ -28,9 +28,16 @@ from croupier.engine.gin.events import (
     MatchEnded,
     NextHand,
     Pass,
+    SeatForfeited,
     UpcardPassed,
 )
-from croupier.engine.gin.scoring import GinOutcome, hand_ended, match_settlement, scored
+from croupier.engine.gin.scoring import (
+    GinOutcome,
+    forfeit_settlement,
+    hand_ended,
+    match_settlement,
+    scored,
+)
 from croupier.engine.gin.state import GinState, Phase, evolve
 from croupier.engine.meld_solver import GIN, best_melds, deadwood, deadwood_count, extend
 
@@ -320,3 +327,12 @@ def forced_command(state: GinState, seat: int) -> GinCommand:
         case Phase.HAND_OVER:
             return NextHand()
     raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_GIN)
+
+
+def forfeited(state: GinState, seat: int) -> list[GinEvent]:
+    """``seat`` is away and forfeits (``forfeit_when_away``): Gin Rummy is for two, so the match
+    ends here, settled against it; the hand in play is not scored."""
+    return [
+        SeatForfeited(seat, state.hand),
+        MatchEnded(state.hand, state.totals, forfeit_settlement(state, seat)),
+    ]

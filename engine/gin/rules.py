@@ -21,6 +21,8 @@ Decisions where RULES.md is silent (each tested):
 * When both pass the first upcard, the non-dealer must draw from the stock.
 * A match is played to ``match_points``; each hand's points are paid as ``points ×
   stake_per_point`` by the other seat, so the hands' payments net to the match's difference.
+* Turn clocks (RULES.md §5.1, engine/clock.py): between hands the next dealer is on the clock to
+  deal. A forfeit loses the match by the point difference, at least a scoring hand's least (1).
 """
 
 from __future__ import annotations
@@ -118,5 +120,3 @@ def validate(rules: GinRules, seats: int) -> None:
         if getattr(rules, option) < 0:
             raise bad(option, "cannot be below 0")
     check_bounds(rules, BOUNDS)
-    if rules.forfeit_when_away:  # the forfeit's settlement is not written yet
-        raise bad("forfeit_when_away", "forfeits are not yet available in Gin Rummy")

@@ -18,6 +18,7 @@ from croupier.engine.gin.events import (
     LayOffsEnded,
     MatchEnded,
     MatchStarted,
+    SeatForfeited,
     UpcardPassed,
 )
 from croupier.engine.gin.rules import GinRules
@@ -162,6 +163,8 @@ def evolve(state: GinState, event: GinEvent) -> GinState:
             )
         case LayOffsEnded():
             return state
+        case SeatForfeited():
+            return state  # the match's end follows at once
         case HandEnded(totals=totals):
             return replaced(state, phase=Phase.HAND_OVER, result=event, totals=totals)
         case MatchEnded():

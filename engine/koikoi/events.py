@@ -159,8 +159,19 @@ class RoundEnded:
 
 
 @dataclass(frozen=True)
+class SeatForfeited:
+    """``seat`` was away (``max_timeouts`` time-outs in a row) with ``forfeit_when_away`` set: it
+    forfeits the match during ``round``, which is not played out. The match's end follows, with a
+    settlement against it."""
+
+    seat: int
+    round: int
+
+
+@dataclass(frozen=True)
 class MatchEnded:
-    """The match is over: the totals and the settlement of their difference (RULES.md §2.7)."""
+    """The match is over: the totals and the settlement of their difference (RULES.md §2.7), or
+    after a forfeit the settlement against the seat that forfeited (outcome ``FORFEIT``)."""
 
     rounds: int
     totals: tuple[int, ...]
@@ -178,5 +189,6 @@ KoiKoiEvent = (
     | KoiKoiCalled
     | ShobuCalled
     | RoundEnded
+    | SeatForfeited
     | MatchEnded
 )

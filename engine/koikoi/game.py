@@ -94,10 +94,24 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
         return self.clock_deadline(state)
 
     def on_clock(self, state: KoiKoiState) -> tuple[int, ...]:
-        return ()  # this game's turn clock is not written yet (its rules refuse turn_time_ms)
+        """The seat to act in a round (a play, a capture to name, a koi-koi decision); between
+        rounds the seat that will play second in the next one, to deal it (either seat may, but
+        a match between idle players must still end)."""
+        match state.phase:
+            case Phase.PLAY | Phase.CHOOSE_CAPTURE | Phase.DECIDE:
+                return moves.to_act(state)
+            case Phase.ROUND_OVER:
+                return (moves.moves_the_match_on(state),)
+        return ()
 
     def forced_command(self, state: KoiKoiState, seat: int) -> KoiKoiCommand:
-        raise NotImplementedError("this game's forced moves are not written yet")
+        return moves.forced_command(state, seat)
+
+    def between_rounds(self, state: KoiKoiState) -> bool:
+        return state.phase in (Phase.ROUND_OVER, Phase.MATCH_OVER)
+
+    def forfeit(self, state: KoiKoiState, seat: int, ctx: Context) -> list[KoiKoiEvent]:
+        return moves.forfeited(state, seat)
 
     def validate(self, state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
         moves.validate(state, seat, command)

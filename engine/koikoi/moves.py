@@ -24,11 +24,17 @@ from croupier.engine.koikoi.events import (
     MatchEnded,
     NextRound,
     PlayCard,
+    SeatForfeited,
     Shobu,
     ShobuCalled,
     YakuFormed,
 )
-from croupier.engine.koikoi.scoring import KoiKoiOutcome, match_settlement, round_ended
+from croupier.engine.koikoi.scoring import (
+    KoiKoiOutcome,
+    forfeit_settlement,
+    match_settlement,
+    round_ended,
+)
 from croupier.engine.koikoi.state import KoiKoiState, Phase, evolve
 from croupier.engine.koikoi.yaku import formed_or_raised, hand_yaku, yaku
 
@@ -281,13 +287,17 @@ def _match_end(state: KoiKoiState) -> list[KoiKoiEvent]:
     return []
 
 
-def next_round(state: KoiKoiState, ctx: Context) -> list[KoiKoiEvent]:
-    """Deal the next round: the winner deals; after a drawn round the dealer alternates. A hand
-    yaku ends the new round at once (RULES.md §2.2, §2.4)."""
+def next_dealer(state: KoiKoiState) -> int:
+    """Who deals (and leads) the next round: the last round's winner; after a drawn round the
+    deal passes to the other seat (RULES.md §2.2)."""
     assert state.result is not None
     winner = state.result.winner
-    dealer = winner if winner is not None else state.other(state.dealer)
-    return dealt(state, deal(ctx.seeds, state.round + 1, dealer, state.totals))
+    return winner if winner is not None else state.other(state.dealer)
+
+
+def next_round(state: KoiKoiState, ctx: Context) -> list[KoiKoiEvent]:
+    """Deal the next round. A hand yaku ends the new round at once (RULES.md §2.2, §2.4)."""
+    return dealt(state, deal(ctx.seeds, state.round + 1, next_dealer(state), state.totals))
 
 
 def dealt(state: KoiKoiState, event: KoiKoiEvent) -> list[KoiKoiEvent]:
@@ -300,3 +310,46 @@ def dealt(state: KoiKoiState, event: KoiKoiEvent) -> list[KoiKoiEvent]:
             events.append(round_ended(state, seat, KoiKoiOutcome(found.kind.name), (found,)))
             return events + _match_end(evolve(state, events[-1]))
     return events
+
+
+# --- the turn clock ---------------------------------------------------------------------------
+
+
+def moves_the_match_on(state: KoiKoiState) -> int:
+    """Between rounds, the seat on the clock to deal the next round: the one that will play
+    second in it (the last round's loser; after a drawn round, its dealer). Not the next dealer,
+    who leads the new round: a time-out that deals it would go on to force that seat's first
+    play too, where the lead deserves a turn time of its own."""
+    return state.other(next_dealer(state))
+
+
+def _first_capture(matches: tuple[Card, ...]) -> Card:
+    """The first capture choice (in deck order) when there is one to make: two matches."""
+    return sort_cards(matches)[0] if len(matches) == 2 else ""
+
+
+def forced_command(state: KoiKoiState, seat: int) -> KoiKoiCommand:
+    """The move a time-out makes (RULES.md §5.1): play the hand's first card in deck order and
+    take the first capture choice (also for the turned card); a formed or raised yaku is cashed
+    (shobu, never koi-koi); between rounds, deal the next one. Always one of
+    :func:`legal_commands` for the seat on the clock."""
+    match state.phase:
+        case Phase.PLAY if state.hands[seat]:
+            card = sort_cards(state.hands[seat])[0]
+            return PlayCard(card, _first_capture(state.matches(card)))
+        case Phase.CHOOSE_CAPTURE if state.turned is not None:
+            return ChooseCapture(_first_capture(state.matches(state.turned)))
+        case Phase.DECIDE:
+            return Shobu()
+        case Phase.ROUND_OVER:
+            return NextRound()
+    raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_TURN)
+
+
+def forfeited(state: KoiKoiState, seat: int) -> list[KoiKoiEvent]:
+    """``seat`` is away and forfeits (``forfeit_when_away``): Koi-Koi is for two, so the match
+    ends here, settled against it; the round in play is not scored."""
+    return [
+        SeatForfeited(seat, state.round),
+        MatchEnded(state.round, state.totals, forfeit_settlement(state, seat)),
+    ]

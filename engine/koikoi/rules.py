@@ -26,6 +26,10 @@ Decisions where RULES.md is silent (each tested):
   the difference of the totals (the same amount as the rounds' payments netted).
 * The next round is dealt by a ``NextRound`` command from either seat (the round's result stays
   on screen until then); the match ends by itself after its last round.
+* Turn clocks (RULES.md §5.1, engine/clock.py): between rounds the seat that will play second in
+  the next round (the loser; after a drawn round, its dealer) is on the clock to deal it, so that
+  a time-out never forces the next round's lead. A forfeit loses the match by the point
+  difference, at least a won round's least score (1; 2 when ``double_from`` is 1).
 """
 
 from __future__ import annotations
@@ -119,5 +123,3 @@ def validate(rules: KoiKoiRules, seats: int) -> None:
     if rules.double_from < 0:
         raise bad("double_from", "cannot be below 0 (0: never double)")
     check_bounds(rules, BOUNDS)
-    if rules.turn_time_ms:  # the forced moves of this game are not written yet
-        raise bad("turn_time_ms", "turn clocks are not yet available in Koi-Koi")

@@ -6,12 +6,15 @@ from enum import StrEnum
 
 from croupier.engine.koikoi.cards import name
 from croupier.engine.koikoi.events import Hand, RoundEnded
+from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.koikoi.state import KoiKoiState
 from croupier.engine.koikoi.yaku import Yaku, YakuKind, yaku
 from croupier.engine.settlement import (
     Factor,
     Settlement,
+    SettlementLine,
     amount_of,
+    net_of,
     points_won,
 )
 from croupier.engine.settlement import (
@@ -85,4 +88,62 @@ def match_settlement(state: KoiKoiState) -> Settlement:
     """The loser pays the difference of the totals × ``stake_per_point``; equal totals draw."""
     return settle_match(
         state.round, state.totals, state.rules.stake_per_point, f"{state.round} round(s)"
+    )
+
+
+#: The match settlement's outcome when a seat forfeited it (RULES.md §5.1).
+FORFEIT = "FORFEIT"
+#: The fewest points any yaku is worth (Kasu, Tan and Tane at their minimum).
+LEAST_YAKU_POINTS = 1
+
+
+def least_round_score(rules: KoiKoiRules) -> int:
+    """The fewest points a won round scores under ``rules``: the least yaku (a hand yaku if it is
+    worth less), doubled when ``double_from`` reaches down to it. The koi-koi multiplier needs the
+    loser's own call, so it is no part of the least score."""
+    least = min(LEAST_YAKU_POINTS, rules.hand_yaku_points)
+    if rules.double_from and least >= rules.double_from:
+        least *= 2
+    return least
+
+
+def forfeit_settlement(state: KoiKoiState, seat: int) -> Settlement:
+    """``seat`` forfeits (RULES.md §5.1): it loses the match by the current point difference, at
+    least one round's least score, × ``stake_per_point`` — the most a loser pays in Koi-Koi. A
+    forfeiting seat that leads gives up its lead and still pays the least score."""
+    rules = state.rules
+    winner = state.other(seat)
+    lead = state.totals[winner] - state.totals[seat]
+    least = least_round_score(rules)
+    totals = f"seat {winner} has {state.totals[winner]} point(s), seat {seat} {state.totals[seat]}"
+    if lead >= least:
+        factors = [Factor("point_difference", lead, totals)]
+    else:
+        factors = [
+            Factor(
+                "round_minimum",
+                least,
+                f"{totals}: a forfeit pays at least a won round's least score, {least}",
+            )
+        ]
+    if rules.stake_per_point != 1:
+        factors.append(Factor("stake_per_point", rules.stake_per_point, "stakes per point"))
+    amount = amount_of(tuple(factors))
+    line = SettlementLine(
+        seat,
+        winner,
+        amount,
+        tuple(factors),
+        f"seat {seat} forfeits and pays seat {winner} {amount}",
+    )
+    return Settlement(
+        state.round,
+        (winner,),
+        FORFEIT,
+        (line,),
+        net_of(state.seats, (line,)),
+        (
+            f"seat {seat} timed out {rules.max_timeouts} turn(s) in a row and forfeited the match "
+            f"in round {state.round}; seat {winner} wins it",
+        ),
     )

@@ -17,6 +17,7 @@ from croupier.engine.koikoi.events import (
     MatchStarted,
     RoundDealt,
     RoundEnded,
+    SeatForfeited,
     ShobuCalled,
     YakuFormed,
 )
@@ -133,8 +134,8 @@ def evolve(state: KoiKoiState, event: KoiKoiEvent) -> KoiKoiState:
             return replaced(state, turn=seat, phase=Phase.DECIDE)
         case KoiKoiCalled(seat=seat):
             return _pass_turn(replaced(state, koi_koi_by=seat), seat)
-        case ShobuCalled():
-            return state
+        case ShobuCalled() | SeatForfeited():
+            return state  # the match's end follows at once
         case RoundEnded(totals=totals):
             return replaced(state, phase=Phase.ROUND_OVER, result=event, totals=totals, turned=None)
         case MatchEnded():
