@@ -224,6 +224,7 @@ RUMMY = GameBinding(
         rummy_events.JokerSwapped,
         rummy_events.CardDiscarded,
         rummy_events.StockReshuffled,
+        rummy_events.SeatForfeited,
         rummy_events.RoundEnded,
     ),
 )

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from croupier.engine.clock import TurnTimedOut
 from croupier.engine.game import Context
 from croupier.engine.gin import GinGame
+from croupier.engine.rummy import RummyGame
 from croupier.engine.shuffle import Seeds
 
 TURN_MS = 1_000
@@ -28,6 +29,7 @@ CHECK_FORCED = 0.2
 #: (game, preset, seats, rule changes) of the games that have turn clocks.
 CLOCKED: list[tuple[Any, str, int, dict[str, Any]]] = [
     (GinGame(), "single-hand", 2, {}),
+    (RummyGame(), "standard", 3, {"max_reshuffles": 1}),
 ]
 
 

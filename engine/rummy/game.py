@@ -55,6 +55,8 @@ class RummyView:
     hand_value: int
     result: RoundEnded | None
     rules: RummyRules
+    #: The seats that forfeited (out of play), in order.
+    forfeited: tuple[int, ...]
 
 
 def _melds(specs: tuple[MeldCards, ...]) -> str:
@@ -99,10 +101,21 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
         return self.clock_deadline(state)
 
     def on_clock(self, state: RummyState) -> tuple[int, ...]:
-        return ()  # this game's turn clock is not written yet (its rules refuse turn_time_ms)
+        """The seat to act, while it takes a card and while it plays and discards. Nothing is on
+        the clock once the round is over: a game is one round, and no seat has a next one to
+        deal."""
+        if state.phase in (Phase.TAKE, Phase.PLAY):
+            return (state.turn,)
+        return ()
 
     def forced_command(self, state: RummyState, seat: int) -> RummyCommand:
-        raise NotImplementedError("this game's forced moves are not written yet")
+        return moves.forced_command(state, seat)
+
+    def between_rounds(self, state: RummyState) -> bool:
+        return state.phase is Phase.ROUND_OVER
+
+    def forfeit(self, state: RummyState, seat: int, ctx: Context) -> list[RummyEvent]:
+        return moves.forfeit(state, seat, ctx)
 
     def validate(self, state: RummyState, seat: int, command: RummyCommand) -> None:
         moves.validate(state, seat, command)
@@ -149,7 +162,8 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
         return repr(command)
 
     def redact(self, event: RummyEvent, seat: int | None) -> RummyEvent:
-        """Hide other hands, the stock order and cards drawn by others (RULES.md §5)."""
+        """Hide other hands, the stock order and cards drawn by others (RULES.md §5). A forfeit's
+        hand is shown to every seat: it is out of play, and what it pays must be checkable."""
         match event:
             case RoundDealt(hands=hands):
                 return dataclasses.replace(event, hands=others_hidden(hands, seat), stock=())
@@ -176,6 +190,7 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
             hand_value=hand_value(hand),
             result=state.result,
             rules=state.rules,
+            forfeited=tuple(f.seat for f in state.forfeits),
         )
 
     def settlements(self, events: list[RummyEvent]) -> list[Settlement]:

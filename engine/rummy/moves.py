@@ -23,7 +23,7 @@ from croupier.engine.meld_solver import (
     extensions,
     swap,
 )
-from croupier.engine.rummy.cards import is_card, sort_cards
+from croupier.engine.rummy.cards import is_card, penalty, sort_cards
 from croupier.engine.rummy.events import (
     CardDiscarded,
     CardDrawn,
@@ -44,7 +44,7 @@ from croupier.engine.rummy.events import (
     TableMeld,
     TakeDiscard,
 )
-from croupier.engine.rummy.scoring import RummyOutcome, meld_value, round_ended
+from croupier.engine.rummy.scoring import RummyOutcome, forfeited, meld_value, round_ended
 from croupier.engine.rummy.state import Phase, RummyState, evolve
 from croupier.engine.shared import check_cards, check_jokers
 from croupier.engine.shuffle import shuffled
@@ -52,6 +52,9 @@ from croupier.engine.shuffle import shuffled
 R_TURN = "RULES.md §3.1"
 R_MELDS = "RULES.md §3.2"
 R_OPEN = "RULES.md §3.3"
+R_CLOCK = "RULES.md §5.1"
+#: Seats a round needs to go on: when a forfeit leaves fewer, the last seat in play wins.
+MIN_SEATS_IN_PLAY = 2
 
 
 # --- well-formedness ----------------------------------------------------------------------------
@@ -226,6 +229,8 @@ def _checked_effects(state: RummyState, seat: int, command: RummyCommand) -> lis
         raise IllegalCommand("NOT_STARTED", "the round has not been dealt", R_TURN)
     if state.phase is Phase.ROUND_OVER:
         raise IllegalCommand("ROUND_OVER", "the round is over", R_TURN)
+    if 0 <= seat < state.seats and not state.in_play(seat):
+        raise IllegalCommand("FORFEITED", "you forfeited this game (away)", R_CLOCK)
     if not 0 <= seat < state.seats or seat != state.turn:
         raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_TURN)
     if _PHASE[type(command)] is not state.phase:
@@ -523,11 +528,54 @@ def decide(state: RummyState, seat: int, command: RummyCommand, ctx: Context) ->
         state = evolve(state, event)
     if not state.hands[seat]:
         return events + [round_ended(state, RummyOutcome.WENT_OUT, seat)]
-    if isinstance(command, Discard) and not state.stock:
-        limit = state.rules.max_reshuffles
-        if len(state.discards) >= 2 and (limit == 0 or state.reshuffles < limit):
-            n = state.reshuffles + 1
-            stock = shuffled(state.discards[:-1], ctx.seeds, 1, f"reshuffle-{n}")
-            return events + [StockReshuffled(stock, len(stock), n)]
-        return events + [round_ended(state, RummyOutcome.STOCK_OUT, None)]
+    if isinstance(command, Discard):
+        return events + _turn_ended(state, ctx)
     return events
+
+
+def _turn_ended(state: RummyState, ctx: Context) -> list[RummyEvent]:
+    """A turn is over: an empty stock is rebuilt from the discards under the top (RULES.md §3.1),
+    or, when it cannot be, the round ends with nobody going out."""
+    if state.stock:
+        return []
+    limit = state.rules.max_reshuffles
+    if len(state.discards) >= 2 and (limit == 0 or state.reshuffles < limit):
+        n = state.reshuffles + 1
+        stock = shuffled(state.discards[:-1], ctx.seeds, 1, f"reshuffle-{n}")
+        return [StockReshuffled(stock, len(stock), n)]
+    return [round_ended(state, RummyOutcome.STOCK_OUT, None)]
+
+
+# --- the turn clock (RULES.md §5.1) -------------------------------------------------------------
+
+
+def costliest(hand: tuple[Card, ...]) -> Card:
+    """The card a forced discard throws: the highest penalty (a joker, then an ace, then the tens
+    and faces); ties go to the higher rank (K, Q, J, 10), then to the card later in deck order
+    (the second copy before the first; clubs, diamonds, hearts, spades)."""
+    later_first = reversed(sort_cards(hand))
+    return max(later_first, key=lambda card: (penalty(card), rank(card)))
+
+
+def forced_command(state: RummyState, seat: int) -> RummyCommand:
+    """The move a time-out makes: draw from the stock (never take the discard, which would have
+    to be melded at once); then discard the costliest card (never open, lay off or swap)."""
+    if seat == state.turn and state.in_play(seat):
+        if state.phase is Phase.TAKE:
+            return DrawStock()
+        if state.phase is Phase.PLAY:
+            return Discard(costliest(state.hands[seat]))
+    raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_CLOCK)
+
+
+def forfeit(state: RummyState, seat: int, ctx: Context) -> list[RummyEvent]:
+    """``seat`` forfeits (it is away, with ``forfeit_when_away``): it pays its hand to every seat
+    in play and leaves the round. With two seats or more still in play the round goes on (the
+    forfeit ends the seat's turn, so an empty stock is dealt with as after a discard); the last
+    seat in play wins the round."""
+    events: list[RummyEvent] = [forfeited(state, seat)]
+    state = evolve(state, events[0])
+    playing = state.seats_in_play()
+    if len(playing) < MIN_SEATS_IN_PLAY:
+        return events + [round_ended(state, RummyOutcome.FORFEIT, playing[0])]
+    return events + _turn_ended(state, ctx)
