@@ -80,7 +80,14 @@ class Discard:
     card: Card = ""
 
 
-RummyCommand = DrawStock | TakeDiscard | LayDown | LayOff | SwapJoker | Discard
+@dataclass(frozen=True)
+class ComeBack:
+    """An away seat is back (RULES.md §5.1): its turns are its own again. An away seat's turns are
+    forced as soon as they start, and Rummy has no other move outside a seat's turn, so this is how
+    a command of its own can arrive."""
+
+
+RummyCommand = DrawStock | TakeDiscard | LayDown | LayOff | SwapJoker | Discard | ComeBack
 
 
 # --- events -----------------------------------------------------------------------------------
@@ -173,6 +180,13 @@ class StockReshuffled:
 
 
 @dataclass(frozen=True)
+class CameBack:
+    """``seat``, away, sent :class:`ComeBack`: it plays its own turns again (the clock folds it)."""
+
+    seat: int
+
+
+@dataclass(frozen=True)
 class SeatForfeited:
     """``seat`` became away with ``forfeit_when_away`` set and forfeits (RULES.md §5.1): its
     ``hand`` is laid face up and out of play, and it pays ``hand_value`` × ``stake_per_point`` to
@@ -209,6 +223,7 @@ RummyEvent = (
     | JokerSwapped
     | CardDiscarded
     | StockReshuffled
+    | CameBack
     | SeatForfeited
     | RoundEnded
 )

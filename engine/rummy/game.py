@@ -15,6 +15,7 @@ from croupier.engine.rummy import rules as rules_module
 from croupier.engine.rummy.deal import deal
 from croupier.engine.rummy.events import (
     CardDrawn,
+    ComeBack,
     Discard,
     DrawStock,
     GameStarted,
@@ -158,6 +159,8 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
                 return f"Swap {card} for the joker of meld #{meld_id} and {where}"
             case Discard(card=card):
                 return f"Discard {card}"
+            case ComeBack():
+                return "I'm back: play my own turns again"
         # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 

@@ -25,9 +25,11 @@ from croupier.engine.meld_solver import (
 )
 from croupier.engine.rummy.cards import is_card, penalty, sort_cards
 from croupier.engine.rummy.events import (
+    CameBack,
     CardDiscarded,
     CardDrawn,
     CardsLaidOff,
+    ComeBack,
     Discard,
     DiscardTaken,
     DrawStock,
@@ -120,7 +122,7 @@ def _check_well_formed(command: RummyCommand) -> None:
                 )
         case Discard(card=card):
             _check_cards((card,), "card")
-        case DrawStock():
+        case DrawStock() | ComeBack():
             pass
         case _:
             raise MalformedCommand(
@@ -231,6 +233,10 @@ def _checked_effects(state: RummyState, seat: int, command: RummyCommand) -> lis
         raise IllegalCommand("ROUND_OVER", "the round is over", R_TURN)
     if 0 <= seat < state.seats and not state.in_play(seat):
         raise IllegalCommand("FORFEITED", "you forfeited this game (away)", R_CLOCK)
+    if isinstance(command, ComeBack):
+        if not state.is_away(seat):
+            raise IllegalCommand("NOT_AWAY", "you are not away: play your turns", R_CLOCK)
+        return [CameBack(seat)]
     if not 0 <= seat < state.seats or seat != state.turn:
         raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_TURN)
     if _PHASE[type(command)] is not state.phase:
@@ -454,20 +460,28 @@ def _joker_plays(state: RummyState, seat: int, meld_id: int, card: Card) -> Iter
 
 def legal_commands(state: RummyState, seat: int) -> list[RummyCommand]:
     """The atomic moves ``seat`` may make now, each one accepted by :func:`validate`."""
-    if state.phase not in (Phase.TAKE, Phase.PLAY) or seat != state.turn:
+    if state.phase not in (Phase.TAKE, Phase.PLAY) or not 0 <= seat < state.seats:
         return []
-    return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
+    back: list[RummyCommand] = [ComeBack()] if state.is_away(seat) else []
+    if seat != state.turn:
+        return accepted(back, lambda command: validate(state, seat, command))
+    candidates = (*_candidates(state, seat), *back)
+    return accepted(candidates, lambda command: validate(state, seat, command))
 
 
 def to_act(state: RummyState) -> tuple[int, ...]:
-    """The seats with a legal command (:func:`legal_commands` not empty): only the seat to act,
-    which can always draw (an emptied stock is rebuilt or ends the round at once) or discard."""
+    """The seats with a legal command (:func:`legal_commands` not empty): the seat to act, which
+    can always draw (an emptied stock is rebuilt or ends the round at once) or discard, and, while
+    the round is played, every away seat still in play, which may come back."""
+    if state.phase not in (Phase.TAKE, Phase.PLAY):
+        return ()
     turn = state.turn
-    if state.phase is Phase.TAKE and state.stock:
-        return (turn,)
-    if state.phase is Phase.PLAY and state.hands[turn]:
-        return (turn,)
-    return ()
+    seats = {s for s in state.seats_in_play() if state.is_away(s)}
+    if (state.phase is Phase.TAKE and state.stock) or (
+        state.phase is Phase.PLAY and state.hands[turn]
+    ):
+        seats.add(turn)
+    return tuple(sorted(seats))
 
 
 def canonical(state: RummyState, command: RummyCommand) -> RummyCommand:

@@ -8,6 +8,7 @@ from enum import Enum
 from croupier.engine.cards import Card
 from croupier.engine.clock import NO_CLOCK, Clock
 from croupier.engine.rummy.events import (
+    CameBack,
     CardDiscarded,
     CardDrawn,
     CardsLaidOff,
@@ -68,6 +69,10 @@ class RummyState:
     def in_play(self, seat: int) -> bool:
         """Whether ``seat`` still plays the round (it has not forfeited)."""
         return all(f.seat != seat for f in self.forfeits)
+
+    def is_away(self, seat: int) -> bool:
+        """Whether ``seat``'s turns are forced (RULES.md §5.1; only with a turn clock)."""
+        return bool(self.clock.away) and self.clock.away[seat]
 
     def seats_in_play(self) -> tuple[int, ...]:
         return tuple(s for s in range(self.seats) if self.in_play(s))
@@ -149,6 +154,8 @@ def evolve(state: RummyState, event: RummyEvent) -> RummyState:
             return replaced(state, turn=state.next_in_play(seat), phase=Phase.TAKE)
         case StockReshuffled(stock=stock, reshuffle=reshuffle):
             return replaced(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)
+        case CameBack():
+            return state  # the clock brings the seat back as its command's batch begins
         case SeatForfeited(seat=seat):
             # The hand stays where it is, face up and out of play; a forfeit in the seat's own
             # turn ends that turn, and the next seat in play takes a card.
