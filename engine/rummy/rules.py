@@ -35,6 +35,8 @@ Turn clocks (RULES.md §5.1, ``engine/clock.py``; docs/rules/rummy.md §3.5):
   deck order. A forced discard of a seat's last card goes out, as any discard would. The stock is
   never empty when a seat must take (it is rebuilt, or the round ends, as the turn before ends), so
   the forced draw is always legal; a forced discard that leaves it empty rebuilds it as any other.
+* An away seat comes back with ``ComeBack``, legal for it at any time in the round: its own turns
+  are forced the instant they start, and Rummy has no other move outside a turn.
 * ``forfeit_when_away``: the away seat's hand is laid face up, out of play, and it pays its value ×
   ``stake_per_point`` to every other seat still in play, as if each had gone out (``SeatForfeited``).
   With two or more seats still in play the round goes on without it (its turns are skipped, its
