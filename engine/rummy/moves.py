@@ -234,7 +234,7 @@ def _checked_effects(state: RummyState, seat: int, command: RummyCommand) -> lis
     if 0 <= seat < state.seats and not state.in_play(seat):
         raise IllegalCommand("FORFEITED", "you forfeited this game (away)", R_CLOCK)
     if isinstance(command, ComeBack):
-        if not state.is_away(seat):
+        if not state.may_come_back(seat):
             raise IllegalCommand("NOT_AWAY", "you are not away: play your turns", R_CLOCK)
         return [CameBack(seat)]
     if not 0 <= seat < state.seats or seat != state.turn:
@@ -462,7 +462,7 @@ def legal_commands(state: RummyState, seat: int) -> list[RummyCommand]:
     """The atomic moves ``seat`` may make now, each one accepted by :func:`validate`."""
     if state.phase not in (Phase.TAKE, Phase.PLAY) or not 0 <= seat < state.seats:
         return []
-    back: list[RummyCommand] = [ComeBack()] if state.is_away(seat) else []
+    back: list[RummyCommand] = [ComeBack()] if state.may_come_back(seat) else []
     if seat != state.turn:
         return accepted(back, lambda command: validate(state, seat, command))
     candidates = (*_candidates(state, seat), *back)
@@ -476,7 +476,7 @@ def to_act(state: RummyState) -> tuple[int, ...]:
     if state.phase not in (Phase.TAKE, Phase.PLAY):
         return ()
     turn = state.turn
-    seats = {s for s in state.seats_in_play() if state.is_away(s)}
+    seats = {s for s in state.seats_in_play() if state.may_come_back(s)}
     if (state.phase is Phase.TAKE and state.stock) or (
         state.phase is Phase.PLAY and state.hands[turn]
     ):

@@ -55,6 +55,10 @@ class RummyState:
     clock: Clock = NO_CLOCK
     # The forfeits so far (RULES.md §5.1), in order: those seats are out of play.
     forfeits: tuple[SeatForfeited, ...] = ()
+    # The away seat whose own command the batch now beginning is (RummyGame.at), until the batch's
+    # first event: the clock brings a seat back as its batch begins, and its ComeBack, decided
+    # after that by a replay (before it, live), must be valid either way.
+    returning: int | None = None
 
     @property
     def discard_top(self) -> Card | None:
@@ -73,6 +77,11 @@ class RummyState:
     def is_away(self, seat: int) -> bool:
         """Whether ``seat``'s turns are forced (RULES.md §5.1; only with a turn clock)."""
         return bool(self.clock.away) and self.clock.away[seat]
+
+    def may_come_back(self, seat: int) -> bool:
+        """Whether ``seat`` may send ``ComeBack``: it is away, or its batch has just brought it
+        back (a replay decides the command there)."""
+        return self.is_away(seat) or self.returning == seat
 
     def seats_in_play(self) -> tuple[int, ...]:
         return tuple(s for s in range(self.seats) if self.in_play(s))
