@@ -56,7 +56,8 @@ def _hand_factors(state: RummyState, seat: int, reason: str) -> tuple[Factor, ..
 
 def forfeited(state: RummyState, seat: int) -> SeatForfeited:
     """``seat`` forfeits: it pays its hand to every other seat in play, as if each had gone out
-    (RULES.md §5.1) — never less than any loser of the round could pay."""
+    (RULES.md §5.1): with more than one other seat in play, more than it would owe to whichever
+    of them went out now."""
     cards = state.hands[seat]
     value = hand_value(cards)
     factors = _hand_factors(state, seat, "forfeited with in hand: ")
