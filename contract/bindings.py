@@ -214,6 +214,7 @@ RUMMY = GameBinding(
         rummy_events.LayOff,
         rummy_events.SwapJoker,
         rummy_events.Discard,
+        rummy_events.ComeBack,
     ),
     events=convert.classes_by_field(
         TurnTimedOut,
@@ -226,6 +227,8 @@ RUMMY = GameBinding(
         rummy_events.JokerSwapped,
         rummy_events.CardDiscarded,
         rummy_events.StockReshuffled,
+        rummy_events.CameBack,
+        rummy_events.SeatForfeited,
         rummy_events.RoundEnded,
     ),
 )

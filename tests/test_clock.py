@@ -18,6 +18,7 @@ from croupier.engine.clock import TurnTimedOut
 from croupier.engine.game import Context
 from croupier.engine.gin import GinGame
 from croupier.engine.koikoi import KoiKoiGame
+from croupier.engine.rummy import RummyGame
 from croupier.engine.shuffle import Seeds
 
 TURN_MS = 1_000
@@ -30,6 +31,7 @@ CHECK_FORCED = 0.2
 CLOCKED: list[tuple[Any, str, int, dict[str, Any]]] = [
     (GinGame(), "single-hand", 2, {}),
     (KoiKoiGame(), "nintendo-3", 2, {}),
+    (RummyGame(), "standard", 3, {"max_reshuffles": 1}),
 ]
 
 

@@ -12,7 +12,7 @@ from croupier.engine.cards import Card
 from croupier.engine.clock import TurnTimedOut
 from croupier.engine.meld_solver import JokerAs, MeldKind
 from croupier.engine.rummy.rules import RummyRules
-from croupier.engine.settlement import Settlement
+from croupier.engine.settlement import Settlement, SettlementLine
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,14 @@ class Discard:
     card: Card = ""
 
 
-RummyCommand = DrawStock | TakeDiscard | LayDown | LayOff | SwapJoker | Discard
+@dataclass(frozen=True)
+class ComeBack:
+    """An away seat is back (RULES.md §5.1): its turns are its own again. An away seat's turns are
+    forced as soon as they start, and Rummy has no other move outside a seat's turn, so this is how
+    a command of its own can arrive."""
+
+
+RummyCommand = DrawStock | TakeDiscard | LayDown | LayOff | SwapJoker | Discard | ComeBack
 
 
 # --- events -----------------------------------------------------------------------------------
@@ -173,9 +180,30 @@ class StockReshuffled:
 
 
 @dataclass(frozen=True)
+class CameBack:
+    """``seat``, away, sent :class:`ComeBack`: it plays its own turns again (the clock folds it)."""
+
+    seat: int
+
+
+@dataclass(frozen=True)
+class SeatForfeited:
+    """``seat`` became away with ``forfeit_when_away`` set and forfeits (RULES.md §5.1): its
+    ``hand`` is laid face up and out of play, and it pays ``hand_value`` × ``stake_per_point`` to
+    every seat still in play (``lines``), as if each had gone out. Its turns are skipped from now
+    on; the round's settlement repeats these lines."""
+
+    seat: int
+    hand: Hand
+    hand_value: int
+    lines: tuple[SettlementLine, ...]
+
+
+@dataclass(frozen=True)
 class RoundEnded:
-    """The round is over: "WENT_OUT" (``winner`` emptied its hand) or "STOCK_OUT" (no winner),
-    every hand left, what each costs, and the itemized settlement."""
+    """The round is over: "WENT_OUT" (``winner`` emptied its hand), "STOCK_OUT" (no winner) or
+    "FORFEIT" (``winner`` is the last seat in play: every other seat forfeited), every hand left,
+    what each costs, and the itemized settlement (a forfeit's lines included)."""
 
     outcome: str
     winner: int | None
@@ -195,5 +223,7 @@ RummyEvent = (
     | JokerSwapped
     | CardDiscarded
     | StockReshuffled
+    | CameBack
+    | SeatForfeited
     | RoundEnded
 )

@@ -15,6 +15,7 @@ from croupier.engine.rummy import rules as rules_module
 from croupier.engine.rummy.deal import deal
 from croupier.engine.rummy.events import (
     CardDrawn,
+    ComeBack,
     Discard,
     DrawStock,
     GameStarted,
@@ -34,6 +35,7 @@ from croupier.engine.rummy.rules import RummyRules
 from croupier.engine.rummy.scoring import hand_value
 from croupier.engine.rummy.state import Phase, RummyState, evolve
 from croupier.engine.settlement import Settlement
+from croupier.engine.shared import replaced
 from croupier.engine.shuffle import Seeds
 
 
@@ -55,6 +57,8 @@ class RummyView:
     hand_value: int
     result: RoundEnded | None
     rules: RummyRules
+    #: The seats that forfeited (out of play), in order.
+    forfeited: tuple[int, ...]
 
 
 def _melds(specs: tuple[MeldCards, ...]) -> str:
@@ -85,7 +89,16 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
         return RummyState()
 
     def evolve_rules(self, state: RummyState, event: RummyEvent) -> RummyState:
+        if state.returning is not None:  # the batch's first event: its decision is made
+            state = replaced(state, returning=None)
         return evolve(state, event)
+
+    def at(self, state: RummyState, at_ms: int, actor: int | None) -> RummyState:
+        """As every game's (the clock brings an away actor back), remembering for the batch's
+        decision that the actor was away: the service decides a command before its batch begins,
+        a replay after, and ``ComeBack`` must be accepted both ways."""
+        returning = actor if actor is not None and state.is_away(actor) else None
+        return replaced(super().at(state, at_ms, actor), returning=returning)
 
     def decide(
         self, state: RummyState, seat: int, command: RummyCommand, ctx: Context
@@ -99,10 +112,21 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
         return self.clock_deadline(state)
 
     def on_clock(self, state: RummyState) -> tuple[int, ...]:
-        return ()  # this game's turn clock is not written yet (its rules refuse turn_time_ms)
+        """The seat to act, while it takes a card and while it plays and discards. Nothing is on
+        the clock once the round is over: a game is one round, and no seat has a next one to
+        deal."""
+        if state.phase in (Phase.TAKE, Phase.PLAY):
+            return (state.turn,)
+        return ()
 
     def forced_command(self, state: RummyState, seat: int) -> RummyCommand:
-        raise NotImplementedError("this game's forced moves are not written yet")
+        return moves.forced_command(state, seat)
+
+    def between_rounds(self, state: RummyState) -> bool:
+        return state.phase is Phase.ROUND_OVER
+
+    def forfeit(self, state: RummyState, seat: int, ctx: Context) -> list[RummyEvent]:
+        return moves.forfeit(state, seat, ctx)
 
     def validate(self, state: RummyState, seat: int, command: RummyCommand) -> None:
         moves.validate(state, seat, command)
@@ -145,11 +169,14 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
                 return f"Swap {card} for the joker of meld #{meld_id} and {where}"
             case Discard(card=card):
                 return f"Discard {card}"
+            case ComeBack():
+                return "I'm back: play my own turns again"
         # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 
     def redact(self, event: RummyEvent, seat: int | None) -> RummyEvent:
-        """Hide other hands, the stock order and cards drawn by others (RULES.md §5)."""
+        """Hide other hands, the stock order and cards drawn by others (RULES.md §5). A forfeit's
+        hand is shown to every seat: it is out of play, and what it pays must be checkable."""
         match event:
             case RoundDealt(hands=hands):
                 return dataclasses.replace(event, hands=others_hidden(hands, seat), stock=())
@@ -176,6 +203,7 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
             hand_value=hand_value(hand),
             result=state.result,
             rules=state.rules,
+            forfeited=tuple(f.seat for f in state.forfeits),
         )
 
     def settlements(self, events: list[RummyEvent]) -> list[Settlement]:

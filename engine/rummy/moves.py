@@ -23,11 +23,13 @@ from croupier.engine.meld_solver import (
     extensions,
     swap,
 )
-from croupier.engine.rummy.cards import is_card, sort_cards
+from croupier.engine.rummy.cards import is_card, penalty, sort_cards
 from croupier.engine.rummy.events import (
+    CameBack,
     CardDiscarded,
     CardDrawn,
     CardsLaidOff,
+    ComeBack,
     Discard,
     DiscardTaken,
     DrawStock,
@@ -44,7 +46,7 @@ from croupier.engine.rummy.events import (
     TableMeld,
     TakeDiscard,
 )
-from croupier.engine.rummy.scoring import RummyOutcome, meld_value, round_ended
+from croupier.engine.rummy.scoring import RummyOutcome, forfeited, meld_value, round_ended
 from croupier.engine.rummy.state import Phase, RummyState, evolve
 from croupier.engine.shared import check_cards, check_jokers
 from croupier.engine.shuffle import shuffled
@@ -52,6 +54,9 @@ from croupier.engine.shuffle import shuffled
 R_TURN = "RULES.md §3.1"
 R_MELDS = "RULES.md §3.2"
 R_OPEN = "RULES.md §3.3"
+R_CLOCK = "RULES.md §5.1"
+#: Seats a round needs to go on: when a forfeit leaves fewer, the last seat in play wins.
+MIN_SEATS_IN_PLAY = 2
 
 
 # --- well-formedness ----------------------------------------------------------------------------
@@ -117,7 +122,7 @@ def _check_well_formed(command: RummyCommand) -> None:
                 )
         case Discard(card=card):
             _check_cards((card,), "card")
-        case DrawStock():
+        case DrawStock() | ComeBack():
             pass
         case _:
             raise MalformedCommand(
@@ -226,6 +231,12 @@ def _checked_effects(state: RummyState, seat: int, command: RummyCommand) -> lis
         raise IllegalCommand("NOT_STARTED", "the round has not been dealt", R_TURN)
     if state.phase is Phase.ROUND_OVER:
         raise IllegalCommand("ROUND_OVER", "the round is over", R_TURN)
+    if 0 <= seat < state.seats and not state.in_play(seat):
+        raise IllegalCommand("FORFEITED", "you forfeited this game (away)", R_CLOCK)
+    if isinstance(command, ComeBack):
+        if not state.may_come_back(seat):
+            raise IllegalCommand("NOT_AWAY", "you are not away: play your turns", R_CLOCK)
+        return [CameBack(seat)]
     if not 0 <= seat < state.seats or seat != state.turn:
         raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_TURN)
     if _PHASE[type(command)] is not state.phase:
@@ -449,20 +460,28 @@ def _joker_plays(state: RummyState, seat: int, meld_id: int, card: Card) -> Iter
 
 def legal_commands(state: RummyState, seat: int) -> list[RummyCommand]:
     """The atomic moves ``seat`` may make now, each one accepted by :func:`validate`."""
-    if state.phase not in (Phase.TAKE, Phase.PLAY) or seat != state.turn:
+    if state.phase not in (Phase.TAKE, Phase.PLAY) or not 0 <= seat < state.seats:
         return []
-    return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
+    back: list[RummyCommand] = [ComeBack()] if state.may_come_back(seat) else []
+    if seat != state.turn:
+        return accepted(back, lambda command: validate(state, seat, command))
+    candidates = (*_candidates(state, seat), *back)
+    return accepted(candidates, lambda command: validate(state, seat, command))
 
 
 def to_act(state: RummyState) -> tuple[int, ...]:
-    """The seats with a legal command (:func:`legal_commands` not empty): only the seat to act,
-    which can always draw (an emptied stock is rebuilt or ends the round at once) or discard."""
+    """The seats with a legal command (:func:`legal_commands` not empty): the seat to act, which
+    can always draw (an emptied stock is rebuilt or ends the round at once) or discard, and, while
+    the round is played, every away seat still in play, which may come back."""
+    if state.phase not in (Phase.TAKE, Phase.PLAY):
+        return ()
     turn = state.turn
-    if state.phase is Phase.TAKE and state.stock:
-        return (turn,)
-    if state.phase is Phase.PLAY and state.hands[turn]:
-        return (turn,)
-    return ()
+    seats = {s for s in state.seats_in_play() if state.may_come_back(s)}
+    if (state.phase is Phase.TAKE and state.stock) or (
+        state.phase is Phase.PLAY and state.hands[turn]
+    ):
+        seats.add(turn)
+    return tuple(sorted(seats))
 
 
 def canonical(state: RummyState, command: RummyCommand) -> RummyCommand:
@@ -523,11 +542,54 @@ def decide(state: RummyState, seat: int, command: RummyCommand, ctx: Context) ->
         state = evolve(state, event)
     if not state.hands[seat]:
         return events + [round_ended(state, RummyOutcome.WENT_OUT, seat)]
-    if isinstance(command, Discard) and not state.stock:
-        limit = state.rules.max_reshuffles
-        if len(state.discards) >= 2 and (limit == 0 or state.reshuffles < limit):
-            n = state.reshuffles + 1
-            stock = shuffled(state.discards[:-1], ctx.seeds, 1, f"reshuffle-{n}")
-            return events + [StockReshuffled(stock, len(stock), n)]
-        return events + [round_ended(state, RummyOutcome.STOCK_OUT, None)]
+    if isinstance(command, Discard):
+        return events + _turn_ended(state, ctx)
     return events
+
+
+def _turn_ended(state: RummyState, ctx: Context) -> list[RummyEvent]:
+    """A turn is over: an empty stock is rebuilt from the discards under the top (RULES.md §3.1),
+    or, when it cannot be, the round ends with nobody going out."""
+    if state.stock:
+        return []
+    limit = state.rules.max_reshuffles
+    if len(state.discards) >= 2 and (limit == 0 or state.reshuffles < limit):
+        n = state.reshuffles + 1
+        stock = shuffled(state.discards[:-1], ctx.seeds, 1, f"reshuffle-{n}")
+        return [StockReshuffled(stock, len(stock), n)]
+    return [round_ended(state, RummyOutcome.STOCK_OUT, None)]
+
+
+# --- the turn clock (RULES.md §5.1) -------------------------------------------------------------
+
+
+def costliest(hand: tuple[Card, ...]) -> Card:
+    """The card a forced discard throws: the highest penalty (a joker, then an ace, then the tens
+    and faces); ties go to the higher rank (K, Q, J, 10), then to the card later in deck order
+    (the second copy before the first; clubs, diamonds, hearts, spades)."""
+    later_first = reversed(sort_cards(hand))
+    return max(later_first, key=lambda card: (penalty(card), rank(card)))
+
+
+def forced_command(state: RummyState, seat: int) -> RummyCommand:
+    """The move a time-out makes: draw from the stock (never take the discard, which would have
+    to be melded at once); then discard the costliest card (never open, lay off or swap)."""
+    if seat == state.turn and state.in_play(seat):
+        if state.phase is Phase.TAKE:
+            return DrawStock()
+        if state.phase is Phase.PLAY:
+            return Discard(costliest(state.hands[seat]))
+    raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_CLOCK)
+
+
+def forfeit(state: RummyState, seat: int, ctx: Context) -> list[RummyEvent]:
+    """``seat`` forfeits (it is away, with ``forfeit_when_away``): it pays its hand to every seat
+    in play and leaves the round. With two seats or more still in play the round goes on (the
+    forfeit ends the seat's turn, so an empty stock is dealt with as after a discard); the last
+    seat in play wins the round."""
+    events: list[RummyEvent] = [forfeited(state, seat)]
+    state = evolve(state, events[0])
+    playing = state.seats_in_play()
+    if len(playing) < MIN_SEATS_IN_PLAY:
+        return events + [round_ended(state, RummyOutcome.FORFEIT, playing[0])]
+    return events + _turn_ended(state, ctx)

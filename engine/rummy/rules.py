@@ -23,6 +23,25 @@ Decisions where RULES.md is silent (each tested):
   rule set documents its own, and Rummy has no way to say "never".
 * In a set an ace counts 11; in a run it counts 1 only at the low end of ``A 2 3 …`` (a 13-card run
   counts it 11).
+
+Turn clocks (RULES.md §5.1, ``engine/clock.py``; docs/rules/rummy.md §3.5):
+
+* The seat to act is on the clock in both steps of its turn: taking a card, then playing and
+  discarding. Nothing is on the clock before the deal or after the round: a game is one round, so
+  there is no next round for anyone to deal.
+* The forced move draws from the stock, never takes the discard (taking it is one command with the
+  meld that uses it, so no turn ever holds a taken card still to be used), never opens, lays off or
+  swaps, and discards the card of highest penalty; ties: the higher rank, then the card later in
+  deck order. A forced discard of a seat's last card goes out, as any discard would. The stock is
+  never empty when a seat must take (it is rebuilt, or the round ends, as the turn before ends), so
+  the forced draw is always legal; a forced discard that leaves it empty rebuilds it as any other.
+* An away seat comes back with ``ComeBack``, legal for it at any time in the round: its own turns
+  are forced the instant they start, and Rummy has no other move outside a turn.
+* ``forfeit_when_away``: the away seat's hand is laid face up, out of play, and it pays its value ×
+  ``stake_per_point`` to every other seat still in play, as if each had gone out (``SeatForfeited``).
+  With two or more seats still in play the round goes on without it (its turns are skipped, its
+  melds stay on the table); when one seat is left, it wins the round (outcome ``FORFEIT``). The
+  round's settlement holds the forfeits' lines, whatever its outcome.
 """
 
 from __future__ import annotations
@@ -102,5 +121,3 @@ def validate(rules: RummyRules, seats: int) -> None:
             field="seats",
         )
     check_bounds(rules, BOUNDS)
-    if rules.turn_time_ms:  # the forced moves of this game are not written yet
-        raise bad("turn_time_ms", "turn clocks are not yet available in Rummy")

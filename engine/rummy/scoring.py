@@ -7,9 +7,9 @@ from enum import StrEnum
 from croupier.engine.cards import is_joker, rank
 from croupier.engine.meld_solver import Meld, MeldKind
 from croupier.engine.rummy.cards import opening_value, penalty
-from croupier.engine.rummy.events import Hand, RoundEnded
+from croupier.engine.rummy.events import Hand, RoundEnded, SeatForfeited
 from croupier.engine.rummy.state import RummyState
-from croupier.engine.settlement import Factor, Settlement, SettlementLine, net_of
+from croupier.engine.settlement import Factor, Settlement, SettlementLine, amount_of, net_of
 
 
 def _stands_for(meld: Meld) -> list[str]:
@@ -41,47 +41,82 @@ class RummyOutcome(StrEnum):
 
     WENT_OUT = "WENT_OUT"
     STOCK_OUT = "STOCK_OUT"
+    # Every seat but the winner forfeited (RULES.md §5.1).
+    FORFEIT = "FORFEIT"
+
+
+def _hand_factors(state: RummyState, seat: int, reason: str) -> tuple[Factor, ...]:
+    """A hand's cost: its value, × ``stake_per_point`` when that is not 1."""
+    value = hand_value(state.hands[seat])
+    factors = [Factor("hand_value", value, reason + " ".join(state.hands[seat]))]
+    if state.rules.stake_per_point != 1:
+        factors.append(Factor("stake_per_point", state.rules.stake_per_point, "stakes per point"))
+    return tuple(factors)
+
+
+def forfeited(state: RummyState, seat: int) -> SeatForfeited:
+    """``seat`` forfeits: it pays its hand to every other seat in play, as if each had gone out
+    (RULES.md §5.1): with more than one other seat in play, more than it would owe to whichever
+    of them went out now."""
+    cards = state.hands[seat]
+    value = hand_value(cards)
+    factors = _hand_factors(state, seat, "forfeited with in hand: ")
+    amount = amount_of(factors)
+    lines = tuple(
+        SettlementLine(
+            seat,
+            payee,
+            amount,
+            factors,
+            f"seat {seat} forfeits and pays seat {payee} {amount}, as if seat {payee} went out",
+        )
+        for payee in state.seats_in_play()
+        if payee != seat and amount
+    )
+    return SeatForfeited(seat, Hand(seat, cards, len(cards)), value, lines)
 
 
 def round_ended(state: RummyState, outcome: RummyOutcome, winner: int | None) -> RoundEnded:
-    """Each opponent pays its hand's value × ``stake_per_point`` to the seat that went out."""
+    """Each opponent still in play pays its hand's value × ``stake_per_point`` to the seat that
+    went out (or the last seat in play); the forfeits' payments stand whatever the outcome."""
     hands = tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands))
     values = tuple(hand_value(cards) for cards in state.hands)
+    paid = tuple(line for forfeit in state.forfeits for line in forfeit.lines)
+    forfeit_notes = tuple(
+        f"seat {f.seat} forfeited and paid its hand of {f.hand_value} to each seat in play"
+        for f in state.forfeits
+    )
     if winner is None:
+        nobody = "nobody else pays" if paid else "nobody pays"
         settlement = Settlement(
             1,
             (),
             outcome.value,
-            (),
-            (0,) * state.seats,
-            ("the stock ran out and could not be rebuilt: nobody pays",),
+            paid,
+            net_of(state.seats, paid),
+            (f"the stock ran out and could not be rebuilt: {nobody}",) + forfeit_notes,
         )
         return RoundEnded(outcome.value, None, hands, values, settlement)
-    lines = []
-    stake = state.rules.stake_per_point
-    for seat in range(state.seats):
-        if seat == winner or values[seat] == 0:
-            continue
-        factors = [
-            Factor("hand_value", values[seat], "left in hand: " + " ".join(state.hands[seat]))
-        ]
-        if stake != 1:
-            factors.append(Factor("stake_per_point", stake, "stakes per point"))
+    losers = [s for s in state.seats_in_play() if s != winner and values[s]]
+    lines = list(paid)
+    for seat in losers:
+        factors = _hand_factors(state, seat, "left in hand: ")
+        amount = amount_of(factors)
         lines.append(
             SettlementLine(
-                seat,
-                winner,
-                values[seat] * stake,
-                tuple(factors),
-                f"seat {seat} pays seat {winner} {values[seat] * stake}",
+                seat, winner, amount, factors, f"seat {seat} pays seat {winner} {amount}"
             )
         )
+    if outcome is RummyOutcome.FORFEIT:
+        won = f"seat {winner} is the last seat in play: every other seat forfeited"
+    else:
+        won = f"seat {winner} went out and scores {sum(values[s] for s in losers)}"
     settlement = Settlement(
         1,
         (winner,),
         outcome.value,
         tuple(lines),
         net_of(state.seats, tuple(lines)),
-        (f"seat {winner} went out and scores {sum(values)}",),
+        (won,) + forfeit_notes,
     )
     return RoundEnded(outcome.value, winner, hands, values, settlement)

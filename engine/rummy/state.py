@@ -8,6 +8,7 @@ from enum import Enum
 from croupier.engine.cards import Card
 from croupier.engine.clock import NO_CLOCK, Clock
 from croupier.engine.rummy.events import (
+    CameBack,
     CardDiscarded,
     CardDrawn,
     CardsLaidOff,
@@ -18,6 +19,7 @@ from croupier.engine.rummy.events import (
     RoundDealt,
     RoundEnded,
     RummyEvent,
+    SeatForfeited,
     StockReshuffled,
     TableMeld,
 )
@@ -51,6 +53,12 @@ class RummyState:
     reshuffles: int = 0
     result: RoundEnded | None = None
     clock: Clock = NO_CLOCK
+    # The forfeits so far (RULES.md §5.1), in order: those seats are out of play.
+    forfeits: tuple[SeatForfeited, ...] = ()
+    # The away seat whose own command the batch now beginning is (RummyGame.at), until the batch's
+    # first event: the clock brings a seat back as its batch begins, and its ComeBack, decided
+    # after that by a replay (before it, live), must be valid either way.
+    returning: int | None = None
 
     @property
     def discard_top(self) -> Card | None:
@@ -61,6 +69,30 @@ class RummyState:
 
     def next_meld_id(self) -> int:
         return max((m.id for m in self.melds), default=0) + 1
+
+    def in_play(self, seat: int) -> bool:
+        """Whether ``seat`` still plays the round (it has not forfeited)."""
+        return all(f.seat != seat for f in self.forfeits)
+
+    def is_away(self, seat: int) -> bool:
+        """Whether ``seat``'s turns are forced (RULES.md §5.1; only with a turn clock)."""
+        return bool(self.clock.away) and self.clock.away[seat]
+
+    def may_come_back(self, seat: int) -> bool:
+        """Whether ``seat`` may send ``ComeBack``: it is away, or its batch has just brought it
+        back (a replay decides the command there)."""
+        return self.is_away(seat) or self.returning == seat
+
+    def seats_in_play(self) -> tuple[int, ...]:
+        return tuple(s for s in range(self.seats) if self.in_play(s))
+
+    def next_in_play(self, seat: int) -> int:
+        """The seat to play after ``seat``: the next one to its left that has not forfeited."""
+        for step in range(1, self.seats + 1):
+            after = (seat + step) % self.seats
+            if self.in_play(after):
+                return after
+        return seat
 
 
 def evolve(state: RummyState, event: RummyEvent) -> RummyState:
@@ -128,9 +160,18 @@ def evolve(state: RummyState, event: RummyEvent) -> RummyState:
                 discards=state.discards + (card,),
                 hands=replace_at(state.hands, seat, without(state.hands[seat], (card,))),
             )
-            return replaced(state, turn=(seat + 1) % state.seats, phase=Phase.TAKE)
+            return replaced(state, turn=state.next_in_play(seat), phase=Phase.TAKE)
         case StockReshuffled(stock=stock, reshuffle=reshuffle):
             return replaced(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)
+        case CameBack():
+            return state  # the clock brings the seat back as its command's batch begins
+        case SeatForfeited(seat=seat):
+            # The hand stays where it is, face up and out of play; a forfeit in the seat's own
+            # turn ends that turn, and the next seat in play takes a card.
+            state = replaced(state, forfeits=state.forfeits + (event,))
+            if seat == state.turn and state.phase in (Phase.TAKE, Phase.PLAY):
+                state = replaced(state, turn=state.next_in_play(seat), phase=Phase.TAKE)
+            return state
         case RoundEnded():
             return replaced(state, phase=Phase.ROUND_OVER, result=event)
     raise TypeError(f"not a Rummy event: {event!r}")
