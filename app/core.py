@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -46,6 +46,9 @@ from croupier.app.notifier import Notifier
 from croupier.app.ratelimit import RateLimit, RateLimiter
 from croupier.app.recent import RecentEvents
 from croupier.app.runner import AsyncLog
+
+if TYPE_CHECKING:
+    from croupier.app.sweeper import Sweeper
 from croupier.app.tokens import (
     PLAYER_PREFIX,
     STUDIO_PREFIX,
@@ -62,6 +65,7 @@ from croupier.contract import convert
 from croupier.contract.bindings import BINDINGS, BY_NAME, GameBinding
 from croupier.contract.rejections import rejection
 from croupier.engine import ENGINE_VERSION
+from croupier.engine.clock import TurnTimedOut
 from croupier.engine.game import CommandError, Context, InvalidRules
 from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
@@ -250,6 +254,9 @@ class Croupier:
         self.rate = RateLimiter(rate_limit or RateLimit())
         #: The studio's keys: they verify studio tokens (CreateGame) and player tokens (recall).
         self.studio_keys = studio_keys
+        #: Called with each deadline this process records (the sweeper's alarm), if set.
+        self.on_deadline: Callable[[int], None] | None = None
+        self.sweeper: Sweeper | None = None
         #: Whether games are read from and saved as snapshots (off: always folded from the log).
         self.use_snapshots = use_snapshots
         self.log = AsyncLog(store)
@@ -268,15 +275,25 @@ class Croupier:
         self._listening = False
         self._background: set[asyncio.Task[None]] = set()
 
-    async def start(self) -> None:
-        """Bind to the running loop and hear other processes' appends."""
+    async def start(self, sweep: bool = True) -> None:
+        """Bind to the running loop and hear other processes' appends; with ``sweep``, record
+        what falls due by time in the background (:mod:`croupier.app.sweeper`)."""
         self.notifier.bind(asyncio.get_running_loop())
         if not self._listening:
             self.store.listen(self.notifier.notify_threadsafe)
             self._listening = True
+        if sweep and self.sweeper is None:
+            from croupier.app.sweeper import Sweeper  # it drives this core
+
+            self.sweeper = Sweeper(self)
+            self.sweeper.start()
 
     async def close(self) -> None:
-        """Finish the background writes (snapshots), then stop the store's workers."""
+        """Stop sweeping, finish the background writes (snapshots), then stop the store's
+        workers."""
+        if self.sweeper is not None:
+            await self.sweeper.stop()
+            self.sweeper = None
         if self._background:
             await asyncio.wait(self._background, timeout=CLOSE_WAIT_S)
         self.log.close()
@@ -576,14 +593,16 @@ class Croupier:
         record = GameRecord(
             game_id, binding.game.kind, seats, server_seed, seeds.commitment, self.clock()
         )
-        stored = await self.log.create_game(
-            record, _new_events(binding, events), record.created_at_ms, players
-        )
-        version = stored[-1].version if stored else 0
         # This process holds the new game: its first reads and streams need no store read.
         state = binding.game.at(binding.game.initial_state(), record.created_at_ms, None)
         for event in events:
             state = binding.game.evolve(state, event)
+        due = binding.game.next_deadline(state)
+        stored = await self.log.create_game(
+            record, _new_events(binding, events), record.created_at_ms, players, due
+        )
+        version = stored[-1].version if stored else 0
+        self._armed(due)
         created = dataclasses.replace(record, version=version)
         self.cache.put(
             Folded(created, binding, state, version, tuple(events), record.created_at_ms)
@@ -776,6 +795,7 @@ class Croupier:
         finished = game.is_finished(state)
         new = self._with_seed(folded, _new_events(folded.binding, events), finished)
         try:
+            due = None if finished else game.next_deadline(state)
             result = await self.log.append(
                 game_id,
                 folded.version,
@@ -786,6 +806,7 @@ class Croupier:
                 finished,
                 payload,
                 fingerprint,
+                due,
             )
         except VersionConflict as error:
             return await self._answered_or_conflict(folded, command_id, error)
@@ -793,6 +814,7 @@ class Croupier:
             raise _store_error(error) from None
         if not result.duplicate:
             self._remember(folded, state, events, result, finished, now)
+            self._armed(due)
             return result, finished, state
         return result, folded.record.finished, folded.state
 
@@ -826,14 +848,33 @@ class Croupier:
         new = self._with_seed(folded, _new_events(folded.binding, events), finished)
         try:
             # The id names the version it ticks from, so replicas racing one tick dedupe.
+            due = None if finished else game.next_deadline(state)
             result = await self.log.append(
-                game_id, folded.version, new, f"{TICK}{folded.version}", None, now, finished, b""
+                game_id,
+                folded.version,
+                new,
+                f"{TICK}{folded.version}",
+                None,
+                now,
+                finished,
+                b"",
+                b"",
+                due,
             )
         except VersionConflict:
             return (await self._fold(game_id))[0].version
         if not result.duplicate:
             self._remember(folded, state, events, result, finished, now)
+            self._armed(due)
+            late = [e.deadline_ms for e in events if isinstance(e, TurnTimedOut)]
+            if late:
+                log.info("time-outs recorded", game=game_id, lateness_ms=[now - d for d in late])
         return result.last_version
+
+    def _armed(self, due: int | None) -> None:
+        """Tell the sweeper of a deadline this process just recorded (it may be the soonest)."""
+        if due is not None and self.on_deadline is not None:
+            self.on_deadline(due)
 
     def _with_seed(self, folded: Folded, new: list[NewEvent], finished: bool) -> list[NewEvent]:
         """The batch, with the revealed seed after it when it ends the game."""

@@ -50,9 +50,16 @@ class AsyncLog:
         events: Sequence[NewEvent],
         recorded_at_ms: int,
         players: Sequence[str],
+        next_deadline_ms: int | None = None,
     ) -> tuple[StoredEvent, ...]:
         return await self._on(
-            self._writes, self.store.create_game, game, events, recorded_at_ms, players
+            self._writes,
+            self.store.create_game,
+            game,
+            events,
+            recorded_at_ms,
+            players,
+            next_deadline_ms,
         )
 
     async def load(
@@ -82,6 +89,7 @@ class AsyncLog:
         finished: bool,
         command: bytes,
         fingerprint: bytes = b"",
+        next_deadline_ms: int | None = None,
     ) -> CommandResult:
         return await self._on(
             self._writes,
@@ -95,6 +103,7 @@ class AsyncLog:
             finished,
             command,
             fingerprint,
+            next_deadline_ms,
         )
 
     async def record_rejection(
@@ -114,6 +123,12 @@ class AsyncLog:
             version,
             fingerprint,
         )
+
+    async def claim_due(self, now_ms: int, lease_ms: int, limit: int) -> list[str]:
+        return await self._on(self._writes, self.store.claim_due, now_ms, lease_ms, limit)
+
+    async def next_due(self) -> int | None:
+        return await self._on(self._reads, self.store.next_due)
 
     async def result_of(self, game_id: str, command_id: str) -> CommandResult | None:
         return await self._on(self._reads, self.store.result_of, game_id, command_id)

@@ -58,9 +58,11 @@ class EventStore(ABC):
         events: Sequence[NewEvent],
         recorded_at_ms: int,
         players: Sequence[str] = (),
+        next_deadline_ms: int | None = None,
     ) -> tuple[StoredEvent, ...]:
         """Store a new game with its opening events (and who sits where, if known); returns the
-        stored events (the game's version is the last one's)."""
+        stored events (the game's version is the last one's). ``next_deadline_ms``: when it
+        first has something due by time alone (see :meth:`claim_due`)."""
 
     @abstractmethod
     def game(self, game_id: str) -> GameRecord:
@@ -98,13 +100,15 @@ class EventStore(ABC):
         finished: bool = False,
         command: bytes = b"",
         fingerprint: bytes = b"",
+        next_deadline_ms: int | None = None,
     ) -> CommandResult:
         """Append atomically if the game is at ``expected_version`` (else :class:`VersionConflict`).
 
         A command id seen before returns its first result (``duplicate=True``, with the
         ``fingerprint`` it was first given: the caller tells a retry from a reuse) and writes
         nothing; a new one returns the stored events with it. The chain is hashed in the game's
-        log format (``croupier.log.chain``).
+        log format (``croupier.log.chain``). ``next_deadline_ms`` replaces the game's next
+        deadline (and frees it for the next sweep).
         """
 
     @abstractmethod
@@ -121,6 +125,16 @@ class EventStore(ABC):
 
     @abstractmethod
     def result_of(self, game_id: str, command_id: str) -> CommandResult | None: ...
+
+    @abstractmethod
+    def claim_due(self, now_ms: int, lease_ms: int, limit: int) -> list[str]:
+        """Up to ``limit`` unfinished games whose next deadline is at or before ``now_ms`` and
+        that no one has claimed (or whose claim has lapsed), the most overdue first, each now
+        claimed for ``lease_ms``: of several replicas sweeping at once, one gets each game."""
+
+    @abstractmethod
+    def next_due(self) -> int | None:
+        """The earliest next deadline of any game, or ``None``."""
 
     @abstractmethod
     def read(self, game_id: str, after_version: int = 0) -> list[StoredEvent]: ...

@@ -125,9 +125,12 @@ async def create_server(
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as error:
-        raise PortInUse(f"cannot listen on {address}: {error}") from None
+        port, why = 0, f": {error}"
+    else:
+        why = ""
     if port == 0:
-        raise PortInUse(f"cannot listen on {address}")
+        await core.close()  # its sweeper and workers go with the server that never was
+        raise PortInUse(f"cannot listen on {address}{why}")
     return Serving(server, port, core)
 
 

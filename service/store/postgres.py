@@ -38,6 +38,7 @@ def migration_lock(url: str) -> Iterator[None]:
 class PostgresEventStore(SqlEventStore):
     marker = "%s"
     lock_clause = " FOR UPDATE"
+    skip_locked_clause = " FOR UPDATE SKIP LOCKED"
 
     def __init__(self, url: str, min_size: int = 1, max_size: int = 10) -> None:
         self.url = url

@@ -97,6 +97,7 @@ class SqlEventStore(EventStore):
         events: Sequence[NewEvent],
         recorded_at_ms: int,
         players: Sequence[str] = (),
+        next_deadline_ms: int | None = None,
     ) -> tuple[StoredEvent, ...]:
         with self._transaction(write=True) as cur:
             self._run(
@@ -125,7 +126,9 @@ class SqlEventStore(EventStore):
             )
             version = stored[-1].version if stored else 0
             self._run(
-                cur, "UPDATE games SET version = ? WHERE game_id = ?", (version, game.game_id)
+                cur,
+                "UPDATE games SET version = ?, next_deadline_ms = ? WHERE game_id = ?",
+                (version, next_deadline_ms, game.game_id),
             )
             self._after_append(cur, game.game_id, version)
         return tuple(stored)
@@ -283,6 +286,7 @@ class SqlEventStore(EventStore):
         finished: bool = False,
         command: bytes = b"",
         fingerprint: bytes = b"",
+        next_deadline_ms: int | None = None,
     ) -> CommandResult:
         with self._transaction(write=True) as cur:
             game = self._game(cur, game_id, lock=True)
@@ -317,12 +321,13 @@ class SqlEventStore(EventStore):
             )
             updated = self._run(
                 cur,
-                "UPDATE games SET version = ?, finished = ?, finished_at_ms = ? "
-                "WHERE game_id = ? AND version = ?",
+                "UPDATE games SET version = ?, finished = ?, finished_at_ms = ?, "
+                "next_deadline_ms = ?, sweep_lease_ms = 0 WHERE game_id = ? AND version = ?",
                 (
                     version,
                     finished,
                     recorded_at_ms if finished else None,
+                    None if finished else next_deadline_ms,
                     game_id,
                     game.version,
                 ),
@@ -360,6 +365,29 @@ class SqlEventStore(EventStore):
         if result is None:  # pragma: no cover - the row was just written or already there
             raise GameNotFound(game_id)
         return result
+
+    #: Appended to the SELECT of due games, to skip rows another replica is claiming.
+    skip_locked_clause = ""
+
+    def claim_due(self, now_ms: int, lease_ms: int, limit: int) -> list[str]:
+        with self._transaction(write=True) as cur:
+            rows = self._run(
+                cur,
+                "UPDATE games SET sweep_lease_ms = ? WHERE game_id IN ("
+                "SELECT game_id FROM games WHERE next_deadline_ms IS NOT NULL "
+                "AND next_deadline_ms <= ? AND sweep_lease_ms <= ? "
+                f"ORDER BY next_deadline_ms LIMIT ?{self.skip_locked_clause}) RETURNING game_id",
+                (now_ms + lease_ms, now_ms, now_ms, limit),
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def next_due(self) -> int | None:
+        with self._transaction(write=False) as cur:
+            row = self._run(
+                cur,
+                "SELECT MIN(next_deadline_ms) FROM games WHERE next_deadline_ms IS NOT NULL",
+            ).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
 
     def result_of(self, game_id: str, command_id: str) -> CommandResult | None:
         with self._transaction(write=False) as cur:

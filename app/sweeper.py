@@ -1,0 +1,109 @@
+"""The sweeper: what falls due by time alone is recorded even when no client calls.
+
+Turn time-outs (and a battle-Hoola claim window's close) are facts of the log, but someone has to
+write them down when nobody sends a command. Every process runs a sweeper; the database, not a
+leader, decides which one records what:
+
+* each game's row holds its next deadline, rewritten by every append (``games.next_deadline_ms``,
+  derived from the log: a restart or another replica finds it there, nothing lives only in
+  memory);
+* a sweep claims the games that are due with a short lease (PostgreSQL ``FOR UPDATE SKIP
+  LOCKED``, SQLite's single writer), so two replicas do not tick one game at once;
+* the tick itself is an optimistic append under the id ``tick:<version>``: even if two processes
+  tick one game (a lapsed lease), one batch is written, and a client's command that races it
+  meets the version check.
+
+A time-out is recorded with its own deadline (``TurnTimedOut.deadline_ms``) whenever the sweep
+notices it: after a restart, overdue deadlines are recorded as they fell due.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import structlog
+
+if TYPE_CHECKING:
+    from croupier.app.core import Croupier
+
+log = structlog.get_logger("croupier.sweeper")
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    #: The longest a sweeper sleeps without looking at the database (deadlines other replicas
+    #: record are seen within it; this process's own wake it at once).
+    poll_ms: int = 40
+    #: How long a claimed game is this sweeper's alone (a crashed sweeper's claims lapse).
+    lease_ms: int = 5_000
+    #: Games ticked per sweep.
+    batch: int = 64
+
+
+class Sweeper:
+    """Records due time-outs for ``core`` in the background (:meth:`start`), or once
+    (:meth:`sweep`, for tests that drive the clock)."""
+
+    def __init__(self, core: Croupier, settings: SweepSettings | None = None) -> None:
+        self.core = core
+        self.settings = settings or SweepSettings()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._soonest: int | None = None
+
+    def armed(self, deadline_ms: int) -> None:
+        """A deadline this process just recorded: sleep no longer than until it."""
+        if self._soonest is None or deadline_ms < self._soonest:
+            self._soonest = deadline_ms
+            self._wake.set()
+
+    async def sweep(self) -> int:
+        """Tick every game due now; returns how many were ticked."""
+        now = self.core.clock()
+        settings = self.settings
+        swept = 0
+        while True:
+            due = await self.core.log.claim_due(now, settings.lease_ms, settings.batch)
+            for game_id in due:
+                try:
+                    await self.core.tick(game_id)
+                except Exception:  # one broken game must not stop the others' clocks
+                    log.exception("tick failed", game=game_id)
+            swept += len(due)
+            if len(due) < settings.batch:
+                return swept
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.sweep()
+                upcoming = await self.core.log.next_due()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the store is away: try again a little later
+                log.exception("sweep failed")
+                upcoming = None
+            now = self.core.clock()
+            wait_ms = self.settings.poll_ms
+            for deadline in (upcoming, self._soonest):
+                if deadline is not None:
+                    wait_ms = min(wait_ms, max(0, deadline - now))
+            self._soonest = None
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait_ms / 1000)
+
+    def start(self) -> None:
+        self.core.on_deadline = self.armed
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="sweeper")
+
+    async def stop(self) -> None:
+        self.core.on_deadline = None
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None

@@ -1,0 +1,169 @@
+"""Turn clocks in the service (issue 11): the sweeper records time-outs when nobody calls, exactly
+once among replicas, with their own deadlines after a restart; a command that comes at the
+deadline is too late; views say whose clock runs until when. Tests move the servers' clock
+instead of sleeping; where the background sweeper is what is tested, a stream waits for it."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator
+
+import grpc
+import pytest
+
+from croupier.v1 import common_pb2, gin_pb2, service_pb2, service_pb2_grpc
+
+from .conftest import Running, server_thread, studio_auth
+from .test_grpc import auth, error_of, settle
+
+TURN_MS = 20_000
+GIN = common_pb2.GAME_KIND_GIN
+
+
+def create(server: Running, **clock: int) -> service_pb2.CreateGameResponse:
+    rules = gin_pb2.GinRules(turn_time_ms=TURN_MS, **clock)  # type: ignore[arg-type]
+    return server.stub.CreateGame(
+        service_pb2.CreateGameRequest(
+            kind=GIN,
+            seats=2,
+            preset="single-hand",
+            overrides=service_pb2.Rules(gin=rules),
+            client_seeds=["clock"],
+        ),
+        metadata=studio_auth(),
+    )
+
+
+def view(server: Running, game: service_pb2.CreateGameResponse) -> service_pb2.GetViewResponse:
+    return server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    )
+
+
+def timed_out(server: Running, game: service_pb2.CreateGameResponse) -> list[int]:
+    """The deadlines of the game's recorded time-outs, in order."""
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+    return [
+        e.body.gin.turn_timed_out.deadline_ms
+        for e in replay.events
+        if e.body.gin.HasField("turn_timed_out")
+    ]
+
+
+def test_views_say_whose_clock_runs_until_when(server: Running) -> None:
+    game = create(server, time_bank_ms=5_000)
+    shown = view(server, game)
+    (clock,) = shown.to_act
+    assert clock.seat == shown.view.gin.turn and not clock.away
+    assert clock.bank_ms == 5_000
+    first = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id)).events[0]
+    assert clock.deadline_ms == first.recorded_at_ms + TURN_MS + 5_000
+
+
+def test_the_sweeper_records_a_time_out_that_no_one_calls_for(server: Running) -> None:
+    """Nobody calls after the deadline: the background sweeper records the time-out and the
+    forced move, and a stream watching the game receives them."""
+    game = create(server)
+    deadline = view(server, game).to_act[0].deadline_ms
+    stream = server.stub.StreamEvents(
+        service_pb2.StreamEventsRequest(game_id=game.game_id, after_version=game.version),
+        metadata=auth(game.tokens[1].token),
+        timeout=30,
+    )
+    server.clock.advance(TURN_MS + 1)
+    first = next(iter(stream)).event
+    stream.cancel()
+    assert first.body.gin.turn_timed_out.deadline_ms == deadline
+    assert first.command_id == f"tick:{game.version}" and not first.HasField("seat")
+    assert timed_out(server, game) == [deadline]
+
+
+def test_a_command_at_the_deadline_is_too_late(server: Running) -> None:
+    game = create(server)
+    shown = view(server, game)
+    seat, deadline = shown.to_act[0].seat, shown.to_act[0].deadline_ms
+    server.clock.advance(deadline - server.clock() + 0)
+    pass_upcard = service_pb2.Command(gin=gin_pb2.GinCommand(**{"pass": gin_pb2.Pass()}))
+    code, info, _ = error_of(
+        lambda: server.stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id,
+                command_id="late",
+                expected_version=shown.version,
+                command=pass_upcard,
+            ),
+            metadata=auth(game.tokens[seat].token),
+        )
+    )
+    assert (code, info.reason) == (grpc.StatusCode.ABORTED, "VERSION_CONFLICT")
+    assert timed_out(server, game) == [deadline]
+
+
+@pytest.fixture
+def replica(server: Running) -> Iterator[Running]:
+    from croupier.service.store import open_store
+
+    store = open_store(server.store.url)
+    thread = server_thread(store, clock=server.clock)
+    port = thread.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        yield Running(
+            channel,
+            service_pb2_grpc.GameServiceStub(channel),
+            store,
+            f"127.0.0.1:{port}",
+            server.clock,
+            thread,
+        )
+    finally:
+        channel.close()
+        thread.stop(grace=None)
+        store.close()
+
+
+def test_two_replicas_sweeping_record_each_time_out_once(server: Running, replica: Running) -> None:
+    games = [create(server) for _ in range(12)]
+    for _ in range(3):  # three rounds of deadlines, each swept by both replicas at once
+        server.clock.advance(TURN_MS + 1)
+        sweeps = [threading.Thread(target=settle, args=(r,)) for r in (server, replica) * 2]
+        for sweep in sweeps:
+            sweep.start()
+        for sweep in sweeps:
+            sweep.join()
+    for game in games:
+        deadlines = timed_out(server, game)
+        assert deadlines, "every game timed out"
+        assert max(Counter(deadlines).values()) == 1, deadlines  # never one deadline twice
+        if view(server, game).finished:
+            exported = server.stub.ExportReplay(
+                service_pb2.ExportReplayRequest(game_id=game.game_id),
+                metadata=auth(game.tokens[0].token),
+            )
+            verdict = server.stub.VerifyReplay(
+                service_pb2.VerifyReplayRequest(replay=exported.replay)
+            )
+            assert verdict.ok, verdict.divergence
+
+
+def test_time_outs_that_fell_due_while_down_keep_their_deadlines(server: Running) -> None:
+    """The service is down for several turns: when it is back, each time-out is recorded with
+    the deadline it had, one after the other (the next turn's clock starts at the last one)."""
+    from croupier.service.store import open_store
+
+    store = open_store(server.store.url)
+    down = server_thread(store, clock=server.clock)
+    port = down.start()
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = service_pb2_grpc.GameServiceStub(channel)
+        other = Running(channel, stub, store, f"127.0.0.1:{port}", server.clock, down)
+        game = create(other, max_timeouts=100)
+        first = view(other, game).to_act[0].deadline_ms
+    down.stop(grace=None)
+    # The game's server is gone; the others do not know the game yet (no reads, no cache).
+    server.clock.advance(3 * TURN_MS + TURN_MS // 2)
+    settle(server)
+    store.close()
+    deadlines = timed_out(server, game)
+    assert deadlines[:3] == [first, first + TURN_MS, first + 2 * TURN_MS]
