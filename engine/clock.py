@@ -8,8 +8,9 @@ clock: the time of each batch of events comes from the log (the recorded time, g
 Decisions (where the rules are silent):
 
 * A seat is **on the clock** when it *must* act: whose turn it is (a take, a play, a decision, the
-  defender's lay-offs). Optional actions (a battle-Hoola claim, dealing the next round, leaving the
-  table) never time out.
+  defender's lay-offs). Optional actions (a battle-Hoola claim, leaving the table) never time out.
+  Between rounds each game names the seat that deals the next one, if anyone (Gin, Koi-Koi), so
+  that a match between idle players still moves on.
 * A seat's turn time starts when the event that put it on the clock was recorded, and starts again
   with each event of its own that leaves it on the clock (a draw that asks for a discard): each step
   of a turn gets ``turn_time_ms``. What a step takes beyond it comes out of the seat's bank.
