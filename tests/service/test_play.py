@@ -167,6 +167,10 @@ def test_a_whole_game_over_play_streams_one_message_per_move(server: Running) ->
         moves += 1
         version = seats[seat].next("accepted").accepted.version
         for i, connection in enumerate(seats):
+            # The seat's state may come before or after the answer to its command (both are
+            # pushed as they are ready): the newest one read so far counts.
+            pushed = [r.state for r in connection.log if r.WhichOneof("kind") == "state"]
+            states[i] = max([states[i], *pushed], key=lambda state: state.version)
             while states[i].version < version:
                 states[i] = connection.next("state").state
     for connection in seats:
