@@ -15,6 +15,8 @@ class MatchOutcome(StrEnum):
 
     MATCH_OVER = "MATCH_OVER"
     MATCH_DRAWN = "MATCH_DRAWN"
+    #: A seat that was away forfeited the match (docs/rules/common.md §5.1).
+    FORFEIT = "FORFEIT"
 
 
 @dataclass(frozen=True)
@@ -126,4 +128,44 @@ def match_settlement(number: int, totals: tuple[int, ...], stake: int, played: s
         (line,),
         net_of(2, (line,)),
         (f"seat {winner} won the match {totals[winner]} to {totals[loser]}",),
+    )
+
+
+def match_forfeited(
+    number: int,
+    totals: tuple[int, ...],
+    seat: int,
+    least: int,
+    stake: int,
+    why: str,
+) -> Settlement:
+    """A two-seat match that ``seat`` forfeits (docs/rules/common.md §5.1): it loses by the
+    current point difference, at least ``least`` (the game's least winning score), × ``stake``
+    — the most a loser pays in a match by points. A forfeiting seat that leads gives up its lead
+    and still pays the least score. ``number`` is the round (or hand) in play; ``why`` says how
+    the seat came to forfeit."""
+    winner = 1 - seat
+    lead = totals[winner] - totals[seat]
+    score = f"seat {winner} has {totals[winner]} point(s), seat {seat} {totals[seat]}"
+    if lead >= least:
+        factors = [Factor("point_difference", lead, score)]
+    else:
+        factors = [Factor("round_minimum", least, f"{score}: a forfeit pays at least {least}")]
+    if stake != 1:
+        factors.append(Factor("stake_per_point", stake, "stakes per point"))
+    amount = amount_of(tuple(factors))
+    line = SettlementLine(
+        seat,
+        winner,
+        amount,
+        tuple(factors),
+        f"seat {seat} forfeits and pays seat {winner} {amount}",
+    )
+    return Settlement(
+        number,
+        (winner,),
+        MatchOutcome.FORFEIT.value,
+        (line,),
+        net_of(2, (line,)),
+        (f"{why}; seat {winner} wins the match",),
     )

@@ -8,10 +8,9 @@ from croupier.engine.gin.events import Hand, HandEnded
 from croupier.engine.gin.state import GinState
 from croupier.engine.settlement import (
     Factor,
+    MatchOutcome,
     Settlement,
-    SettlementLine,
-    amount_of,
-    net_of,
+    match_forfeited,
     points_won,
 )
 from croupier.engine.settlement import (
@@ -130,47 +129,20 @@ def match_settlement(state: GinState) -> Settlement:
 
 
 #: The match settlement's outcome when a seat forfeited it (RULES.md §5.1).
-FORFEIT = "FORFEIT"
+FORFEIT = MatchOutcome.FORFEIT.value
 #: The fewest points a hand that scores is worth: a knock won by one point of deadwood.
 LEAST_HAND_POINTS = 1
 
 
 def forfeit_settlement(state: GinState, seat: int) -> Settlement:
-    """``seat`` forfeits (RULES.md §5.1): it loses the match by the current point difference, at
-    least one hand's least score, × ``stake_per_point`` — the most a loser pays in Gin Rummy. A
-    forfeiting seat that leads gives up its lead and still pays the least score."""
-    rules = state.rules
-    winner = state.other(seat)
-    lead = state.totals[winner] - state.totals[seat]
-    totals = f"seat {winner} has {state.totals[winner]} point(s), seat {seat} {state.totals[seat]}"
-    if lead >= LEAST_HAND_POINTS:
-        factors = [Factor("point_difference", lead, totals)]
-    else:
-        factors = [
-            Factor(
-                "round_minimum",
-                LEAST_HAND_POINTS,
-                f"{totals}: a forfeit pays at least a scoring hand's least, {LEAST_HAND_POINTS}",
-            )
-        ]
-    if rules.stake_per_point != 1:
-        factors.append(Factor("stake_per_point", rules.stake_per_point, "stakes per point"))
-    amount = amount_of(tuple(factors))
-    line = SettlementLine(
-        seat,
-        winner,
-        amount,
-        tuple(factors),
-        f"seat {seat} forfeits and pays seat {winner} {amount}",
-    )
-    return Settlement(
+    """``seat`` forfeits (RULES.md §5.1): the match lost by the point difference, at least a
+    scoring hand's least (``settlement.match_forfeited``)."""
+    return match_forfeited(
         state.hand,
-        (winner,),
-        FORFEIT,
-        (line,),
-        net_of(state.seats, (line,)),
-        (
-            f"seat {seat} timed out {rules.max_timeouts} turn(s) in a row and forfeited the match "
-            f"in hand {state.hand}; seat {winner} wins it",
-        ),
+        state.totals,
+        seat,
+        LEAST_HAND_POINTS,
+        state.rules.stake_per_point,
+        f"seat {seat} timed out {state.rules.max_timeouts} turn(s) in a row and forfeited the "
+        f"match in hand {state.hand}",
     )

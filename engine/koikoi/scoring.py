@@ -11,10 +11,10 @@ from croupier.engine.koikoi.state import KoiKoiState
 from croupier.engine.koikoi.yaku import Yaku, YakuKind, yaku
 from croupier.engine.settlement import (
     Factor,
+    MatchOutcome,
     Settlement,
-    SettlementLine,
     amount_of,
-    net_of,
+    match_forfeited,
     points_won,
 )
 from croupier.engine.settlement import (
@@ -92,7 +92,7 @@ def match_settlement(state: KoiKoiState) -> Settlement:
 
 
 #: The match settlement's outcome when a seat forfeited it (RULES.md §5.1).
-FORFEIT = "FORFEIT"
+FORFEIT = MatchOutcome.FORFEIT.value
 #: The fewest points any yaku is worth (Kasu, Tan and Tane at their minimum).
 LEAST_YAKU_POINTS = 1
 
@@ -108,42 +108,14 @@ def least_round_score(rules: KoiKoiRules) -> int:
 
 
 def forfeit_settlement(state: KoiKoiState, seat: int) -> Settlement:
-    """``seat`` forfeits (RULES.md §5.1): it loses the match by the current point difference, at
-    least one round's least score, × ``stake_per_point`` — the most a loser pays in Koi-Koi. A
-    forfeiting seat that leads gives up its lead and still pays the least score."""
-    rules = state.rules
-    winner = state.other(seat)
-    lead = state.totals[winner] - state.totals[seat]
-    least = least_round_score(rules)
-    totals = f"seat {winner} has {state.totals[winner]} point(s), seat {seat} {state.totals[seat]}"
-    if lead >= least:
-        factors = [Factor("point_difference", lead, totals)]
-    else:
-        factors = [
-            Factor(
-                "round_minimum",
-                least,
-                f"{totals}: a forfeit pays at least a won round's least score, {least}",
-            )
-        ]
-    if rules.stake_per_point != 1:
-        factors.append(Factor("stake_per_point", rules.stake_per_point, "stakes per point"))
-    amount = amount_of(tuple(factors))
-    line = SettlementLine(
-        seat,
-        winner,
-        amount,
-        tuple(factors),
-        f"seat {seat} forfeits and pays seat {winner} {amount}",
-    )
-    return Settlement(
+    """``seat`` forfeits (RULES.md §5.1): the match lost by the point difference, at least a won
+    round's least score (``settlement.match_forfeited``)."""
+    return match_forfeited(
         state.round,
-        (winner,),
-        FORFEIT,
-        (line,),
-        net_of(state.seats, (line,)),
-        (
-            f"seat {seat} timed out {rules.max_timeouts} turn(s) in a row and forfeited the match "
-            f"in round {state.round}; seat {winner} wins it",
-        ),
+        state.totals,
+        seat,
+        least_round_score(state.rules),
+        state.rules.stake_per_point,
+        f"seat {seat} timed out {state.rules.max_timeouts} turn(s) in a row and forfeited the "
+        f"match in round {state.round}",
     )
