@@ -315,23 +315,27 @@ MAX_TABLE_MULTIPLIERS = 8
 MAX_HAND_CARDS = 10
 MAX_HAND_VALUE = 2**31 - 1
 MAX_AMOUNT = 2**53
+#: Every multiplier option (each at least 1, at most ``MAX_MULTIPLIER``).
+MULTIPLIERS = (
+    "seven_hand_multiplier",
+    "joker_hand_multiplier",
+    "unmelded_multiplier",
+    "seven_multiplier",
+    "joker_multiplier",
+    "hoola_multiplier",
+    "perfect_hoola_multiplier",
+    "four_sevens_multiplier",
+    "low_hand_multiplier",
+    "high_hand_multiplier",
+    "stop_penalty_multiplier",
+    "thank_you_penalty_multiplier",
+)
 BOUNDS: Bounds = {
     "jokers": (0, 2),
     "base_stake": (1, MAX_STAKE),
     **dict.fromkeys(
         (
-            "seven_hand_multiplier",
-            "joker_hand_multiplier",
-            "unmelded_multiplier",
-            "seven_multiplier",
-            "joker_multiplier",
-            "hoola_multiplier",
-            "perfect_hoola_multiplier",
-            "four_sevens_multiplier",
-            "low_hand_multiplier",
-            "high_hand_multiplier",
-            "stop_penalty_multiplier",
-            "thank_you_penalty_multiplier",
+            *MULTIPLIERS,
             "hoola_table_multiplier",
         ),
         (1, MAX_MULTIPLIER),
@@ -375,21 +379,7 @@ def validate(rules: HoolaRules, seats: int) -> None:
         raise bad("jokers", "0, 1 or 2")
     if rules.ace_low_only and rules.ace_wrap:
         raise bad("ace_low_only", "cannot be combined with ace_wrap")
-    for option in (
-        "seven_hand_multiplier",
-        "joker_hand_multiplier",
-        "unmelded_multiplier",
-        "seven_multiplier",
-        "joker_multiplier",
-        "hoola_multiplier",
-        "perfect_hoola_multiplier",
-        "four_sevens_multiplier",
-        "low_hand_multiplier",
-        "high_hand_multiplier",
-        "stop_penalty_multiplier",
-        "thank_you_penalty_multiplier",
-        "base_stake",
-    ):
+    for option in (*MULTIPLIERS, "base_stake"):
         if getattr(rules, option) < 1:
             raise bad(option, "must be at least 1")
     for limit in rules.stop_limits:
