@@ -352,5 +352,3 @@ def validate(rules: HoolaRules, seats: int) -> None:
     if any(m < 1 for m in rules.hoola_table_multiplier):
         raise bad("hoola_table_multiplier", "every multiplier must be at least 1")
     check_rules(rules, bad)
-    if rules.turn_time_ms:  # the forced moves of this game are not written yet
-        raise bad("turn_time_ms", "turn clocks are not yet available in Hoola")

@@ -16,6 +16,7 @@ from croupier.engine.hoola.events import (
     CardDrawn,
     ClaimMade,
     CloseTable,
+    LeaveTable,
     Combination,
     Declare,
     Discard,
@@ -644,7 +645,7 @@ def test_between_rounds_any_seat_deals_the_next_round_or_closes() -> None:
     over, events = play(state, 0, Stop())
     assert over.phase is Phase.ROUND_OVER and not isinstance(events[-1], TableClosed)
     for seat in range(3):
-        assert moves.legal_commands(over, seat) == [NextRound(), CloseTable()]
+        assert moves.legal_commands(over, seat) == [NextRound(), CloseTable(), LeaveTable()]
     refused(GAME, over, 1, Draw(), "ROUND_OVER")
     refused(GAME, state, 1, NextRound(), "ROUND_IN_PLAY")
     second, (dealt,) = play(over, 2, NextRound())
