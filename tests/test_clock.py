@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from game_invariants import assert_next_deadline_is_exact
+from hoola.helpers import CLOCKED as HOOLA_CLOCKED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,7 @@ CHECK_FORCED = 0.2
 #: (game, preset, seats, rule changes) of the games that have turn clocks.
 CLOCKED: list[tuple[Any, str, int, dict[str, Any]]] = [
     (GinGame(), "single-hand", 2, {}),
+    *HOOLA_CLOCKED,
 ]
 
 
