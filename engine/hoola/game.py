@@ -121,7 +121,10 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
         return moves.forced_command(state, seat)
 
     def between_rounds(self, state: HoolaState) -> bool:
-        return state.phase in (Phase.ROUND_OVER, Phase.TABLE_CLOSED)
+        """A round is over, or the next was just dealt and nobody has acted in it: a time-out
+        that ends a round stops there, and so does one that deals the next (its first turn is a
+        turn of its own, even the dealer's, who plays first)."""
+        return state.phase in (Phase.ROUND_OVER, Phase.TABLE_CLOSED) or moves.just_dealt(state)
 
     def forfeit(self, state: HoolaState, seat: int, ctx: Context) -> list[HoolaEvent]:
         return moves.forfeit(state, seat, ctx)

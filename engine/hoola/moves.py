@@ -963,6 +963,14 @@ def on_clock(state: HoolaState) -> tuple[int, ...]:
     return ()
 
 
+def just_dealt(state: HoolaState) -> bool:
+    """Nobody has acted in the round yet: the first seat is asked whether it plays, or the first
+    player is to take its first card."""
+    if state.phase is Phase.CHOOSING:
+        return state.asked == 0 and not state.round_forfeits
+    return state.phase is Phase.TAKE and sum(state.turns_started) == 1
+
+
 def forced_command(state: HoolaState, seat: int) -> HoolaCommand:
     """The move a time-out makes (RULES.md §5.1): a sit-out question is answered "sit out" (or
     "play" where sitting out is refused: two must play); a take draws from the stock (never a
