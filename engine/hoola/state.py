@@ -112,9 +112,12 @@ class HoolaState:
         """The seat asked after ``seat`` whether it plays (every seat still at the table, in turn
         order)."""
         return next(
-            s
-            for k in range(1, self.seats + 1)
-            if (s := (seat + k) % self.seats) not in self.forfeited or k == self.seats
+            (
+                s
+                for k in range(1, self.seats)
+                if (s := (seat + k) % self.seats) not in self.forfeited
+            ),
+            seat,
         )
 
     @property
