@@ -105,6 +105,7 @@ HOOLA = GameBinding(
         hoola_events.BindSevens,
         hoola_events.Play,
         hoola_events.SitOut,
+        hoola_events.LeaveTable,
     ),
     events=convert.classes_by_field(
         TurnTimedOut,
@@ -125,6 +126,8 @@ HOOLA = GameBinding(
         hoola_events.PlayDeclared,
         hoola_events.SatOut,
         hoola_events.PlayBegan,
+        hoola_events.SeatLeft,
+        hoola_events.SeatForfeited,
     ),
 )
 

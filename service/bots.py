@@ -217,10 +217,11 @@ def play_game(
     """Create a game of ``kind`` (``studio`` is the studio credential CreateGame takes) and play
     it to the end; returns its last round's settlement.
 
-    Between rounds the bots deal the next round; an open-ended Hoola table (``rounds = 0``) is
-    closed after ``max_rounds``. With ``claims``, seats out of turn take discards by battle-Hoola
-    claims when they may, and the seat to act waits out an open claim window. ``on_created`` is
-    called with the new game before the first move (to watch it, say).
+    Between rounds the bots deal the next round; an open-ended Hoola table (``rounds = 0``, the
+    default) is left, which closes it, after ``max_rounds``. With ``claims``, seats out of turn
+    take discards by battle-Hoola claims when they may, and the seat to act waits out an open
+    claim window. ``on_created`` is called with the new game before the first move (to watch it,
+    say).
     """
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
@@ -283,7 +284,10 @@ def finish_game(
             time.sleep(0.05)
             continue
         move = choose(list(legal.moves), rng)
-        closing = [m for m in legal.moves if _move(m) == "close_table"]
+        # Leaving closes the table (LeaveTable; CloseTable is its older form, kept for old games).
+        closing = [m for m in legal.moves if _move(m) == "leave_table"] or [
+            m for m in legal.moves if _move(m) == "close_table"
+        ]
         if between_rounds and closing and game.round >= max_rounds:
             move = closing[0]
         stub.SubmitCommand(

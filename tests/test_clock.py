@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from game_invariants import assert_next_deadline_is_exact
+from hoola.helpers import CLOCKED as HOOLA_CLOCKED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +33,7 @@ CLOCKED: list[tuple[Any, str, int, dict[str, Any]]] = [
     (GinGame(), "single-hand", 2, {}),
     (KoiKoiGame(), "nintendo-3", 2, {}),
     (RummyGame(), "standard", 3, {"max_reshuffles": 1}),
+    *HOOLA_CLOCKED,
 ]
 
 

@@ -91,6 +91,13 @@ class CloseTable:
 
 
 @dataclass(frozen=True)
+class LeaveTable:
+    """Leave the table (any seat, once a round is over; RULES.md §1.8, §5.1): the table closes,
+    settling the balances so far. :class:`CloseTable`, the older command, closes it the same way
+    without naming a seat that left; both stay (recorded games hold ``CloseTable``)."""
+
+
+@dataclass(frozen=True)
 class Play:
     """Play this round (the play-or-sit-out round of six or seven seats, RULES.md §1.9)."""
 
@@ -113,6 +120,7 @@ HoolaCommand = (
     | CloseTable
     | Play
     | SitOut
+    | LeaveTable
 )
 
 
@@ -276,6 +284,23 @@ class TableClosed:
     settlement: Settlement
 
 
+@dataclass(frozen=True)
+class SeatLeft:
+    """A seat left the table between rounds (its ``LeaveTable``, or away at a round's end): the
+    :class:`TableClosed` that follows settles the balances so far."""
+
+    seat: int
+
+
+@dataclass(frozen=True)
+class SeatForfeited:
+    """An away seat forfeited (``forfeit_when_away``, RULES.md §5.1): it is out of the table. If it
+    was dealt into the round being played, it pays that round's settlement as its last-ranked,
+    unmelded loser; play goes on without it while two seats can still play."""
+
+    seat: int
+
+
 HoolaEvent = (
     TurnTimedOut
     | GameStarted
@@ -295,4 +320,6 @@ HoolaEvent = (
     | PlayDeclared
     | SatOut
     | PlayBegan
+    | SeatLeft
+    | SeatForfeited
 )

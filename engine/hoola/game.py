@@ -24,6 +24,7 @@ from croupier.engine.hoola.events import (
     HoolaCommand,
     HoolaEvent,
     LayOff,
+    LeaveTable,
     Meld,
     NextRound,
     Play,
@@ -69,6 +70,7 @@ class HoolaView:
     claim_window_end_ms: int
     players: tuple[int, ...]
     sat_out: tuple[SatOut, ...]
+    forfeited: tuple[int, ...]
 
 
 class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[HoolaRules]):
@@ -110,10 +112,22 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
         return min(due, default=None)
 
     def on_clock(self, state: HoolaState) -> tuple[int, ...]:
-        return ()  # Hoola's turn clock is not written yet (its rules refuse turn_time_ms)
+        """The seat asked whether it plays, or the seat to act (not while battle claims wait for
+        their window); between rounds the next dealer and every away seat (any seat may deal or
+        leave, but a table of idle players must still end, and an away seat leaves)."""
+        return moves.on_clock(state)
 
     def forced_command(self, state: HoolaState, seat: int) -> HoolaCommand:
-        raise NotImplementedError("Hoola's forced moves are not written yet")
+        return moves.forced_command(state, seat)
+
+    def between_rounds(self, state: HoolaState) -> bool:
+        """A round is over, or the next was just dealt and nobody has acted in it: a time-out
+        that ends a round stops there, and so does one that deals the next (its first turn is a
+        turn of its own, even the dealer's, who plays first)."""
+        return state.phase in (Phase.ROUND_OVER, Phase.TABLE_CLOSED) or moves.just_dealt(state)
+
+    def forfeit(self, state: HoolaState, seat: int, ctx: Context) -> list[HoolaEvent]:
+        return moves.forfeit(state, seat, ctx)
 
     def validate(self, state: HoolaState, seat: int, command: HoolaCommand) -> None:
         moves.validate(state, seat, command)
@@ -152,6 +166,8 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
                 return "Deal the next round"
             case CloseTable():
                 return "Close the table"
+            case LeaveTable():
+                return "Leave the table (it closes with the balances so far)"
             case Play():
                 return "Play this round"
             case SitOut():
@@ -199,6 +215,7 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
             claim_window_end_ms=state.claim_window_end_ms,
             players=state.players,
             sat_out=tuple(_sat_out_as_seen(sat, seat) for sat in state.sat_out),
+            forfeited=state.forfeited,
         )
 
     def settlements(self, events: list[HoolaEvent]) -> list[Settlement]:

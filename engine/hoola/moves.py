@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from itertools import combinations
 
-from croupier.engine.cards import SUITS, Card, is_card, is_joker, rank, sort_cards, suit
+from croupier.engine.cards import SUITS, Card, by_rank, is_card, is_joker, rank, sort_cards, suit
 from croupier.engine.game import (
     CommandError,
     Context,
@@ -39,6 +39,7 @@ from croupier.engine.hoola.events import (
     HoolaCommand,
     HoolaEvent,
     LayOff,
+    LeaveTable,
     Meld,
     MeldMade,
     NextRound,
@@ -48,6 +49,8 @@ from croupier.engine.hoola.events import (
     RoundDealt,
     RoundEnded,
     SatOut,
+    SeatForfeited,
+    SeatLeft,
     SevensBound,
     SitOut,
     StockReshuffled,
@@ -97,6 +100,7 @@ R_COMBO = "RULES.md §1.5.3"
 R_TABLE = "RULES.md §1.8"
 R_BATTLE = "RULES.md §1.7"
 R_SIT_OUT = "RULES.md §1.9"
+R_CLOCK = "RULES.md §5.1"
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -144,7 +148,7 @@ def _check_well_formed(state: HoolaState, command: HoolaCommand) -> None:
                 raise MalformedCommand(
                     "MISSING_COMBINATION", "name the combination", field="combination"
                 )
-        case Draw() | Stop() | NextRound() | CloseTable() | Play() | SitOut():
+        case Draw() | Stop() | NextRound() | CloseTable() | LeaveTable() | Play() | SitOut():
             pass
         case _:
             raise MalformedCommand(
@@ -200,13 +204,18 @@ def _checked_events(
         raise IllegalCommand("NOT_STARTED", "the round has not been dealt", R_TURN)
     if state.phase is Phase.TABLE_CLOSED:
         raise IllegalCommand("TABLE_CLOSED", "the table is closed", R_TABLE)
-    if isinstance(command, (NextRound, CloseTable)):
+    if seat in state.forfeited:
+        raise IllegalCommand("FORFEITED", "you forfeited: you are out of the table", R_CLOCK)
+    if isinstance(command, (NextRound, CloseTable, LeaveTable)):
         if not 0 <= seat < state.seats:
             raise IllegalCommand("NOT_A_SEAT", f"there is no seat {seat}", R_TABLE)
         if state.phase is not Phase.ROUND_OVER:
             raise IllegalCommand("ROUND_IN_PLAY", "the round is still being played", R_TABLE)
         if isinstance(command, CloseTable):
             return [TableClosed(state.round, table_settlement(state))]
+        if isinstance(command, LeaveTable):
+            # Leaving closes the table: the balances so far are its final settlement.
+            return [SeatLeft(seat), TableClosed(state.round, table_settlement(state))]
         return []  # the next deal comes from the seeds
     if state.phase is Phase.ROUND_OVER:
         raise IllegalCommand(
@@ -341,8 +350,7 @@ def _chosen(state: HoolaState, seat: int, command: HoolaCommand) -> list[HoolaEv
     events: list[HoolaEvent] = [PlayDeclared(seat)]
     state = evolve(state, events[-1])
     if len(state.players) == MAX_PLAYERS:
-        unasked = [(state.turn + k) % state.seats for k in range(_still_to_ask(state))]
-        for other in unasked:
+        for other in state.unasked:
             events.append(_sat_out(state, other, voluntary=False))
             state = evolve(state, events[-1])
     return events
@@ -376,7 +384,7 @@ def _check_choice(state: HoolaState, seat: int, command: HoolaCommand) -> None:
 
 def _still_to_ask(state: HoolaState) -> int:
     """The seats that have not yet said whether they play, the one asked now included."""
-    return state.seats - state.asked
+    return len(state.unasked)
 
 
 def _meld(state: HoolaState, meld_id: int) -> TableMeld:
@@ -588,8 +596,8 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
 
 def legal_commands(state: HoolaState, seat: int) -> list[HoolaCommand]:
     """Every command ``seat`` may submit now: the candidates that :func:`validate` accepts."""
-    if state.phase is Phase.ROUND_OVER and 0 <= seat < state.seats:
-        return [NextRound(), CloseTable()]
+    if state.phase is Phase.ROUND_OVER and seat in state.at_table:
+        return [NextRound(), CloseTable(), LeaveTable()]
     if state.phase not in (Phase.CHOOSING, Phase.TAKE, Phase.PLAY) or (
         seat != state.turn and not claim_open(state, seat)
     ):
@@ -599,12 +607,12 @@ def legal_commands(state: HoolaState, seat: int) -> list[HoolaCommand]:
 
 def to_act(state: HoolaState) -> tuple[int, ...]:
     """The seats with a legal command (:func:`legal_commands` not empty), in seat order, from the
-    phase: every seat after a round; the seat asked whether it plays; the seat to act (in the
+    phase: every seat still at the table after a round; the seat asked whether it plays; the seat to act (in the
     take phase unless claims on the discard leave it only a thank-you it cannot make); and in
     battle Hoola each seat that may still claim the discard and has a meld to take it into."""
     match state.phase:
         case Phase.ROUND_OVER:
-            return tuple(range(state.seats))
+            return state.at_table
         case Phase.CHOOSING:
             return (state.turn,)
         case Phase.PLAY:
@@ -720,6 +728,11 @@ def _after_discard(state: HoolaState, seat: int, card: Card, ctx: Context) -> li
         turn = state.this_turn
         perfect = turn.drawn == card and sorted(turn.put_down) == sorted(turn.start_hand)
         return [_round_ended(state, _going_out(state, seat, perfect))]
+    return _stock_emptied(state, ctx)
+
+
+def _stock_emptied(state: HoolaState, ctx: Context) -> list[HoolaEvent]:
+    """A turn that drew the last stock card is over: the stock is rebuilt, or the round ends."""
     if state.stock:
         return []
     if may_reshuffle(state):
@@ -755,9 +768,17 @@ def _endings(state: HoolaState, seat: int) -> list[HoolaEvent]:
     if state.phase is Phase.PLAY and not state.hands[seat]:
         events.append(_round_ended(state, _going_out(state, seat, perfect=False)))
         state = evolve(state, events[-1])
-    if state.phase is Phase.ROUND_OVER and state.rules.rounds and state.round >= state.rules.rounds:
+    if _table_over(state):
         events.append(TableClosed(state.round, table_settlement(state)))
     return events
+
+
+def _table_over(state: HoolaState) -> bool:
+    """A round is over and the table closes by itself: it was the last of ``rounds``, or fewer
+    than two seats are left at it (the others forfeited)."""
+    return state.phase is Phase.ROUND_OVER and (
+        bool(state.rules.rounds and state.round >= state.rules.rounds) or len(state.at_table) < 2
+    )
 
 
 def advance(state: HoolaState, now_ms: int) -> list[HoolaEvent]:
@@ -815,10 +836,20 @@ def _next_deal(state: HoolaState, ctx: Context) -> RoundDealt:
         state.seats,
         ctx.seeds,
         state.round + 1,
-        state.result.winners[0],
+        next_dealer(state),
         multiplier,
         streak,
         state.scores,
+    )
+
+
+def next_dealer(state: HoolaState) -> int:
+    """Who deals the next round: the last round's winner (the first of joint winners in turn
+    order); if it has since forfeited, the next seat at the table after it."""
+    assert state.result is not None
+    winner = state.result.winners[0]
+    return next(
+        s for k in range(state.seats) if (s := (winner + k) % state.seats) in state.at_table
     )
 
 
@@ -892,14 +923,112 @@ def _stop_outcome(state: HoolaState, seat: int, value: int) -> Outcome:
 
 def _round_ended(state: HoolaState, outcome: Outcome) -> RoundEnded:
     settlement = settle(state, outcome)
+    # The hands of the round's players and forfeiters are shown; a sitter-out's never (it holds
+    # none once play began; a round a forfeit ends while seats choose keeps it hidden too).
+    hands = tuple(
+        cards if s in state.players or s in state.round_forfeits else ()
+        for s, cards in enumerate(state.hands)
+    )
     return RoundEnded(
         round=state.round,
         outcome=outcome.kind.value,
         winners=outcome.winners,
-        hands=tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands)),
-        hand_values=tuple(hand_value(h, state.rules) for h in state.hands),
+        hands=tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(hands)),
+        hand_values=tuple(hand_value(h, state.rules) for h in hands),
         hoola=outcome.hoola,
         perfect_hoola=outcome.perfect_hoola,
         thank_you_hoola=outcome.thank_you_hoola,
         settlement=settlement,
+    )
+
+
+# --- turn clocks (RULES.md §5.1) -----------------------------------------------------------------
+
+
+def on_clock(state: HoolaState) -> tuple[int, ...]:
+    """The seats that must act now, in seat order: the seat asked whether it plays, the seat to
+    act (its take, then its play and discard) — but nobody while battle claims wait for their
+    window (time, not a seat, moves the game then) — and between rounds the next dealer, with
+    every away seat (its forced move leaves the table). A claim out of turn is optional and never
+    on the clock."""
+    match state.phase:
+        case Phase.CHOOSING | Phase.PLAY:
+            return (state.turn,)
+        case Phase.TAKE:
+            return () if state.claims else (state.turn,)
+        case Phase.ROUND_OVER:
+            away = state.clock.away
+            leaving = {s for s in state.at_table if s < len(away) and away[s]}
+            return tuple(sorted(leaving | {next_dealer(state)}))
+    return ()
+
+
+def just_dealt(state: HoolaState) -> bool:
+    """Nobody has acted in the round yet: the first seat is asked whether it plays, or the first
+    player is to take its first card."""
+    if state.phase is Phase.CHOOSING:
+        return state.asked == 0 and not state.round_forfeits
+    return state.phase is Phase.TAKE and sum(state.turns_started) == 1
+
+
+def forced_command(state: HoolaState, seat: int) -> HoolaCommand:
+    """The move a time-out makes (RULES.md §5.1): a sit-out question is answered "sit out" (or
+    "play" where sitting out is refused: two must play); a take draws from the stock (never a
+    thank-you, a stop or a declaration); a play lays down nothing and discards the card worth the
+    most in the hand (the discard that leaves the lowest hand value; ties: the last in the hand as
+    shown, by rank); between rounds an away seat leaves the table, and the next dealer deals."""
+    match state.phase:
+        case Phase.CHOOSING:
+            return SitOut() if _accepts(state, seat, SitOut()) else Play()
+        case Phase.TAKE:
+            return Draw()
+        case Phase.PLAY:
+            hand = state.hands[seat]
+            shown = by_rank(hand)
+            # min over the reversed order keeps the last of equals.
+            card = min(
+                reversed(shown),
+                key=lambda c: hand_value(tuple(h for h in hand if h != c), state.rules),
+            )
+            return Discard(card)
+        case Phase.ROUND_OVER:
+            away = state.clock.away
+            return LeaveTable() if seat < len(away) and away[seat] else NextRound()
+    raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_CLOCK)
+
+
+def forfeit(state: HoolaState, seat: int, ctx: Context) -> list[HoolaEvent]:
+    """``seat`` forfeits at ``ctx.now_ms`` (``forfeit_when_away``): it is out of the table. In a
+    round it was dealt into it pays as the last-ranked, unmelded loser when the round ends; the
+    round goes on while two seats can play it (else it ends now, the seats left winning), and
+    the table goes on while two seats are at it (else it closes)."""
+    events: list[HoolaEvent] = []
+    phase = state.phase
+    dealt_in = seat in state.players or phase is Phase.CHOOSING
+    state = _record(events, state, [SeatForfeited(seat)])
+    if phase is Phase.CHOOSING:
+        if len(state.players) + len(state.unasked) < 2:
+            # One seat is left to play: it does, and wins the round at once.
+            declared: list[HoolaEvent] = [PlayDeclared(s) for s in state.unasked]
+            state = _record(events, state, declared)
+            state = _record(events, state, [_round_ended(state, _forfeit_outcome(state, seat))])
+        elif not state.unasked:
+            state = _record(events, state, [_play_began(state, ctx)])
+    elif phase in (Phase.TAKE, Phase.PLAY) and dealt_in:
+        if len(state.players) < 2:
+            state = _record(events, state, [_round_ended(state, _forfeit_outcome(state, seat))])
+        else:
+            # It may have drawn the stock's last card: its turn is over, so the stock is rebuilt
+            # or the round ends as a stock-out.
+            state = _record(events, state, _stock_emptied(state, ctx))
+    if _table_over(state):
+        events.append(TableClosed(state.round, table_settlement(state)))
+    return events
+
+
+def _forfeit_outcome(state: HoolaState, seat: int) -> Outcome:
+    return Outcome(
+        HoolaOutcome.FORFEIT,
+        tuple(state.in_turn_order(state.dealer)),
+        notes=(f"seat {seat} forfeited: the round ended with one seat left to play",),
     )

@@ -45,9 +45,24 @@ Decisions where RULES.md is silent (each tested):
 * A straight flush may hold jokers, as any run may (the seven cards form one run of one suit).
 * A straight flush, like four sevens, may be declared on any turn (``first_turn_combinations``
   speaks of low and high hands only).
-* A game is a table (RULES.md §1.8) of ``rounds`` rounds (default 1: a single round); ``rounds = 0``
-  plays until a seat closes the table between rounds. Any seat may start the next round or close the
-  table once a round is over. A table reaching ``rounds`` closes by itself.
+* A game is a table (RULES.md §1.8) of ``rounds`` rounds; ``rounds = 0`` (the default since the
+  turn clocks; it was 1, and every recorded game holds its own) plays until a seat leaves the table
+  between rounds. Any seat may start the next round or leave once a round is over; leaving closes
+  the table. ``CloseTable``, the older command, is still accepted and listed: it closes the table
+  the same way without recording who left, so recorded games replay as they were. A table reaching
+  ``rounds`` closes by itself.
+* Turn clocks (RULES.md §5.1, ``engine/clock.py``): on the clock are the seat asked whether it
+  plays, the seat to act (nobody while battle claims wait for their window), and between rounds
+  the next dealer and every away seat. Forced moves: sit out (play where sitting out is refused);
+  draw; discard the card whose loss lowers the hand value most (ties: the last by rank, then suit);
+  deal the next round; an away seat leaves the table. A time-out that deals the next round stops
+  there: the dealer's first turn is a turn of its own.
+* ``forfeit_when_away``: the seat is out of the table. In the round it was dealt into it pays as a
+  loser ranked last (above only a liable seat) with the unmelded multiplier whatever it melded;
+  the round goes on while two can play it (else it ends now, outcome ``FORFEIT``, the seat left
+  winning), the table while two seats are at it (else it closes). Later deals still deal it (one
+  function of the seeds) but its cards are set aside unseen, and it is never asked whether it
+  plays. A forfeit between rounds pays no round.
 * The next dealer is the round's winner; with joint winners, the first of them in turn order from the
   dealer.
 * ``hoola_table_multiplier``: after ``k`` Hoola rounds in a row the next round's stake is
@@ -177,7 +192,7 @@ class HoolaRules:
     # Rebuildings of the stock at most (with reshuffle_discards); 0: never (unlike Rummy's 0: see
     # the decisions above).
     max_reshuffles: int = 3
-    rounds: int = 1
+    rounds: int = 0
 
     # Turn clocks (engine/clock.py, docs/rules/common.md §5.1); 0: no clock.
     turn_time_ms: int = field(default=0, metadata=ADDED_LATER)
@@ -419,8 +434,6 @@ def validate(rules: HoolaRules, seats: int) -> None:
                 field="stop_limits",
             )
     check_bounds(rules, BOUNDS)
-    if rules.turn_time_ms:  # the forced moves of this game are not written yet
-        raise bad("turn_time_ms", "turn clocks are not yet available in Hoola")
     hand, table = greatest_amounts(rules)
     if hand > MAX_HAND_VALUE:
         raise InvalidRules(

@@ -32,6 +32,8 @@ class HoolaOutcome(StrEnum):
     STOCK_OUT = "STOCK_OUT"
     COMBINATION = "COMBINATION"
     TABLE_CLOSED = "TABLE_CLOSED"
+    # A forfeit left one seat to play the round (RULES.md §5.1): it wins.
+    FORFEIT = "FORFEIT"
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,16 @@ def _penalties(state: HoolaState, seat: int) -> set[Penalty]:
     return set(state.rules.penalties_before_first_turn)
 
 
+def _forfeited(state: HoolaState, seat: int) -> bool:
+    """A seat that forfeited in this round: it pays as the loser who pays the most (RULES.md
+    §5.1), unmelded whatever it put down, and ranked last (above only a liable seat)."""
+    return seat in state.round_forfeits
+
+
 def _unmelded(state: HoolaState, seat: int) -> bool:
     """An unmelded loser whose penalty applies: paid ×``unmelded_multiplier`` and ranked last."""
+    if _forfeited(state, seat):
+        return True
     return not state.melded[seat] and Penalty.UNMELDED in _penalties(state, seat)
 
 
@@ -84,7 +94,8 @@ def _loser_factors(state: HoolaState, seat: int) -> list[Factor]:
     hand = state.hands[seat]
     factors: list[Factor] = []
     if _unmelded(state, seat) and rules.unmelded_multiplier > 1:
-        factors.append(Factor("unmelded_multiplier", rules.unmelded_multiplier, "made no meld"))
+        why = "forfeited: counts as unmelded" if _forfeited(state, seat) else "made no meld"
+        factors.append(Factor("unmelded_multiplier", rules.unmelded_multiplier, why))
     if rules.seven_multiplier > 1 and Penalty.SEVEN in applies:
         factors += [
             Factor("seven_multiplier", rules.seven_multiplier, f"holds {c}") for c in sevens(hand)
@@ -120,6 +131,7 @@ def _base(state: HoolaState, losers: list[int], outcome: Outcome) -> dict[int, F
         unmelded = _unmelded(state, seat)
         keys[seat] = (
             seat == liable,
+            _forfeited(state, seat),
             unmelded,
             0 if unmelded else hand_value(state.hands[seat], rules),
         )
@@ -132,9 +144,11 @@ def _base(state: HoolaState, losers: list[int], outcome: Outcome) -> dict[int, F
         why = (
             "liable, ranks last"
             if seat == liable
-            else "made no meld, ranks last"
+            else "forfeited, ranks last"
             if keys[seat][1]
-            else f"hand value {keys[seat][2]}"
+            else "made no meld, ranks last"
+            if keys[seat][2]
+            else f"hand value {keys[seat][3]}"
         )
         out[seat] = Factor(
             "rank", place, f"{ordinal(place)} among the losers{' (tied)' if tied else ''}: {why}"
@@ -146,7 +160,8 @@ def settle(state: HoolaState, outcome: Outcome) -> Settlement:
     """Every payment of the round, itemized (RULES.md §1.6)."""
     rules = state.rules
     winners = outcome.winners
-    losers = [s for s in turn_order(state) if s not in winners]
+    # The seats that forfeited in the round are losers too, after the players.
+    losers = [s for s in turn_order(state) if s not in winners] + list(state.round_forfeits)
     notes = list(outcome.notes)
     if len(winners) > 1 and rules.tie_mode is TieMode.VOID:
         notes.append("tie for the win with tie_mode VOID: nobody pays")

@@ -22,6 +22,8 @@ from croupier.engine.hoola.events import (
     RoundDealt,
     RoundEnded,
     SatOut,
+    SeatForfeited,
+    SeatLeft,
     SevensBound,
     StockReshuffled,
     StopCalled,
@@ -86,6 +88,10 @@ class HoolaState:
     # while seats are choosing, those that said they play), and the sitters-out.
     players: tuple[int, ...] = ()
     sat_out: tuple[SatOut, ...] = ()
+    # Seats out of the table for good (forfeited, RULES.md §5.1), and those of them that were
+    # dealt into this round (they pay its settlement as losers).
+    forfeited: tuple[int, ...] = ()
+    round_forfeits: tuple[int, ...] = ()
     clock: Clock = NO_CLOCK
 
     @property
@@ -103,13 +109,32 @@ class HoolaState:
         return [s for k in range(self.seats) if (s := (start + k) % self.seats) in self.players]
 
     def next_seat_asked(self, seat: int) -> int:
-        """The seat asked after ``seat`` whether it plays (every seat, in turn order)."""
-        return (seat + 1) % self.seats
+        """The seat asked after ``seat`` whether it plays (every seat still at the table, in turn
+        order)."""
+        return next(
+            (
+                s
+                for k in range(1, self.seats)
+                if (s := (seat + k) % self.seats) not in self.forfeited
+            ),
+            seat,
+        )
 
     @property
     def asked(self) -> int:
         """How many seats have said whether they play (RULES.md §1.9)."""
         return len(self.players) + len(self.sat_out)
+
+    @property
+    def unasked(self) -> list[int]:
+        """The seats still to say whether they play, in asking order from the one asked now."""
+        answered = set(self.players) | {sat.seat for sat in self.sat_out} | set(self.forfeited)
+        return [s for k in range(self.seats) if (s := (self.turn + k) % self.seats) not in answered]
+
+    @property
+    def at_table(self) -> tuple[int, ...]:
+        """The seats still at the table (all but those that forfeited)."""
+        return tuple(s for s in range(self.seats) if s not in self.forfeited)
 
 
 def _put_down(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> HoolaState:
@@ -165,10 +190,13 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
                 result=None,
                 players=(),
                 sat_out=(),
+                round_forfeits=(),
             )
-            if state.rules.chooses_players(n):
+            # A seat that forfeited is dealt its cards (the deal stays one function of the seeds)
+            # but takes no part: they are set aside unseen.
+            if state.rules.chooses_players(len(state.at_table)):
                 return state
-            return _play_begins(state, tuple(range(n)), stock)
+            return _play_begins(state, state.at_table, stock)
         case PlayDeclared(seat=seat):
             return replaced(
                 state,
@@ -255,6 +283,10 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
             return replaced(state, phase=Phase.ROUND_OVER, result=event, scores=scores)
         case TableClosed():
             return replaced(state, phase=Phase.TABLE_CLOSED, closed=event)
+        case SeatLeft():
+            return state  # the table's close follows
+        case SeatForfeited(seat=seat):
+            return _forfeited(state, seat)
     raise TypeError(f"not a Hoola event: {event!r}")
 
 
@@ -267,7 +299,10 @@ def _play_begins(
         players=players,
         stock=stock,
         phase=Phase.TAKE,
-        hands=tuple(h if s in players else () for s, h in enumerate(state.hands)),
+        hands=tuple(
+            h if s in players or s in state.round_forfeits else ()
+            for s, h in enumerate(state.hands)
+        ),
     )
     first = state.in_turn_order(state.dealer)[0]
     return replaced(
@@ -275,6 +310,33 @@ def _play_begins(
         turn=first,
         turns_started=replace_at(state.turns_started, first, 1),
         this_turn=Turn(start_hand=state.hands[first]),
+    )
+
+
+def _forfeited(state: HoolaState, seat: int) -> HoolaState:
+    """``seat`` is out of the table. In a round being played (or chosen) it is out of the round
+    too, keeping its hand for the settlement; if it was to act, the next seat does."""
+    state = replaced(state, forfeited=tuple(sorted(state.forfeited + (seat,))))
+    if state.phase is Phase.CHOOSING:
+        state = replaced(state, round_forfeits=state.round_forfeits + (seat,))
+        return replaced(state, turn=state.next_seat_asked(seat)) if seat == state.turn else state
+    if state.phase not in (Phase.TAKE, Phase.PLAY) or seat not in state.players:
+        return state
+    was_turn = seat == state.turn
+    state = replaced(
+        state,
+        players=tuple(s for s in state.players if s != seat),
+        round_forfeits=state.round_forfeits + (seat,),
+    )
+    if not was_turn or len(state.players) < 2:
+        return state  # fewer than two left: the round's end follows
+    nxt = state.next_seat(seat)
+    return replaced(
+        state,
+        turn=nxt,
+        phase=Phase.TAKE,
+        turns_started=replace_at(state.turns_started, nxt, state.turns_started[nxt] + 1),
+        this_turn=Turn(start_hand=state.hands[nxt], melded_before=state.melded[nxt]),
     )
 
 

@@ -18,6 +18,16 @@ from croupier.engine.shuffle import Seeds
 GAME = HoolaGame()
 SEEDS = Seeds(b"\x01" * 32, ("test",))
 
+#: Hoola's games in the turn-clock property tests (tests/test_clock.py: game, preset, seats,
+#: rule changes): three seats, and four with battle claims. (Six seats with the sit-out question
+#: have a property test of their own in test_clock.py here: when both players of a round are
+#: away they play it out at once and the table closes, which the generic away-and-back test
+#: does not expect.)
+CLOCKED: list[tuple[HoolaGame, str, int, dict[str, object]]] = [
+    (GAME, "korean", 3, {}),
+    (GAME, "korean", 4, {"out_of_turn_thank_you": True}),
+]
+
 
 def position(
     hands: Sequence[str],

@@ -25,6 +25,7 @@ from croupier.engine.hoola.events import (
     Draw,
     HoolaCommand,
     LayOff,
+    LeaveTable,
     Meld,
     NextRound,
     Play,
@@ -116,6 +117,7 @@ def syntactic_commands(rng: random.Random, state: HoolaState, seat: int) -> Iter
     yield Stop()
     yield NextRound()
     yield CloseTable()
+    yield LeaveTable()
     yield Play()
     yield SitOut()
     for combination in Combination:

@@ -22,6 +22,7 @@ from croupier.engine.hoola.events import (
     DiscardTaken,
     Draw,
     LayOff,
+    LeaveTable,
     Meld,
     MeldMade,
     NextRound,
@@ -245,6 +246,7 @@ def test_going_out_by_melding_the_last_cards_needs_no_discard() -> None:
         phase=Phase.PLAY,
         melded=[True] * 3,
         this_turn=Turn(start_hand=("5C", "6C"), melded_before=True, drawn="7C"),
+        rules=korean(rounds=1),
     )
     after, events = play(state, 0, Meld(("5C", "6C", "7C")))
     assert isinstance(events[0], MeldMade) and ended(events).outcome == "GOING_OUT"
@@ -629,7 +631,7 @@ def test_invalid_rule_sets_name_the_option(
 
 
 def test_nothing_is_legal_after_a_one_round_table() -> None:
-    state = stop_position("AS 2S 3D", "9C 8D", "TC 2H")
+    state = stop_position("AS 2S 3D", "9C 8D", "TC 2H", rounds=1)
     after, events = play(state, 0, Stop())
     assert isinstance(events[-1], TableClosed) and after.phase is Phase.TABLE_CLOSED
     assert all(moves.legal_commands(after, s) == [] for s in range(3))
@@ -644,7 +646,7 @@ def test_between_rounds_any_seat_deals_the_next_round_or_closes() -> None:
     over, events = play(state, 0, Stop())
     assert over.phase is Phase.ROUND_OVER and not isinstance(events[-1], TableClosed)
     for seat in range(3):
-        assert moves.legal_commands(over, seat) == [NextRound(), CloseTable()]
+        assert moves.legal_commands(over, seat) == [NextRound(), CloseTable(), LeaveTable()]
     refused(GAME, over, 1, Draw(), "ROUND_OVER")
     refused(GAME, state, 1, NextRound(), "ROUND_IN_PLAY")
     second, (dealt,) = play(over, 2, NextRound())

@@ -564,7 +564,10 @@ def cards_in(message) -> set[str]:
 
 
 def test_streams_are_live_resumable_and_redacted(server: Running) -> None:
-    game = create(server, seats=3)
+    # One round (the default table is open until a seat leaves it).
+    game = create(
+        server, seats=3, overrides=service_pb2.Rules(hoola=hoola_pb2.HoolaRules(rounds=1))
+    )
     streams = {
         s: server.stub.StreamEvents(
             service_pb2.StreamEventsRequest(game_id=game.game_id),
@@ -820,6 +823,7 @@ def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Runni
                 out_of_turn_thank_you=True,
                 claim_window_ms=400,
                 claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN,
+                rounds=1,
             )
         ),
     )
@@ -896,6 +900,7 @@ def test_time_made_due_is_recorded_without_a_command(server: Running) -> None:
                 out_of_turn_thank_you=True,
                 claim_window_ms=400,
                 claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN,
+                rounds=1,
             )
         ),
     )
@@ -959,7 +964,9 @@ def test_seven_seats_choose_and_the_involuntary_sitters_out_are_paid(server: Run
         server,
         seats=7,
         client_seeds=["sit-out"],
-        overrides=service_pb2.Rules(hoola=hoola_pb2.HoolaRules(sit_out=True, max_seats=7)),
+        overrides=service_pb2.Rules(
+            hoola=hoola_pb2.HoolaRules(sit_out=True, max_seats=7, rounds=1)
+        ),
     )
     first = view(server, game, 0).view.hoola
     assert first.phase == hoola_pb2.HOOLA_PHASE_CHOOSING and first.turn == first.dealer

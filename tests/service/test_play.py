@@ -21,8 +21,13 @@ EVERYTHING = service_pb2.Include(view=True, legal_moves=True, to_act=True)
 
 
 def new_game(server: Running, seats: int = 3) -> service_pb2.CreateGameResponse:
+    # One round (the default table is open until a seat leaves it).
     return server.stub.CreateGame(
-        service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=seats),
+        service_pb2.CreateGameRequest(
+            kind=common_pb2.GAME_KIND_HOOLA,
+            seats=seats,
+            overrides=service_pb2.Rules(hoola=hoola_pb2.HoolaRules(rounds=1)),
+        ),
         metadata=studio_auth(),
     )
 
