@@ -12,7 +12,7 @@ from google.protobuf.message import Message
 
 from croupier.contract import convert
 from croupier.engine import registry
-from croupier.engine.clock import TurnTimedOut
+from croupier.engine.clock import CameBack, ComeBack, TurnTimedOut
 from croupier.engine.game import Game
 from croupier.engine.gin import events as gin_events
 from croupier.engine.gin.game import GinView
@@ -93,6 +93,7 @@ HOOLA = GameBinding(
     view_msg=hoola_pb2.HoolaView,
     view_cls=HoolaView,
     commands=convert.classes_by_field(
+        ComeBack,
         hoola_events.Draw,
         hoola_events.ThankYou,
         hoola_events.Meld,
@@ -108,6 +109,7 @@ HOOLA = GameBinding(
         hoola_events.LeaveTable,
     ),
     events=convert.classes_by_field(
+        CameBack,
         TurnTimedOut,
         hoola_events.GameStarted,
         hoola_events.RoundDealt,
@@ -142,6 +144,7 @@ KOIKOI = GameBinding(
     view_msg=koikoi_pb2.KoiKoiView,
     view_cls=KoiKoiView,
     commands=convert.classes_by_field(
+        ComeBack,
         koikoi_events.PlayCard,
         koikoi_events.ChooseCapture,
         koikoi_events.KoiKoi,
@@ -149,6 +152,7 @@ KOIKOI = GameBinding(
         koikoi_events.NextRound,
     ),
     events=convert.classes_by_field(
+        CameBack,
         TurnTimedOut,
         koikoi_events.MatchStarted,
         koikoi_events.RoundDealt,
@@ -175,6 +179,7 @@ GIN = GameBinding(
     view_msg=gin_pb2.GinView,
     view_cls=GinView,
     commands=convert.classes_by_field(
+        ComeBack,
         gin_events.DrawStock,
         gin_events.DrawDiscard,
         gin_events.Pass,
@@ -185,6 +190,7 @@ GIN = GameBinding(
         gin_events.NextHand,
     ),
     events=convert.classes_by_field(
+        CameBack,
         TurnTimedOut,
         gin_events.MatchStarted,
         gin_events.HandDealt,

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from croupier.engine.game import Bounds, Context
+from croupier.engine.game import Bounds, Context, IllegalCommand
 from croupier.engine.shared import replaced
 
 #: The longest turn and the largest bank a rule set may ask for (a day): a game that was accepted
@@ -59,6 +59,20 @@ class TurnTimedOut:
     seat: int
     deadline_ms: int
     away: bool = False
+
+
+@dataclass(frozen=True)
+class ComeBack:
+    """The command of an away seat that is back: its turns are its own again. An away seat's
+    turns are forced as soon as they start, so it needs a command it may send at any time."""
+
+
+@dataclass(frozen=True)
+class CameBack:
+    """``seat``, away, sent :class:`ComeBack` (the clock has already counted it back: any command
+    of a seat's own does, as its batch begins)."""
+
+    seat: int
 
 
 @dataclass(frozen=True)
@@ -230,6 +244,42 @@ class Clocked(Generic[S, E, C]):
         rules, and play goes on without it where the game allows, else the game ends."""
         raise NotImplementedError
 
+    def came_back_rules(self, state: S, event: CameBack) -> S:
+        """The game's own fold of :class:`CameBack` (the clock counted the seat back as its batch
+        began: most games have nothing more to note)."""
+        return state
+
+    def out_of_game(self, state: S, seat: int) -> bool:
+        """Whether ``seat`` has left the game for good (forfeited) though the game goes on."""
+        return False
+
+    def may_come_back(self, state: S, seat: int) -> bool:
+        """Whether ``seat`` may send :class:`ComeBack`: it is away, in a game still on."""
+        away = state.clock.away
+        return (
+            0 <= seat < len(away)
+            and away[seat]
+            and not self.is_finished(state)
+            and not self.out_of_game(state, seat)
+        )
+
+    def came_back(self, state: S, seat: int) -> list[CameBack]:
+        """The events of ``ComeBack`` from ``seat``; refused unless it may come back."""
+        if not self.may_come_back(state, seat):
+            raise IllegalCommand(
+                "NOT_AWAY", "only an away seat comes back", "docs/rules/common.md §5.1"
+            )
+        return [CameBack(seat)]
+
+    def with_come_back(self, state: S, seat: int, legal: list[C]) -> list[C]:
+        """``legal`` and, for an away seat, :class:`ComeBack` (listed last)."""
+        return [*legal, ComeBack()] if self.may_come_back(state, seat) else legal  # type: ignore[list-item]
+
+    def with_away(self, state: S, acting: tuple[int, ...]) -> tuple[int, ...]:
+        """``acting`` and every seat that may come back, in seat order."""
+        back = [s for s in range(len(state.clock.away)) if self.may_come_back(state, s)]
+        return tuple(sorted({*acting, *back})) if back else acting
+
     def between_rounds(self, state: S) -> bool:
         """Whether a round (a hand) is over and the next not dealt: a time-out that ended the
         round stops there, and dealing the next is a turn of its own."""
@@ -261,6 +311,8 @@ class Clocked(Generic[S, E, C]):
     def evolve(self, state: S, event: E) -> S:
         if isinstance(event, TurnTimedOut):
             return replaced(state, clock=timed_out(state.clock, event))
+        if isinstance(event, CameBack):
+            return self.came_back_rules(state, event)
         after = self.evolve_rules(state, event)
         if not after.rules.turn_time_ms:
             return after

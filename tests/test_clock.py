@@ -15,8 +15,8 @@ from hoola.helpers import CLOCKED as HOOLA_CLOCKED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from croupier.engine.clock import TurnTimedOut
-from croupier.engine.game import Context
+from croupier.engine.clock import CameBack, ComeBack, TurnTimedOut
+from croupier.engine.game import CommandError, Context
 from croupier.engine.gin import GinGame
 from croupier.engine.koikoi import KoiKoiGame
 from croupier.engine.rummy import RummyGame
@@ -185,15 +185,23 @@ def test_away_after_max_timeouts_and_back_with_a_command(
     clocks = {c.seat: c for c in game.seat_clocks(state)}
     if seat in clocks:  # an away seat's turn is over as soon as it starts
         assert clocks[seat].away and clocks[seat].deadline_ms == state.clock.since_ms[seat]
-    # Any command of its own brings it back with its time-outs counted from zero.
-    while seat not in game.to_act(state):
-        now = game.next_deadline(state) or now
-        state = game.at(state, now, None)
-        for event in game.advance(state, Context(seeds, now)):
-            state = game.evolve(state, event)
-    command = game.legal_commands(state, seat)[0]
+    if game.is_finished(state) or getattr(state, "forfeited", ()):
+        return  # nobody left to come back to
+    # An away seat may come back at any time (its turns are forced as they start, so it needs a
+    # move of its own): ComeBack is among its legal moves and it is among the seats to act.
+    assert ComeBack() in game.legal_commands(state, seat) and seat in game.to_act(state)
+    others = [s for s in range(seats) if s != seat and not state.clock.away[s]]
+    for other in others:  # a seat that is not away has nothing to come back from
+        assert ComeBack() not in game.legal_commands(state, other)
+        with pytest.raises(CommandError):
+            game.validate(state, other, ComeBack())
+    # Decided on the state before its batch begins (as the service and a replay do), it brings
+    # the seat back with its time-outs counted from zero; any command of its own would.
+    events = game.decide(state, seat, ComeBack(), Context(seeds, now))
+    assert events == [CameBack(seat)]
     back = game.at(state, now, seat)
-    for event in game.decide(state, seat, command, Context(seeds, now)):
+    for event in events:
         back = game.evolve(back, event)
     assert not back.clock.away[seat] and back.clock.timeouts[seat] == 0
+    assert ComeBack() not in game.legal_commands(back, seat)
     assert dataclasses.replace(back.clock) == back.clock

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from croupier.engine.cards import Card
-from croupier.engine.clock import TurnTimedOut
+from croupier.engine.clock import CameBack, ComeBack, TurnTimedOut
 from croupier.engine.gin.rules import GinRules
 from croupier.engine.meld_solver import Meld
 from croupier.engine.settlement import Settlement
@@ -63,7 +63,9 @@ class NextHand:
     """Deal the match's next hand (either seat, between hands)."""
 
 
-GinCommand = DrawStock | DrawDiscard | Pass | Discard | Knock | LayOff | EndLayOffs | NextHand
+GinCommand = (
+    DrawStock | DrawDiscard | Pass | Discard | Knock | LayOff | EndLayOffs | NextHand | ComeBack
+)
 
 
 # --- events -----------------------------------------------------------------------------------
@@ -194,6 +196,7 @@ class MatchEnded:
 
 GinEvent = (
     TurnTimedOut
+    | CameBack
     | MatchStarted
     | HandDealt
     | UpcardPassed

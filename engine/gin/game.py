@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank, name
-from croupier.engine.clock import Clocked
+from croupier.engine.clock import Clocked, ComeBack
 from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.gin import moves
 from croupier.engine.gin import rules as rules_module
@@ -82,6 +82,8 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
     def decide(
         self, state: GinState, seat: int, command: GinCommand, ctx: Context
     ) -> list[GinEvent]:
+        if isinstance(command, ComeBack):
+            return list(self.came_back(state, seat))
         return moves.decide(state, seat, command, ctx)
 
     def advance(self, state: GinState, ctx: Context) -> list[GinEvent]:
@@ -110,13 +112,16 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
         return moves.forfeited(state, seat)
 
     def validate(self, state: GinState, seat: int, command: GinCommand) -> None:
-        moves.validate(state, seat, command)
+        if isinstance(command, ComeBack):
+            self.came_back(state, seat)
+        else:
+            moves.validate(state, seat, command)
 
     def legal_commands(self, state: GinState, seat: int) -> list[GinCommand]:
-        return moves.legal_commands(state, seat)
+        return self.with_come_back(state, seat, moves.legal_commands(state, seat))
 
     def to_act(self, state: GinState) -> tuple[int, ...]:
-        return moves.to_act(state)
+        return self.with_away(state, moves.to_act(state))
 
     def is_finished(self, state: GinState) -> bool:
         return state.phase is Phase.MATCH_OVER
@@ -149,6 +154,8 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
                 return "End lay-offs and score"
             case NextHand():
                 return "Deal the next hand"
+            case ComeBack():
+                return "Come back: play your own turns again"
         # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.cards import Card
-from croupier.engine.clock import TurnTimedOut
+from croupier.engine.clock import CameBack, ComeBack, TurnTimedOut
 from croupier.engine.hoola.melds import Bright, TableMeld
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.engine.meld_solver import JokerAs
@@ -108,7 +108,8 @@ class SitOut:
 
 
 HoolaCommand = (
-    Draw
+    ComeBack
+    | Draw
     | ThankYou
     | Meld
     | LayOff
@@ -303,6 +304,7 @@ class SeatForfeited:
 
 HoolaEvent = (
     TurnTimedOut
+    | CameBack
     | GameStarted
     | RoundDealt
     | CardDrawn

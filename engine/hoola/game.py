@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
-from croupier.engine.clock import Clocked
+from croupier.engine.clock import Clocked, ComeBack
 from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.hoola import moves
 from croupier.engine.hoola import rules as rules_module
@@ -96,6 +96,8 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
     def decide(
         self, state: HoolaState, seat: int, command: HoolaCommand, ctx: Context
     ) -> list[HoolaEvent]:
+        if isinstance(command, ComeBack):
+            return list(self.came_back(state, seat))
         return moves.decide(state, seat, command, ctx)
 
     def advance(self, state: HoolaState, ctx: Context) -> list[HoolaEvent]:
@@ -120,6 +122,9 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
     def forced_command(self, state: HoolaState, seat: int) -> HoolaCommand:
         return moves.forced_command(state, seat)
 
+    def out_of_game(self, state: HoolaState, seat: int) -> bool:
+        return seat in state.forfeited
+
     def between_rounds(self, state: HoolaState) -> bool:
         """A round is over, or the next was just dealt and nobody has acted in it: a time-out
         that ends a round stops there, and so does one that deals the next (its first turn is a
@@ -130,13 +135,16 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
         return moves.forfeit(state, seat, ctx)
 
     def validate(self, state: HoolaState, seat: int, command: HoolaCommand) -> None:
-        moves.validate(state, seat, command)
+        if isinstance(command, ComeBack):
+            self.came_back(state, seat)
+        else:
+            moves.validate(state, seat, command)
 
     def legal_commands(self, state: HoolaState, seat: int) -> list[HoolaCommand]:
-        return moves.legal_commands(state, seat)
+        return self.with_come_back(state, seat, moves.legal_commands(state, seat))
 
     def to_act(self, state: HoolaState) -> tuple[int, ...]:
-        return moves.to_act(state)
+        return self.with_away(state, moves.to_act(state))
 
     def is_finished(self, state: HoolaState) -> bool:
         return state.phase is Phase.TABLE_CLOSED
@@ -172,6 +180,8 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
                 return "Play this round"
             case SitOut():
                 return "Sit this round out"
+            case ComeBack():
+                return "Come back: play your own turns again"
         # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 

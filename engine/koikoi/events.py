@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from croupier.engine.clock import TurnTimedOut
+from croupier.engine.clock import CameBack, ComeBack, TurnTimedOut
 from croupier.engine.koikoi.cards import Card
 from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.koikoi.yaku import Yaku
@@ -49,7 +49,7 @@ class NextRound:
     """Deal the match's next round (either seat, between rounds)."""
 
 
-KoiKoiCommand = PlayCard | ChooseCapture | KoiKoi | Shobu | NextRound
+KoiKoiCommand = PlayCard | ChooseCapture | KoiKoi | Shobu | NextRound | ComeBack
 
 
 # --- events -----------------------------------------------------------------------------------
@@ -180,6 +180,7 @@ class MatchEnded:
 
 KoiKoiEvent = (
     TurnTimedOut
+    | CameBack
     | MatchStarted
     | RoundDealt
     | CardPlayed

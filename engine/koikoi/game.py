@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from croupier.engine import ENGINE_VERSION
-from croupier.engine.clock import Clocked
+from croupier.engine.clock import Clocked, ComeBack
 from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.koikoi import moves
 from croupier.engine.koikoi import rules as rules_module
@@ -85,6 +85,8 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
     def decide(
         self, state: KoiKoiState, seat: int, command: KoiKoiCommand, ctx: Context
     ) -> list[KoiKoiEvent]:
+        if isinstance(command, ComeBack):
+            return list(self.came_back(state, seat))
         return moves.decide(state, seat, command, ctx)
 
     def advance(self, state: KoiKoiState, ctx: Context) -> list[KoiKoiEvent]:
@@ -114,13 +116,16 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
         return moves.forfeited(state, seat)
 
     def validate(self, state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
-        moves.validate(state, seat, command)
+        if isinstance(command, ComeBack):
+            self.came_back(state, seat)
+        else:
+            moves.validate(state, seat, command)
 
     def legal_commands(self, state: KoiKoiState, seat: int) -> list[KoiKoiCommand]:
-        return moves.legal_commands(state, seat)
+        return self.with_come_back(state, seat, moves.legal_commands(state, seat))
 
     def to_act(self, state: KoiKoiState) -> tuple[int, ...]:
-        return moves.to_act(state)
+        return self.with_away(state, moves.to_act(state))
 
     def is_finished(self, state: KoiKoiState) -> bool:
         return state.phase is Phase.MATCH_OVER
@@ -144,6 +149,8 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
                 return "Shobu: end the round and score"
             case NextRound():
                 return "Deal the next round"
+            case ComeBack():
+                return "Come back: play your own turns again"
         # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from croupier.engine.cards import Card
+from croupier.engine.clock import CameBack as CameBack
+from croupier.engine.clock import ComeBack as ComeBack
 from croupier.engine.clock import TurnTimedOut
 from croupier.engine.meld_solver import JokerAs, MeldKind
 from croupier.engine.rummy.rules import RummyRules
@@ -78,13 +80,6 @@ class SwapJoker:
 @dataclass(frozen=True)
 class Discard:
     card: Card = ""
-
-
-@dataclass(frozen=True)
-class ComeBack:
-    """An away seat is back (RULES.md §5.1): its turns are its own again. An away seat's turns are
-    forced as soon as they start, and Rummy has no other move outside a seat's turn, so this is how
-    a command of its own can arrive."""
 
 
 RummyCommand = DrawStock | TakeDiscard | LayDown | LayOff | SwapJoker | Discard | ComeBack
@@ -177,13 +172,6 @@ class StockReshuffled:
     stock: tuple[Card, ...]
     stock_count: int
     reshuffle: int
-
-
-@dataclass(frozen=True)
-class CameBack:
-    """``seat``, away, sent :class:`ComeBack`: it plays its own turns again (the clock folds it)."""
-
-    seat: int
 
 
 @dataclass(frozen=True)

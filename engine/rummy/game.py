@@ -14,6 +14,7 @@ from croupier.engine.rummy import moves
 from croupier.engine.rummy import rules as rules_module
 from croupier.engine.rummy.deal import deal
 from croupier.engine.rummy.events import (
+    CameBack,
     CardDrawn,
     ComeBack,
     Discard,
@@ -92,6 +93,9 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
         if state.returning is not None:  # the batch's first event: its decision is made
             state = replaced(state, returning=None)
         return evolve(state, event)
+
+    def came_back_rules(self, state: RummyState, event: CameBack) -> RummyState:
+        return self.evolve_rules(state, event)  # the batch's decision is made (``returning``)
 
     def at(self, state: RummyState, at_ms: int, actor: int | None) -> RummyState:
         """As every game's (the clock brings an away actor back), remembering for the batch's

@@ -58,6 +58,11 @@ def submit(
     )
 
 
+#: Claim windows in these tests: long enough that real time never closes one while a test is
+#: still looking at it (tests move the servers' clock past it instead).
+CLAIM_WINDOW_MS = 60_000
+
+
 def settle(server: Running) -> None:
     """Record what time has made due now (the sweeper would within its poll; a test that moved
     the clock does not wait for it)."""
@@ -821,7 +826,7 @@ def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Runni
         overrides=service_pb2.Rules(
             hoola=hoola_pb2.HoolaRules(
                 out_of_turn_thank_you=True,
-                claim_window_ms=400,
+                claim_window_ms=CLAIM_WINDOW_MS,
                 claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN,
                 rounds=1,
             )
@@ -840,7 +845,7 @@ def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Runni
     assert sorted(waiting.claimants) == sorted([far, near]) and waiting.claim_window_end_ms > 0
     code, info, _ = error_of(lambda: submit(server, game, nxt, DRAW, second.version))
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "CLAIM_WINDOW_OPEN")
-    server.clock.advance(500)
+    server.clock.advance(CLAIM_WINDOW_MS + 100)
     # Once the window has closed, reads show the award, and the sweeper records it (a batch of
     # its own, with no command) whether or not anyone calls.
     assert view(server, game, nxt).view.hoola.turn == near
@@ -877,7 +882,7 @@ def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Runni
             service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=auth(tokens[seat])
         )
         if not legal.moves:  # another claim window is open: let time close it
-            server.clock.advance(450)
+            server.clock.advance(CLAIM_WINDOW_MS + 50)
             settle(server)
             continue
         submit(server, game, seat, choose(list(legal.moves), rng).command, legal.version)
@@ -898,7 +903,7 @@ def test_time_made_due_is_recorded_without_a_command(server: Running) -> None:
         overrides=service_pb2.Rules(
             hoola=hoola_pb2.HoolaRules(
                 out_of_turn_thank_you=True,
-                claim_window_ms=400,
+                claim_window_ms=CLAIM_WINDOW_MS,
                 claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN,
                 rounds=1,
             )
@@ -910,7 +915,7 @@ def test_time_made_due_is_recorded_without_a_command(server: Running) -> None:
     claimed = submit(server, game, far, hoola_command(thank_you=hoola_pb2.ThankYou()), version)
     core = server.thread.core
     assert server.thread.call(core.tick(game.game_id)) == claimed.version  # the window is open
-    server.clock.advance(500)
+    server.clock.advance(CLAIM_WINDOW_MS + 100)
     ticked = server.thread.call(core.tick(game.game_id))
     assert ticked > claimed.version
     replay = server.stub.GetReplay(
@@ -945,7 +950,7 @@ def test_time_made_due_is_recorded_without_a_command(server: Running) -> None:
             service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=auth(tokens[seat])
         )
         if not legal.moves:  # another claim window is open: let time close it, and tick
-            server.clock.advance(450)
+            server.clock.advance(CLAIM_WINDOW_MS + 50)
             server.thread.call(core.tick(game.game_id))
             continue
         submit(server, game, seat, choose(list(legal.moves), rng).command, legal.version)

@@ -114,7 +114,7 @@ def test_an_away_seat_comes_back_and_the_replay_verifies(service: Service) -> No
             command_id=uuid.uuid4().hex,
             expected_version=version,
             command=service_pb2.Command(
-                rummy=rummy_pb2.RummyCommand(come_back=rummy_pb2.RummyComeBack())
+                rummy=rummy_pb2.RummyCommand(come_back=common_pb2.ComeBack())
             ),
         ),
         metadata=auth(game.tokens[first].token),
