@@ -79,8 +79,11 @@ class Sweeper:
     async def _run(self) -> None:
         while True:
             try:
-                await self.sweep()
+                # A read first: a sweep writes (its claims), and most looks find nothing due.
                 upcoming = await self.core.log.next_due()
+                if upcoming is not None and upcoming <= self.core.clock():
+                    await self.sweep()
+                    upcoming = await self.core.log.next_due()
             except asyncio.CancelledError:
                 raise
             except Exception:  # the store is away: try again a little later

@@ -134,7 +134,8 @@ class EventStore(ABC):
 
     @abstractmethod
     def next_due(self) -> int | None:
-        """The earliest next deadline of any game, or ``None``."""
+        """When :meth:`claim_due` will next have a game to give: the earliest next deadline of
+        any game (a claimed one's once its lease lapses), or ``None``."""
 
     @abstractmethod
     def read(self, game_id: str, after_version: int = 0) -> list[StoredEvent]: ...

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -39,10 +41,27 @@ def postgres_available() -> bool:
 
 
 @pytest.fixture(scope="session")
-def postgres_url() -> str:
-    """The test database; skips without a server, except in CI, where PostgreSQL must be there."""
+def postgres_url() -> Iterator[str]:
+    """A database of this test run's own on the test server (dropped at the end), so that no
+    run meets another's games: games left on a turn clock would otherwise be swept, by every
+    later run's servers, for ever. Where the test role may not create databases, the test
+    database itself. Skips without a server, except in CI, where PostgreSQL must be there."""
     if not postgres_available():
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true but PostgreSQL is not reachable at {POSTGRES_URL}")
         pytest.skip(f"needs PostgreSQL at {POSTGRES_URL} (set CROUPIER_TEST_POSTGRES); skipped")
-    return POSTGRES_URL
+    import psycopg
+
+    name = f"croupier_test_{uuid.uuid4().hex[:12]}"
+    try:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.Error:
+        yield POSTGRES_URL
+        return
+    base, _, _ = POSTGRES_URL.rpartition("/")
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -385,7 +385,9 @@ class SqlEventStore(EventStore):
         with self._transaction(write=False) as cur:
             row = self._run(
                 cur,
-                "SELECT MIN(next_deadline_ms) FROM games WHERE next_deadline_ms IS NOT NULL",
+                # A claimed game is due again only once its lease lapses.
+                "SELECT MIN(CASE WHEN sweep_lease_ms > next_deadline_ms THEN sweep_lease_ms "
+                "ELSE next_deadline_ms END) FROM games WHERE next_deadline_ms IS NOT NULL",
             ).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 

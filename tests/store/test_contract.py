@@ -177,6 +177,23 @@ class StoreContract:
         assert store.append(game_id, 2, [NewEvent("A", b"a")], "bad", 0, 20).accepted is False
         assert store.game(game_id).version == 2
 
+    def test_due_games_are_claimed_once_until_their_lease_lapses(self, store: EventStore) -> None:
+        # Deadlines far ahead of real time: the sweepers of servers sharing this database (other
+        # tests) must not claim this game first.
+        at = 10**13
+        game_id = new_game(store)
+        store.append(game_id, 2, [NewEvent("A", b"a")], "cmd", 0, 20, next_deadline_ms=at)
+        assert game_id not in store.claim_due(at - 1, 500, 1_000)  # not due yet
+        due = store.next_due()
+        assert due is not None and due <= at
+        assert game_id in store.claim_due(at, 500, 1_000)
+        # Claimed: nobody else gets it until the lease lapses, and it is not due before then.
+        assert game_id not in store.claim_due(at + 200, 500, 1_000)
+        assert game_id in store.claim_due(at + 501, 500, 1_000)
+        # An append writes the next deadline (none: nothing is due) and frees the claim.
+        store.append(game_id, 3, [NewEvent("B", b"b")], "cmd-2", 0, 30, next_deadline_ms=None)
+        assert game_id not in store.claim_due(at * 10, 500, 1_000)
+
     @pytest.mark.parametrize("log_format", [PLAIN_FORMAT, LOG_FORMAT_VERSION])
     def test_the_chain_detects_tampering(self, store: EventStore, log_format: int) -> None:
         game_id = new_game(store, events=4, log_format=log_format)
