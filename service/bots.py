@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,58 @@ class GameResult:
         if self.final is not None and (not self.rounds or self.final != self.rounds[-1]):
             lines += describe_settlement(self.final)
         return "\n".join(lines)
+
+
+#: The field of each game kind in the ``Rules``, ``View`` and ``EventBody`` oneofs.
+KIND_FIELDS: dict[common_pb2.GameKind.ValueType, str] = {
+    common_pb2.GAME_KIND_HOOLA: "hoola",
+    common_pb2.GAME_KIND_KOIKOI: "koikoi",
+    common_pb2.GAME_KIND_GIN: "gin",
+    common_pb2.GAME_KIND_RUMMY: "rummy",
+}
+#: How long the bots wait for the service's clock to play the idle seats before giving up: far
+#: beyond any turn time a bot game uses (the sweeper records a time-out within tens of ms).
+IDLE_WAIT_S = 60.0
+
+
+class ClockStalled(RuntimeError):
+    """Only idle seats were to act and the service's clock did not play them in time."""
+
+
+def clock_rules(
+    kind: common_pb2.GameKind.ValueType,
+    overrides: service_pb2.Rules | None,
+    turn_time_ms: int,
+    max_timeouts: int | None = None,
+) -> service_pb2.Rules:
+    """``overrides`` (or none) with the game's turn clock set: ``turn_time_ms`` (0: no clock)
+    and, if given, ``max_timeouts``; for any game kind."""
+    rules = service_pb2.Rules()
+    if overrides is not None:
+        rules.CopyFrom(overrides)
+    game = getattr(rules, KIND_FIELDS[kind])
+    game.SetInParent()  # an empty rule set of the kind is still that kind's
+    if turn_time_ms:
+        game.turn_time_ms = turn_time_ms
+    if max_timeouts is not None:
+        game.max_timeouts = max_timeouts
+    return rules
+
+
+def time_outs(events: Sequence[service_pb2.GameEvent]) -> list[tuple[service_pb2.GameEvent, Any]]:
+    """Each recorded ``TurnTimedOut`` of ``events``, with the event that carries it (its
+    ``recorded_at_ms`` says how late the service recorded it)."""
+    found = []
+    for event in events:
+        which = event.body.WhichOneof("body")
+        if which is None:
+            continue
+        body = getattr(event.body, which)
+        if "event" not in body.DESCRIPTOR.oneofs_by_name:  # not a game's event (a seed reveal)
+            continue
+        if body.WhichOneof("event") == "turn_timed_out":
+            found.append((event, body.turn_timed_out))
+    return found
 
 
 def describe_settlement(s: common_pb2.Settlement) -> list[str]:
@@ -213,6 +265,8 @@ def play_game(
     players: Sequence[str] = (),
     claims: bool = False,
     on_created: Callable[[service_pb2.CreateGameResponse], None] | None = None,
+    idle_seats: Collection[int] = (),
+    on_tick: Callable[[list[service_pb2.GameEvent]], None] | None = None,
 ) -> GameResult:
     """Create a game of ``kind`` (``studio`` is the studio credential CreateGame takes) and play
     it to the end; returns its last round's settlement.
@@ -221,6 +275,11 @@ def play_game(
     closed after ``max_rounds``. With ``claims``, seats out of turn take discards by battle-Hoola
     claims when they may, and the seat to act waits out an open claim window. ``on_created`` is
     called with the new game before the first move (to watch it, say).
+
+    ``idle_seats`` never send a command: the game's turn clock (``overrides`` with a
+    ``turn_time_ms``, see :func:`clock_rules`) plays them. When only they are to act, the bots
+    wait for the service to record the time-out (a ``StreamEvents`` wait, bounded by
+    ``IDLE_WAIT_S``) and pass the events of what they waited for to ``on_tick``.
     """
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
@@ -246,7 +305,40 @@ def play_game(
         max_moves,
         max_rounds,
         claims,
+        idle_seats,
+        on_tick,
     )
+
+
+def _wait_for_clock(
+    stub: service_pb2_grpc.GameServiceStub, game_id: str, token: str, version: int, viewer: str
+) -> list[service_pb2.GameEvent]:
+    """Wait until the game moves past ``version`` (only idle seats are to act: the service's
+    clock will), returning the events recorded since, as ``token``'s seat sees them. The bots
+    must not spin on GetView: one stream waits, bounded by ``IDLE_WAIT_S``."""
+    stream = stub.StreamEvents(
+        service_pb2.StreamEventsRequest(game_id=game_id, after_version=version),
+        metadata=auth(token),
+        timeout=IDLE_WAIT_S,
+    )
+    try:
+        events = [next(stream).event]
+        # The first event's batch is in the store whole: read up to the version a view has now.
+        now = stub.GetView(service_pb2.GetViewRequest(game_id=game_id), metadata=auth(viewer))
+        while events[-1].version < now.version:
+            events.append(next(stream).event)
+    except grpc.RpcError as error:
+        if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise ClockStalled(
+                f"game {game_id}: only idle seats were to act at version {version} and the "
+                f"service's clock did not play them within {IDLE_WAIT_S:.0f} s"
+            ) from None
+        raise
+    except StopIteration:  # the game ended and the server closed the stream
+        pass
+    finally:
+        stream.cancel()
+    return events
 
 
 def finish_game(
@@ -258,16 +350,23 @@ def finish_game(
     max_moves: int = 2000,
     max_rounds: int = 3,
     claims: bool = False,
+    idle_seats: Collection[int] = (),
+    on_tick: Callable[[list[service_pb2.GameEvent]], None] | None = None,
 ) -> GameResult:
     """Play the game ``game_id`` (whatever state it is in, one token per seat) to the end, as
-    :func:`play_game` does."""
+    :func:`play_game` does (``idle_seats`` and ``on_tick`` too)."""
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
     tokens = list(tokens)
     seats = len(tokens)
-    moves = 0
-    while moves < max_moves:
-        view = stub.GetView(service_pb2.GetViewRequest(game_id=game_id), metadata=auth(tokens[0]))
+    idle = frozenset(idle_seats)
+    active = [s for s in range(seats) if s not in idle]
+    if not active:
+        raise ValueError("at least one seat must play: forced moves alone may never end a game")
+    viewer = tokens[active[0]]
+    moves = waits = 0
+    while moves < max_moves and waits < max_moves:
+        view = stub.GetView(service_pb2.GetViewRequest(game_id=game_id), metadata=auth(viewer))
         if view.finished:
             break
         game = _oneof(view.view, "game")
@@ -276,6 +375,18 @@ def finish_game(
         seat = rng.randrange(seats) if between_rounds else game.turn
         if claims and not between_rounds and rng.random() < 0.5:
             seat = _claimant(stub, game_id, tokens, seat, rng)
+        if seat in idle and seat != game.turn and not between_rounds:
+            seat = game.turn  # an idle seat claims nothing
+        if seat in idle:
+            if between_rounds:  # any seat may deal the next round: one that plays does
+                seat = rng.choice(active)
+            else:
+                # Only an idle seat is to act: its clock runs out and the service plays it.
+                waited = _wait_for_clock(stub, game_id, tokens[seat], view.version, viewer)
+                waits += 1
+                if on_tick is not None and waited:
+                    on_tick(waited)
+                continue
         legal = stub.ListLegalMoves(
             service_pb2.ListLegalMovesRequest(game_id=game_id), metadata=auth(tokens[seat])
         )
@@ -286,15 +397,23 @@ def finish_game(
         closing = [m for m in legal.moves if _move(m) == "close_table"]
         if between_rounds and closing and game.round >= max_rounds:
             move = closing[0]
-        stub.SubmitCommand(
-            service_pb2.SubmitCommandRequest(
-                game_id=game_id,
-                command_id=uuid.uuid4().hex,
-                expected_version=legal.version,
-                command=move.command,
-            ),
-            metadata=auth(tokens[seat]),
-        )
+        try:
+            stub.SubmitCommand(
+                service_pb2.SubmitCommandRequest(
+                    game_id=game_id,
+                    command_id=uuid.uuid4().hex,
+                    expected_version=legal.version,
+                    command=move.command,
+                ),
+                metadata=auth(tokens[seat]),
+            )
+        except grpc.RpcError as error:
+            # On the clock the service may record a time-out between our look and our command
+            # (this seat was slow, or an idle seat's turn came up): look again.
+            on_clock = any(t.deadline_ms for t in view.to_act)
+            if not on_clock or error.code() != grpc.StatusCode.ABORTED:
+                raise
+            continue
         moves += 1
         if on_move is not None:
             on_move(seat, move.label)
