@@ -477,6 +477,21 @@ def demo(
     help="Alternate a game's seats over the addresses (default: with several addresses).",
 )
 @click.option("--seed", default=None, type=int, help="Seed of the bots' choices.")
+@click.option(
+    "--idle-seats",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Seats per game that never send a command: the turn clock plays them (needs "
+    "--turn-time-ms). The report gives each time-out's lateness after its deadline.",
+)
+@click.option(
+    "--turn-time-ms",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0),
+    help="The games' turn time (docs/rules/common.md §5.1); 0: no clock.",
+)
 @click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False, writable=True))
 @click.option("--quiet", is_flag=True, help="No progress display.")
 @click.option("--connect-timeout", default=10.0, show_default=True)
@@ -501,6 +516,8 @@ def load(
     channels: int,
     split_seats: bool | None,
     seed: int | None,
+    idle_seats: int,
+    turn_time_ms: int,
     json_path: str | None,
     quiet: bool,
     connect_timeout: float,
@@ -539,6 +556,8 @@ def load(
         channels=channels,
         split_seats=split_seats,
         seed=seed,
+        idle_seats=idle_seats,
+        turn_time_ms=turn_time_ms,
         connect_timeout=connect_timeout,
         progress=None if quiet else sys.stderr,
     )
