@@ -45,6 +45,9 @@ KIND_FIELDS: dict[common_pb2.GameKind.ValueType, str] = {
     common_pb2.GAME_KIND_GIN: "gin",
     common_pb2.GAME_KIND_RUMMY: "rummy",
 }
+#: The command id prefix of a batch that time made due (log/records.py's TICK_PREFIX; the bots
+#: use the contract only).
+TICK_PREFIX = "tick:"
 #: How long the bots wait for the service's clock to play the idle seats before giving up: far
 #: beyond any turn time a bot game uses (the sweeper records a time-out within tens of ms).
 IDLE_WAIT_S = 60.0
@@ -88,6 +91,63 @@ def time_outs(events: Sequence[service_pb2.GameEvent]) -> list[tuple[service_pb2
         if body.WhichOneof("event") == "turn_timed_out":
             found.append((event, body.turn_timed_out))
     return found
+
+
+def _clock_time(ms: int) -> str:
+    """A Unix time in ms as the time of day (UTC) to the millisecond."""
+    return time.strftime("%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d} UTC"
+
+
+def describe_tick(events: Sequence[service_pb2.GameEvent]) -> list[str]:
+    """What time made due, in words: each time-out (which seat, its deadline, how late the
+    service recorded it, whether the seat is now away), then the forced moves' events."""
+    lines = []
+    for event in events:
+        which = event.body.WhichOneof("body")
+        body = getattr(event.body, which) if which else None
+        kind = body.WhichOneof("event") if body is not None and body.DESCRIPTOR.oneofs else None
+        if body is None or kind is None:
+            lines.append(f"    #{event.version} (hidden from this seat)")
+            continue
+        if kind == "turn_timed_out":
+            timed = body.turn_timed_out
+            late = event.recorded_at_ms - timed.deadline_ms
+            away = "; it is away now: its turns are forced at once" if timed.away else ""
+            lines.append(
+                f"  seat {timed.seat} timed out: deadline {_clock_time(timed.deadline_ms)}, "
+                f"recorded {late} ms after it{away}; forced:"
+            )
+            continue
+        fields = _short(getattr(body, kind))
+        lines.append(
+            f"    #{event.version} {kind.replace('_', ' ')}" + (f": {fields}" if fields else "")
+        )
+    return lines
+
+
+def _short(message: Any) -> str:
+    """A message on one short line: a card (or anything with a ``code``) by its code, a meld by
+    its cards."""
+    names = message.DESCRIPTOR.fields_by_name
+    if "code" in names:
+        return str(message.code)
+    if "cards" in names and "kind" in names:
+        return " ".join(_short(c) for c in message.cards)
+    parts = []
+    for described, value in message.ListFields():
+        if described.message_type is None:
+            text = ", ".join(map(str, value)) if _repeated(value) else str(value)
+        elif _repeated(value):
+            text = "[" + ", ".join(_short(v) for v in value) + "]"
+        else:
+            text = _short(value)
+        parts.append(f"{described.name.replace('_', ' ')} {text}")
+    return "; ".join(parts)
+
+
+def _repeated(value: Any) -> bool:
+    """Whether a field's value is a repeated container (neither text nor a message)."""
+    return hasattr(value, "__len__") and not isinstance(value, (str, bytes, Message))
 
 
 def describe_settlement(s: common_pb2.Settlement) -> list[str]:
@@ -310,27 +370,31 @@ def play_game(
     )
 
 
-def _wait_for_clock(
-    stub: service_pb2_grpc.GameServiceStub, game_id: str, token: str, version: int, viewer: str
+def _events(
+    stub: service_pb2_grpc.GameServiceStub,
+    game_id: str,
+    token: str,
+    after: int,
+    until: int | None = None,
 ) -> list[service_pb2.GameEvent]:
-    """Wait until the game moves past ``version`` (only idle seats are to act: the service's
-    clock will), returning the events recorded since, as ``token``'s seat sees them. The bots
-    must not spin on GetView: one stream waits, bounded by ``IDLE_WAIT_S``."""
+    """The events after version ``after`` up to ``until`` (recorded already), as ``token``'s
+    seat sees them; without ``until``, wait for the first one (only idle seats are to act: the
+    service's clock will record it). One stream, bounded by ``IDLE_WAIT_S``: the bots never
+    spin on GetView."""
     stream = stub.StreamEvents(
-        service_pb2.StreamEventsRequest(game_id=game_id, after_version=version),
+        service_pb2.StreamEventsRequest(game_id=game_id, after_version=after),
         metadata=auth(token),
         timeout=IDLE_WAIT_S,
     )
+    events: list[service_pb2.GameEvent] = []
     try:
-        events = [next(stream).event]
-        # The first event's batch is in the store whole: read up to the version a view has now.
-        now = stub.GetView(service_pb2.GetViewRequest(game_id=game_id), metadata=auth(viewer))
-        while events[-1].version < now.version:
+        events.append(next(stream).event)
+        while until is not None and events[-1].version < until:
             events.append(next(stream).event)
     except grpc.RpcError as error:
         if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
             raise ClockStalled(
-                f"game {game_id}: only idle seats were to act at version {version} and the "
+                f"game {game_id}: only idle seats were to act at version {after} and the "
                 f"service's clock did not play them within {IDLE_WAIT_S:.0f} s"
             ) from None
         raise
@@ -364,9 +428,26 @@ def finish_game(
     if not active:
         raise ValueError("at least one seat must play: forced moves alone may never end a game")
     viewer = tokens[active[0]]
+    # Forced moves are shown as the first idle seat sees them (its own draws too).
+    watcher = tokens[min(idle)] if idle else viewer
     moves = waits = 0
+    seen: int | None = None  # the version up to which what time made due was reported
+
+    def catch_up(version: int) -> None:
+        """Report what time made due up to ``version`` (recorded), before the next move."""
+        nonlocal seen
+        if on_tick is None:
+            return
+        if seen is not None and version > seen:
+            recorded = _events(stub, game_id, watcher, seen, version)
+            ticks = [e for e in recorded if e.command_id.startswith(TICK_PREFIX)]
+            if ticks:
+                on_tick(ticks)
+        seen = version if seen is None else max(seen, version)
+
     while moves < max_moves and waits < max_moves:
         view = stub.GetView(service_pb2.GetViewRequest(game_id=game_id), metadata=auth(viewer))
+        catch_up(view.version)
         if view.finished:
             break
         game = _oneof(view.view, "game")
@@ -381,11 +462,10 @@ def finish_game(
             if between_rounds:  # any seat may deal the next round: one that plays does
                 seat = rng.choice(active)
             else:
-                # Only an idle seat is to act: its clock runs out and the service plays it.
-                waited = _wait_for_clock(stub, game_id, tokens[seat], view.version, viewer)
+                # Only an idle seat is to act: its clock runs out and the service plays it (what
+                # it recorded is reported as the loop looks again).
+                _events(stub, game_id, watcher, view.version)
                 waits += 1
-                if on_tick is not None and waited:
-                    on_tick(waited)
                 continue
         legal = stub.ListLegalMoves(
             service_pb2.ListLegalMovesRequest(game_id=game_id), metadata=auth(tokens[seat])
@@ -393,12 +473,13 @@ def finish_game(
         if not legal.moves:  # a claim window is open: the seat to act waits for it to close
             time.sleep(0.05)
             continue
+        catch_up(legal.version)
         move = choose(list(legal.moves), rng)
         closing = [m for m in legal.moves if _move(m) == "close_table"]
         if between_rounds and closing and game.round >= max_rounds:
             move = closing[0]
         try:
-            stub.SubmitCommand(
+            answer = stub.SubmitCommand(
                 service_pb2.SubmitCommandRequest(
                     game_id=game_id,
                     command_id=uuid.uuid4().hex,
@@ -417,6 +498,8 @@ def finish_game(
         moves += 1
         if on_move is not None:
             on_move(seat, move.label)
+        if seen is not None and answer.events and answer.events[0].version == seen + 1:
+            seen = answer.version  # the bots' own command: nothing made due before it
     settlement = stub.GetSettlement(
         service_pb2.GetSettlementRequest(game_id=game_id), metadata=auth(tokens[0])
     ).settlement
