@@ -3,6 +3,12 @@ cards each seat held after it and the table, then every settlement with each fac
 
 ``timeline`` builds the steps from a replay by folding its events; ``render_text`` and
 ``render_html`` lay them out (the HTML is one self-contained file: no scripts, no network).
+
+A step is one batch of the log: the deal, a seat's command, or what time made due (a batch the
+service recorded with no command, ``tick:<version>``). On a turn clock each time-out says which
+seat timed out, at which deadline and how late it was recorded; the moves after it are marked
+forced; a seat becoming away and coming back is said; and after each step the seats on the
+clock are listed with their deadlines.
 """
 
 from __future__ import annotations
@@ -10,10 +16,12 @@ from __future__ import annotations
 import dataclasses
 import html
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from croupier.contract.bindings import BINDINGS
+from croupier.engine.clock import TurnTimedOut
 from croupier.engine.koikoi import cards as hanafuda
 from croupier.engine.settlement import Settlement
 from croupier.replays.format import Replay
@@ -32,9 +40,15 @@ _QUIET = {
 }
 
 
+#: What a batch that no command made (what time made due) is called in the timeline.
+TIME_MADE_DUE = "What time made due"
+#: The prefix of an event a time-out forced.
+FORCED = "forced: "
+
+
 @dataclass(frozen=True)
 class Step:
-    """One command (or the deal) and what it did."""
+    """One batch of the log (the deal, a command, what time made due) and what it did."""
 
     number: int
     seat: int | None
@@ -42,6 +56,8 @@ class Step:
     happened: tuple[str, ...]
     hands: tuple[tuple[str, ...], ...]
     table: tuple[tuple[str, str], ...]
+    #: The seats on the clock after the step, each with its deadline (a turn clock only).
+    clocks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,6 +118,44 @@ def _describe(kind: str, event: Any) -> str:
     return f"{_words(type(event).__name__)}" + (f": {'; '.join(parts)}" if parts else "")
 
 
+def clock_time(ms: int) -> str:
+    """A Unix time in ms as the time of day (UTC) to the millisecond."""
+    return time.strftime("%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}"
+
+
+def _timed_out(event: TurnTimedOut, recorded_at_ms: int, was_away: bool) -> str:
+    """A time-out in words; ``was_away``: the seat was away already (its turn was forced as it
+    began), else whether this time-out made it away."""
+    late = recorded_at_ms - event.deadline_ms
+    line = (
+        f"Seat {event.seat} timed out: its deadline was {clock_time(event.deadline_ms)} UTC, "
+        f"recorded {late} ms after it; the moves below were forced"
+    )
+    if was_away:
+        line += " (the seat is away: its turns are forced as they begin)"
+    elif event.away:
+        line += (
+            f". Seat {event.seat} is away from now on: its turns are forced as they begin "
+            "until it sends a command"
+        )
+    return line
+
+
+def _clocks(game: Any, state: Any) -> tuple[str, ...]:
+    """The seats on the clock, each with its deadline, bank and whether it is away."""
+    return tuple(
+        f"seat {c.seat} on the clock until {clock_time(c.deadline_ms)} UTC (bank {c.bank_ms} ms"
+        + (", away: forced at once)" if c.away else ")")
+        for c in game.seat_clocks(state)
+    )
+
+
+def _away(state: Any, seat: int | None) -> bool:
+    clock = getattr(state, "clock", None)
+    away: tuple[bool, ...] = getattr(clock, "away", ())
+    return seat is not None and 0 <= seat < len(away) and away[seat]
+
+
 def _table(kind: str, state: Any) -> tuple[tuple[str, str], ...]:
     """What lies on the table, by name, as far as the state of each game holds it."""
     rows: list[tuple[str, str]] = []
@@ -146,6 +200,7 @@ def timeline(replay: Replay) -> Timeline:
                     tuple(current["happened"]),
                     tuple(tuple(card_name(kind, c) for c in h) for h in state.hands),
                     _table(kind, state),
+                    _clocks(game, state),
                 )
             )
 
@@ -153,19 +208,52 @@ def timeline(replay: Replay) -> Timeline:
         if stored.body.WhichOneof("body") != binding.field:
             continue
         event = binding.event_from_body(stored.body)
-        if stored.command_payload or current is None:
+        if current is None or stored.command_id != current["command_id"]:
+            # A new batch: the deal, a command, or what time made due (no command).
             close()
             seat = stored.seat if stored.HasField("seat") else None
-            move = (
-                game.label(state, binding.command_from_proto(stored.command))
-                if stored.command_payload
-                else "The game is created and dealt"
-            )
-            current = {"number": stored.version, "seat": seat, "move": move, "happened": []}
-        current["happened"].append(_describe(kind, event))
+            if stored.command_payload:
+                move = game.label(state, binding.command_from_proto(stored.command))
+            else:
+                move = "The game is created and dealt" if current is None else TIME_MADE_DUE
+            was_away = _away(state, seat)
+            # Every fold calls ``at`` as a batch begins: turn clocks run on recorded times.
+            state = game.at(state, stored.recorded_at_ms, seat if stored.command_payload else None)
+            happened = []
+            if was_away and not _away(state, seat):
+                happened.append(f"Seat {seat} came back (a command of its own)")
+            current = {
+                "number": stored.version,
+                "seat": seat,
+                "move": move,
+                "happened": happened,
+                "command_id": stored.command_id,
+                "forced": False,
+            }
+        if isinstance(event, TurnTimedOut):
+            was_away = _away(state, event.seat)
+            current["happened"].append(_timed_out(event, stored.recorded_at_ms, was_away))
+            current["forced"] = True
+        else:
+            prefix = FORCED if current["forced"] else ""
+            current["happened"].append(prefix + _describe(kind, event))
         state = game.evolve(state, event)
         game_events.append(event)
     close()
+    rules: Any = getattr(state, "rules", None)
+    turn_ms = getattr(rules, "turn_time_ms", 0)
+    clock_fact = (
+        (
+            (
+                "turn clock",
+                f"{turn_ms} ms a turn, a bank of {rules.time_bank_ms} ms, away after "
+                f"{rules.max_timeouts} time-outs in a row"
+                + (" (an away seat forfeits)" if rules.forfeit_when_away else ""),
+            ),
+        )
+        if turn_ms
+        else ()
+    )
     facts = (
         ("game", header.game_id),
         ("seats", str(header.seats)),
@@ -173,6 +261,7 @@ def timeline(replay: Replay) -> Timeline:
         ("commitment", header.commitment),
         ("server seed", replay.footer.server_seed),
         ("client seeds", ", ".join(header.client_seeds) or "none"),
+        *clock_fact,
     )
     return Timeline(
         f"{kind} — game {header.game_id}",
@@ -206,6 +295,7 @@ def render_text(t: Timeline) -> str:
         out += [f"    {line}" for line in step.happened]
         out += [f"    hand of seat {s}: {' '.join(h) or '—'}" for s, h in enumerate(step.hands)]
         out += [f"    {label}: {text}" for label, text in step.table]
+        out += [f"    {line}" for line in step.clocks]
     for number, settlement in enumerate(t.settlements, 1):
         out += ["", f"Settlement of round {number}"] + _settlement_lines(settlement)
     if t.final is not None and (not t.settlements or t.final != t.settlements[-1]):
@@ -222,6 +312,9 @@ table { border-collapse: collapse; width: 100%; }
 td, th { border: 1px solid #ccc; padding: 4px 6px; vertical-align: top; text-align: left; }
 th { background: #f3f3f3; } .move { font-weight: 600; } .ev { color: #555; }
 .hand { font-family: ui-monospace, monospace; } .factor { color: #444; }
+.timeout { color: #a40000; font-weight: 600; } .forced { color: #8a5a00; }
+.came-back { color: #1a6a1a; font-weight: 600; } .clock { color: #335; font-size: 0.9em; }
+.move.tick { color: #8a5a00; }
 """
 
 
@@ -247,21 +340,34 @@ def _html_settlement(title: str, settlement: Settlement) -> str:
     )
 
 
+def _css(line: str) -> str:
+    """The class of a line of what happened: a time-out, a forced move, a return, an event."""
+    if line.startswith("Seat ") and " timed out: " in line:
+        return "ev timeout"
+    if line.startswith(FORCED):
+        return "ev forced"
+    if line.startswith("Seat ") and " came back" in line:
+        return "ev came-back"
+    return "ev"
+
+
 def render_html(t: Timeline) -> str:
     e = html.escape
     facts = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in t.facts)
     steps = []
     for step in t.steps:
         who = f"seat {step.seat}" if step.seat is not None else "—"
-        happened = "".join(f"<div class='ev'>{e(h)}</div>" for h in step.happened)
+        happened = "".join(f"<div class='{_css(h)}'>{e(h)}</div>" for h in step.happened)
         hands = "".join(
             f"<div class='hand'>seat {s}: {e(' '.join(h) or '—')}</div>"
             for s, h in enumerate(step.hands)
         )
         table = "".join(f"<div>{e(label)}: {e(text)}</div>" for label, text in step.table)
+        table += "".join(f"<div class='clock'>{e(line)}</div>" for line in step.clocks)
+        tick = " tick" if step.move == TIME_MADE_DUE else ""
         steps.append(
             f"<tr class='step' id='step-{step.number}'><td>{step.number}</td><td>{who}</td>"
-            f"<td><div class='move'>{e(step.move)}</div>{happened}</td>"
+            f"<td><div class='move{tick}'>{e(step.move)}</div>{happened}</td>"
             f"<td>{hands}</td><td>{table}</td></tr>"
         )
     settlements = [_html_settlement(f"Round {n}", s) for n, s in enumerate(t.settlements, 1)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,118 @@ class GameResult:
         if self.final is not None and (not self.rounds or self.final != self.rounds[-1]):
             lines += describe_settlement(self.final)
         return "\n".join(lines)
+
+
+#: The field of each game kind in the ``Rules``, ``View`` and ``EventBody`` oneofs.
+KIND_FIELDS: dict[common_pb2.GameKind.ValueType, str] = {
+    common_pb2.GAME_KIND_HOOLA: "hoola",
+    common_pb2.GAME_KIND_KOIKOI: "koikoi",
+    common_pb2.GAME_KIND_GIN: "gin",
+    common_pb2.GAME_KIND_RUMMY: "rummy",
+}
+#: The command id prefix of a batch that time made due (log/records.py's TICK_PREFIX; the bots
+#: use the contract only).
+TICK_PREFIX = "tick:"
+#: How long the bots wait for the service's clock to play the idle seats before giving up: far
+#: beyond any turn time a bot game uses (the sweeper records a time-out within tens of ms).
+IDLE_WAIT_S = 60.0
+
+
+class ClockStalled(RuntimeError):
+    """Only idle seats were to act and the service's clock did not play them in time."""
+
+
+def clock_rules(
+    kind: common_pb2.GameKind.ValueType,
+    overrides: service_pb2.Rules | None,
+    turn_time_ms: int,
+    max_timeouts: int | None = None,
+) -> service_pb2.Rules:
+    """``overrides`` (or none) with the game's turn clock set: ``turn_time_ms`` (0: no clock)
+    and, if given, ``max_timeouts``; for any game kind."""
+    rules = service_pb2.Rules()
+    if overrides is not None:
+        rules.CopyFrom(overrides)
+    game = getattr(rules, KIND_FIELDS[kind])
+    game.SetInParent()  # an empty rule set of the kind is still that kind's
+    if turn_time_ms:
+        game.turn_time_ms = turn_time_ms
+    if max_timeouts is not None:
+        game.max_timeouts = max_timeouts
+    return rules
+
+
+def time_outs(events: Sequence[service_pb2.GameEvent]) -> list[tuple[service_pb2.GameEvent, Any]]:
+    """Each recorded ``TurnTimedOut`` of ``events``, with the event that carries it (its
+    ``recorded_at_ms`` says how late the service recorded it)."""
+    found = []
+    for event in events:
+        which = event.body.WhichOneof("body")
+        if which is None:
+            continue
+        body = getattr(event.body, which)
+        if "event" not in body.DESCRIPTOR.oneofs_by_name:  # not a game's event (a seed reveal)
+            continue
+        if body.WhichOneof("event") == "turn_timed_out":
+            found.append((event, body.turn_timed_out))
+    return found
+
+
+def _clock_time(ms: int) -> str:
+    """A Unix time in ms as the time of day (UTC) to the millisecond."""
+    return time.strftime("%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d} UTC"
+
+
+def describe_tick(events: Sequence[service_pb2.GameEvent]) -> list[str]:
+    """What time made due, in words: each time-out (which seat, its deadline, how late the
+    service recorded it, whether the seat is now away), then the forced moves' events."""
+    lines = []
+    for event in events:
+        which = event.body.WhichOneof("body")
+        body = getattr(event.body, which) if which else None
+        kind = body.WhichOneof("event") if body is not None and body.DESCRIPTOR.oneofs else None
+        if body is None or kind is None:
+            lines.append(f"    #{event.version} (hidden from this seat)")
+            continue
+        if kind == "turn_timed_out":
+            timed = body.turn_timed_out
+            late = event.recorded_at_ms - timed.deadline_ms
+            away = "; it is away now: its turns are forced at once" if timed.away else ""
+            lines.append(
+                f"  seat {timed.seat} timed out: deadline {_clock_time(timed.deadline_ms)}, "
+                f"recorded {late} ms after it{away}; forced:"
+            )
+            continue
+        fields = _short(getattr(body, kind))
+        lines.append(
+            f"    #{event.version} {kind.replace('_', ' ')}" + (f": {fields}" if fields else "")
+        )
+    return lines
+
+
+def _short(message: Any) -> str:
+    """A message on one short line: a card (or anything with a ``code``) by its code, a meld by
+    its cards."""
+    names = message.DESCRIPTOR.fields_by_name
+    if "code" in names:
+        return str(message.code)
+    if "cards" in names and "kind" in names:
+        return " ".join(_short(c) for c in message.cards)
+    parts = []
+    for described, value in message.ListFields():
+        if described.message_type is None:
+            text = ", ".join(map(str, value)) if _repeated(value) else str(value)
+        elif _repeated(value):
+            text = "[" + ", ".join(_short(v) for v in value) + "]"
+        else:
+            text = _short(value)
+        parts.append(f"{described.name.replace('_', ' ')} {text}")
+    return "; ".join(parts)
+
+
+def _repeated(value: Any) -> bool:
+    """Whether a field's value is a repeated container (neither text nor a message)."""
+    return hasattr(value, "__len__") and not isinstance(value, (str, bytes, Message))
 
 
 def describe_settlement(s: common_pb2.Settlement) -> list[str]:
@@ -213,6 +325,8 @@ def play_game(
     players: Sequence[str] = (),
     claims: bool = False,
     on_created: Callable[[service_pb2.CreateGameResponse], None] | None = None,
+    idle_seats: Collection[int] = (),
+    on_tick: Callable[[list[service_pb2.GameEvent]], None] | None = None,
 ) -> GameResult:
     """Create a game of ``kind`` (``studio`` is the studio credential CreateGame takes) and play
     it to the end; returns its last round's settlement.
@@ -222,6 +336,11 @@ def play_game(
     take discards by battle-Hoola claims when they may, and the seat to act waits out an open
     claim window. ``on_created`` is called with the new game before the first move (to watch it,
     say).
+
+    ``idle_seats`` never send a command: the game's turn clock (``overrides`` with a
+    ``turn_time_ms``, see :func:`clock_rules`) plays them. When only they are to act, the bots
+    wait for the service to record the time-out (a ``StreamEvents`` wait, bounded by
+    ``IDLE_WAIT_S``) and pass the events of what they waited for to ``on_tick``.
     """
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
@@ -247,7 +366,44 @@ def play_game(
         max_moves,
         max_rounds,
         claims,
+        idle_seats,
+        on_tick,
     )
+
+
+def _events(
+    stub: service_pb2_grpc.GameServiceStub,
+    game_id: str,
+    token: str,
+    after: int,
+    until: int | None = None,
+) -> list[service_pb2.GameEvent]:
+    """The events after version ``after`` up to ``until`` (recorded already), as ``token``'s
+    seat sees them; without ``until``, wait for the first one (only idle seats are to act: the
+    service's clock will record it). One stream, bounded by ``IDLE_WAIT_S``: the bots never
+    spin on GetView."""
+    stream = stub.StreamEvents(
+        service_pb2.StreamEventsRequest(game_id=game_id, after_version=after),
+        metadata=auth(token),
+        timeout=IDLE_WAIT_S,
+    )
+    events: list[service_pb2.GameEvent] = []
+    try:
+        events.append(next(stream).event)
+        while until is not None and events[-1].version < until:
+            events.append(next(stream).event)
+    except grpc.RpcError as error:
+        if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise ClockStalled(
+                f"game {game_id}: only idle seats were to act at version {after} and the "
+                f"service's clock did not play them within {IDLE_WAIT_S:.0f} s"
+            ) from None
+        raise
+    except StopIteration:  # the game ended and the server closed the stream
+        pass
+    finally:
+        stream.cancel()
+    return events
 
 
 def finish_game(
@@ -259,16 +415,40 @@ def finish_game(
     max_moves: int = 2000,
     max_rounds: int = 3,
     claims: bool = False,
+    idle_seats: Collection[int] = (),
+    on_tick: Callable[[list[service_pb2.GameEvent]], None] | None = None,
 ) -> GameResult:
     """Play the game ``game_id`` (whatever state it is in, one token per seat) to the end, as
-    :func:`play_game` does."""
+    :func:`play_game` does (``idle_seats`` and ``on_tick`` too)."""
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
     tokens = list(tokens)
     seats = len(tokens)
-    moves = 0
-    while moves < max_moves:
-        view = stub.GetView(service_pb2.GetViewRequest(game_id=game_id), metadata=auth(tokens[0]))
+    idle = frozenset(idle_seats)
+    active = [s for s in range(seats) if s not in idle]
+    if not active:
+        raise ValueError("at least one seat must play: forced moves alone may never end a game")
+    viewer = tokens[active[0]]
+    # Forced moves are shown as the first idle seat sees them (its own draws too).
+    watcher = tokens[min(idle)] if idle else viewer
+    moves = waits = 0
+    seen: int | None = None  # the version up to which what time made due was reported
+
+    def catch_up(version: int) -> None:
+        """Report what time made due up to ``version`` (recorded), before the next move."""
+        nonlocal seen
+        if on_tick is None:
+            return
+        if seen is not None and version > seen:
+            recorded = _events(stub, game_id, watcher, seen, version)
+            ticks = [e for e in recorded if e.command_id.startswith(TICK_PREFIX)]
+            if ticks:
+                on_tick(ticks)
+        seen = version if seen is None else max(seen, version)
+
+    while moves < max_moves and waits < max_moves:
+        view = stub.GetView(service_pb2.GetViewRequest(game_id=game_id), metadata=auth(viewer))
+        catch_up(view.version)
         if view.finished:
             break
         game = _oneof(view.view, "game")
@@ -277,12 +457,24 @@ def finish_game(
         seat = rng.randrange(seats) if between_rounds else game.turn
         if claims and not between_rounds and rng.random() < 0.5:
             seat = _claimant(stub, game_id, tokens, seat, rng)
+        if seat in idle and seat != game.turn and not between_rounds:
+            seat = game.turn  # an idle seat claims nothing
+        if seat in idle:
+            if between_rounds:  # any seat may deal the next round: one that plays does
+                seat = rng.choice(active)
+            else:
+                # Only an idle seat is to act: its clock runs out and the service plays it (what
+                # it recorded is reported as the loop looks again).
+                _events(stub, game_id, watcher, view.version)
+                waits += 1
+                continue
         legal = stub.ListLegalMoves(
             service_pb2.ListLegalMovesRequest(game_id=game_id), metadata=auth(tokens[seat])
         )
         if not legal.moves:  # a claim window is open: the seat to act waits for it to close
             time.sleep(0.05)
             continue
+        catch_up(legal.version)
         move = choose(list(legal.moves), rng)
         # Leaving closes the table (LeaveTable; CloseTable is its older form, kept for old games).
         closing = [m for m in legal.moves if _move(m) == "leave_table"] or [
@@ -290,18 +482,28 @@ def finish_game(
         ]
         if between_rounds and closing and game.round >= max_rounds:
             move = closing[0]
-        stub.SubmitCommand(
-            service_pb2.SubmitCommandRequest(
-                game_id=game_id,
-                command_id=uuid.uuid4().hex,
-                expected_version=legal.version,
-                command=move.command,
-            ),
-            metadata=auth(tokens[seat]),
-        )
+        try:
+            answer = stub.SubmitCommand(
+                service_pb2.SubmitCommandRequest(
+                    game_id=game_id,
+                    command_id=uuid.uuid4().hex,
+                    expected_version=legal.version,
+                    command=move.command,
+                ),
+                metadata=auth(tokens[seat]),
+            )
+        except grpc.RpcError as error:
+            # On the clock the service may record a time-out between our look and our command
+            # (this seat was slow, or an idle seat's turn came up): look again.
+            on_clock = any(t.deadline_ms for t in view.to_act)
+            if not on_clock or error.code() != grpc.StatusCode.ABORTED:
+                raise
+            continue
         moves += 1
         if on_move is not None:
             on_move(seat, move.label)
+        if seen is not None and answer.events and answer.events[0].version == seen + 1:
+            seen = answer.version  # the bots' own command: nothing made due before it
     settlement = stub.GetSettlement(
         service_pb2.GetSettlementRequest(game_id=game_id), metadata=auth(tokens[0])
     ).settlement

@@ -351,6 +351,20 @@ def _studio_credential(given: str, addresses: list[str], key_file: Path | None) 
     help="Hoola: rounds at the table (default 1). Koi-Koi: 3, 6 or 12 (default: the preset's).",
 )
 @click.option(
+    "--idle-seat",
+    "idle_seats",
+    multiple=True,
+    type=click.IntRange(0, 6),
+    help="A seat that never plays (may be given again): its turn clock runs out and the "
+    "service plays its forced moves, printed as they happen. Needs --turn-time-ms.",
+)
+@click.option(
+    "--turn-time-ms",
+    default=0,
+    type=click.IntRange(0),
+    help="The turn clock (docs/rules/common.md §5.1); 0: the preset's (no clock).",
+)
+@click.option(
     "--connect-timeout", default=10.0, show_default=True, help="Seconds to wait for the server."
 )
 @_studio_options
@@ -361,12 +375,17 @@ def demo(
     preset: str,
     seed: int | None,
     rounds: int | None,
+    idle_seats: tuple[int, ...],
+    turn_time_ms: int,
     connect_timeout: float,
     studio_key: str,
     studio_key_file: Path | None,
 ) -> None:
     """Play a whole game between bots through a running server; print the result."""
-    from croupier.service.bots import play_game
+    from croupier.service.bots import clock_rules, describe_tick, play_game
+
+    if idle_seats and not turn_time_ms:
+        raise click.UsageError("--idle-seat needs a turn clock: give --turn-time-ms")
     from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2
 
     if kind == "rummy":
@@ -390,6 +409,15 @@ def demo(
             overrides.hoola.sit_out = True
             overrides.hoola.max_seats = seats
         game_kind = common_pb2.GAME_KIND_HOOLA
+    if turn_time_ms:
+        overrides = clock_rules(game_kind, overrides, turn_time_ms)
+    if any(seat >= seats for seat in idle_seats):
+        raise click.UsageError(f"--idle-seat: the game has seats 0 to {seats - 1}")
+
+    def on_tick(events: list[service_pb2.GameEvent]) -> None:
+        for line in describe_tick(events):
+            click.echo(line)
+
     with grpc.insecure_channel(address) as channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=connect_timeout)
@@ -410,7 +438,11 @@ def demo(
                 rng=random.Random(seed),
                 client_seed=uuid.uuid4().hex,
                 on_move=lambda seat, label: click.echo(f"  seat {seat}: {label}"),
+                idle_seats=idle_seats,
+                on_tick=on_tick,
             )
+        except ValueError as error:
+            raise click.UsageError(str(error)) from None
         except grpc.RpcError as error:
             raise click.ClickException(f"{error.code().name}: {error.details()}") from None
     click.echo(result.describe())
@@ -477,6 +509,21 @@ def demo(
     help="Alternate a game's seats over the addresses (default: with several addresses).",
 )
 @click.option("--seed", default=None, type=int, help="Seed of the bots' choices.")
+@click.option(
+    "--idle-seats",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Seats per game that never send a command: the turn clock plays them (needs "
+    "--turn-time-ms). The report gives each time-out's lateness after its deadline.",
+)
+@click.option(
+    "--turn-time-ms",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0),
+    help="The games' turn time (docs/rules/common.md §5.1); 0: no clock.",
+)
 @click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False, writable=True))
 @click.option("--quiet", is_flag=True, help="No progress display.")
 @click.option("--connect-timeout", default=10.0, show_default=True)
@@ -501,6 +548,8 @@ def load(
     channels: int,
     split_seats: bool | None,
     seed: int | None,
+    idle_seats: int,
+    turn_time_ms: int,
     json_path: str | None,
     quiet: bool,
     connect_timeout: float,
@@ -539,6 +588,8 @@ def load(
         channels=channels,
         split_seats=split_seats,
         seed=seed,
+        idle_seats=idle_seats,
+        turn_time_ms=turn_time_ms,
         connect_timeout=connect_timeout,
         progress=None if quiet else sys.stderr,
     )

@@ -42,7 +42,7 @@ from typing import Any, TextIO, TypeVar
 import grpc
 
 from croupier.app.tokens import MIN_SECRET_BYTES, mint_studio_token
-from croupier.service.bots import auth, choose
+from croupier.service.bots import auth, choose, time_outs
 from croupier.service.config import STUDIO_SECRET_ENV, as_setting, studio_keys
 from croupier.service.echo import METHOD as ECHO_METHOD
 from croupier.v1 import (
@@ -66,6 +66,9 @@ INCLUDE = service_pb2.Include(legal_moves=True, to_act=True)
 STALL_S = 30.0
 # Consecutive failed calls after which a game is abandoned.
 MAX_FAILURES = 5
+# How long a submit-mode game waits on one StreamEvents call for the service's clock to play an
+# idle seat before looking again (a lost wake costs this much, never a spin).
+CLOCK_WAIT_S = 5.0
 ECHO_PAYLOAD = b"x" * 96  # about the size of a SubmitCommand request
 
 
@@ -97,6 +100,11 @@ class LoadConfig:
     progress: TextIO | None = None
     #: The studio credential CreateGame takes; with ``spawn``, minted by :func:`run`.
     studio_key: str = ""
+    #: Seats per game that never send a command (the turn clock plays them): which ones changes
+    #: from game to game. Needs ``turn_time_ms``.
+    idle_seats: int = 0
+    #: The games' turn clock (0: the preset's, no clock by default).
+    turn_time_ms: int = 0
 
 
 # --- measuring -----------------------------------------------------------------------------------
@@ -136,6 +144,17 @@ class Recorder:
         self.games_started = 0
         self.games_finished = 0
         self.games_abandoned = 0
+        # Turn clocks, read from each finished game's log: every recorded TurnTimedOut's
+        # lateness (its batch's recorded time − its deadline, ms).
+        self.lateness_ms: list[int] = []
+        self.time_outs_of_playing_seats = 0
+        self.recorded_twice = 0
+        self.tick_batches = 0
+        self.games_checked = 0
+        self.clock_waits = 0
+        # Commands answered ABORTED because a time-out was recorded first (on a clock): what
+        # docs/rules/common.md §5.1 promises, so counted apart from the errors.
+        self.overtaken = 0
 
     def observe(self, kind: str, seconds: float) -> None:
         self.latencies[kind].append(seconds)
@@ -144,15 +163,21 @@ class Recorder:
     def error(self, kind: str, code: str) -> None:
         self.errors[(kind, code)] += 1
 
-    async def call(self, kind: str, call: Awaitable[T], move: bool = False) -> T:
+    async def call(
+        self, kind: str, call: Awaitable[T], move: bool = False, overtaken: bool = False
+    ) -> T:
         """Await a unary call, timing it and counting its failure by status code; a ``move``
-        call counts towards the calls per move once answered (a call cut at the end does not)."""
+        call counts towards the calls per move once answered (a call cut at the end does not).
+        With ``overtaken`` (a game on a clock), ABORTED counts as overtaken by a time-out."""
         self.calls[kind] += 1
         started = time.perf_counter()
         try:
             result = await call
         except grpc.aio.AioRpcError as error:
-            self.error(kind, error.code().name)
+            if overtaken and error.code() == grpc.StatusCode.ABORTED:
+                self.overtaken += 1
+            else:
+                self.error(kind, error.code().name)
             self.move_calls += move
             raise
         self.observe(kind, time.perf_counter() - started)
@@ -344,10 +369,11 @@ async def wait_ready(channels: list[list[grpc.aio.Channel]], timeout: float) -> 
 
 
 def game_request(
-    game: str, seats: int | None, preset: str, rounds: int | None
+    game: str, seats: int | None, preset: str, rounds: int | None, turn_time_ms: int = 0
 ) -> service_pb2.CreateGameRequest:
     """The CreateGame request of ``game`` as ``croupier demo`` makes it (a Hoola table of one
-    round unless ``rounds``; six or seven Hoola seats play with sit-out)."""
+    round unless ``rounds``; six or seven Hoola seats play with sit-out), on a turn clock of
+    ``turn_time_ms`` if given."""
     if game == "rummy":
         kind, seats = common_pb2.GAME_KIND_RUMMY, seats or 4
         overrides = service_pb2.Rules(rummy=rummy_pb2.RummyRules())
@@ -366,7 +392,73 @@ def game_request(
             overrides.hoola.max_seats = seats
     else:
         raise ValueError(f"unknown game {game!r}: one of {', '.join(GAMES)}")
+    if turn_time_ms:
+        getattr(overrides, game).turn_time_ms = turn_time_ms
     return service_pb2.CreateGameRequest(kind=kind, preset=preset, seats=seats, overrides=overrides)
+
+
+def acting_seat(
+    to_act: Sequence[service_pb2.SeatToAct], idle: frozenset[int]
+) -> tuple[int | None, bool]:
+    """Which seat the bots play now, and whether only idle seats are to act (wait for the
+    clock). ``to_act`` may name several seats (Rummy lists every away seat, which may come
+    back): a seat on the clock (with a deadline) comes first, then any other that plays."""
+    playing = [t for t in to_act if t.seat not in idle]
+    on_clock = [t for t in playing if t.deadline_ms]
+    chosen = (on_clock or playing)[:1]
+    if chosen:
+        return chosen[0].seat, False
+    return None, bool(to_act)
+
+
+def check_idle(config: LoadConfig) -> None:
+    """Idle seats need a clock, and a seat that plays (forced moves never knock or go out)."""
+    if not config.idle_seats:
+        return
+    if not config.turn_time_ms:
+        raise LoadError("idle seats need a turn clock: give --turn-time-ms")
+    seats = game_request(config.game, config.seats, config.preset, config.rounds).seats
+    if config.idle_seats >= seats:
+        raise LoadError(
+            f"--idle-seats {config.idle_seats}: at least one of the {seats} seats must play "
+            "(forced moves alone may never end a game)"
+        )
+
+
+def idle_seats(number: int, seats: int, idle: int) -> frozenset[int]:
+    """The idle seats of game ``number``: ``idle`` seats in a row from a seat that moves on with
+    each game, so that idle seats deal, lead and follow in turn."""
+    return frozenset((number + i) % seats for i in range(idle))
+
+
+@dataclass(frozen=True)
+class ClockCheck:
+    """What one finished game's log says about its turn clock."""
+
+    #: Every TurnTimedOut's lateness: its batch's recorded_at_ms − its deadline_ms.
+    lateness_ms: tuple[int, ...]
+    #: Time-outs of seats that were playing (a bot slower than the turn time).
+    of_playing_seats: int
+    #: Time-outs (seat, deadline) found in more than one batch: recorded more than once.
+    recorded_twice: int
+    #: Batches that time made due (command id ``tick:<version>``).
+    tick_batches: int
+
+
+def check_clock(events: Sequence[service_pb2.GameEvent], idle: frozenset[int]) -> ClockCheck:
+    """The turn-clock facts of a game's log (see :class:`ClockCheck`). A time-out is one fact
+    of one batch: the same seat and deadline twice in a batch is two turns (an away seat forced
+    to deal the round its own forced move ended), in two batches it was recorded twice."""
+    batches: dict[tuple[int, int], set[str]] = defaultdict(set)
+    lateness = []
+    playing = 0
+    for event, timed in time_outs(events):
+        lateness.append(event.recorded_at_ms - timed.deadline_ms)
+        batches[(timed.seat, timed.deadline_ms)].add(event.command_id)
+        playing += timed.seat not in idle
+    ticks = {e.command_id for e in events if e.command_id.startswith("tick:")}
+    twice = sum(1 for ids in batches.values() if len(ids) > 1)
+    return ClockCheck(tuple(lateness), playing, twice, len(ticks))
 
 
 @dataclass
@@ -398,7 +490,9 @@ class Load:
         self.config = config
         self.channels = channels
         self.stubs = [[service_pb2_grpc.GameServiceStub(c) for c in row] for row in channels]
-        self.request = game_request(config.game, config.seats, config.preset, config.rounds)
+        self.request = game_request(
+            config.game, config.seats, config.preset, config.rounds, config.turn_time_ms
+        )
         self.studio = auth(config.studio_key)
         self.recorder = Recorder()
         self.running: dict[str, Running] = {}
@@ -467,16 +561,26 @@ class Load:
 
     async def _play_game(self, number: int, rng: random.Random) -> None:
         created = await self._create(number)
+        idle = idle_seats(number, len(created.tokens), self.config.idle_seats)
         info = Running(created.tokens[0].token, created.version, self.stub(number))
         self.running[created.game_id] = info
         progress = [time.monotonic()]
+        # An idle seat's player is gone: no stream, no command; the turn clock plays it.
         seats = [
             asyncio.create_task(
                 self._play_seat(
-                    created.game_id, t.seat, t.token, self.stub(number, t.seat), rng, info, progress
+                    created.game_id,
+                    t.seat,
+                    t.token,
+                    self.stub(number, t.seat),
+                    rng,
+                    info,
+                    progress,
+                    idle,
                 )
             )
             for t in created.tokens
+            if t.seat not in idle
         ]
         try:
             while True:
@@ -490,6 +594,7 @@ class Load:
                 if time.monotonic() - progress[0] > STALL_S:
                     raise Stalled(created.game_id)
             self.recorder.games_finished += 1
+            await self._check_clock(number, created.game_id, info.token, idle)
         finally:
             self.running.pop(created.game_id, None)
             for task in seats:
@@ -505,6 +610,7 @@ class Load:
         rng: random.Random,
         info: Running,
         progress: list[float],
+        idle: frozenset[int],
     ) -> None:
         recorder = self.recorder
         recorder.calls["Play"] += 1
@@ -540,7 +646,7 @@ class Load:
                         continue
                     if (
                         state.to_act
-                        and state.to_act[0].seat == seat
+                        and acting_seat(state.to_act, idle)[0] == seat
                         and state.version > last_sent
                         and state.legal_moves
                     ):
@@ -572,7 +678,13 @@ class Load:
                 elif kind == "refused":
                     if sent.pop(response.refused.command_id, None) is not None:
                         recorder.move_calls += 1
-                    recorder.error("Play command", response.refused.status or "REFUSED")
+                    status = response.refused.status or "REFUSED"
+                    if self.config.turn_time_ms and status == "ABORTED":
+                        # A time-out was due before the command: recorded first (its state
+                        # comes next), as docs/rules/common.md §5.1 says.
+                        recorder.overtaken += 1
+                    else:
+                        recorder.error("Play command", status)
         except grpc.aio.AioRpcError as error:
             recorder.error("Play", error.code().name)
             raise
@@ -585,6 +697,7 @@ class Load:
         recorder = self.recorder
         created = await self._create(number)
         tokens = [t.token for t in created.tokens]
+        idle = idle_seats(number, len(tokens), self.config.idle_seats)
         info = Running(tokens[0], created.version, self.stub(number))
         self.running[created.game_id] = info
         game_id = created.game_id
@@ -610,7 +723,16 @@ class Load:
                         version, to_act, finished = await self._look(number, game_id, tokens)
                         legal_for = None
                         continue
-                    seat = to_act[0].seat
+                    chosen, wait = acting_seat(to_act, idle)
+                    if chosen is None and wait:  # the turn clock plays the idle seats
+                        await self._await_clock(number, game_id, tokens[0], version)
+                        before = version
+                        version, to_act, finished = await self._look(number, game_id, tokens)
+                        info.version, legal_for = version, None
+                        if version > before:  # the clock moved the game on
+                            last_progress = time.monotonic()
+                        continue
+                    seat = to_act[0].seat if chosen is None else chosen
                     stub = self.stub(number, seat)
                     if seat != legal_for:
                         listed = await recorder.call(
@@ -641,9 +763,14 @@ class Load:
                             metadata=auth(tokens[seat]),
                         ),
                         move=True,
+                        overtaken=bool(self.config.turn_time_ms),
                     )
-                except grpc.aio.AioRpcError:
-                    failures += 1
+                except grpc.aio.AioRpcError as error:
+                    # A command a time-out overtook is no failure: look again and play on.
+                    clock_race = (
+                        bool(self.config.turn_time_ms) and error.code() == grpc.StatusCode.ABORTED
+                    )
+                    failures = 0 if clock_race else failures + 1
                     if failures >= MAX_FAILURES:
                         raise
                     version, to_act, finished = await self._look(number, game_id, tokens)
@@ -656,8 +783,52 @@ class Load:
                 legal, legal_for = list(answer.legal_moves), seat
                 info.version = version
             recorder.games_finished += 1
+            await self._check_clock(number, game_id, tokens[0], idle)
         finally:
             self.running.pop(game_id, None)
+
+    async def _await_clock(self, number: int, game_id: str, token: str, version: int) -> None:
+        """Wait, on one StreamEvents call, until the game moves past ``version``: only an idle
+        seat is to act and the service's sweeper will record its time-out. Bounded by
+        ``CLOCK_WAIT_S`` (the caller looks again and waits again: the game's stall limit holds)."""
+        self.recorder.clock_waits += 1
+        self.recorder.calls["StreamEvents (clock wait)"] += 1
+        call = self.stub(number).StreamEvents(
+            service_pb2.StreamEventsRequest(game_id=game_id, after_version=version),
+            metadata=auth(token),
+            timeout=CLOCK_WAIT_S,
+        )
+        try:
+            # The call's own deadline, and ours: a call that never got going (seen once: stuck
+            # in grpc.aio's send, past its deadline) must not hold the game.
+            await asyncio.wait_for(call.read(), CLOCK_WAIT_S + 1)
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+                self.recorder.error("StreamEvents (clock wait)", error.code().name)
+        except TimeoutError:
+            self.recorder.error("StreamEvents (clock wait)", "CLIENT_TIMEOUT")
+        finally:
+            call.cancel()
+
+    async def _check_clock(
+        self, number: int, game_id: str, token: str, idle: frozenset[int]
+    ) -> None:
+        """On a clock: read the finished game's log for its time-outs (see :func:`check_clock`)."""
+        if not self.config.turn_time_ms:
+            return
+        replay = await self.recorder.call(
+            "GetReplay (clock check)",
+            self.stub(number).GetReplay(
+                service_pb2.GetReplayRequest(game_id=game_id), metadata=auth(token)
+            ),
+        )
+        found = check_clock(replay.events, idle)
+        r = self.recorder
+        r.lateness_ms += found.lateness_ms
+        r.time_outs_of_playing_seats += found.of_playing_seats
+        r.recorded_twice += found.recorded_twice
+        r.tick_batches += found.tick_batches
+        r.games_checked += 1
 
     async def _look(
         self, number: int, game_id: str, tokens: list[str]
@@ -805,6 +976,21 @@ class Load:
             "errors": dict(by_code),
             "errors_by_call": {f"{kind} {code}": n for (kind, code), n in r.errors.items()},
         }
+        if self.config.turn_time_ms:
+            # Lateness in ms: summarize takes seconds.
+            lateness = summarize([ms / 1000 for ms in r.lateness_ms])
+            report["clock"] = {
+                "turn_time_ms": self.config.turn_time_ms,
+                "idle_seats": self.config.idle_seats,
+                "games_checked": r.games_checked,
+                "time_outs": len(r.lateness_ms),
+                "time_outs_of_playing_seats": r.time_outs_of_playing_seats,
+                "tick_batches": r.tick_batches,
+                "recorded_twice": r.recorded_twice,
+                "clock_waits": r.clock_waits,
+                "commands_overtaken": r.overtaken,
+                "lateness": lateness,
+            }
         if self.config.streams:
             unary = [
                 value
@@ -892,6 +1078,7 @@ async def run(config: LoadConfig) -> dict[str, Any]:
         raise ValueError(f"mode: one of {', '.join(MODES)}")
     if config.duration is None and config.games is None:
         config.duration = 10.0
+    check_idle(config)
     spawned: Spawned | None = None
     scratch = tempfile.TemporaryDirectory(prefix="croupier-load-")
     try:
@@ -1006,6 +1193,21 @@ def summary(report: dict[str, Any]) -> str:
             f"{server['cpu_ms_per_move']} ms per move",
             f"  server memory        VmRSS {server['vmrss_kb'] / 1024:.1f} MiB, "
             f"VmHWM {server['vmhwm_kb'] / 1024:.1f} MiB",
+        ]
+    clock = report.get("clock")
+    if clock:
+        late = clock["lateness"]
+        lines += [
+            "",
+            f"  turn clock           {clock['turn_time_ms']} ms a turn, {clock['idle_seats']} idle "
+            f"seat(s) a game; {clock['time_outs']} time-outs in {clock['games_checked']} finished "
+            f"games ({clock['time_outs_of_playing_seats']} of playing seats), "
+            f"{clock['tick_batches']} batches made due by time",
+            f"  time-out latency     recorded after the deadline: p50 {late['p50_ms']:.0f} ms, "
+            f"p99 {late['p99_ms']:.0f} ms, max {late['max_ms']:.0f} ms",
+            f"  recorded twice       {clock['recorded_twice']}",
+            f"  overtaken commands   {clock['commands_overtaken']} (ABORTED: a time-out that was "
+            "due was recorded first)",
         ]
     streams = report.get("streams")
     if streams:

@@ -101,6 +101,48 @@ GAMES: dict[str, tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rule
 }
 
 
+# Games on the turn clock with idle seats (issue 11): the seats never send a command, so the
+# service's sweeper records their time-outs and forced moves (batches ``tick:<version>``), and
+# the corpus holds time-outs, away seats, banks and forfeits. The turn time is short so that a
+# game records in a moment; file name: (kind, seats, preset, overrides with the clock, idle).
+TURN_MS = 100
+TIMED: dict[
+    str,
+    tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules, frozenset[int]],
+] = {
+    "gin-single-hand-timed": (
+        GIN,
+        2,
+        "single-hand",
+        service_pb2.Rules(gin=gin_pb2.GinRules(turn_time_ms=TURN_MS, time_bank_ms=150)),
+        frozenset({1}),
+    ),
+    "koikoi-nintendo-3-timed": (
+        KOIKOI,
+        2,
+        "nintendo-3",
+        service_pb2.Rules(koikoi=koikoi_pb2.KoiKoiRules(turn_time_ms=TURN_MS)),
+        frozenset({0}),
+    ),
+    "rummy-standard-timed": (
+        RUMMY,
+        4,
+        "standard",
+        service_pb2.Rules(rummy=rummy_pb2.RummyRules(turn_time_ms=TURN_MS)),
+        frozenset({2}),
+    ),
+    "rummy-standard-timed-forfeit": (
+        RUMMY,
+        4,
+        "standard",
+        service_pb2.Rules(
+            rummy=rummy_pb2.RummyRules(turn_time_ms=TURN_MS, max_timeouts=2, forfeit_when_away=True)
+        ),
+        frozenset({1}),
+    ),
+}
+
+
 # Games whose bots also claim discards out of turn (battle Hoola), so that the corpus holds
 # claims, claim windows and the awards time makes.
 CLAIMING = {"hoola-international", "hoola-winjoy", "hoola-korean-nearest-claims"}
@@ -120,7 +162,11 @@ def make(directory: Path) -> list[Path]:
         try:
             with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
                 stub = service_pb2_grpc.GameServiceStub(channel)
-                for name, (kind, seats, preset, overrides) in GAMES.items():
+                games = {
+                    **{name: (*game, frozenset[int]()) for name, game in GAMES.items()},
+                    **TIMED,
+                }
+                for name, (kind, seats, preset, overrides, idle) in games.items():
                     path = directory / f"{name}.replay"
                     if path.exists():
                         continue
@@ -135,6 +181,7 @@ def make(directory: Path) -> list[Path]:
                         client_seed=f"corpus {name}",
                         max_moves=10000,
                         claims=name in CLAIMING,
+                        idle_seats=idle,
                     )
                     data = stub.ExportReplay(
                         service_pb2.ExportReplayRequest(game_id=result.game_id)

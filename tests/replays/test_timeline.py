@@ -12,12 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from croupier.replays.format import to_binary
-from croupier.replays.timeline import render_html, render_text, timeline
+from croupier.replays.format import load, to_binary
+from croupier.replays.timeline import FORCED, TIME_MADE_DUE, render_html, render_text, timeline
+from croupier.service.bots import time_outs
 
 from .conftest import GAMES
 
 CROUPIER = str(Path(sys.executable).parent / "croupier")
+#: Games recorded on the turn clock with an idle seat (tools/make_corpus.py's TIMED).
+TIMED = sorted(
+    (Path(__file__).resolve().parents[2] / "replays" / "corpus").rglob("*-timed*.replay")
+)
 SCREENSHOTS = Path(os.environ.get("CROUPIER_SCREENSHOTS", "/tmp/croupier-screenshots"))
 
 
@@ -101,3 +106,39 @@ def test_the_cli_shows_a_replay(replays, tmp_path: Path) -> None:
         [CROUPIER, "replay", "show", str(path), "--html", str(out)], capture_output=True, text=True
     )
     assert written.returncode == 0 and out.read_text().startswith("<!doctype html>")
+
+
+@pytest.mark.parametrize("path", TIMED, ids=lambda p: p.stem)
+def test_the_timeline_shows_time_outs_forced_moves_and_away_seats(path: Path) -> None:
+    """Each batch that time made due is a step of the service's: which seat timed out, at
+    which deadline, how late it was recorded; the moves after it are marked forced; the seat
+    becoming away is said once; the seats on the clock are listed with their deadlines."""
+    replay = load(path)
+    shown = timeline(replay)
+    ticks = {e.command_id for e in replay.events if e.command_id.startswith("tick:")}
+    made_due = [s for s in shown.steps if s.move == TIME_MADE_DUE]
+    assert ticks and len(made_due) == len(ticks)
+    assert all(s.seat is None for s in made_due)
+    text = render_text(shown)
+    timed_out = re.findall(
+        r"Seat (\d) timed out: its deadline was \d\d:\d\d:\d\d\.\d{3} UTC, recorded (-?\d+) ms "
+        r"after it; the moves below were forced",
+        text,
+    )
+    assert timed_out and all(int(late) >= 0 for _, late in timed_out)
+    assert all(
+        line.startswith(FORCED) or " timed out: " in line or "forfeit" in line.lower()
+        for s in made_due
+        for line in s.happened
+    )
+    assert any(line.startswith(FORCED) for s in made_due for line in s.happened)
+    # Said once per seat that became away (a seat that plays may time out once, not be away).
+    away = {t.seat for _, t in time_outs(replay.events) if t.away}
+    assert sorted(re.findall(r"Seat (\d) is away from now on", text)) == [
+        str(s) for s in sorted(away)
+    ]
+    assert re.search(r"seat \d on the clock until \d\d:\d\d:\d\d\.\d{3} UTC \(bank \d+ ms", text)
+    assert ("turn clock", next(v for k, v in shown.facts if k == "turn clock")) in shown.facts
+    page = render_html(shown)
+    assert "class='ev timeout'" in page and "class='ev forced'" in page
+    assert "class='move tick'" in page and "class='clock'" in page

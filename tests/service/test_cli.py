@@ -171,6 +171,39 @@ def test_demo_plays_koi_koi_and_gin_and_explains_refusals(served) -> None:
     assert bad.returncode != 0 and "INVALID_ARGUMENT" in bad.stderr and "rounds" in bad.stderr
 
 
+def test_demo_with_an_idle_seat_shows_its_time_outs_and_forced_moves(served) -> None:
+    """One seat never plays: the service's clock plays it, and the demo prints each time-out
+    (its deadline, how late it was recorded) and the forced moves as they happen."""
+    address, _ = served
+    demo = subprocess.run(
+        [
+            *(CROUPIER, "demo", "--address", address, "--game", "gin"),
+            *("--preset", "single-hand", "--seed", "3", "--idle-seat", "1"),
+            *("--turn-time-ms", "200"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=CONFIGURED,
+    )
+    assert demo.returncode == 0, demo.stderr
+    lines = demo.stdout.splitlines()
+    timed = [i for i, line in enumerate(lines) if line.startswith("  seat 1 timed out: deadline")]
+    assert timed and all("ms after it" in lines[i] for i in timed)
+    assert re.search(r"^    #\d+ card discarded: seat 1; card \w\w$", demo.stdout, re.MULTILINE)
+    assert "it is away now" in demo.stdout  # three time-outs in a row (max_timeouts' default)
+    assert not re.search(r"^  seat 1: ", demo.stdout, re.MULTILINE)  # seat 1 never played
+    assert re.search(r"MATCH_OVER; winner\(s\): seat [01]", demo.stdout)
+    refused = subprocess.run(
+        [CROUPIER, "demo", "--address", address, "--game", "gin", "--idle-seat", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=CONFIGURED,
+    )
+    assert refused.returncode != 0 and "--turn-time-ms" in refused.stderr
+
+
 def test_demo_without_a_server_says_so() -> None:
     demo = subprocess.run(
         [CROUPIER, "demo", "--address", "127.0.0.1:1", "--connect-timeout", "1"],

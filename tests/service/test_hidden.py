@@ -155,7 +155,7 @@ def test_no_seat_can_derive_what_it_is_not_shown(
     key = chain_key(replay.log_format, bytes.fromhex(replay.server_seed), replay.game_id)
     attacked = 0
     for seat, shown in enumerate(streams[0]):
-        for _ in range(200):  # the streams end with the game: wait for the last copies
+        for _ in range(1_500):  # the streams end with the game: wait for the last copies
             if len(shown) == len(full):
                 break
             threading.Event().wait(0.02)

@@ -91,6 +91,50 @@ def test_load_in_submit_mode_with_extra_streams(tmp_path: Path) -> None:
     assert report["streams"]["opened"] >= 30 and report["streams"]["failed"] == {}
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["play", "submit"])
+def test_load_with_idle_seats_reports_time_out_latency(tmp_path: Path, mode: str) -> None:
+    """A quarter of Rummy's seats idle: the clock plays them, every game still finishes, and
+    the report gives each recorded time-out's lateness after its deadline (measured, not
+    asserted)."""
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(
+        main,
+        [
+            *("load", "--spawn", "--game", "rummy", "--mode", mode, "--games", "3"),
+            *("--games-in-flight", "3", "--idle-seats", "1", "--turn-time-ms", "150"),
+            *("--json", str(out), "--quiet"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["games_finished"] == 3 and report["games_abandoned"] == 0
+    assert report["errors"] == {}
+    clock = report["clock"]
+    assert clock["turn_time_ms"] == 150 and clock["idle_seats"] == 1
+    assert clock["games_checked"] == 3 and clock["recorded_twice"] == 0
+    assert clock["time_outs"] >= 3 and clock["tick_batches"] >= 3  # every game's idle seat
+    lateness = clock["lateness"]
+    assert lateness["count"] == clock["time_outs"]
+    assert set(lateness) >= {"p50_ms", "p99_ms", "max_ms"}
+    assert "time-out latency" in result.output and "recorded twice" in result.output
+
+
+def test_idle_seats_need_a_clock_and_a_seat_that_plays() -> None:
+    for args, message in (
+        (["--idle-seats", "1"], "--turn-time-ms"),
+        (["--idle-seats", "2", "--turn-time-ms", "100"], "at least one"),
+    ):
+        result = CliRunner().invoke(
+            main,
+            [
+                *("load", "--address", "127.0.0.1:1", "--game", "gin", "--games", "1"),
+                *("--connect-timeout", "0.5", "--studio-key", "studio.v1.any", *args),
+            ],
+        )
+        assert result.exit_code != 0 and message in result.output, result.output
+
+
 def test_load_needs_a_server() -> None:
     result = CliRunner().invoke(
         main,

@@ -1,0 +1,74 @@
+"""Bots with idle seats (issue 11, the tools): seats that never send a command, played by the
+service's clock. Each game finishes, every idle seat's turns were timed out and forced, and the
+replay verifies. Nothing here is timed: the clock runs in real time and only outcomes count."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from croupier.service.bots import clock_rules, play_game, time_outs
+from croupier.v1 import common_pb2, service_pb2
+
+from .conftest import Running, studio_token
+from .test_grpc import auth
+
+# Short enough that a game with idle seats finishes in a moment, long enough that a bot's own
+# turn on a busy machine is rarely timed out (it would be harmless: the bots look again).
+TURN_MS = 150
+
+KINDS = {
+    "gin": (common_pb2.GAME_KIND_GIN, 2, "single-hand", (1,)),
+    "koikoi": (common_pb2.GAME_KIND_KOIKOI, 2, "nintendo-3", (0,)),
+    "rummy": (common_pb2.GAME_KIND_RUMMY, 4, "standard", (2,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_idle_seats_are_played_by_the_clock_and_the_game_finishes(
+    server: Running, name: str
+) -> None:
+    kind, seats, preset, idle = KINDS[name]
+    waited: list[list[service_pb2.GameEvent]] = []
+    result = play_game(
+        server.channel,
+        studio=studio_token(),
+        kind=kind,
+        seats=seats,
+        preset=preset,
+        overrides=clock_rules(kind, None, TURN_MS),
+        rng=random.Random(name),
+        idle_seats=idle,
+        on_tick=waited.append,
+        max_moves=5000,
+    )
+    view = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=result.game_id), metadata=auth(result.tokens[0])
+    )
+    assert view.finished
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=result.game_id))
+    timed = time_outs(replay.events)
+    assert {t.seat for _, t in timed} >= set(idle)  # every idle seat was played by the clock
+    assert all(e.command_id.startswith("tick:") and not e.HasField("seat") for e, _ in timed)
+    # Never a command from an idle seat: its moves are all forced.
+    assert not [e for e in replay.events if e.command_payload and e.seat in idle]
+    assert waited and all(batch[0].command_id.startswith("tick:") for batch in waited)
+    exported = server.stub.ExportReplay(
+        service_pb2.ExportReplayRequest(game_id=result.game_id), metadata=auth(result.tokens[0])
+    )
+    verdict = server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=exported.replay))
+    assert verdict.ok, verdict.divergence
+
+
+def test_a_game_needs_a_seat_that_plays(server: Running) -> None:
+    kind = common_pb2.GAME_KIND_GIN
+    with pytest.raises(ValueError, match="at least one seat"):
+        play_game(
+            server.channel,
+            studio=studio_token(),
+            kind=kind,
+            seats=2,
+            overrides=clock_rules(kind, None, TURN_MS),
+            idle_seats=(0, 1),
+        )
