@@ -955,7 +955,27 @@ def first_difference(derived: list[str], recorded: list[str]) -> str:
 
 #: The games whose stock is rebuilt from the discards (and Hoola's sit-out shuffle).
 REBUILT = ("hoola", "rummy")
-PURPOSES = ("deal", "reshuffle", "sit-out")
+PURPOSES = ("deal", "first-dealer", "reshuffle", "sit-out")
+#: Koi-Koi's deal: eight cards to each hand, then eight to the field (docs/shuffle.md).
+KOIKOI_HAND, KOIKOI_FIELD = 8, 8
+#: Cards of one month on the field that make a Koi-Koi deal void.
+MONTH_CARDS = 4
+
+
+def card_rank(card: str) -> int:
+    """1 (ace) to 13 (king); 0 for a joker."""
+    return 0 if card.startswith("JK") else RANKS.index(card[0]) + 1
+
+
+def month(card: str) -> int:
+    """A Hanafuda card's month: the number its code starts with (``11R``, ``12C3``)."""
+    return int(card[:2] if card[:2].isdigit() else card[0])
+
+
+def four_of_a_month(cards: list[str]) -> bool:
+    """Whether a Koi-Koi deal's field (cards 16 to 23) holds all four cards of a month."""
+    months = [month(c) for c in cards[2 * KOIKOI_HAND : 2 * KOIKOI_HAND + KOIKOI_FIELD]]
+    return any(months.count(m) == MONTH_CARDS for m in set(months))
 
 
 class Table:
@@ -994,11 +1014,71 @@ class Decks:
                 f"at {first_difference(derived, recorded)}"
             )
 
+    def redeals(self, round_no: int, redeals: int, deck: list[str], recorded: list[str]) -> None:
+        """A Koi-Koi round is dealt again while the field shows four cards of a month
+        (docs/shuffle.md): each shuffle before the recorded one must show them, the recorded one
+        must not — else the server could have picked the redeal it liked."""
+        for k in range(redeals):
+            purpose = "deal" if k == 0 else f"redeal-{k}"
+            cards = shuffle(self.seed, self.client_seeds, round_no, purpose, deck)
+            if not four_of_a_month(cards):
+                raise Failed(
+                    f"dealt again {redeals} time(s), but the {purpose} shuffle (round {round_no}) "
+                    "shows no four cards of a month in the field: it stood"
+                )
+        if four_of_a_month(recorded):
+            raise Failed("the field shows four cards of a month: the round is dealt again")
+
+    def dealer(self, event: Message, recorded: list[str]) -> None:
+        """The first dealer, chosen by the seeds (docs/shuffle.md): in Hoola's first round and in
+        Rummy, the rank of the deck's last card modulo the seats; in Gin and Koi-Koi, the cards
+        the seats turn from the ``first-dealer`` shuffle (``dealer_draws``)."""
+        dealer = _int(event, "dealer")
+        if self.game in REBUILT:
+            if self.game == "hoola" and self.counts["deal"]:
+                return  # later rounds: the winner deals (a rule, not the seeds)
+            by_rank = card_rank(recorded[-1]) % self.seats
+            if dealer != by_rank:
+                raise Failed(
+                    f"seat {dealer} deals, but the deck's last card, {recorded[-1]}, makes seat "
+                    f"{by_rank} the dealer"
+                )
+            return
+        draws = [
+            (_int(d, "seat"), _text(_message(d, "card"), "code"))
+            for d in _messages(event, "dealer_draws")
+        ]
+        if not draws:
+            if not self.counts["deal"]:
+                raise Failed("the first deal does not show how its dealer was chosen")
+            return  # later deals: the rules name the dealer
+        order = month if self.game == "koikoi" else card_rank
+        turned = shuffle(
+            self.seed, self.client_seeds, 1, "first-dealer", canonical_deck(self.game, [])
+        )
+        expected: list[tuple[int, str]] = []
+        chosen = -1  # every deck holds two cards of different orders: the loop sets it
+        for k in range(0, len(turned) - 1, 2):
+            expected += [(0, turned[k]), (1, turned[k + 1])]
+            if order(turned[k]) != order(turned[k + 1]):
+                chosen = 0 if order(turned[k]) < order(turned[k + 1]) else 1
+                break
+        if draws != expected or dealer != chosen:
+            raise Failed(
+                f"the first dealer's draws {draws} and dealer {dealer} are not the first-dealer "
+                f"shuffle's: {expected}, dealer {chosen}"
+            )
+        self.counts["first-dealer"] += 1
+
     def see(self, name: str, event: Message) -> None:
         table = self.table
         if name == DEALT[self.game]:
             purpose, round_no, recorded = dealt_order(self.game, event, self.seats)
-            self.derive(round_no, purpose, canonical_deck(self.game, recorded), recorded)
+            deck = canonical_deck(self.game, recorded)
+            if self.game == "koikoi":
+                self.redeals(round_no, _int(event, "redeals"), deck, recorded)
+            self.derive(round_no, purpose, deck, recorded)
+            self.dealer(event, recorded)
             self.counts["deal"] += 1
             if self.game in REBUILT:
                 self.table = Table(
@@ -1126,8 +1206,9 @@ def verify(replay: Replay, schema: Schema) -> list[str]:
         except Failed as failure:
             raise Failed(f"event {number}: {failure}") from None
     done.append(
-        f"decks: {decks.counts['deal']} deal(s), {decks.counts['reshuffle']} reshuffle(s) and "
-        f"{decks.counts['sit-out']} sit-out shuffle(s) are the committed seeds'"
+        f"decks: {decks.counts['deal']} deal(s), {decks.counts['first-dealer']} first-dealer "
+        f"draw(s), {decks.counts['reshuffle']} reshuffle(s) and {decks.counts['sit-out']} sit-out "
+        "shuffle(s) are the committed seeds'"
     )
 
     # 4. The footer's settlements are the events'.
