@@ -744,12 +744,8 @@ def read_binary(data: bytes, schema: Schema) -> Replay:
     )
 
 
-def read_json(text: str, schema: Schema) -> Replay:
+def read_json(document: object, schema: Schema) -> Replay:
     """{"header": …, "events": […], "footer": …} in protobuf's JSON mapping."""
-    try:
-        document = json.loads(text)
-    except RecursionError:
-        raise NotAReplay("JSON nested too deeply") from None
     if not isinstance(document, dict) or set(document) != {"header", "events", "footer"}:
         raise NotAReplay('not {"header": …, "events": […], "footer": …}')
     if not isinstance(document["events"], list):
@@ -765,6 +761,16 @@ def read_json(text: str, schema: Schema) -> Replay:
     )
 
 
+def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object whose names are all different: with a name twice, a person reading the text
+    may read the one a program does not (json keeps the last)."""
+    names = [name for name, _ in pairs]
+    for name in names:
+        if names.count(name) > 1:
+            raise ValueError(f"a JSON object names {name!r} twice")
+    return dict(pairs)
+
+
 def read(data: bytes, schema: Schema) -> Replay:
     """Either form, told apart by the content: a JSON replay is an object, so it opens with "{"
     (after any white space); a binary one opens with its header record's length. That length may
@@ -772,14 +778,16 @@ def read(data: bytes, schema: Schema) -> Replay:
     if data.lstrip()[:1] != b"{":
         return read_binary(data, schema)
     try:
-        text = data.decode("utf-8")
-        json.loads(text)
+        document = json.loads(data.decode("utf-8"), object_pairs_hook=_object)
     except (UnicodeDecodeError, ValueError, RecursionError) as not_json:
         try:
             return read_binary(data, schema)
         except NotAReplay as not_binary:
-            raise NotAReplay(f"neither JSON ({not_json}) nor binary ({not_binary})") from None
-    return read_json(text, schema)
+            if isinstance(not_json, UnicodeDecodeError):
+                raise NotAReplay(f"neither JSON nor binary ({not_binary})") from None
+            # Text that opens like JSON: what is wrong with it as JSON is what helps.
+            raise NotAReplay(f"not JSON: {not_json}") from None
+    return read_json(document, schema)
 
 
 # --- reading decoded messages ---------------------------------------------------------------------

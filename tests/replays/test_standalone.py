@@ -156,12 +156,13 @@ def test_help(tmp_path: Path) -> None:
         (bytes(range(256)) * 80, "record 1"),  # 20 KB of binary garbage
         (b"\x09nonsense", "record 1 is cut off"),
         (b"", "a replay starts with its header"),
-        (b"{not json", "neither JSON"),
+        (b"{not json", "not JSON"),
         (b'{"header": {}, "events": [], "footer": {}, "x": 1}', "not {"),
         (b'{"header": {"seats": "three"}, "events": [], "footer": {}}', "header.seats"),
         (b'{"header": {"format_version": 2}, "events": [], "footer": {}}', "header: format"),
-        (b'{"header": ' + b"[" * 100_000, "neither JSON"),
+        (b'{"header": ' + b"[" * 100_000, "not JSON"),
         ("é".encode("latin-1") * 500, "record 1"),
+        (b'{"header": {"seats": 2, "seats": 3}, "events": [], "footer": {}}', "not JSON"),
     ],
     ids=[
         "garbage",
@@ -173,6 +174,7 @@ def test_help(tmp_path: Path) -> None:
         "format-2",
         "deep",
         "latin-1",
+        "a-name-twice",
     ],
 )
 def test_what_is_not_a_replay_gets_one_line_and_status_2(
