@@ -12,7 +12,7 @@ apart by their content, and checks that the whole file is authentic:
    (SeedRevealed) holds and opens the commitment;
 2. that every decoded copy a reader reads equals the hashed bytes: each event's ``body`` and
    ``command`` are compared, field by field, with this file's own decoding of ``payload`` and
-   ``command_payload``; and the header (kind, seats, rules, commitment, client seeds, engine
+   ``command_payload`` (and its ``type`` with the event the payload is); and the header (kind, seats, rules, commitment, client seeds, engine
    version) with what the game's first hashed event holds;
 3. that every deck is the one the committed seeds derive (docs/shuffle.md), card by card: each
    deal and redeal, each rebuilt stock (Hoola's and Rummy's ``reshuffle-N``) and Hoola's sit-out
@@ -20,7 +20,8 @@ apart by their content, and checks that the whole file is authentic:
 4. that the footer's settlements are those the hashed events record.
 
 It does not re-play the rules — whether each move was legal, whether each settlement pays what the
-rules say, the final state's digest: that is ``croupier replay verify``. Exit status 0: all checks
+rules say, the final state's digest: that is ``croupier replay verify``. Nor does it check the
+header's ``created_at_ms``, which no hashed event holds. Exit status 0: all checks
 hold; 1: a check failed (the first failure is printed); 2: the file is not a replay.
 """
 
@@ -1162,7 +1163,9 @@ def verify(replay: Replay, schema: Schema) -> list[str]:
     if _text(footer, "last_hash") != prev:
         raise Failed(f"footer: last hash {_text(footer, 'last_hash')}, the chain ends at {prev}")
     done.append(f"hash chain (log format {log_format}): {len(events)} events")
-    done.append(f"decoded copies: every body and command equals its hashed bytes ({replay.form})")
+    done.append(
+        f"decoded copies: every body, command and type equals its hashed bytes ({replay.form})"
+    )
 
     # 2. The header against the game's first event, and the seed against its last.
     if not bodies:
@@ -1261,6 +1264,13 @@ def check_event(
     except WireError as error:
         raise Failed(f"the hashed payload is not an EventBody: {error}") from None
     must_equal(event.get("body", ABSENT), body, "body", "the hashed payload")
+    # The stored type names the event: its class, whose snake-case name is its field in the
+    # game's oneof (app/core.py, contract/convert.py), e.g. "RoundDealt" for round_dealt.
+    game, inner = only_field(body, "the hashed payload")
+    name = game if game == SEED_REVEALED else only_field(inner, f"the hashed payload's {game}")[0]
+    named = "".join(word.title() for word in name.split("_"))
+    if _text(event, "type") != named:
+        raise Failed(f"type reads {_text(event, 'type')!r}, but the hashed payload is a {named}")
     command_bytes = _bytes(event, "command_payload")
     try:
         command: object = schema.decode(command_bytes, "Command") if command_bytes else ABSENT
@@ -1305,9 +1315,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ok   {line}")
     print(
         "not checked here: the moves against the rules, what each settlement pays, the final "
-        "state digest (croupier replay verify re-plays the game)"
+        "state digest (croupier replay verify re-plays the game); the header's created_at_ms"
     )
-    print("verified: the whole file is authentic — chain, header, decoded copies, decks, footer")
+    print("verified: chain, seed, header, decoded copies, decks and footer settlements")
     return OK
 
 

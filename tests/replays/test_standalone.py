@@ -29,7 +29,7 @@ from .conftest import GAMES
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
 STANDALONE = REPLAYS / "standalone_verify.py"
 CORPUS = sorted((REPLAYS / "corpus").rglob("*.replay"))
-VERIFIED = "verified: the whole file is authentic"
+VERIFIED = "verified: chain, seed, header, decoded copies, decks and footer settlements"
 CHECK_FAILED, NOT_A_REPLAY = 1, 2
 
 
@@ -288,6 +288,18 @@ def test_every_kind_of_edit_to_a_json_body_is_caught(replays, tmp_path: Path) ->
         edit(forged["events"][deal]["body"]["hoola"]["round_dealt"])
         assert failed(run(tmp_path, forged), message)
     assert dealt and run(tmp_path, document).returncode == 0  # unedited, it verifies
+
+
+def test_an_event_type_other_than_its_payload_is_caught(replays, tmp_path: Path) -> None:
+    """The type is in the chain, but a log that names a deal a draw is not one to trust."""
+    replay = copy(replays["gin"])
+    deal = first(replay, "HandDealt")
+    replay.events[deal].type = "CardDrawn"
+    rechain(replay)
+    assert failed(
+        run(tmp_path, replay, "binary"),
+        f"event {deal + 1}: type reads 'CardDrawn', but the hashed payload is a HandDealt",
+    )
 
 
 def test_a_tampered_decoded_command_is_caught(replays, tmp_path: Path) -> None:
