@@ -785,7 +785,8 @@ def read(data: bytes, schema: Schema) -> Replay:
             return read_binary(data, schema)
         except NotAReplay as not_binary:
             if isinstance(not_json, UnicodeDecodeError):
-                raise NotAReplay(f"neither JSON nor binary ({not_binary})") from None
+                # Either may be what was meant: a binary file may open with the byte "{" too.
+                raise NotAReplay(f"neither JSON ({not_json}) nor binary ({not_binary})") from None
             # Text that opens like JSON: what is wrong with it as JSON is what helps.
             raise NotAReplay(f"not JSON: {not_json}") from None
     return read_json(document, schema)
@@ -1171,8 +1172,10 @@ def verify(replay: Replay, schema: Schema) -> list[str]:
     if not bodies:
         raise Failed("the replay holds no events")
     game, first_event = only_field(bodies[0], "event 1")
+    if game not in STARTED:
+        raise Failed(f"event 1 is {game}, not a game's start")
     name, started = only_field(first_event, f"event 1: {game}")
-    if game not in STARTED or name != STARTED[game]:
+    if name != STARTED[game]:
         raise Failed(f"event 1 is {game}.{name}, not a game's start")
     source = "the game's first event (hashed)"
     kinds = {value: number for number, value in schema.enums["GameKind"].items()}
@@ -1283,6 +1286,17 @@ def check_event(
 # --- the command line -----------------------------------------------------------------------------
 
 
+#: A line of output is kept to this many characters: a forged file may hold long strings.
+MAX_LINE = 300
+
+
+def one_line(text: str) -> str:
+    """``text`` as one printable line: a message may quote the file's own strings, which may hold
+    line breaks or control characters meant to mislead the reader of the output."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= MAX_LINE else text[: MAX_LINE - 1] + "…"
+
+
 def main(argv: list[str] | None = None) -> int:
     # The help is this file's docstring: what is checked, what is not, the exit statuses.
     parser = argparse.ArgumentParser(
@@ -1298,18 +1312,18 @@ def main(argv: list[str] | None = None) -> int:
         schema = Schema.parse(SCHEMA)
         checks = verify(read(data, schema), schema)
     except Failed as failure:
-        print(f"FAIL {failure}")
+        print(f"FAIL {one_line(str(failure))}")
         return CHECK_FAILED
     except NotAReplay as error:
-        print(f"not a replay: {error}")
+        print(f"not a replay: {one_line(str(error))}")
         return NOT_A_REPLAY
     except OSError as error:
-        print(f"not a replay: {path}: {error.strerror}")
+        print(f"not a replay: {one_line(path)}: {error.strerror}")
         return NOT_A_REPLAY
     except (ValueError, TypeError, KeyError, IndexError, RecursionError) as error:
         # A file this verifier cannot make sense of (say, fields of the wrong types where the
         # checks read them): one line, never a traceback or the file's bytes.
-        print(f"not a replay: {type(error).__name__}: {str(error)[:200]}")
+        print(f"not a replay: {type(error).__name__}: {one_line(str(error))}")
         return NOT_A_REPLAY
     for line in checks:
         print(f"ok   {line}")

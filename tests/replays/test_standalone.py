@@ -232,6 +232,15 @@ def test_a_tampered_event_or_seed_is_caught(replays, tmp_path: Path) -> None:
     assert run(tmp_path, {"nothing": 1}).returncode == NOT_A_REPLAY
 
 
+def test_a_forged_string_cannot_forge_a_line_of_output(replays, tmp_path: Path) -> None:
+    """A failure may quote the file's own strings: their line breaks are shown escaped, so a file
+    cannot print a "verified" line of its own under the failure."""
+    document = json.loads(to_json(replays["gin"]))
+    document["events"][1]["prev_hash"] = "00\n" + VERIFIED
+    result = run(tmp_path, document)
+    assert failed(result, "event 2: prev_hash 00\\n" + VERIFIED)
+
+
 def test_a_deck_dealt_from_another_seed_is_caught(replays, tmp_path: Path) -> None:
     """A server that dealt from another seed than it committed to, and forged the header and the
     footer to match, and re-hashed the chain with it, is caught: the game's first event (in the
