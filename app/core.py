@@ -87,6 +87,7 @@ from croupier.replays.format import (
     from_binary,
     from_json,
     to_binary,
+    to_json,
 )
 from croupier.replays.verify import Report, verify
 from croupier.v1 import common_pb2, service_pb2
@@ -1162,8 +1163,8 @@ class Croupier:
             log_format=record.log_format,
         )
 
-    async def export_replay(self, caller: Caller, game_id: str) -> bytes:
-        """The finished game's replay file (binary)."""
+    async def export_replay(self, caller: Caller, game_id: str, as_json: bool = False) -> bytes:
+        """The finished game's replay file: binary, or its JSON form (UTF-8) with ``as_json``."""
         self._seat_if_any(caller, game_id)
         folded, _ = await self._fold(game_id)
         if not folded.record.finished:
@@ -1171,7 +1172,8 @@ class Croupier:
                 "GAME_NOT_FINISHED",
                 "a replay is made of a finished game (its seed is still secret)",
             )
-        return to_binary(build(folded.record, await self.log.read(game_id)))
+        replay = build(folded.record, await self.log.read(game_id))
+        return to_json(replay).encode("utf-8") if as_json else to_binary(replay)
 
     async def verify_replay(self, data: bytes) -> Report:
         """Re-derive and re-apply a replay file (binary or JSON), naming the first divergence."""

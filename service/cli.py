@@ -617,10 +617,18 @@ def replay() -> None:
     show_default=config.DEFAULT_STORE,
     help="The store the game is in.",
 )
-def replay_export(game_id: str, out: str, store_url: str) -> None:
-    """Write the replay of finished game GAME_ID to OUT (JSON if OUT ends in .json)."""
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(["json", "binary"]),
+    default=None,
+    help="The file's form; by default JSON when OUT ends in .json, else binary.",
+)
+def replay_export(game_id: str, out: str, store_url: str, form: str | None) -> None:
+    """Write the replay of finished game GAME_ID to OUT (JSON if OUT ends in .json, unless
+    --format says otherwise)."""
     from croupier.log import GameNotFound
-    from croupier.replays.format import ReplayFormatError, build, dump
+    from croupier.replays.format import ReplayFormatError, build, to_binary, to_json
     from croupier.service.store import open_store
 
     store = open_store(store_url)
@@ -632,8 +640,10 @@ def replay_export(game_id: str, out: str, store_url: str) -> None:
         raise click.ClickException(str(error)) from None
     finally:
         store.close()
-    dump(replay_file, out)
-    click.echo(f"wrote {out}: {len(replay_file.events)} events")
+    as_json = out.endswith(".json") if form is None else form == "json"
+    with open(out, "wb") as handle:
+        handle.write(to_json(replay_file).encode("utf-8") if as_json else to_binary(replay_file))
+    click.echo(f"wrote {out} ({'JSON' if as_json else 'binary'}): {len(replay_file.events)} events")
 
 
 @replay.command("verify")

@@ -91,7 +91,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     async def ExportReplay(
         self, request: service_pb2.ExportReplayRequest, context: Context
     ) -> service_pb2.ExportReplayResponse:
-        replay = await self.core.export_replay(caller(), request.game_id)
+        replay = await self.core.export_replay(
+            caller(), request.game_id, as_json=request.format == service_pb2.REPLAY_FORMAT_JSON
+        )
         return service_pb2.ExportReplayResponse(replay=replay)
 
     async def VerifyReplay(

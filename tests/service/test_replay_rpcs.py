@@ -60,3 +60,26 @@ def test_unfinished_games_and_garbage_are_refused(server: Running) -> None:
         "NOT_A_REPLAY",
         ["replay"],
     )
+
+
+def test_a_replay_exports_in_either_form(server: Running) -> None:
+    """ExportReplay's format: binary by default (and when asked), the JSON form when asked; both
+    hold the same replay and verify."""
+    result = play_game(
+        server.channel,
+        studio=studio_token(),
+        seats=2,
+        kind=common_pb2.GAME_KIND_GIN,
+        preset="single-hand",
+        rng=random.Random(4),
+    )
+
+    def export(form: service_pb2.ReplayFormat.ValueType) -> bytes:
+        request = service_pb2.ExportReplayRequest(game_id=result.game_id, format=form)
+        return server.stub.ExportReplay(request).replay
+
+    binary = export(service_pb2.REPLAY_FORMAT_UNSPECIFIED)
+    assert export(service_pb2.REPLAY_FORMAT_BINARY) == binary
+    as_json = export(service_pb2.REPLAY_FORMAT_JSON)
+    assert as_json.decode("utf-8") == to_json(from_binary(binary))
+    assert server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=as_json)).ok

@@ -1,0 +1,69 @@
+"""``croupier replay export --format json|binary``: the form by the option, else by OUT's name."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import grpc
+from click.testing import CliRunner
+
+from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
+from croupier.replays.format import from_binary, from_json, to_binary
+from croupier.service.bots import play_game
+from croupier.service.cli import main
+from croupier.service.server import ServerThread
+from croupier.service.store import open_store
+from croupier.v1 import common_pb2
+
+STUDIO = b"export-cli-tests-studio-secret-0123456789"
+
+
+def finished_game(url: str) -> str:
+    """A finished Gin hand recorded by the service in the store at ``url``; its game id."""
+    store = open_store(url)
+    server = ServerThread(
+        "127.0.0.1:0",
+        store,
+        TokenSigner(b"export-cli-tests-secret-0123456789abc"),
+        studio_keys=KeyRing(STUDIO),
+    )
+    port = server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            return play_game(
+                channel,
+                studio=mint_studio_token(STUDIO, int(time.time()) + 3600),
+                seats=2,
+                kind=common_pb2.GAME_KIND_GIN,
+                preset="single-hand",
+                rng=random.Random(14),
+            ).game_id
+    finally:
+        server.stop(grace=None)
+        store.close()
+
+
+def test_export_writes_the_form_asked_for(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'games.sqlite3'}"
+    game_id = finished_game(url)
+
+    def export(name: str, *options: str) -> bytes:
+        out = tmp_path / name
+        result = CliRunner().invoke(
+            main, ["replay", "export", game_id, str(out), "--store", url, *options]
+        )
+        assert result.exit_code == 0, result.output
+        return out.read_bytes()
+
+    binary = export("game.replay")
+    replay = from_binary(binary)
+    assert replay.header.game_id == game_id
+    # By the name: JSON for .json; the option wins over the name either way.
+    as_json = export("game.json")
+    assert to_binary(from_json(as_json.decode("utf-8"))) == binary
+    assert export("game.replay.txt", "--format", "json") == as_json
+    assert export("game-binary.json", "--format", "binary") == binary
+    result = CliRunner().invoke(main, ["replay", "export", game_id, "x", "--format", "xml"])
+    assert result.exit_code == 2 and "xml" in result.output
