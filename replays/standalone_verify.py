@@ -470,6 +470,7 @@ def must_equal(claimed: object, actual: object, what: str, source: str) -> None:
 SCHEMA = """\
 message BindSevens 1 meld_id uint32 2 cards string*
 message Bright 1 kind BrightKind 2 cards Card*
+message CameBack 1 seat uint32
 message CaptureChosen 1 seat uint32 2 card HanafudaCard 3 captured HanafudaCard*
 message Card 1 code string 2 rank uint32 3 suit string 4 name string 5 copy uint32
 message CardDiscarded 1 seat uint32 2 card Card
@@ -483,6 +484,7 @@ message ChooseCapture 1 card string
 message ClaimMade 1 seat uint32 2 cards Card* 3 jokers JokerCard* 4 at_ms int64
 message CloseTable
 message CombinationDeclared 1 seat uint32 2 combination Combination
+message ComeBack
 message Command 1 hoola HoolaCommand| 2 koikoi KoiKoiCommand| 3 gin GinCommand| 4 rummy
   RummyCommand|
 message DealerDraw 1 seat uint32 2 card HanafudaCard
@@ -505,13 +507,14 @@ message GinCardDiscarded 1 seat uint32 2 card Card
 message GinCardDrawn 1 seat uint32 2 card Card 3 from_discard bool
 message GinCommand 1 draw_stock DrawStock| 2 draw_discard DrawDiscard| 3 pass Pass| 4 discard
   GinDiscard| 5 knock Knock| 6 lay_off GinLayOff| 7 end_lay_offs EndLayOffs| 8 next_hand
-  NextHand|
+  NextHand| 9 come_back ComeBack|
 message GinDealerDraw 1 seat uint32 2 card Card
 message GinDiscard 1 card string
 message GinEvent 1 match_started GinMatchStarted| 2 hand_dealt HandDealt| 3 upcard_passed
   UpcardPassed| 4 card_drawn GinCardDrawn| 5 card_discarded GinCardDiscarded| 6 knocked Knocked|
   7 card_laid_off CardLaidOff| 8 lay_offs_ended LayOffsEnded| 9 hand_ended HandEnded| 10
   match_ended GinMatchEnded| 11 turn_timed_out TurnTimedOut| 12 seat_forfeited GinSeatForfeited|
+  13 came_back CameBack|
 message GinHand 1 seat uint32 2 cards Card* 3 count uint32
 message GinLayOff 1 card string 2 meld uint32
 message GinMatchEnded 1 hands uint32 2 totals uint32* 3 settlement Settlement
@@ -530,13 +533,15 @@ message HandEnded 1 hand uint32 2 outcome string 3 winner uint32? 4 points uint3
   uint32? 6 deadwood uint32* 7 hands GinHand* 8 totals uint32* 9 settlement Settlement
 message HoolaCommand 1 draw Draw| 2 thank_you ThankYou| 3 meld Meld| 4 lay_off LayOff| 5 discard
   Discard| 6 stop Stop| 7 declare Declare| 8 next_round NextRound| 9 close_table CloseTable| 10
-  bind_sevens BindSevens| 11 play Play| 12 sit_out SitOut|
+  bind_sevens BindSevens| 11 play Play| 12 sit_out SitOut| 13 leave_table LeaveTable| 14
+  come_back ComeBack|
 message HoolaEvent 1 game_started GameStarted| 2 round_dealt RoundDealt| 3 card_drawn CardDrawn|
   4 discard_taken DiscardTaken| 5 meld_made MeldMade| 6 cards_laid_off CardsLaidOff| 7
   card_discarded CardDiscarded| 8 stock_reshuffled StockReshuffled| 9 stop_called StopCalled| 10
   combination_declared CombinationDeclared| 11 round_ended RoundEnded| 12 table_closed
   TableClosed| 13 sevens_bound SevensBound| 14 claim_made ClaimMade| 15 play_declared
-  PlayDeclared| 16 sat_out SatOut| 17 play_began PlayBegan| 18 turn_timed_out TurnTimedOut|
+  PlayDeclared| 16 sat_out SatOut| 17 play_began PlayBegan| 18 turn_timed_out TurnTimedOut| 19
+  seat_left SeatLeft| 20 seat_forfeited SeatForfeited| 21 came_back CameBack|
 message HoolaRules 1 jokers uint32? 2 ace_wrap bool? 3 ace_low_only bool? 4 joker_lay_off_alone
   bool? 5 seven_binding bool? 6 thank_you_lone_seven bool? 7 four_of_a_kind_free bool? 8
   seven_hand_multiplier uint32? 9 joker_hand_multiplier uint32? 10 joker_value uint32? 11
@@ -562,12 +567,12 @@ message Knocked 1 seat uint32 2 card Card 3 melds PlacedMeld* 4 deadwood_cards C
 message KoiKoi
 message KoiKoiCalled 1 seat uint32
 message KoiKoiCommand 1 play_card PlayCard| 2 choose_capture ChooseCapture| 3 koi_koi KoiKoi| 4
-  shobu Shobu| 5 next_round KoiKoiNextRound|
+  shobu Shobu| 5 next_round KoiKoiNextRound| 6 come_back ComeBack|
 message KoiKoiEvent 1 match_started MatchStarted| 2 round_dealt KoiKoiRoundDealt| 3 card_played
   CardPlayed| 4 card_turned CardTurned| 5 capture_chosen CaptureChosen| 6 yaku_formed
   YakuFormed| 7 koi_koi_called KoiKoiCalled| 8 shobu_called ShobuCalled| 9 round_ended
   KoiKoiRoundEnded| 10 match_ended MatchEnded| 11 turn_timed_out TurnTimedOut| 12 seat_forfeited
-  KoiKoiSeatForfeited|
+  KoiKoiSeatForfeited| 13 came_back CameBack|
 message KoiKoiHand 1 seat uint32 2 cards HanafudaCard* 3 count uint32
 message KoiKoiNextRound
 message KoiKoiRoundDealt 1 round uint32 2 dealer uint32 3 hands KoiKoiHand* 4 field
@@ -583,6 +588,7 @@ message LayDown 1 melds MeldCards*
 message LayOff 1 meld_id uint32 2 cards string* 3 jokers JokerAs*
 message LayOffCards 1 meld_id uint32 2 cards string* 3 jokers NamedJoker*
 message LayOffsEnded 1 seat uint32 2 melds PlacedMeld* 3 deadwood_cards Card* 4 deadwood uint32
+message LeaveTable
 message MatchEnded 1 rounds uint32 2 totals uint32* 3 settlement Settlement
 message MatchStarted 1 rules KoiKoiRules 2 seats uint32 3 commitment string 4 client_seeds
   string* 5 engine_version string
@@ -613,14 +619,12 @@ message RoundDealt 1 round uint32 2 dealer uint32 3 hands Hand* 4 upcard Card 5 
 message RoundEnded 1 round uint32 2 outcome string 3 winners uint32* 4 hands Hand* 5 hand_values
   uint32* 6 hoola bool 7 perfect_hoola bool 8 thank_you_hoola bool 9 settlement Settlement
 message Rules 1 hoola HoolaRules| 2 koikoi KoiKoiRules| 3 gin GinRules| 4 rummy RummyRules|
-message RummyCameBack 1 seat uint32
 message RummyCardDiscarded 1 seat uint32 2 card Card
 message RummyCardDrawn 1 seat uint32 2 card Card
 message RummyCardsLaidOff 1 seat uint32 2 cards Card* 3 meld RummyTableMeld
-message RummyComeBack
 message RummyCommand 1 draw_stock RummyDrawStock| 2 take_discard TakeDiscard| 3 lay_down
   LayDown| 4 lay_off RummyLayOff| 5 swap_joker SwapJoker| 6 discard RummyDiscard| 7 come_back
-  RummyComeBack|
+  ComeBack|
 message RummyDealt 1 dealer uint32 2 hands RummyHand* 3 upcard Card 4 stock Card* 5 stock_count
   uint32
 message RummyDiscard 1 card string
@@ -630,8 +634,7 @@ message RummyEvent 1 game_started RummyStarted| 2 round_dealt RummyDealt| 3 card
   RummyCardDrawn| 4 discard_taken RummyDiscardTaken| 5 melds_laid_down MeldsLaidDown| 6
   cards_laid_off RummyCardsLaidOff| 7 joker_swapped JokerSwapped| 8 card_discarded
   RummyCardDiscarded| 9 stock_reshuffled RummyStockReshuffled| 10 round_ended RummyRoundEnded|
-  11 turn_timed_out TurnTimedOut| 12 seat_forfeited RummySeatForfeited| 13 came_back
-  RummyCameBack|
+  11 turn_timed_out TurnTimedOut| 12 seat_forfeited RummySeatForfeited| 13 came_back CameBack|
 message RummyHand 1 seat uint32 2 cards Card* 3 count uint32
 message RummyLayOff 1 meld_id uint32 2 cards string* 3 jokers NamedJoker*
 message RummyRoundEnded 1 outcome string 2 winner uint32? 3 hands RummyHand* 4 hand_values
@@ -648,6 +651,8 @@ message RummyTableMeld 1 id uint32 2 owner uint32 3 kind MeldShape 4 cards Card*
   MeldJoker*
 message SatOut 1 seat uint32 2 voluntary bool 3 hand Card* 4 brights Bright* 5 compensation
   uint32
+message SeatForfeited 1 seat uint32
+message SeatLeft 1 seat uint32
 message SeedRevealed 1 server_seed string
 message Settlement 1 round uint32 2 winners uint32* 3 outcome string 4 lines SettlementLine* 5
   net int64* 6 notes string*
