@@ -1096,6 +1096,12 @@ class Croupier:
                     folded = cached
                 else:
                     folded, _ = await self._fold(join.game_id)
+                now = self.clock()
+                if any(c.deadline_ms <= now for c in folded.binding.game.seat_clocks(folded.state)):
+                    # A turn ran out: record it now and push the state after it (with the
+                    # batch it makes), rather than moves a command could only meet as ABORTED.
+                    await self.tick(join.game_id)
+                    continue
                 parts = self._parts(folded, folded.state, folded.version, seat, join.include)
                 state = service_pb2.PlayState(
                     version=folded.version,
