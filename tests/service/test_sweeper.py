@@ -167,3 +167,33 @@ def test_time_outs_that_fell_due_while_down_keep_their_deadlines(server: Running
     store.close()
     deadlines = timed_out(server, game)
     assert deadlines[:3] == [first, first + TURN_MS, first + 2 * TURN_MS]
+
+
+def test_a_play_stream_pushes_the_state_after_the_time_outs_due(server: Running) -> None:
+    """Seat 1 is away (its turns are forced as they begin): after seat 0's own move its pushed
+    state is the recorded game after seat 1's forced turn, so the moves it offers are accepted
+    (never the game as of now at an older version, which a command would meet as ABORTED)."""
+    from .test_play import connect
+
+    game = create(server, max_timeouts=1)
+    me = connect(server, game.tokens[0].token)
+    me.join(game.game_id)
+    state = me.next("state").state
+    for _ in range(40):
+        if state.finished:
+            break
+        if not state.legal_moves or state.to_act[0].seat != 0:
+            server.clock.advance(TURN_MS + 1)  # seat 1 idles: the clock plays it
+            settle(server)
+            state = me.next("state").state
+            continue
+        move = state.legal_moves[0]
+        me.send(f"m{state.version}", state.version, move.command)
+        answer = me.next("accepted")  # never refused: the state was the recorded one
+        assert answer.accepted.version > state.version
+        pushed = [r.state for r in me.log if r.WhichOneof("kind") == "state"]
+        state = max(pushed, key=lambda s: s.version)
+        while state.version < answer.accepted.version:
+            state = me.next("state").state
+    me.close()
+    assert any(d for d in timed_out(server, game))
