@@ -131,6 +131,26 @@ TIMED: dict[
         service_pb2.Rules(rummy=rummy_pb2.RummyRules(turn_time_ms=TURN_MS)),
         frozenset({2}),
     ),
+    "hoola-korean-timed": (
+        HOOLA,
+        3,
+        "korean",
+        service_pb2.Rules(
+            hoola=hoola_pb2.HoolaRules(turn_time_ms=TURN_MS, time_bank_ms=150, rounds=2)
+        ),
+        frozenset({1}),
+    ),
+    "hoola-korean-timed-forfeit": (
+        HOOLA,
+        4,
+        "korean",
+        service_pb2.Rules(
+            hoola=hoola_pb2.HoolaRules(
+                turn_time_ms=TURN_MS, max_timeouts=2, forfeit_when_away=True, rounds=2
+            )
+        ),
+        frozenset({3}),
+    ),
     "rummy-standard-timed-forfeit": (
         RUMMY,
         4,
