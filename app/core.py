@@ -490,14 +490,26 @@ class Croupier:
 
     def _advanced(self, folded: Folded, state: Any) -> Any:
         """``state`` with what time has made due by now applied (not recorded)."""
-        game, now = folded.binding.game, self.clock()
-        timed = game.at(state, now, None)  # what time makes due is a batch of its own
-        due = game.advance(timed, Context(folded.seeds, now))
+        game = folded.binding.game
+        timed, due = self._due(folded, state, self.clock())
         if not due:
             return state
         for event in due:
             timed = game.evolve(timed, event)
         return timed
+
+    @staticmethod
+    def _due(folded: Folded, state: Any, now: int) -> tuple[Any, list[Any]]:
+        """What time has made due after ``state`` by ``now``: the events, and the state they
+        follow (what time makes due is a batch of its own, the service's, at ``now``)."""
+        game = folded.binding.game
+        timed = game.at(state, now, None)
+        return timed, game.advance(timed, Context(folded.seeds, now))
+
+    @staticmethod
+    def _turn_ran_out(folded: Folded, now: int) -> bool:
+        """Whether a seat's turn time (and bank) ran out by ``now``: its time-out is due."""
+        return any(c.deadline_ms <= now for c in folded.binding.game.seat_clocks(folded.state))
 
     def _present(
         self, binding: GameBinding, stored: StoredEvent, seat: int | None, finished: bool
@@ -775,7 +787,7 @@ class Croupier:
         # One instant for the decision and the record: a replay re-decides at the recorded time,
         # so a claim window closes there exactly as it did live.
         now = self.clock()
-        if any(c.deadline_ms <= now for c in game.seat_clocks(folded.state)):
+        if self._turn_ran_out(folded, now):
             # A turn ran out before this command: its time-out is recorded first (at its
             # deadline), and the command, made on what came before, meets a newer version.
             current = await self.tick(game_id)
@@ -839,8 +851,7 @@ class Croupier:
         folded, _ = await self._fold(game_id)
         game = folded.binding.game
         now = self.clock()
-        state = game.at(folded.state, now, None)
-        events = game.advance(state, Context(folded.seeds, now))
+        state, events = self._due(folded, folded.state, now)
         if not events:
             return folded.version
         for event in events:
@@ -1096,8 +1107,7 @@ class Croupier:
                     folded = cached
                 else:
                     folded, _ = await self._fold(join.game_id)
-                now = self.clock()
-                if any(c.deadline_ms <= now for c in folded.binding.game.seat_clocks(folded.state)):
+                if self._turn_ran_out(folded, self.clock()):
                     # A turn ran out: record it now and push the state after it (with the
                     # batch it makes), rather than moves a command could only meet as ABORTED.
                     await self.tick(join.game_id)
