@@ -534,3 +534,23 @@ def test_http_address_and_origins_settings() -> None:
         "http://a.example",
         "https://b.example",
     )
+
+
+@pytest.mark.parametrize("kind", list(CLIENTS))
+def test_a_bug_is_internal_with_an_error_id_on_both(
+    served: Served, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(kind: int) -> list[service_pb2.Preset]:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(served.thread.core, "presets", broken)
+    request = service_pb2.ListPresetsRequest(kind=GIN)
+    native = grpc_failure(lambda: served.stub.ListPresets(request))
+    with client(served, kind) as http:
+        over_http = http_failure(lambda: http.list_presets(request))
+    for failure in (native, over_http):
+        assert (failure.code, failure.reason()) == ("INTERNAL", "INTERNAL_ERROR")
+        (info,) = failure.parsed()
+        error_id = info.metadata["error_id"]  # type: ignore[attr-defined]
+        assert failure.message.startswith(f"internal error {error_id}")
+        assert "a bug" not in failure.message
