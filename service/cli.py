@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import random
 import signal
@@ -10,8 +11,9 @@ import socket
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import click
 import grpc
@@ -21,6 +23,31 @@ from croupier.app.ratelimit import DEFAULT_COMMAND_BURST, DEFAULT_COMMANDS_PER_S
 from croupier.service import config, logs
 
 log = structlog.get_logger("croupier")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _json_errors(command: F) -> F:
+    """With ``--log-format json``, a command's failure (a bad setting, a busy port, a crash) is a
+    JSON line on stderr like every other, not click's plain ``Error: …`` or a bare traceback."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("log_format") != "json":
+            return command(*args, **kwargs)
+        try:
+            return command(*args, **kwargs)
+        except (click.exceptions.Exit, click.exceptions.Abort):
+            raise  # click's own ways out, not failures
+        except click.ClickException as error:
+            logs.configure("json")
+            log.error("failed", error=error.format_message())
+            sys.exit(error.exit_code)
+        except Exception:
+            logs.configure("json")
+            log.exception("crashed")
+            sys.exit(1)
+
+    return cast(F, run)
 
 
 @click.group()
@@ -86,6 +113,7 @@ def main() -> None:
     f"default: pages it serves itself need none. Environment: {config.CORS_ORIGINS_ENV}.",
 )
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
+@_json_errors
 def serve(
     address: str,
     store_url: str,
@@ -180,12 +208,13 @@ def serve(
                 raise
             http_url = f"http://{http.rsplit(':', 1)[0]}:{listener.port}"
         log.info("serving", address=f"{host}:{serving.port}", http=http_url, store=_safe(where))
-        who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
-        click.echo(
-            f"{who} listening on {host}:{serving.port}; data in {_safe(where)}; "
-            f"HTTP (Connect, gRPC-Web, JSON): {http_url}",
-            err=True,
-        )
+        if log_format != "json":  # JSON logs are all JSON: there, the "serving" line says it
+            who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
+            click.echo(
+                f"{who} listening on {host}:{serving.port}; data in {_safe(where)}; "
+                f"HTTP (Connect, gRPC-Web, JSON): {http_url}",
+                err=True,
+            )
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -367,6 +396,38 @@ def _safe(url: str) -> str:
         creds, host = rest.rsplit("@", 1)
         return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}" if ":" in creds else url
     return url
+
+
+@main.command()
+@click.option(
+    "--store",
+    "store_url",
+    default=lambda: os.environ.get("CROUPIER_STORE", config.DEFAULT_STORE),
+    show_default=config.DEFAULT_STORE,
+    help="sqlite:///PATH or postgresql://…",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["json", "console"]),
+    default=lambda: os.environ.get("CROUPIER_LOG_FORMAT", "console"),
+    show_default="console",
+)
+@_json_errors
+def migrate(store_url: str, log_format: str) -> None:
+    """Create the store's schema or bring it up to date, then exit. `serve` does the same at
+    start; this runs it on its own (a deployment's init step). Any number may run at once: each
+    waits for the one holding the migration lock, then finds nothing left to do."""
+    from croupier.service.store import StoreError, open_store
+    from croupier.service.store.sql import SqlEventStore
+
+    logs.configure(log_format)
+    try:
+        store = open_store(store_url)
+    except StoreError as error:
+        raise click.ClickException(str(error)) from None
+    applied = store.migrations_applied if isinstance(store, SqlEventStore) else ()
+    store.close()
+    log.info("migrated", store=_safe(store_url), applied=list(applied))
 
 
 def _studio_options(command: Any) -> Any:

@@ -25,7 +25,6 @@ import asyncio
 import json
 import os
 import random
-import re
 import secrets
 import signal
 import subprocess
@@ -45,6 +44,7 @@ from croupier.app.tokens import MIN_SECRET_BYTES, mint_studio_token
 from croupier.service.bots import auth, choose, time_outs
 from croupier.service.config import STUDIO_SECRET_ENV, as_setting, studio_keys
 from croupier.service.echo import METHOD as ECHO_METHOD
+from croupier.service.logs import serving_addresses
 from croupier.v1 import (
     common_pb2,
     gin_pb2,
@@ -282,9 +282,6 @@ class Spawned:
                 self.process.wait()
 
 
-LISTENING = re.compile(r"listening on (\S+):(\d+)")
-
-
 def spawn_server(
     store: str,
     log: Path,
@@ -316,9 +313,9 @@ def spawn_server(
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         text = log.read_text(errors="replace")
-        found = LISTENING.findall(text)
+        found = serving_addresses(text)
         if len(found) >= workers:
-            return Spawned(process, int(found[0][1]), log)
+            return Spawned(process, int(found[0].rpartition(":")[2]), log)
         if process.poll() is not None:
             raise LoadError(f"the server exited ({process.returncode}):\n{text[-2000:]}")
         time.sleep(0.05)

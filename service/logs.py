@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 
@@ -13,6 +14,24 @@ from croupier.app.errors import clip
 #: fields reach the log (the game id a call names…), and a 1 MB id must not make a 1 MB line.
 VALUE_LIMIT = 1000
 TRACEBACK_LIMIT = 20000
+
+
+#: The event a server logs once it listens, with ``address``: what tools that start one wait for.
+SERVING_EVENT = "serving"
+
+
+def serving_addresses(text: str) -> list[str]:
+    """The ``address`` of every ``serving`` line in a server's JSON log (one line per worker);
+    the lines that are not JSON objects are skipped."""
+    found = []
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("event") == SERVING_EVENT:
+            found.append(str(entry.get("address", "")))
+    return found
 
 
 def clip_values(_: object, __: str, event: structlog.types.EventDict) -> structlog.types.EventDict:
