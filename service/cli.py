@@ -27,6 +27,43 @@ def main() -> None:
     """Croupier: deals, referees, records and settles turn-based card games over gRPC."""
 
 
+def _serve_tls_options(command: Any) -> Any:
+    """``serve``'s TLS and shutdown settings (service/tls.py, service/shutdown.py)."""
+    from croupier.service import shutdown, tls
+
+    path = click.Path(dir_okay=False, path_type=Path)
+    for name, env, text in reversed(
+        [
+            (
+                "--tls-cert",
+                tls.CERT_ENV,
+                "Serve TLS with this PEM certificate chain (with --tls-key).",
+            ),
+            ("--tls-key", tls.KEY_ENV, "The certificate's private key (PEM, unencrypted)."),
+            (
+                "--tls-client-ca",
+                tls.CLIENT_CA_ENV,
+                "Mutual TLS: require client certificates signed by these PEM roots.",
+            ),
+        ]
+    ):
+        command = click.option(
+            name,
+            type=path,
+            default=lambda env=env: tls.env_path(env),
+            show_default=False,
+            help=f"{text} Environment: {env}.",
+        )(command)
+    return click.option(
+        "--shutdown-grace",
+        type=click.FloatRange(0),
+        default=lambda: float(os.environ.get(shutdown.GRACE_ENV, shutdown.DEFAULT_GRACE_S)),
+        show_default=f"{shutdown.DEFAULT_GRACE_S:g}",
+        help="Seconds the calls in flight have to finish after SIGTERM or SIGINT (streams end "
+        f"at once with UNAVAILABLE SERVER_SHUTTING_DOWN). Environment: {shutdown.GRACE_ENV}.",
+    )(command)
+
+
 @main.command()
 @click.option(
     "--address",
@@ -70,6 +107,7 @@ def main() -> None:
     show_default=str(DEFAULT_COMMAND_BURST),
     help="Commands a seat may send at once after a pause. Environment: CROUPIER_COMMAND_BURST.",
 )
+@_serve_tls_options
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
 def serve(
     address: str,
@@ -78,23 +116,44 @@ def serve(
     workers: int,
     command_rate: float,
     command_burst: int,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tls_client_ca: Path | None,
+    shutdown_grace: float,
     worker_of_group: str | None,
 ) -> None:
     """Serve the game service (with health checking and reflection)."""
     from croupier.app.ratelimit import RateLimit
     from croupier.app.tokens import TokenSigner
     from croupier.service.server import PortInUse, create_server
+    from croupier.service.shutdown import shut_down
     from croupier.service.store import StoreError, open_store
+    from croupier.service.tls import server_tls
 
-    # Secrets first: a bad one stops the start with one line, before anything else happens.
+    # Secrets and certificates first: a bad one stops the start with one line, before anything
+    # else happens.
     try:
         keys = config.token_keys()
         studio = config.studio_keys()
+        tls = server_tls(tls_cert, tls_key, tls_client_ca)
     except config.ConfigError as error:
         raise click.ClickException(str(error)) from None
     if workers > 1 and worker_of_group is None:
+        forwarded = [
+            *(["--tls-cert", str(tls_cert), "--tls-key", str(tls_key)] if tls else []),
+            *(["--tls-client-ca", str(tls_client_ca)] if tls_client_ca else []),
+            *("--shutdown-grace", str(shutdown_grace)),
+        ]
         _serve_workers(
-            address, store_url, log_format, workers, command_rate, command_burst, keys, studio
+            address,
+            store_url,
+            log_format,
+            workers,
+            command_rate,
+            command_burst,
+            keys,
+            studio,
+            forwarded,
         )
         return
     logs.configure(log_format)
@@ -133,9 +192,11 @@ def serve(
             reuse_port=worker,
             rate_limit=RateLimit(command_rate, command_burst),
             studio_keys=studio.ring,
+            credentials=tls.credentials() if tls else None,
         )
         await serving.server.start()
-        log.info("serving", address=f"{host}:{serving.port}", store=_safe(where))
+        security = "plaintext" if tls is None else "mTLS" if tls.client_ca else "TLS"
+        log.info("serving", address=f"{host}:{serving.port}", store=_safe(where), tls=security)
         who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
         click.echo(f"{who} listening on {host}:{serving.port}; data in {_safe(where)}", err=True)
         stopping = asyncio.Event()
@@ -143,7 +204,7 @@ def serve(
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stopping.set)
         await stopping.wait()
-        await serving.server.stop(grace=2)
+        await shut_down(serving, shutdown_grace)
         await serving.core.close()
 
     try:
@@ -191,9 +252,11 @@ def _serve_workers(
     command_burst: int,
     keys: config.Keys,
     studio: config.Keys,
+    forwarded: list[str],
 ) -> None:
     """Start ``workers`` processes serving on one port (SO_REUSEPORT), forward SIGTERM and SIGINT
-    to them, and exit when they have all exited.
+    to them (each shuts down gracefully), and exit when they have all exited. ``forwarded`` are
+    more flags for the workers (TLS, the shutdown grace).
 
     The port must be free: a plain bind checks it (it fails on a port another server holds, a
     group of workers included), then a bound, non-listening SO_REUSEPORT socket keeps it for the
@@ -253,6 +316,7 @@ def _serve_workers(
         str(command_rate),
         "--command-burst",
         str(command_burst),
+        *forwarded,
         "--worker-of-group",
         group,
     ]
@@ -286,6 +350,45 @@ def _serve_workers(
     if crashed:
         codes = {c.pid: c.returncode for c in children}
         raise click.ClickException(f"a worker failed; the workers exited with {codes}")
+
+
+def _client_tls_options(command: Any) -> Any:
+    """A tool's TLS: ``--tls``, ``--tls-ca``, ``--tls-cert``/``--tls-key``, ``--tls-server-name``."""
+    path = click.Path(dir_okay=False, path_type=Path)
+    command = click.option(
+        "--tls-server-name",
+        default="",
+        help="The name the server's certificate must carry, when the address does not say it.",
+    )(command)
+    command = click.option(
+        "--tls-key", type=path, default=None, help="The client certificate's private key (PEM)."
+    )(command)
+    command = click.option(
+        "--tls-cert",
+        type=path,
+        default=None,
+        help="A client certificate (PEM) for a server that asks for one (mutual TLS).",
+    )(command)
+    command = click.option(
+        "--tls-ca",
+        type=path,
+        default=None,
+        help="Trust these PEM roots for the server's certificate (implies --tls).",
+    )(command)
+    return click.option(
+        "--tls", "tls", is_flag=True, help="Call over TLS (the system's trust roots by default)."
+    )(command)
+
+
+def _client_tls(
+    tls: bool, ca: Path | None, cert: Path | None, key: Path | None, server_name: str
+) -> Any:
+    from croupier.service.tls import client_tls
+
+    try:
+        return client_tls(tls, ca, cert, key, server_name)
+    except config.ConfigError as error:
+        raise click.ClickException(str(error)) from None
 
 
 def _safe(url: str) -> str:
@@ -368,6 +471,7 @@ def _studio_credential(given: str, addresses: list[str], key_file: Path | None) 
     "--connect-timeout", default=10.0, show_default=True, help="Seconds to wait for the server."
 )
 @_studio_options
+@_client_tls_options
 def demo(
     address: str,
     kind: str,
@@ -380,10 +484,17 @@ def demo(
     connect_timeout: float,
     studio_key: str,
     studio_key_file: Path | None,
+    tls: bool,
+    tls_ca: Path | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tls_server_name: str,
 ) -> None:
     """Play a whole game between bots through a running server; print the result."""
     from croupier.service.bots import clock_rules, describe_tick, play_game
+    from croupier.service.tls import channel as open_channel
 
+    secure = _client_tls(tls, tls_ca, tls_cert, tls_key, tls_server_name)
     if idle_seats and not turn_time_ms:
         raise click.UsageError("--idle-seat needs a turn clock: give --turn-time-ms")
     from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2
@@ -418,7 +529,7 @@ def demo(
         for line in describe_tick(events):
             click.echo(line)
 
-    with grpc.insecure_channel(address) as channel:
+    with open_channel(address, secure) as channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=connect_timeout)
         except grpc.FutureTimeoutError:
@@ -528,6 +639,7 @@ def demo(
 @click.option("--quiet", is_flag=True, help="No progress display.")
 @click.option("--connect-timeout", default=10.0, show_default=True)
 @_studio_options
+@_client_tls_options
 def load(
     addresses: tuple[str, ...],
     address_list: str,
@@ -555,6 +667,11 @@ def load(
     connect_timeout: float,
     studio_key: str,
     studio_key_file: Path | None,
+    tls: bool,
+    tls_ca: Path | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tls_server_name: str,
 ) -> None:
     """Bots play many concurrent games through the public API; measure moves per second,
     latencies, errors and (local server) CPU per move. Stops after --duration or --games."""
@@ -565,6 +682,9 @@ def load(
         raise click.UsageError("--spawn starts its own server: leave out --address")
     if not spawn and (store_url or server_workers > 1):
         raise click.UsageError("--store and --server-workers go with --spawn")
+    secure = _client_tls(tls, tls_ca, tls_cert, tls_key, tls_server_name)
+    if spawn and secure is not None:
+        raise click.UsageError("--spawn starts a plaintext server: leave out the --tls options")
     servers = targets or ([] if spawn else [config.DEFAULT_ADDRESS])
     # A spawned server gets its studio secret from the tool (load.run); any other, a credential.
     studio = "" if spawn else _studio_credential(studio_key, servers, studio_key_file)
@@ -592,6 +712,7 @@ def load(
         turn_time_ms=turn_time_ms,
         connect_timeout=connect_timeout,
         progress=None if quiet else sys.stderr,
+        tls=secure,
     )
     try:
         report = load_tool.main(settings)
