@@ -211,6 +211,8 @@ def _drain(served: Served, signum: int, lock_store: Any) -> None:
     ]
     assert health.error is None  # the Watch ends once it said NOT_SERVING
 
+    refusals: list[grpc.StatusCode] = []
+
     def refused() -> bool:
         try:
             with _own_channel(served.address) as fresh:
@@ -220,11 +222,12 @@ def _drain(served: Served, signum: int, lock_store: Any) -> None:
                     timeout=5,
                 )
         except grpc.RpcError as error:
-            assert error.code() == grpc.StatusCode.UNAVAILABLE, error
+            refusals.append(error.code())
             return True
         return False
 
     _until(refused, "a new call to be refused")
+    assert refusals == [grpc.StatusCode.UNAVAILABLE]
     if lock is not None and in_flight is not None:
         assert not in_flight.done() and served.process.poll() is None
         lock.release()
