@@ -57,11 +57,27 @@ def serve(
 ) -> Served:
     """Start `croupier serve` and return once it said where it listens (its output goes to
     ``log``)."""
+    return listening(launch(log, store, *args, address=address, env=env, cwd=cwd), log)
+
+
+def launch(
+    log: Path,
+    store: str,
+    *args: str,
+    address: str = "127.0.0.1:0",
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start `croupier serve` (its output goes to ``log``); :func:`listening` waits for it."""
     command: Sequence[str] = [CROUPIER, "serve", "--address", address, "--store", store, *args]
     with open(log, "wb") as out:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             command, stdout=out, stderr=subprocess.STDOUT, env=env or ENV, cwd=cwd or log.parent
         )
+
+
+def listening(process: subprocess.Popen[bytes], log: Path) -> Served:
+    """The server once it said where it listens."""
     deadline = time.monotonic() + START_S
     while time.monotonic() < deadline:
         match = LISTENING.search(log.read_text(errors="replace"))
