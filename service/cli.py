@@ -533,9 +533,13 @@ def demo(
         try:
             grpc.channel_ready_future(channel).result(timeout=connect_timeout)
         except grpc.FutureTimeoutError:
-            raise click.ClickException(
-                f"no Croupier server at {address} (start one: make run)"
-            ) from None
+            hint = (
+                "start one: make run"
+                if secure is None
+                else "or the TLS handshake failed: check --tls-ca, --tls-cert/--tls-key and "
+                "--tls-server-name against the server's certificate"
+            )
+            raise click.ClickException(f"no Croupier server at {address} ({hint})") from None
         # After the server answered: a development server has written its credential by then.
         studio = _studio_credential(studio_key, [address], studio_key_file)
         try:
