@@ -18,6 +18,8 @@ import structlog
 
 from croupier.app.ratelimit import DEFAULT_COMMAND_BURST, DEFAULT_COMMANDS_PER_S
 from croupier.service import config, logs
+from croupier.service import shutdown as shutdown_options
+from croupier.service import tls as tls_options
 
 log = structlog.get_logger("croupier")
 
@@ -25,43 +27,6 @@ log = structlog.get_logger("croupier")
 @click.group()
 def main() -> None:
     """Croupier: deals, referees, records and settles turn-based card games over gRPC."""
-
-
-def _serve_tls_options(command: Any) -> Any:
-    """``serve``'s TLS and shutdown settings (service/tls.py, service/shutdown.py)."""
-    from croupier.service import shutdown, tls
-
-    path = click.Path(dir_okay=False, path_type=Path)
-    for name, env, text in reversed(
-        [
-            (
-                "--tls-cert",
-                tls.CERT_ENV,
-                "Serve TLS with this PEM certificate chain (with --tls-key).",
-            ),
-            ("--tls-key", tls.KEY_ENV, "The certificate's private key (PEM, unencrypted)."),
-            (
-                "--tls-client-ca",
-                tls.CLIENT_CA_ENV,
-                "Mutual TLS: require client certificates signed by these PEM roots.",
-            ),
-        ]
-    ):
-        command = click.option(
-            name,
-            type=path,
-            default=lambda env=env: tls.env_path(env),
-            show_default=False,
-            help=f"{text} Environment: {env}.",
-        )(command)
-    return click.option(
-        "--shutdown-grace",
-        type=click.FloatRange(0),
-        default=lambda: float(os.environ.get(shutdown.GRACE_ENV, shutdown.DEFAULT_GRACE_S)),
-        show_default=f"{shutdown.DEFAULT_GRACE_S:g}",
-        help="Seconds the calls in flight have to finish after SIGTERM or SIGINT (streams end "
-        f"at once with UNAVAILABLE SERVER_SHUTTING_DOWN). Environment: {shutdown.GRACE_ENV}.",
-    )(command)
 
 
 @main.command()
@@ -107,7 +72,8 @@ def _serve_tls_options(command: Any) -> Any:
     show_default=str(DEFAULT_COMMAND_BURST),
     help="Commands a seat may send at once after a pause. Environment: CROUPIER_COMMAND_BURST.",
 )
-@_serve_tls_options
+@tls_options.server_options
+@shutdown_options.grace_option
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
 def serve(
     address: str,
@@ -352,45 +318,6 @@ def _serve_workers(
         raise click.ClickException(f"a worker failed; the workers exited with {codes}")
 
 
-def _client_tls_options(command: Any) -> Any:
-    """A tool's TLS: ``--tls``, ``--tls-ca``, ``--tls-cert``/``--tls-key``, ``--tls-server-name``."""
-    path = click.Path(dir_okay=False, path_type=Path)
-    command = click.option(
-        "--tls-server-name",
-        default="",
-        help="The name the server's certificate must carry, when the address does not say it.",
-    )(command)
-    command = click.option(
-        "--tls-key", type=path, default=None, help="The client certificate's private key (PEM)."
-    )(command)
-    command = click.option(
-        "--tls-cert",
-        type=path,
-        default=None,
-        help="A client certificate (PEM) for a server that asks for one (mutual TLS).",
-    )(command)
-    command = click.option(
-        "--tls-ca",
-        type=path,
-        default=None,
-        help="Trust these PEM roots for the server's certificate (implies --tls).",
-    )(command)
-    return click.option(
-        "--tls", "tls", is_flag=True, help="Call over TLS (the system's trust roots by default)."
-    )(command)
-
-
-def _client_tls(
-    tls: bool, ca: Path | None, cert: Path | None, key: Path | None, server_name: str
-) -> Any:
-    from croupier.service.tls import client_tls
-
-    try:
-        return client_tls(tls, ca, cert, key, server_name)
-    except config.ConfigError as error:
-        raise click.ClickException(str(error)) from None
-
-
 def _safe(url: str) -> str:
     """A store URL without its password."""
     if "@" in url and "://" in url:
@@ -471,7 +398,7 @@ def _studio_credential(given: str, addresses: list[str], key_file: Path | None) 
     "--connect-timeout", default=10.0, show_default=True, help="Seconds to wait for the server."
 )
 @_studio_options
-@_client_tls_options
+@tls_options.client_options
 def demo(
     address: str,
     kind: str,
@@ -494,7 +421,7 @@ def demo(
     from croupier.service.bots import clock_rules, describe_tick, play_game
     from croupier.service.tls import channel as open_channel
 
-    secure = _client_tls(tls, tls_ca, tls_cert, tls_key, tls_server_name)
+    secure = tls_options.client_tls_of(tls, tls_ca, tls_cert, tls_key, tls_server_name)
     if idle_seats and not turn_time_ms:
         raise click.UsageError("--idle-seat needs a turn clock: give --turn-time-ms")
     from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2
@@ -643,7 +570,7 @@ def demo(
 @click.option("--quiet", is_flag=True, help="No progress display.")
 @click.option("--connect-timeout", default=10.0, show_default=True)
 @_studio_options
-@_client_tls_options
+@tls_options.client_options
 def load(
     addresses: tuple[str, ...],
     address_list: str,
@@ -686,7 +613,7 @@ def load(
         raise click.UsageError("--spawn starts its own server: leave out --address")
     if not spawn and (store_url or server_workers > 1):
         raise click.UsageError("--store and --server-workers go with --spawn")
-    secure = _client_tls(tls, tls_ca, tls_cert, tls_key, tls_server_name)
+    secure = tls_options.client_tls_of(tls, tls_ca, tls_cert, tls_key, tls_server_name)
     if spawn and secure is not None:
         raise click.UsageError("--spawn starts a plaintext server: leave out the --tls options")
     servers = targets or ([] if spawn else [config.DEFAULT_ADDRESS])

@@ -11,8 +11,11 @@ unary calls in flight finish within the grace period, then cancels what is left.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import click
 import grpc
 import structlog
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -25,6 +28,8 @@ log = structlog.get_logger("croupier")
 #: Seconds the unary calls in flight have to finish once a shutdown begins (``--shutdown-grace``).
 DEFAULT_GRACE_S = 10.0
 GRACE_ENV = "CROUPIER_SHUTDOWN_GRACE"
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -95,3 +100,15 @@ async def shut_down(serving: Serving, grace: float) -> None:
     serving.core.drain()
     await serving.server.stop(grace)
     log.info("shut down")
+
+
+def grace_option(command: F) -> F:
+    """``serve --shutdown-grace`` (also ``CROUPIER_SHUTDOWN_GRACE``)."""
+    return click.option(
+        "--shutdown-grace",
+        type=click.FloatRange(0),
+        default=lambda: float(os.environ.get(GRACE_ENV, DEFAULT_GRACE_S)),
+        show_default=f"{DEFAULT_GRACE_S:g}",
+        help="Seconds the calls in flight have to finish after SIGTERM or SIGINT (streams end "
+        f"at once with UNAVAILABLE SERVER_SHUTTING_DOWN). Environment: {GRACE_ENV}.",
+    )(command)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 import ssl
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import click
 import grpc
 
 from croupier.service.config import ConfigError
@@ -28,6 +29,9 @@ CLIENT_CA_ENV = "CROUPIER_TLS_CLIENT_CA"
 #: gRPC's channel option that checks the server's certificate against another name than the
 #: address's host (a server reached by IP, or through a tunnel).
 SERVER_NAME_OPTION = "grpc.ssl_target_name_override"
+
+F = TypeVar("F", bound=Callable[..., Any])
+_PATH = click.Path(dir_okay=False, path_type=Path)
 
 
 def _read(path: Path, setting: str) -> bytes:
@@ -177,3 +181,78 @@ def aio_channel(
     if tls is None:
         return grpc.aio.insecure_channel(address, options=list(options))
     return grpc.aio.secure_channel(address, tls.credentials(), options=[*options, *tls.options()])
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def server_options(command: F) -> F:
+    """``serve``'s ``--tls-cert``, ``--tls-key`` and ``--tls-client-ca`` (each also from the
+    environment)."""
+    for name, env, text in reversed(
+        [
+            ("--tls-cert", CERT_ENV, "Serve TLS with this PEM certificate chain (with --tls-key)."),
+            ("--tls-key", KEY_ENV, "The certificate's private key (PEM, unencrypted)."),
+            (
+                "--tls-client-ca",
+                CLIENT_CA_ENV,
+                "Mutual TLS: require client certificates signed by these PEM roots.",
+            ),
+        ]
+    ):
+        command = click.option(
+            name,
+            type=_PATH,
+            default=lambda env=env: env_path(env),
+            show_default=False,
+            help=f"{text} Environment: {env}.",
+        )(command)
+    return command
+
+
+def client_options(command: F) -> F:
+    """A tool's ``--tls``, ``--tls-ca``, ``--tls-cert``/``--tls-key`` and ``--tls-server-name``
+    (:func:`client_tls_of` makes them a :class:`ClientTLS`)."""
+    for option in reversed(
+        [
+            click.option(
+                "--tls", is_flag=True, help="Call over TLS (the system's trust roots by default)."
+            ),
+            click.option(
+                "--tls-ca",
+                type=_PATH,
+                default=None,
+                help="Trust these PEM roots for the server's certificate (implies --tls).",
+            ),
+            click.option(
+                "--tls-cert",
+                type=_PATH,
+                default=None,
+                help="A client certificate (PEM) for a server that asks for one (mutual TLS).",
+            ),
+            click.option(
+                "--tls-key",
+                type=_PATH,
+                default=None,
+                help="The client certificate's private key (PEM).",
+            ),
+            click.option(
+                "--tls-server-name",
+                default="",
+                help="The name the server's certificate must carry, when the address does not "
+                "say it.",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def client_tls_of(
+    tls: bool, ca: Path | None, cert: Path | None, key: Path | None, server_name: str
+) -> ClientTLS | None:
+    """:func:`client_tls` for a command: a bad setting stops it with its one line."""
+    try:
+        return client_tls(tls, ca, cert, key, server_name)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
