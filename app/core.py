@@ -36,6 +36,7 @@ from croupier.app.errors import (
     NotFound,
     NotNow,
     RateLimited,
+    ShuttingDown,
     StaleVersion,
     from_rejection,
     invalid,
@@ -275,6 +276,8 @@ class Croupier:
         self.notifier = Notifier()
         self._listening = False
         self._background: set[asyncio.Task[None]] = set()
+        #: The process is shutting down (:meth:`drain`): streams end, their clients go elsewhere.
+        self.draining = False
 
     async def start(self, sweep: bool = True) -> None:
         """Bind to the running loop and hear other processes' appends; with ``sweep``, record
@@ -288,6 +291,14 @@ class Croupier:
 
             self.sweeper = Sweeper(self)
             self.sweeper.start()
+
+    def drain(self) -> None:
+        """The process is shutting down: every stream, open or to come, ends after what it has
+        sent with :class:`ShuttingDown` (the version it reached), from which its client resumes
+        on another replica. A Play stream's command being applied is answered first. Unary
+        calls are not affected (the server lets them finish)."""
+        self.draining = True
+        self.notifier.wake_all()
 
     async def close(self) -> None:
         """Stop sweeping, finish the background writes (snapshots), then stop the store's
@@ -1011,6 +1022,8 @@ class Croupier:
                 first = False
                 if finished and after >= version:
                     return
+                if self.draining:  # after the batch: the client resumes from what it has
+                    raise ShuttingDown(after)
                 try:
                     async with asyncio.timeout(STREAM_RECHECK_S):  # no task per wait
                         await wake.wait()
@@ -1037,10 +1050,12 @@ class Croupier:
         seat = self._seat(caller, join.game_id)
         limits.check_version(join.after_version, "join.after_version")
         out: asyncio.Queue[service_pb2.PlayResponse | Refused | None] = asyncio.Queue()
-        tasks = [
-            asyncio.create_task(self._play_commands(caller, join.game_id, requests, out)),
-            asyncio.create_task(self._play_feed(join, seat, out)),
-        ]
+        # Held while a command is applied: a shutdown lets it finish and answers it.
+        applying = asyncio.Lock()
+        commands = asyncio.create_task(
+            self._play_commands(caller, join.game_id, requests, out, applying)
+        )
+        tasks = [commands, asyncio.create_task(self._play_feed(join, seat, out))]
         try:
             running = len(tasks)
             while running:
@@ -1051,6 +1066,12 @@ class Croupier:
                 running -= 1
                 for task in tasks:
                     failure = task.exception() if task.done() and not task.cancelled() else None
+                    if isinstance(failure, ShuttingDown):
+                        async with applying:  # the command being applied is answered, no other
+                            commands.cancel()
+                        while not out.empty():
+                            if (answer := out.get_nowait()) is not None:
+                                yield answer
                     if failure is not None:
                         raise failure
         finally:
@@ -1063,6 +1084,7 @@ class Croupier:
         game_id: str,
         requests: AsyncIterator[service_pb2.PlayRequest],
         out: asyncio.Queue[service_pb2.PlayResponse | Refused | None],
+        applying: asyncio.Lock,
     ) -> None:
         try:
             async for request in requests:
@@ -1072,17 +1094,18 @@ class Croupier:
                     )
                     continue
                 move = request.command
-                try:
-                    done = await self.submit(
-                        caller, game_id, move.command_id, move.expected_version, move.command
+                async with applying:
+                    try:
+                        done = await self.submit(
+                            caller, game_id, move.command_id, move.expected_version, move.command
+                        )
+                    except AppError as error:
+                        out.put_nowait(Refused(move.command_id, error))
+                        continue
+                    accepted = service_pb2.PlayAccepted(
+                        command_id=move.command_id, version=done.version
                     )
-                except AppError as error:
-                    out.put_nowait(Refused(move.command_id, error))
-                    continue
-                accepted = service_pb2.PlayAccepted(
-                    command_id=move.command_id, version=done.version
-                )
-                out.put_nowait(service_pb2.PlayResponse(accepted=accepted))
+                    out.put_nowait(service_pb2.PlayResponse(accepted=accepted))
         finally:
             out.put_nowait(None)
 

@@ -21,6 +21,8 @@ import structlog
 
 from croupier.app.ratelimit import DEFAULT_COMMAND_BURST, DEFAULT_COMMANDS_PER_S
 from croupier.service import config, logs
+from croupier.service import shutdown as shutdown_options
+from croupier.service import tls as tls_options
 
 log = structlog.get_logger("croupier")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,6 +114,8 @@ def main() -> None:
     help="Browser origins that may call the HTTP listener, comma-separated ('*': any). None by "
     f"default: pages it serves itself need none. Environment: {config.CORS_ORIGINS_ENV}.",
 )
+@tls_options.server_options
+@shutdown_options.grace_option
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
 @_json_errors
 def serve(
@@ -123,6 +127,10 @@ def serve(
     command_burst: int,
     http_address: str,
     cors_origins: str,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tls_client_ca: Path | None,
+    shutdown_grace: float,
     worker_of_group: str | None,
 ) -> None:
     """Serve the game service (with health checking and reflection), and over HTTP (Connect,
@@ -131,16 +139,25 @@ def serve(
     from croupier.app.tokens import TokenSigner
     from croupier.service.http import HttpListener, create_http_app, is_off, parse_origins
     from croupier.service.server import PortInUse, create_server
+    from croupier.service.shutdown import shut_down
     from croupier.service.store import StoreError, open_store
+    from croupier.service.tls import server_tls
 
-    # Secrets first: a bad one stops the start with one line, before anything else happens.
+    # Secrets and certificates first: a bad one stops the start with one line, before anything
+    # else happens.
     try:
         keys = config.token_keys()
         studio = config.studio_keys()
+        tls = server_tls(tls_cert, tls_key, tls_client_ca)
     except config.ConfigError as error:
         raise click.ClickException(str(error)) from None
     http = None if is_off(http_address) else http_address.strip()
     if workers > 1 and worker_of_group is None:
+        forwarded = [
+            *(["--tls-cert", str(tls_cert), "--tls-key", str(tls_key)] if tls else []),
+            *(["--tls-client-ca", str(tls_client_ca)] if tls_client_ca else []),
+            *("--shutdown-grace", str(shutdown_grace)),
+        ]
         _serve_workers(
             address,
             store_url,
@@ -151,6 +168,7 @@ def serve(
             keys,
             studio,
             (http, cors_origins),
+            forwarded,
         )
         return
     logs.configure(log_format)
@@ -189,6 +207,7 @@ def serve(
             reuse_port=worker,
             rate_limit=RateLimit(command_rate, command_burst),
             studio_keys=studio.ring,
+            credentials=tls.credentials() if tls else None,
         )
         await serving.server.start()
         # The HTTP listener: the same core on the same loop (service/http.py).
@@ -199,6 +218,7 @@ def serve(
                 create_http_app(serving.core, cors_origins=parse_origins(cors_origins)),
                 http,
                 reuse_port=worker,
+                grace_s=shutdown_grace,
             )
             try:
                 await listener.start()
@@ -207,7 +227,14 @@ def serve(
                 await serving.core.close()
                 raise
             http_url = f"http://{http.rsplit(':', 1)[0]}:{listener.port}"
-        log.info("serving", address=f"{host}:{serving.port}", http=http_url, store=_safe(where))
+        security = "plaintext" if tls is None else "mTLS" if tls.client_ca else "TLS"
+        log.info(
+            "serving",
+            address=f"{host}:{serving.port}",
+            http=http_url,
+            store=_safe(where),
+            tls=security,
+        )
         if log_format != "json":  # JSON logs are all JSON: there, the "serving" line says it
             who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
             click.echo(
@@ -220,9 +247,12 @@ def serve(
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stopping.set)
         await stopping.wait()
-        if listener is not None:
-            await listener.stop()
-        await serving.server.stop(grace=2)
+        # Both listeners at once: health NOT_SERVING and the streams ended first (shut_down),
+        # the HTTP calls in flight given the same grace.
+        await asyncio.gather(
+            shut_down(serving, shutdown_grace),
+            *([listener.stop()] if listener is not None else []),
+        )
         await serving.core.close()
 
     try:
@@ -270,11 +300,13 @@ def _serve_workers(
     command_burst: int,
     keys: config.Keys,
     studio: config.Keys,
-    http: tuple[str | None, str] = (None, ""),
+    http: tuple[str | None, str],
+    forwarded: list[str],
 ) -> None:
     """Start ``workers`` processes serving on one port (SO_REUSEPORT), forward SIGTERM and SIGINT
-    to them, and exit when they have all exited. ``http``: the HTTP listener's address (``None``:
-    none), shared by the workers the same way, and the CORS origins.
+    to them (each shuts down gracefully), and exit when they have all exited. ``http``: the HTTP
+    listener's address (``None``: none), shared by the workers the same way, and the CORS origins;
+    ``forwarded`` are more flags for the workers (TLS, the shutdown grace).
 
     The port must be free: a plain bind checks it (it fails on a port another server holds, a
     group of workers included), then a bound, non-listening SO_REUSEPORT socket keeps it for the
@@ -328,6 +360,7 @@ def _serve_workers(
         http_option,
         "--cors-origins",
         cors_origins,
+        *forwarded,
         "--worker-of-group",
         group,
     ]
@@ -501,6 +534,7 @@ def _studio_credential(given: str, addresses: list[str], key_file: Path | None) 
     "--connect-timeout", default=10.0, show_default=True, help="Seconds to wait for the server."
 )
 @_studio_options
+@tls_options.client_options
 def demo(
     address: str,
     kind: str,
@@ -513,10 +547,17 @@ def demo(
     connect_timeout: float,
     studio_key: str,
     studio_key_file: Path | None,
+    tls: bool,
+    tls_ca: Path | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tls_server_name: str,
 ) -> None:
     """Play a whole game between bots through a running server; print the result."""
     from croupier.service.bots import clock_rules, describe_tick, play_game
+    from croupier.service.tls import channel as open_channel
 
+    secure = tls_options.client_tls_of(tls, tls_ca, tls_cert, tls_key, tls_server_name)
     if idle_seats and not turn_time_ms:
         raise click.UsageError("--idle-seat needs a turn clock: give --turn-time-ms")
     from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2
@@ -551,13 +592,17 @@ def demo(
         for line in describe_tick(events):
             click.echo(line)
 
-    with grpc.insecure_channel(address) as channel:
+    with open_channel(address, secure) as channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=connect_timeout)
         except grpc.FutureTimeoutError:
-            raise click.ClickException(
-                f"no Croupier server at {address} (start one: make run)"
-            ) from None
+            hint = (
+                "start one: make run"
+                if secure is None
+                else "or the TLS handshake failed: check --tls-ca, --tls-cert/--tls-key and "
+                "--tls-server-name against the server's certificate"
+            )
+            raise click.ClickException(f"no Croupier server at {address} ({hint})") from None
         # After the server answered: a development server has written its credential by then.
         studio = _studio_credential(studio_key, [address], studio_key_file)
         try:
@@ -661,6 +706,7 @@ def demo(
 @click.option("--quiet", is_flag=True, help="No progress display.")
 @click.option("--connect-timeout", default=10.0, show_default=True)
 @_studio_options
+@tls_options.client_options
 def load(
     addresses: tuple[str, ...],
     address_list: str,
@@ -688,6 +734,11 @@ def load(
     connect_timeout: float,
     studio_key: str,
     studio_key_file: Path | None,
+    tls: bool,
+    tls_ca: Path | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tls_server_name: str,
 ) -> None:
     """Bots play many concurrent games through the public API; measure moves per second,
     latencies, errors and (local server) CPU per move. Stops after --duration or --games."""
@@ -698,6 +749,9 @@ def load(
         raise click.UsageError("--spawn starts its own server: leave out --address")
     if not spawn and (store_url or server_workers > 1):
         raise click.UsageError("--store and --server-workers go with --spawn")
+    secure = tls_options.client_tls_of(tls, tls_ca, tls_cert, tls_key, tls_server_name)
+    if spawn and secure is not None:
+        raise click.UsageError("--spawn starts a plaintext server: leave out the --tls options")
     servers = targets or ([] if spawn else [config.DEFAULT_ADDRESS])
     # A spawned server gets its studio secret from the tool (load.run); any other, a credential.
     studio = "" if spawn else _studio_credential(studio_key, servers, studio_key_file)
@@ -725,6 +779,7 @@ def load(
         turn_time_ms=turn_time_ms,
         connect_timeout=connect_timeout,
         progress=None if quiet else sys.stderr,
+        tls=secure,
     )
     try:
         report = load_tool.main(settings)

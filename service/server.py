@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from croupier.app.core import Clock, Croupier, SeedSource, fresh_seed, now_ms
 from croupier.app.ratelimit import RateLimit
@@ -22,6 +22,7 @@ from croupier.log import EventStore
 from croupier.service import reflection
 from croupier.service.grpc_api import GameServicer
 from croupier.service.interceptor import CallInterceptor
+from croupier.service.shutdown import Health
 from croupier.v1 import service_pb2, service_pb2_grpc
 
 if TYPE_CHECKING:
@@ -85,6 +86,8 @@ class Serving:
     server: grpc.aio.Server
     port: int
     core: Croupier
+    #: Health checking, which says NOT_SERVING from the start of a shutdown (service/shutdown.py).
+    health: Health
 
 
 async def create_server(
@@ -98,11 +101,12 @@ async def create_server(
     limits: ConnectionLimits | None = None,
     *,
     studio_keys: KeyRing,
+    credentials: grpc.ServerCredentials | None = None,
 ) -> Serving:
     """A server bound to ``address`` (port 0 picks a free one), not yet started. With
     ``reuse_port`` it shares the port with the other workers of ``serve --workers`` (SO_REUSEPORT);
     without, a busy port fails. ``studio_keys`` verify the studio's credentials (CreateGame) and
-    its player tokens (recall)."""
+    its player tokens (recall). With ``credentials`` (service/tls.py) it serves TLS only."""
     core = Croupier(
         store, signer, clock, seed_source, rate_limit=rate_limit, studio_keys=studio_keys
     )
@@ -118,14 +122,16 @@ async def create_server(
         ],
     )
     service_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(core), server)
-    health_servicer = health.aio.HealthServicer()
-    for name in ("", SERVICE_NAME):
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    health_servicer = Health(("", SERVICE_NAME))
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     # Reflection v1 and v1alpha (service/reflection.py).
     reflection.enable_server_reflection((SERVICE_NAME, HEALTH_NAME), server)
     try:
-        port = server.add_insecure_port(address)
+        port = (
+            server.add_insecure_port(address)
+            if credentials is None
+            else server.add_secure_port(address, credentials)
+        )
     except RuntimeError as error:
         port, why = 0, f": {error}"
     else:
@@ -133,7 +139,7 @@ async def create_server(
     if port == 0:
         await core.close()  # its sweeper and workers go with the server that never was
         raise PortInUse(f"cannot listen on {address}{why}")
-    return Serving(server, port, core)
+    return Serving(server, port, core, health_servicer)
 
 
 class ServerThread:

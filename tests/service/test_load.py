@@ -280,7 +280,6 @@ def _state(pid: int) -> str:
 
 def test_serve_workers_share_the_http_port_too(workers) -> None:
     """Each worker serves HTTP on the one port the group holds; any answers."""
-    import json
     import urllib.request
 
     _, log, _, pids = workers
@@ -289,7 +288,11 @@ def test_serve_workers_share_the_http_port_too(workers) -> None:
     while len(urls) < len(pids):
         assert time.monotonic() < deadline, log.read_text()
         time.sleep(0.05)
-        urls = re.findall(r"HTTP \(Connect, gRPC-Web, JSON\): (http://\S+)", log.read_text())
+        urls = [
+            line["http"]
+            for line in map(json.loads, filter(None, log.read_text().splitlines()))
+            if line.get("event") == "serving"
+        ]
     assert len(set(urls)) == 1
     for _ in range(4):
         request = urllib.request.Request(
