@@ -1,5 +1,8 @@
-"""A replay as a person reads it: every turn with the seat, the move in words, what happened, the
-cards each seat held after it and the table, then every settlement with each factor explained.
+"""A replay as a person reads it (a support agent settling a dispute, docs/timeline.md): the full
+verifier's verdict, the rules as the nearest preset and what differs, then every turn with its
+time, the seat, the move in words, what happened, the cards each seat held after it and the table
+(who laid each meld, Koi-Koi's captured piles), and each round's settlement, every factor
+explained, where the round ends.
 
 ``timeline`` builds the steps from a replay by folding its events; ``render_text`` and
 ``render_html`` lay them out (the HTML is one self-contained file: no scripts, no network).
@@ -444,10 +447,10 @@ def timeline(replay: Replay) -> Timeline:
         else:
             prefix = FORCED if current["forced"] else ""
             current["happened"].append(prefix + _describe(kind, event))
-        if getattr(event, "settlement", None) is not None and type(event).__name__ not in (
-            _FINAL_EVENTS
+        if isinstance(getattr(event, "settlement", None), Settlement) and (
+            type(event).__name__ not in _FINAL_EVENTS
         ):
-            rounds += 1
+            rounds += 1  # a round's settlement (the final one is titled as such)
         settled = _settled(event, rounds)
         if settled is not None:
             current["settled"].append(settled)
