@@ -22,7 +22,9 @@ import re
 import time
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
+
+from google.protobuf.message import DecodeError, Message
 
 from croupier.contract.bindings import BINDINGS
 from croupier.engine.cards import RANK_NAMES, RANKS
@@ -32,6 +34,9 @@ from croupier.engine.koikoi import cards as hanafuda
 from croupier.engine.settlement import Settlement
 from croupier.replays.format import Replay
 from croupier.replays.verify import verify
+from croupier.v1 import service_pb2
+
+M = TypeVar("M", bound=Message)
 
 # Fields of events too long or too secret-looking to repeat in a step (they are shown otherwise).
 _QUIET = {
@@ -381,6 +386,17 @@ def rules_in_words(game: Any, rules: Any, seats: int) -> tuple[str, tuple[str, .
     return name, tuple(differences(preset))
 
 
+def _hashed(data: bytes, kind: type[M], copy: M) -> M:
+    """The message the hashed bytes hold; the decoded copy where they do not parse (a file that
+    is not verified, which the badge says)."""
+    if not data:  # no hashed bytes (not a replay's complete event): the copy is all there is
+        return copy
+    try:
+        return kind.FromString(data)
+    except DecodeError:
+        return copy
+
+
 def timeline(replay: Replay) -> Timeline:
     header = replay.header
     binding = BINDINGS[header.kind]
@@ -411,16 +427,25 @@ def timeline(replay: Replay) -> Timeline:
             )
 
     for stored in replay.events:
-        if stored.body.WhichOneof("body") != binding.field:
+        # What the chain covers (the hashed bytes), not the decoded copy beside them: in a file
+        # that is not verified the two may differ, and the badge speaks of the hashed bytes.
+        body = _hashed(stored.payload, service_pb2.EventBody, stored.body)
+        if body.WhichOneof("body") != binding.field:
             continue
-        event = binding.event_from_body(stored.body)
+        event = binding.event_from_body(body)
         if current is None or stored.command_id != current["command_id"]:
             # A new batch: the deal, a command, or what time made due (no command).
             close()
             seat = stored.seat if stored.HasField("seat") else None
             if stored.command_payload:
                 move = cards_in_words(
-                    kind, game.label(state, binding.command_from_proto(stored.command))
+                    kind,
+                    game.label(
+                        state,
+                        binding.command_from_proto(
+                            _hashed(stored.command_payload, service_pb2.Command, stored.command)
+                        ),
+                    ),
                 )
             else:
                 move = "The game is created and dealt" if current is None else TIME_MADE_DUE

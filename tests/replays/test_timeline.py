@@ -153,6 +153,19 @@ def test_a_tampered_replay_is_shown_not_verified() -> None:
     assert "class='badge not-verified'" in page and "NOT verified" in page
 
 
+def test_a_forged_decoded_copy_is_not_what_the_timeline_shows() -> None:
+    """The timeline reads the hashed bytes: a decoded copy changed to another card is not shown
+    (and the badge says the file is not verified)."""
+    replay = load(ONE_OF_EACH[2])  # Gin: event 5 discards a card
+    discarded = replay.events[4].body.gin.card_discarded.card
+    real = card_name("gin", discarded.code)
+    discarded.code = "AS" if discarded.code != "AS" else "KS"
+    shown = timeline(replay)
+    assert not shown.verification.verified
+    (step,) = [s for s in shown.steps if s.number == 5]
+    assert step.happened == (f"Card discarded: seat {replay.events[4].seat}; card {real}",)
+
+
 def test_the_rules_name_the_nearest_preset_and_what_differs() -> None:
     replay = load(CORPUS / "hoola-korean.replay")
     facts = dict(timeline(replay).facts)
