@@ -1211,7 +1211,7 @@ class Croupier:
                 "GAME_NOT_FINISHED",
                 "a replay is made of a finished game (its seed is still secret)",
             )
-        replay = build(folded.record, await self.log.read(game_id))
+        replay = build(folded.record, await self.log.read(game_id), await self.log.players(game_id))
         return to_json(replay).encode("utf-8") if as_json else to_binary(replay)
 
     async def verify_replay(self, data: bytes) -> Report:

@@ -21,7 +21,8 @@ apart by their content, and checks that the whole file is authentic:
 
 It does not re-play the rules — whether each move was legal, whether each settlement pays what the
 rules say, the final state's digest: that is ``croupier replay verify``. Nor does it check the
-header's ``created_at_ms``, which no hashed event holds. Exit status 0: all checks
+header's ``players`` (the studio's player ids), which no hashed event holds; the header's
+``created_at_ms`` is event 1's recorded time. Exit status 0: all checks
 hold; 1: a check failed (the first failure is printed); 2: the file is not a replay.
 """
 
@@ -169,6 +170,10 @@ def read_varint(data: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         value |= (byte & 0x7F) << shift
         if not byte & 0x80:
+            # One encoding only, the shortest: a longer one (a last byte of 0, or bits past
+            # the 64th) reads as the same number in protobuf, in bytes that are not the file's.
+            if (byte == 0 and shift) or value >= 1 << 64:
+                raise WireError("a varint not in its shortest form")
             return value, pos
     raise WireError("a varint longer than ten bytes")
 
@@ -612,7 +617,7 @@ message ReplayFooter 1 server_seed string 2 final_state_digest string 3 rounds S
   settlement Settlement 5 last_hash string
 message ReplayHeader 1 format_version uint32 2 game_id string 3 kind GameKind 4 rules Rules 5
   engine_version string 6 seats uint32 7 commitment string 8 client_seeds string* 9
-  created_at_ms int64 10 log_format uint32
+  created_at_ms int64 10 log_format uint32 11 players string*
 message ReplayRecord 1 header ReplayHeader| 2 event GameEvent| 3 footer ReplayFooter|
 message RoundDealt 1 round uint32 2 dealer uint32 3 hands Hand* 4 upcard Card 5 stock Card* 6
   stock_count uint32 7 table_multiplier uint32 8 hoola_streak uint32 9 balances int64*
@@ -1185,6 +1190,13 @@ def verify(replay: Replay, schema: Schema) -> list[str]:
     source = "the game's first event (hashed)"
     kinds = {value: number for number, value in schema.enums["GameKind"].items()}
     must_equal(_int(header, "kind"), kinds[f"GAME_KIND_{game.upper()}"], "header.kind", source)
+    # The game was created, and dealt, at its first event's (hashed) time.
+    must_equal(
+        header.get("created_at_ms", ABSENT),
+        events[0].get("recorded_at_ms", ABSENT),
+        "header.created_at_ms",
+        "event 1's recorded_at_ms (hashed)",
+    )
     for field_name in ("seats", "commitment", "client_seeds", "engine_version"):
         must_equal(
             header.get(field_name, ABSENT),
@@ -1211,8 +1223,8 @@ def verify(replay: Replay, schema: Schema) -> list[str]:
         if only_field(body, f"event {number}")[0] != game:
             raise Failed(f"event {number} is not a {game} event")
     done.append(
-        "header: game id, kind, seats, rules, commitment, client seeds, engine version and "
-        "log format are the hashed game's"
+        "header: game id, kind, seats, rules, commitment, client seeds, engine version, "
+        "creation time and log format are the hashed game's"
     )
     done.append("commitment: sha256(server seed) matches the commitment the game started with")
 
@@ -1334,7 +1346,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ok   {line}")
     print(
         "not checked here: the moves against the rules, what each settlement pays, the final "
-        "state digest (croupier replay verify re-plays the game); the header's created_at_ms"
+        "state digest (croupier replay verify re-plays the game); the header's player ids"
     )
     print("verified: chain, seed, header, decoded copies, decks and footer settlements")
     return OK

@@ -821,7 +821,7 @@ def replay_export(game_id: str, out: str, store_url: str, form: str | None) -> N
 
     store = open_store(store_url)
     try:
-        replay_file = build(store.game(game_id), store.read(game_id))
+        replay_file = build(store.game(game_id), store.read(game_id), store.players(game_id))
     except GameNotFound:
         raise click.ClickException(f"no game {game_id} in {_safe(store_url)}") from None
     except ReplayFormatError as error:
