@@ -1,6 +1,11 @@
 // The client against a real Croupier server over native gRPC (HTTP/2): `croupier serve` on a free
 // port (src/testing.ts), a game created with the studio's token, played with legal moves only.
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
 import type { Interceptor } from "@connectrpc/connect";
 import {
@@ -220,3 +225,29 @@ async function rejection(call: Promise<unknown>): Promise<CroupierError> {
   }
   assert.fail("the call succeeded");
 }
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** From dist/test/ to the repository's README. */
+const README = join(HERE, "../../../../README.md");
+const README_ADDRESS = "127.0.0.1:50051";
+
+describe("the README's TypeScript example", () => {
+  test("runs as it is written against a real server", async () => {
+    const text = await readFile(README, "utf8");
+    const section = text.slice(text.indexOf("### From Node.js / TypeScript"));
+    const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(snippet, "the section has a ts block");
+    assert.ok(snippet.includes(README_ADDRESS));
+    // It has no type annotations: plain JavaScript, run as the package's own module (it imports
+    // @croupier/client by name, which a package may do of itself).
+    const script = join(HERE, "readme-snippet.mjs");
+    await writeFile(
+      script,
+      `const studioToken = process.env.STUDIO_TOKEN;\n${snippet.replaceAll(README_ADDRESS, server.address)}`,
+    );
+    const { stdout } = await promisify(execFile)(process.execPath, [script], {
+      env: { ...process.env, STUDIO_TOKEN: server.studioToken },
+    });
+    assert.equal(stdout, "", "the first legal move was accepted (nothing caught and printed)");
+  });
+});
