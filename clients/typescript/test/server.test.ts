@@ -108,7 +108,11 @@ describe("a Croupier server over native gRPC", () => {
     const other = game.seats[1 - now.seat]!;
     const mine = await now.client.listLegalMoves({ gameId: game.gameId });
     const error = await rejection(
-      submit(other, { gameId: game.gameId, expectedVersion: now.version, command: mine.moves[0]!.command }),
+      submit(other, {
+        gameId: game.gameId,
+        expectedVersion: now.version,
+        command: mine.moves[0]!.command,
+      }),
     );
     assert.equal(error.code, Code.FailedPrecondition);
     assert.equal(error.reason, "NOT_YOUR_TURN");
@@ -198,7 +202,11 @@ describe("a Croupier server over native gRPC", () => {
     const game = await createGin();
     const now = await turn(game);
     const legal = await now.client.listLegalMoves({ gameId: game.gameId });
-    await submit(now.client, { gameId: game.gameId, expectedVersion: legal.version, command: legal.moves[0]!.command });
+    await submit(now.client, {
+      gameId: game.gameId,
+      expectedVersion: legal.version,
+      command: legal.moves[0]!.command,
+    });
     const next = await turn(game);
     const moves = await next.client.listLegalMoves({ gameId: game.gameId });
     const retries: Code[] = [];
