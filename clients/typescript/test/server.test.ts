@@ -119,6 +119,26 @@ describe("a Croupier server over native gRPC", () => {
     assert.equal(error.domain, DOMAIN);
   });
 
+  test("an illegal move is FAILED_PRECONDITION with its reason and the rule it breaks", async () => {
+    const game = await createGin();
+    const now = await turn(game);
+    const view = await now.client.getView({ gameId: game.gameId });
+    assert.equal(view.view?.game.case, "gin");
+    const card = view.view.game.value.hand[0]!.code;
+    // Gin's first turn offers the upcard: take it or pass; a discard is not allowed yet.
+    const error = await rejection(
+      submit(now.client, {
+        gameId: game.gameId,
+        expectedVersion: view.version,
+        command: { game: { case: "gin", value: { move: { case: "discard", value: { card } } } } },
+      }),
+    );
+    assert.equal(error.code, Code.FailedPrecondition);
+    assert.equal(error.reason, "TAKE_OR_PASS");
+    assert.match(error.info["rule"] ?? "", /§/);
+    assert.deepEqual(error.fieldViolations, [], "a well-formed command: no field at fault");
+  });
+
   test("malformed input names its field (BadRequest)", async () => {
     const game = await createGin();
     const now = await turn(game);
@@ -248,7 +268,8 @@ describe("the README's TypeScript example", () => {
     assert.ok(snippet.includes(README_ADDRESS));
     // It has no type annotations: plain JavaScript, run as the package's own module (it imports
     // @croupier/client by name, which a package may do of itself).
-    const script = join(HERE, "readme-snippet.mjs");
+    // Outside dist/test/, where node --test would take it for a test file.
+    const script = join(HERE, "../readme-snippet.mjs");
     await writeFile(
       script,
       `const studioToken = process.env.STUDIO_TOKEN;\n${snippet.replaceAll(README_ADDRESS, server.address)}`,
