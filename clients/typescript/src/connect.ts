@@ -1,0 +1,44 @@
+// One connection to a Croupier server over native gRPC (HTTP/2), for every seat and the studio.
+import { createClient, type Interceptor, type Transport } from "@connectrpc/connect";
+import { createGrpcTransport, type GrpcTransportOptions } from "@connectrpc/connect-node";
+import { asToken, bearer, type GameClient } from "./auth.js";
+import { decodeErrors } from "./errors.js";
+import { GameService } from "./gen/croupier/v1/service_pb.js";
+
+export interface ConnectOptions {
+  /** "127.0.0.1:50051" (plaintext, as `croupier serve` speaks), or a URL such as
+   * "https://croupier.example.com" behind a proxy that terminates TLS. */
+  readonly address: string;
+  /** A token sent on every call that names none (withToken, asToken). */
+  readonly token?: string;
+  /** More interceptors, run inside ours (they see the authorization header). */
+  readonly interceptors?: readonly Interceptor[];
+  /** Anything else connect-node's gRPC transport takes (timeouts, keepalive…). */
+  readonly transport?: Partial<Omit<GrpcTransportOptions, "baseUrl" | "interceptors">>;
+}
+
+export interface Croupier {
+  readonly transport: Transport;
+  /** Calls with the connection's token, if any. */
+  readonly client: GameClient;
+  /** The client acting with `token` (a seat's, the studio's, a player's) on every call. */
+  as(token: string): GameClient;
+}
+
+/** The URL connect-node wants, from an address or a URL. */
+export function baseUrl(address: string): string {
+  return address.includes("://") ? address : `http://${address}`;
+}
+
+/** A client for the server at `options.address`: errors decoded (CroupierError), tokens sent as
+ * `authorization: Bearer <token>`. */
+export function connect(options: ConnectOptions): Croupier {
+  const transport = createGrpcTransport({
+    ...options.transport,
+    baseUrl: baseUrl(options.address),
+    // The first is the outermost: errors are decoded whatever the inner ones throw.
+    interceptors: [decodeErrors, bearer(options.token), ...(options.interceptors ?? [])],
+  });
+  const client = createClient(GameService, transport);
+  return { transport, client, as: (token) => asToken(client, token) };
+}

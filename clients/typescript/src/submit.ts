@@ -1,0 +1,102 @@
+// SubmitCommand with retries that are safe: every attempt sends the same command id, and the
+// service answers a repeated id with its first answer, applying nothing twice (docs/event-log.md,
+// "Concurrency and idempotency"). So a command whose answer was lost is retried without fear.
+import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { Code, type CallOptions } from "@connectrpc/connect";
+import type { GameClient } from "./auth.js";
+import { CroupierError, decodeError } from "./errors.js";
+import type {
+  SubmitCommandRequestSchema,
+  SubmitCommandResponse,
+} from "./gen/croupier/v1/service_pb.js";
+
+/** How many times, and how patiently, submit tries one command. */
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  readonly attempts: number;
+  /** The wait before the second attempt; it doubles after each (with jitter), up to maxDelayMs. */
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 5, baseDelayMs: 50, maxDelayMs: 2000 };
+
+/** ABORTED's reason when the game is not at the command's expected_version (app/core.py). */
+export const VERSION_CONFLICT = "VERSION_CONFLICT";
+/** RESOURCE_EXHAUSTED's reason when a seat sends commands too fast (with a RetryInfo). */
+export const RATE_LIMITED = "RATE_LIMITED";
+
+export interface SubmitOptions extends CallOptions {
+  readonly retry?: Partial<RetryPolicy>;
+  /** Called before each retry (logging, metrics). */
+  readonly onRetry?: (error: CroupierError, attempt: number, waitMs: number) => void;
+}
+
+/**
+ * Whether a failed SubmitCommand may be sent again as it is (same command id, same
+ * expected_version), and is worth it:
+ * - UNAVAILABLE: the connection failed; the command may or may not have been applied, and the
+ *   same id makes the retry return the first answer if it was.
+ * - RESOURCE_EXHAUSTED RATE_LIMITED: refused before anything was decided; come back after the
+ *   RetryInfo's delay.
+ * - ABORTED VERSION_CONFLICT whose current_version is the expected_version we sent: the service
+ *   reported no newer version. That happens when a command arrives after a turn's deadline and
+ *   the time-out it records first loses its race to another process (app/core.py, Croupier._decide
+ *   and tick): the retry is then either applied, or told the version that moved the game on.
+ * Any other ABORTED means the game moved on (another seat's move, a time-out's forced move): the
+ * command was chosen on an older state and the caller must read the game again and choose anew.
+ * A retry of a command whose first attempt was applied gets that first answer even then (the
+ * service looks up the id before it reports a conflict).
+ */
+export function isRetryable(error: CroupierError, expectedVersion: bigint): boolean {
+  switch (error.code) {
+    case Code.Unavailable:
+      return true;
+    case Code.ResourceExhausted:
+      return error.reason === RATE_LIMITED;
+    case Code.Aborted:
+      return error.reason === VERSION_CONFLICT && error.currentVersion === expectedVersion;
+    default:
+      return false;
+  }
+}
+
+/** The wait before attempt `attempt + 1`: exponential with jitter, at least the server's
+ * RetryInfo delay. */
+export function backoffMs(error: CroupierError, attempt: number, policy: RetryPolicy): number {
+  const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  // Half fixed, half random: retries of many clients do not land together.
+  const jittered = exponential / 2 + (Math.random() * exponential) / 2;
+  return Math.max(jittered, error.retryDelayMs ?? 0);
+}
+
+/**
+ * Submit one command, retrying transient failures (isRetryable) with the same command id, so
+ * that it is applied at most once. A request without a command id gets a random one. Throws a
+ * CroupierError for anything else, or when the attempts are spent.
+ */
+export async function submit(
+  client: GameClient,
+  request: MessageInitShape<typeof SubmitCommandRequestSchema>,
+  options: SubmitOptions = {},
+): Promise<SubmitCommandResponse> {
+  const { retry, onRetry, ...callOptions } = options;
+  const policy: RetryPolicy = { ...DEFAULT_RETRY, ...retry };
+  const sent = { ...request, commandId: request.commandId || randomUUID() };
+  const expected = BigInt(request.expectedVersion ?? 0n);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.submitCommand(sent, callOptions);
+    } catch (thrown) {
+      const error = decodeError(thrown);
+      if (attempt >= policy.attempts || !isRetryable(error, expected)) {
+        throw error;
+      }
+      const waitMs = backoffMs(error, attempt, policy);
+      onRetry?.(error, attempt, waitMs);
+      await delay(waitMs, undefined, { signal: callOptions.signal });
+    }
+  }
+}

@@ -1,0 +1,132 @@
+// submit's retry decisions, against a stand-in for the service that fails as ours does (the
+// statuses and details of service/status.py): which failures it sends again, with which id.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  CroupierError,
+  DOMAIN,
+  ErrorInfoSchema,
+  RetryInfoSchema,
+  submit,
+  type GameClient,
+  type SubmitCommandResponse,
+} from "../src/index.js";
+
+const EXPECTED = 7n;
+const FAST = { baseDelayMs: 1, maxDelayMs: 2 };
+
+function failure(
+  code: Code,
+  reason: string,
+  metadata: Record<string, string> = {},
+  retryDelayMs?: number,
+): ConnectError {
+  const details = [{ desc: ErrorInfoSchema, value: { reason, domain: DOMAIN, metadata } }];
+  const retry =
+    retryDelayMs === undefined
+      ? []
+      : [
+          {
+            desc: RetryInfoSchema,
+            value: { retryDelay: { seconds: 0n, nanos: retryDelayMs * 1_000_000 } },
+          },
+        ];
+  return new ConnectError(reason, code, undefined, [...details, ...retry]);
+}
+
+/** A client whose SubmitCommand fails with `failures` in turn, then answers; it records the
+ * command ids it was sent. */
+function standIn(failures: ConnectError[]): { client: GameClient; ids: string[] } {
+  const ids: string[] = [];
+  const client = {
+    async submitCommand(request: { commandId: string }): Promise<SubmitCommandResponse> {
+      ids.push(request.commandId);
+      const next = failures.shift();
+      if (next) {
+        throw next;
+      }
+      return { version: EXPECTED + 1n } as SubmitCommandResponse;
+    },
+  } as unknown as GameClient;
+  return { client, ids };
+}
+
+const request = { gameId: "g", expectedVersion: EXPECTED, command: {} };
+
+test("UNAVAILABLE and a conflict at the version sent are retried with the same id", async () => {
+  const { client, ids } = standIn([
+    new ConnectError("gone", Code.Unavailable),
+    failure(Code.Aborted, "VERSION_CONFLICT", {
+      current_version: String(EXPECTED),
+      expected_version: String(EXPECTED),
+    }),
+  ]);
+  const answer = await submit(client, request, { retry: FAST });
+  assert.equal(answer.version, EXPECTED + 1n);
+  assert.equal(ids.length, 3);
+  assert.ok(ids[0]!.length > 0, "a command id is made when none is given");
+  assert.deepEqual(new Set(ids).size, 1, "one command id for every attempt");
+});
+
+test("a conflict with a newer version is not retried: the command must be chosen again", async () => {
+  const { client, ids } = standIn([
+    failure(Code.Aborted, "VERSION_CONFLICT", { current_version: String(EXPECTED + 2n) }),
+  ]);
+  await assert.rejects(
+    submit(client, { ...request, commandId: "mine" }, { retry: FAST }),
+    (error) => {
+      assert.ok(error instanceof CroupierError);
+      assert.equal(error.reason, "VERSION_CONFLICT");
+      assert.equal(error.currentVersion, EXPECTED + 2n);
+      return true;
+    },
+  );
+  assert.deepEqual(ids, ["mine"]);
+});
+
+test("a refusal by the rules is never retried", async () => {
+  const { client, ids } = standIn([
+    failure(Code.FailedPrecondition, "NOT_YOUR_TURN", { rule: "§3.1" }),
+  ]);
+  await assert.rejects(submit(client, request, { retry: FAST }), (error) => {
+    assert.ok(error instanceof CroupierError);
+    assert.equal(error.code, Code.FailedPrecondition);
+    assert.equal(error.info["rule"], "§3.1");
+    return true;
+  });
+  assert.equal(ids.length, 1);
+});
+
+test("RATE_LIMITED waits at least the server's RetryInfo delay", async () => {
+  const { client, ids } = standIn([failure(Code.ResourceExhausted, "RATE_LIMITED", {}, 30)]);
+  const waits: number[] = [];
+  await submit(client, request, { retry: FAST, onRetry: (_, __, waitMs) => waits.push(waitMs) });
+  assert.equal(ids.length, 2);
+  assert.equal(waits.length, 1);
+  assert.ok(waits[0]! >= 30, `waited ${waits[0]} ms, the server asked for 30`);
+});
+
+test("the attempts are bounded: the last error is thrown", async () => {
+  const { client, ids } = standIn(
+    Array.from({ length: 10 }, () => new ConnectError("gone", Code.Unavailable)),
+  );
+  await assert.rejects(submit(client, request, { retry: { ...FAST, attempts: 3 } }), (error) => {
+    assert.ok(error instanceof CroupierError);
+    assert.equal(error.code, Code.Unavailable);
+    assert.equal(error.reason, "", "a transport failure carries no ErrorInfo");
+    return true;
+  });
+  assert.equal(ids.length, 3);
+});
+
+test("CroupierError is a ConnectError, and only decoded errors are CroupierErrors", () => {
+  const raw = failure(Code.NotFound, "GAME_NOT_FOUND", { game_id: "g" });
+  assert.ok(!(raw instanceof CroupierError));
+  const decoded = new CroupierError(raw);
+  assert.ok(decoded instanceof ConnectError);
+  assert.equal(decoded.code, Code.NotFound);
+  assert.equal(decoded.reason, "GAME_NOT_FOUND");
+  assert.equal(decoded.info["game_id"], "g");
+  assert.equal(ConnectError.from(decoded), decoded);
+});

@@ -1,0 +1,282 @@
+// The client against a real Croupier server over native gRPC (HTTP/2): `croupier serve` on a free
+// port (src/testing.ts), a game created with the studio's token, played with legal moves only.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { after, before, describe, test } from "node:test";
+import type { Interceptor } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  connect,
+  CroupierError,
+  DOMAIN,
+  GameKind,
+  submit,
+  type Croupier,
+  type GameClient,
+} from "../src/index.js";
+import { startCroupier, type Server } from "../src/testing.js";
+
+/** Moves played in the first test: enough to cross several turns of both seats. */
+const MOVES = 40;
+
+let server: Server;
+let croupier: Croupier;
+
+before(async () => {
+  server = await startCroupier();
+  croupier = connect({ address: server.address });
+});
+
+after(async () => {
+  await server?.stop();
+});
+
+interface Game {
+  readonly gameId: string;
+  readonly tokens: string[];
+  readonly seats: GameClient[];
+}
+
+async function createGin(): Promise<Game> {
+  const created = await croupier.as(server.studioToken).createGame({
+    kind: GameKind.GIN,
+    preset: "single-hand",
+    seats: 2,
+    clientSeeds: ["typescript client test"],
+  });
+  assert.equal(created.tokens.length, 2);
+  const tokens = created.tokens.map((t) => t.token);
+  return { gameId: created.gameId, tokens, seats: tokens.map((t) => croupier.as(t)) };
+}
+
+/** The seat to act now and its legal moves, as the game says (to_act: no per-game code). */
+async function turn(game: Game): Promise<{ seat: number; version: bigint; client: GameClient }> {
+  const view = await game.seats[0]!.getView({ gameId: game.gameId });
+  const seat = view.toAct[0]?.seat;
+  assert.notEqual(seat, undefined, "someone is to act in a game that is not over");
+  return { seat: seat!, version: view.version, client: game.seats[seat!]! };
+}
+
+describe("a Croupier server over native gRPC", () => {
+  test("the studio creates a game and its seats play legal moves", async () => {
+    const game = await createGin();
+    let version = 0n;
+    // Whoever is to act plays the first of its legal moves, which the server accepts each time
+    // (examples/node plays every kind of game to its settlement).
+    for (let moves = 0; moves < MOVES; moves++) {
+      const now = await turn(game);
+      const legal = await now.client.listLegalMoves({ gameId: game.gameId });
+      assert.ok(legal.moves.length > 0, `seat ${now.seat} is to act and has moves`);
+      assert.ok(legal.version >= version, "versions never go back");
+      const move = legal.moves[0]!;
+      const answer = await submit(now.client, {
+        gameId: game.gameId,
+        expectedVersion: legal.version,
+        command: move.command,
+        include: { toAct: true, legalMoves: true },
+      });
+      assert.ok(answer.events.length > 0, `"${move.label}" recorded events`);
+      assert.equal(answer.version, answer.events.at(-1)!.version);
+      assert.ok(answer.version > legal.version);
+      assert.equal(answer.finished, answer.toAct.length === 0, "someone acts until it is over");
+      version = answer.version;
+      if (answer.finished) {
+        break;
+      }
+    }
+    const view = await game.seats[0]!.getView({ gameId: game.gameId });
+    assert.equal(view.version, version, "the game is where the last answer left it");
+    assert.equal(view.view?.game.case, "gin");
+  });
+
+  test("an unknown game is NOT_FOUND with its reason and the game id", async () => {
+    const error = await rejection(croupier.client.getReplay({ gameId: "no-such-game" }));
+    assert.equal(error.code, Code.NotFound);
+    assert.equal(error.reason, "GAME_NOT_FOUND");
+    assert.equal(error.domain, DOMAIN);
+    assert.equal(error.info["game_id"], "no-such-game");
+  });
+
+  test("a move out of turn is FAILED_PRECONDITION with the rule's reason", async () => {
+    const game = await createGin();
+    const now = await turn(game);
+    const other = game.seats[1 - now.seat]!;
+    const mine = await now.client.listLegalMoves({ gameId: game.gameId });
+    const error = await rejection(
+      submit(other, {
+        gameId: game.gameId,
+        expectedVersion: now.version,
+        command: mine.moves[0]!.command,
+      }),
+    );
+    assert.equal(error.code, Code.FailedPrecondition);
+    assert.equal(error.reason, "NOT_YOUR_TURN");
+    assert.equal(error.domain, DOMAIN);
+  });
+
+  test("an illegal move is FAILED_PRECONDITION with its reason and the rule it breaks", async () => {
+    const game = await createGin();
+    const now = await turn(game);
+    const view = await now.client.getView({ gameId: game.gameId });
+    assert.equal(view.view?.game.case, "gin");
+    const card = view.view.game.value.hand[0]!.code;
+    // Gin's first turn offers the upcard: take it or pass; a discard is not allowed yet.
+    const error = await rejection(
+      submit(now.client, {
+        gameId: game.gameId,
+        expectedVersion: view.version,
+        command: { game: { case: "gin", value: { move: { case: "discard", value: { card } } } } },
+      }),
+    );
+    assert.equal(error.code, Code.FailedPrecondition);
+    assert.equal(error.reason, "TAKE_OR_PASS");
+    assert.match(error.info["rule"] ?? "", /§/);
+    assert.deepEqual(error.fieldViolations, [], "a well-formed command: no field at fault");
+  });
+
+  test("malformed input names its field (BadRequest)", async () => {
+    const game = await createGin();
+    const now = await turn(game);
+    const legal = await now.client.listLegalMoves({ gameId: game.gameId });
+    const error = await rejection(
+      now.client.submitCommand({
+        gameId: game.gameId,
+        commandId: "x".repeat(129),
+        expectedVersion: legal.version,
+        command: legal.moves[0]!.command,
+      }),
+    );
+    assert.equal(error.code, Code.InvalidArgument);
+    assert.equal(error.reason, "TOO_LONG");
+    assert.equal(error.field, "command_id");
+    assert.equal(error.fieldViolations.length, 1);
+  });
+
+  test("no token, or another game's seat token, is refused with its reason", async () => {
+    const error = await rejection(croupier.client.createGame({ kind: GameKind.GIN, seats: 2 }));
+    assert.equal(error.code, Code.Unauthenticated);
+    assert.ok(error.reason.length > 0, "an UNAUTHENTICATED status has a reason");
+    const one = await createGin();
+    const two = await createGin();
+    const denied = await rejection(one.seats[0]!.getView({ gameId: two.gameId }));
+    assert.equal(denied.code, Code.PermissionDenied);
+    assert.equal(denied.reason, "TOKEN_FOR_OTHER_GAME");
+  });
+
+  test("a stream's failure is decoded too", async () => {
+    const one = await createGin();
+    const two = await createGin();
+    const error = await rejection(
+      (async () => {
+        for await (const _ of one.seats[0]!.streamEvents({ gameId: two.gameId })) {
+          assert.fail("another game's events were streamed");
+        }
+      })(),
+    );
+    assert.equal(error.code, Code.PermissionDenied);
+    assert.equal(error.reason, "TOKEN_FOR_OTHER_GAME");
+  });
+
+  test("a lost answer is retried with the same command id and applied once", async () => {
+    const game = await createGin();
+    const now = await turn(game);
+    const legal = await now.client.listLegalMoves({ gameId: game.gameId });
+    // The first answer is lost on its way back: the server applied the command, the client sees
+    // UNAVAILABLE (as when a connection drops after the request went out).
+    const sentIds: string[] = [];
+    const loseFirstAnswer: Interceptor = (next) => async (request) => {
+      const message = request.message as { commandId?: string };
+      sentIds.push(message.commandId ?? "");
+      const response = await next(request);
+      if (sentIds.length === 1) {
+        throw new ConnectError("connection lost", Code.Unavailable);
+      }
+      return response;
+    };
+    const lossy = connect({ address: server.address, interceptors: [loseFirstAnswer] });
+    const retries: Code[] = [];
+    const answer = await submit(
+      lossy.as(game.tokens[now.seat]!),
+      { gameId: game.gameId, expectedVersion: legal.version, command: legal.moves[0]!.command },
+      { onRetry: (error) => retries.push(error.code) },
+    );
+    assert.deepEqual(retries, [Code.Unavailable]);
+    assert.equal(sentIds.length, 2);
+    assert.ok(sentIds[0]!.length > 0);
+    assert.equal(sentIds[1], sentIds[0], "the retry sent the same command id");
+    // Applied once: the game is at the first attempt's version, one command further.
+    const view = await now.client.getView({ gameId: game.gameId });
+    assert.equal(view.version, answer.version);
+    const replay = await now.client.getReplay({ gameId: game.gameId });
+    const batches = replay.events.filter((e) => e.commandId === sentIds[0]);
+    assert.equal(batches.length, answer.events.length, "its events were recorded once");
+    assert.ok(batches.length > 0);
+  });
+
+  test("a command on a stale version is ABORTED at once, with the current version", async () => {
+    const game = await createGin();
+    const now = await turn(game);
+    const legal = await now.client.listLegalMoves({ gameId: game.gameId });
+    await submit(now.client, {
+      gameId: game.gameId,
+      expectedVersion: legal.version,
+      command: legal.moves[0]!.command,
+    });
+    const next = await turn(game);
+    const moves = await next.client.listLegalMoves({ gameId: game.gameId });
+    const retries: Code[] = [];
+    const error = await rejection(
+      submit(
+        next.client,
+        { gameId: game.gameId, expectedVersion: legal.version, command: moves.moves[0]!.command },
+        { onRetry: (e) => retries.push(e.code) },
+      ),
+    );
+    assert.equal(error.code, Code.Aborted);
+    assert.equal(error.reason, "VERSION_CONFLICT");
+    assert.equal(error.currentVersion, moves.version);
+    assert.deepEqual(retries, [], "the game moved on: the caller must choose again, no retry");
+  });
+});
+
+async function rejection(call: Promise<unknown>): Promise<CroupierError> {
+  try {
+    await call;
+  } catch (error) {
+    assert.ok(error instanceof CroupierError, `a CroupierError, not ${String(error)}`);
+    return error;
+  }
+  assert.fail("the call succeeded");
+}
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** From dist/test/ to the repository's README. */
+const README = join(HERE, "../../../../README.md");
+const README_ADDRESS = "127.0.0.1:50051";
+
+describe("the README's TypeScript example", () => {
+  test("runs as it is written against a real server", async () => {
+    const text = await readFile(README, "utf8");
+    const section = text.slice(text.indexOf("### From Node.js / TypeScript"));
+    const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(snippet, "the section has a ts block");
+    assert.ok(snippet.includes(README_ADDRESS));
+    // It has no type annotations: plain JavaScript, run as the package's own module (it imports
+    // @croupier/client by name, which a package may do of itself).
+    // Outside dist/test/, where node --test would take it for a test file.
+    const script = join(HERE, "../readme-snippet.mjs");
+    await writeFile(
+      script,
+      `const studioToken = process.env.STUDIO_TOKEN;\n${snippet.replaceAll(README_ADDRESS, server.address)}`,
+    );
+    const { stdout } = await promisify(execFile)(process.execPath, [script], {
+      env: { ...process.env, STUDIO_TOKEN: server.studioToken },
+    });
+    assert.equal(stdout, "", "the first legal move was accepted (nothing caught and printed)");
+  });
+});
