@@ -10,7 +10,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import grpc
@@ -18,6 +18,9 @@ import structlog
 
 from croupier.app.ratelimit import DEFAULT_COMMAND_BURST, DEFAULT_COMMANDS_PER_S
 from croupier.service import config, logs
+
+if TYPE_CHECKING:
+    from croupier.service.metrics import MetricsServer
 
 log = structlog.get_logger("croupier")
 
@@ -70,6 +73,14 @@ def main() -> None:
     show_default=str(DEFAULT_COMMAND_BURST),
     help="Commands a seat may send at once after a pause. Environment: CROUPIER_COMMAND_BURST.",
 )
+@click.option(
+    "--metrics-address",
+    default=lambda: os.environ.get("CROUPIER_METRICS_ADDRESS", ""),
+    show_default="off",
+    help="HOST:PORT to serve Prometheus metrics on (/metrics; docs/operations.md), e.g. "
+    "0.0.0.0:9464; with --workers, the parent serves every worker's. Environment: "
+    "CROUPIER_METRICS_ADDRESS.",
+)
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
 def serve(
     address: str,
@@ -78,11 +89,14 @@ def serve(
     workers: int,
     command_rate: float,
     command_burst: int,
+    metrics_address: str,
     worker_of_group: str | None,
 ) -> None:
-    """Serve the game service (with health checking and reflection)."""
+    """Serve the game service (with health checking and reflection). Traces: the OTEL_*
+    variables (docs/operations.md)."""
     from croupier.app.ratelimit import RateLimit
     from croupier.app.tokens import TokenSigner
+    from croupier.service import tracing
     from croupier.service.server import PortInUse, create_server
     from croupier.service.store import StoreError, open_store
 
@@ -94,7 +108,15 @@ def serve(
         raise click.ClickException(str(error)) from None
     if workers > 1 and worker_of_group is None:
         _serve_workers(
-            address, store_url, log_format, workers, command_rate, command_burst, keys, studio
+            address,
+            store_url,
+            log_format,
+            workers,
+            command_rate,
+            command_burst,
+            keys,
+            studio,
+            metrics_address,
         )
         return
     logs.configure(log_format)
@@ -124,6 +146,13 @@ def serve(
         else f"sqlite:///{Path(store_url.removeprefix('sqlite:///')).resolve()}"
     )
     host = address.rsplit(":", 1)[0]
+    try:
+        tracer_provider = tracing.configure()
+    except (RuntimeError, ValueError) as error:
+        store.close()
+        raise click.ClickException(f"OTEL_* tracing settings: {error}") from None
+    # A worker's metrics are served by its parent (all the workers' at once).
+    metrics_server = None if worker or not metrics_address else _metrics_server(metrics_address)
 
     async def run() -> None:
         serving = await create_server(
@@ -133,6 +162,7 @@ def serve(
             reuse_port=worker,
             rate_limit=RateLimit(command_rate, command_burst),
             studio_keys=studio.ring,
+            tracer_provider=tracer_provider,
         )
         await serving.server.start()
         log.info("serving", address=f"{host}:{serving.port}", store=_safe(where))
@@ -152,6 +182,24 @@ def serve(
         raise click.ClickException(f"{error} (is another server running there?)") from None
     finally:
         store.close()
+        if metrics_server is not None:
+            metrics_server.close()
+        if tracer_provider is not None:
+            tracer_provider.shutdown()  # the last spans go out
+
+
+def _metrics_server(address: str, directory: str | None = None) -> MetricsServer:
+    """The Prometheus listener on ``address``, or a one-line error."""
+    from croupier.service import metrics
+
+    try:
+        server = metrics.serve_http(address, directory)
+    except (OSError, ValueError) as error:
+        raise click.ClickException(
+            f"--metrics-address: cannot listen on {address}: {error}"
+        ) from None
+    log.info("metrics", address=f"{server.host}:{server.port}", path="/metrics")
+    return server
 
 
 def _warn_generated_secret() -> None:
@@ -191,9 +239,14 @@ def _serve_workers(
     command_burst: int,
     keys: config.Keys,
     studio: config.Keys,
+    metrics_address: str = "",
 ) -> None:
     """Start ``workers`` processes serving on one port (SO_REUSEPORT), forward SIGTERM and SIGINT
     to them, and exit when they have all exited.
+
+    The workers count their metrics in prometheus-client's multiprocess mode, in
+    PROMETHEUS_MULTIPROC_DIR (one made for the run and removed after it, unless set); the parent
+    serves the sum on ``metrics_address``.
 
     The port must be free: a plain bind checks it (it fails on a port another server holds, a
     group of workers included), then a bound, non-listening SO_REUSEPORT socket keeps it for the
@@ -201,9 +254,12 @@ def _serve_workers(
     CROUPIER_SECRET or CROUPIER_STUDIO_SECRET is unset, so that every worker accepts every
     worker's tokens and the one development credential; the schema is migrated once here before
     the workers open the store."""
+    import shutil
     import socket
     import subprocess
+    import tempfile
 
+    from croupier.service import metrics
     from croupier.service.store import StoreError, open_store
 
     logs.configure(log_format)
@@ -237,6 +293,19 @@ def _serve_workers(
     if studio.generated:
         env[config.STUDIO_SECRET_ENV] = config.as_setting(studio.ring.signing)
         _write_dev_credential(store_url, studio)
+    counts = os.environ.get(metrics.MULTIPROC_DIR_ENV, "")
+    if counts:
+        metrics.clear_multiprocess_dir(counts)
+    own_counts = None if counts else tempfile.mkdtemp(prefix="croupier-metrics-")
+    counts = counts or str(own_counts)
+    env[metrics.MULTIPROC_DIR_ENV] = counts
+    try:
+        metrics_server = _metrics_server(metrics_address, counts) if metrics_address else None
+    except click.ClickException:
+        hold.close()
+        if own_counts is not None:
+            shutil.rmtree(own_counts, ignore_errors=True)
+        raise
     group = f"{os.getpid()}"
     command = [
         sys.executable,
@@ -274,15 +343,27 @@ def _serve_workers(
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, forward)
+    gone: set[int] = set()
     try:
         while any(child.poll() is None for child in children):
+            for child in children:
+                if child.returncode is not None and child.pid not in gone:
+                    gone.add(child.pid)  # its open streams and cached games no longer count
+                    metrics.process_exited(child.pid, counts)
             failed = [c for c in children if c.returncode not in (None, 0)]
             if failed and not stopping:  # one worker died: stop the group, report it
                 crashed = True
                 forward(signal.SIGTERM, None)
             time.sleep(0.2)
     finally:
+        for child in children:
+            if child.poll() is not None and child.pid not in gone:
+                metrics.process_exited(child.pid, counts)
         hold.close()
+        if metrics_server is not None:
+            metrics_server.close()
+        if own_counts is not None:
+            shutil.rmtree(own_counts, ignore_errors=True)
     if crashed:
         codes = {c.pid: c.returncode for c in children}
         raise click.ClickException(f"a worker failed; the workers exited with {codes}")

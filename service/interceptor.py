@@ -4,7 +4,8 @@ It reads the one ``authorization: Bearer <token>`` metadata entry (:func:`bearer
 core who that is (a seat, the studio, a player) and hands the verified caller to the handler
 (:func:`caller`); it turns the application's typed errors into rich gRPC statuses
 (:mod:`croupier.service.status`); it logs one line per call with the method, the outcome, the
-latency and what the core bound (game, seat, command). Anything else a handler raises is a bug:
+latency and what the core bound (game, seat, command), and counts it in the RPC metrics
+(:mod:`croupier.service.metrics`: started, handled by status code, latency, open streams). Anything else a handler raises is a bug:
 it is logged with its traceback under a fresh error id and answered ``INTERNAL`` with that id
 (never gRPC's bare ``UNKNOWN``), on unary and streaming calls alike.
 """
@@ -30,6 +31,7 @@ from croupier.app.errors import (
     BadCredentials,
     invalid,
 )
+from croupier.service.metrics import BIDI_STREAM, SERVER_STREAM, UNARY, Metrics
 from croupier.service.status import code_of, internal_status, to_status
 
 log = structlog.get_logger("croupier.rpc")
@@ -85,9 +87,12 @@ async def _decoded(requests: AsyncIterator[bytes], decode: Callable[[bytes], Any
 
 
 class CallInterceptor(grpc.aio.ServerInterceptor):
-    def __init__(self, core: Croupier, prefix: str) -> None:
+    def __init__(self, core: Croupier, prefix: str, metrics: Metrics | None = None) -> None:
         self._core = core
         self._prefix = prefix
+        #: The service's full name, as the RPC metrics label it (``grpc_service``).
+        self._service = prefix.strip("/")
+        self._metrics = metrics
 
     async def intercept_service(
         self,
@@ -112,94 +117,120 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
             )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                self._stream(name, handler.unary_stream, decode, streaming=False),
+                self._stream(name, handler.unary_stream, decode, SERVER_STREAM),
                 response_serializer=handler.response_serializer,
             )
         if handler.stream_stream is not None:
             return grpc.stream_stream_rpc_method_handler(
-                self._stream(name, handler.stream_stream, decode, streaming=True),
+                self._stream(name, handler.stream_stream, decode, BIDI_STREAM),
                 response_serializer=handler.response_serializer,
             )
         return handler  # pragma: no cover - the service has no client-streaming-only methods
 
-    def _begin(self, context: grpc.aio.ServicerContext[Any, Any]) -> float:
+    def _begin(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         structlog.contextvars.clear_contextvars()
         _CALLER.set(self._core.authenticate(bearer_token(context.invocation_metadata())))
+
+    def _start(self, name: str, kind: str) -> float:
+        if self._metrics is not None:
+            self._metrics.rpc_start(self._service, name, kind)
         return time.perf_counter()
 
-    @staticmethod
-    def _finish(name: str, started: float, outcome: str) -> None:
-        log.info(
-            "rpc",
-            method=name,
-            outcome=outcome,
-            latency_ms=round((time.perf_counter() - started) * 1000, 2),
-        )
+    def _finish(self, name: str, kind: str, started: float, outcome: str) -> None:
+        seconds = time.perf_counter() - started
+        if self._metrics is not None:
+            self._metrics.rpc_end(self._service, name, kind, outcome, seconds)
+        log.info("rpc", method=name, outcome=outcome, latency_ms=round(seconds * 1000, 2))
         structlog.contextvars.clear_contextvars()
 
-    @staticmethod
     async def _fail(
-        name: str, started: float, context: grpc.aio.ServicerContext[Any, Any], error: AppError
+        self,
+        name: str,
+        kind: str,
+        started: float,
+        context: grpc.aio.ServicerContext[Any, Any],
+        error: AppError,
     ) -> None:
         structlog.contextvars.bind_contextvars(reason=error.reason)
-        CallInterceptor._finish(name, started, code_of(error).name)
+        self._finish(name, kind, started, code_of(error).name)
         status = to_status(error)
         await context.abort(status.code, status.details, status.trailing_metadata)
 
-    @staticmethod
     async def _crash(
-        name: str, started: float, context: grpc.aio.ServicerContext[Any, Any], error: Exception
+        self,
+        name: str,
+        kind: str,
+        started: float,
+        context: grpc.aio.ServicerContext[Any, Any],
+        error: Exception,
     ) -> None:
         """An unexpected exception: logged with its traceback under a fresh id, answered
         ``INTERNAL`` with that id (the client can report it; nothing else of it leaves)."""
         error_id = uuid.uuid4().hex
         structlog.contextvars.bind_contextvars(reason="INTERNAL_ERROR", error_id=error_id)
         log.error("rpc failed unexpectedly", method=name, error_id=error_id, exc_info=error)
-        CallInterceptor._finish(name, started, grpc.StatusCode.INTERNAL.name)
+        self._finish(name, kind, started, grpc.StatusCode.INTERNAL.name)
         status = internal_status(error_id)
         await context.abort(status.code, status.details, status.trailing_metadata)
 
+    def _aborted(
+        self, name: str, kind: str, started: float, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        """The handler set a status itself (context.abort): counted with that status."""
+        code = context.code()
+        self._finish(name, kind, started, code.name if code is not None else "UNKNOWN")
+
     def _unary(self, name: str, behaviour: Any, decode: Callable[[bytes], Any]) -> Any:
         async def unary(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            started = time.perf_counter()
+            started = self._start(name, UNARY)
             try:
-                started = self._begin(context)
+                self._begin(context)
                 response = await behaviour(decode(request), context)
             except AppError as error:
-                await self._fail(name, started, context, error)
+                await self._fail(name, UNARY, started, context, error)
             except grpc.aio.AbortError:
+                self._aborted(name, UNARY, started, context)
                 raise  # a status the handler set itself
             except Exception as error:  # every bug becomes INTERNAL with an id
-                await self._crash(name, started, context, error)
-            self._finish(name, started, "OK")
+                await self._crash(name, UNARY, started, context, error)
+            self._finish(name, UNARY, started, "OK")
             return response
 
         return unary
 
-    def _stream(
-        self, name: str, behaviour: Any, decode: Callable[[bytes], Any], streaming: bool
-    ) -> Any:
+    def _stream(self, name: str, behaviour: Any, decode: Callable[[bytes], Any], kind: str) -> Any:
         async def stream(
             request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[Any]:
-            started = time.perf_counter()
+            started = self._start(name, kind)
+            finished = False  # counted and logged: the stream is no longer open
             try:
-                started = self._begin(context)
-                parsed = _decoded(request, decode) if streaming else decode(request)
+                self._begin(context)
+                parsed = _decoded(request, decode) if kind == BIDI_STREAM else decode(request)
                 async for response in behaviour(parsed, context):
                     yield response
+                finished = True
+                self._finish(name, kind, started, "OK")
             except AppError as error:
-                await self._fail(name, started, context, error)
+                finished = True
+                await self._fail(name, kind, started, context, error)
                 return
             except grpc.aio.AbortError:
+                finished = True
+                self._aborted(name, kind, started, context)
                 raise
             except Exception as error:  # every bug becomes INTERNAL with an id
-                await self._crash(name, started, context, error)
+                finished = True
+                await self._crash(name, kind, started, context, error)
                 return
             except asyncio.CancelledError:
                 # The client went away: the stream and its wait are dropped at once.
-                self._finish(name, started, "CANCELLED")
+                finished = True
+                self._finish(name, kind, started, "CANCELLED")
                 raise
-            self._finish(name, started, "OK")
+            finally:
+                if not finished:  # closed from outside (GeneratorExit): gone all the same
+                    finished = True
+                    self._finish(name, kind, started, "CANCELLED")
 
         return stream

@@ -15,13 +15,17 @@ from typing import Any, TypeVar
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from opentelemetry.sdk.trace import TracerProvider
 
 from croupier.app.core import Clock, Croupier, SeedSource, fresh_seed, now_ms
 from croupier.app.ratelimit import RateLimit
 from croupier.app.tokens import KeyRing, TokenSigner
 from croupier.log import EventStore
+from croupier.service import tracing
 from croupier.service.grpc_api import GameServicer
 from croupier.service.interceptor import CallInterceptor
+from croupier.service.metrics import metrics
+from croupier.service.store.observed import ObservedStore
 from croupier.v1 import service_pb2, service_pb2_grpc
 
 T = TypeVar("T")
@@ -95,17 +99,30 @@ async def create_server(
     limits: ConnectionLimits | None = None,
     *,
     studio_keys: KeyRing,
+    tracer_provider: TracerProvider | None = None,
 ) -> Serving:
     """A server bound to ``address`` (port 0 picks a free one), not yet started. With
     ``reuse_port`` it shares the port with the other workers of ``serve --workers`` (SO_REUSEPORT);
     without, a busy port fails. ``studio_keys`` verify the studio's credentials (CreateGame) and
-    its player tokens (recall)."""
+    its player tokens (recall). It counts into the process's Prometheus metrics
+    (:mod:`croupier.service.metrics`); with a ``tracer_provider``, it traces calls and store calls
+    (:mod:`croupier.service.tracing`)."""
+    counted = metrics()
+    tracer = tracing.tracer(tracer_provider) if tracer_provider is not None else None
     core = Croupier(
-        store, signer, clock, seed_source, rate_limit=rate_limit, studio_keys=studio_keys
+        ObservedStore(store, counted, tracer),
+        signer,
+        clock,
+        seed_source,
+        rate_limit=rate_limit,
+        studio_keys=studio_keys,
+        observer=counted,
     )
     await core.start()
+    # The tracing interceptor first: its span is current while ours logs and counts the call.
+    traced = [tracing.server_interceptor(tracer_provider)] if tracer_provider is not None else []
     server = grpc.aio.server(
-        interceptors=[CallInterceptor(core, f"/{SERVICE_NAME}/")],
+        interceptors=[*traced, CallInterceptor(core, f"/{SERVICE_NAME}/", counted)],
         # Port sharing only for the workers of one group: a second server on a busy port must
         # fail, not share it silently (tokens would then fail at random, each with its secret).
         options=[
@@ -148,10 +165,12 @@ class ServerThread:
         limits: ConnectionLimits | None = None,
         *,
         studio_keys: KeyRing,
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         self._args = (address, store, signer, clock, seed_source)
         self._limits = (rate_limit, limits)
         self._studio_keys = studio_keys
+        self._tracer_provider = tracer_provider
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="grpc-aio", daemon=True)
         self._serving: Serving | None = None
@@ -182,7 +201,11 @@ class ServerThread:
     async def _start(self) -> Serving:
         rate_limit, limits = self._limits
         serving = await create_server(
-            *self._args, rate_limit=rate_limit, limits=limits, studio_keys=self._studio_keys
+            *self._args,
+            rate_limit=rate_limit,
+            limits=limits,
+            studio_keys=self._studio_keys,
+            tracer_provider=self._tracer_provider,
         )
         await serving.server.start()
         return serving
