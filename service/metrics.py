@@ -37,6 +37,7 @@ from prometheus_client import (
     Counter,
     Gauge,
     Histogram,
+    disable_created_metrics,
     make_asgi_app,
     multiprocess,
     start_http_server,
@@ -199,6 +200,9 @@ class Metrics:
 def metrics() -> Metrics:
     """The process's families, on prometheus-client's default registry (a family is registered
     once per process: every server of the process counts into it)."""
+    # No `_created` series beside every counter and histogram: a series each, which Prometheus
+    # itself does not read (it sees resets by the values going down).
+    disable_created_metrics()  # type: ignore[no-untyped-call]
     return Metrics()
 
 
