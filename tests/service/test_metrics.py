@@ -3,7 +3,8 @@
 ASGI app serves the same; ``serve --workers 2`` adds up its workers' counts (multiprocess mode).
 
 Metrics are the process's (every server of the test process counts into them): the tests compare
-a scrape before with one after."""
+a scrape before with one after, on a server of their own with a store of its own (a sweeper on
+the session's shared PostgreSQL database would also tick other modules' games, and count them)."""
 
 from __future__ import annotations
 
@@ -29,16 +30,19 @@ import pytest
 import structlog
 from prometheus_client.parser import text_string_to_metric_families
 
+from croupier.app import snapshots
 from croupier.app.tokens import TokenSigner
 from croupier.service import metrics
 from croupier.service.bots import auth, play_game
+from croupier.service.store import open_store
 from croupier.v1 import common_pb2, gin_pb2, service_pb2, service_pb2_grpc
 
-from .conftest import SECRET, Running, studio_auth, studio_token
+from .conftest import SECRET, Running, server_thread, studio_auth, studio_token
+from .conftest import TestClock as Clock
 from .test_grpc import error_of, settle
 
 GIN = common_pb2.GAME_KIND_GIN
-TURN_MS = 20_000
+TURN_MS = 600_000  # long: no second time-out falls due while a test looks
 LATE_MS = 1_500
 SERVICE = "croupier.v1.GameService"
 
@@ -96,6 +100,23 @@ def endpoint() -> Iterator[str]:
         yield f"http://127.0.0.1:{listener.port}/metrics"
     finally:
         listener.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Running]:
+    """A server and a store of the test's own, on a clock the test moves."""
+    store = open_store(f"sqlite:///{tmp_path / 'croupier.sqlite3'}")
+    clock = Clock()
+    thread = server_thread(store, clock=clock)
+    port = thread.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        stub = service_pb2_grpc.GameServiceStub(channel)
+        yield Running(channel, stub, store, f"127.0.0.1:{port}", clock, thread)
+    finally:
+        channel.close()
+        thread.stop(grace=None)
+        store.close()
 
 
 def poll(check, what: str, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
@@ -252,6 +273,55 @@ def test_a_game_over_grpc_shows_in_every_family(server: Running, endpoint: str) 
     folds = total(after, "croupier_fold_events_count") - total(before, "croupier_fold_events_count")
     assert folds >= played.moves  # a GetView or ListLegalMoves before each move at least
     assert delta("croupier_fold_events_bucket", kind="gin", start="cache", le="0.0") >= 1
+
+
+def test_after_a_restart_games_fold_from_their_snapshot_or_their_log(
+    tmp_path: Path, endpoint: str
+) -> None:
+    """A process that never held a game folds it from its latest snapshot (the events after it)
+    or, for a short game, from its whole log."""
+    store = open_store(f"sqlite:///{tmp_path / 'croupier.sqlite3'}")
+    try:
+        first = server_thread(store)
+        port = first.start()
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            long = play_game(
+                channel,
+                studio=studio_token(),
+                seats=2,
+                kind=GIN,
+                preset="single-hand",
+                rng=random.Random(7),
+            )
+            short = service_pb2_grpc.GameServiceStub(channel).CreateGame(
+                service_pb2.CreateGameRequest(kind=GIN, seats=2), metadata=studio_auth()
+            )
+        first.stop(grace=None)  # its background snapshot writes are done when it has stopped
+        snapshot = store.load(long.game_id, 0, snapshot=snapshots.FORMAT).snapshot
+        assert snapshot is not None and 0 < snapshot.version < long.version
+        _, before = scrape(endpoint)
+        again = server_thread(store)  # a restart: nothing in memory
+        port = again.start()
+        try:
+            with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = service_pb2_grpc.GameServiceStub(channel)
+                for game_id, token in ((long.game_id, long.tokens[0]), (short.game_id, short.tokens[0].token)):  # fmt: skip
+                    stub.GetView(service_pb2.GetViewRequest(game_id=game_id), metadata=auth(token))
+        finally:
+            again.stop(grace=None)
+        _, after = scrape(endpoint)
+    finally:
+        store.close()
+
+    def delta(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    fold = "croupier_fold_events"
+    assert delta(f"{fold}_count", kind="gin", start="snapshot") == 1
+    assert delta(f"{fold}_sum", kind="gin", start="snapshot") == long.version - snapshot.version
+    assert delta(f"{fold}_count", kind="gin", start="log") == 1
+    assert delta(f"{fold}_sum", kind="gin", start="log") == short.version
+    assert delta("croupier_state_cache_lookups_total", result="miss") == 2
 
 
 def test_the_asgi_app_serves_the_same_families() -> None:
