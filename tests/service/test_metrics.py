@@ -34,10 +34,11 @@ from croupier.app import snapshots
 from croupier.app.tokens import TokenSigner
 from croupier.service import metrics
 from croupier.service.bots import auth, play_game
+from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, gin_pb2, service_pb2, service_pb2_grpc
 
-from .conftest import SECRET, Running, server_thread, studio_auth, studio_token
+from .conftest import SECRET, STUDIO_KEYS, Running, server_thread, studio_auth, studio_token
 from .conftest import TestClock as Clock
 from .test_grpc import error_of, settle
 
@@ -282,17 +283,21 @@ def test_after_a_restart_games_fold_from_their_snapshot_or_their_log(
     or, for a short game, from its whole log."""
     store = open_store(f"sqlite:///{tmp_path / 'croupier.sqlite3'}")
     try:
-        first = server_thread(store)
+        # A fixed server seed: the same deals every run, so the same match.
+        first = ServerThread(
+            "127.0.0.1:0",
+            store,
+            TokenSigner(SECRET),
+            seed_source=lambda: bytes(32),
+            studio_keys=STUDIO_KEYS,
+        )
         port = first.start()
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            # A match (hands to 100 points): hundreds of events, snapshots on the way.
             long = play_game(
-                channel,
-                studio=studio_token(),
-                seats=2,
-                kind=GIN,
-                preset="single-hand",
-                rng=random.Random(7),
+                channel, studio=studio_token(), seats=2, kind=GIN, rng=random.Random(7)
             )
+            assert long.version > 2 * snapshots.SNAPSHOT_EVERY
             short = service_pb2_grpc.GameServiceStub(channel).CreateGame(
                 service_pb2.CreateGameRequest(kind=GIN, seats=2), metadata=studio_auth()
             )
