@@ -96,7 +96,7 @@ def serve(
     variables (docs/operations.md)."""
     from croupier.app.ratelimit import RateLimit
     from croupier.app.tokens import TokenSigner
-    from croupier.service import tracing
+    from croupier.service import metrics, tracing
     from croupier.service.server import PortInUse, create_server
     from croupier.service.store import StoreError, open_store
 
@@ -151,6 +151,9 @@ def serve(
     except (RuntimeError, ValueError) as error:
         store.close()
         raise click.ClickException(f"OTEL_* tracing settings: {error}") from None
+    counts = metrics.multiprocess_dir()
+    if counts is not None and not worker:  # a lone process in multiprocess mode: a fresh count
+        metrics.clear_multiprocess_dir(counts)
     # A worker's metrics are served by its parent (all the workers' at once).
     metrics_server = None if worker or not metrics_address else _metrics_server(metrics_address)
 
