@@ -44,6 +44,17 @@ from croupier.app.errors import (
 )
 from croupier.app.memo import Memo
 from croupier.app.notifier import Notifier
+from croupier.app.observer import (
+    ACCEPTED,
+    DUPLICATE,
+    FROM_CACHE,
+    FROM_LOG,
+    FROM_SNAPSHOT,
+    UNKNOWN_KIND,
+    Observer,
+    Unobserved,
+    outcome_of,
+)
 from croupier.app.ratelimit import RateLimit, RateLimiter
 from croupier.app.recent import RecentEvents
 from croupier.app.runner import AsyncLog
@@ -185,17 +196,25 @@ class FoldCache:
     """Folded games by id (LRU; states are immutable). Only this process's memory: a miss or an
     older entry is completed from the log."""
 
-    def __init__(self, size: int = CACHE_SIZE) -> None:
+    def __init__(self, size: int = CACHE_SIZE, observer: Observer | None = None) -> None:
         self._items: Memo[str, Folded] = Memo(size)
+        self._observer = observer or Unobserved()
 
     def get(self, game_id: str) -> Folded | None:
-        return self._items.get(game_id)
+        folded = self._items.get(game_id)
+        self._observer.cache_lookup(folded is not None)
+        return folded
+
+    def peek(self, game_id: str) -> Folded | None:
+        """The game if it is held, neither counted as a lookup nor made the most recent."""
+        return self._items.peek(game_id)
 
     def put(self, folded: Folded) -> None:
         """Keep ``folded`` unless a newer fold of the game is kept already."""
-        old = self._items.get(folded.record.game_id)
+        old = self._items.peek(folded.record.game_id)
         if old is None or old.version <= folded.version:
             self._items.put(folded.record.game_id, folded)
+            self._observer.cache_size(len(self._items))
 
 
 def _new_events(binding: GameBinding, events: Sequence[Any]) -> list[NewEvent]:
@@ -250,8 +269,11 @@ class Croupier:
         rate_limit: RateLimit | None = None,
         *,
         studio_keys: KeyRing,
+        observer: Observer | None = None,
     ) -> None:
         self.store = store
+        #: Told of commands, folds, the cache and time-outs (the service's metrics).
+        self.observer: Observer = observer or Unobserved()
         #: Each seat's allowance of commands (a token bucket per seat).
         self.rate = RateLimiter(rate_limit or RateLimit())
         #: The studio's keys: they verify studio tokens (CreateGame) and player tokens (recall).
@@ -265,7 +287,7 @@ class Croupier:
         self.signer = signer
         self.clock = clock
         self.seed_source = seed_source
-        self.cache = FoldCache()
+        self.cache = FoldCache(observer=self.observer)
         self.recent = RecentEvents()
         self.presented: Memo[tuple[str, int, int | None, bool], service_pb2.GameEvent] = Memo(
             PRESENTED_MEMO_SIZE
@@ -385,7 +407,7 @@ class Croupier:
         try:
             if cached is not None:
                 loaded = await self.log.load(game_id, cached.version, command_id)
-                return self._folded(cached, loaded), loaded.earlier
+                return self._folded(cached, loaded, FROM_CACHE), loaded.earlier
             # Not in memory (a restart, another replica's game): from its latest snapshot.
             loaded = await self.log.load(
                 game_id, 0, command_id, snapshots.FORMAT if self.use_snapshots else ""
@@ -410,22 +432,28 @@ class Croupier:
                 thawed.last_at_ms,
                 thawed.version,
             )
-        return self._folded(base, loaded), loaded.earlier
+        return self._folded(
+            base, loaded, FROM_LOG if base is None else FROM_SNAPSHOT
+        ), loaded.earlier
 
     async def _fold_many(self, game_ids: Sequence[str]) -> list[Folded]:
         """Several games as their logs stand, in one read (unknown ones left out)."""
         cached = {g: self.cache.get(g) for g in game_ids}
         wanted = [(g, c.version if c else 0) for g, c in cached.items()]
         return [
-            self._folded(cached[loaded.record.game_id], loaded)
+            self._folded(cached[loaded.record.game_id], loaded, FROM_CACHE)
             for loaded in await self.log.load_many(wanted)
         ]
 
-    def _folded(self, cached: Folded | None, loaded: Loaded) -> Folded:
-        """``cached`` (if any) with the newly read events folded in; the result is cached."""
+    def _folded(self, cached: Folded | None, loaded: Loaded, start: str) -> Folded:
+        """``cached`` (if any; it came from ``start``) with the newly read events folded in; the
+        result is cached."""
         record = loaded.record
         binding = BY_NAME[record.kind]
         snapshot_version = 0
+        self.observer.fold(
+            record.kind, start if cached is not None else FROM_LOG, len(loaded.events)
+        )
         if cached is not None and cached.version <= record.version:
             state = cached.state
             events = None if cached.events is None else list(cached.events)
@@ -659,6 +687,29 @@ class Croupier:
         seat: int | None = None,
         include: service_pb2.Include | None = None,
     ) -> service_pb2.SubmitCommandResponse:
+        """Apply a seat's command (exactly once per command id) and answer with its events."""
+        try:
+            response, kind, duplicate = await self._submit(
+                caller, game_id, command_id, expected_version, command, seat, include
+            )
+        except AppError as error:
+            # The game's kind if this process holds it (a refusal may come before any read).
+            held = self.cache.peek(game_id)
+            self.observer.command(held.record.kind if held else UNKNOWN_KIND, outcome_of(error))
+            raise
+        self.observer.command(kind, DUPLICATE if duplicate else ACCEPTED)
+        return response
+
+    async def _submit(
+        self,
+        caller: Caller,
+        game_id: str,
+        command_id: str,
+        expected_version: int,
+        command: service_pb2.Command,
+        seat: int | None,
+        include: service_pb2.Include | None,
+    ) -> tuple[service_pb2.SubmitCommandResponse, str, bool]:
         acting = self._seat(caller, game_id, seat)
         wait_ms = self.rate.take((game_id, acting), self.clock())
         if wait_ms:
@@ -718,7 +769,7 @@ class Croupier:
                 response.view.CopyFrom(parts.view)
             response.legal_moves.extend(parts.legal_moves)
             response.to_act.extend(parts.to_act)
-        return response
+        return response, folded.record.kind, earlier.duplicate
 
     def _parts(
         self, folded: Folded, state: Any, version: int, seat: int, include: service_pb2.Include
@@ -890,6 +941,8 @@ class Croupier:
             self._remember(folded, state, events, result, finished, now)
             self._armed(due)
             late = [e.deadline_ms for e in events if isinstance(e, TurnTimedOut)]
+            for deadline in late:
+                self.observer.timed_out(folded.record.kind, now - deadline)
             if late:
                 log.info("time-outs recorded", game=game_id, lateness_ms=[now - d for d in late])
         return result.last_version

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 import grpc
@@ -23,6 +23,9 @@ from croupier.app.ratelimit import DEFAULT_COMMAND_BURST, DEFAULT_COMMANDS_PER_S
 from croupier.service import config, logs
 from croupier.service import shutdown as shutdown_options
 from croupier.service import tls as tls_options
+
+if TYPE_CHECKING:
+    from croupier.service.metrics import MetricsServer
 
 log = structlog.get_logger("croupier")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -116,6 +119,14 @@ def main() -> None:
 )
 @tls_options.server_options
 @shutdown_options.grace_option
+@click.option(
+    "--metrics-address",
+    default=lambda: os.environ.get("CROUPIER_METRICS_ADDRESS", ""),
+    show_default="off",
+    help="HOST:PORT to serve Prometheus metrics on (/metrics; docs/operations.md), e.g. "
+    "0.0.0.0:9464; with --workers, the parent serves every worker's. Environment: "
+    "CROUPIER_METRICS_ADDRESS.",
+)
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
 @_json_errors
 def serve(
@@ -131,12 +142,14 @@ def serve(
     tls_key: Path | None,
     tls_client_ca: Path | None,
     shutdown_grace: float,
+    metrics_address: str,
     worker_of_group: str | None,
 ) -> None:
     """Serve the game service (with health checking and reflection), and over HTTP (Connect,
-    gRPC-Web, JSON) on --http-address."""
+    gRPC-Web, JSON) on --http-address. Traces: the OTEL_* variables (docs/operations.md)."""
     from croupier.app.ratelimit import RateLimit
     from croupier.app.tokens import TokenSigner
+    from croupier.service import metrics, tracing
     from croupier.service.http import HttpListener, create_http_app, is_off, parse_origins
     from croupier.service.server import PortInUse, create_server
     from croupier.service.shutdown import shut_down
@@ -169,6 +182,7 @@ def serve(
             studio,
             (http, cors_origins),
             forwarded,
+            metrics_address,
         )
         return
     logs.configure(log_format)
@@ -198,6 +212,16 @@ def serve(
         else f"sqlite:///{Path(store_url.removeprefix('sqlite:///')).resolve()}"
     )
     host = address.rsplit(":", 1)[0]
+    try:
+        tracer_provider = tracing.configure()
+    except (RuntimeError, ValueError) as error:
+        store.close()
+        raise click.ClickException(f"OTEL_* tracing settings: {error}") from None
+    counts = metrics.multiprocess_dir()
+    if counts is not None and not worker:  # a lone process in multiprocess mode: a fresh count
+        metrics.clear_multiprocess_dir(counts)
+    # A worker's metrics are served by its parent (all the workers' at once).
+    metrics_server = None if worker or not metrics_address else _metrics_server(metrics_address)
 
     async def run() -> None:
         serving = await create_server(
@@ -208,6 +232,7 @@ def serve(
             rate_limit=RateLimit(command_rate, command_burst),
             studio_keys=studio.ring,
             credentials=tls.credentials() if tls else None,
+            tracer_provider=tracer_provider,
         )
         await serving.server.start()
         # The HTTP listener: the same core on the same loop (service/http.py).
@@ -215,7 +240,12 @@ def serve(
         http_url = "off"
         if http is not None:
             listener = HttpListener(
-                create_http_app(serving.core, cors_origins=parse_origins(cors_origins)),
+                create_http_app(
+                    serving.core,
+                    cors_origins=parse_origins(cors_origins),
+                    # Prometheus scrapes the HTTP listener too (every worker's counts).
+                    mounts={"/metrics": metrics.asgi_app()},
+                ),
                 http,
                 reuse_port=worker,
                 grace_s=shutdown_grace,
@@ -261,6 +291,24 @@ def serve(
         raise click.ClickException(f"{error} (is another server running there?)") from None
     finally:
         store.close()
+        if metrics_server is not None:
+            metrics_server.close()
+        if tracer_provider is not None:
+            tracer_provider.shutdown()  # the last spans go out
+
+
+def _metrics_server(address: str, directory: str | None = None) -> MetricsServer:
+    """The Prometheus listener on ``address``, or a one-line error."""
+    from croupier.service import metrics
+
+    try:
+        server = metrics.serve_http(address, directory)
+    except (OSError, ValueError) as error:
+        raise click.ClickException(
+            f"--metrics-address: cannot listen on {address}: {error}"
+        ) from None
+    log.info("metrics", address=f"{server.host}:{server.port}", path="/metrics")
+    return server
 
 
 def _warn_generated_secret() -> None:
@@ -302,11 +350,16 @@ def _serve_workers(
     studio: config.Keys,
     http: tuple[str | None, str],
     forwarded: list[str],
+    metrics_address: str = "",
 ) -> None:
     """Start ``workers`` processes serving on one port (SO_REUSEPORT), forward SIGTERM and SIGINT
     to them (each shuts down gracefully), and exit when they have all exited. ``http``: the HTTP
     listener's address (``None``: none), shared by the workers the same way, and the CORS origins;
     ``forwarded`` are more flags for the workers (TLS, the shutdown grace).
+
+    The workers count their metrics in prometheus-client's multiprocess mode, in
+    PROMETHEUS_MULTIPROC_DIR (one made for the run and removed after it, unless set); the parent
+    serves the sum on ``metrics_address``.
 
     The port must be free: a plain bind checks it (it fails on a port another server holds, a
     group of workers included), then a bound, non-listening SO_REUSEPORT socket keeps it for the
@@ -314,8 +367,11 @@ def _serve_workers(
     CROUPIER_SECRET or CROUPIER_STUDIO_SECRET is unset, so that every worker accepts every
     worker's tokens and the one development credential; the schema is migrated once here before
     the workers open the store."""
+    import shutil
     import subprocess
+    import tempfile
 
+    from croupier.service import metrics
     from croupier.service.store import StoreError, open_store
 
     logs.configure(log_format)
@@ -340,6 +396,20 @@ def _serve_workers(
     if studio.generated:
         env[config.STUDIO_SECRET_ENV] = config.as_setting(studio.ring.signing)
         _write_dev_credential(store_url, studio)
+    counts = os.environ.get(metrics.MULTIPROC_DIR_ENV, "")
+    if counts:
+        metrics.clear_multiprocess_dir(counts)
+    own_counts = None if counts else tempfile.mkdtemp(prefix="croupier-metrics-")
+    counts = counts or str(own_counts)
+    env[metrics.MULTIPROC_DIR_ENV] = counts
+    try:
+        metrics_server = _metrics_server(metrics_address, counts) if metrics_address else None
+    except click.ClickException:
+        for sock in held:
+            sock.close()
+        if own_counts is not None:
+            shutil.rmtree(own_counts, ignore_errors=True)
+        raise
     group = f"{os.getpid()}"
     command = [
         sys.executable,
@@ -382,8 +452,13 @@ def _serve_workers(
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, forward)
+    gone: set[int] = set()
     try:
         while any(child.poll() is None for child in children):
+            for child in children:
+                if child.returncode is not None and child.pid not in gone:
+                    gone.add(child.pid)  # its open streams and cached games no longer count
+                    metrics.process_exited(child.pid, counts)
             failed = [c for c in children if c.returncode not in (None, 0)]
             if failed and not stopping:  # one worker died: stop the group, report it
                 crashed = True
@@ -392,6 +467,13 @@ def _serve_workers(
     finally:
         for sock in held:
             sock.close()
+        for child in children:
+            if child.poll() is not None and child.pid not in gone:
+                metrics.process_exited(child.pid, counts)
+        if metrics_server is not None:
+            metrics_server.close()
+        if own_counts is not None:
+            shutil.rmtree(own_counts, ignore_errors=True)
     if crashed:
         codes = {c.pid: c.returncode for c in children}
         raise click.ClickException(f"a worker failed; the workers exited with {codes}")

@@ -7,6 +7,7 @@ import logging
 import sys
 
 import structlog
+from opentelemetry import trace
 
 from croupier.app.errors import clip
 
@@ -42,10 +43,23 @@ def clip_values(_: object, __: str, event: structlog.types.EventDict) -> structl
     return event
 
 
+def add_trace_ids(
+    _: object, __: str, event: structlog.types.EventDict
+) -> structlog.types.EventDict:
+    """The current span's ``trace_id`` and ``span_id`` (hex, as trace back-ends show them), when
+    the line is written inside a traced call: a log line leads to its trace and back."""
+    context = trace.get_current_span().get_span_context()
+    if context.is_valid:
+        event["trace_id"] = trace.format_trace_id(context.trace_id)
+        event["span_id"] = trace.format_span_id(context.span_id)
+    return event
+
+
 def configure(fmt: str = "console", level: str = "INFO") -> None:
     """``fmt``: ``json`` or ``console``."""
     processors: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,
+        add_trace_ids,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]

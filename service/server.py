@@ -14,15 +14,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from opentelemetry.sdk.trace import TracerProvider
 
 from croupier.app.core import Clock, Croupier, SeedSource, fresh_seed, now_ms
 from croupier.app.ratelimit import RateLimit
 from croupier.app.tokens import KeyRing, TokenSigner
 from croupier.log import EventStore
-from croupier.service import reflection
+from croupier.service import reflection, tracing
 from croupier.service.grpc_api import GameServicer
 from croupier.service.interceptor import CallInterceptor
+from croupier.service.metrics import metrics
 from croupier.service.shutdown import Health
+from croupier.service.store.observed import ObservedStore
 from croupier.v1 import service_pb2, service_pb2_grpc
 
 if TYPE_CHECKING:
@@ -102,17 +105,30 @@ async def create_server(
     *,
     studio_keys: KeyRing,
     credentials: grpc.ServerCredentials | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> Serving:
     """A server bound to ``address`` (port 0 picks a free one), not yet started. With
     ``reuse_port`` it shares the port with the other workers of ``serve --workers`` (SO_REUSEPORT);
     without, a busy port fails. ``studio_keys`` verify the studio's credentials (CreateGame) and
-    its player tokens (recall). With ``credentials`` (service/tls.py) it serves TLS only."""
+    its player tokens (recall). With ``credentials`` (service/tls.py) it serves TLS only. It
+    counts into the process's Prometheus metrics (:mod:`croupier.service.metrics`); with a
+    ``tracer_provider``, it traces calls and store calls (:mod:`croupier.service.tracing`)."""
+    counted = metrics()
+    tracer = tracing.tracer(tracer_provider) if tracer_provider is not None else None
     core = Croupier(
-        store, signer, clock, seed_source, rate_limit=rate_limit, studio_keys=studio_keys
+        ObservedStore(store, counted, tracer),
+        signer,
+        clock,
+        seed_source,
+        rate_limit=rate_limit,
+        studio_keys=studio_keys,
+        observer=counted,
     )
     await core.start()
+    # The tracing interceptor first: its span is current while ours logs and counts the call.
+    traced = [tracing.server_interceptor(tracer_provider)] if tracer_provider is not None else []
     server = grpc.aio.server(
-        interceptors=[CallInterceptor(core, f"/{SERVICE_NAME}/")],
+        interceptors=[*traced, CallInterceptor(core, f"/{SERVICE_NAME}/", counted)],
         # Port sharing only for the workers of one group: a second server on a busy port must
         # fail, not share it silently (tokens would then fail at random, each with its secret).
         options=[
@@ -158,6 +174,7 @@ class ServerThread:
         studio_keys: KeyRing,
         http_address: str | None = None,
         cors_origins: Sequence[str] = (),
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         self._args = (address, store, signer, clock, seed_source)
         self._limits = (rate_limit, limits)
@@ -165,6 +182,7 @@ class ServerThread:
         # The HTTP listener (service/http.py) on the same loop and core, when asked for.
         self._http_args = (http_address, tuple(cors_origins))
         self._http: HttpListener | None = None
+        self._tracer_provider = tracer_provider
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="grpc-aio", daemon=True)
         self._serving: Serving | None = None
@@ -202,14 +220,21 @@ class ServerThread:
     async def _start(self) -> Serving:
         rate_limit, limits = self._limits
         serving = await create_server(
-            *self._args, rate_limit=rate_limit, limits=limits, studio_keys=self._studio_keys
+            *self._args,
+            rate_limit=rate_limit,
+            limits=limits,
+            studio_keys=self._studio_keys,
+            tracer_provider=self._tracer_provider,
         )
         await serving.server.start()
         http_address, cors_origins = self._http_args
         if http_address is not None:
             from croupier.service.http import HttpListener, create_http_app
+            from croupier.service.metrics import asgi_app
 
-            app = create_http_app(serving.core, cors_origins=cors_origins)
+            app = create_http_app(
+                serving.core, cors_origins=cors_origins, mounts={"/metrics": asgi_app()}
+            )
             self._http = HttpListener(app, http_address, grace_s=0.1)
             await self._http.start()
         return serving
