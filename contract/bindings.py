@@ -25,6 +25,7 @@ from croupier.engine.koikoi.game import KoiKoiView
 from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.rummy import events as rummy_events
 from croupier.engine.rummy.game import RummyView
+from croupier.engine.rummy.rules import DEFAULT_SEATS as RUMMY_DEFAULT_SEATS
 from croupier.engine.rummy.rules import RummyRules
 from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2
 
@@ -42,6 +43,8 @@ class GameBinding:
     view_cls: type
     commands: dict[str, type]
     events: dict[str, type]
+    # The seats a request's unset ``seats`` (0) means; 0: none, the request must name them.
+    default_seats: int = 0
 
     # -- rules ---------------------------------------------------------------------------------
     def rules_to_proto(self, rules: Any) -> service_pb2.Rules:
@@ -216,6 +219,7 @@ RUMMY = GameBinding(
     event_msg=rummy_pb2.RummyEvent,
     view_msg=rummy_pb2.RummyView,
     view_cls=RummyView,
+    default_seats=RUMMY_DEFAULT_SEATS,
     commands=convert.classes_by_field(
         rummy_events.DrawStock,
         rummy_events.TakeDiscard,

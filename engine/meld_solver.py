@@ -114,14 +114,24 @@ def runs(
     naturals: list[Card], jokers: list[Card], rules: MeldRules, named: dict[Card, Card]
 ) -> list[Meld]:
     """Every reading of the cards as one run, the default first: the one reaching furthest past
-    its highest natural (an unnamed joker extends a run at its high end where it can)."""
-    return [m for _, m in sorted(_runs(naturals, jokers, rules, named), key=lambda x: -x[0])]
+    its highest natural (an unnamed joker extends a run at its high end where it can); of those
+    reaching as far, the one lying highest. That second rule matters only where an ace could sit
+    at either end (``AH 3H … QH JK``: the joker is the king and the ace high, not the 2 with the
+    ace low, RULES.md §3.2's "high end where legal"); on Hoola's circle (``ace_wrap``) it does not
+    apply, and the first window in rank order stays the default."""
+    return [
+        m
+        for _, m in sorted(
+            _runs(naturals, jokers, rules, named), key=lambda x: (-x[0][0], -x[0][1])
+        )
+    ]
 
 
 def _runs(
     naturals: list[Card], jokers: list[Card], rules: MeldRules, named: dict[Card, Card]
-) -> list[tuple[int, Meld]]:
-    """Every reading of the cards as one run, with how far it reaches past its highest natural."""
+) -> list[tuple[tuple[int, int], Meld]]:
+    """Every reading of the cards as one run, with how far it reaches past its highest natural
+    and (off the circle) its highest rank value."""
     if len({suit(c) for c in naturals}) != 1:
         return []
     s = suit(naturals[0])
@@ -162,7 +172,7 @@ def _runs(
                     cards = tuple(slots[v] if v in slots else uses[v].joker for v in window)
                     found.append(
                         (
-                            len(window) - 1 - highest,
+                            (len(window) - 1 - highest, 0 if rules.ace_wrap else window[-1]),
                             Meld(
                                 MeldKind.RUN,
                                 cards,

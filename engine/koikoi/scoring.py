@@ -21,7 +21,6 @@ from croupier.engine.settlement import (
     match_settlement as settle_match,
 )
 
-
 #: The factor that starts a pile with no yaku at 0 points (:func:`score_factors`).
 NO_YAKU = "no_yaku"
 

@@ -98,6 +98,7 @@ def _check_well_formed(command: RummyCommand) -> None:
                 raise MalformedCommand(
                     "USE_THE_DISCARD",
                     "name the melds or the lay-off that use the taken card (one of them)",
+                    rule=R_TURN,
                     field="melds",
                 )
         case LayDown(melds=melds):
@@ -118,6 +119,7 @@ def _check_well_formed(command: RummyCommand) -> None:
                 raise MalformedCommand(
                     "USE_THE_JOKER",
                     "name the meld or the lay-off where the joker goes (one of them)",
+                    rule=R_OPEN,
                     field="melds",
                 )
         case Discard(card=card):
@@ -467,6 +469,21 @@ def legal_commands(state: RummyState, seat: int) -> list[RummyCommand]:
         return accepted(back, lambda command: validate(state, seat, command))
     candidates = (*_candidates(state, seat), *back)
     return accepted(candidates, lambda command: validate(state, seat, command))
+
+
+#: The listed steps that may be combined into accepted commands beyond the list.
+_COMBINABLE = (TakeDiscard, LayDown, LayOff, SwapJoker)
+
+
+def legal_moves_complete(state: RummyState, seat: int) -> bool:
+    """Whether :func:`legal_commands` holds every command :func:`validate` accepts (docs/rules/
+    rummy.md §3.3, docs/rules/common.md §5). The list is compact: a compound command (several
+    melds in one lay-down, several cards in one lay-off, a taken discard or a swapped joker played
+    with more cards) is accepted without being listed. Each compound holds a listed step (a meld
+    holds a meld of the list, a lay-off onto a run a card that fits an end alone), so where the
+    list offers nothing but drawing and discarding it is complete; otherwise compound commands
+    may exist beyond it, and it says so."""
+    return not any(isinstance(c, _COMBINABLE) for c in legal_commands(state, seat))
 
 
 def to_act(state: RummyState) -> tuple[int, ...]:

@@ -74,6 +74,8 @@ class RummyRules:
 STANDARD = RummyRules()
 
 DEFAULT_PRESET = "standard"
+#: The seats of a game whose request leaves ``seats`` unset or 0 (docs/rules/rummy.md §3).
+DEFAULT_SEATS = 4
 PRESETS: dict[str, RummyRules] = {
     "standard": STANDARD,
     "open-30": dataclasses.replace(STANDARD, open_threshold=30),

@@ -38,8 +38,8 @@ from croupier.engine.koikoi.scoring import (
     round_ended,
     score_factors,
 )
-from croupier.engine.settlement import Factor, amount_of
 from croupier.engine.koikoi.state import Phase
+from croupier.engine.settlement import Factor, amount_of
 from croupier.engine.shuffle import Seeds, shuffled
 
 from .helpers import SEEDS, play, position
