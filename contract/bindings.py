@@ -5,6 +5,7 @@ The application is game-agnostic: everything it knows of a kind is one :class:`G
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +58,16 @@ class GameBinding:
         if rules.WhichOneof("game") not in (None, self.field):
             raise ValueError(f"overrides are for {rules.WhichOneof('game')}, not {self.field}")
         return convert.overrides_from_proto(getattr(rules, self.field), self.rules_cls)
+
+    def recorded_overrides(self, rules: service_pb2.Rules) -> dict[str, Any]:
+        """A recorded rule set as overrides of the default preset: an option added after the game
+        was recorded (``engine.shared.ADDED_LATER``) and absent from it takes its own default,
+        what the game was played with, not the preset's value."""
+        found = self.overrides(rules)
+        for option in dataclasses.fields(self.rules_cls):
+            if option.metadata.get("added_later") and option.name not in found:
+                found[option.name] = option.default
+        return found
 
     # -- commands ------------------------------------------------------------------------------
     def command_from_proto(self, command: service_pb2.Command) -> Any:

@@ -60,8 +60,12 @@ class MeldRules:
     lone_seven: bool = False
     two_card_sevens: bool = False
     # A client naming a set's joker names its rank only: the set's jokers take the suits it lacks
-    # in joker order (Hoola). Otherwise a named suit counts, and must be one the set lacks.
+    # in joker order (Hoola's games recorded before ``named_set_joker_suits``). Otherwise a named
+    # suit counts, and must be one the set lacks.
     set_joker_rank_only: bool = False
+    # Every way to give a set's unnamed jokers the suits it lacks is a reading of its own (Hoola,
+    # whose legal-move lists are complete); otherwise only the first (joker order, suits S H D C).
+    every_set_reading: bool = False
 
 
 RUMMY = MeldRules()
@@ -183,44 +187,60 @@ def _runs(
     return found
 
 
-def _set(
+def _sets(
     naturals: list[Card], jokers: list[Card], rules: MeldRules, named: dict[Card, Card]
-) -> Meld | None:
-    """The cards as one set: one rank, natural suits all different, at most four cards."""
+) -> list[Meld]:
+    """The cards as one set (one rank, natural suits all different, at most four cards): its
+    reading, or with ``every_set_reading`` every one of them, the default first."""
     if len({rank(c) for c in naturals}) != 1 or len({suit(c) for c in naturals}) != len(naturals):
-        return None
+        return []
     length = len(naturals) + len(jokers)
     r = rank(naturals[0])
     shortest = 2 if rules.two_card_sevens and r == SEVEN else SHORTEST_MELD
     if not shortest <= length <= LARGEST_SET or (
         length >= SHORTEST_MELD and len(jokers) > rules.set_jokers[length - SHORTEST_MELD]
     ):
-        return None
+        return []
+    cards = tuple(sorted(naturals)) + tuple(sorted(jokers))
     missing = [x for x in SUITS if x not in {suit(c) for c in naturals}]
     if rules.set_joker_rank_only:
         # A named joker must have the set's rank; its suit is not the client's to choose.
         if any(rank(card) != r for card in named.values()):
-            return None
-        return Meld(
-            MeldKind.SET,
-            tuple(sorted(naturals)) + tuple(sorted(jokers)),
-            tuple(JokerAs(j, face(r, x)) for j, x in zip(sorted(jokers), missing, strict=False)),
-        )
+            return []
+        return [
+            Meld(
+                MeldKind.SET,
+                cards,
+                tuple(
+                    JokerAs(j, face(r, x)) for j, x in zip(sorted(jokers), missing, strict=False)
+                ),
+            )
+        ]
     uses = []
     for joker in sorted(jokers):
         card = named.get(joker)
         if card is not None:
+            # A named card of another rank, or of a suit the set holds already (a natural card
+            # of the meld, or another joker's), contradicts the set.
             if rank(card) != r or card[1:2] not in missing:
-                return None
+                return []
             uses.append(JokerAs(joker, card[:2]))
             missing.remove(card[1])
-    for joker in sorted(j for j in jokers if j not in named):
-        uses.append(JokerAs(joker, face(r, missing.pop(0))))
-    return Meld(
-        MeldKind.SET,
-        tuple(sorted(naturals)) + tuple(sorted(jokers)),
-        tuple(sorted(uses, key=lambda j: j.joker)),
-    )
+    unnamed = sorted(j for j in jokers if j not in named)
+    suits = permutations(missing, len(unnamed)) if rules.every_set_reading else [missing]
+    return [
+        Meld(
+            MeldKind.SET,
+            cards,
+            tuple(
+                sorted(
+                    uses + [JokerAs(j, face(r, x)) for j, x in zip(unnamed, way, strict=False)],
+                    key=lambda j: j.joker,
+                )
+            ),
+        )
+        for way in suits
+    ]
 
 
 def arrangements(
@@ -263,8 +283,7 @@ def _arrangements(
         rules.two_card_sevens and one_seven and len(cards) == 2
     ):
         return ()
-    a_set = _set(naturals, jokers, rules, named)
-    return (*runs(naturals, jokers, rules, named), *([a_set] if a_set is not None else []))
+    return (*runs(naturals, jokers, rules, named), *_sets(naturals, jokers, rules, named))
 
 
 def could_meld(cards: Iterable[Card], rules: MeldRules) -> bool:

@@ -557,7 +557,8 @@ message HoolaRules 1 jokers uint32? 2 ace_wrap bool? 3 ace_low_only bool? 4 joke
   bool? 36 claim_priority ClaimPriority? 37 claim_window_ms uint32? 38 hoola_table_multiplier
   Multipliers 39 sit_out bool? 40 max_seats uint32? 41 min_seats uint32? 42 max_reshuffles
   uint32? 43 rounds uint32? 44 turn_time_ms uint32? 45 time_bank_ms uint32? 46 max_timeouts
-  uint32? 47 forfeit_when_away bool?
+  uint32? 47 forfeit_when_away bool? 48 go_out_by_discard bool? 49 seven_binding_is_meld bool?
+  50 named_set_joker_suits bool? 51 binding_ends_hoola bool?
 message JokerAs 1 joker string 2 card string
 message JokerCard 1 joker Card 2 card Card
 message JokerSwapped 1 seat uint32 2 card Card 3 joker Card 4 meld RummyTableMeld
@@ -916,7 +917,13 @@ _CLOCK_OPTIONS: dict[str, object] = {
     "forfeit_when_away": False,
 }
 ADDED_LATER: dict[str, dict[str, object]] = {
-    "hoola": _CLOCK_OPTIONS,
+    "hoola": _CLOCK_OPTIONS
+    | {
+        "go_out_by_discard": False,
+        "seven_binding_is_meld": False,
+        "named_set_joker_suits": False,
+        "binding_ends_hoola": False,
+    },
     "koikoi": _CLOCK_OPTIONS,
     "gin": _CLOCK_OPTIONS,
     "rummy": _CLOCK_OPTIONS,
