@@ -418,6 +418,7 @@ def clear_cache() -> None:
     """Forget the best arrangements and the melds found so far (they are memoized): the solver
     works from scratch again, as when timing it."""
     _best.cache_clear()
+    _all_least.cache_clear()
     _arrangements.cache_clear()
 
 
@@ -438,6 +439,49 @@ def _best(
         if deadwood_count(left) < deadwood_count(best[1]):
             best = ((meld,) + melds, left)
     return best
+
+
+def least_arrangements(
+    hand: Iterable[Card], rules: MeldRules
+) -> tuple[tuple[tuple[Meld, ...], tuple[Card, ...]], ...]:
+    """Every arrangement of the hand into melds that leaves the least deadwood, with its
+    deadwood (RULES.md §4, the knocker's melds), in a fixed order: the one :func:`best_melds`
+    chooses first. Each is a different set of melds; the cards of a meld are in table order."""
+    cards = tuple(sorted(set(hand)))
+    least = deadwood_count(_best(cards, rules)[1])
+    found = [
+        (tuple(m for meld in melds if (m := arrange(meld, rules)) is not None), left)
+        for melds, left in _all_least(cards, rules, least)
+    ]
+    first = best_melds(cards, rules)
+    return (first, *(way for way in found if meld_sets(way[0]) != meld_sets(first[0])))
+
+
+def meld_sets(melds: Iterable[Meld | Iterable[Card]]) -> frozenset[frozenset[Card]]:
+    """Melds as sets of cards, whatever their order: what tells two arrangements apart."""
+    return frozenset(frozenset(m.cards if isinstance(m, Meld) else m) for m in melds)
+
+
+@lru_cache(maxsize=1024)
+def _all_least(
+    cards: tuple[Card, ...], rules: MeldRules, budget: int
+) -> tuple[tuple[tuple[tuple[Card, ...], ...], tuple[Card, ...]], ...]:
+    """Every set of disjoint melds of ``cards`` that leaves at most ``budget`` deadwood (the
+    first card is deadwood, or in one of the melds holding it), each set once. With the least
+    deadwood as the budget: every arrangement that leaves the least."""
+    if not cards:
+        return (((), ()),)
+    first, rest = cards[0], cards[1:]
+    found: list[tuple[tuple[tuple[Card, ...], ...], tuple[Card, ...]]] = []
+    if deadwood_value(first) <= budget:
+        for melds, left in _all_least(rest, rules, budget - deadwood_value(first)):
+            found.append((melds, (first,) + left))
+    for meld in candidate_melds(cards, rules):
+        if first not in meld:
+            continue
+        for melds, left in _all_least(tuple(c for c in rest if c not in meld), rules, budget):
+            found.append(((meld,) + melds, left))
+    return tuple(found)
 
 
 def deadwood_count(cards: Iterable[Card]) -> int:

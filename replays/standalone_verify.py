@@ -522,7 +522,8 @@ message GinMatchStarted 1 rules GinRules 2 seats uint32 3 commitment string 4 cl
   string* 5 engine_version string
 message GinRules 1 knock_card uint32? 2 gin_bonus uint32? 3 undercut_bonus uint32? 4
   big_gin_bonus uint32? 5 match_points uint32? 6 stake_per_point uint32? 7 turn_time_ms uint32?
-  8 time_bank_ms uint32? 9 max_timeouts uint32? 10 forfeit_when_away bool?
+  8 time_bank_ms uint32? 9 max_timeouts uint32? 10 forfeit_when_away bool? 11 knocker_best_melds
+  bool?
 message GinSeatForfeited 1 seat uint32 2 hand uint32
 message HanafudaCard 1 code string 2 month uint32 3 kind HanafudaKind 4 role HanafudaRole 5 name
   string 6 plant string
@@ -562,7 +563,8 @@ message HoolaRules 1 jokers uint32? 2 ace_wrap bool? 3 ace_low_only bool? 4 joke
 message JokerAs 1 joker string 2 card string
 message JokerCard 1 joker Card 2 card Card
 message JokerSwapped 1 seat uint32 2 card Card 3 joker Card 4 meld RummyTableMeld
-message Knock 1 card string
+message Knock 1 card string 2 melds KnockMeld*
+message KnockMeld 1 cards string*
 message Knocked 1 seat uint32 2 card Card 3 melds PlacedMeld* 4 deadwood_cards Card* 5 deadwood
   uint32 6 gin bool 7 big_gin bool
 message KoiKoi
@@ -925,7 +927,7 @@ ADDED_LATER: dict[str, dict[str, object]] = {
         "binding_ends_hoola": False,
     },
     "koikoi": _CLOCK_OPTIONS,
-    "gin": _CLOCK_OPTIONS,
+    "gin": _CLOCK_OPTIONS | {"knocker_best_melds": False},
     "rummy": _CLOCK_OPTIONS,
 }
 #: Rummy deals and rebuilds its stock with round 1 (docs/shuffle.md, "Rummy's deal").

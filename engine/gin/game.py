@@ -146,10 +146,11 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
                 )
             case Discard(card=card):
                 return f"Discard {name(card)}"
-            case Knock(card=""):
-                return "Knock with big gin"
-            case Knock(card=card):
-                return f"Discard {name(card)} and knock"
+            case Knock(card=card, melds=melds):
+                what = f"Discard {name(card)} and knock" if card else "Knock with big gin"
+                if melds:
+                    what += ", melding " + " · ".join(" ".join(m.cards) for m in melds)
+                return what
             case LayOff(card=card, meld=index):
                 meld = state.table[index].cards if index < len(state.table) else ()
                 return f"Lay off {name(card)} on {' '.join(meld)}"
