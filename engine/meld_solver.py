@@ -66,9 +66,16 @@ class MeldRules:
     # Every way to give a set's unnamed jokers the suits it lacks is a reading of its own (Hoola,
     # whose legal-move lists are complete); otherwise only the first (joker order, suits S H D C).
     every_set_reading: bool = False
+    # Of run readings that reach as far past their highest natural card, the one lying highest
+    # comes first: where an ace could sit at either end, it is high (Rummy's
+    # ``ace_high_when_ambiguous``); otherwise the lowest, as games recorded before it read them.
+    highest_window_first: bool = False
 
 
-RUMMY = MeldRules()
+#: Rummy's melds (RULES.md §3.2); ``RUMMY_RECORDED_BEFORE`` reads a run whose ace could sit at
+#: either end as games recorded before ``ace_high_when_ambiguous`` did (the ace low).
+RUMMY = MeldRules(highest_window_first=True)
+RUMMY_RECORDED_BEFORE = MeldRules()
 GIN = MeldRules(ace_high=False, min_naturals=3, set_jokers=(0, 0))
 
 
@@ -119,10 +126,10 @@ def runs(
 ) -> list[Meld]:
     """Every reading of the cards as one run, the default first: the one reaching furthest past
     its highest natural (an unnamed joker extends a run at its high end where it can); of those
-    reaching as far, the one lying highest. That second rule matters only where an ace could sit
-    at either end (``AH 3H … QH JK``: the joker is the king and the ace high, not the 2 with the
-    ace low, RULES.md §3.2's "high end where legal"); on Hoola's circle (``ace_wrap``) it does not
-    apply, and the first window in rank order stays the default."""
+    reaching as far, with ``highest_window_first``, the one lying highest. That second rule
+    matters only where an ace could sit at either end (``AH 3H … QH JK``: the joker is the king
+    and the ace high, not the 2 with the ace low, RULES.md §3.2's "high end where legal");
+    without it, or on Hoola's circle (``ace_wrap``), the first window in rank order comes first."""
     return [
         m
         for _, m in sorted(
@@ -176,7 +183,10 @@ def _runs(
                     cards = tuple(slots[v] if v in slots else uses[v].joker for v in window)
                     found.append(
                         (
-                            (len(window) - 1 - highest, 0 if rules.ace_wrap else window[-1]),
+                            (
+                                len(window) - 1 - highest,
+                                window[-1] if rules.highest_window_first else 0,
+                            ),
                             Meld(
                                 MeldKind.RUN,
                                 cards,

@@ -644,7 +644,7 @@ message RummyRoundEnded 1 outcome string 2 winner uint32? 3 hands RummyHand* 4 h
   uint32* 5 settlement Settlement
 message RummyRules 1 open_threshold uint32? 2 stake_per_point uint32? 3 max_reshuffles uint32? 4
   min_seats uint32? 5 max_seats uint32? 6 turn_time_ms uint32? 7 time_bank_ms uint32? 8
-  max_timeouts uint32? 9 forfeit_when_away bool?
+  max_timeouts uint32? 9 forfeit_when_away bool? 10 ace_high_when_ambiguous bool?
 message RummySeatForfeited 1 seat uint32 2 hand RummyHand 3 hand_value uint32 4 lines
   SettlementLine*
 message RummyStarted 1 rules RummyRules 2 seats uint32 3 commitment string 4 client_seeds
@@ -928,7 +928,7 @@ ADDED_LATER: dict[str, dict[str, object]] = {
     },
     "koikoi": _CLOCK_OPTIONS,
     "gin": _CLOCK_OPTIONS | {"knocker_best_melds": False},
-    "rummy": _CLOCK_OPTIONS,
+    "rummy": _CLOCK_OPTIONS | {"ace_high_when_ambiguous": False},
 }
 #: Rummy deals and rebuilds its stock with round 1 (docs/shuffle.md, "Rummy's deal").
 RUMMY_ROUND = 1

@@ -13,6 +13,8 @@ Decisions where RULES.md is silent (each tested):
   several melds may be sent in any combination and are validated as one command.
 * An unnamed joker that could stand in several places of a run takes the high end where legal, else
   the low end (RULES.md §3.2); which of several unnamed jokers takes which place follows joker order.
+  Where the ace could sit at either end (``AH 3H … QH JK``), the joker is the king and the ace high
+  (``ace_high_when_ambiguous``, set by every preset; games recorded before it read the ace low).
 * When the stock is empty at the end of a turn, the discards under the top are shuffled into a new
   stock (purpose ``reshuffle-N``). ``max_reshuffles`` (default 0: no limit) bounds it; when the
   stock is empty and cannot be rebuilt, the round ends with no winner and nobody pays.
@@ -69,9 +71,13 @@ class RummyRules:
     time_bank_ms: int = field(default=0, metadata=ADDED_LATER)
     max_timeouts: int = field(default=3, metadata=ADDED_LATER)
     forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
+    # A run whose ace could sit at either end (``AH 3H … QH JK``) reads with the unnamed joker at
+    # the high end and the ace high (RULES.md §3.2). False, as games recorded before the option
+    # read it: the ace low. Every preset sets it.
+    ace_high_when_ambiguous: bool = field(default=False, metadata=ADDED_LATER)
 
 
-STANDARD = RummyRules()
+STANDARD = RummyRules(ace_high_when_ambiguous=True)
 
 DEFAULT_PRESET = "standard"
 #: The seats of a game whose request leaves ``seats`` unset or 0 (docs/rules/rummy.md §3).

@@ -31,7 +31,7 @@ from croupier.engine.rummy.events import (
     SwapJoker,
     TakeDiscard,
 )
-from croupier.engine.rummy.rules import STANDARD, rules_for
+from croupier.engine.rummy.rules import PRESETS, STANDARD, rules_for
 from croupier.engine.rummy.scoring import meld_value
 from croupier.engine.rummy.state import Phase
 from croupier.engine.shuffle import Seeds, shuffled
@@ -315,6 +315,13 @@ def test_a_twelve_card_run_whose_ace_could_sit_at_either_end_takes_the_high_end(
     state = position([" ".join(cards) + " 2D1", "2S1"], opened=[True, False])
     _, events = play(state, 0, LayDown((MeldCards(tuple(cards)),)))
     assert events[0].melds[0].jokers == (JokerAs("JK1", "KH"),)
+    assert all(rules.ace_high_when_ambiguous for rules in PRESETS.values())
+    # A game recorded before ``ace_high_when_ambiguous`` replays as it was: the ace low.
+    before = dataclasses.replace(
+        state, rules=dataclasses.replace(STANDARD, ace_high_when_ambiguous=False)
+    )
+    _, events = play(before, 0, LayDown((MeldCards(tuple(cards)),)))
+    assert events[0].melds[0].jokers == (JokerAs("JK1", "2H"),)
 
 
 def test_an_unset_seat_count_is_four() -> None:
