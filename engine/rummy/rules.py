@@ -10,7 +10,10 @@ Decisions where RULES.md is silent (each tested):
   into each meld or lay-off it can go to, each meld the hand can make, each one-card lay-off, each
   joker swap with each place for the joker, each discard. A player who has not opened is offered
   every single meld worth the threshold and the opening of most value the engine finds; openings of
-  several melds may be sent in any combination and are validated as one command.
+  several melds may be sent in any combination and are validated as one command. The list says
+  so (``legal_moves_complete``, ``complete = false`` on ListLegalMoves) whenever it offers a step
+  that combines with others; a list of draws and discards only is complete.
+* A request's unset seat count (0) is four (``DEFAULT_SEATS``).
 * An unnamed joker that could stand in several places of a run takes the high end where legal, else
   the low end (RULES.md §3.2); which of several unnamed jokers takes which place follows joker order.
   Where the ace could sit at either end (``AH 3H … QH JK``), the joker is the king and the ace high
