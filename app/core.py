@@ -611,6 +611,8 @@ class Croupier:
         recall trusts, so nobody else may put a player id on a seat."""
         self._studio(caller)
         binding = _binding(kind)
+        # An unset seat count (0) is the game's default where it has one (Rummy: 4).
+        seats = seats or binding.default_seats
         try:
             changes = binding.overrides(overrides) if overrides is not None else {}
             rules = binding.game.rules_for(preset, changes, seats)
@@ -1008,7 +1010,9 @@ class Croupier:
         now = self._as_of_now(folded)
         at = folded.version if now is folded.state else None
         return service_pb2.ListLegalMovesResponse(
-            version=folded.version, moves=self._moves(folded, now, at, acting)
+            version=folded.version,
+            moves=self._moves(folded, now, at, acting),
+            complete=folded.binding.game.legal_moves_complete(now, acting),
         )
 
     async def view(

@@ -527,7 +527,8 @@ message GinMatchStarted 1 rules GinRules 2 seats uint32 3 commitment string 4 cl
   string* 5 engine_version string
 message GinRules 1 knock_card uint32? 2 gin_bonus uint32? 3 undercut_bonus uint32? 4
   big_gin_bonus uint32? 5 match_points uint32? 6 stake_per_point uint32? 7 turn_time_ms uint32?
-  8 time_bank_ms uint32? 9 max_timeouts uint32? 10 forfeit_when_away bool?
+  8 time_bank_ms uint32? 9 max_timeouts uint32? 10 forfeit_when_away bool? 11 knocker_best_melds
+  bool?
 message GinSeatForfeited 1 seat uint32 2 hand uint32
 message HanafudaCard 1 code string 2 month uint32 3 kind HanafudaKind 4 role HanafudaRole 5 name
   string 6 plant string
@@ -562,11 +563,13 @@ message HoolaRules 1 jokers uint32? 2 ace_wrap bool? 3 ace_low_only bool? 4 joke
   bool? 36 claim_priority ClaimPriority? 37 claim_window_ms uint32? 38 hoola_table_multiplier
   Multipliers 39 sit_out bool? 40 max_seats uint32? 41 min_seats uint32? 42 max_reshuffles
   uint32? 43 rounds uint32? 44 turn_time_ms uint32? 45 time_bank_ms uint32? 46 max_timeouts
-  uint32? 47 forfeit_when_away bool?
+  uint32? 47 forfeit_when_away bool? 48 go_out_by_discard bool? 49 seven_binding_is_meld bool?
+  50 named_set_joker_suits bool? 51 binding_ends_hoola bool?
 message JokerAs 1 joker string 2 card string
 message JokerCard 1 joker Card 2 card Card
 message JokerSwapped 1 seat uint32 2 card Card 3 joker Card 4 meld RummyTableMeld
-message Knock 1 card string
+message Knock 1 card string 2 melds KnockMeld*
+message KnockMeld 1 cards string*
 message Knocked 1 seat uint32 2 card Card 3 melds PlacedMeld* 4 deadwood_cards Card* 5 deadwood
   uint32 6 gin bool 7 big_gin bool
 message KoiKoi
@@ -646,7 +649,7 @@ message RummyRoundEnded 1 outcome string 2 winner uint32? 3 hands RummyHand* 4 h
   uint32* 5 settlement Settlement
 message RummyRules 1 open_threshold uint32? 2 stake_per_point uint32? 3 max_reshuffles uint32? 4
   min_seats uint32? 5 max_seats uint32? 6 turn_time_ms uint32? 7 time_bank_ms uint32? 8
-  max_timeouts uint32? 9 forfeit_when_away bool?
+  max_timeouts uint32? 9 forfeit_when_away bool? 10 ace_high_when_ambiguous bool?
 message RummySeatForfeited 1 seat uint32 2 hand RummyHand 3 hand_value uint32 4 lines
   SettlementLine*
 message RummyStarted 1 rules RummyRules 2 seats uint32 3 commitment string 4 client_seeds
@@ -921,10 +924,16 @@ _CLOCK_OPTIONS: dict[str, object] = {
     "forfeit_when_away": False,
 }
 ADDED_LATER: dict[str, dict[str, object]] = {
-    "hoola": _CLOCK_OPTIONS,
+    "hoola": _CLOCK_OPTIONS
+    | {
+        "go_out_by_discard": False,
+        "seven_binding_is_meld": False,
+        "named_set_joker_suits": False,
+        "binding_ends_hoola": False,
+    },
     "koikoi": _CLOCK_OPTIONS,
-    "gin": _CLOCK_OPTIONS,
-    "rummy": _CLOCK_OPTIONS,
+    "gin": _CLOCK_OPTIONS | {"knocker_best_melds": False},
+    "rummy": _CLOCK_OPTIONS | {"ace_high_when_ambiguous": False},
 }
 #: Rummy deals and rebuilds its stock with round 1 (docs/shuffle.md, "Rummy's deal").
 RUMMY_ROUND = 1

@@ -238,7 +238,7 @@ def _check_events(
     Returns the final state and the game's events (equal to the recorded ones, byte for byte)."""
     header = replay.header
     try:
-        rules = binding.game.rules_for("", binding.overrides(header.rules), header.seats)
+        rules = binding.game.rules_for("", binding.recorded_overrides(header.rules), header.seats)
     except (CommandError, ValueError) as error:
         _fail(0, "rule set", "a rule set this engine plays", error)
     # The header lists every option (a reader reads them there): an option left out that the
