@@ -587,7 +587,7 @@ def _studio_credential(given: str, addresses: list[str], key_file: Path | None) 
     "--seats",
     default=None,
     type=click.IntRange(2, 7),
-    help="Hoola: seats at the table (default 3; 6 or 7 play with sit-out, RULES.md "
+    help="Hoola: seats at the table (default 3; 6 or 7 play with sit-out, docs/rules/hoola.md "
     "§1.9). Rummy: 2 to 4 (default 4). Koi-Koi and Gin Rummy are for two.",
 )
 @click.option("--preset", default="", help="A preset of the game (default: the game's default).")
