@@ -392,7 +392,13 @@ def deadwood_value(card: Card) -> int:
 
 def candidate_melds(hand: Iterable[Card], rules: MeldRules) -> list[tuple[Card, ...]]:
     """Every natural meld within the hand (sets of 3–4, runs of 3 or more), in a stable order."""
-    cards = sorted(set(hand))
+    return list(_candidate_melds(tuple(sorted(set(hand))), rules))
+
+
+@lru_cache(maxsize=ARRANGEMENTS_MEMO)
+def _candidate_melds(cards: tuple[Card, ...], rules: MeldRules) -> tuple[tuple[Card, ...], ...]:
+    """:func:`candidate_melds` of sorted, distinct ``cards``, remembered: the solvers ask for the
+    melds of the same sub-hands again and again (every discard a legal-move list tries)."""
     found: list[tuple[Card, ...]] = []
     by_rank: dict[int, list[Card]] = {}
     for c in cards:
@@ -413,7 +419,7 @@ def candidate_melds(hand: Iterable[Card], rules: MeldRules) -> list[tuple[Card, 
                 run.append(value)
                 if len(run) >= SHORTEST_MELD:
                     found.append(tuple(held[1 if v == HIGH_ACE else v] for v in run))
-    return found
+    return tuple(found)
 
 
 def best_melds(hand: Iterable[Card], rules: MeldRules) -> tuple[tuple[Meld, ...], tuple[Card, ...]]:
@@ -430,6 +436,8 @@ def clear_cache() -> None:
     _best.cache_clear()
     _all_least.cache_clear()
     _arrangements.cache_clear()
+    _candidate_melds.cache_clear()
+    _least_arrangements.cache_clear()
 
 
 @lru_cache(maxsize=8192)
@@ -442,7 +450,7 @@ def _best(
     # Either the first card is deadwood, or it is in one of the melds that hold it.
     best_melds_, best_rest = _best(rest, rules)
     best = (best_melds_, (first,) + best_rest)
-    for meld in candidate_melds(cards, rules):
+    for meld in _candidate_melds(cards, rules):
         if first not in meld:
             continue
         melds, left = _best(tuple(c for c in rest if c not in meld), rules)
@@ -457,7 +465,13 @@ def least_arrangements(
     """Every arrangement of the hand into melds that leaves the least deadwood, with its
     deadwood (docs/rules/gin.md §4, the knocker's melds), in a fixed order: the one :func:`best_melds`
     chooses first. Each is a different set of melds; the cards of a meld are in table order."""
-    cards = tuple(sorted(set(hand)))
+    return _least_arrangements(tuple(sorted(set(hand))), rules)
+
+
+@lru_cache(maxsize=1024)
+def _least_arrangements(
+    cards: tuple[Card, ...], rules: MeldRules
+) -> tuple[tuple[tuple[Meld, ...], tuple[Card, ...]], ...]:
     least = deadwood_count(_best(cards, rules)[1])
     found = [
         (tuple(m for meld in melds if (m := arrange(meld, rules)) is not None), left)
@@ -486,7 +500,7 @@ def _all_least(
     if deadwood_value(first) <= budget:
         for melds, left in _all_least(rest, rules, budget - deadwood_value(first)):
             found.append((melds, (first,) + left))
-    for meld in candidate_melds(cards, rules):
+    for meld in _candidate_melds(cards, rules):
         if first not in meld:
             continue
         for melds, left in _all_least(tuple(c for c in rest if c not in meld), rules, budget):

@@ -217,8 +217,9 @@ def _knock(
             R_GIN,
         )
     kept = tuple(c for c in hand if c != card)
-    ways = least_arrangements(kept, GIN)
-    melds, left = ways[0]
+    # The least deadwood first (remembered, cheap): most knocks a legal-move list tries are
+    # refused by it, before every arrangement that reaches it is worked out.
+    melds, left = best_melds(kept, GIN)
     count = deadwood_count(left)
     if not card and count != 0:
         raise IllegalCommand("NOT_BIG_GIN", "big gin needs all eleven cards melded", R_GIN)
@@ -228,6 +229,7 @@ def _knock(
             f"deadwood {count} is over the knock card {state.rules.knock_card}",
             R_GIN,
         )
+    ways = least_arrangements(kept, GIN)  # the first is best_melds' choice
     if named:
         wanted = meld_sets(m.cards for m in named)
         chosen = next((way for way in ways if meld_sets(way[0]) == wanted), None)
