@@ -18,9 +18,11 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# The stubs come from proto/ with the pinned grpcio-tools (generated, never edited, not committed).
+# The stubs come from proto/ with the pinned grpcio-tools and protoc-gen-connectrpc (generated,
+# never edited, not committed); gen/googleapis/ gets the google/rpc protos for other languages.
 $(GEN_STAMP): $(PROTOS) service/codegen.py | $(PY)
-	$(PY) -m pip install --quiet grpcio-tools==1.85.1 mypy-protobuf==5.1.0
+	$(PY) -m pip install --quiet grpcio-tools==1.85.1 mypy-protobuf==5.1.0 \
+	  protoc-gen-connectrpc==0.13.0 googleapis-common-protos==1.76.0
 	$(PY) service/codegen.py gen
 	touch $@
 

@@ -6,6 +6,7 @@ import asyncio
 import os
 import random
 import signal
+import socket
 import sys
 import time
 import uuid
@@ -70,6 +71,20 @@ def main() -> None:
     show_default=str(DEFAULT_COMMAND_BURST),
     help="Commands a seat may send at once after a pause. Environment: CROUPIER_COMMAND_BURST.",
 )
+@click.option(
+    "--http-address",
+    default=lambda: os.environ.get(config.HTTP_ADDRESS_ENV, config.DEFAULT_HTTP_ADDRESS),
+    show_default=config.DEFAULT_HTTP_ADDRESS,
+    help="HOST:PORT of the HTTP listener (Connect, gRPC-Web and JSON, for browsers and curl); "
+    f"empty or 'off': none. Environment: {config.HTTP_ADDRESS_ENV}.",
+)
+@click.option(
+    "--cors-origins",
+    default=lambda: os.environ.get(config.CORS_ORIGINS_ENV, ""),
+    show_default="none",
+    help="Browser origins that may call the HTTP listener, comma-separated ('*': any). None by "
+    f"default: pages it serves itself need none. Environment: {config.CORS_ORIGINS_ENV}.",
+)
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
 def serve(
     address: str,
@@ -78,11 +93,14 @@ def serve(
     workers: int,
     command_rate: float,
     command_burst: int,
+    http_address: str,
+    cors_origins: str,
     worker_of_group: str | None,
 ) -> None:
     """Serve the game service (with health checking and reflection)."""
     from croupier.app.ratelimit import RateLimit
     from croupier.app.tokens import TokenSigner
+    from croupier.service.http import HttpListener, create_http_app
     from croupier.service.server import PortInUse, create_server
     from croupier.service.store import StoreError, open_store
 
@@ -92,9 +110,20 @@ def serve(
         studio = config.studio_keys()
     except config.ConfigError as error:
         raise click.ClickException(str(error)) from None
+    from croupier.service.http import is_off, parse_origins
+
+    http = None if is_off(http_address) else http_address.strip()
     if workers > 1 and worker_of_group is None:
         _serve_workers(
-            address, store_url, log_format, workers, command_rate, command_burst, keys, studio
+            address,
+            store_url,
+            log_format,
+            workers,
+            command_rate,
+            command_burst,
+            keys,
+            studio,
+            (http, cors_origins),
         )
         return
     logs.configure(log_format)
@@ -135,14 +164,36 @@ def serve(
             studio_keys=studio.ring,
         )
         await serving.server.start()
-        log.info("serving", address=f"{host}:{serving.port}", store=_safe(where))
+        # The HTTP listener: the same core on the same loop (service/http.py).
+        listener = None
+        http_url = "off"
+        if http is not None:
+            listener = HttpListener(
+                create_http_app(serving.core, cors_origins=parse_origins(cors_origins)),
+                http,
+                reuse_port=worker,
+            )
+            try:
+                await listener.start()
+            except PortInUse:
+                await serving.server.stop(grace=None)
+                await serving.core.close()
+                raise
+            http_url = f"http://{http.rsplit(':', 1)[0]}:{listener.port}"
+        log.info("serving", address=f"{host}:{serving.port}", http=http_url, store=_safe(where))
         who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
-        click.echo(f"{who} listening on {host}:{serving.port}; data in {_safe(where)}", err=True)
+        click.echo(
+            f"{who} listening on {host}:{serving.port}; data in {_safe(where)}; "
+            f"HTTP (Connect, gRPC-Web, JSON): {http_url}",
+            err=True,
+        )
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stopping.set)
         await stopping.wait()
+        if listener is not None:
+            await listener.stop()
         await serving.server.stop(grace=2)
         await serving.core.close()
 
@@ -191,9 +242,11 @@ def _serve_workers(
     command_burst: int,
     keys: config.Keys,
     studio: config.Keys,
+    http: tuple[str | None, str] = (None, ""),
 ) -> None:
     """Start ``workers`` processes serving on one port (SO_REUSEPORT), forward SIGTERM and SIGINT
-    to them, and exit when they have all exited.
+    to them, and exit when they have all exited. ``http``: the HTTP listener's address (``None``:
+    none), shared by the workers the same way, and the CORS origins.
 
     The port must be free: a plain bind checks it (it fails on a port another server holds, a
     group of workers included), then a bound, non-listening SO_REUSEPORT socket keeps it for the
@@ -201,30 +254,19 @@ def _serve_workers(
     CROUPIER_SECRET or CROUPIER_STUDIO_SECRET is unset, so that every worker accepts every
     worker's tokens and the one development credential; the schema is migrated once here before
     the workers open the store."""
-    import socket
     import subprocess
 
     from croupier.service.store import StoreError, open_store
 
     logs.configure(log_format)
-    host, _, port_text = address.rpartition(":")
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise click.ClickException(f"--address: HOST:PORT, not {address!r}") from None
-    bind_host = host.strip("[]")
-    family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
-    try:
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.bind((bind_host, port))
-            port = probe.getsockname()[1]
-        hold = socket.socket(family, socket.SOCK_STREAM)
-        hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        hold.bind((bind_host, port))
-    except OSError as error:
-        raise click.ClickException(
-            f"cannot listen on {address}: {error} (is another server running there?)"
-        ) from None
+    host, port, hold = _reserve(address, "--address")
+    http_address, cors_origins = http
+    held = [hold]
+    http_option = "off"
+    if http_address is not None:
+        http_host, http_port, http_hold = _reserve(http_address, "--http-address")
+        held.append(http_hold)
+        http_option = f"{http_host}:{http_port}"
     env = dict(os.environ)
     if keys.generated:
         env[config.SECRET_ENV] = config.as_setting(keys.ring.signing)
@@ -232,7 +274,8 @@ def _serve_workers(
     try:
         open_store(store_url).close()  # create or migrate the schema once, before the workers
     except StoreError as error:
-        hold.close()
+        for sock in held:
+            sock.close()
         raise click.ClickException(str(error)) from None
     if studio.generated:
         env[config.STUDIO_SECRET_ENV] = config.as_setting(studio.ring.signing)
@@ -253,6 +296,10 @@ def _serve_workers(
         str(command_rate),
         "--command-burst",
         str(command_burst),
+        "--http-address",
+        http_option,
+        "--cors-origins",
+        cors_origins,
         "--worker-of-group",
         group,
     ]
@@ -282,10 +329,36 @@ def _serve_workers(
                 forward(signal.SIGTERM, None)
             time.sleep(0.2)
     finally:
-        hold.close()
+        for sock in held:
+            sock.close()
     if crashed:
         codes = {c.pid: c.returncode for c in children}
         raise click.ClickException(f"a worker failed; the workers exited with {codes}")
+
+
+def _reserve(address: str, option: str) -> tuple[str, int, socket.socket]:
+    """Check that ``address`` is free with a plain bind (it fails on a port another server holds,
+    a group of workers included), then keep it for the workers with a bound, non-listening
+    SO_REUSEPORT socket (port 0: a free one). Returns the host, the port and that socket."""
+    host, _, port_text = address.rpartition(":")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise click.ClickException(f"{option}: HOST:PORT, not {address!r}") from None
+    bind_host = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((bind_host, port))
+            port = probe.getsockname()[1]
+        hold = socket.socket(family, socket.SOCK_STREAM)
+        hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        hold.bind((bind_host, port))
+    except OSError as error:
+        raise click.ClickException(
+            f"cannot listen on {address}: {error} (is another server running there?)"
+        ) from None
+    return host, port, hold
 
 
 def _safe(url: str) -> str:

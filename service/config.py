@@ -20,6 +20,13 @@ from croupier.app.tokens import (
 )
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
+#: The HTTP listener (Connect, gRPC-Web, JSON: service/http.py); empty or "off" turns it off.
+DEFAULT_HTTP_ADDRESS = "127.0.0.1:8080"
+HTTP_ADDRESS_ENV = "CROUPIER_HTTP_ADDRESS"
+#: Browser origins allowed to call the HTTP listener (comma-separated, "*" for any). None by
+#: default: a page the listener serves itself (at /) is same-origin and needs none, and a page
+#: elsewhere gets the service only where its operator says so.
+CORS_ORIGINS_ENV = "CROUPIER_CORS_ORIGINS"
 DATA_DIR = Path("data")
 DEFAULT_STORE = f"sqlite:///{DATA_DIR / 'croupier.sqlite3'}"
 

@@ -1,6 +1,6 @@
 """The gRPC adapter of the application core: each handler parses, calls the core, and formats.
 
-Who calls comes from the interceptor (:func:`croupier.service.interceptor.caller`), never from the
+Who calls comes from the interceptor (:func:`croupier.service.calls.caller`), never from the
 request; errors are the core's typed ones, turned into statuses by the interceptor.
 """
 
@@ -12,11 +12,13 @@ from typing import Any
 import grpc
 
 from croupier.app.core import Croupier, Refused
-from croupier.service.interceptor import caller
+from croupier.service.calls import caller
 from croupier.service.status import code_of
 from croupier.v1 import service_pb2, service_pb2_grpc
 
-Context = grpc.aio.ServicerContext[Any, Any]
+# The handlers read nothing of the call but its request (who calls is the interceptor's): the
+# HTTP listener (service/http.py) calls them with its own context.
+Context = grpc.aio.ServicerContext[Any, Any] | object
 
 
 def _seat(request: Any) -> int | None:

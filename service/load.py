@@ -305,6 +305,9 @@ def spawn_server(
         store,
         "--log-format",
         "json",
+        # The load is on gRPC: no HTTP listener (nor its port) for the spawned server.
+        "--http-address",
+        "off",
     ]
     if workers > 1:
         command += ["--workers", str(workers)]

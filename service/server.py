@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -23,6 +23,9 @@ from croupier.log import EventStore
 from croupier.service.grpc_api import GameServicer
 from croupier.service.interceptor import CallInterceptor
 from croupier.v1 import service_pb2, service_pb2_grpc
+
+if TYPE_CHECKING:
+    from croupier.service.http import HttpListener
 
 T = TypeVar("T")
 
@@ -148,10 +151,15 @@ class ServerThread:
         limits: ConnectionLimits | None = None,
         *,
         studio_keys: KeyRing,
+        http_address: str | None = None,
+        cors_origins: Sequence[str] = (),
     ) -> None:
         self._args = (address, store, signer, clock, seed_source)
         self._limits = (rate_limit, limits)
         self._studio_keys = studio_keys
+        # The HTTP listener (service/http.py) on the same loop and core, when asked for.
+        self._http_args = (http_address, tuple(cors_origins))
+        self._http: HttpListener | None = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="grpc-aio", daemon=True)
         self._serving: Serving | None = None
@@ -170,6 +178,13 @@ class ServerThread:
     def core(self) -> Croupier:
         return self.serving.core
 
+    @property
+    def http_port(self) -> int:
+        """The HTTP listener's port (started with ``http_address``)."""
+        if self._http is None:
+            raise RuntimeError("start the server with an http_address first")
+        return self._http.port
+
     def call(self, work: Coroutine[Any, Any, T]) -> T:
         """Run ``work`` (a use case of :attr:`core`) on the server's loop and wait for it."""
         return asyncio.run_coroutine_threadsafe(work, self._loop).result()
@@ -185,10 +200,19 @@ class ServerThread:
             *self._args, rate_limit=rate_limit, limits=limits, studio_keys=self._studio_keys
         )
         await serving.server.start()
+        http_address, cors_origins = self._http_args
+        if http_address is not None:
+            from croupier.service.http import HttpListener, create_http_app
+
+            app = create_http_app(serving.core, cors_origins=cors_origins)
+            self._http = HttpListener(app, http_address, grace_s=0.1)
+            await self._http.start()
         return serving
 
     def stop(self, grace: float | None = None) -> None:
         serving = self._serving
+        if self._http is not None:
+            asyncio.run_coroutine_threadsafe(self._http.stop(), self._loop).result()
         if serving is not None:
             asyncio.run_coroutine_threadsafe(serving.server.stop(grace), self._loop).result()
             asyncio.run_coroutine_threadsafe(serving.core.close(), self._loop).result()

@@ -51,6 +51,13 @@ def code_of(error: AppError) -> grpc.StatusCode:
 
 
 def to_status(error: AppError) -> grpc.Status:
+    """The gRPC status of ``error`` (its details in ``grpc-status-details-bin``)."""
+    return rpc_status.to_status(status_of(error))
+
+
+def status_of(error: AppError) -> status_pb2.Status:
+    """The ``google.rpc.Status`` of ``error``: the code, the message and the details, the same on
+    every transport (gRPC, Connect, gRPC-Web)."""
     code = code_of(error)
     status = status_pb2.Status(code=getattr(code_pb2, code.name), message=error.message)
     info = any_pb2.Any()
@@ -76,11 +83,16 @@ def to_status(error: AppError) -> grpc.Status:
         delay.FromMilliseconds(error.retry_after_ms)
         retry.Pack(error_details_pb2.RetryInfo(retry_delay=delay))
         status.details.append(retry)
-    return rpc_status.to_status(status)
+    return status
 
 
 def internal_status(error_id: str) -> grpc.Status:
     """An unexpected failure: nothing of it but the id that finds its traceback in the logs."""
+    return rpc_status.to_status(internal_status_of(error_id))
+
+
+def internal_status_of(error_id: str) -> status_pb2.Status:
+    """:func:`internal_status` as a ``google.rpc.Status``."""
     status = status_pb2.Status(
         code=code_pb2.INTERNAL,
         message=f"internal error {error_id}: the server logged it; report the id",
@@ -92,4 +104,4 @@ def internal_status(error_id: str) -> grpc.Status:
         )
     )
     status.details.append(info)
-    return rpc_status.to_status(status)
+    return status

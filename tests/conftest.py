@@ -22,6 +22,10 @@ settings.register_profile(
 )
 settings.load_profile("ci" if os.environ.get("CI") == "true" else "default")
 
+# The servers the tests spawn (`croupier serve`) listen for HTTP on a free port, never on the
+# default 8080 that a developer's `make run` (or another run of the tests) may hold.
+os.environ.setdefault("CROUPIER_HTTP_ADDRESS", "127.0.0.1:0")
+
 # The servers under test log to stderr, warnings only (the CLI tests read a real server's logs).
 from croupier.service import logs  # noqa: E402
 

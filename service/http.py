@@ -1,0 +1,481 @@
+"""The HTTP listener: Connect (JSON and binary), gRPC-Web and plain JSON over HTTP, for browsers
+and ``curl``, served by the service itself beside its gRPC port (no proxy).
+
+The same application core and the same handlers (:class:`croupier.service.grpc_api.GameServicer`)
+as gRPC, behind the Connect project's Python runtime (``connectrpc``, which speaks Connect, gRPC
+and gRPC-Web) with the service and client generated from ``proto/`` (``service_connect.py``,
+``make gen``). Around every call, :class:`ConnectCalls` does what the gRPC interceptor does, through
+the one :class:`croupier.service.calls.Call`: the ``authorization: Bearer <token>`` header, the
+core's caller resolution and rate limits, the same status codes, messages and ``google.rpc``
+details (Connect's JSON ``details``, gRPC-Web's ``grpc-status-details-bin``), one log line.
+
+:func:`create_http_app` composes the ASGI application (starlette routes): the service at
+``/croupier.v1.GameService/``, any extra mounts (``/metrics``…), and at ``/`` a short page saying
+how to call it, or a static directory (:func:`static_site`, for a web client). CORS is off unless
+origins are given (``--cors-origins``). :class:`HttpListener` serves it with hypercorn on the event
+loop of the gRPC server, in the same process.
+
+Bidirectional streaming (``Play``) needs HTTP/2, which browsers only speak over TLS and then not
+with streaming request bodies: browsers use ``SubmitCommand`` with ``include`` and
+``StreamEvents`` instead. Over HTTP/2 without TLS (prior knowledge), non-browser Connect or gRPC
+clients can hold a ``Play`` stream here too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+from connectrpc.code import Code
+from connectrpc.codec import Codec
+from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
+from connectrpc.errors import ConnectError, ErrorDetail
+from connectrpc.request import RequestContext
+from google.protobuf.json_format import ParseError
+from google.protobuf.message import DecodeError, Message
+from google.rpc import status_pb2
+from hypercorn.asyncio import serve
+from hypercorn.config import Config
+from protobuf.wkt import Any as AnyDetail
+from starlette.applications import Starlette
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
+
+from croupier.app.core import Croupier
+from croupier.app.errors import AppError, invalid
+from croupier.service.calls import Call
+from croupier.service.grpc_api import GameServicer
+from croupier.service.server import PortInUse
+from croupier.service.status import status_of
+from croupier.v1 import service_pb2 as pb
+from croupier.v1.service_connect import GameService, GameServiceASGIApplication
+
+SERVICE_PATH = "/croupier.v1.GameService"
+#: What a browser may send and read on a cross-origin call (the Connect and gRPC-Web headers, and
+#: our credential), when CORS is on.
+CORS_ALLOW_HEADERS = (
+    "Authorization",
+    "Content-Type",
+    "Connect-Protocol-Version",
+    "Connect-Timeout-Ms",
+    "Connect-Accept-Encoding",
+    "Connect-Content-Encoding",
+    "Grpc-Timeout",
+    "X-Grpc-Web",
+    "X-User-Agent",
+)
+CORS_EXPOSE_HEADERS = ("Grpc-Status", "Grpc-Message", "Grpc-Status-Details-Bin")
+#: How long a browser may keep a preflight's answer (seconds).
+CORS_MAX_AGE_S = 7200
+#: The seconds a stopping listener gives open calls (streams) before it drops them.
+DEFAULT_GRACE_S = 2.0
+
+
+# --- the service -------------------------------------------------------------------------------
+
+
+class ConnectGameService(GameService):
+    """The generated Connect service, answered by the gRPC handlers (they read nothing of the
+    call but the request: who calls is :func:`croupier.service.calls.caller`'s)."""
+
+    def __init__(self, handlers: GameServicer) -> None:
+        self._h = handlers
+
+    async def create_game(
+        self,
+        request: pb.CreateGameRequest,
+        ctx: RequestContext[pb.CreateGameRequest, pb.CreateGameResponse],
+        /,
+    ) -> pb.CreateGameResponse:
+        return await self._h.CreateGame(request, ctx)
+
+    async def submit_command(
+        self,
+        request: pb.SubmitCommandRequest,
+        ctx: RequestContext[pb.SubmitCommandRequest, pb.SubmitCommandResponse],
+        /,
+    ) -> pb.SubmitCommandResponse:
+        return await self._h.SubmitCommand(request, ctx)
+
+    async def validate_command(
+        self,
+        request: pb.ValidateCommandRequest,
+        ctx: RequestContext[pb.ValidateCommandRequest, pb.ValidateCommandResponse],
+        /,
+    ) -> pb.ValidateCommandResponse:
+        return await self._h.ValidateCommand(request, ctx)
+
+    async def list_legal_moves(
+        self,
+        request: pb.ListLegalMovesRequest,
+        ctx: RequestContext[pb.ListLegalMovesRequest, pb.ListLegalMovesResponse],
+        /,
+    ) -> pb.ListLegalMovesResponse:
+        return await self._h.ListLegalMoves(request, ctx)
+
+    async def get_view(
+        self,
+        request: pb.GetViewRequest,
+        ctx: RequestContext[pb.GetViewRequest, pb.GetViewResponse],
+        /,
+    ) -> pb.GetViewResponse:
+        return await self._h.GetView(request, ctx)
+
+    def stream_events(
+        self,
+        request: pb.StreamEventsRequest,
+        ctx: RequestContext[pb.StreamEventsRequest, pb.StreamEventsResponse],
+        /,
+    ) -> AsyncIterator[pb.StreamEventsResponse]:
+        return self._h.StreamEvents(request, ctx)
+
+    async def get_settlement(
+        self,
+        request: pb.GetSettlementRequest,
+        ctx: RequestContext[pb.GetSettlementRequest, pb.GetSettlementResponse],
+        /,
+    ) -> pb.GetSettlementResponse:
+        return await self._h.GetSettlement(request, ctx)
+
+    async def get_replay(
+        self,
+        request: pb.GetReplayRequest,
+        ctx: RequestContext[pb.GetReplayRequest, pb.GetReplayResponse],
+        /,
+    ) -> pb.GetReplayResponse:
+        return await self._h.GetReplay(request, ctx)
+
+    async def list_presets(
+        self,
+        request: pb.ListPresetsRequest,
+        ctx: RequestContext[pb.ListPresetsRequest, pb.ListPresetsResponse],
+        /,
+    ) -> pb.ListPresetsResponse:
+        return await self._h.ListPresets(request, ctx)
+
+    async def export_replay(
+        self,
+        request: pb.ExportReplayRequest,
+        ctx: RequestContext[pb.ExportReplayRequest, pb.ExportReplayResponse],
+        /,
+    ) -> pb.ExportReplayResponse:
+        return await self._h.ExportReplay(request, ctx)
+
+    async def verify_replay(
+        self,
+        request: pb.VerifyReplayRequest,
+        ctx: RequestContext[pb.VerifyReplayRequest, pb.VerifyReplayResponse],
+        /,
+    ) -> pb.VerifyReplayResponse:
+        return await self._h.VerifyReplay(request, ctx)
+
+    async def list_recent_games(
+        self,
+        request: pb.ListRecentGamesRequest,
+        ctx: RequestContext[pb.ListRecentGamesRequest, pb.ListRecentGamesResponse],
+        /,
+    ) -> pb.ListRecentGamesResponse:
+        return await self._h.ListRecentGames(request, ctx)
+
+    async def get_recent_game(
+        self,
+        request: pb.GetRecentGameRequest,
+        ctx: RequestContext[pb.GetRecentGameRequest, pb.GetRecentGameResponse],
+        /,
+    ) -> pb.GetRecentGameResponse:
+        return await self._h.GetRecentGame(request, ctx)
+
+    def play(
+        self,
+        request: AsyncIterator[pb.PlayRequest],
+        ctx: RequestContext[pb.PlayRequest, pb.PlayResponse],
+        /,
+    ) -> AsyncIterator[pb.PlayResponse]:
+        return self._h.Play(request, ctx)
+
+
+# --- errors and calls --------------------------------------------------------------------------
+
+#: google.rpc codes (what a status carries) → Connect's codes (the same numbers and names, but
+#: for Connect's spelling of CANCELED).
+CONNECT_CODES: dict[int, Code] = {
+    code.value[0]: Code[code.name.replace("CANCELLED", "CANCELED")]
+    for code in grpc.StatusCode
+    if code != grpc.StatusCode.OK
+}
+
+
+def connect_error(status: status_pb2.Status) -> ConnectError:
+    """A ``google.rpc.Status`` as the Connect error of the same code, message and details
+    (Connect's JSON error ``details``; gRPC-Web's ``grpc-status-details-bin``)."""
+    code = CONNECT_CODES.get(status.code, Code.INTERNAL if status.code else Code.UNKNOWN)
+    details = [ErrorDetail(AnyDetail(type_url=d.type_url, value=d.value)) for d in status.details]
+    return ConnectError(code, status.message, details)
+
+
+def _protocol(ctx: RequestContext[Any, Any]) -> str:
+    """What the call came as, for its log line."""
+    content_type = ctx.request_headers.get("content-type", "")
+    if content_type.startswith("application/grpc-web"):
+        return "grpc-web"
+    if content_type.startswith("application/grpc"):
+        return "grpc-http"
+    return "connect"
+
+
+class ConnectCalls:
+    """The Connect interceptor of every call: :class:`Call` around it (auth, errors, the log)."""
+
+    def __init__(self, core: Croupier) -> None:
+        self._core = core
+
+    def _call(self, ctx: RequestContext[Any, Any]) -> Call:
+        call = Call(self._core, ctx.method.name, transport=_protocol(ctx))
+        call.begin(ctx.request_headers.allitems())
+        return call
+
+    async def intercept_unary(
+        self,
+        call_next: Callable[[Any, RequestContext[Any, Any]], Awaitable[Any]],
+        request: Any,
+        ctx: RequestContext[Any, Any],
+        /,
+    ) -> Any:
+        call = Call(self._core, ctx.method.name)
+        try:
+            call = self._call(ctx)
+            response = await call_next(request, ctx)
+        except AppError as error:
+            raise connect_error(call.failed(error)) from None
+        except ConnectError as error:  # the runtime's own (a client gone, a deadline)
+            call.ended(error.code.name)
+            raise
+        except Exception as error:  # every bug becomes INTERNAL with an id
+            raise connect_error(call.crashed(error)) from None
+        call.ok()
+        return response
+
+    async def _stream(
+        self, responses: Callable[[], AsyncIterator[Any]], ctx: RequestContext[Any, Any]
+    ) -> AsyncIterator[Any]:
+        call = Call(self._core, ctx.method.name)
+        try:
+            call = self._call(ctx)
+            async for response in responses():
+                yield response
+        except AppError as error:
+            raise connect_error(call.failed(error)) from None
+        except ConnectError as error:
+            call.ended(error.code.name)
+            raise
+        except Exception as error:  # every bug becomes INTERNAL with an id
+            raise connect_error(call.crashed(error)) from None
+        except asyncio.CancelledError:
+            # The client went away: the stream and its wait are dropped at once.
+            call.cancelled()
+            raise
+        call.ok()
+
+    def intercept_server_stream(
+        self,
+        call_next: Callable[[Any, RequestContext[Any, Any]], AsyncIterator[Any]],
+        request: Any,
+        ctx: RequestContext[Any, Any],
+        /,
+    ) -> AsyncIterator[Any]:
+        return self._stream(lambda: call_next(request, ctx), ctx)
+
+    def intercept_bidi_stream(
+        self,
+        call_next: Callable[[AsyncIterator[Any], RequestContext[Any, Any]], AsyncIterator[Any]],
+        request: AsyncIterator[Any],
+        ctx: RequestContext[Any, Any],
+        /,
+    ) -> AsyncIterator[Any]:
+        return self._stream(lambda: call_next(request, ctx), ctx)
+
+
+class _Malformed:
+    """A google.protobuf codec whose undecodable request is INVALID_ARGUMENT ``MALFORMED_REQUEST``,
+    as on gRPC (the runtime's own answer has no details)."""
+
+    def __init__(self, codec: Codec[Message, Any]) -> None:
+        self._codec = codec
+
+    def name(self) -> str:
+        return self._codec.name()
+
+    def encode(self, message: Message) -> bytes:
+        return self._codec.encode(message)
+
+    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
+        try:
+            return self._codec.decode(data, message_class)
+        except (DecodeError, ParseError, ValueError, TypeError) as error:
+            malformed = invalid(
+                "MALFORMED_REQUEST", f"the request is not its message type: {error}", ""
+            )
+            raise connect_error(status_of(malformed)) from None
+
+
+CODECS: tuple[Codec[Message, Any], ...] = (
+    _Malformed(google_protobuf_binary_codec()),
+    _Malformed(google_protobuf_json_codec(ignore_unknown_fields=True)),
+)
+
+
+# --- the application ---------------------------------------------------------------------------
+
+HOME = """<!doctype html>
+<html lang="en"><meta charset="utf-8"><title>Croupier</title>
+<h1>Croupier</h1>
+<p>This is Croupier's HTTP listener: the game service over Connect (JSON or binary), gRPC-Web and
+plain JSON. Call <code>POST {path}/&lt;Method&gt;</code>, for example:</p>
+<pre>curl -s {base}{path}/ListPresets -H 'content-type: application/json' \\
+  -d '{{"kind": "GAME_KIND_HOOLA"}}'</pre>
+<p>The contract is <code>proto/croupier/v1/service.proto</code>; the README's "Over HTTP" section
+says how to authenticate and stream.</p>
+"""
+
+
+async def _home(request: Request) -> Response:
+    if request.url.path != "/":
+        return PlainTextResponse(
+            f"Not found. The game service is at POST {SERVICE_PATH}/<Method> "
+            "(Connect, gRPC-Web or JSON); GET / says more.\n",
+            status_code=404,
+        )
+    base = f"{request.url.scheme}://{request.url.netloc}"
+    return HTMLResponse(HOME.format(path=SERVICE_PATH, base=base))
+
+
+def home_page() -> ASGIApp:
+    """What ``/`` answers without a static site: a short page saying how to call the service;
+    any other path is 404 with the same hint."""
+    return Starlette(routes=[Route("/{path:path}", _home, methods=["GET", "HEAD"])])
+
+
+def static_site(directory: Path) -> ASGIApp:
+    """A directory served as a site (``index.html`` at ``/``), to mount at ``/`` (a web client)."""
+    return StaticFiles(directory=directory, html=True)
+
+
+def create_http_app(
+    core: Croupier,
+    *,
+    cors_origins: Sequence[str] = (),
+    mounts: Mapping[str, ASGIApp] | None = None,
+    root: ASGIApp | None = None,
+) -> ASGIApp:
+    """The HTTP listener's application: the game service at ``/croupier.v1.GameService/``, each of
+    ``mounts`` at its path (``{"/metrics": app}``), and ``root`` at ``/`` (default
+    :func:`home_page`; :func:`static_site` serves a directory there). With ``cors_origins``
+    (``["*"]`` for any), browsers on those origins may call it; without, only same-origin pages."""
+    service = GameServiceASGIApplication(
+        ConnectGameService(GameServicer(core)),
+        interceptors=[ConnectCalls(core)],
+        codecs=CODECS,
+    )
+    routes: list[BaseRoute] = [Mount(service.path, app=service)]
+    for path, mounted in (mounts or {}).items():
+        # The path itself (a scraper asks for /metrics exactly) and anything under it.
+        routes += [Route(path, mounted), Mount(path, app=mounted)]
+    routes.append(Mount("/", app=root or home_page()))
+    app: ASGIApp = Starlette(routes=routes)
+    if cors_origins:
+        app = CORSMiddleware(
+            app,
+            allow_origins=list(cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=list(CORS_ALLOW_HEADERS),
+            expose_headers=list(CORS_EXPOSE_HEADERS),
+            max_age=CORS_MAX_AGE_S,
+        )
+    return app
+
+
+# --- the listener ------------------------------------------------------------------------------
+
+
+def parse_origins(text: str) -> tuple[str, ...]:
+    """``--cors-origins``: comma-separated origins (``*``: any); empty: none."""
+    return tuple(o.strip().rstrip("/") for o in text.split(",") if o.strip())
+
+
+def is_off(address: str | None) -> bool:
+    """``--http-address`` empty or ``off``: no HTTP listener."""
+    return address is None or address.strip().lower() in ("", "off")
+
+
+@dataclass
+class HttpListener:
+    """``app`` served by hypercorn on ``address`` (port 0: a free one), on the running loop.
+
+    Hypercorn (pinned) rather than uvicorn: it speaks HTTP/2 without TLS (prior knowledge) as well
+    as HTTP/1.1, and ASGI's response trailers, so Connect's bidirectional streams and gRPC clients
+    work here too, not only browsers; and it serves on an event loop it is given, with a shutdown
+    trigger of ours, installing no signal handlers of its own. The socket is ours: bound (with
+    SO_REUSEPORT for the workers of ``serve --workers``) and listening before :meth:`start`
+    returns, so the port is known and connections queue from then on."""
+
+    app: ASGIApp
+    address: str
+    reuse_port: bool = False
+    grace_s: float = DEFAULT_GRACE_S
+
+    def __post_init__(self) -> None:
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.port = 0
+
+    def _bind(self) -> socket.socket:
+        host, _, port_text = self.address.rpartition(":")
+        host = host.strip("[]")
+        try:
+            port = int(port_text)
+        except ValueError:
+            raise PortInUse(f"--http-address: HOST:PORT, not {self.address!r}") from None
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if self.reuse_port:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.bind((host or "0.0.0.0", port))
+            sock.listen(socket.SOMAXCONN)
+        except OSError as error:
+            sock.close()
+            raise PortInUse(f"cannot listen on {self.address}: {error}") from None
+        return sock
+
+    async def start(self) -> int:
+        """Listen, serve in the background, and return the port."""
+        sock = self._bind()
+        self.port = sock.getsockname()[1]
+        config = Config()
+        # Hypercorn takes the socket over by its descriptor (one owner: ours lets go of it).
+        config.bind = [f"fd://{sock.detach()}"]
+        config.graceful_timeout = self.grace_s
+        config.loglevel = "WARNING"  # not its start-up banner; its errors, yes
+        config.include_server_header = False
+        self._task = asyncio.create_task(
+            serve(self.app, config, shutdown_trigger=self._stopping.wait)  # type: ignore[arg-type]
+        )
+        return self.port
+
+    async def stop(self) -> None:
+        """Stop listening; open calls get ``grace_s`` to end, then are dropped."""
+        self._stopping.set()
+        if self._task is not None:
+            await self._task
+            self._task = None

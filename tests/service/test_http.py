@@ -1,0 +1,452 @@
+"""The HTTP listener (service/http.py) on a real port: Connect (JSON and binary) and gRPC-Web
+clients play, stream, and meet the same errors, codes, reasons and details as native gRPC; CORS;
+what GET / answers; mounting a static site or another app."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
+from connectrpc.errors import ConnectError
+from connectrpc.protocol import ProtocolType
+from google.protobuf import any_pb2
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+from starlette.responses import PlainTextResponse
+
+from croupier.app.ratelimit import RateLimit
+from croupier.app.tokens import TokenSigner
+from croupier.service.bots import auth
+from croupier.service.http import HttpListener, create_http_app, static_site
+from croupier.service.server import ServerThread
+from croupier.service.store import open_store
+from croupier.v1 import common_pb2, gin_pb2, service_pb2, service_pb2_grpc
+from croupier.v1.service_connect import GameServiceClientSync
+
+from .conftest import SECRET, STUDIO_KEYS, studio_token
+
+ORIGIN = "http://localhost:5173"
+#: A stream's reads end within this (a bug must fail the test, not hang it).
+TIMEOUT_MS = 30_000
+GIN = common_pb2.GAME_KIND_GIN
+
+
+@dataclass
+class Served:
+    thread: ServerThread
+    channel: grpc.Channel
+    stub: service_pb2_grpc.GameServiceStub
+    url: str
+
+
+@contextlib.contextmanager
+def _serve(tmp: Path, **kwargs: Any) -> Iterator[Served]:
+    store = open_store(f"sqlite:///{tmp / 'http.sqlite3'}")
+    thread = ServerThread(
+        "127.0.0.1:0",
+        store,
+        TokenSigner(SECRET),
+        studio_keys=STUDIO_KEYS,
+        http_address="127.0.0.1:0",
+        **kwargs,
+    )
+    port = thread.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        yield Served(
+            thread,
+            channel,
+            service_pb2_grpc.GameServiceStub(channel),
+            f"http://127.0.0.1:{thread.http_port}",
+        )
+    finally:
+        channel.close()
+        thread.stop(grace=None)
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with _serve(tmp_path_factory.mktemp("http"), cors_origins=[ORIGIN]) as running:
+        yield running
+
+
+CLIENTS = {
+    "connect-json": {"codec": google_protobuf_json_codec()},
+    "connect-binary": {"codec": google_protobuf_binary_codec()},
+    "grpc-web": {"protocol": ProtocolType.GRPC_WEB},
+}
+
+
+def client(served: Served, kind: str) -> GameServiceClientSync:
+    return GameServiceClientSync(served.url, timeout_ms=TIMEOUT_MS, **CLIENTS[kind])
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+# --- playing ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", list(CLIENTS))
+def test_create_play_and_stream_over_http(served: Served, kind: str) -> None:
+    """A game created, played a few moves and streamed over one protocol; what the seat's stream
+    carries is what the same seat's gRPC stream carries."""
+    with client(served, kind) as http:
+        game = http.create_game(
+            service_pb2.CreateGameRequest(kind=GIN, seats=2, client_seeds=[kind]),
+            headers=bearer(studio_token()),
+        )
+        assert len(game.tokens) == 2 and len(game.commitment) == 64
+        seat_view = http.get_view(
+            service_pb2.GetViewRequest(game_id=game.game_id), headers=bearer(game.tokens[0].token)
+        )
+        version = seat_view.version
+        to_act = [s.seat for s in seat_view.to_act]
+        moves_played = 0
+        while moves_played < 6 and to_act:
+            seat = to_act[0]
+            me = bearer(game.tokens[seat].token)
+            moves = http.list_legal_moves(
+                service_pb2.ListLegalMovesRequest(game_id=game.game_id), headers=me
+            )
+            assert moves.moves, "a seat to act has moves"
+            reply = http.submit_command(
+                service_pb2.SubmitCommandRequest(
+                    game_id=game.game_id,
+                    command_id=uuid.uuid4().hex,
+                    expected_version=version,
+                    command=moves.moves[0].command,
+                    include=service_pb2.Include(to_act=True, legal_moves=True),
+                ),
+                headers=me,
+            )
+            assert reply.version > version and reply.events
+            version, to_act = reply.version, [s.seat for s in reply.to_act]
+            moves_played += 1
+        assert moves_played == 6
+
+        request = service_pb2.StreamEventsRequest(game_id=game.game_id, after_version=0)
+        streamed: list[service_pb2.GameEvent] = []
+        stream = http.stream_events(request, headers=bearer(game.tokens[1].token))
+        for message in stream:
+            streamed.append(message.event)
+            if message.event.version == version:
+                break
+        stream.close()  # type: ignore[attr-defined]
+    assert [e.version for e in streamed] == list(range(1, version + 1))
+    native = served.stub.StreamEvents(
+        request, metadata=auth(game.tokens[1].token), timeout=TIMEOUT_MS / 1000
+    )
+    expected = []
+    for message in native:
+        expected.append(message.event)
+        if message.event.version == version:
+            break
+    native.cancel()
+    assert streamed == expected
+    # Seat 1's copy hides seat 0's cards: the deal is redacted.
+    assert any(e.redacted for e in streamed)
+
+
+def test_presets_over_json_are_the_grpc_ones(served: Served) -> None:
+    with client(served, "connect-json") as http:
+        over_http = http.list_presets(service_pb2.ListPresetsRequest(kind=GIN))
+    assert over_http == served.stub.ListPresets(service_pb2.ListPresetsRequest(kind=GIN))
+    assert {p.name for p in over_http.presets} >= {"standard", "single-hand", "big-gin"}
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+DETAIL_TYPES: dict[str, type[Message]] = {
+    "google.rpc.ErrorInfo": error_details_pb2.ErrorInfo,
+    "google.rpc.BadRequest": error_details_pb2.BadRequest,
+    "google.rpc.RetryInfo": error_details_pb2.RetryInfo,
+}
+
+
+@dataclass(frozen=True)
+class Failure:
+    code: str
+    message: str
+    details: tuple[tuple[str, bytes], ...]
+
+    def parsed(self) -> list[Message]:
+        """The details as messages (compared as messages: a map's bytes may come in any order)."""
+        return [DETAIL_TYPES[name].FromString(value) for name, value in self.details]
+
+    def reason(self) -> str:
+        infos = [d for d in self.parsed() if isinstance(d, error_details_pb2.ErrorInfo)]
+        assert len(infos) == 1 and infos[0].domain == "croupier.v1"
+        return infos[0].reason
+
+
+def grpc_failure(call: Callable[[], object]) -> Failure:
+    with pytest.raises(grpc.RpcError) as info:
+        call()
+    status = rpc_status.from_call(info.value)  # type: ignore[arg-type]
+    assert status is not None, "every error carries google.rpc details"
+    details = tuple((d.type_url.rsplit("/", 1)[-1], d.value) for d in status.details)
+    return Failure(info.value.code().name, status.message, details)  # type: ignore[attr-defined]
+
+
+def http_failure(call: Callable[[], object]) -> Failure:
+    with pytest.raises(ConnectError) as info:
+        call()
+    error = info.value
+    details = tuple((d.type_name, d.message_bytes) for d in error.details)
+    return Failure(error.code.name, error.message, details)
+
+
+def assert_same(native: Failure, over_http: Failure, code: str, reason: str) -> None:
+    assert (native.code, native.reason()) == (code, reason)
+    assert (over_http.code, over_http.message) == (native.code, native.message)
+    assert over_http.parsed() == native.parsed()
+
+
+@pytest.mark.parametrize("kind", list(CLIENTS))
+def test_errors_carry_the_grpc_codes_reasons_and_details(served: Served, kind: str) -> None:
+    game = served.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=GIN, seats=2), metadata=auth(studio_token())
+    )
+    seat0 = game.tokens[0].token
+    stranger = TokenSigner(SECRET).issue("no-such-game", 0)
+    no_command_id = service_pb2.SubmitCommandRequest(
+        game_id=game.game_id,
+        expected_version=game.version,
+        command=service_pb2.Command(gin=gin_pb2.GinCommand(draw_stock=gin_pb2.DrawStock())),
+    )
+    settlement = service_pb2.GetSettlementRequest(game_id=game.game_id)
+    unknown = service_pb2.GetViewRequest(game_id="no-such-game")
+    own = service_pb2.GetViewRequest(game_id=game.game_id)
+    other_game = TokenSigner(SECRET).issue("another-game", 1)
+    with client(served, kind) as http:
+        cases = [
+            (
+                lambda: served.stub.GetView(unknown, metadata=auth(stranger)),
+                lambda: http.get_view(unknown, headers=bearer(stranger)),
+                "NOT_FOUND",
+                "GAME_NOT_FOUND",
+            ),
+            (
+                lambda: served.stub.SubmitCommand(no_command_id, metadata=auth(seat0)),
+                lambda: http.submit_command(no_command_id, headers=bearer(seat0)),
+                "INVALID_ARGUMENT",
+                "MISSING_FIELD",
+            ),
+            (
+                lambda: served.stub.GetSettlement(settlement, metadata=auth(seat0)),
+                lambda: http.get_settlement(settlement, headers=bearer(seat0)),
+                "FAILED_PRECONDITION",
+                "ROUND_NOT_FINISHED",
+            ),
+            (
+                lambda: served.stub.GetView(own),
+                lambda: http.get_view(own),
+                "UNAUTHENTICATED",
+                "MISSING_TOKEN",
+            ),
+            (
+                lambda: served.stub.GetView(own, metadata=(("authorization", seat0),)),
+                lambda: http.get_view(own, headers={"authorization": seat0}),
+                "UNAUTHENTICATED",
+                "BAD_AUTH_SCHEME",
+            ),
+            (
+                lambda: served.stub.GetView(own, metadata=auth(other_game)),
+                lambda: http.get_view(own, headers=bearer(other_game)),
+                "PERMISSION_DENIED",
+                "TOKEN_FOR_OTHER_GAME",
+            ),
+        ]
+        for native_call, http_call, code, reason in cases:
+            assert_same(grpc_failure(native_call), http_failure(http_call), code, reason)
+        # A stream refused before its first message: the same status (here, no such game).
+        events = service_pb2.StreamEventsRequest(game_id="no-such-game")
+        native = grpc_failure(
+            lambda: list(served.stub.StreamEvents(events, metadata=auth(stranger)))
+        )
+        over_http = http_failure(lambda: list(http.stream_events(events, headers=bearer(stranger))))
+        assert_same(native, over_http, "NOT_FOUND", "GAME_NOT_FOUND")
+        # The missing field is named in a BadRequest (the same as gRPC's, compared above).
+        missing = http_failure(lambda: http.submit_command(no_command_id, headers=bearer(seat0)))
+    fields = [
+        v.field
+        for d in missing.parsed()
+        if isinstance(d, error_details_pb2.BadRequest)
+        for v in d.field_violations
+    ]
+    assert fields == ["command_id"]
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, dict(answer.headers.items()), answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers.items()), error.read()
+
+
+def test_malformed_requests_are_invalid_argument_malformed_request_on_both(served: Served) -> None:
+    garbage = b"\xff\xff\xff"
+    raw = served.channel.unary_unary(
+        "/croupier.v1.GameService/GetView",
+        request_serializer=lambda b: b,
+        response_deserializer=service_pb2.GetViewResponse.FromString,
+    )
+    native = grpc_failure(lambda: raw(garbage))
+    # A Connect client cannot send garbage: post it as Connect's unary binary request.
+    status, _, body = _post(
+        f"{served.url}/croupier.v1.GameService/GetView",
+        garbage,
+        {"content-type": "application/proto", "connect-protocol-version": "1"},
+    )
+    answer = json.loads(body)
+    assert status == 400 and answer["code"] == "invalid_argument"
+    details = tuple(
+        (d["type"], base64.b64decode(d["value"] + "=" * (-len(d["value"]) % 4)))
+        for d in answer["details"]
+    )
+    over_http = Failure("INVALID_ARGUMENT", native.message, details)
+    assert native.code == "INVALID_ARGUMENT" and native.reason() == "MALFORMED_REQUEST"
+    assert over_http.reason() == "MALFORMED_REQUEST"
+    # JSON that is not the message: the same reason.
+    status, _, body = _post(
+        f"{served.url}/croupier.v1.GameService/GetView",
+        b'{"game_id": 5}',
+        {"content-type": "application/json"},
+    )
+    assert status == 400 and json.loads(body)["code"] == "invalid_argument"
+    info = error_details_pb2.ErrorInfo()
+    any_detail = any_pb2.Any(
+        type_url="type.googleapis.com/google.rpc.ErrorInfo",
+        value=base64.b64decode(json.loads(body)["details"][0]["value"] + "=="),
+    )
+    any_detail.Unpack(info)
+    assert info.reason == "MALFORMED_REQUEST"
+
+
+def test_one_rate_limit_for_both_transports(tmp_path: Path) -> None:
+    """A seat's allowance is one, whichever way its commands come."""
+    with _serve(tmp_path, rate_limit=RateLimit(0.01, 2)) as served:
+        game = served.stub.CreateGame(
+            service_pb2.CreateGameRequest(kind=GIN, seats=2), metadata=auth(studio_token())
+        )
+        me = game.tokens[0].token
+        # Each of these takes from the allowance, then fails its check (no command id).
+        empty = service_pb2.SubmitCommandRequest(game_id=game.game_id)
+        with client(served, "connect-json") as http:
+            assert (
+                grpc_failure(lambda: served.stub.SubmitCommand(empty, metadata=auth(me))).reason()
+                == "MISSING_FIELD"
+            )
+            assert (
+                http_failure(lambda: http.submit_command(empty, headers=bearer(me))).reason()
+                == "MISSING_FIELD"
+            )
+            over_http = http_failure(lambda: http.submit_command(empty, headers=bearer(me)))
+        native = grpc_failure(lambda: served.stub.SubmitCommand(empty, metadata=auth(me)))
+        assert (over_http.code, over_http.reason()) == ("RESOURCE_EXHAUSTED", "RATE_LIMITED")
+        assert (native.code, native.reason()) == ("RESOURCE_EXHAUSTED", "RATE_LIMITED")
+        assert [type(d).__name__ for d in over_http.parsed()] == ["ErrorInfo", "RetryInfo"]
+
+
+# --- CORS -------------------------------------------------------------------------------------
+
+
+def _preflight(url: str, origin: str) -> tuple[int, dict[str, str]]:
+    request = urllib.request.Request(
+        f"{url}/croupier.v1.GameService/CreateGame",
+        method="OPTIONS",
+        headers={
+            "origin": origin,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "authorization,content-type,connect-protocol-version",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, {k.lower(): v for k, v in answer.headers.items()}
+    except urllib.error.HTTPError as error:
+        return error.code, {k.lower(): v for k, v in error.headers.items()}
+
+
+def test_cors_preflight_and_calls_from_an_allowed_origin(served: Served) -> None:
+    status, headers = _preflight(served.url, ORIGIN)
+    assert status == 200
+    assert headers["access-control-allow-origin"] == ORIGIN
+    allowed = {h.strip().lower() for h in headers["access-control-allow-headers"].split(",")}
+    assert {"authorization", "content-type", "connect-protocol-version"} <= allowed
+    assert "POST" in headers["access-control-allow-methods"]
+    # The call itself: the browser may read the answer and the gRPC-Web status headers.
+    status, headers, _ = _post(
+        f"{served.url}/croupier.v1.GameService/ListPresets",
+        b'{"kind": "GAME_KIND_GIN"}',
+        {"content-type": "application/json", "origin": ORIGIN},
+    )
+    lowered = {k.lower(): v for k, v in headers.items()}
+    assert status == 200 and lowered["access-control-allow-origin"] == ORIGIN
+    assert "grpc-status-details-bin" in lowered["access-control-expose-headers"].lower()
+    # Another origin is not allowed.
+    status, headers = _preflight(served.url, "http://elsewhere.example")
+    assert status == 400 and "access-control-allow-origin" not in headers
+
+
+def test_without_cors_origins_no_origin_is_allowed(tmp_path: Path) -> None:
+    with _serve(tmp_path) as served:
+        status, headers = _preflight(served.url, ORIGIN)
+        assert "access-control-allow-origin" not in headers, (status, headers)
+
+
+# --- GET / and mounts -------------------------------------------------------------------------
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_get_root_says_how_to_call_and_other_paths_are_404_with_a_hint(served: Served) -> None:
+    status, page = _get(f"{served.url}/")
+    assert status == 200 and "/croupier.v1.GameService/ListPresets" in page
+    status, text = _get(f"{served.url}/nothing-here")
+    assert status == 404 and "/croupier.v1.GameService/<Method>" in text
+
+
+def test_a_static_site_at_root_and_another_app_mounted(served: Served, tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("<p>the web client</p>")
+    (tmp_path / "app.js").write_text("console.log('hi')")
+    metrics = PlainTextResponse("croupier_up 1\n")
+    app = create_http_app(
+        served.thread.core, mounts={"/metrics": metrics}, root=static_site(tmp_path)
+    )
+    listener = HttpListener(app, "127.0.0.1:0", grace_s=0.1)
+    port = served.thread.call(listener.start())
+    try:
+        base = f"http://127.0.0.1:{port}"
+        assert _get(f"{base}/") == (200, "<p>the web client</p>")
+        assert _get(f"{base}/app.js") == (200, "console.log('hi')")
+        assert _get(f"{base}/metrics") == (200, "croupier_up 1\n")
+        assert _get(f"{base}/missing.js")[0] == 404
+        with GameServiceClientSync(base, timeout_ms=TIMEOUT_MS) as http:
+            presets = http.list_presets(service_pb2.ListPresetsRequest(kind=GIN))
+        assert presets.presets
+    finally:
+        served.thread.call(listener.stop())
