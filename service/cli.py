@@ -85,6 +85,22 @@ def main() -> None:
     help="Browser origins that may call the HTTP listener, comma-separated ('*': any). None by "
     f"default: pages it serves itself need none. Environment: {config.CORS_ORIGINS_ENV}.",
 )
+@click.option(
+    "--web-root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=lambda: os.environ.get("CROUPIER_WEB_ROOT") or None,
+    show_default="clients/web/dist when built",
+    help="The web client served at / on the HTTP listener (make web builds it). Environment: "
+    "CROUPIER_WEB_ROOT.",
+)
+@click.option(
+    "--lobby/--no-lobby",
+    default=lambda: os.environ.get("CROUPIER_LOBBY", "") == "1",
+    show_default="off",
+    help="The web client's lobby on the HTTP listener (POST /lobby/games): anyone who reaches it "
+    "may create games, with this server's studio key, and bots play their other seats. For a "
+    "local try (make run); bounded and rate limited. Environment: CROUPIER_LOBBY=1.",
+)
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
 def serve(
     address: str,
@@ -95,14 +111,18 @@ def serve(
     command_burst: int,
     http_address: str,
     cors_origins: str,
+    web_root: Path | None,
+    lobby: bool,
     worker_of_group: str | None,
 ) -> None:
     """Serve the game service (with health checking and reflection)."""
     from croupier.app.ratelimit import RateLimit
     from croupier.app.tokens import TokenSigner
     from croupier.service.http import HttpListener, create_http_app
+    from croupier.service.lobby import Lobby
     from croupier.service.server import PortInUse, create_server
     from croupier.service.store import StoreError, open_store
+    from croupier.service.web import default_web_root, web_app
 
     # Secrets first: a bad one stops the start with one line, before anything else happens.
     try:
@@ -114,6 +134,9 @@ def serve(
 
     http = None if is_off(http_address) else http_address.strip()
     if workers > 1 and worker_of_group is None:
+        # The workers read these from the environment they inherit (each has its own lobby).
+        os.environ["CROUPIER_LOBBY"] = "1" if lobby else ""
+        os.environ["CROUPIER_WEB_ROOT"] = str(web_root or "")
         _serve_workers(
             address,
             store_url,
@@ -167,9 +190,12 @@ def serve(
         # The HTTP listener: the same core on the same loop (service/http.py).
         listener = None
         http_url = "off"
+        games = Lobby(serving.core) if lobby and http is not None else None
         if http is not None:
+            # At /: the web client, its timeline pages and (--lobby) the lobby (service/web.py).
+            root = web_app(serving.core, web_root or default_web_root(), games)
             listener = HttpListener(
-                create_http_app(serving.core, cors_origins=parse_origins(cors_origins)),
+                create_http_app(serving.core, cors_origins=parse_origins(cors_origins), root=root),
                 http,
                 reuse_port=worker,
             )
@@ -194,6 +220,8 @@ def serve(
         await stopping.wait()
         if listener is not None:
             await listener.stop()
+        if games is not None:
+            await games.close()
         await serving.server.stop(grace=2)
         await serving.core.close()
 
