@@ -60,7 +60,7 @@ export function handOf(view: View): HTMLElement {
 
 function hoolaTable(v: HoolaView): HTMLElement {
   const melds = v.melds.map((m) =>
-    h("li", "", `${MeldKind[m.kind]?.toLowerCase() ?? ""} by seat ${m.owner}: `, cardRow(m.cards.map(cardTile))),
+    h("li", "", `${words(MeldKind[m.kind] ?? "")} by seat ${m.owner}: `, cardRow(m.cards.map(cardTile))),
   );
   return h(
     "div",
@@ -80,7 +80,7 @@ function hoolaTable(v: HoolaView): HTMLElement {
 
 function rummyTable(v: RummyView): HTMLElement {
   const melds = v.melds.map((m) =>
-    h("li", "", `${MeldShape[m.kind]?.toLowerCase() ?? ""} by seat ${m.owner}: `, cardRow(m.cards.map(cardTile))),
+    h("li", "", `${words(MeldShape[m.kind] ?? "")} by seat ${m.owner}: `, cardRow(m.cards.map(cardTile))),
   );
   return h(
     "div",
@@ -100,7 +100,7 @@ function rummyTable(v: RummyView): HTMLElement {
 
 function ginTable(v: GinView): HTMLElement {
   const placed = (melds: GinView["melds"]) =>
-    h("ul", "melds", ...melds.map((m) => h("li", "", `${MeldShape[m.kind]?.toLowerCase() ?? ""}: `, cardRow(m.cards.map(cardTile)))));
+    h("ul", "melds", ...melds.map((m) => h("li", "", `${words(MeldShape[m.kind] ?? "")}: `, cardRow(m.cards.map(cardTile)))));
   return h(
     "div",
     "",
@@ -265,6 +265,10 @@ export function settlementOf(title: string, s: Settlement, mine: number): HTMLEl
   );
 }
 
+/** Fields an event's line leaves out: the big parts (rules, hands, settlements) have their own
+ * places on the page; the acting seat leads the line; ids and enum numbers say nothing to people. */
+const SKIPPED = new Set(["rules", "hands", "settlement", "lines", "totals", "handValues", "seat", "id", "owner", "kind"]);
+
 /** A message's fields on one short line: cards by name, nested messages briefly. */
 function short(value: unknown, depth = 0): string {
   if (value === null || value === undefined) return "";
@@ -278,8 +282,7 @@ function short(value: unknown, depth = 0): string {
   if (depth > 2) return "…";
   const parts = [];
   for (const [key, field] of Object.entries(o)) {
-    // The big parts (rules, hands, settlements) have their own places on the page.
-    if (key.startsWith("$") || ["rules", "hands", "settlement", "lines", "totals", "handValues"].includes(key)) continue;
+    if (key.startsWith("$") || SKIPPED.has(key)) continue;
     const text = short(field, depth + 1);
     if (text && text !== "0" && text !== "false") parts.push(`${words(key)} ${text}`);
   }
