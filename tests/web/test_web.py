@@ -5,12 +5,14 @@ kind played through the page in headless Chromium (Debian's ``chromium``, driven
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import random
 import shutil
 import subprocess
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -173,6 +175,13 @@ def test_lobby_game_bots_play_the_other_seats_and_the_timeline_shows_at_the_end(
         status, _, page = request(timeline)
         assert status == 200 and "Final settlement" in page and "<table>" in page
         assert request(f"{served.url}/games/no-such-game/timeline")[0] == 404
+        # The game is over: it leaves the lobby, its slot free again (polled, with a deadline).
+        deadline = time.monotonic() + 30
+        while (
+            json.loads(request(f"{served.url}/lobby")[2])["games"] and time.monotonic() < deadline
+        ):
+            served.thread.call(asyncio.sleep(0.02))
+        assert json.loads(request(f"{served.url}/lobby")[2])["games"] == 0
 
 
 @pytest.mark.parametrize(
