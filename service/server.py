@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from croupier.app.core import Clock, Croupier, SeedSource, fresh_seed, now_ms
 from croupier.app.ratelimit import RateLimit
 from croupier.app.tokens import KeyRing, TokenSigner
 from croupier.log import EventStore
+from croupier.service import reflection
 from croupier.service.grpc_api import GameServicer
 from croupier.service.interceptor import CallInterceptor
 from croupier.v1 import service_pb2, service_pb2_grpc
@@ -122,9 +122,8 @@ async def create_server(
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, HEALTH_NAME, reflection.SERVICE_NAME), server
-    )
+    # Reflection v1 and v1alpha (service/reflection.py).
+    reflection.enable_server_reflection((SERVICE_NAME, HEALTH_NAME), server)
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as error:

@@ -116,3 +116,42 @@ def test_each_game_kind_is_bound_field_for_field(binding) -> None:
         service_pb2.EventBody,
     ):
         assert binding.field in wrapper.DESCRIPTOR.fields_by_name
+
+
+# --- the include roots of clients in other languages ------------------------------------------
+
+
+def test_google_rpc_protos_are_generated_from_the_pinned_package(tmp_path: Path) -> None:
+    """gen/googleapis/ holds google/rpc/{status,error_details,code}.proto as the pinned
+    googleapis-common-protos ships them (`make gen`; never committed)."""
+    fresh = load_codegen().copy_google_rpc(tmp_path)
+    installed = ROOT / "gen" / "googleapis" / "google" / "rpc"
+    assert {p.name for p in fresh} == {"status.proto", "error_details.proto", "code.proto"}
+    for path in fresh:
+        assert filecmp.cmp(path, installed / path.name, shallow=False), f"{path.name}: make gen"
+    tracked = subprocess.run(
+        ["git", "ls-files", "gen"], cwd=ROOT, capture_output=True, text=True
+    ).stdout
+    assert tracked == "", "generated files are not committed"
+
+
+def test_buf_generates_a_client_of_the_contract_and_its_error_details(tmp_path: Path) -> None:
+    """The README's buf.gen.yaml inputs (proto/ and gen/googleapis/) resolve together: a plugin
+    gets our messages and google.rpc's (here mypy-protobuf's, standing for any language's)."""
+    readme = (ROOT / "README.md").read_text()
+    template = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
+    inputs = template.split("inputs:\n", 1)[1].split("plugins:", 1)[0]
+    assert "directory: proto" in inputs and "directory: gen/googleapis" in inputs
+    plugin = Path(sys.executable).parent / "protoc-gen-mypy"
+    ours = tmp_path / "buf.gen.yaml"
+    ours.write_text(
+        f"version: v2\ninputs:\n{inputs}plugins:\n  - local: {plugin}\n    out: {tmp_path / 'out'}\n"
+    )
+    result = subprocess.run(
+        [str(BUF), "generate", "--template", str(ours)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = tmp_path / "out"
+    assert "class ErrorInfo" in (out / "google/rpc/error_details_pb2.pyi").read_text()
+    assert "class Status" in (out / "google/rpc/status_pb2.pyi").read_text()
+    assert "class GetViewResponse" in (out / "croupier/v1/service_pb2.pyi").read_text()

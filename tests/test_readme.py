@@ -59,3 +59,57 @@ def test_the_client_snippet_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     # same seat.
     labels, to_act = printed[3].rsplit(" [", 1)
     assert labels.startswith("['") and to_act == f"{namespace['seat']}]"
+
+
+def test_the_curl_commands_run(tmp_path: Path) -> None:
+    """The README's curl commands, verbatim but for the port, against a real HTTP listener, with
+    the development credential where `make run` writes it (data/dev-studio-credential)."""
+    import json
+    import os
+    import shutil
+    import subprocess
+
+    if shutil.which("curl") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("curl is missing (apt-get install curl)")
+        pytest.skip("curl is missing (apt-get install curl)")
+    section = README.split("## Over HTTP", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert block.count("curl -s http://127.0.0.1:8080/") == 2
+    store = open_store(f"sqlite:///{tmp_path / 'readme.sqlite3'}")
+    studio = b"readme-studio-secret-0123456789abcdef"
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "dev-studio-credential").write_text(
+        mint_studio_token(studio, int(time.time()) + 600) + "\n"
+    )
+    server = ServerThread(
+        "127.0.0.1:0",
+        store,
+        TokenSigner(b"readme-secret-0123456789abcdef-0123"),
+        studio_keys=KeyRing(studio),
+        http_address="127.0.0.1:0",
+    )
+    server.start()
+    try:
+        script = block.replace("127.0.0.1:8080", f"127.0.0.1:{server.http_port}")
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", script],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        server.stop(grace=None)
+        store.close()
+    assert done.returncode == 0, done.stderr
+    decoder = json.JSONDecoder()
+    answers, rest = [], done.stdout.strip()
+    while rest:
+        answer, end = decoder.raw_decode(rest)
+        answers.append(answer)
+        rest = rest[end:].strip()
+    presets, game = answers
+    assert {p["name"] for p in presets["presets"]} >= {"standard", "single-hand", "big-gin"}
+    assert len(game["tokens"]) == 2 and len(game["commitment"]) == 64
+    assert game["gameId"] and game["version"] == "2"  # int64 and uint64 are strings in JSON

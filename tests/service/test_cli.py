@@ -82,6 +82,39 @@ def test_a_second_server_on_a_busy_port_fails_clearly(served, tmp_path: Path) ->
     assert f"cannot listen on {address}" in second.stderr
 
 
+HTTP_URL = re.compile(r"HTTP \(Connect, gRPC-Web, JSON\): (http://127\.0\.0\.1:\d+)")
+
+
+def test_serve_answers_json_over_http_and_a_busy_http_port_fails_clearly(
+    served, tmp_path: Path
+) -> None:
+    import urllib.request
+
+    _, log_path = served
+    url = HTTP_URL.search(log_path.read_text()).group(1)
+    request = urllib.request.Request(
+        f"{url}/croupier.v1.GameService/ListPresets",
+        data=b'{"kind": "GAME_KIND_KOIKOI"}',
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        presets = json.loads(answer.read())["presets"]
+    assert "nintendo" in {p["name"] for p in presets}
+    busy = url.removeprefix("http://")
+    second = subprocess.run(
+        [
+            *(CROUPIER, "serve", "--address", "127.0.0.1:0", "--http-address", busy),
+            *("--store", f"sqlite:///{tmp_path / 'c.db'}"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=CONFIGURED,
+    )
+    assert second.returncode != 0
+    assert f"cannot listen on {busy}" in second.stderr
+
+
 def test_serve_then_demo_plays_a_whole_game(served) -> None:
     address, log_path = served
     demo = subprocess.run(

@@ -4,13 +4,14 @@ what GET / answers; mounting a static site or another app."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import json
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,16 +25,23 @@ from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+from pyqwest import Client, HTTPTransport, HTTPVersion
 from starlette.responses import PlainTextResponse
 
 from croupier.app.ratelimit import RateLimit
 from croupier.app.tokens import TokenSigner
 from croupier.service.bots import auth
-from croupier.service.http import HttpListener, create_http_app, static_site
+from croupier.service.http import (
+    HttpListener,
+    create_http_app,
+    is_off,
+    parse_origins,
+    static_site,
+)
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, gin_pb2, service_pb2, service_pb2_grpc
-from croupier.v1.service_connect import GameServiceClientSync
+from croupier.v1.service_connect import GameServiceClient, GameServiceClientSync
 
 from .conftest import SECRET, STUDIO_KEYS, studio_token
 
@@ -450,3 +458,99 @@ def test_a_static_site_at_root_and_another_app_mounted(served: Served, tmp_path:
         assert presets.presets
     finally:
         served.thread.call(listener.stop())
+
+
+# --- Play over HTTP/2 (not for browsers) ------------------------------------------------------
+
+
+def test_play_over_connect_on_http2(served: Served) -> None:
+    """A non-browser Connect client holds the bidirectional Play stream over HTTP/2 without TLS:
+    it joins, gets the seat's state, moves, and gets the move accepted."""
+    game = served.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=GIN, seats=2), metadata=auth(studio_token())
+    )
+    seat = (
+        served.stub.GetView(
+            service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+        )
+        .to_act[0]
+        .seat
+    )
+
+    async def play() -> list[service_pb2.PlayResponse]:
+        outgoing: asyncio.Queue[service_pb2.PlayRequest | None] = asyncio.Queue()
+
+        async def requests() -> AsyncIterator[service_pb2.PlayRequest]:
+            while (request := await outgoing.get()) is not None:
+                yield request
+
+        await outgoing.put(
+            service_pb2.PlayRequest(
+                join=service_pb2.PlayJoin(
+                    game_id=game.game_id,
+                    include=service_pb2.Include(legal_moves=True, to_act=True),
+                )
+            )
+        )
+        seen: list[service_pb2.PlayResponse] = []
+        moved = False
+        async with (
+            HTTPTransport(http_version=HTTPVersion.HTTP2) as transport,
+            GameServiceClient(
+                served.url, http_client=Client(transport), timeout_ms=TIMEOUT_MS
+            ) as http,
+        ):
+            async for answer in http.play(requests(), headers=bearer(game.tokens[seat].token)):
+                seen.append(answer)
+                if answer.HasField("state") and answer.state.legal_moves and not moved:
+                    moved = True
+                    move = answer.state.legal_moves[0].command
+                    await outgoing.put(
+                        service_pb2.PlayRequest(
+                            command=service_pb2.PlayCommand(
+                                command_id="first",
+                                expected_version=answer.state.version,
+                                command=move,
+                            )
+                        )
+                    )
+                if answer.HasField("accepted"):
+                    await outgoing.put(None)
+                    break
+        return seen
+
+    seen = asyncio.run(play())
+    kinds = [answer.WhichOneof("kind") for answer in seen]
+    assert kinds[-1] == "accepted" and seen[-1].accepted.command_id == "first"
+    assert "state" in kinds and "event" in kinds
+    assert seen[-1].accepted.version > game.version
+
+
+def test_http_address_and_origins_settings() -> None:
+    assert is_off("off") and is_off("") and is_off(" OFF ") and is_off(None)
+    assert not is_off("127.0.0.1:8080")
+    assert parse_origins("") == ()
+    assert parse_origins("http://a.example/, https://b.example") == (
+        "http://a.example",
+        "https://b.example",
+    )
+
+
+@pytest.mark.parametrize("kind", list(CLIENTS))
+def test_a_bug_is_internal_with_an_error_id_on_both(
+    served: Served, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(kind: int) -> list[service_pb2.Preset]:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(served.thread.core, "presets", broken)
+    request = service_pb2.ListPresetsRequest(kind=GIN)
+    native = grpc_failure(lambda: served.stub.ListPresets(request))
+    with client(served, kind) as http:
+        over_http = http_failure(lambda: http.list_presets(request))
+    for failure in (native, over_http):
+        assert (failure.code, failure.reason()) == ("INTERNAL", "INTERNAL_ERROR")
+        (info,) = failure.parsed()
+        error_id = info.metadata["error_id"]  # type: ignore[attr-defined]
+        assert failure.message.startswith(f"internal error {error_id}")
+        assert "a bug" not in failure.message

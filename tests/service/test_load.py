@@ -268,3 +268,26 @@ def _state(pid: int) -> str:
     except OSError:
         return "Z"
     return stat[stat.rindex(")") + 2 :].split()[0]
+
+
+def test_serve_workers_share_the_http_port_too(workers) -> None:
+    """Each worker serves HTTP on the one port the group holds; any answers."""
+    import json
+    import urllib.request
+
+    _, log, _, pids = workers
+    deadline = time.monotonic() + 30
+    urls: list[str] = []
+    while len(urls) < len(pids):
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.05)
+        urls = re.findall(r"HTTP \(Connect, gRPC-Web, JSON\): (http://\S+)", log.read_text())
+    assert len(set(urls)) == 1
+    for _ in range(4):
+        request = urllib.request.Request(
+            f"{urls[0]}/croupier.v1.GameService/ListPresets",
+            data=b'{"kind": "GAME_KIND_HOOLA"}',
+            headers={"content-type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert json.loads(answer.read())["presets"]
