@@ -13,7 +13,7 @@ TYPE_ROOT := build/typecheck
 LAYERS := engine contract log app service replays
 
 .PHONY: run test bench lint check links typecheck breaking release-contract gen install clean browser \
-  web web-if-npm
+  clients web web-if-npm
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -69,8 +69,19 @@ browser:
 	  else echo "chromium not found: the browser tests will skip (apt-get install chromium)"; fi; }
 
 # The code's checks first (layers, types, style), then every test.
-test: install browser web-if-npm check
+test: install browser check clients web-if-npm
 	$(PY) -m pytest
+
+# The TypeScript client (generated from proto/ by buf at build time) and the Node.js example, with
+# npm (Node.js >= 20; `npm ci` reads the npm registry): each one's tests run against a server they
+# start. Without them this skips with a message, except under CI=true.
+NPM_CI := npm ci --no-audit --no-fund --loglevel=error
+clients: install
+	@if command -v npm >/dev/null 2>&1 && node -e 'process.exit(+process.versions.node.split(".")[0] < 20 ? 1 : 0)'; then \
+	  cd clients/typescript && $(NPM_CI) && npm run --silent build && npm test && \
+	  cd ../../examples/node && $(NPM_CI) && npm test; \
+	elif [ "$$CI" = true ]; then echo "CI=true: the TypeScript client needs Node.js >= 20 with npm" >&2; exit 1; \
+	else echo "no Node.js >= 20 with npm: the TypeScript client and Node.js example tests are skipped"; fi
 
 bench: install
 	$(PY) -m pytest tests/bench --benchmark-only --benchmark-enable --benchmark-autosave
@@ -102,3 +113,5 @@ release-contract: install
 
 clean:
 	rm -rf $(VENV) gen build *.egg-info $(WEB)/dist $(WEB)/node_modules
+	rm -rf clients/typescript/node_modules clients/typescript/build clients/typescript/dist \
+	  clients/typescript/src/gen examples/node/node_modules

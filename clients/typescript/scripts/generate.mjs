@@ -30,6 +30,8 @@ const details = execFileSync(
 ).trim();
 const source = join(details, "error_details.proto");
 need(source, "google/rpc/error_details.proto of googleapis-common-protos");
+// A fresh build: nothing stale (a removed test, a renamed message) survives in dist/.
+rmSync(join(here, "dist"), { recursive: true, force: true });
 const target = join(here, "build/googleapis/google/rpc");
 rmSync(join(here, "build/googleapis"), { recursive: true, force: true });
 mkdirSync(target, { recursive: true });

@@ -72,7 +72,9 @@ export class CroupierError extends ConnectError {
 
   // ConnectError's instanceof accepts any error that looks like one; ours must be ours.
   static override [Symbol.hasInstance](value: unknown): boolean {
-    return typeof value === "object" && value !== null && CroupierError.prototype.isPrototypeOf(value);
+    return (
+      typeof value === "object" && value !== null && CroupierError.prototype.isPrototypeOf(value)
+    );
   }
 }
 
@@ -86,7 +88,11 @@ export function decodeError(error: unknown): CroupierError {
 }
 
 /** True when `error` is a Croupier error with this code and, if given, this reason. */
-export function isCroupierError(error: unknown, code?: Code, reason?: string): error is CroupierError {
+export function isCroupierError(
+  error: unknown,
+  code?: Code,
+  reason?: string,
+): error is CroupierError {
   return (
     error instanceof CroupierError &&
     (code === undefined || error.code === code) &&

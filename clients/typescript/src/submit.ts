@@ -41,9 +41,10 @@ export interface SubmitOptions extends CallOptions {
  *   same id makes the retry return the first answer if it was.
  * - RESOURCE_EXHAUSTED RATE_LIMITED: refused before anything was decided; come back after the
  *   RetryInfo's delay.
- * - ABORTED VERSION_CONFLICT whose current_version is the expected_version we sent: nothing was
- *   recorded in between (a race, such as a due time-out that another process was recording, left
- *   the game where it was), so the command still stands on the state it was chosen from.
+ * - ABORTED VERSION_CONFLICT whose current_version is the expected_version we sent: the service
+ *   reported no newer version. That happens when a command arrives after a turn's deadline and
+ *   the time-out it records first loses its race to another process (app/core.py, Croupier._decide
+ *   and tick): the retry is then either applied, or told the version that moved the game on.
  * Any other ABORTED means the game moved on (another seat's move, a time-out's forced move): the
  * command was chosen on an older state and the caller must read the game again and choose anew.
  * A retry of a command whose first attempt was applied gets that first answer even then (the

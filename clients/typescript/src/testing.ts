@@ -2,10 +2,11 @@
 // store, as `croupier load --spawn` starts one (service/load.py). Without studio secrets the
 // server makes development ones and writes its studio credential beside the store.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 
 /** Where the repository's `make install` puts the command (this package is clients/typescript). */
@@ -17,6 +18,8 @@ export const REPOSITORY_CROUPIER = resolve(
 /** How long a server may take to listen: a loaded machine with a cold Python start. */
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 10_000;
+/** How often the log is read for the listening line while the server starts. */
+const POLL_MS = 50;
 /** The server's last lines kept to explain a failed start. */
 const LOG_TAIL = 4000;
 const LISTENING = /listening on (\S+):(\d+)/;
@@ -28,7 +31,7 @@ export interface Server {
   readonly address: string;
   /** The development studio credential: the token CreateGame takes. */
   readonly studioToken: string;
-  /** What the server wrote to stderr so far (its last lines). */
+  /** What the server logged so far (its last lines). */
   log(): string;
   stop(): Promise<void>;
 }
@@ -61,23 +64,42 @@ export async function startCroupier(options: StartOptions = {}): Promise<Server>
   // Development secrets, so that the studio credential is written where we read it.
   delete env.CROUPIER_SECRET;
   delete env.CROUPIER_STUDIO_SECRET;
-  const child = spawn(
-    command,
-    [
-      "serve",
-      "--address",
-      "127.0.0.1:0",
-      "--store",
-      `sqlite:///${join(directory, "croupier.sqlite3")}`,
-      "--log-format",
-      "json",
-      ...(options.args ?? []),
-    ],
-    { env, stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let log = "";
+  // The server logs to a file, never a pipe: a pipe nobody drains (a test blocked in a
+  // synchronous call) would fill and stall the server.
+  const logPath = join(directory, "serve.log");
+  const sink = openSync(logPath, "w");
+  let child: ChildProcess;
+  try {
+    child = spawn(
+      command,
+      [
+        "serve",
+        "--address",
+        "127.0.0.1:0",
+        "--store",
+        `sqlite:///${join(directory, "croupier.sqlite3")}`,
+        "--log-format",
+        "json",
+        ...(options.args ?? []),
+      ],
+      { env, stdio: ["ignore", "ignore", sink] },
+    );
+  } finally {
+    closeSync(sink);
+  }
+  let failure: Error | undefined;
+  child.once("error", (error) => {
+    failure = error;
+  });
+  const log = (): string => {
+    try {
+      return readFileSync(logPath, "utf8").slice(-LOG_TAIL);
+    } catch {
+      return "";
+    }
+  };
   const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
+    if (child.exitCode === null && child.signalCode === null && failure === undefined) {
       const gone = exited(child);
       child.kill("SIGTERM");
       const late = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
@@ -87,32 +109,24 @@ export async function startCroupier(options: StartOptions = {}): Promise<Server>
     await rm(directory, { recursive: true, force: true });
   };
   try {
-    const address = await new Promise<string>((listening, failed) => {
-      const timer = setTimeout(
-        () => failed(new Error(`croupier did not listen within ${START_TIMEOUT_MS} ms:\n${log}`)),
-        START_TIMEOUT_MS,
-      );
-      // Read stderr for as long as the server runs: a full pipe would stall its logging.
-      child.stderr?.setEncoding("utf8");
-      child.stderr?.on("data", (chunk: string) => {
-        log = (log + chunk).slice(-LOG_TAIL);
-        const found = LISTENING.exec(log);
-        if (found) {
-          clearTimeout(timer);
-          listening(`${found[1]}:${found[2]}`);
-        }
-      });
-      child.once("error", (error) => {
-        clearTimeout(timer);
-        failed(error);
-      });
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        failed(new Error(`croupier exited (${code}) before it listened:\n${log}`));
-      });
-    });
-    const studioToken = (await readFile(join(directory, DEV_CREDENTIAL), "utf8")).trim();
-    return { address, studioToken, log: () => log, stop };
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      const found = LISTENING.exec(log());
+      if (found) {
+        const studioToken = (await readFile(join(directory, DEV_CREDENTIAL), "utf8")).trim();
+        return { address: `${found[1]}:${found[2]}`, studioToken, log, stop };
+      }
+      if (failure !== undefined) {
+        throw failure;
+      }
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`croupier exited (${child.exitCode}) before it listened:\n${log()}`);
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`croupier did not listen within ${START_TIMEOUT_MS} ms:\n${log()}`);
+      }
+      await delay(POLL_MS);
+    }
   } catch (error) {
     await stop();
     throw error;

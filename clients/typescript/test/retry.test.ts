@@ -26,7 +26,12 @@ function failure(
   const retry =
     retryDelayMs === undefined
       ? []
-      : [{ desc: RetryInfoSchema, value: { retryDelay: { seconds: 0n, nanos: retryDelayMs * 1_000_000 } } }];
+      : [
+          {
+            desc: RetryInfoSchema,
+            value: { retryDelay: { seconds: 0n, nanos: retryDelayMs * 1_000_000 } },
+          },
+        ];
   return new ConnectError(reason, code, undefined, [...details, ...retry]);
 }
 
@@ -68,12 +73,15 @@ test("a conflict with a newer version is not retried: the command must be chosen
   const { client, ids } = standIn([
     failure(Code.Aborted, "VERSION_CONFLICT", { current_version: String(EXPECTED + 2n) }),
   ]);
-  await assert.rejects(submit(client, { ...request, commandId: "mine" }, { retry: FAST }), (error) => {
-    assert.ok(error instanceof CroupierError);
-    assert.equal(error.reason, "VERSION_CONFLICT");
-    assert.equal(error.currentVersion, EXPECTED + 2n);
-    return true;
-  });
+  await assert.rejects(
+    submit(client, { ...request, commandId: "mine" }, { retry: FAST }),
+    (error) => {
+      assert.ok(error instanceof CroupierError);
+      assert.equal(error.reason, "VERSION_CONFLICT");
+      assert.equal(error.currentVersion, EXPECTED + 2n);
+      return true;
+    },
+  );
   assert.deepEqual(ids, ["mine"]);
 });
 
@@ -100,7 +108,9 @@ test("RATE_LIMITED waits at least the server's RetryInfo delay", async () => {
 });
 
 test("the attempts are bounded: the last error is thrown", async () => {
-  const { client, ids } = standIn(Array.from({ length: 10 }, () => new ConnectError("gone", Code.Unavailable)));
+  const { client, ids } = standIn(
+    Array.from({ length: 10 }, () => new ConnectError("gone", Code.Unavailable)),
+  );
   await assert.rejects(submit(client, request, { retry: { ...FAST, attempts: 3 } }), (error) => {
     assert.ok(error instanceof CroupierError);
     assert.equal(error.code, Code.Unavailable);

@@ -1,6 +1,11 @@
 // The client against a real Croupier server over native gRPC (HTTP/2): `croupier serve` on a free
 // port (src/testing.ts), a game created with the studio's token, played with legal moves only.
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
 import type { Interceptor } from "@connectrpc/connect";
 import {
@@ -103,11 +108,35 @@ describe("a Croupier server over native gRPC", () => {
     const other = game.seats[1 - now.seat]!;
     const mine = await now.client.listLegalMoves({ gameId: game.gameId });
     const error = await rejection(
-      submit(other, { gameId: game.gameId, expectedVersion: now.version, command: mine.moves[0]!.command }),
+      submit(other, {
+        gameId: game.gameId,
+        expectedVersion: now.version,
+        command: mine.moves[0]!.command,
+      }),
     );
     assert.equal(error.code, Code.FailedPrecondition);
     assert.equal(error.reason, "NOT_YOUR_TURN");
     assert.equal(error.domain, DOMAIN);
+  });
+
+  test("an illegal move is FAILED_PRECONDITION with its reason and the rule it breaks", async () => {
+    const game = await createGin();
+    const now = await turn(game);
+    const view = await now.client.getView({ gameId: game.gameId });
+    assert.equal(view.view?.game.case, "gin");
+    const card = view.view.game.value.hand[0]!.code;
+    // Gin's first turn offers the upcard: take it or pass; a discard is not allowed yet.
+    const error = await rejection(
+      submit(now.client, {
+        gameId: game.gameId,
+        expectedVersion: view.version,
+        command: { game: { case: "gin", value: { move: { case: "discard", value: { card } } } } },
+      }),
+    );
+    assert.equal(error.code, Code.FailedPrecondition);
+    assert.equal(error.reason, "TAKE_OR_PASS");
+    assert.match(error.info["rule"] ?? "", /§/);
+    assert.deepEqual(error.fieldViolations, [], "a well-formed command: no field at fault");
   });
 
   test("malformed input names its field (BadRequest)", async () => {
@@ -193,7 +222,11 @@ describe("a Croupier server over native gRPC", () => {
     const game = await createGin();
     const now = await turn(game);
     const legal = await now.client.listLegalMoves({ gameId: game.gameId });
-    await submit(now.client, { gameId: game.gameId, expectedVersion: legal.version, command: legal.moves[0]!.command });
+    await submit(now.client, {
+      gameId: game.gameId,
+      expectedVersion: legal.version,
+      command: legal.moves[0]!.command,
+    });
     const next = await turn(game);
     const moves = await next.client.listLegalMoves({ gameId: game.gameId });
     const retries: Code[] = [];
@@ -220,3 +253,30 @@ async function rejection(call: Promise<unknown>): Promise<CroupierError> {
   }
   assert.fail("the call succeeded");
 }
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** From dist/test/ to the repository's README. */
+const README = join(HERE, "../../../../README.md");
+const README_ADDRESS = "127.0.0.1:50051";
+
+describe("the README's TypeScript example", () => {
+  test("runs as it is written against a real server", async () => {
+    const text = await readFile(README, "utf8");
+    const section = text.slice(text.indexOf("### From Node.js / TypeScript"));
+    const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(snippet, "the section has a ts block");
+    assert.ok(snippet.includes(README_ADDRESS));
+    // It has no type annotations: plain JavaScript, run as the package's own module (it imports
+    // @croupier/client by name, which a package may do of itself).
+    // Outside dist/test/, where node --test would take it for a test file.
+    const script = join(HERE, "../readme-snippet.mjs");
+    await writeFile(
+      script,
+      `const studioToken = process.env.STUDIO_TOKEN;\n${snippet.replaceAll(README_ADDRESS, server.address)}`,
+    );
+    const { stdout } = await promisify(execFile)(process.execPath, [script], {
+      env: { ...process.env, STUDIO_TOKEN: server.studioToken },
+    });
+    assert.equal(stdout, "", "the first legal move was accepted (nothing caught and printed)");
+  });
+});
