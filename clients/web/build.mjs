@@ -32,7 +32,11 @@ const SHIMS = {
 const browser = {
   name: "croupier-browser",
   setup(build) {
-    const shim = new RegExp(`^(${Object.keys(SHIMS).map((k) => k.replace(/[/.]/g, "\\$&")).join("|")})$`);
+    const shim = new RegExp(
+      `^(${Object.keys(SHIMS)
+        .map((k) => k.replace(/[/.]/g, "\\$&"))
+        .join("|")})$`,
+    );
     build.onResolve({ filter: shim }, (args) => ({ path: args.path, namespace: "shim" }));
     build.onLoad({ filter: /.*/, namespace: "shim" }, (args) => ({
       contents: SHIMS[args.path],
@@ -48,7 +52,8 @@ const browser = {
 
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
-for (const file of ["index.html", "style.css"]) copyFileSync(join(here, "src", file), join(out, file));
+for (const file of ["index.html", "style.css"])
+  copyFileSync(join(here, "src", file), join(out, file));
 const options = {
   entryPoints: [join(here, "src/main.ts")],
   bundle: true,

@@ -236,7 +236,7 @@ def test_the_lobby_is_bounded_and_rate_limited(tmp_path: Path) -> None:
 def _browser_tools() -> tuple[str, str]:
     """Node.js, Chromium and the built web client with playwright-core; skips without them,
     except in CI, where `make test` installs Chromium and builds the client."""
-    node = shutil.which("node")
+    node = shutil.which("node") if shutil.which("npm") else None
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     missing = [
         what
@@ -257,6 +257,23 @@ def _browser_tools() -> tuple[str, str]:
         pytest.skip(f"the browser tests need {'; '.join(missing)}")
     assert node is not None and browser is not None
     return node, browser
+
+
+def test_the_web_client_type_checks_and_is_formatted() -> None:
+    """tsc --strict (esbuild bundles without checking types) and prettier, as the client's
+    ``npm run check``."""
+    _browser_tools()
+    npm = shutil.which("npm")
+    assert npm is not None  # _browser_tools found Node.js, and `make web` ran npm ci with it
+    run = subprocess.run(
+        [npm, "run", "--silent", "check"],
+        cwd=WEB,
+        capture_output=True,
+        text=True,
+        timeout=GAME_TIMEOUT_S,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
 
 
 #: The shortest games of each kind: two tabs (two people, each sees the other's moves live) in

@@ -59,7 +59,12 @@ export function cardTile(card: Card | string): HTMLElement {
 /** A Hanafuda card as a tile: its name, its month and kind. */
 export function hanafudaTile(card: HanafudaCard): HTMLElement {
   const kind = HanafudaKind[card.kind]?.toLowerCase() ?? "";
-  const tile = el("span", `card hanafuda ${kind}`, card.name || card.code, `${card.plant}, ${kind}`);
+  const tile = el(
+    "span",
+    `card hanafuda ${kind}`,
+    card.name || card.code,
+    `${card.plant}, ${kind}`,
+  );
   tile.dataset.code = card.code;
   tile.append(el("small", "month", `${MONTHS[card.month] ?? ""} · ${kind}`));
   return tile;

@@ -20,7 +20,19 @@ import {
   type View,
 } from "@croupier/client";
 import { prettyLabel } from "./cards.js";
-import { clock, describeEvent, h, handOf, lastSettlement, seatName, seatsOf, seatsPanel, settlementOf, tableOf, words } from "./render.js";
+import {
+  clock,
+  describeEvent,
+  h,
+  handOf,
+  lastSettlement,
+  seatName,
+  seatsOf,
+  seatsPanel,
+  settlementOf,
+  tableOf,
+  words,
+} from "./render.js";
 
 const KINDS: Record<string, { kind: GameKind; title: string; seats: [number, number] }> = {
   hoola: { kind: GameKind.HOOLA, title: "Korean Hoola", seats: [2, 5] },
@@ -83,7 +95,9 @@ async function lobby(): Promise<void> {
     const [low, high] = KINDS[kind.value]?.seats ?? [2, 2];
     seats.min = String(rules?.minSeats ?? low);
     seats.max = String(rules?.maxSeats ?? high);
-    seats.value = String(Math.min(Math.max(Number(seats.value), Number(seats.min)), Number(seats.max)));
+    seats.value = String(
+      Math.min(Math.max(Number(seats.value), Number(seats.min)), Number(seats.max)),
+    );
     humans.max = seats.value;
   };
   const load = async () => {
@@ -95,7 +109,10 @@ async function lobby(): Promise<void> {
       status.textContent = `Cannot list the presets: ${message(error)}`;
       return;
     }
-    for (const p of presets) preset.append(new Option(`${p.name}${p.isDefault ? " (default)" : ""}`, p.name, p.isDefault, p.isDefault));
+    for (const p of presets)
+      preset.append(
+        new Option(`${p.name}${p.isDefault ? " (default)" : ""}`, p.name, p.isDefault, p.isDefault),
+      );
     describe();
   };
   kind.addEventListener("change", () => void load());
@@ -127,7 +144,8 @@ async function lobby(): Promise<void> {
       seats: Number(seats.value),
       humans: Number(humans.value),
     };
-    if (!roundsField.hidden && rounds.value) body.overrides = { [kind.value]: { rounds: Number(rounds.value) } };
+    if (!roundsField.hidden && rounds.value)
+      body.overrides = { [kind.value]: { rounds: Number(rounds.value) } };
     try {
       const answer = await fetch("/lobby/games", {
         method: "POST",
@@ -151,7 +169,11 @@ async function lobby(): Promise<void> {
       status.textContent = `Game ${made.game_id} is dealt.`;
       const items = made.seats.map((s) => {
         if (!s.human || !s.token) return h("li", "", `${seatName(s.seat, -1)}: a bot`);
-        const link = h("a", "seat-link", `Play ${seatName(s.seat, -1).toLowerCase()}`) as HTMLAnchorElement;
+        const link = h(
+          "a",
+          "seat-link",
+          `Play ${seatName(s.seat, -1).toLowerCase()}`,
+        ) as HTMLAnchorElement;
         link.href = seatLink(made.game_id, s.seat, s.token, kind.value);
         link.dataset.seat = String(s.seat);
         if (s.seat > 0) link.target = "_blank"; // one seat per tab
@@ -166,7 +188,13 @@ async function lobby(): Promise<void> {
     }
   };
 
-  main.replaceChildren(h("h1", "", "Croupier"), h("p", "", "Play a card game against bots, or with friends one seat per tab."), form, status, created);
+  main.replaceChildren(
+    h("h1", "", "Croupier"),
+    h("p", "", "Play a card game against bots, or with friends one seat per tab."),
+    form,
+    status,
+    created,
+  );
   await load();
 }
 
@@ -208,10 +236,29 @@ class Table {
     const p = this.parts;
     p.events.setAttribute("aria-live", "polite");
     main.replaceChildren(
-      h("header", "", h("h1", "", title), h("p", "game-id", `Game ${this.gameId} · you are seat ${this.seat} · `, this.newGame())),
+      h(
+        "header",
+        "",
+        h("h1", "", title),
+        h("p", "game-id", `Game ${this.gameId} · you are seat ${this.seat} · `, this.newGame()),
+      ),
       p.status,
-      h("div", "columns",
-        h("div", "play", p.seats, h("h2", "", "Table"), p.table, h("h2", "", "Your hand"), p.hand, h("h2", "", "Your moves"), p.moves, p.settlement, p.final),
+      h(
+        "div",
+        "columns",
+        h(
+          "div",
+          "play",
+          p.seats,
+          h("h2", "", "Table"),
+          p.table,
+          h("h2", "", "Your hand"),
+          p.hand,
+          h("h2", "", "Your moves"),
+          p.moves,
+          p.settlement,
+          p.final,
+        ),
         h("aside", "log", h("h2", "", "What happens"), p.events, this.otherSeats()),
       ),
     );
@@ -228,7 +275,10 @@ class Table {
 
   /** Links to the other human seats of a lobby game this browser created. */
   private otherSeats(): HTMLElement {
-    const known = JSON.parse(sessionStorage.getItem(`seats:${this.gameId}`) ?? "[]") as { seat: number; token?: string }[];
+    const known = JSON.parse(sessionStorage.getItem(`seats:${this.gameId}`) ?? "[]") as {
+      seat: number;
+      token?: string;
+    }[];
     const links = known
       .filter((s) => s.token && s.seat !== this.seat)
       .map((s) => {
@@ -237,7 +287,9 @@ class Table {
         a.target = "_blank";
         return h("li", "", a);
       });
-    return links.length ? h("div", "", h("h2", "", "Other seats"), h("ul", "", ...links)) : h("div");
+    return links.length
+      ? h("div", "", h("h2", "", "Other seats"), h("ul", "", ...links))
+      : h("div");
   }
 
   /** The events as this seat may see them, live; reopened after a break, from the last one. */
@@ -245,11 +297,18 @@ class Table {
     let after = 0n;
     for (;;) {
       try {
-        for await (const answer of this.client.streamEvents({ gameId: this.gameId, afterVersion: after })) {
+        for await (const answer of this.client.streamEvents({
+          gameId: this.gameId,
+          afterVersion: after,
+        })) {
           const event = answer.event;
           if (!event) continue;
           after = event.version;
-          const item = h("li", event.seat === this.seat ? "mine" : "", describeEvent(event, this.seat));
+          const item = h(
+            "li",
+            event.seat === this.seat ? "mine" : "",
+            describeEvent(event, this.seat),
+          );
           item.dataset.version = String(event.version);
           if (event.seat !== undefined) item.dataset.seat = String(event.seat);
           this.parts.events.prepend(item);
@@ -277,14 +336,26 @@ class Table {
         this.client.listLegalMoves({ gameId: this.gameId }),
       ]);
       if (read !== this.reads || view.version < this.version) return; // a newer read answered
-      this.show(view.view, legal.moves, view.toAct, legal.version < view.version ? legal.version : view.version, view.finished);
+      this.show(
+        view.view,
+        legal.moves,
+        view.toAct,
+        legal.version < view.version ? legal.version : view.version,
+        view.finished,
+      );
       if (legal.version !== view.version) this.soon(); // the game moved between the two reads
     } catch (error) {
       this.parts.status.textContent = `Cannot read the game: ${message(error)}`;
     }
   }
 
-  private show(view: View | undefined, moves: LegalMove[], toAct: SeatToAct[], version: bigint, finished: boolean): void {
+  private show(
+    view: View | undefined,
+    moves: LegalMove[],
+    toAct: SeatToAct[],
+    version: bigint,
+    finished: boolean,
+  ): void {
     this.view = view;
     this.moves = moves;
     this.toAct = toAct;
@@ -298,7 +369,9 @@ class Table {
     this.drawSeats();
     this.drawMoves();
     const last = lastSettlement(view);
-    p.settlement.replaceChildren(...(last ? [settlementOf(`Round ${last.round || ""}`.trim(), last, this.seat)] : []));
+    p.settlement.replaceChildren(
+      ...(last ? [settlementOf(`Round ${last.round || ""}`.trim(), last, this.seat)] : []),
+    );
     if (finished && !this.finished) void this.showFinal();
     this.finished = finished;
   }
@@ -310,13 +383,16 @@ class Table {
   }
 
   private drawSeats(): void {
-    if (this.view) this.parts.seats.replaceChildren(seatsPanel(this.view, this.toAct, this.seat, Date.now()));
+    if (this.view)
+      this.parts.seats.replaceChildren(seatsPanel(this.view, this.toAct, this.seat, Date.now()));
   }
 
   private drawMoves(): void {
     const buttons = this.moves.map((move) => {
       const game = move.command?.game;
-      const chosen = (game?.value as { move?: { case?: string; value?: { card?: unknown } } } | undefined)?.move;
+      const chosen = (
+        game?.value as { move?: { case?: string; value?: { card?: unknown } } } | undefined
+      )?.move;
       const kind = chosen?.case ?? "";
       const button = h("button", `move ${kind}`, prettyLabel(move.label)) as HTMLButtonElement;
       button.dataset.move = kind;
@@ -327,7 +403,9 @@ class Table {
       button.addEventListener("click", () => void this.play(move));
       return button;
     });
-    const waiting = this.finished ? "The game is over." : "Nothing to do now: the other seats are playing.";
+    const waiting = this.finished
+      ? "The game is over."
+      : "Nothing to do now: the other seats are playing.";
     this.parts.moves.replaceChildren(...(buttons.length ? buttons : [h("p", "waiting", waiting)]));
   }
 
@@ -365,7 +443,11 @@ class Table {
       this.parts.final.replaceChildren(h("p", "", `No final settlement: ${message(error)}`));
       return;
     }
-    const timeline = h("a", "timeline", "The whole game, turn by turn (replay timeline)") as HTMLAnchorElement;
+    const timeline = h(
+      "a",
+      "timeline",
+      "The whole game, turn by turn (replay timeline)",
+    ) as HTMLAnchorElement;
     timeline.href = `/games/${encodeURIComponent(this.gameId)}/timeline`;
     timeline.target = "_blank";
     this.parts.final.replaceChildren(

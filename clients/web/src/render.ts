@@ -10,7 +10,15 @@ import type {
   Settlement,
   View,
 } from "@croupier/client";
-import { GinPhase, HoolaPhase, KoiKoiPhase, MeldKind, MeldShape, RummyPhase, YakuKind } from "@croupier/client";
+import {
+  GinPhase,
+  HoolaPhase,
+  KoiKoiPhase,
+  MeldKind,
+  MeldShape,
+  RummyPhase,
+  YakuKind,
+} from "@croupier/client";
 import { cardRow, cardText, cardTile, hanafudaTile } from "./cards.js";
 
 /** An element with a class and text (or children). */
@@ -41,7 +49,12 @@ function facts(pairs: [string, string | Node][]): HTMLElement {
 }
 
 function discardPile(top: { code: string } | undefined, count: number): HTMLElement {
-  return h("span", "", top ? cardTile(top as never) : "empty", count > 1 ? ` (${count} cards)` : "");
+  return h(
+    "span",
+    "",
+    top ? cardTile(top as never) : "empty",
+    count > 1 ? ` (${count} cards)` : "",
+  );
 }
 
 /** What a seat holds in its hand, for the caller. */
@@ -60,14 +73,22 @@ export function handOf(view: View): HTMLElement {
 
 function hoolaTable(v: HoolaView): HTMLElement {
   const melds = v.melds.map((m) =>
-    h("li", "", `${words(MeldKind[m.kind] ?? "")} by seat ${m.owner}: `, cardRow(m.cards.map(cardTile))),
+    h(
+      "li",
+      "",
+      `${words(MeldKind[m.kind] ?? "")} by seat ${m.owner}: `,
+      cardRow(m.cards.map(cardTile)),
+    ),
   );
   return h(
     "div",
     "",
     facts([
       ["Phase", words(HoolaPhase[v.phase] ?? "")],
-      ["Round", `${v.round}${v.rules?.rounds ? ` of ${v.rules.rounds}` : ""} (dealer: seat ${v.dealer})`],
+      [
+        "Round",
+        `${v.round}${v.rules?.rounds ? ` of ${v.rules.rounds}` : ""} (dealer: seat ${v.dealer})`,
+      ],
       ["Stock", `${v.stockCount} cards`],
       ["Discard", discardPile(v.discardTop, v.discardCount)],
       ["Stakes ×", `${v.tableMultiplier || 1}`],
@@ -80,7 +101,12 @@ function hoolaTable(v: HoolaView): HTMLElement {
 
 function rummyTable(v: RummyView): HTMLElement {
   const melds = v.melds.map((m) =>
-    h("li", "", `${words(MeldShape[m.kind] ?? "")} by seat ${m.owner}: `, cardRow(m.cards.map(cardTile))),
+    h(
+      "li",
+      "",
+      `${words(MeldShape[m.kind] ?? "")} by seat ${m.owner}: `,
+      cardRow(m.cards.map(cardTile)),
+    ),
   );
   return h(
     "div",
@@ -100,7 +126,13 @@ function rummyTable(v: RummyView): HTMLElement {
 
 function ginTable(v: GinView): HTMLElement {
   const placed = (melds: GinView["melds"]) =>
-    h("ul", "melds", ...melds.map((m) => h("li", "", `${words(MeldShape[m.kind] ?? "")}: `, cardRow(m.cards.map(cardTile)))));
+    h(
+      "ul",
+      "melds",
+      ...melds.map((m) =>
+        h("li", "", `${words(MeldShape[m.kind] ?? "")}: `, cardRow(m.cards.map(cardTile))),
+      ),
+    );
   return h(
     "div",
     "",
@@ -113,7 +145,9 @@ function ginTable(v: GinView): HTMLElement {
     ]),
     h("h3", "", "Your melds (arranged for the least deadwood)"),
     v.melds.length ? placed(v.melds) : h("p", "", "none"),
-    ...(v.knocker !== undefined ? [h("h3", "", `Seat ${v.knocker} knocked: its melds`), placed(v.table)] : []),
+    ...(v.knocker !== undefined
+      ? [h("h3", "", `Seat ${v.knocker} knocked: its melds`), placed(v.table)]
+      : []),
   );
 }
 
@@ -123,7 +157,9 @@ function koikoiTable(v: KoiKoiView): HTMLElement {
       "li",
       "",
       `Seat ${p.seat}: ${p.cards.length} cards captured, ${p.points} points`,
-      p.yaku.length ? ` — ${p.yaku.map((y) => `${words(YakuKind[y.kind] ?? "")} ${y.points}`).join(", ")}` : "",
+      p.yaku.length
+        ? ` — ${p.yaku.map((y) => `${words(YakuKind[y.kind] ?? "")} ${y.points}`).join(", ")}`
+        : "",
       cardRow(p.cards.map(hanafudaTile), ""),
     ),
   );
@@ -132,7 +168,10 @@ function koikoiTable(v: KoiKoiView): HTMLElement {
     "",
     facts([
       ["Phase", words(KoiKoiPhase[v.phase] ?? "")],
-      ["Round", `${v.round}${v.rules?.rounds ? ` of ${v.rules.rounds}` : ""} (dealer: seat ${v.dealer})`],
+      [
+        "Round",
+        `${v.round}${v.rules?.rounds ? ` of ${v.rules.rounds}` : ""} (dealer: seat ${v.dealer})`,
+      ],
       ["Stock", `${v.stockCount} cards`],
       ["Koi-koi called by", v.koiKoiBy === undefined ? "nobody" : `seat ${v.koiKoiBy}`],
       ...(v.turned ? ([["Turned card", hanafudaTile(v.turned)]] as [string, Node][]) : []),
@@ -177,17 +216,42 @@ export function lastSettlement(view: View): Settlement | undefined {
 }
 
 /** Per seat: cards held, score, whose turn it is. */
-export function seatsOf(view: View): { seats: number; counts: number[]; scores: string[]; turn: number } {
+export function seatsOf(view: View): {
+  seats: number;
+  counts: number[];
+  scores: string[];
+  turn: number;
+} {
   const g = view.game;
   switch (g.case) {
     case "hoola":
-      return { seats: g.value.handCounts.length, counts: g.value.handCounts, scores: g.value.scores.map(String), turn: g.value.turn };
+      return {
+        seats: g.value.handCounts.length,
+        counts: g.value.handCounts,
+        scores: g.value.scores.map(String),
+        turn: g.value.turn,
+      };
     case "koikoi":
-      return { seats: g.value.handCounts.length, counts: g.value.handCounts, scores: g.value.totals.map(String), turn: g.value.turn };
+      return {
+        seats: g.value.handCounts.length,
+        counts: g.value.handCounts,
+        scores: g.value.totals.map(String),
+        turn: g.value.turn,
+      };
     case "gin":
-      return { seats: g.value.handCounts.length, counts: g.value.handCounts, scores: g.value.totals.map(String), turn: g.value.turn };
+      return {
+        seats: g.value.handCounts.length,
+        counts: g.value.handCounts,
+        scores: g.value.totals.map(String),
+        turn: g.value.turn,
+      };
     case "rummy":
-      return { seats: g.value.handCounts.length, counts: g.value.handCounts, scores: [], turn: g.value.turn };
+      return {
+        seats: g.value.handCounts.length,
+        counts: g.value.handCounts,
+        scores: [],
+        turn: g.value.turn,
+      };
     default:
       return { seats: 0, counts: [], scores: [], turn: 0 };
   }
@@ -210,7 +274,9 @@ export function seatsPanel(view: View, toAct: SeatToAct[], mine: number, now: nu
     let turn = "";
     if (t) {
       const deadline = Number(t.deadlineMs);
-      turn = deadline ? `to act: ${clock(deadline - now)} left, bank ${clock(Number(t.bankMs))}` : "to act";
+      turn = deadline
+        ? `to act: ${clock(deadline - now)} left, bank ${clock(Number(t.bankMs))}`
+        : "to act";
       if (t.away) turn += " (away)";
     }
     const row = h(
@@ -227,7 +293,18 @@ export function seatsPanel(view: View, toAct: SeatToAct[], mine: number, now: nu
   return h(
     "table",
     "seats",
-    h("thead", "", h("tr", "", h("th", "", "Seat"), h("th", "", "Hand"), h("th", "", "Score"), h("th", "", "Turn"))),
+    h(
+      "thead",
+      "",
+      h(
+        "tr",
+        "",
+        h("th", "", "Seat"),
+        h("th", "", "Hand"),
+        h("th", "", "Score"),
+        h("th", "", "Turn"),
+      ),
+    ),
     h("tbody", "", ...rows),
   );
 }
@@ -247,7 +324,14 @@ export function settlementOf(title: string, s: Settlement, mine: number): HTMLEl
         h(
           "ul",
           "factors",
-          ...line.factors.map((f) => h("li", "", `${f.added ? "+" : "×"} ${words(f.name)} ${f.value}`, f.reason ? `: ${f.reason}` : "")),
+          ...line.factors.map((f) =>
+            h(
+              "li",
+              "",
+              `${f.added ? "+" : "×"} ${words(f.name)} ${f.value}`,
+              f.reason ? `: ${f.reason}` : "",
+            ),
+          ),
         ),
         line.summary ? h("p", "summary", line.summary) : "",
       ),
@@ -259,22 +343,49 @@ export function settlementOf(title: string, s: Settlement, mine: number): HTMLEl
     h("h3", "", `${title}: ${words(s.outcome)} — won by ${winners}`),
     ...(s.notes.length ? [h("ul", "notes", ...s.notes.map((n) => h("li", "", n)))] : []),
     lines.length
-      ? h("table", "lines", h("thead", "", h("tr", "", h("th", "", "Payment"), h("th", "", "Amount"), h("th", "", "Factors"))), h("tbody", "", ...lines))
+      ? h(
+          "table",
+          "lines",
+          h(
+            "thead",
+            "",
+            h("tr", "", h("th", "", "Payment"), h("th", "", "Amount"), h("th", "", "Factors")),
+          ),
+          h("tbody", "", ...lines),
+        )
       : h("p", "", "no payments"),
-    h("p", "net", "Net: " + s.net.map((n, seat) => `${seatName(seat, mine)} ${n > 0n ? "+" : ""}${n}`).join(", ")),
+    h(
+      "p",
+      "net",
+      "Net: " +
+        s.net.map((n, seat) => `${seatName(seat, mine)} ${n > 0n ? "+" : ""}${n}`).join(", "),
+    ),
   );
 }
 
 /** Fields an event's line leaves out: the big parts (rules, hands, settlements) have their own
  * places on the page; the acting seat leads the line; ids and enum numbers say nothing to people. */
-const SKIPPED = new Set(["rules", "hands", "settlement", "lines", "totals", "handValues", "seat", "id", "owner", "kind"]);
+const SKIPPED = new Set([
+  "rules",
+  "hands",
+  "settlement",
+  "lines",
+  "totals",
+  "handValues",
+  "seat",
+  "id",
+  "owner",
+  "kind",
+]);
 
 /** A message's fields on one short line: cards by name, nested messages briefly. */
 function short(value: unknown, depth = 0): string {
   if (value === null || value === undefined) return "";
-  if (typeof value === "bigint" || typeof value === "number" || typeof value === "boolean") return String(value);
+  if (typeof value === "bigint" || typeof value === "number" || typeof value === "boolean")
+    return String(value);
   if (typeof value === "string") return value;
-  if (Array.isArray(value)) return value.length ? `[${value.map((v) => short(v, depth + 1)).join(" ")}]` : "";
+  if (Array.isArray(value))
+    return value.length ? `[${value.map((v) => short(v, depth + 1)).join(" ")}]` : "";
   if (typeof value !== "object") return "";
   const o = value as Record<string, unknown>;
   if (typeof o.code === "string") return "month" in o ? String(o.name) : cardText(o.code);
@@ -294,7 +405,8 @@ export function describeEvent(event: GameEvent, mine: number): string {
   const body = event.body?.body;
   const who = event.seat === undefined ? "Dealer" : seatName(event.seat, mine);
   if (!body?.case) return `#${event.version} (hidden from you)`;
-  if (body.case === "seedRevealed") return `#${event.version} The game is over: the server seed is revealed`;
+  if (body.case === "seedRevealed")
+    return `#${event.version} The game is over: the server seed is revealed`;
   const game = body.value as { event?: { case?: string; value?: unknown } };
   const kind = game.event?.case;
   if (!kind) return `#${event.version} (hidden from you)`;

@@ -60,7 +60,9 @@ function choose(moves, melded) {
   const first = (...kinds) => kinds.map(by).find((l) => l.length)?.[0];
   const now =
     first("nextRound", "shobu", "knock", "declare", "play", "layDown") ??
-    (by("meld").length ? by("meld").reduce((a, b) => (b.label.length > a.label.length ? b : a)) : undefined) ??
+    (by("meld").length
+      ? by("meld").reduce((a, b) => (b.label.length > a.label.length ? b : a))
+      : undefined) ??
     (random() < 0.9 ? first("layOff", "swapJoker", "takeDiscard") : undefined) ??
     (moves.some((m) => m.kind === "stop") && random() < 0.5 ? by("stop")[0] : undefined) ??
     first("drawStock", "draw", "endLayOffs", "pass");
@@ -86,12 +88,13 @@ function look(page) {
       label: b.dataset.label ?? "",
       card: b.dataset.card ?? "",
     })),
-    melded: [...app.querySelectorAll("section.table .melds [data-code]")].map((c) => c.dataset.code),
+    melded: [...app.querySelectorAll("section.table .melds [data-code]")].map(
+      (c) => c.dataset.code,
+    ),
     version: app.dataset.version,
     plays: Number(app.dataset.plays ?? 0),
   }));
 }
-
 
 async function main() {
   mkdirSync(args.out, { recursive: true });
@@ -107,7 +110,8 @@ async function main() {
     page.on("pageerror", (error) => errors.push(`${name}: ${error.message}`));
     page.on("console", (m) => m.type() === "error" && errors.push(`${name}: console: ${m.text()}`));
   };
-  const shot = (page, name) => page.screenshot({ path: join(args.out, `${args.kind}-${name}.png`), fullPage: true });
+  const shot = (page, name) =>
+    page.screenshot({ path: join(args.out, `${args.kind}-${name}.png`), fullPage: true });
   const report = { kind: args.kind, moves: 0, live: 0, finalSeen: [] };
   try {
     // The lobby: the game, the preset (from ListPresets), the seats.
@@ -116,7 +120,10 @@ async function main() {
     await lobby.goto(args.url);
     await lobby.selectOption("select[name=kind]", args.kind);
     if (args.preset) {
-      await lobby.waitForSelector(`select[name=preset] option[value="${args.preset}"]`, { state: "attached", timeout: STEP_MS });
+      await lobby.waitForSelector(`select[name=preset] option[value="${args.preset}"]`, {
+        state: "attached",
+        timeout: STEP_MS,
+      });
       await lobby.selectOption("select[name=preset]", args.preset);
     }
     await lobby.fill("input[name=seats]", args.seats);
@@ -126,10 +133,15 @@ async function main() {
     await shot(lobby, "lobby");
     await lobby.click("button[type=submit]");
     await lobby.waitForSelector("a.seat-link", { timeout: STEP_MS }).catch(async (error) => {
-      throw new Error(`no seat links: the lobby says "${await lobby.textContent("p.status")}" (${error.message})`);
+      throw new Error(
+        `no seat links: the lobby says "${await lobby.textContent("p.status")}" (${error.message})`,
+      );
     });
-    const links = await lobby.$$eval("a.seat-link", (as) => as.map((a) => ({ seat: Number(a.dataset.seat), href: a.href })));
-    if (links.length !== Number(args.humans)) throw new Error(`the lobby gave ${links.length} seat links for ${args.humans} people`);
+    const links = await lobby.$$eval("a.seat-link", (as) =>
+      as.map((a) => ({ seat: Number(a.dataset.seat), href: a.href })),
+    );
+    if (links.length !== Number(args.humans))
+      throw new Error(`the lobby gave ${links.length} seat links for ${args.humans} people`);
     await shot(lobby, "seats");
 
     // One tab per human seat.
@@ -160,29 +172,40 @@ async function main() {
       const tab = tabs[at];
       const before = looks[at];
       const move = choose(before.moves, before.melded);
-      if (process.env.PLAY_DEBUG) console.error(Date.now() % 100000, tab.seat, move.kind, move.label);
+      if (process.env.PLAY_DEBUG)
+        console.error(Date.now() % 100000, tab.seat, move.kind, move.label);
       await tab.page.locator("button.move:not([disabled])").nth(move.index).click();
       // Answered: the page counted the play, and shows the game as of after it (or the refusal).
-      await tab.page.waitForFunction((plays) => Number(document.getElementById("app").dataset.plays ?? 0) > plays, before.plays, { timeout: STEP_MS });
+      await tab.page.waitForFunction(
+        (plays) => Number(document.getElementById("app").dataset.plays ?? 0) > plays,
+        before.plays,
+        { timeout: STEP_MS },
+      );
       const after = await tab.page.$eval("#app", (m) => m.dataset.version);
       report.moves += 1;
       if (after === before.version) continue; // refused (the game moved first): look again
       // The move's first event, live in every other tab's log, from this seat.
       const version = BigInt(before.version) + 1n;
       for (const other of tabs.filter((t) => t !== tab)) {
-        await other.page.waitForSelector(`ol.events li[data-version="${version}"][data-seat="${tab.seat}"]`, {
-          state: "attached",
-          timeout: STEP_MS,
-        });
+        await other.page.waitForSelector(
+          `ol.events li[data-version="${version}"][data-seat="${tab.seat}"]`,
+          {
+            state: "attached",
+            timeout: STEP_MS,
+          },
+        );
         report.live += 1;
       }
       if (report.moves === 6) for (const t of tabs) await shot(t.page, `seat${t.seat}-playing`);
     }
     // The end: the final settlement, in every tab (each follows the stream to the end).
     for (const t of tabs) {
-      await t.page.waitForSelector("section.final[data-done=true] .settlement", { timeout: STEP_MS });
+      await t.page.waitForSelector("section.final[data-done=true] .settlement", {
+        timeout: STEP_MS,
+      });
       const text = await t.page.textContent("section.final");
-      if (!/Final settlement/.test(text) || !/Net:/.test(text)) throw new Error(`seat ${t.seat}: no itemized final settlement`);
+      if (!/Final settlement/.test(text) || !/Net:/.test(text))
+        throw new Error(`seat ${t.seat}: no itemized final settlement`);
       report.finalSeen.push(t.seat);
       await shot(t.page, `seat${t.seat}-final`);
     }
