@@ -182,7 +182,7 @@ class Lobby:
         game = _Game(created.game_id, tokens, request.humans)
         self._games[game.game_id] = game
         game.tasks = [
-            asyncio.create_task(self._bot(game, seat), name=f"lobby-bot-{game.game_id}-{seat}")
+            asyncio.create_task(self._logged(game, seat), name=f"lobby-bot-{game.game_id}-{seat}")
             for seat in range(request.humans, request.seats)
         ]
         game.tasks.append(asyncio.create_task(self._watch(game), name=f"lobby-{game.game_id}"))
@@ -229,6 +229,15 @@ class Lobby:
                 if task is not asyncio.current_task():
                     task.cancel()
             self._games.pop(game.game_id, None)
+
+    async def _logged(self, game: _Game, seat: int) -> None:
+        """A bot, whose unexpected failure is logged (its game then waits for the idle limit)."""
+        try:
+            await self._bot(game, seat)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("lobby bot failed", game_id=game.game_id, seat=seat)
 
     async def _bot(self, game: _Game, seat: int) -> None:
         """Play ``seat`` through the public calls until the game ends; between rounds, wait for

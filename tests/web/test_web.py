@@ -10,8 +10,10 @@ import contextlib
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -38,8 +40,9 @@ SECRET = b"web-test-secret-0123456789abcdef-0123456789"
 STUDIO_KEYS = KeyRing(b"web-test-studio-secret-0123456789abcdef")
 WEB = Path(__file__).resolve().parents[2] / "clients" / "web"
 SCREENSHOTS = Path(os.environ.get("CROUPIER_SCREENSHOTS", "/tmp/croupier-screenshots"))
-#: One whole game through the page, at most (a stuck page must fail the test, not hang it).
-GAME_TIMEOUT_S = 400
+#: One whole game through the page, at most (a stuck page must fail the test, not hang it;
+#: within pytest-timeout's 300 s a test).
+GAME_TIMEOUT_S = 280
 #: The bots' pause in the tests: enough for a person to see nothing, and the games go fast.
 BOT_DELAY_MS = 20
 
@@ -326,3 +329,50 @@ def test_a_whole_game_through_the_page_in_chromium(web_server: Served, kind: str
         assert report["live"] >= report["moves"] // 2  # every applied move, live in the other tab
     for name in ("lobby", "seat0-final", "timeline"):
         assert (SCREENSHOTS / f"{kind}-{name}.png").stat().st_size > 0
+
+
+# --- croupier serve: the lobby only with --lobby ---------------------------------------------------
+
+CROUPIER = str(Path(sys.executable).parent / "croupier")
+HTTP_URL = re.compile(r"HTTP \(Connect, gRPC-Web, JSON\): (http://127\.0\.0\.1:\d+)")
+
+
+@pytest.mark.parametrize("lobby", [False, True])
+def test_serve_has_the_lobby_only_with_the_lobby_option(tmp_path: Path, lobby: bool) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CROUPIER_")}
+    log_path = tmp_path / "serve.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [
+                CROUPIER,
+                "serve",
+                "--address",
+                "127.0.0.1:0",
+                "--http-address",
+                "127.0.0.1:0",
+                "--store",
+                f"sqlite:///{tmp_path / 'games.sqlite3'}",
+                "--web-root",
+                str(tmp_path / "no-client"),
+                *(["--lobby"] if lobby else []),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=tmp_path,
+        )
+    try:
+        deadline, found = time.monotonic() + 60, None
+        while found is None and process.poll() is None and time.monotonic() < deadline:
+            found = HTTP_URL.search(log_path.read_text())
+            time.sleep(0.1)
+        assert found, log_path.read_text()
+        url = found.group(1)
+        status, _, text = request(f"{url}/lobby/games", GIN, "POST")
+        assert status == (201 if lobby else 404), text
+        assert request(f"{url}/lobby")[0] == (200 if lobby else 404)
+        status, _, page = request(f"{url}/")  # no client at --web-root: how to build one
+        assert status == 200 and "make web" in page
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
