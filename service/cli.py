@@ -115,10 +115,11 @@ def serve(
     lobby: bool,
     worker_of_group: str | None,
 ) -> None:
-    """Serve the game service (with health checking and reflection)."""
+    """Serve the game service (with health checking and reflection), and over HTTP (Connect,
+    gRPC-Web, JSON) on --http-address."""
     from croupier.app.ratelimit import RateLimit
     from croupier.app.tokens import TokenSigner
-    from croupier.service.http import HttpListener, create_http_app
+    from croupier.service.http import HttpListener, create_http_app, is_off, parse_origins
     from croupier.service.lobby import Lobby
     from croupier.service.server import PortInUse, create_server
     from croupier.service.store import StoreError, open_store
@@ -130,8 +131,6 @@ def serve(
         studio = config.studio_keys()
     except config.ConfigError as error:
         raise click.ClickException(str(error)) from None
-    from croupier.service.http import is_off, parse_origins
-
     http = None if is_off(http_address) else http_address.strip()
     if workers > 1 and worker_of_group is None:
         # The workers read these from the environment they inherit (each has its own lobby).

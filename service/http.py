@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -239,9 +238,7 @@ class ConnectCalls:
         self._core = core
 
     def _call(self, ctx: RequestContext[Any, Any]) -> Call:
-        call = Call(self._core, ctx.method.name, transport=_protocol(ctx))
-        call.begin(ctx.request_headers.allitems())
-        return call
+        return Call(self._core, ctx.method.name, transport=_protocol(ctx))
 
     async def intercept_unary(
         self,
@@ -250,9 +247,9 @@ class ConnectCalls:
         ctx: RequestContext[Any, Any],
         /,
     ) -> Any:
-        call = Call(self._core, ctx.method.name)
+        call = self._call(ctx)
         try:
-            call = self._call(ctx)
+            call.begin(ctx.request_headers.allitems())
             response = await call_next(request, ctx)
         except AppError as error:
             raise connect_error(call.failed(error)) from None
@@ -267,9 +264,9 @@ class ConnectCalls:
     async def _stream(
         self, responses: Callable[[], AsyncIterator[Any]], ctx: RequestContext[Any, Any]
     ) -> AsyncIterator[Any]:
-        call = Call(self._core, ctx.method.name)
+        call = self._call(ctx)
         try:
-            call = self._call(ctx)
+            call.begin(ctx.request_headers.allitems())
             async for response in responses():
                 yield response
         except AppError as error:
@@ -416,7 +413,6 @@ def is_off(address: str | None) -> bool:
     return address is None or address.strip().lower() in ("", "off")
 
 
-@dataclass
 class HttpListener:
     """``app`` served by hypercorn on ``address`` (port 0: a free one), on the running loop.
 
@@ -427,12 +423,18 @@ class HttpListener:
     SO_REUSEPORT for the workers of ``serve --workers``) and listening before :meth:`start`
     returns, so the port is known and connections queue from then on."""
 
-    app: ASGIApp
-    address: str
-    reuse_port: bool = False
-    grace_s: float = DEFAULT_GRACE_S
-
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        address: str,
+        *,
+        reuse_port: bool = False,
+        grace_s: float = DEFAULT_GRACE_S,
+    ) -> None:
+        self.app = app
+        self.address = address
+        self.reuse_port = reuse_port
+        self.grace_s = grace_s
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.port = 0
