@@ -86,11 +86,13 @@ clients: install
 bench: install
 	$(PY) -m pytest tests/bench --benchmark-only --benchmark-enable --benchmark-autosave
 
-# The code's checks, also run by `make test`: layers (import-linter), types (mypy --strict), style (ruff).
+# The code's checks, also run by `make test`: layers (import-linter), types (mypy --strict), style
+# (ruff), the Dockerfile (hadolint; tests/deploy/ validates the Kubernetes manifests).
 check: typecheck
 	PYTHONPATH=$(TYPE_ROOT) $(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/hadolint deploy/Dockerfile
 
 links: install
 	@rm -rf $(TYPE_ROOT) && mkdir -p $(TYPE_ROOT)/croupier

@@ -36,6 +36,7 @@ from croupier.app.errors import (
     NotFound,
     NotNow,
     RateLimited,
+    ShuttingDown,
     StaleVersion,
     from_rejection,
     invalid,
@@ -43,6 +44,17 @@ from croupier.app.errors import (
 )
 from croupier.app.memo import Memo
 from croupier.app.notifier import Notifier
+from croupier.app.observer import (
+    ACCEPTED,
+    DUPLICATE,
+    FROM_CACHE,
+    FROM_LOG,
+    FROM_SNAPSHOT,
+    UNKNOWN_KIND,
+    Observer,
+    Unobserved,
+    outcome_of,
+)
 from croupier.app.ratelimit import RateLimit, RateLimiter
 from croupier.app.recent import RecentEvents
 from croupier.app.runner import AsyncLog
@@ -184,17 +196,25 @@ class FoldCache:
     """Folded games by id (LRU; states are immutable). Only this process's memory: a miss or an
     older entry is completed from the log."""
 
-    def __init__(self, size: int = CACHE_SIZE) -> None:
+    def __init__(self, size: int = CACHE_SIZE, observer: Observer | None = None) -> None:
         self._items: Memo[str, Folded] = Memo(size)
+        self._observer = observer or Unobserved()
 
     def get(self, game_id: str) -> Folded | None:
-        return self._items.get(game_id)
+        folded = self._items.get(game_id)
+        self._observer.cache_lookup(folded is not None)
+        return folded
+
+    def peek(self, game_id: str) -> Folded | None:
+        """The game if it is held, neither counted as a lookup nor made the most recent."""
+        return self._items.peek(game_id)
 
     def put(self, folded: Folded) -> None:
         """Keep ``folded`` unless a newer fold of the game is kept already."""
-        old = self._items.get(folded.record.game_id)
+        old = self._items.peek(folded.record.game_id)
         if old is None or old.version <= folded.version:
             self._items.put(folded.record.game_id, folded)
+            self._observer.cache_size(len(self._items))
 
 
 def _new_events(binding: GameBinding, events: Sequence[Any]) -> list[NewEvent]:
@@ -249,8 +269,11 @@ class Croupier:
         rate_limit: RateLimit | None = None,
         *,
         studio_keys: KeyRing,
+        observer: Observer | None = None,
     ) -> None:
         self.store = store
+        #: Told of commands, folds, the cache and time-outs (the service's metrics).
+        self.observer: Observer = observer or Unobserved()
         #: Each seat's allowance of commands (a token bucket per seat).
         self.rate = RateLimiter(rate_limit or RateLimit())
         #: The studio's keys: they verify studio tokens (CreateGame) and player tokens (recall).
@@ -264,7 +287,7 @@ class Croupier:
         self.signer = signer
         self.clock = clock
         self.seed_source = seed_source
-        self.cache = FoldCache()
+        self.cache = FoldCache(observer=self.observer)
         self.recent = RecentEvents()
         self.presented: Memo[tuple[str, int, int | None, bool], service_pb2.GameEvent] = Memo(
             PRESENTED_MEMO_SIZE
@@ -275,6 +298,8 @@ class Croupier:
         self.notifier = Notifier()
         self._listening = False
         self._background: set[asyncio.Task[None]] = set()
+        #: The process is shutting down (:meth:`drain`): streams end, their clients go elsewhere.
+        self.draining = False
 
     async def start(self, sweep: bool = True) -> None:
         """Bind to the running loop and hear other processes' appends; with ``sweep``, record
@@ -288,6 +313,14 @@ class Croupier:
 
             self.sweeper = Sweeper(self)
             self.sweeper.start()
+
+    def drain(self) -> None:
+        """The process is shutting down: every stream, open or to come, ends after what it has
+        sent with :class:`ShuttingDown` (the version it reached), from which its client resumes
+        on another replica. A Play stream's command being applied is answered first. Unary
+        calls are not affected (the server lets them finish)."""
+        self.draining = True
+        self.notifier.wake_all()
 
     async def close(self) -> None:
         """Stop sweeping, finish the background writes (snapshots), then stop the store's
@@ -374,7 +407,7 @@ class Croupier:
         try:
             if cached is not None:
                 loaded = await self.log.load(game_id, cached.version, command_id)
-                return self._folded(cached, loaded), loaded.earlier
+                return self._folded(cached, loaded, FROM_CACHE), loaded.earlier
             # Not in memory (a restart, another replica's game): from its latest snapshot.
             loaded = await self.log.load(
                 game_id, 0, command_id, snapshots.FORMAT if self.use_snapshots else ""
@@ -399,22 +432,28 @@ class Croupier:
                 thawed.last_at_ms,
                 thawed.version,
             )
-        return self._folded(base, loaded), loaded.earlier
+        return self._folded(
+            base, loaded, FROM_LOG if base is None else FROM_SNAPSHOT
+        ), loaded.earlier
 
     async def _fold_many(self, game_ids: Sequence[str]) -> list[Folded]:
         """Several games as their logs stand, in one read (unknown ones left out)."""
         cached = {g: self.cache.get(g) for g in game_ids}
         wanted = [(g, c.version if c else 0) for g, c in cached.items()]
         return [
-            self._folded(cached[loaded.record.game_id], loaded)
+            self._folded(cached[loaded.record.game_id], loaded, FROM_CACHE)
             for loaded in await self.log.load_many(wanted)
         ]
 
-    def _folded(self, cached: Folded | None, loaded: Loaded) -> Folded:
-        """``cached`` (if any) with the newly read events folded in; the result is cached."""
+    def _folded(self, cached: Folded | None, loaded: Loaded, start: str) -> Folded:
+        """``cached`` (if any; it came from ``start``) with the newly read events folded in; the
+        result is cached."""
         record = loaded.record
         binding = BY_NAME[record.kind]
         snapshot_version = 0
+        self.observer.fold(
+            record.kind, start if cached is not None else FROM_LOG, len(loaded.events)
+        )
         if cached is not None and cached.version <= record.version:
             state = cached.state
             events = None if cached.events is None else list(cached.events)
@@ -572,6 +611,8 @@ class Croupier:
         recall trusts, so nobody else may put a player id on a seat."""
         self._studio(caller)
         binding = _binding(kind)
+        # An unset seat count (0) is the game's default where it has one (Rummy: 4).
+        seats = seats or binding.default_seats
         try:
             changes = binding.overrides(overrides) if overrides is not None else {}
             rules = binding.game.rules_for(preset, changes, seats)
@@ -648,6 +689,29 @@ class Croupier:
         seat: int | None = None,
         include: service_pb2.Include | None = None,
     ) -> service_pb2.SubmitCommandResponse:
+        """Apply a seat's command (exactly once per command id) and answer with its events."""
+        try:
+            response, kind, duplicate = await self._submit(
+                caller, game_id, command_id, expected_version, command, seat, include
+            )
+        except AppError as error:
+            # The game's kind if this process holds it (a refusal may come before any read).
+            held = self.cache.peek(game_id)
+            self.observer.command(held.record.kind if held else UNKNOWN_KIND, outcome_of(error))
+            raise
+        self.observer.command(kind, DUPLICATE if duplicate else ACCEPTED)
+        return response
+
+    async def _submit(
+        self,
+        caller: Caller,
+        game_id: str,
+        command_id: str,
+        expected_version: int,
+        command: service_pb2.Command,
+        seat: int | None,
+        include: service_pb2.Include | None,
+    ) -> tuple[service_pb2.SubmitCommandResponse, str, bool]:
         acting = self._seat(caller, game_id, seat)
         wait_ms = self.rate.take((game_id, acting), self.clock())
         if wait_ms:
@@ -707,7 +771,7 @@ class Croupier:
                 response.view.CopyFrom(parts.view)
             response.legal_moves.extend(parts.legal_moves)
             response.to_act.extend(parts.to_act)
-        return response
+        return response, folded.record.kind, earlier.duplicate
 
     def _parts(
         self, folded: Folded, state: Any, version: int, seat: int, include: service_pb2.Include
@@ -879,6 +943,8 @@ class Croupier:
             self._remember(folded, state, events, result, finished, now)
             self._armed(due)
             late = [e.deadline_ms for e in events if isinstance(e, TurnTimedOut)]
+            for deadline in late:
+                self.observer.timed_out(folded.record.kind, now - deadline)
             if late:
                 log.info("time-outs recorded", game=game_id, lateness_ms=[now - d for d in late])
         return result.last_version
@@ -944,7 +1010,9 @@ class Croupier:
         now = self._as_of_now(folded)
         at = folded.version if now is folded.state else None
         return service_pb2.ListLegalMovesResponse(
-            version=folded.version, moves=self._moves(folded, now, at, acting)
+            version=folded.version,
+            moves=self._moves(folded, now, at, acting),
+            complete=folded.binding.game.legal_moves_complete(now, acting),
         )
 
     async def view(
@@ -1011,6 +1079,8 @@ class Croupier:
                 first = False
                 if finished and after >= version:
                     return
+                if self.draining:  # after the batch: the client resumes from what it has
+                    raise ShuttingDown(after)
                 try:
                     async with asyncio.timeout(STREAM_RECHECK_S):  # no task per wait
                         await wake.wait()
@@ -1037,10 +1107,12 @@ class Croupier:
         seat = self._seat(caller, join.game_id)
         limits.check_version(join.after_version, "join.after_version")
         out: asyncio.Queue[service_pb2.PlayResponse | Refused | None] = asyncio.Queue()
-        tasks = [
-            asyncio.create_task(self._play_commands(caller, join.game_id, requests, out)),
-            asyncio.create_task(self._play_feed(join, seat, out)),
-        ]
+        # Held while a command is applied: a shutdown lets it finish and answers it.
+        applying = asyncio.Lock()
+        commands = asyncio.create_task(
+            self._play_commands(caller, join.game_id, requests, out, applying)
+        )
+        tasks = [commands, asyncio.create_task(self._play_feed(join, seat, out))]
         try:
             running = len(tasks)
             while running:
@@ -1051,6 +1123,12 @@ class Croupier:
                 running -= 1
                 for task in tasks:
                     failure = task.exception() if task.done() and not task.cancelled() else None
+                    if isinstance(failure, ShuttingDown):
+                        async with applying:  # the command being applied is answered, no other
+                            commands.cancel()
+                        while not out.empty():
+                            if (answer := out.get_nowait()) is not None:
+                                yield answer
                     if failure is not None:
                         raise failure
         finally:
@@ -1063,6 +1141,7 @@ class Croupier:
         game_id: str,
         requests: AsyncIterator[service_pb2.PlayRequest],
         out: asyncio.Queue[service_pb2.PlayResponse | Refused | None],
+        applying: asyncio.Lock,
     ) -> None:
         try:
             async for request in requests:
@@ -1072,17 +1151,18 @@ class Croupier:
                     )
                     continue
                 move = request.command
-                try:
-                    done = await self.submit(
-                        caller, game_id, move.command_id, move.expected_version, move.command
+                async with applying:
+                    try:
+                        done = await self.submit(
+                            caller, game_id, move.command_id, move.expected_version, move.command
+                        )
+                    except AppError as error:
+                        out.put_nowait(Refused(move.command_id, error))
+                        continue
+                    accepted = service_pb2.PlayAccepted(
+                        command_id=move.command_id, version=done.version
                     )
-                except AppError as error:
-                    out.put_nowait(Refused(move.command_id, error))
-                    continue
-                accepted = service_pb2.PlayAccepted(
-                    command_id=move.command_id, version=done.version
-                )
-                out.put_nowait(service_pb2.PlayResponse(accepted=accepted))
+                    out.put_nowait(service_pb2.PlayResponse(accepted=accepted))
         finally:
             out.put_nowait(None)
 
@@ -1188,7 +1268,7 @@ class Croupier:
                 "GAME_NOT_FINISHED",
                 "a replay is made of a finished game (its seed is still secret)",
             )
-        replay = build(folded.record, await self.log.read(game_id))
+        replay = build(folded.record, await self.log.read(game_id), await self.log.players(game_id))
         return to_json(replay).encode("utf-8") if as_json else to_binary(replay)
 
     async def verify_replay(self, data: bytes) -> Report:

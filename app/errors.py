@@ -75,6 +75,22 @@ class RateLimited(AppError):
         self.retry_after_ms = retry_after_ms
 
 
+class ShuttingDown(AppError):
+    """This process is shutting down: a stream ends here, and its client resumes on another
+    replica after ``after_version`` (the last version the stream sent)."""
+
+    def __init__(self, after_version: int) -> None:
+        super().__init__(
+            SERVER_SHUTTING_DOWN,
+            "this server is shutting down: reconnect (to another replica) and resume after "
+            f"version {after_version}",
+            {"after_version": str(after_version)},
+        )
+        self.after_version = after_version
+
+
+#: The reason of ShuttingDown (UNAVAILABLE).
+SERVER_SHUTTING_DOWN = "SERVER_SHUTTING_DOWN"
 # Reasons of BadCredentials (UNAUTHENTICATED); the token's own faults (INVALID_TOKEN, UNKNOWN_KEY,
 # TOKEN_EXPIRED) are named in croupier.app.tokens.
 MISSING_TOKEN = "MISSING_TOKEN"  # a seat call with no token at all

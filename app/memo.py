@@ -22,6 +22,13 @@ class Memo(Generic[K, V]):
             self._items.move_to_end(key)
         return item
 
+    def peek(self, key: K) -> V | None:
+        """The entry, without making it the most recently used."""
+        return self._items.get(key)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
     def put(self, key: K, value: V) -> None:
         self._items[key] = value
         self._items.move_to_end(key)

@@ -48,6 +48,12 @@ class Notifier:
         for event in self._waiting.get(game_id, ()):
             event.set()
 
+    def wake_all(self) -> None:
+        """On the loop's thread: wake every stream (to see that the process is shutting down)."""
+        for waiting in self._waiting.values():
+            for event in waiting:
+                event.set()
+
     def latest(self, game_id: str) -> int:
         """The newest version of the game heard of (0: none)."""
         return self._latest.get(game_id, 0)

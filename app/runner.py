@@ -7,6 +7,7 @@ whole file (SQLite), so that threads do not queue on its lock.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,7 +43,10 @@ class AsyncLog:
         self, pool: ThreadPoolExecutor, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs
     ) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(pool, functools.partial(fn, *args, **kwargs))
+        # In the caller's context (as asyncio.to_thread does): the store's work belongs to the
+        # call that asked for it (its trace span, its log context).
+        context = contextvars.copy_context()
+        return await loop.run_in_executor(pool, functools.partial(context.run, fn, *args, **kwargs))
 
     async def create_game(
         self,

@@ -5,6 +5,7 @@ The application is game-agnostic: everything it knows of a kind is one :class:`G
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from croupier.engine.koikoi.game import KoiKoiView
 from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.rummy import events as rummy_events
 from croupier.engine.rummy.game import RummyView
+from croupier.engine.rummy.rules import DEFAULT_SEATS as RUMMY_DEFAULT_SEATS
 from croupier.engine.rummy.rules import RummyRules
 from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2
 
@@ -42,6 +44,8 @@ class GameBinding:
     view_cls: type
     commands: dict[str, type]
     events: dict[str, type]
+    # The seats a request's unset ``seats`` (0) means; 0: none, the request must name them.
+    default_seats: int = 0
 
     # -- rules ---------------------------------------------------------------------------------
     def rules_to_proto(self, rules: Any) -> service_pb2.Rules:
@@ -54,6 +58,16 @@ class GameBinding:
         if rules.WhichOneof("game") not in (None, self.field):
             raise ValueError(f"overrides are for {rules.WhichOneof('game')}, not {self.field}")
         return convert.overrides_from_proto(getattr(rules, self.field), self.rules_cls)
+
+    def recorded_overrides(self, rules: service_pb2.Rules) -> dict[str, Any]:
+        """A recorded rule set as overrides of the default preset: an option added after the game
+        was recorded (``engine.shared.ADDED_LATER``) and absent from it takes its own default,
+        what the game was played with, not the preset's value."""
+        found = self.overrides(rules)
+        for option in dataclasses.fields(self.rules_cls):
+            if option.metadata.get("added_later") and option.name not in found:
+                found[option.name] = option.default
+        return found
 
     # -- commands ------------------------------------------------------------------------------
     def command_from_proto(self, command: service_pb2.Command) -> Any:
@@ -216,6 +230,7 @@ RUMMY = GameBinding(
     event_msg=rummy_pb2.RummyEvent,
     view_msg=rummy_pb2.RummyView,
     view_cls=RummyView,
+    default_seats=RUMMY_DEFAULT_SEATS,
     commands=convert.classes_by_field(
         rummy_events.DrawStock,
         rummy_events.TakeDiscard,

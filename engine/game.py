@@ -114,6 +114,12 @@ class Game(Protocol, Generic[R, S, E, C]):
     def legal_commands(self, state: S, seat: int) -> list[C]:
         """Every command ``decide`` accepts from ``seat`` now, in a stable order."""
 
+    def legal_moves_complete(self, state: S, seat: int) -> bool:
+        """Whether :meth:`legal_commands` holds every accepted command (up to the order of cards
+        and the naming of jokers); ``False`` where the list is compact and accepted compound
+        commands may lie beyond it (docs/rules/common.md §5, Rummy)."""
+        ...
+
     def to_act(self, state: S) -> tuple[int, ...]:
         """The seats with at least one legal command now, in seat order: exactly the seats whose
         :meth:`legal_commands` is not empty, read from the phase (whose turn, who may claim or

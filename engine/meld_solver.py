@@ -60,11 +60,22 @@ class MeldRules:
     lone_seven: bool = False
     two_card_sevens: bool = False
     # A client naming a set's joker names its rank only: the set's jokers take the suits it lacks
-    # in joker order (Hoola). Otherwise a named suit counts, and must be one the set lacks.
+    # in joker order (Hoola's games recorded before ``named_set_joker_suits``). Otherwise a named
+    # suit counts, and must be one the set lacks.
     set_joker_rank_only: bool = False
+    # Every way to give a set's unnamed jokers the suits it lacks is a reading of its own (Hoola,
+    # whose legal-move lists are complete); otherwise only the first (joker order, suits S H D C).
+    every_set_reading: bool = False
+    # Of run readings that reach as far past their highest natural card, the one lying highest
+    # comes first: where an ace could sit at either end, it is high (Rummy's
+    # ``ace_high_when_ambiguous``); otherwise the lowest, as games recorded before it read them.
+    highest_window_first: bool = False
 
 
-RUMMY = MeldRules()
+#: Rummy's melds (RULES.md §3.2); ``RUMMY_RECORDED_BEFORE`` reads a run whose ace could sit at
+#: either end as games recorded before ``ace_high_when_ambiguous`` did (the ace low).
+RUMMY = MeldRules(highest_window_first=True)
+RUMMY_RECORDED_BEFORE = MeldRules()
 GIN = MeldRules(ace_high=False, min_naturals=3, set_jokers=(0, 0))
 
 
@@ -114,14 +125,24 @@ def runs(
     naturals: list[Card], jokers: list[Card], rules: MeldRules, named: dict[Card, Card]
 ) -> list[Meld]:
     """Every reading of the cards as one run, the default first: the one reaching furthest past
-    its highest natural (an unnamed joker extends a run at its high end where it can)."""
-    return [m for _, m in sorted(_runs(naturals, jokers, rules, named), key=lambda x: -x[0])]
+    its highest natural (an unnamed joker extends a run at its high end where it can); of those
+    reaching as far, with ``highest_window_first``, the one lying highest. That second rule
+    matters only where an ace could sit at either end (``AH 3H … QH JK``: the joker is the king
+    and the ace high, not the 2 with the ace low, RULES.md §3.2's "high end where legal");
+    without it, or on Hoola's circle (``ace_wrap``), the first window in rank order comes first."""
+    return [
+        m
+        for _, m in sorted(
+            _runs(naturals, jokers, rules, named), key=lambda x: (-x[0][0], -x[0][1])
+        )
+    ]
 
 
 def _runs(
     naturals: list[Card], jokers: list[Card], rules: MeldRules, named: dict[Card, Card]
-) -> list[tuple[int, Meld]]:
-    """Every reading of the cards as one run, with how far it reaches past its highest natural."""
+) -> list[tuple[tuple[int, int], Meld]]:
+    """Every reading of the cards as one run, with how far it reaches past its highest natural
+    and (off the circle) its highest rank value."""
     if len({suit(c) for c in naturals}) != 1:
         return []
     s = suit(naturals[0])
@@ -162,7 +183,10 @@ def _runs(
                     cards = tuple(slots[v] if v in slots else uses[v].joker for v in window)
                     found.append(
                         (
-                            len(window) - 1 - highest,
+                            (
+                                len(window) - 1 - highest,
+                                window[-1] if rules.highest_window_first else 0,
+                            ),
                             Meld(
                                 MeldKind.RUN,
                                 cards,
@@ -173,44 +197,60 @@ def _runs(
     return found
 
 
-def _set(
+def _sets(
     naturals: list[Card], jokers: list[Card], rules: MeldRules, named: dict[Card, Card]
-) -> Meld | None:
-    """The cards as one set: one rank, natural suits all different, at most four cards."""
+) -> list[Meld]:
+    """The cards as one set (one rank, natural suits all different, at most four cards): its
+    reading, or with ``every_set_reading`` every one of them, the default first."""
     if len({rank(c) for c in naturals}) != 1 or len({suit(c) for c in naturals}) != len(naturals):
-        return None
+        return []
     length = len(naturals) + len(jokers)
     r = rank(naturals[0])
     shortest = 2 if rules.two_card_sevens and r == SEVEN else SHORTEST_MELD
     if not shortest <= length <= LARGEST_SET or (
         length >= SHORTEST_MELD and len(jokers) > rules.set_jokers[length - SHORTEST_MELD]
     ):
-        return None
+        return []
+    cards = tuple(sorted(naturals)) + tuple(sorted(jokers))
     missing = [x for x in SUITS if x not in {suit(c) for c in naturals}]
     if rules.set_joker_rank_only:
         # A named joker must have the set's rank; its suit is not the client's to choose.
         if any(rank(card) != r for card in named.values()):
-            return None
-        return Meld(
-            MeldKind.SET,
-            tuple(sorted(naturals)) + tuple(sorted(jokers)),
-            tuple(JokerAs(j, face(r, x)) for j, x in zip(sorted(jokers), missing, strict=False)),
-        )
+            return []
+        return [
+            Meld(
+                MeldKind.SET,
+                cards,
+                tuple(
+                    JokerAs(j, face(r, x)) for j, x in zip(sorted(jokers), missing, strict=False)
+                ),
+            )
+        ]
     uses = []
     for joker in sorted(jokers):
         card = named.get(joker)
         if card is not None:
+            # A named card of another rank, or of a suit the set holds already (a natural card
+            # of the meld, or another joker's), contradicts the set.
             if rank(card) != r or card[1:2] not in missing:
-                return None
+                return []
             uses.append(JokerAs(joker, card[:2]))
             missing.remove(card[1])
-    for joker in sorted(j for j in jokers if j not in named):
-        uses.append(JokerAs(joker, face(r, missing.pop(0))))
-    return Meld(
-        MeldKind.SET,
-        tuple(sorted(naturals)) + tuple(sorted(jokers)),
-        tuple(sorted(uses, key=lambda j: j.joker)),
-    )
+    unnamed = sorted(j for j in jokers if j not in named)
+    suits = permutations(missing, len(unnamed)) if rules.every_set_reading else [missing]
+    return [
+        Meld(
+            MeldKind.SET,
+            cards,
+            tuple(
+                sorted(
+                    uses + [JokerAs(j, face(r, x)) for j, x in zip(unnamed, way, strict=False)],
+                    key=lambda j: j.joker,
+                )
+            ),
+        )
+        for way in suits
+    ]
 
 
 def arrangements(
@@ -253,8 +293,7 @@ def _arrangements(
         rules.two_card_sevens and one_seven and len(cards) == 2
     ):
         return ()
-    a_set = _set(naturals, jokers, rules, named)
-    return (*runs(naturals, jokers, rules, named), *([a_set] if a_set is not None else []))
+    return (*runs(naturals, jokers, rules, named), *_sets(naturals, jokers, rules, named))
 
 
 def could_meld(cards: Iterable[Card], rules: MeldRules) -> bool:
@@ -389,6 +428,7 @@ def clear_cache() -> None:
     """Forget the best arrangements and the melds found so far (they are memoized): the solver
     works from scratch again, as when timing it."""
     _best.cache_clear()
+    _all_least.cache_clear()
     _arrangements.cache_clear()
 
 
@@ -409,6 +449,49 @@ def _best(
         if deadwood_count(left) < deadwood_count(best[1]):
             best = ((meld,) + melds, left)
     return best
+
+
+def least_arrangements(
+    hand: Iterable[Card], rules: MeldRules
+) -> tuple[tuple[tuple[Meld, ...], tuple[Card, ...]], ...]:
+    """Every arrangement of the hand into melds that leaves the least deadwood, with its
+    deadwood (RULES.md §4, the knocker's melds), in a fixed order: the one :func:`best_melds`
+    chooses first. Each is a different set of melds; the cards of a meld are in table order."""
+    cards = tuple(sorted(set(hand)))
+    least = deadwood_count(_best(cards, rules)[1])
+    found = [
+        (tuple(m for meld in melds if (m := arrange(meld, rules)) is not None), left)
+        for melds, left in _all_least(cards, rules, least)
+    ]
+    first = best_melds(cards, rules)
+    return (first, *(way for way in found if meld_sets(way[0]) != meld_sets(first[0])))
+
+
+def meld_sets(melds: Iterable[Meld | Iterable[Card]]) -> frozenset[frozenset[Card]]:
+    """Melds as sets of cards, whatever their order: what tells two arrangements apart."""
+    return frozenset(frozenset(m.cards if isinstance(m, Meld) else m) for m in melds)
+
+
+@lru_cache(maxsize=1024)
+def _all_least(
+    cards: tuple[Card, ...], rules: MeldRules, budget: int
+) -> tuple[tuple[tuple[tuple[Card, ...], ...], tuple[Card, ...]], ...]:
+    """Every set of disjoint melds of ``cards`` that leaves at most ``budget`` deadwood (the
+    first card is deadwood, or in one of the melds holding it), each set once. With the least
+    deadwood as the budget: every arrangement that leaves the least."""
+    if not cards:
+        return (((), ()),)
+    first, rest = cards[0], cards[1:]
+    found: list[tuple[tuple[tuple[Card, ...], ...], tuple[Card, ...]]] = []
+    if deadwood_value(first) <= budget:
+        for melds, left in _all_least(rest, rules, budget - deadwood_value(first)):
+            found.append((melds, (first,) + left))
+    for meld in candidate_melds(cards, rules):
+        if first not in meld:
+            continue
+        for melds, left in _all_least(tuple(c for c in rest if c not in meld), rules, budget):
+            found.append(((meld,) + melds, left))
+    return tuple(found)
 
 
 def deadwood_count(cards: Iterable[Card]) -> int:

@@ -90,8 +90,9 @@ def state_digest(binding: GameBinding, state: Any, seats: int) -> str:
     return digest.hexdigest()
 
 
-def build(record: GameRecord, stored: Sequence[StoredEvent]) -> Replay:
-    """The replay of a finished game from its stored record and events."""
+def build(record: GameRecord, stored: Sequence[StoredEvent], players: Sequence[str] = ()) -> Replay:
+    """The replay of a finished game from its stored record and events (and the studio's
+    player ids, one a seat, when the game was created with them)."""
     if not record.finished:
         raise ReplayFormatError(f"game {record.game_id} is not finished: its seed is still secret")
     binding = BY_NAME[record.kind]
@@ -110,6 +111,7 @@ def build(record: GameRecord, stored: Sequence[StoredEvent]) -> Replay:
         client_seeds=list(state.client_seeds),
         created_at_ms=record.created_at_ms,
         log_format=record.log_format,
+        players=list(players),
     )
     final = binding.game.final_settlement(game_events)
     footer = replay_pb2.ReplayFooter(
@@ -163,6 +165,7 @@ def from_binary(data: bytes) -> Replay:
     records: list[replay_pb2.ReplayRecord] = []
     pos = 0
     while pos < len(data):
+        start = pos
         size, pos = _read_varint(data, pos)
         if pos + size > len(data):
             raise ReplayFormatError("the last record is cut off")
@@ -173,6 +176,18 @@ def from_binary(data: bytes) -> Replay:
             raise ReplayFormatError(
                 f"record {len(records) + 1} is not a replay record: {error}"
             ) from None
+        # One encoding only: the bytes must be the record's deterministic serialization, its
+        # length the shortest varint. Protobuf reads some other bytes as the same message (a
+        # varint's bits past the 64th, fields out of order), and a file whose bytes are not
+        # the ones it would be written as is not the file that was exported.
+        if (
+            data[start:pos] != _varint(size)
+            or record.SerializeToString(deterministic=True) != data[pos : pos + size]
+        ):
+            raise ReplayFormatError(
+                f"record {len(records) + 1} is not written as a replay is written "
+                "(its deterministic serialization)"
+            )
         records.append(record)
         pos += size
     return _assemble(records)

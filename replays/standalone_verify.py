@@ -21,7 +21,8 @@ apart by their content, and checks that the whole file is authentic:
 
 It does not re-play the rules — whether each move was legal, whether each settlement pays what the
 rules say, the final state's digest: that is ``croupier replay verify``. Nor does it check the
-header's ``created_at_ms``, which no hashed event holds. Exit status 0: all checks
+header's ``players`` (the studio's player ids), which no hashed event holds; the header's
+``created_at_ms`` is event 1's recorded time. Exit status 0: all checks
 hold; 1: a check failed (the first failure is printed); 2: the file is not a replay.
 """
 
@@ -169,6 +170,10 @@ def read_varint(data: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         value |= (byte & 0x7F) << shift
         if not byte & 0x80:
+            # One encoding only, the shortest: a longer one (a last byte of 0, or bits past
+            # the 64th) reads as the same number in protobuf, in bytes that are not the file's.
+            if (byte == 0 and shift) or value >= 1 << 64:
+                raise WireError("a varint not in its shortest form")
             return value, pos
     raise WireError("a varint longer than ten bytes")
 
@@ -522,7 +527,8 @@ message GinMatchStarted 1 rules GinRules 2 seats uint32 3 commitment string 4 cl
   string* 5 engine_version string
 message GinRules 1 knock_card uint32? 2 gin_bonus uint32? 3 undercut_bonus uint32? 4
   big_gin_bonus uint32? 5 match_points uint32? 6 stake_per_point uint32? 7 turn_time_ms uint32?
-  8 time_bank_ms uint32? 9 max_timeouts uint32? 10 forfeit_when_away bool?
+  8 time_bank_ms uint32? 9 max_timeouts uint32? 10 forfeit_when_away bool? 11 knocker_best_melds
+  bool?
 message GinSeatForfeited 1 seat uint32 2 hand uint32
 message HanafudaCard 1 code string 2 month uint32 3 kind HanafudaKind 4 role HanafudaRole 5 name
   string 6 plant string
@@ -557,11 +563,13 @@ message HoolaRules 1 jokers uint32? 2 ace_wrap bool? 3 ace_low_only bool? 4 joke
   bool? 36 claim_priority ClaimPriority? 37 claim_window_ms uint32? 38 hoola_table_multiplier
   Multipliers 39 sit_out bool? 40 max_seats uint32? 41 min_seats uint32? 42 max_reshuffles
   uint32? 43 rounds uint32? 44 turn_time_ms uint32? 45 time_bank_ms uint32? 46 max_timeouts
-  uint32? 47 forfeit_when_away bool?
+  uint32? 47 forfeit_when_away bool? 48 go_out_by_discard bool? 49 seven_binding_is_meld bool?
+  50 named_set_joker_suits bool? 51 binding_ends_hoola bool?
 message JokerAs 1 joker string 2 card string
 message JokerCard 1 joker Card 2 card Card
 message JokerSwapped 1 seat uint32 2 card Card 3 joker Card 4 meld RummyTableMeld
-message Knock 1 card string
+message Knock 1 card string 2 melds KnockMeld*
+message KnockMeld 1 cards string*
 message Knocked 1 seat uint32 2 card Card 3 melds PlacedMeld* 4 deadwood_cards Card* 5 deadwood
   uint32 6 gin bool 7 big_gin bool
 message KoiKoi
@@ -612,7 +620,7 @@ message ReplayFooter 1 server_seed string 2 final_state_digest string 3 rounds S
   settlement Settlement 5 last_hash string
 message ReplayHeader 1 format_version uint32 2 game_id string 3 kind GameKind 4 rules Rules 5
   engine_version string 6 seats uint32 7 commitment string 8 client_seeds string* 9
-  created_at_ms int64 10 log_format uint32
+  created_at_ms int64 10 log_format uint32 11 players string*
 message ReplayRecord 1 header ReplayHeader| 2 event GameEvent| 3 footer ReplayFooter|
 message RoundDealt 1 round uint32 2 dealer uint32 3 hands Hand* 4 upcard Card 5 stock Card* 6
   stock_count uint32 7 table_multiplier uint32 8 hoola_streak uint32 9 balances int64*
@@ -641,7 +649,7 @@ message RummyRoundEnded 1 outcome string 2 winner uint32? 3 hands RummyHand* 4 h
   uint32* 5 settlement Settlement
 message RummyRules 1 open_threshold uint32? 2 stake_per_point uint32? 3 max_reshuffles uint32? 4
   min_seats uint32? 5 max_seats uint32? 6 turn_time_ms uint32? 7 time_bank_ms uint32? 8
-  max_timeouts uint32? 9 forfeit_when_away bool?
+  max_timeouts uint32? 9 forfeit_when_away bool? 10 ace_high_when_ambiguous bool?
 message RummySeatForfeited 1 seat uint32 2 hand RummyHand 3 hand_value uint32 4 lines
   SettlementLine*
 message RummyStarted 1 rules RummyRules 2 seats uint32 3 commitment string 4 client_seeds
@@ -916,10 +924,16 @@ _CLOCK_OPTIONS: dict[str, object] = {
     "forfeit_when_away": False,
 }
 ADDED_LATER: dict[str, dict[str, object]] = {
-    "hoola": _CLOCK_OPTIONS,
+    "hoola": _CLOCK_OPTIONS
+    | {
+        "go_out_by_discard": False,
+        "seven_binding_is_meld": False,
+        "named_set_joker_suits": False,
+        "binding_ends_hoola": False,
+    },
     "koikoi": _CLOCK_OPTIONS,
-    "gin": _CLOCK_OPTIONS,
-    "rummy": _CLOCK_OPTIONS,
+    "gin": _CLOCK_OPTIONS | {"knocker_best_melds": False},
+    "rummy": _CLOCK_OPTIONS | {"ace_high_when_ambiguous": False},
 }
 #: Rummy deals and rebuilds its stock with round 1 (docs/shuffle.md, "Rummy's deal").
 RUMMY_ROUND = 1
@@ -1185,6 +1199,13 @@ def verify(replay: Replay, schema: Schema) -> list[str]:
     source = "the game's first event (hashed)"
     kinds = {value: number for number, value in schema.enums["GameKind"].items()}
     must_equal(_int(header, "kind"), kinds[f"GAME_KIND_{game.upper()}"], "header.kind", source)
+    # The game was created, and dealt, at its first event's (hashed) time.
+    must_equal(
+        header.get("created_at_ms", ABSENT),
+        events[0].get("recorded_at_ms", ABSENT),
+        "header.created_at_ms",
+        "event 1's recorded_at_ms (hashed)",
+    )
     for field_name in ("seats", "commitment", "client_seeds", "engine_version"):
         must_equal(
             header.get(field_name, ABSENT),
@@ -1211,8 +1232,8 @@ def verify(replay: Replay, schema: Schema) -> list[str]:
         if only_field(body, f"event {number}")[0] != game:
             raise Failed(f"event {number} is not a {game} event")
     done.append(
-        "header: game id, kind, seats, rules, commitment, client seeds, engine version and "
-        "log format are the hashed game's"
+        "header: game id, kind, seats, rules, commitment, client seeds, engine version, "
+        "creation time and log format are the hashed game's"
     )
     done.append("commitment: sha256(server seed) matches the commitment the game started with")
 
@@ -1334,7 +1355,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ok   {line}")
     print(
         "not checked here: the moves against the rules, what each settlement pays, the final "
-        "state digest (croupier replay verify re-plays the game); the header's created_at_ms"
+        "state digest (croupier replay verify re-plays the game); the header's player ids"
     )
     print("verified: chain, seed, header, decoded copies, decks and footer settlements")
     return OK

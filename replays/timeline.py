@@ -1,5 +1,8 @@
-"""A replay as a person reads it: every turn with the seat, the move in words, what happened, the
-cards each seat held after it and the table, then every settlement with each factor explained.
+"""A replay as a person reads it (a support agent settling a dispute, docs/timeline.md): the full
+verifier's verdict, the rules as the nearest preset and what differs, then every turn with its
+time, the seat, the move in words, what happened, the cards each seat held after it and the table
+(who laid each meld, Koi-Koi's captured piles), and each round's settlement, every factor
+explained, where the round ends.
 
 ``timeline`` builds the steps from a replay by folding its events; ``render_text`` and
 ``render_html`` lay them out (the HTML is one self-contained file: no scripts, no network).
@@ -18,13 +21,22 @@ import html
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
+
+from google.protobuf.message import DecodeError, Message
 
 from croupier.contract.bindings import BINDINGS
+from croupier.engine.cards import RANK_NAMES, RANKS
 from croupier.engine.clock import TurnTimedOut
+from croupier.engine.game import CommandError
 from croupier.engine.koikoi import cards as hanafuda
 from croupier.engine.settlement import Settlement
 from croupier.replays.format import Replay
+from croupier.replays.verify import verify
+from croupier.v1 import service_pb2
+
+M = TypeVar("M", bound=Message)
 
 # Fields of events too long or too secret-looking to repeat in a step (they are shown otherwise).
 _QUIET = {
@@ -37,6 +49,7 @@ _QUIET = {
     "engine_version",
     "balances",
     "totals",
+    "lines",  # a forfeit's settlement lines: the round's settlement repeats them
 }
 
 
@@ -58,6 +71,23 @@ class Step:
     table: tuple[tuple[str, str], ...]
     #: The seats on the clock after the step, each with its deadline (a turn clock only).
     clocks: tuple[str, ...] = ()
+    #: When the step was recorded (Unix ms).
+    at_ms: int = 0
+    #: The settlements the step's events record, each titled (a round's, or the final one).
+    settled: tuple[tuple[str, Settlement], ...] = ()
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The full verifier's verdict (``croupier.replays.verify``): its checks and any divergence."""
+
+    verified: bool
+    checks: tuple[str, ...]
+    divergence: str = ""
+
+
+#: What a timeline built without the verifier says.
+NOT_CHECKED = Verification(False, (), "not checked")
 
 
 @dataclass(frozen=True)
@@ -67,28 +97,87 @@ class Timeline:
     steps: tuple[Step, ...]
     settlements: tuple[Settlement, ...]
     final: Settlement | None
+    #: When the game was created (Unix ms): the times are shown from it.
+    created_at_ms: int = 0
+    #: The studio's player id at each seat (none when the game was created without them).
+    players: tuple[str, ...] = ()
+    verification: Verification = NOT_CHECKED
+    #: The game's kind (``hoola``, ``koikoi``, ``gin``, ``rummy``).
+    kind: str = ""
+
+    @property
+    def separator(self) -> str:
+        """Between the cards of a hand: Hanafuda's names are several words."""
+        return ", " if self.kind == "koikoi" else " "
+
+
+#: How the French-suited games' cards read (Hoola, Rummy, Gin alike): rank then suit symbol.
+SUIT_SYMBOLS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
+RANK_SHOWN = {"T": "10"}
+JOKER = "Joker"
+# A card's code: rank and suit, with Rummy's deck copy ("KH1") after it; or a joker ("JK2").
+_CODE = re.compile(r"\b(?:([A2-9TJQK])([SHDC])[12]?|JK\d)\b")
+# A card as the engines' move labels name it at length ("King of diamonds", "Joker 1").
+_LONG = re.compile(
+    r"\b(Ace|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Jack|Queen|King) of "
+    r"(spades|hearts|diamonds|clubs)\b|\bJoker \d\b"
+)
+_LONG_RANKS = {name: RANKS[i] for i, name in enumerate(RANK_NAMES)}
+
+
+def _short(rank: str, suit: str) -> str:
+    return RANK_SHOWN.get(rank, rank) + SUIT_SYMBOLS[suit]
 
 
 def card_name(kind: str, code: str) -> str:
+    """A card as every timeline shows it: ``Q♦``, ``10♠``, ``Joker`` (Rummy's two decks' copies
+    read alike: which copy lies where changes nothing a reader settles), and Hanafuda cards by
+    their names. Text that is not a card code is returned as it is."""
     if kind == "koikoi":
         return hanafuda.name(code)
-    return code
+    found = _CODE.fullmatch(code)
+    if found is None:
+        return code
+    return JOKER if found.group(1) is None else _short(found.group(1), found.group(2))
+
+
+def cards_in_words(kind: str, text: str) -> str:
+    """``text`` (a move as the engine labels it) with every card in it named as
+    :func:`card_name` names it, whether the label wrote its code or its long name."""
+    if kind == "koikoi":
+        return text
+
+    def long(found: re.Match[str]) -> str:
+        if found.group(1) is None:
+            return JOKER
+        return _short(_LONG_RANKS[found.group(1).lower()], found.group(2)[0].upper())
+
+    return _CODE.sub(lambda m: card_name(kind, m.group(0)), _LONG.sub(long, text))
 
 
 def _words(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", " ", name).lower().capitalize()
 
 
+def _enum(value: Enum) -> str:
+    return value.name.lower().replace("_", " ")
+
+
 def _value(kind: str, value: Any) -> str:
+    """A field's value in words: no Python reprs (a flag is said by its name where it is set,
+    lists are comma-separated, enums are words)."""
     if isinstance(value, str):
-        return card_name(kind, value)
+        named = card_name(kind, value)
+        return named if named != value else cards_in_words(kind, value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, tuple):
-        return "[" + ", ".join(_value(kind, v) for v in value) + "]"
+        return ", ".join(_value(kind, v) for v in value) if value else "none"
     names = (
         {f.name for f in dataclasses.fields(value)} if dataclasses.is_dataclass(value) else set()
     )
     if {"joker", "card"} <= names:  # a joker and what it stands for
-        return f"{value.joker} = {value.card}"
+        return f"{card_name(kind, value.joker)} as {card_name(kind, value.card)}"
     if {"kind", "cards"} <= names and "points" not in names:  # a meld on the table
         jokers = (
             f" ({', '.join(_value(kind, j) for j in value.jokers)})"
@@ -97,25 +186,55 @@ def _value(kind: str, value: Any) -> str:
         )
         number = f"#{value.id} " if hasattr(value, "id") else ""
         cards = " ".join(card_name(kind, c) for c in value.cards)
-        return f"{number}{value.kind.name.lower()} {cards}{jokers}"
+        return f"{number}{_enum(value.kind)} {cards}{jokers}"
     if {"kind", "points", "cards"} <= names:  # a yaku
         return f"{_words(value.kind.name.title().replace('_', ''))} {value.points}"
     if dataclasses.is_dataclass(value):
-        return _describe(kind, value)
-    if hasattr(value, "name") and hasattr(value, "value"):  # an enum member
-        name: str = value.name
-        return name.lower()
+        return f"({_describe(kind, value)})"
+    if isinstance(value, Enum):
+        return _enum(value)
+    if value is None:
+        return "none"
     return str(value)
 
 
+#: Fields that name seats by number: said as "seat 2" (a bare "winners 2" reads as a count).
+_SEAT_FIELDS = ("winner", "winners", "knocker", "players", "forfeited")
+
+
 def _describe(kind: str, event: Any) -> str:
-    """An event in words: its kind, then its fields (the long ones left out)."""
-    parts = [
-        f"{f.name.replace('_', ' ')} {_value(kind, getattr(event, f.name))}"
-        for f in dataclasses.fields(event)
-        if f.name not in _QUIET and getattr(event, f.name) not in (None, (), "")
-    ]
+    """An event in words: its kind, then its fields (the long ones left out; a flag by its name
+    where it is set)."""
+    parts = []
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if f.name in _QUIET or value is None or value is False or value in ((), ""):
+            continue
+        label = f.name.replace("_", " ")
+        if value is True:
+            parts.append(label)
+        elif f.name in _SEAT_FIELDS:
+            seats = value if isinstance(value, tuple) else (value,)
+            parts.append(f"{label} {', '.join(f'seat {s}' for s in seats)}")
+        elif f.name == "outcome" and isinstance(value, str):
+            parts.append(f"{label} {_outcome(value)}")
+        else:
+            parts.append(f"{label} {_value(kind, value)}")
     return f"{_words(type(event).__name__)}" + (f": {'; '.join(parts)}" if parts else "")
+
+
+def iso_time(ms: int) -> str:
+    """A Unix time in ms as UTC in ISO 8601, to the millisecond: 2026-12-01T03:11:21.123Z."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+
+
+def offset(ms: int) -> str:
+    """A duration in ms as +H:MM:SS.mmm (negative durations signed)."""
+    sign, ms = ("-", -ms) if ms < 0 else ("+", ms)
+    seconds, millis = divmod(ms, 1000)
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{sign}{hours}:{minutes:02d}:{seconds:02d}.{millis:03d}"
 
 
 def clock_time(ms: int) -> str:
@@ -156,28 +275,126 @@ def _away(state: Any, seat: int | None) -> bool:
     return seat is not None and 0 <= seat < len(away) and away[seat]
 
 
-def _table(kind: str, state: Any) -> tuple[tuple[str, str], ...]:
-    """What lies on the table, by name, as far as the state of each game holds it."""
+@dataclass
+class _Melds:
+    """Who laid what on the table: each meld's layer, and the cards others added to it (a lay-off,
+    Hoola's 7-binding, Rummy's joker swap), as the events say."""
+
+    #: Added cards by meld (its id; Gin's knocker's melds by index): (seat, verb, cards).
+    added: dict[int, list[tuple[int, str, tuple[str, ...]]]] = dataclasses.field(
+        default_factory=dict
+    )
+    #: Gin: the seat whose melds lie on the table (the knocker).
+    knocker: int | None = None
+
+    def see(self, event: Any) -> None:
+        name = type(event).__name__
+        if name == "Knocked":
+            self.knocker = event.seat
+            self.added.clear()
+        elif name in ("RoundDealt", "HandDealt"):
+            self.added.clear()
+        elif name == "CardLaidOff" and isinstance(event.meld, int):  # Gin: by index
+            self.added.setdefault(event.meld, []).append((event.seat, "laid off", (event.card,)))
+        elif name in ("CardsLaidOff", "SevensBound", "JokerSwapped"):
+            verb = {"CardsLaidOff": "laid off", "SevensBound": "bound"}.get(name, "swapped in")
+            cards = (event.card,) if name == "JokerSwapped" else event.cards
+            self.added.setdefault(event.meld.id, []).append((event.seat, verb, cards))
+
+    def describe(self, kind: str, key: int, meld: Any, owner: int | None) -> str:
+        cards = " ".join(card_name(kind, c) for c in meld.cards)
+        jokers = getattr(meld, "jokers", ())
+        if jokers:  # which card each joker stands for (two jokers read alike)
+            cards += " (" + ", ".join(_value(kind, j) for j in jokers) + ")"
+        what = f"#{meld.id} {_enum(meld.kind)} " if hasattr(meld, "id") else ""
+        by = f" (laid by seat {owner}" if owner is not None else " ("
+        extra = "".join(
+            f"; {' '.join(card_name(kind, c) for c in added)} {verb} by seat {seat}"
+            for seat, verb, added in self.added.get(key, [])
+        )
+        return f"{what}{cards}{by}{extra})".replace(" ()", "").replace("(; ", "(")
+
+
+def _table(kind: str, state: Any, melds: _Melds) -> tuple[tuple[str, str], ...]:
+    """What lies on the table, by name, as far as the state of each game holds it: each meld
+    with who laid it and who added to it, Koi-Koi's captured piles, the discards, the stock."""
     rows: list[tuple[str, str]] = []
-    for attr, label in (
-        ("field", "field"),
-        ("melds", "melds"),
-        ("table", "knocker's melds"),
-        ("discards", "discard pile (top last)"),
-    ):
-        value = getattr(state, attr, None)
-        if not value:
-            continue
-        if attr in ("melds", "table"):
-            text = " | ".join(" ".join(card_name(kind, c) for c in m.cards) for m in value)
-        else:
-            text = " ".join(
-                card_name(kind, c) for c in (value[-8:] if attr == "discards" else value)
-            )
-        rows.append((label, text))
+    field = getattr(state, "field", ())
+    if field:
+        rows.append(("field", ", ".join(card_name(kind, c) for c in field)))
+    for meld in getattr(state, "melds", ()):
+        rows.append(("meld", melds.describe(kind, meld.id, meld, meld.owner)))
+    for index, meld in enumerate(getattr(state, "table", ())):
+        rows.append(("knocker's meld", melds.describe(kind, index, meld, melds.knocker)))
+    for seat, pile in enumerate(getattr(state, "captured", ())):
+        if pile:
+            rows.append((f"captured by seat {seat}", ", ".join(card_name(kind, c) for c in pile)))
+    discards = getattr(state, "discards", ())
+    if discards:
+        rows.append(
+            ("discard pile (top last)", " ".join(card_name(kind, c) for c in discards[-8:]))
+        )
     stock = getattr(state, "stock", ())
     rows.append(("stock", f"{len(stock)} cards"))
     return tuple(rows)
+
+
+#: The events whose settlement is the game's final one (the others' are a round's).
+_FINAL_EVENTS = ("TableClosed", "MatchEnded")
+
+
+def _settled(event: Any, rounds: int) -> tuple[str, Settlement] | None:
+    """A settlement an event records, titled: a round's, or the game's final one."""
+    settlement = getattr(event, "settlement", None)
+    if not isinstance(settlement, Settlement):
+        return None
+    if type(event).__name__ in _FINAL_EVENTS:
+        return (FINAL_SETTLEMENT, settlement)
+    return (f"Settlement of round {rounds}", settlement)
+
+
+#: The title of the game's final settlement.
+FINAL_SETTLEMENT = "Final settlement"
+
+
+def _option(value: Any) -> str:
+    """A rule option's value in words."""
+    return _value("", value)
+
+
+def rules_in_words(game: Any, rules: Any, seats: int) -> tuple[str, tuple[str, ...]]:
+    """The preset the rules are closest to (the fewest options differ; the default preset first
+    on a tie), and each option that differs from it: ``rounds 2 (the preset's: 0)``. A replay
+    holds the effective rules, not the preset named at creation, so the nearest one is named."""
+    candidates: list[tuple[str, Any]] = []
+    for name, preset_rules in game.presets().items():
+        try:
+            candidates.append((name, game.rules_for(name, {}, seats)))
+        except (CommandError, ValueError):  # a preset not for this many seats: as written
+            candidates.append((name, preset_rules))
+    default = game.default_preset
+
+    def differences(preset: Any) -> list[str]:
+        return [
+            f"{f.name.replace('_', ' ')} {_option(getattr(rules, f.name))} "
+            f"(the preset's: {_option(getattr(preset, f.name))})"
+            for f in dataclasses.fields(rules)
+            if getattr(rules, f.name) != getattr(preset, f.name)
+        ]
+
+    name, preset = min(candidates, key=lambda c: (len(differences(c[1])), c[0] != default))
+    return name, tuple(differences(preset))
+
+
+def _hashed(data: bytes, kind: type[M], copy: M) -> M:
+    """The message the hashed bytes hold; the decoded copy where they do not parse (a file that
+    is not verified, which the badge says)."""
+    if not data:  # no hashed bytes (not a replay's complete event): the copy is all there is
+        return copy
+    try:
+        return kind.FromString(data)
+    except DecodeError:
+        return copy
 
 
 def timeline(replay: Replay) -> Timeline:
@@ -189,6 +406,9 @@ def timeline(replay: Replay) -> Timeline:
     steps: list[Step] = []
     current: dict[str, Any] | None = None
     game_events = []
+    melds = _Melds()
+    rounds = 0
+    players = tuple(header.players)
 
     def close() -> None:
         if current is not None:
@@ -199,21 +419,34 @@ def timeline(replay: Replay) -> Timeline:
                     current["move"],
                     tuple(current["happened"]),
                     tuple(tuple(card_name(kind, c) for c in h) for h in state.hands),
-                    _table(kind, state),
+                    _table(kind, state, melds),
                     _clocks(game, state),
+                    current["at"],
+                    tuple(current["settled"]),
                 )
             )
 
     for stored in replay.events:
-        if stored.body.WhichOneof("body") != binding.field:
+        # What the chain covers (the hashed bytes), not the decoded copy beside them: in a file
+        # that is not verified the two may differ, and the badge speaks of the hashed bytes.
+        body = _hashed(stored.payload, service_pb2.EventBody, stored.body)
+        if body.WhichOneof("body") != binding.field:
             continue
-        event = binding.event_from_body(stored.body)
+        event = binding.event_from_body(body)
         if current is None or stored.command_id != current["command_id"]:
             # A new batch: the deal, a command, or what time made due (no command).
             close()
             seat = stored.seat if stored.HasField("seat") else None
             if stored.command_payload:
-                move = game.label(state, binding.command_from_proto(stored.command))
+                move = cards_in_words(
+                    kind,
+                    game.label(
+                        state,
+                        binding.command_from_proto(
+                            _hashed(stored.command_payload, service_pb2.Command, stored.command)
+                        ),
+                    ),
+                )
             else:
                 move = "The game is created and dealt" if current is None else TIME_MADE_DUE
             was_away = _away(state, seat)
@@ -229,6 +462,8 @@ def timeline(replay: Replay) -> Timeline:
                 "happened": happened,
                 "command_id": stored.command_id,
                 "forced": False,
+                "at": stored.recorded_at_ms,
+                "settled": [],
             }
         if isinstance(event, TurnTimedOut):
             was_away = _away(state, event.seat)
@@ -237,6 +472,14 @@ def timeline(replay: Replay) -> Timeline:
         else:
             prefix = FORCED if current["forced"] else ""
             current["happened"].append(prefix + _describe(kind, event))
+        if isinstance(getattr(event, "settlement", None), Settlement) and (
+            type(event).__name__ not in _FINAL_EVENTS
+        ):
+            rounds += 1  # a round's settlement (the final one is titled as such)
+        settled = _settled(event, rounds)
+        if settled is not None:
+            current["settled"].append(settled)
+        melds.see(event)
         state = game.evolve(state, event)
         game_events.append(event)
     close()
@@ -254,52 +497,98 @@ def timeline(replay: Replay) -> Timeline:
         if turn_ms
         else ()
     )
+    preset, differences = (
+        rules_in_words(game, rules, header.seats) if rules is not None else ("none", ())
+    )
+    report = verify(replay)
     facts = (
         ("game", header.game_id),
+        ("created", iso_time(header.created_at_ms)),
         ("seats", str(header.seats)),
+        *((f"seat {s}", f"player {p}") for s, p in enumerate(players)),
+        ("rules", f"preset {preset}" + ("" if differences else ", as it is")),
+        *(("differs from the preset", d) for d in differences),
+        *clock_fact,
         ("engine version", header.engine_version),
         ("commitment", header.commitment),
         ("server seed", replay.footer.server_seed),
         ("client seeds", ", ".join(header.client_seeds) or "none"),
-        *clock_fact,
     )
     return Timeline(
-        f"{kind} — game {header.game_id}",
+        f"{_KIND_NAMES.get(kind, kind)} — game {header.game_id}",
         facts,
         tuple(steps),
         tuple(game.settlements(game_events)),
         game.final_settlement(game_events),
+        header.created_at_ms,
+        players,
+        Verification(
+            report.ok,
+            tuple(report.checks),
+            str(report.divergence) if report.divergence is not None else "",
+        ),
+        kind,
     )
+
+
+#: Each game's name as a reader knows it.
+_KIND_NAMES = {"hoola": "Hoola", "koikoi": "Koi-Koi", "gin": "Gin Rummy", "rummy": "Rummy"}
 
 
 # --- text -------------------------------------------------------------------------------------
 
 
-def _settlement_lines(settlement: Settlement) -> list[str]:
-    out = [f"{settlement.outcome}: winner(s) {', '.join(map(str, settlement.winners)) or 'none'}"]
-    out += [f"  note: {note}" for note in settlement.notes]
+def _outcome(name: str) -> str:
+    """An outcome or a factor's name (``STOCK_OUT``, ``table_balance``) in words."""
+    return name.lower().replace("_", " ")
+
+
+def _settlement_lines(kind: str, settlement: Settlement) -> list[str]:
+
+    def words(text: str) -> str:  # the engine's notes and reasons name cards by their codes
+        return cards_in_words(kind, text)
+
+    winners = ", ".join(f"seat {w}" for w in settlement.winners) or "none"
+    out = [f"{_outcome(settlement.outcome)}: winner(s) {winners}"]
+    out += [f"  note: {words(note)}" for note in settlement.notes]
     for line in settlement.lines:
         out.append(f"  seat {line.payer} pays seat {line.payee} {line.amount}")
         for factor in line.factors:
             sign = "+" if factor.added else "×"
-            out.append(f"    {sign} {factor.name} {factor.value}: {factor.reason}")
+            out.append(f"    {sign} {_outcome(factor.name)} {factor.value}: {words(factor.reason)}")
     out.append("  net: " + ", ".join(f"seat {s} {n:+d}" for s, n in enumerate(settlement.net)))
     return out
 
 
+def verdict(t: Timeline) -> str:
+    """The badge's words."""
+    if t.verification.verified:
+        return "Verified"
+    return f"NOT verified: {t.verification.divergence}"
+
+
+def _who(t: Timeline, seat: int) -> str:
+    return f"seat {seat}" + (f" ({t.players[seat]})" if seat < len(t.players) else "")
+
+
 def render_text(t: Timeline) -> str:
-    out = [t.title] + [f"  {k}: {v}" for k, v in t.facts] + [""]
+    out = [t.title, f"  {verdict(t)} (croupier replay verify)"]
+    out += [f"  {k}: {v}" for k, v in t.facts] + [""]
     for step in t.steps:
-        who = f"seat {step.seat}" if step.seat is not None else "the service"
+        who = _who(t, step.seat) if step.seat is not None else "the service"
         out.append(f"#{step.number} {who}: {step.move}")
+        out.append(f"    at {iso_time(step.at_ms)} ({offset(step.at_ms - t.created_at_ms)})")
         out += [f"    {line}" for line in step.happened]
-        out += [f"    hand of seat {s}: {' '.join(h) or '—'}" for s, h in enumerate(step.hands)]
+        out += [
+            f"    hand of {_who(t, s)}: {t.separator.join(h) or '—'}"
+            for s, h in enumerate(step.hands)
+        ]
         out += [f"    {label}: {text}" for label, text in step.table]
         out += [f"    {line}" for line in step.clocks]
-    for number, settlement in enumerate(t.settlements, 1):
-        out += ["", f"Settlement of round {number}"] + _settlement_lines(settlement)
-    if t.final is not None and (not t.settlements or t.final != t.settlements[-1]):
-        out += ["", "Final settlement"] + _settlement_lines(t.final)
+        for title, settlement in step.settled:
+            out += [f"    {title}"] + [
+                f"    {line}" for line in _settlement_lines(t.kind, settlement)
+            ]
     return "\n".join(out) + "\n"
 
 
@@ -307,36 +596,50 @@ def render_text(t: Timeline) -> str:
 
 _STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
-h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; } h3 { font-size: 1em; }
 table { border-collapse: collapse; width: 100%; }
 td, th { border: 1px solid #ccc; padding: 4px 6px; vertical-align: top; text-align: left; }
 th { background: #f3f3f3; } .move { font-weight: 600; } .ev { color: #555; }
 .hand { font-family: ui-monospace, monospace; } .factor { color: #444; }
 .timeout { color: #a40000; font-weight: 600; } .forced { color: #8a5a00; }
 .came-back { color: #1a6a1a; font-weight: 600; } .clock { color: #335; font-size: 0.9em; }
-.move.tick { color: #8a5a00; }
+.move.tick { color: #8a5a00; } .time { white-space: nowrap; font-size: 0.9em; }
+.offset { color: #666; } .badge { display: inline-block; padding: 4px 10px; border-radius: 4px;
+  font-weight: 700; color: #fff; } .badge.verified { background: #1a7a1a; }
+.badge.not-verified { background: #b00020; } .divergence { color: #b00020; }
+.facts th { width: 14em; } .settle > td { background: #f6f9ff; }
+.settlement table { width: auto; } .red { color: #c00; }
+th.narrow { width: 3em; } th.when { width: 11em; } th.hands { width: 30%; }
+th.tablecol { width: 24%; }
 """
 
 
-def _html_settlement(title: str, settlement: Settlement) -> str:
+def _html_cards(text: str) -> str:
+    """Escaped, with hearts and diamonds in red."""
+    escaped = html.escape(text)
+    return re.sub(r"(\S*[\u2665\u2666])", r"<span class='red'>\1</span>", escaped)
+
+
+def _html_settlement(kind: str, title: str, settlement: Settlement) -> str:
     e = html.escape
     rows = []
     for line in settlement.lines:
         factors = "".join(
-            f"<li class='factor'>{'+' if f.added else '×'} <b>{e(f.name)}</b> {f.value}: "
-            f"{e(f.reason)}</li>"
+            f"<li class='factor'>{'+' if f.added else '×'} <b>{e(_outcome(f.name))}</b> {f.value}: "
+            f"{_html_cards(cards_in_words(kind, f.reason))}</li>"
             for f in line.factors
         )
         rows.append(
             f"<tr class='line'><td>seat {line.payer}</td><td>seat {line.payee}</td>"
             f"<td>{line.amount}</td><td><ul>{factors}</ul></td></tr>"
         )
-    notes = "".join(f"<li>{e(n)}</li>" for n in settlement.notes)
+    notes = "".join(f"<li>{_html_cards(cards_in_words(kind, n))}</li>" for n in settlement.notes)
     net = ", ".join(f"seat {s} {n:+d}" for s, n in enumerate(settlement.net))
+    winners = ", ".join(f"seat {w}" for w in settlement.winners) or "none"
     return (
-        f"<section class='settlement'><h2>{e(title)}: {e(settlement.outcome)}</h2>"
-        f"<ul>{notes}</ul><table><tr><th>payer</th><th>payee</th><th>amount</th>"
-        f"<th>why</th></tr>{''.join(rows)}</table><p>net: {e(net)}</p></section>"
+        f"<section class='settlement'><h3>{e(title)}: {e(_outcome(settlement.outcome))}, winner(s) "
+        f"{e(winners)}</h3><ul>{notes}</ul><table><tr><th>payer</th><th>payee</th>"
+        f"<th>amount</th><th>why</th></tr>{''.join(rows)}</table><p>net: {e(net)}</p></section>"
     )
 
 
@@ -354,29 +657,45 @@ def _css(line: str) -> str:
 def render_html(t: Timeline) -> str:
     e = html.escape
     facts = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in t.facts)
+    badge_class = "verified" if t.verification.verified else "not-verified"
+    badge = f"<p><span class='badge {badge_class}' id='badge'>{e(verdict(t))}</span>"
+    if t.verification.verified:
+        badge += (
+            " <span>chain, seeds, every deck, every event re-applied and every settlement "
+            "re-derived by croupier replay verify</span>"
+        )
+    else:
+        badge += f" <span class='divergence'>{e(t.verification.divergence)}</span>"
+    badge += "</p>"
     steps = []
     for step in t.steps:
-        who = f"seat {step.seat}" if step.seat is not None else "—"
-        happened = "".join(f"<div class='{_css(h)}'>{e(h)}</div>" for h in step.happened)
+        who = e(_who(t, step.seat)) if step.seat is not None else "—"
+        happened = "".join(f"<div class='{_css(h)}'>{_html_cards(h)}</div>" for h in step.happened)
         hands = "".join(
-            f"<div class='hand'>seat {s}: {e(' '.join(h) or '—')}</div>"
+            f"<div class='hand'>{e(_who(t, s))}: {_html_cards(t.separator.join(h) or '—')}</div>"
             for s, h in enumerate(step.hands)
         )
-        table = "".join(f"<div>{e(label)}: {e(text)}</div>" for label, text in step.table)
+        table = "".join(f"<div>{e(label)}: {_html_cards(text)}</div>" for label, text in step.table)
         table += "".join(f"<div class='clock'>{e(line)}</div>" for line in step.clocks)
         tick = " tick" if step.move == TIME_MADE_DUE else ""
-        steps.append(
-            f"<tr class='step' id='step-{step.number}'><td>{step.number}</td><td>{who}</td>"
-            f"<td><div class='move{tick}'>{e(step.move)}</div>{happened}</td>"
-            f"<td>{hands}</td><td>{table}</td></tr>"
+        when = (
+            f"<div class='time'>{e(iso_time(step.at_ms))}</div>"
+            f"<div class='time offset'>{e(offset(step.at_ms - t.created_at_ms))}</div>"
         )
-    settlements = [_html_settlement(f"Round {n}", s) for n, s in enumerate(t.settlements, 1)]
-    if t.final is not None and (not t.settlements or t.final != t.settlements[-1]):
-        settlements.append(_html_settlement("Final settlement", t.final))
+        steps.append(
+            f"<tr class='step' id='step-{step.number}'><td>{step.number}</td><td>{when}</td>"
+            f"<td>{who}</td><td><div class='move{tick}'>{_html_cards(step.move)}</div>"
+            f"{happened}</td><td>{hands}</td><td>{table}</td></tr>"
+        )
+        if step.settled:
+            settled = "".join(_html_settlement(t.kind, title, s) for title, s in step.settled)
+            steps.append(f"<tr class='settle'><td colspan='6'>{settled}</td></tr>")
     return (
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{e(t.title)}</title>"
-        f"<style>{_STYLE}</style></head><body><h1>{e(t.title)}</h1><table>{facts}</table>"
-        f"<h2>Turns</h2><table><tr><th>#</th><th>seat</th><th>move</th>"
-        f"<th>hands after it</th><th>table</th></tr>{''.join(steps)}</table>"
-        f"{''.join(settlements)}</body></html>\n"
+        f"<style>{_STYLE}</style></head><body><h1>{e(t.title)}</h1>{badge}"
+        f"<table class='facts'>{facts}</table>"
+        f"<h2>Turns</h2><table><tr><th class='narrow'>#</th><th class='when'>time (UTC, from the "
+        f"start)</th><th class='narrow'>seat</th><th>move</th><th class='hands'>hands after it"
+        f"</th><th class='tablecol'>table</th></tr>{''.join(steps)}</table>"
+        f"</body></html>\n"
     )

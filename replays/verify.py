@@ -17,6 +17,7 @@ engine expected and what the file holds.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -176,6 +177,24 @@ def _check_chain(replay: Replay, report: Report) -> None:
         prev = event.hash
     if replay.footer.last_hash != prev:
         _fail(0, "last hash in the footer", prev, replay.footer.last_hash)
+    # The game was created, and dealt, at its first event's (hashed) time.
+    if replay.events and replay.header.created_at_ms != replay.events[0].recorded_at_ms:
+        _fail(
+            0,
+            "header created_at_ms",
+            f"event 1's recorded time {replay.events[0].recorded_at_ms}",
+            replay.header.created_at_ms,
+        )
+    # The footer's text, not only its bytes: ``bytes.fromhex`` reads "AB" as "ab", and a reader
+    # reads the text, which must be the one the game's last (hashed) event reveals.
+    last = replay.events[-1] if replay.events else None
+    revealed = (
+        last.body.seed_revealed.server_seed
+        if last is not None and last.body.WhichOneof("body") == "seed_revealed"
+        else None
+    )
+    if revealed != replay.footer.server_seed:
+        _fail(0, "revealed seed", f"the SeedRevealed event's {revealed}", replay.footer.server_seed)
     report.checks.append(
         f"hash chain (log format {replay.header.log_format or PLAIN_FORMAT}): "
         f"{len(replay.events)} links, last {prev[:16]}…"
@@ -196,6 +215,21 @@ def _check_commitment(replay: Replay, report: Report) -> Seeds:
     return seeds
 
 
+def _with_later_options(
+    binding: GameBinding, header_rules: service_pb2.Rules, rules: Any
+) -> service_pb2.Rules:
+    """The header's rules with the options added after the first games were recorded (the turn
+    clock's, marked ``added_later`` in the engine) read as their defaults where a file made before
+    them leaves them out."""
+    filled = service_pb2.Rules()
+    filled.CopyFrom(header_rules)
+    inner = getattr(filled, binding.field)
+    for option in dataclasses.fields(rules):
+        if option.metadata.get("added_later") and not inner.HasField(option.name):
+            setattr(inner, option.name, option.default)
+    return filled
+
+
 def _check_events(
     replay: Replay, binding: GameBinding, seeds: Seeds, report: Report
 ) -> tuple[Any, list[Any]]:
@@ -204,9 +238,18 @@ def _check_events(
     Returns the final state and the game's events (equal to the recorded ones, byte for byte)."""
     header = replay.header
     try:
-        rules = binding.game.rules_for("", binding.overrides(header.rules), header.seats)
+        rules = binding.game.rules_for("", binding.recorded_overrides(header.rules), header.seats)
     except (CommandError, ValueError) as error:
         _fail(0, "rule set", "a rule set this engine plays", error)
+    # The header lists every option (a reader reads them there): an option left out that the
+    # default preset happens to fill in the same way is still a header that says less.
+    if binding.rules_to_proto(rules) != _with_later_options(binding, header.rules, rules):
+        _fail(
+            0,
+            "header rules",
+            text_format.MessageToString(binding.rules_to_proto(rules), as_one_line=True),
+            text_format.MessageToString(header.rules, as_one_line=True),
+        )
     events = replay.events
     game = binding.game
     expected = list(game.start(rules, header.seats, seeds))

@@ -6,7 +6,9 @@ The gRPC interceptor (:mod:`croupier.service.interceptor`) and the Connect one o
 too, per seat, whatever the transport), the application's typed errors as ``google.rpc.Status``
 messages with their details (:mod:`croupier.service.status`), an unexpected exception as
 ``INTERNAL`` with an error id, and one log line per call with the method, the outcome, the latency
-and what the core bound (game, seat, command). Each transport only turns the status into its wire.
+and what the core bound (game, seat, command), and the RPC metrics (:mod:`croupier.service.metrics`:
+started, handled by status code, latency, open streams). Each transport only turns the status into
+its wire.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import contextvars
 import time
 import uuid
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import structlog
 from google.rpc import status_pb2
@@ -27,6 +30,9 @@ from croupier.app.errors import (
     BadCredentials,
 )
 from croupier.service.status import code_of, internal_status_of, status_of
+
+if TYPE_CHECKING:
+    from croupier.service.metrics import Metrics
 
 log = structlog.get_logger("croupier.rpc")
 
@@ -62,13 +68,37 @@ def bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> str | No
 
 class Call:
     """One call's bookkeeping, from :meth:`begin` to one of :meth:`ok`, :meth:`failed`,
-    :meth:`crashed`, :meth:`cancelled` or :meth:`ended` (each logs the call's one line)."""
+    :meth:`crashed`, :meth:`cancelled` or :meth:`ended` (each logs the call's one line, and counts
+    it once: the first of them is the call's outcome).
 
-    def __init__(self, core: Croupier, method: str, **context: str) -> None:
+    With ``metrics``, the call is counted as started at once and as handled when it ends, under
+    ``service``, its ``method`` and its ``kind`` (:data:`croupier.service.metrics.UNARY`…)."""
+
+    def __init__(
+        self,
+        core: Croupier,
+        method: str,
+        *,
+        metrics: Metrics | None = None,
+        service: str = "",
+        kind: str = "unary",
+        **context: str,
+    ) -> None:
         self._core = core
         self.method = method
         self._context = context
         self._started = time.perf_counter()
+        self._metrics = metrics
+        self._service = service
+        self._kind = kind
+        self._open = True
+        if metrics is not None:
+            metrics.rpc_start(service, method, kind)
+
+    @property
+    def open(self) -> bool:
+        """Whether the call has not ended yet."""
+        return self._open
 
     def begin(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> None:
         """Resolve the caller from the call's ``authorization`` entry (raises the core's
@@ -80,13 +110,15 @@ class Call:
         _CALLER.set(self._core.authenticate(bearer_token(metadata)))
 
     def ended(self, outcome: str) -> None:
-        """Log the call's line with ``outcome`` (a status code's name, or OK)."""
-        log.info(
-            "rpc",
-            method=self.method,
-            outcome=outcome,
-            latency_ms=round((time.perf_counter() - self._started) * 1000, 2),
-        )
+        """Log the call's line with ``outcome`` (a status code's name, or OK) and count it; a call
+        ends once (a later end, such as a stream's generator closed after its error, is ignored)."""
+        if not self._open:
+            return
+        self._open = False
+        seconds = time.perf_counter() - self._started
+        if self._metrics is not None:
+            self._metrics.rpc_end(self._service, self.method, self._kind, outcome, seconds)
+        log.info("rpc", method=self.method, outcome=outcome, latency_ms=round(seconds * 1000, 2))
         structlog.contextvars.clear_contextvars()
 
     def ok(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import random
 import signal
@@ -10,8 +11,9 @@ import socket
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 import grpc
@@ -19,8 +21,38 @@ import structlog
 
 from croupier.app.ratelimit import DEFAULT_COMMAND_BURST, DEFAULT_COMMANDS_PER_S
 from croupier.service import config, logs
+from croupier.service import shutdown as shutdown_options
+from croupier.service import tls as tls_options
+
+if TYPE_CHECKING:
+    from croupier.service.metrics import MetricsServer
 
 log = structlog.get_logger("croupier")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _json_errors(command: F) -> F:
+    """With ``--log-format json``, a command's failure (a bad setting, a busy port, a crash) is a
+    JSON line on stderr like every other, not click's plain ``Error: …`` or a bare traceback."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("log_format") != "json":
+            return command(*args, **kwargs)
+        try:
+            return command(*args, **kwargs)
+        except (click.exceptions.Exit, click.exceptions.Abort):
+            raise  # click's own ways out, not failures
+        except click.ClickException as error:
+            logs.configure("json")
+            log.error("failed", error=error.format_message())
+            sys.exit(error.exit_code)
+        except Exception:
+            logs.configure("json")
+            log.exception("crashed")
+            sys.exit(1)
+
+    return cast(F, run)
 
 
 @click.group()
@@ -101,7 +133,18 @@ def main() -> None:
     "may create games, with this server's studio key, and bots play their other seats. For a "
     "local try (make run); bounded and rate limited. Environment: CROUPIER_LOBBY=1.",
 )
+@tls_options.server_options
+@shutdown_options.grace_option
+@click.option(
+    "--metrics-address",
+    default=lambda: os.environ.get("CROUPIER_METRICS_ADDRESS", ""),
+    show_default="off",
+    help="HOST:PORT to serve Prometheus metrics on (/metrics; docs/operations.md), e.g. "
+    "0.0.0.0:9464; with --workers, the parent serves every worker's. Environment: "
+    "CROUPIER_METRICS_ADDRESS.",
+)
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
+@_json_errors
 def serve(
     address: str,
     store_url: str,
@@ -113,22 +156,32 @@ def serve(
     cors_origins: str,
     web_root: Path | None,
     lobby: bool,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tls_client_ca: Path | None,
+    shutdown_grace: float,
+    metrics_address: str,
     worker_of_group: str | None,
 ) -> None:
     """Serve the game service (with health checking and reflection), and over HTTP (Connect,
-    gRPC-Web, JSON) on --http-address."""
+    gRPC-Web, JSON) on --http-address. Traces: the OTEL_* variables (docs/operations.md)."""
     from croupier.app.ratelimit import RateLimit
     from croupier.app.tokens import TokenSigner
+    from croupier.service import metrics, tracing
     from croupier.service.http import HttpListener, create_http_app, is_off, parse_origins
     from croupier.service.lobby import Lobby
     from croupier.service.server import PortInUse, create_server
+    from croupier.service.shutdown import shut_down
     from croupier.service.store import StoreError, open_store
+    from croupier.service.tls import server_tls
     from croupier.service.web import default_web_root, web_app
 
-    # Secrets first: a bad one stops the start with one line, before anything else happens.
+    # Secrets and certificates first: a bad one stops the start with one line, before anything
+    # else happens.
     try:
         keys = config.token_keys()
         studio = config.studio_keys()
+        tls = server_tls(tls_cert, tls_key, tls_client_ca)
     except config.ConfigError as error:
         raise click.ClickException(str(error)) from None
     http = None if is_off(http_address) else http_address.strip()
@@ -136,6 +189,11 @@ def serve(
         # The workers read these from the environment they inherit (each has its own lobby).
         os.environ["CROUPIER_LOBBY"] = "1" if lobby else ""
         os.environ["CROUPIER_WEB_ROOT"] = str(web_root or "")
+        forwarded = [
+            *(["--tls-cert", str(tls_cert), "--tls-key", str(tls_key)] if tls else []),
+            *(["--tls-client-ca", str(tls_client_ca)] if tls_client_ca else []),
+            *("--shutdown-grace", str(shutdown_grace)),
+        ]
         _serve_workers(
             address,
             store_url,
@@ -146,6 +204,8 @@ def serve(
             keys,
             studio,
             (http, cors_origins),
+            forwarded,
+            metrics_address,
         )
         return
     logs.configure(log_format)
@@ -175,6 +235,16 @@ def serve(
         else f"sqlite:///{Path(store_url.removeprefix('sqlite:///')).resolve()}"
     )
     host = address.rsplit(":", 1)[0]
+    try:
+        tracer_provider = tracing.configure()
+    except (RuntimeError, ValueError) as error:
+        store.close()
+        raise click.ClickException(f"OTEL_* tracing settings: {error}") from None
+    counts = metrics.multiprocess_dir()
+    if counts is not None and not worker:  # a lone process in multiprocess mode: a fresh count
+        metrics.clear_multiprocess_dir(counts)
+    # A worker's metrics are served by its parent (all the workers' at once).
+    metrics_server = None if worker or not metrics_address else _metrics_server(metrics_address)
 
     async def run() -> None:
         serving = await create_server(
@@ -184,6 +254,8 @@ def serve(
             reuse_port=worker,
             rate_limit=RateLimit(command_rate, command_burst),
             studio_keys=studio.ring,
+            credentials=tls.credentials() if tls else None,
+            tracer_provider=tracer_provider,
         )
         await serving.server.start()
         # The HTTP listener: the same core on the same loop (service/http.py).
@@ -194,9 +266,16 @@ def serve(
             # At /: the web client, its timeline pages and (--lobby) the lobby (service/web.py).
             root = web_app(serving.core, web_root or default_web_root(), games)
             listener = HttpListener(
-                create_http_app(serving.core, cors_origins=parse_origins(cors_origins), root=root),
+                create_http_app(
+                    serving.core,
+                    cors_origins=parse_origins(cors_origins),
+                    # Prometheus scrapes the HTTP listener too (every worker's counts).
+                    mounts={"/metrics": metrics.asgi_app()},
+                    root=root,
+                ),
                 http,
                 reuse_port=worker,
+                grace_s=shutdown_grace,
             )
             try:
                 await listener.start()
@@ -205,23 +284,34 @@ def serve(
                 await serving.core.close()
                 raise
             http_url = f"http://{http.rsplit(':', 1)[0]}:{listener.port}"
-        log.info("serving", address=f"{host}:{serving.port}", http=http_url, store=_safe(where))
-        who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
-        click.echo(
-            f"{who} listening on {host}:{serving.port}; data in {_safe(where)}; "
-            f"HTTP (Connect, gRPC-Web, JSON): {http_url}",
-            err=True,
+        security = "plaintext" if tls is None else "mTLS" if tls.client_ca else "TLS"
+        log.info(
+            "serving",
+            address=f"{host}:{serving.port}",
+            http=http_url,
+            store=_safe(where),
+            tls=security,
         )
+        if log_format != "json":  # JSON logs are all JSON: there, the "serving" line says it
+            who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
+            click.echo(
+                f"{who} listening on {host}:{serving.port}; data in {_safe(where)}; "
+                f"HTTP (Connect, gRPC-Web, JSON): {http_url}",
+                err=True,
+            )
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stopping.set)
         await stopping.wait()
-        if listener is not None:
-            await listener.stop()
         if games is not None:
-            await games.close()
-        await serving.server.stop(grace=2)
+            await games.close()  # the lobby's bots first: they are this server's own calls
+        # Both listeners at once: health NOT_SERVING and the streams ended first (shut_down),
+        # the HTTP calls in flight given the same grace.
+        await asyncio.gather(
+            shut_down(serving, shutdown_grace),
+            *([listener.stop()] if listener is not None else []),
+        )
         await serving.core.close()
 
     try:
@@ -230,6 +320,24 @@ def serve(
         raise click.ClickException(f"{error} (is another server running there?)") from None
     finally:
         store.close()
+        if metrics_server is not None:
+            metrics_server.close()
+        if tracer_provider is not None:
+            tracer_provider.shutdown()  # the last spans go out
+
+
+def _metrics_server(address: str, directory: str | None = None) -> MetricsServer:
+    """The Prometheus listener on ``address``, or a one-line error."""
+    from croupier.service import metrics
+
+    try:
+        server = metrics.serve_http(address, directory)
+    except (OSError, ValueError) as error:
+        raise click.ClickException(
+            f"--metrics-address: cannot listen on {address}: {error}"
+        ) from None
+    log.info("metrics", address=f"{server.host}:{server.port}", path="/metrics")
+    return server
 
 
 def _warn_generated_secret() -> None:
@@ -269,11 +377,18 @@ def _serve_workers(
     command_burst: int,
     keys: config.Keys,
     studio: config.Keys,
-    http: tuple[str | None, str] = (None, ""),
+    http: tuple[str | None, str],
+    forwarded: list[str],
+    metrics_address: str = "",
 ) -> None:
     """Start ``workers`` processes serving on one port (SO_REUSEPORT), forward SIGTERM and SIGINT
-    to them, and exit when they have all exited. ``http``: the HTTP listener's address (``None``:
-    none), shared by the workers the same way, and the CORS origins.
+    to them (each shuts down gracefully), and exit when they have all exited. ``http``: the HTTP
+    listener's address (``None``: none), shared by the workers the same way, and the CORS origins;
+    ``forwarded`` are more flags for the workers (TLS, the shutdown grace).
+
+    The workers count their metrics in prometheus-client's multiprocess mode, in
+    PROMETHEUS_MULTIPROC_DIR (one made for the run and removed after it, unless set); the parent
+    serves the sum on ``metrics_address``.
 
     The port must be free: a plain bind checks it (it fails on a port another server holds, a
     group of workers included), then a bound, non-listening SO_REUSEPORT socket keeps it for the
@@ -281,8 +396,11 @@ def _serve_workers(
     CROUPIER_SECRET or CROUPIER_STUDIO_SECRET is unset, so that every worker accepts every
     worker's tokens and the one development credential; the schema is migrated once here before
     the workers open the store."""
+    import shutil
     import subprocess
+    import tempfile
 
+    from croupier.service import metrics
     from croupier.service.store import StoreError, open_store
 
     logs.configure(log_format)
@@ -307,6 +425,20 @@ def _serve_workers(
     if studio.generated:
         env[config.STUDIO_SECRET_ENV] = config.as_setting(studio.ring.signing)
         _write_dev_credential(store_url, studio)
+    counts = os.environ.get(metrics.MULTIPROC_DIR_ENV, "")
+    if counts:
+        metrics.clear_multiprocess_dir(counts)
+    own_counts = None if counts else tempfile.mkdtemp(prefix="croupier-metrics-")
+    counts = counts or str(own_counts)
+    env[metrics.MULTIPROC_DIR_ENV] = counts
+    try:
+        metrics_server = _metrics_server(metrics_address, counts) if metrics_address else None
+    except click.ClickException:
+        for sock in held:
+            sock.close()
+        if own_counts is not None:
+            shutil.rmtree(own_counts, ignore_errors=True)
+        raise
     group = f"{os.getpid()}"
     command = [
         sys.executable,
@@ -327,6 +459,7 @@ def _serve_workers(
         http_option,
         "--cors-origins",
         cors_origins,
+        *forwarded,
         "--worker-of-group",
         group,
     ]
@@ -348,8 +481,13 @@ def _serve_workers(
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, forward)
+    gone: set[int] = set()
     try:
         while any(child.poll() is None for child in children):
+            for child in children:
+                if child.returncode is not None and child.pid not in gone:
+                    gone.add(child.pid)  # its open streams and cached games no longer count
+                    metrics.process_exited(child.pid, counts)
             failed = [c for c in children if c.returncode not in (None, 0)]
             if failed and not stopping:  # one worker died: stop the group, report it
                 crashed = True
@@ -358,6 +496,13 @@ def _serve_workers(
     finally:
         for sock in held:
             sock.close()
+        for child in children:
+            if child.poll() is not None and child.pid not in gone:
+                metrics.process_exited(child.pid, counts)
+        if metrics_server is not None:
+            metrics_server.close()
+        if own_counts is not None:
+            shutil.rmtree(own_counts, ignore_errors=True)
     if crashed:
         codes = {c.pid: c.returncode for c in children}
         raise click.ClickException(f"a worker failed; the workers exited with {codes}")
@@ -395,6 +540,38 @@ def _safe(url: str) -> str:
         creds, host = rest.rsplit("@", 1)
         return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}" if ":" in creds else url
     return url
+
+
+@main.command()
+@click.option(
+    "--store",
+    "store_url",
+    default=lambda: os.environ.get("CROUPIER_STORE", config.DEFAULT_STORE),
+    show_default=config.DEFAULT_STORE,
+    help="sqlite:///PATH or postgresql://…",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["json", "console"]),
+    default=lambda: os.environ.get("CROUPIER_LOG_FORMAT", "console"),
+    show_default="console",
+)
+@_json_errors
+def migrate(store_url: str, log_format: str) -> None:
+    """Create the store's schema or bring it up to date, then exit. `serve` does the same at
+    start; this runs it on its own (a deployment's init step). Any number may run at once: each
+    waits for the one holding the migration lock, then finds nothing left to do."""
+    from croupier.service.store import StoreError, open_store
+    from croupier.service.store.sql import SqlEventStore
+
+    logs.configure(log_format)
+    try:
+        store = open_store(store_url)
+    except StoreError as error:
+        raise click.ClickException(str(error)) from None
+    applied = store.migrations_applied if isinstance(store, SqlEventStore) else ()
+    store.close()
+    log.info("migrated", store=_safe(store_url), applied=list(applied))
 
 
 def _studio_options(command: Any) -> Any:
@@ -468,6 +645,7 @@ def _studio_credential(given: str, addresses: list[str], key_file: Path | None) 
     "--connect-timeout", default=10.0, show_default=True, help="Seconds to wait for the server."
 )
 @_studio_options
+@tls_options.client_options
 def demo(
     address: str,
     kind: str,
@@ -480,10 +658,17 @@ def demo(
     connect_timeout: float,
     studio_key: str,
     studio_key_file: Path | None,
+    tls: bool,
+    tls_ca: Path | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tls_server_name: str,
 ) -> None:
     """Play a whole game between bots through a running server; print the result."""
     from croupier.service.bots import clock_rules, describe_tick, play_game
+    from croupier.service.tls import channel as open_channel
 
+    secure = tls_options.client_tls_of(tls, tls_ca, tls_cert, tls_key, tls_server_name)
     if idle_seats and not turn_time_ms:
         raise click.UsageError("--idle-seat needs a turn clock: give --turn-time-ms")
     from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2
@@ -518,13 +703,17 @@ def demo(
         for line in describe_tick(events):
             click.echo(line)
 
-    with grpc.insecure_channel(address) as channel:
+    with open_channel(address, secure) as channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=connect_timeout)
         except grpc.FutureTimeoutError:
-            raise click.ClickException(
-                f"no Croupier server at {address} (start one: make run)"
-            ) from None
+            hint = (
+                "start one: make run"
+                if secure is None
+                else "or the TLS handshake failed: check --tls-ca, --tls-cert/--tls-key and "
+                "--tls-server-name against the server's certificate"
+            )
+            raise click.ClickException(f"no Croupier server at {address} ({hint})") from None
         # After the server answered: a development server has written its credential by then.
         studio = _studio_credential(studio_key, [address], studio_key_file)
         try:
@@ -628,6 +817,7 @@ def demo(
 @click.option("--quiet", is_flag=True, help="No progress display.")
 @click.option("--connect-timeout", default=10.0, show_default=True)
 @_studio_options
+@tls_options.client_options
 def load(
     addresses: tuple[str, ...],
     address_list: str,
@@ -655,6 +845,11 @@ def load(
     connect_timeout: float,
     studio_key: str,
     studio_key_file: Path | None,
+    tls: bool,
+    tls_ca: Path | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tls_server_name: str,
 ) -> None:
     """Bots play many concurrent games through the public API; measure moves per second,
     latencies, errors and (local server) CPU per move. Stops after --duration or --games."""
@@ -665,6 +860,9 @@ def load(
         raise click.UsageError("--spawn starts its own server: leave out --address")
     if not spawn and (store_url or server_workers > 1):
         raise click.UsageError("--store and --server-workers go with --spawn")
+    secure = tls_options.client_tls_of(tls, tls_ca, tls_cert, tls_key, tls_server_name)
+    if spawn and secure is not None:
+        raise click.UsageError("--spawn starts a plaintext server: leave out the --tls options")
     servers = targets or ([] if spawn else [config.DEFAULT_ADDRESS])
     # A spawned server gets its studio secret from the tool (load.run); any other, a credential.
     studio = "" if spawn else _studio_credential(studio_key, servers, studio_key_file)
@@ -692,6 +890,7 @@ def load(
         turn_time_ms=turn_time_ms,
         connect_timeout=connect_timeout,
         progress=None if quiet else sys.stderr,
+        tls=secure,
     )
     try:
         report = load_tool.main(settings)
@@ -733,7 +932,7 @@ def replay_export(game_id: str, out: str, store_url: str, form: str | None) -> N
 
     store = open_store(store_url)
     try:
-        replay_file = build(store.game(game_id), store.read(game_id))
+        replay_file = build(store.game(game_id), store.read(game_id), store.players(game_id))
     except GameNotFound:
         raise click.ClickException(f"no game {game_id} in {_safe(store_url)}") from None
     except ReplayFormatError as error:

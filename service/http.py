@@ -47,13 +47,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from croupier.app.core import Croupier
 from croupier.app.errors import AppError, invalid
 from croupier.service.calls import Call
 from croupier.service.grpc_api import GameServicer
-from croupier.service.server import PortInUse
+from croupier.service.metrics import BIDI_STREAM, SERVER_STREAM, UNARY, metrics
+from croupier.service.server import SERVICE_NAME, PortInUse
 from croupier.service.status import status_of
 from croupier.v1 import service_pb2 as pb
 from croupier.v1.service_connect import GameService, GameServiceASGIApplication
@@ -236,9 +237,17 @@ class ConnectCalls:
 
     def __init__(self, core: Croupier) -> None:
         self._core = core
+        self._metrics = metrics()  # counted with the gRPC calls, by the same labels
 
-    def _call(self, ctx: RequestContext[Any, Any]) -> Call:
-        return Call(self._core, ctx.method.name, transport=_protocol(ctx))
+    def _call(self, ctx: RequestContext[Any, Any], kind: str) -> Call:
+        return Call(
+            self._core,
+            ctx.method.name,
+            metrics=self._metrics,
+            service=SERVICE_NAME,
+            kind=kind,
+            transport=_protocol(ctx),
+        )
 
     async def intercept_unary(
         self,
@@ -247,7 +256,7 @@ class ConnectCalls:
         ctx: RequestContext[Any, Any],
         /,
     ) -> Any:
-        call = self._call(ctx)
+        call = self._call(ctx, UNARY)
         try:
             call.begin(ctx.request_headers.allitems())
             response = await call_next(request, ctx)
@@ -262,13 +271,17 @@ class ConnectCalls:
         return response
 
     async def _stream(
-        self, responses: Callable[[], AsyncIterator[Any]], ctx: RequestContext[Any, Any]
+        self,
+        responses: Callable[[], AsyncIterator[Any]],
+        ctx: RequestContext[Any, Any],
+        kind: str,
     ) -> AsyncIterator[Any]:
-        call = self._call(ctx)
+        call = self._call(ctx, kind)
         try:
             call.begin(ctx.request_headers.allitems())
             async for response in responses():
                 yield response
+            call.ok()
         except AppError as error:
             raise connect_error(call.failed(error)) from None
         except ConnectError as error:
@@ -280,7 +293,9 @@ class ConnectCalls:
             # The client went away: the stream and its wait are dropped at once.
             call.cancelled()
             raise
-        call.ok()
+        finally:
+            if call.open:  # closed from outside (GeneratorExit): gone all the same
+                call.cancelled()
 
     def intercept_server_stream(
         self,
@@ -289,7 +304,7 @@ class ConnectCalls:
         ctx: RequestContext[Any, Any],
         /,
     ) -> AsyncIterator[Any]:
-        return self._stream(lambda: call_next(request, ctx), ctx)
+        return self._stream(lambda: call_next(request, ctx), ctx, SERVER_STREAM)
 
     def intercept_bidi_stream(
         self,
@@ -298,7 +313,18 @@ class ConnectCalls:
         ctx: RequestContext[Any, Any],
         /,
     ) -> AsyncIterator[Any]:
-        return self._stream(lambda: call_next(request, ctx), ctx)
+        return self._stream(lambda: call_next(request, ctx), ctx, BIDI_STREAM)
+
+
+class _AsApp:
+    """``app``, seen by Starlette's ``Route`` as an ASGI app, not as a request handler (it takes a
+    plain function for one, such as prometheus-client's app)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._app(scope, receive, send)
 
 
 class _Malformed:
@@ -384,8 +410,9 @@ def create_http_app(
     )
     routes: list[BaseRoute] = [Mount(service.path, app=service)]
     for path, mounted in (mounts or {}).items():
-        # The path itself (a scraper asks for /metrics exactly) and anything under it.
-        routes += [Route(path, mounted), Mount(path, app=mounted)]
+        # The path itself (a scraper asks for /metrics exactly) and anything under it. Route takes
+        # a plain function for a request handler: an ASGI app that is one goes in a wrapper.
+        routes += [Route(path, _AsApp(mounted)), Mount(path, app=mounted)]
     routes.append(Mount("/", app=root or home_page()))
     app: ASGIApp = Starlette(routes=routes)
     if cors_origins:

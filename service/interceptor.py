@@ -5,7 +5,9 @@ listener: it reads the one ``authorization: Bearer <token>`` metadata entry
 (:func:`bearer_token`), asks the core who that is (a seat, the studio, a player) and hands the
 verified caller to the handler (:func:`caller`); it turns the application's typed errors into rich
 gRPC statuses (:mod:`croupier.service.status`); it logs one line per call with the method, the
-outcome, the latency and what the core bound (game, seat, command). Anything else a handler raises
+outcome, the latency and what the core bound (game, seat, command), and counts it in the RPC metrics
+(:mod:`croupier.service.metrics`: started, handled by status code, latency, open streams). Anything
+else a handler raises
 is a bug: it is logged with its traceback under a fresh error id and answered ``INTERNAL`` with
 that id (never gRPC's bare ``UNKNOWN``), on unary and streaming calls alike.
 """
@@ -24,6 +26,7 @@ from grpc_status import rpc_status
 from croupier.app.core import Croupier
 from croupier.app.errors import AppError, invalid
 from croupier.service.calls import Call, bearer_token, caller
+from croupier.service.metrics import BIDI_STREAM, SERVER_STREAM, UNARY, Metrics
 
 __all__ = ["CallInterceptor", "bearer_token", "caller"]
 
@@ -51,9 +54,21 @@ async def _decoded(requests: AsyncIterator[bytes], decode: Callable[[bytes], Any
 
 
 class CallInterceptor(grpc.aio.ServerInterceptor):
-    def __init__(self, core: Croupier, prefix: str) -> None:
+    def __init__(self, core: Croupier, prefix: str, metrics: Metrics | None = None) -> None:
         self._core = core
         self._prefix = prefix
+        #: The service's full name, as the RPC metrics label it (``grpc_service``).
+        self._service = prefix.strip("/")
+        self._metrics = metrics
+
+    def _call(self, name: str, kind: str) -> Call:
+        return Call(self._core, name, metrics=self._metrics, service=self._service, kind=kind)
+
+    @staticmethod
+    def _aborted(call: Call, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """The handler set a status itself (context.abort): the call ends with that status."""
+        code = context.code()
+        call.ended(code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN")
 
     async def intercept_service(
         self,
@@ -78,12 +93,12 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
             )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                self._stream(name, handler.unary_stream, decode, streaming=False),
+                self._stream(name, handler.unary_stream, decode, SERVER_STREAM),
                 response_serializer=handler.response_serializer,
             )
         if handler.stream_stream is not None:
             return grpc.stream_stream_rpc_method_handler(
-                self._stream(name, handler.stream_stream, decode, streaming=True),
+                self._stream(name, handler.stream_stream, decode, BIDI_STREAM),
                 response_serializer=handler.response_serializer,
             )
         return handler  # pragma: no cover - the service has no client-streaming-only methods
@@ -97,13 +112,14 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
 
     def _unary(self, name: str, behaviour: Any, decode: Callable[[bytes], Any]) -> Any:
         async def unary(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            call = Call(self._core, name)
+            call = self._call(name, UNARY)
             try:
                 call.begin(context.invocation_metadata())
                 response = await behaviour(decode(request), context)
             except AppError as error:
                 await self._abort(context, call.failed(error))
             except grpc.aio.AbortError:
+                self._aborted(call, context)
                 raise  # a status the handler set itself
             except Exception as error:  # every bug becomes INTERNAL with an id
                 await self._abort(context, call.crashed(error))
@@ -112,22 +128,22 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
 
         return unary
 
-    def _stream(
-        self, name: str, behaviour: Any, decode: Callable[[bytes], Any], streaming: bool
-    ) -> Any:
+    def _stream(self, name: str, behaviour: Any, decode: Callable[[bytes], Any], kind: str) -> Any:
         async def stream(
             request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[Any]:
-            call = Call(self._core, name)
+            call = self._call(name, kind)
             try:
                 call.begin(context.invocation_metadata())
-                parsed = _decoded(request, decode) if streaming else decode(request)
+                parsed = _decoded(request, decode) if kind == BIDI_STREAM else decode(request)
                 async for response in behaviour(parsed, context):
                     yield response
+                call.ok()
             except AppError as error:
                 await self._abort(context, call.failed(error))
                 return
             except grpc.aio.AbortError:
+                self._aborted(call, context)
                 raise
             except Exception as error:  # every bug becomes INTERNAL with an id
                 await self._abort(context, call.crashed(error))
@@ -136,6 +152,8 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
                 # The client went away: the stream and its wait are dropped at once.
                 call.cancelled()
                 raise
-            call.ok()
+            finally:
+                if call.open:  # closed from outside (GeneratorExit): gone all the same
+                    call.cancelled()
 
         return stream

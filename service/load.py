@@ -25,7 +25,6 @@ import asyncio
 import json
 import os
 import random
-import re
 import secrets
 import signal
 import subprocess
@@ -45,6 +44,8 @@ from croupier.app.tokens import MIN_SECRET_BYTES, mint_studio_token
 from croupier.service.bots import auth, choose, time_outs
 from croupier.service.config import STUDIO_SECRET_ENV, as_setting, studio_keys
 from croupier.service.echo import METHOD as ECHO_METHOD
+from croupier.service.logs import serving_addresses
+from croupier.service.tls import CERT_ENV, CLIENT_CA_ENV, KEY_ENV, ClientTLS, aio_channel
 from croupier.v1 import (
     common_pb2,
     gin_pb2,
@@ -105,6 +106,8 @@ class LoadConfig:
     idle_seats: int = 0
     #: The games' turn clock (0: the preset's, no clock by default).
     turn_time_ms: int = 0
+    #: Call the servers over TLS (``None``: plaintext).
+    tls: ClientTLS | None = None
 
 
 # --- measuring -----------------------------------------------------------------------------------
@@ -282,9 +285,6 @@ class Spawned:
                 self.process.wait()
 
 
-LISTENING = re.compile(r"listening on (\S+):(\d+)")
-
-
 def spawn_server(
     store: str,
     log: Path,
@@ -316,9 +316,9 @@ def spawn_server(
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         text = log.read_text(errors="replace")
-        found = LISTENING.findall(text)
+        found = serving_addresses(text)
         if len(found) >= workers:
-            return Spawned(process, int(found[0][1]), log)
+            return Spawned(process, int(found[0].rpartition(":")[2]), log)
         if process.poll() is not None:
             raise LoadError(f"the server exited ({process.returncode}):\n{text[-2000:]}")
         time.sleep(0.05)
@@ -349,13 +349,15 @@ def spawn_echo(timeout: float = 15.0) -> Spawned:
 # --- channels ------------------------------------------------------------------------------------
 
 
-def open_channels(addresses: Sequence[str], per_address: int) -> list[list[grpc.aio.Channel]]:
+def open_channels(
+    addresses: Sequence[str], per_address: int, tls: ClientTLS | None = None
+) -> list[list[grpc.aio.Channel]]:
     """``per_address`` channels to each address, each with its own connection (a local
-    subchannel pool), so that several workers sharing a port (SO_REUSEPORT) all get connections."""
+    subchannel pool), so that several workers sharing a port (SO_REUSEPORT) all get connections;
+    over TLS when ``tls`` is given."""
     options = [("grpc.use_local_subchannel_pool", 1)]
     return [
-        [grpc.aio.insecure_channel(address, options=options) for _ in range(per_address)]
-        for address in addresses
+        [aio_channel(address, tls, options) for _ in range(per_address)] for address in addresses
     ]
 
 
@@ -1090,7 +1092,9 @@ async def run(config: LoadConfig) -> dict[str, Any]:
             # The tool is the studio of the server it starts: the server verifies with the
             # studio secret (the caller's CROUPIER_STUDIO_SECRET, else one made up here) and the
             # tool signs its credential with it.
-            env = dict(os.environ)
+            # The spawned server is plaintext, whatever TLS the caller's environment gives a server.
+            tls_settings = (CERT_ENV, KEY_ENV, CLIENT_CA_ENV)
+            env = {k: v for k, v in os.environ.items() if k not in tls_settings}
             if not env.get(STUDIO_SECRET_ENV, "").strip():
                 env[STUDIO_SECRET_ENV] = as_setting(secrets.token_bytes(MIN_SECRET_BYTES))
             ring = studio_keys(env).ring
@@ -1106,7 +1110,7 @@ async def run(config: LoadConfig) -> dict[str, Any]:
             config.server_pids = [spawned.pid]
         if not config.addresses:
             raise LoadError("give --address (or --spawn)")
-        channels = open_channels(config.addresses, config.channels)
+        channels = open_channels(config.addresses, config.channels, config.tls)
         try:
             await wait_ready(channels, config.connect_timeout)
             load = Load(config, channels)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 
 import structlog
+from opentelemetry import trace
 
 from croupier.app.errors import clip
 
@@ -13,6 +15,24 @@ from croupier.app.errors import clip
 #: fields reach the log (the game id a call names…), and a 1 MB id must not make a 1 MB line.
 VALUE_LIMIT = 1000
 TRACEBACK_LIMIT = 20000
+
+
+#: The event a server logs once it listens, with ``address``: what tools that start one wait for.
+SERVING_EVENT = "serving"
+
+
+def serving_addresses(text: str) -> list[str]:
+    """The ``address`` of every ``serving`` line in a server's JSON log (one line per worker);
+    the lines that are not JSON objects are skipped."""
+    found = []
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("event") == SERVING_EVENT:
+            found.append(str(entry.get("address", "")))
+    return found
 
 
 def clip_values(_: object, __: str, event: structlog.types.EventDict) -> structlog.types.EventDict:
@@ -23,10 +43,23 @@ def clip_values(_: object, __: str, event: structlog.types.EventDict) -> structl
     return event
 
 
+def add_trace_ids(
+    _: object, __: str, event: structlog.types.EventDict
+) -> structlog.types.EventDict:
+    """The current span's ``trace_id`` and ``span_id`` (hex, as trace back-ends show them), when
+    the line is written inside a traced call: a log line leads to its trace and back."""
+    context = trace.get_current_span().get_span_context()
+    if context.is_valid:
+        event["trace_id"] = trace.format_trace_id(context.trace_id)
+        event["span_id"] = trace.format_span_id(context.span_id)
+    return event
+
+
 def configure(fmt: str = "console", level: str = "INFO") -> None:
     """``fmt``: ``json`` or ``console``."""
     processors: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,
+        add_trace_ids,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]

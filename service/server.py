@@ -13,15 +13,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from opentelemetry.sdk.trace import TracerProvider
 
 from croupier.app.core import Clock, Croupier, SeedSource, fresh_seed, now_ms
 from croupier.app.ratelimit import RateLimit
 from croupier.app.tokens import KeyRing, TokenSigner
 from croupier.log import EventStore
-from croupier.service import reflection
+from croupier.service import reflection, tracing
 from croupier.service.grpc_api import GameServicer
 from croupier.service.interceptor import CallInterceptor
+from croupier.service.metrics import metrics
+from croupier.service.shutdown import Health
+from croupier.service.store.observed import ObservedStore
 from croupier.v1 import service_pb2, service_pb2_grpc
 
 if TYPE_CHECKING:
@@ -85,6 +89,8 @@ class Serving:
     server: grpc.aio.Server
     port: int
     core: Croupier
+    #: Health checking, which says NOT_SERVING from the start of a shutdown (service/shutdown.py).
+    health: Health
 
 
 async def create_server(
@@ -98,17 +104,31 @@ async def create_server(
     limits: ConnectionLimits | None = None,
     *,
     studio_keys: KeyRing,
+    credentials: grpc.ServerCredentials | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> Serving:
     """A server bound to ``address`` (port 0 picks a free one), not yet started. With
     ``reuse_port`` it shares the port with the other workers of ``serve --workers`` (SO_REUSEPORT);
     without, a busy port fails. ``studio_keys`` verify the studio's credentials (CreateGame) and
-    its player tokens (recall)."""
+    its player tokens (recall). With ``credentials`` (service/tls.py) it serves TLS only. It
+    counts into the process's Prometheus metrics (:mod:`croupier.service.metrics`); with a
+    ``tracer_provider``, it traces calls and store calls (:mod:`croupier.service.tracing`)."""
+    counted = metrics()
+    tracer = tracing.tracer(tracer_provider) if tracer_provider is not None else None
     core = Croupier(
-        store, signer, clock, seed_source, rate_limit=rate_limit, studio_keys=studio_keys
+        ObservedStore(store, counted, tracer),
+        signer,
+        clock,
+        seed_source,
+        rate_limit=rate_limit,
+        studio_keys=studio_keys,
+        observer=counted,
     )
     await core.start()
+    # The tracing interceptor first: its span is current while ours logs and counts the call.
+    traced = [tracing.server_interceptor(tracer_provider)] if tracer_provider is not None else []
     server = grpc.aio.server(
-        interceptors=[CallInterceptor(core, f"/{SERVICE_NAME}/")],
+        interceptors=[*traced, CallInterceptor(core, f"/{SERVICE_NAME}/", counted)],
         # Port sharing only for the workers of one group: a second server on a busy port must
         # fail, not share it silently (tokens would then fail at random, each with its secret).
         options=[
@@ -118,14 +138,16 @@ async def create_server(
         ],
     )
     service_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(core), server)
-    health_servicer = health.aio.HealthServicer()
-    for name in ("", SERVICE_NAME):
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    health_servicer = Health(("", SERVICE_NAME))
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     # Reflection v1 and v1alpha (service/reflection.py).
     reflection.enable_server_reflection((SERVICE_NAME, HEALTH_NAME), server)
     try:
-        port = server.add_insecure_port(address)
+        port = (
+            server.add_insecure_port(address)
+            if credentials is None
+            else server.add_secure_port(address, credentials)
+        )
     except RuntimeError as error:
         port, why = 0, f": {error}"
     else:
@@ -133,7 +155,7 @@ async def create_server(
     if port == 0:
         await core.close()  # its sweeper and workers go with the server that never was
         raise PortInUse(f"cannot listen on {address}{why}")
-    return Serving(server, port, core)
+    return Serving(server, port, core, health_servicer)
 
 
 class ServerThread:
@@ -152,6 +174,7 @@ class ServerThread:
         studio_keys: KeyRing,
         http_address: str | None = None,
         cors_origins: Sequence[str] = (),
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         self._args = (address, store, signer, clock, seed_source)
         self._limits = (rate_limit, limits)
@@ -159,6 +182,7 @@ class ServerThread:
         # The HTTP listener (service/http.py) on the same loop and core, when asked for.
         self._http_args = (http_address, tuple(cors_origins))
         self._http: HttpListener | None = None
+        self._tracer_provider = tracer_provider
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="grpc-aio", daemon=True)
         self._serving: Serving | None = None
@@ -196,14 +220,21 @@ class ServerThread:
     async def _start(self) -> Serving:
         rate_limit, limits = self._limits
         serving = await create_server(
-            *self._args, rate_limit=rate_limit, limits=limits, studio_keys=self._studio_keys
+            *self._args,
+            rate_limit=rate_limit,
+            limits=limits,
+            studio_keys=self._studio_keys,
+            tracer_provider=self._tracer_provider,
         )
         await serving.server.start()
         http_address, cors_origins = self._http_args
         if http_address is not None:
             from croupier.service.http import HttpListener, create_http_app
+            from croupier.service.metrics import asgi_app
 
-            app = create_http_app(serving.core, cors_origins=cors_origins)
+            app = create_http_app(
+                serving.core, cors_origins=cors_origins, mounts={"/metrics": asgi_app()}
+            )
             self._http = HttpListener(app, http_address, grace_s=0.1)
             await self._http.start()
         return serving

@@ -19,6 +19,7 @@ from croupier.app.errors import (
     NotFound,
     NotNow,
     RateLimited,
+    ShuttingDown,
     StaleVersion,
 )
 
@@ -40,6 +41,8 @@ CODES: dict[type[AppError], grpc.StatusCode] = {
     # A genuine seat token, not for this game or seat: TOKEN_FOR_OTHER_GAME, SEAT_MISMATCH.
     Forbidden: grpc.StatusCode.PERMISSION_DENIED,
     RateLimited: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    # The process stops (SIGTERM): the client reconnects, to another replica, and resumes.
+    ShuttingDown: grpc.StatusCode.UNAVAILABLE,
 }
 
 

@@ -98,6 +98,22 @@ GAMES: dict[str, tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rule
         "open-51",
         service_pb2.Rules(rummy=rummy_pb2.RummyRules(max_reshuffles=2)),
     ),
+    # Recorded with the options added for the rule corners of issue 14 (every preset sets them):
+    # named set jokers, 7-binding as a meld, going out by a discard; the knocker's melds, named
+    # or the knocker-best; the high-ace reading of Rummy runs.
+    "hoola-international-corners": (
+        HOOLA,
+        3,
+        "international",
+        hoola(hoola_pb2.HoolaRules(jokers=2, seven_binding=True, seven_binding_is_meld=True)),
+    ),
+    "gin-standard-corners": (
+        GIN,
+        2,
+        "standard",
+        service_pb2.Rules(gin=gin_pb2.GinRules(match_points=60)),
+    ),
+    "rummy-standard-corners": (RUMMY, 2, "standard", None),
 }
 
 

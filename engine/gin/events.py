@@ -38,11 +38,21 @@ class Discard:
 
 
 @dataclass(frozen=True)
+class KnockMeld:
+    """One meld a knock names: its cards, in any order."""
+
+    cards: tuple[Card, ...] = ()
+
+
+@dataclass(frozen=True)
 class Knock:
     """Discard ``card`` and knock (gin when nothing is left unmelded); ``card`` empty: big gin,
-    all eleven cards melded."""
+    all eleven cards melded. ``melds`` optionally names the knocker's melds, one of the
+    arrangements of its hand that leave the least deadwood (RULES.md §4); unnamed, the engine
+    chooses."""
 
     card: Card = ""
+    melds: tuple[KnockMeld, ...] = ()
 
 
 @dataclass(frozen=True)

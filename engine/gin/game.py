@@ -120,6 +120,9 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
     def legal_commands(self, state: GinState, seat: int) -> list[GinCommand]:
         return self.with_come_back(state, seat, moves.legal_commands(state, seat))
 
+    def legal_moves_complete(self, state: GinState, seat: int) -> bool:
+        return True  # every accepted command is listed (tests/gin/test_properties.py)
+
     def to_act(self, state: GinState) -> tuple[int, ...]:
         return self.with_away(state, moves.to_act(state))
 
@@ -143,10 +146,11 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
                 )
             case Discard(card=card):
                 return f"Discard {name(card)}"
-            case Knock(card=""):
-                return "Knock with big gin"
-            case Knock(card=card):
-                return f"Discard {name(card)} and knock"
+            case Knock(card=card, melds=melds):
+                what = f"Discard {name(card)} and knock" if card else "Knock with big gin"
+                if melds:
+                    what += ", melding " + " · ".join(" ".join(m.cards) for m in melds)
+                return what
             case LayOff(card=card, meld=index):
                 meld = state.table[index].cards if index < len(state.table) else ()
                 return f"Lay off {name(card)} on {' '.join(meld)}"

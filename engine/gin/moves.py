@@ -6,6 +6,7 @@ keeps the candidates ``validate`` accepts."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 from croupier.engine.cards import Card, is_card, name, sort_cards
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
@@ -23,6 +24,7 @@ from croupier.engine.gin.events import (
     HandDealt,
     Knock,
     Knocked,
+    KnockMeld,
     LayOff,
     LayOffsEnded,
     MatchEnded,
@@ -39,7 +41,16 @@ from croupier.engine.gin.scoring import (
     scored,
 )
 from croupier.engine.gin.state import GinState, Phase, evolve
-from croupier.engine.meld_solver import GIN, best_melds, deadwood, deadwood_count, extend
+from croupier.engine.meld_solver import (
+    GIN,
+    Meld,
+    best_melds,
+    deadwood,
+    deadwood_count,
+    extend,
+    least_arrangements,
+    meld_sets,
+)
 
 R_GIN = "RULES.md §4"
 WALL = 2
@@ -50,9 +61,14 @@ def _check_well_formed(command: GinCommand) -> None:
         case Discard(card=card) | LayOff(card=card):
             if not is_card(card):
                 raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a card", field="card")
-        case Knock(card=card):
+        case Knock(card=card, melds=melds):
             if card and not is_card(card):
                 raise MalformedCommand("UNKNOWN_CARD", f"{card!r} is not a card", field="card")
+            named = [c for meld in melds for c in meld.cards]
+            if any(not is_card(c) for c in named):
+                raise MalformedCommand("UNKNOWN_CARD", "a named meld holds no card", field="melds")
+            if len(set(named)) != len(named):
+                raise MalformedCommand("DUPLICATE_CARD", "a card is named twice", field="melds")
         case DrawStock() | DrawDiscard() | Pass() | EndLayOffs() | NextHand():
             pass
         case _:
@@ -162,8 +178,8 @@ def _checked_events(state: GinState, seat: int, command: GinCommand) -> list[Gin
             if len(state.stock) <= WALL and state.taken is not None:
                 raise IllegalCommand("WALL_KNOCK", "a discard taken at the wall must knock", R_GIN)
             return [CardDiscarded(seat, card)]
-        case Knock(card=card):
-            return _knock(state, seat, hand, card)
+        case Knock(card=card, melds=named):
+            return _knock(state, seat, hand, card, named)
         case LayOff(card=card, meld=index):
             if card not in hand:
                 raise IllegalCommand("CARD_NOT_IN_HAND", f"{name(card)} is not in your hand", R_GIN)
@@ -182,9 +198,16 @@ def _checked_events(state: GinState, seat: int, command: GinCommand) -> list[Gin
     raise AssertionError(f"a well-formed command has a case above: {command!r}")
 
 
-def _knock(state: GinState, seat: int, hand: tuple[Card, ...], card: Card) -> list[GinEvent]:
+def _knock(
+    state: GinState,
+    seat: int,
+    hand: tuple[Card, ...],
+    card: Card,
+    named: tuple[KnockMeld, ...] = (),
+) -> list[GinEvent]:
     """A knock with ``card`` discarded, or big gin with no discard (RULES.md §4): the knocker's
-    best melds are shown; gin leaves the defender no lay-off, so the hand is scored at once."""
+    melds (``named``, or the engine's choice) are shown; gin leaves the defender no lay-off, so
+    the hand is scored at once."""
     if card:
         _check_discard(state, hand, card)
     elif not state.rules.big_gin_bonus:
@@ -194,7 +217,8 @@ def _knock(state: GinState, seat: int, hand: tuple[Card, ...], card: Card) -> li
             R_GIN,
         )
     kept = tuple(c for c in hand if c != card)
-    melds, left = best_melds(kept, GIN)
+    ways = least_arrangements(kept, GIN)
+    melds, left = ways[0]
     count = deadwood_count(left)
     if not card and count != 0:
         raise IllegalCommand("NOT_BIG_GIN", "big gin needs all eleven cards melded", R_GIN)
@@ -204,11 +228,45 @@ def _knock(state: GinState, seat: int, hand: tuple[Card, ...], card: Card) -> li
             f"deadwood {count} is over the knock card {state.rules.knock_card}",
             R_GIN,
         )
+    if named:
+        wanted = meld_sets(m.cards for m in named)
+        chosen = next((way for way in ways if meld_sets(way[0]) == wanted), None)
+        if chosen is None:
+            raise IllegalCommand(
+                "NOT_LEAST_DEADWOOD_MELDS",
+                f"the melds named are not an arrangement of your hand that leaves the least "
+                f"deadwood ({count}): name every meld of one of them, or none",
+                R_GIN,
+            )
+        melds, left = chosen
+    elif state.rules.knocker_best_melds and len(ways) > 1:
+        defender = state.hands[state.other(seat)]
+        # Python's max keeps the first of equals: the fixed order decides ties.
+        melds, left = max(ways, key=lambda way: defender_least(defender, way[0]))
     gin = not left
     knocked = Knocked(seat, card, melds, left, count, gin, gin and not card)
     if not gin:
         return [knocked]
     return [knocked, *_shown_and_scored(evolve(state, knocked))]
+
+
+def defender_least(hand: tuple[Card, ...], melds: tuple[Meld, ...]) -> int:
+    """The least deadwood the defender can reach against the knocker's ``melds``: laying off its
+    cards one at a time (each onto a meld as extended so far), then melding the rest."""
+    return _defender_least(tuple(sorted(hand)), melds)
+
+
+@lru_cache(maxsize=4096)
+def _defender_least(hand: tuple[Card, ...], table: tuple[Meld, ...]) -> int:
+    least = deadwood(hand, GIN)
+    for card in hand:
+        rest = tuple(c for c in hand if c != card)
+        for index, meld in enumerate(table):
+            after = extend(meld, (card,), GIN)
+            if after is not None:
+                grown = table[:index] + (after,) + table[index + 1 :]
+                least = min(least, _defender_least(rest, grown))
+    return least
 
 
 def _shown_and_scored(state: GinState) -> list[GinEvent]:
@@ -241,12 +299,25 @@ def _candidates(state: GinState, seat: int) -> Iterator[GinCommand]:
             yield Discard(card)
         for card in hand:
             yield Knock(card)
+            yield from _named_knocks(hand, card, state.rules.knock_card)
         yield Knock()
+        yield from _named_knocks(hand, "", 0)
     elif state.phase is Phase.LAY_OFF:
         for card in hand:
             for index in range(len(state.table)):
                 yield LayOff(card, index)
         yield EndLayOffs()
+
+
+def _named_knocks(hand: tuple[Card, ...], card: Card, most: int) -> Iterator[Knock]:
+    """The knock discarding ``card`` naming each arrangement that leaves the least deadwood
+    (RULES.md §4), in the solver's order, melds in table order; only where the knock may leave
+    that deadwood (at most ``most``: the knock card, or 0 for big gin)."""
+    kept = tuple(c for c in hand if c != card)
+    if deadwood(kept, GIN) > most:
+        return
+    for melds, _ in least_arrangements(kept, GIN):
+        yield Knock(card, tuple(KnockMeld(m.cards) for m in melds))
 
 
 def legal_commands(state: GinState, seat: int) -> list[GinCommand]:

@@ -9,9 +9,14 @@ Decisions where RULES.md is silent (each tested):
   ``first-dealer`` seat 0 turns the first card and seat 1 the second; the lower rank deals (ace
   low), equal ranks turn again. Afterwards the winner of a hand deals the next; after a wash or a
   hand nobody scores, the same dealer deals again.
-* A knock uses the arrangement of the knocker's cards that leaves the least deadwood (the first of
-  equals in a fixed order); the knocker does not choose another. The defender's deadwood is
-  likewise its least after its lay-offs.
+* The knocker's melds: a knock may name them (``Knock.melds``), which must be one of the
+  arrangements of its cards that leave the least deadwood, every meld of it (else refused,
+  ``NOT_LEAST_DEADWOOD_MELDS``). Unnamed, the engine takes, of those arrangements, the one after
+  which the defender's least deadwood (laying off its best, one card at a time, then melding the
+  rest) is highest: the defender has the least to lay off (``knocker_best_melds``, set by every
+  preset; of equals, the first in a fixed order). Games recorded before the option took the first
+  arrangement in that fixed order. The defender's deadwood is its least after its lay-offs. The
+  legal-move list offers each knock unnamed and, for each arrangement, named.
 * The defender lays off one card at a time onto the knocker's melds (as extended so far), then
   ends its lay-offs; laying off after gin is refused.
 * Big gin (option ``big_gin_bonus`` > 0): knocking with all eleven cards melded, without a discard,
@@ -62,9 +67,13 @@ class GinRules:
     time_bank_ms: int = field(default=0, metadata=ADDED_LATER)
     max_timeouts: int = field(default=3, metadata=ADDED_LATER)
     forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
+    # A knock naming no melds, where several arrangements leave the least deadwood, takes the one
+    # that leaves the defender the least to lay off (RULES.md §4). False, as games recorded before
+    # the option were played: the first of them in a fixed order. Every preset sets it.
+    knocker_best_melds: bool = field(default=False, metadata=ADDED_LATER)
 
 
-STANDARD = GinRules()
+STANDARD = GinRules(knocker_best_melds=True)
 
 DEFAULT_PRESET = "standard"
 PRESETS: dict[str, GinRules] = {

@@ -143,6 +143,9 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
     def legal_commands(self, state: HoolaState, seat: int) -> list[HoolaCommand]:
         return self.with_come_back(state, seat, moves.legal_commands(state, seat))
 
+    def legal_moves_complete(self, state: HoolaState, seat: int) -> bool:
+        return True  # every accepted command is listed (tests/hoola/test_properties.py)
+
     def to_act(self, state: HoolaState) -> tuple[int, ...]:
         return self.with_away(state, moves.to_act(state))
 

@@ -39,7 +39,8 @@ Arranged = Meld
 def meld_rules(rules: HoolaRules) -> MeldRules:
     """Hoola's melds for the solver (RULES.md §1.3 and its decisions): runs with ``ace_wrap`` or
     ``ace_low_only`` as the rules say and jokers side by side allowed; sevens special (a lone 7,
-    two-card melds holding a 7); a set's jokers named by rank only; two naturals in a new meld."""
+    two-card melds holding a 7); a set's jokers named by rank only, or (``named_set_joker_suits``)
+    by card, each way to give them the suits the set lacks a reading; two naturals in a new meld."""
     # Every meld check asks, always with a game's one rule set: hashing its forty options for the
     # memo each time costs more than the check, so the last answer is kept by identity.
     global _latest
@@ -62,7 +63,8 @@ def _meld_rules(rules: HoolaRules) -> MeldRules:
         adjacent_jokers=True,
         lone_seven=True,
         two_card_sevens=True,
-        set_joker_rank_only=True,
+        set_joker_rank_only=not rules.named_set_joker_suits,
+        every_set_reading=rules.named_set_joker_suits,
     )
 
 
@@ -90,10 +92,12 @@ def extensions(
 ) -> list[TableMeld]:
     """Every way ``meld`` can take ``cards`` (a lay-off), the default first.
 
-    A run's jokers keep the cards they stand for; a set's stand for its rank only. A lone 7 may
-    become a set or a run; a set stays a set and a run a run.
+    A run's jokers keep the cards they stand for; so do a set's with ``named_set_joker_suits``
+    (without it they stand for its rank only). A lone 7 may become a set or a run; a set stays a
+    set and a run a run.
     """
-    fixed = {j.joker: j.card for j in meld.jokers} if meld.kind is MeldKind.RUN else {}
+    keeps = meld.kind is MeldKind.RUN or (meld.kind is MeldKind.SET and rules.named_set_joker_suits)
+    fixed = {j.joker: j.card for j in meld.jokers} if keeps else {}
     out = []
     for a in arrangements(meld.cards + tuple(cards), rules, {**fixed, **(named or {})}):
         if meld.kind is MeldKind.LONE_SEVEN or a.kind is meld.kind:

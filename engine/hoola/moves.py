@@ -95,6 +95,7 @@ from croupier.engine.shuffle import shuffled
 
 R_TURN = "RULES.md §1.2"
 R_MELDS = "RULES.md §1.3"
+R_OUT = "RULES.md §1.5.1"
 R_STOP = "RULES.md §1.5.2"
 R_COMBO = "RULES.md §1.5.3"
 R_TABLE = "RULES.md §1.8"
@@ -154,6 +155,30 @@ def _check_well_formed(state: HoolaState, command: HoolaCommand) -> None:
             raise MalformedCommand(
                 "UNKNOWN_COMMAND", f"not a Hoola command: {command!r}", field="command"
             )
+
+
+def _check_names(jokers: tuple[JokerAs, ...], unnamed: object) -> None:
+    """The cards make a meld unnamed (``unnamed`` is not ``None``) but not as the jokers are named:
+    the naming contradicts them (a card of the meld named again, or of another rank in a set),
+    a malformed command (RULES.md §1.3)."""
+    if jokers and unnamed is not None:
+        raise MalformedCommand(
+            "JOKER_CONTRADICTS",
+            "a named joker does not fit the meld: it repeats a card of the meld or contradicts it",
+            rule=R_MELDS,
+            field="jokers",
+        )
+
+
+def _check_keeps_a_discard(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> None:
+    """With ``go_out_by_discard`` the last card must be a discard (RULES.md §1.5): putting down
+    the whole hand is refused."""
+    if state.rules.go_out_by_discard and len(state.hands[seat]) == len(cards):
+        raise IllegalCommand(
+            "GO_OUT_BY_DISCARD",
+            "keep a card to discard: the last card must be a discard (go_out_by_discard)",
+            R_OUT,
+        )
 
 
 def _in_hand(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> None:
@@ -254,6 +279,7 @@ def _checked_events(
             _in_hand(state, seat, cards)
             way = arrange(cards + (top,), rules, _named(jokers))
             if way is None:
+                _check_names(jokers, arrange(cards + (top,), rules))
                 raise IllegalCommand(
                     "THANK_YOU_NOT_MELDABLE",
                     f"{top} with {' '.join(cards) or 'nothing'} is not a new meld: "
@@ -266,6 +292,7 @@ def _checked_events(
                     "a discarded 7 may not be taken alone (thank_you_lone_seven)",
                     R_TURN,
                 )
+            _check_keeps_a_discard(state, seat, cards)
             if seat != state.turn and _nearest_in_turn(state):
                 # A claim waits for its window: the nearest claimant is awarded the card then.
                 return [ClaimMade(seat, sort_cards(cards), jokers, now_ms)]
@@ -274,9 +301,11 @@ def _checked_events(
             _in_hand(state, seat, cards)
             way = arrange(cards, rules, _named(jokers))
             if way is None:
+                _check_names(jokers, arrange(cards, rules))
                 raise IllegalCommand(
                     "NOT_A_MELD", f"{' '.join(cards)} is not a set, a run or a 7 meld", R_MELDS
                 )
+            _check_keeps_a_discard(state, seat, cards)
             return [
                 MeldMade(
                     seat, TableMeld(_next_meld_id(state), seat, way.kind, way.cards, way.jokers)
@@ -297,11 +326,13 @@ def _checked_events(
             meld = _meld(state, meld_id)
             after = extend(meld, cards, rules, _named(jokers))
             if after is None:
+                _check_names(jokers, extend(meld, cards, rules))
                 raise IllegalCommand(
                     "CANNOT_LAY_OFF",
                     f"{' '.join(cards)} does not extend meld #{meld_id} ({' '.join(meld.cards)})",
                     R_MELDS,
                 )
+            _check_keeps_a_discard(state, seat, cards)
             return [CardsLaidOff(seat, tuple(c for c in after.cards if c in cards), after)]
         case BindSevens(meld_id=meld_id, cards=cards):
             if not rules.seven_binding:
@@ -319,6 +350,7 @@ def _checked_events(
                     "7-binding joins two 7s from the hand to a lone 7 on the table",
                     R_MELDS,
                 )
+            _check_keeps_a_discard(state, seat, cards)
             return [SevensBound(seat, tuple(c for c in bound.cards if c in cards), bound)]
         case Discard(card=card):
             _in_hand(state, seat, (card,))

@@ -26,10 +26,17 @@ Decisions where RULES.md is silent (each tested):
   "never" (``RummyRules``).
 * 7-binding is played after the take, like melding, and is a lay-off for Perfect Hoola (the
   bound 7s are put down from the hand).
-* Jokers: a joker in a set stands for the set's rank, recorded in the first suit the set lacks
-  (spades, hearts, diamonds, clubs); a client naming a set joker names its rank only. A lone 7 with
-  two jokers is not a meld (one natural card). A joker keeps the card it stands for in a run; a
-  natural card cannot take its place (Hoola has no joker swap). Unnamed jokers that could fill
+* Jokers: a joker in a set stands for the set's rank in the suit named (``named_set_joker_suits``,
+  set by every preset; unnamed, the first suit the set lacks: spades, hearts, diamonds, clubs); a
+  name repeating a suit of the set or of another rank is refused (INVALID_ARGUMENT,
+  ``JOKER_CONTRADICTS``). Games recorded before the option took the first suit the set lacked
+  whatever was named, chosen again as the set grew. A lone 7 with two jokers is not a meld (one
+  natural card). A joker keeps the card it stands for as its meld grows; a natural card cannot
+  take its place (Hoola has no joker swap).
+* 7-binding in an earlier turn rules out a Hoola (``binding_ends_hoola``, set by every preset;
+  games recorded before it did not count it). ``seven_binding_is_meld`` makes binding the binder's
+  meld. ``go_out_by_discard`` refuses a meld, lay-off, binding or thank-you that would put down the
+  whole hand. Unnamed jokers that could fill
   several places fill them in joker order (JK1 first), but every order is a legal reading.
 * Battle Hoola (``out_of_turn_thank_you``, ``FIRST_COME``): a claim is a thank-you by a seat other
   than the one to act, open from a discard until the next player's take (the first up-card has no
@@ -200,6 +207,21 @@ class HoolaRules:
     max_timeouts: int = field(default=3, metadata=ADDED_LATER)
     forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
 
+    # The rule corners of issue 14 (docs/rules/hoola.md §1.3, §1.5). Each default is what games
+    # recorded before the option existed did, so that they replay as they were; every preset
+    # sets the rules' own reading (``named_set_joker_suits``, ``binding_ends_hoola``).
+    # The last card must be a discard: no going out by melding or laying off the whole hand.
+    go_out_by_discard: bool = field(default=False, metadata=ADDED_LATER)
+    # 7-binding counts as the binder's meld (lay-offs open, no longer "unmelded", no Hoola).
+    seven_binding_is_meld: bool = field(default=False, metadata=ADDED_LATER)
+    # A set's joker stands for the card named, suit included, recorded as named and kept as the
+    # set grows; a name that repeats a suit of the set or has another rank is refused. False:
+    # the suit is the first the set lacks, chosen again as the set grows.
+    named_set_joker_suits: bool = field(default=False, metadata=ADDED_LATER)
+    # Going out after binding 7s in an earlier turn is no Hoola (cards left the hand before the
+    # final turn). False: binding did not count against a Hoola.
+    binding_ends_hoola: bool = field(default=False, metadata=ADDED_LATER)
+
     def stop_limit(self, players: int) -> int | None:
         """The stop limit with ``players`` in the round; ``None``: any hand may stop."""
         for limit in self.stop_limits:
@@ -216,7 +238,8 @@ class HoolaRules:
         return players > 2 or self.two_player_stop
 
 
-KOREAN = HoolaRules()
+# The rules' own reading of the corners settled after games were first recorded (every preset).
+KOREAN = HoolaRules(named_set_joker_suits=True, binding_ends_hoola=True)
 
 INTERNATIONAL = dataclasses.replace(
     KOREAN,
@@ -234,6 +257,7 @@ INTERNATIONAL = dataclasses.replace(
     perfect_hoola_multiplier=2,
     penalties_before_first_turn=(Penalty.SEVEN,),
     out_of_turn_thank_you=True,
+    go_out_by_discard=True,
 )
 
 # The online services' presets (RULES.md §1.10, from the table in seeds/000_…).

@@ -73,6 +73,8 @@ class HoolaState:
     top_discarder: int | None = None
     melds: tuple[TableMeld, ...] = ()
     melded: tuple[bool, ...] = ()
+    # Who has bound 7s this round (``seven_binding``): with ``binding_ends_hoola`` no Hoola after.
+    bound: tuple[bool, ...] = ()
     turns_started: tuple[int, ...] = ()
     this_turn: Turn = Turn()
     reshuffles: int = 0
@@ -97,6 +99,11 @@ class HoolaState:
     @property
     def discard_top(self) -> Card | None:
         return self.discards[-1] if self.discards else None
+
+    def hoola_spent(self, seat: int) -> bool:
+        """Whether ``seat`` can no longer go out with a Hoola this round (RULES.md §1.5): it has
+        melded, or (``binding_ends_hoola``) it has bound 7s, so cards left its hand before."""
+        return self.melded[seat] or (self.rules.binding_ends_hoola and self.bound[seat])
 
     def next_seat(self, seat: int) -> int:
         """The next player after ``seat`` in turn order (sitters-out are passed over)."""
@@ -184,6 +191,7 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
                 top_discarder=None,
                 melds=(),
                 melded=(False,) * n,
+                bound=(False,) * n,
                 turns_started=(0,) * n,
                 this_turn=Turn(),
                 reshuffles=0,
@@ -233,7 +241,9 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
                     state,
                     turn=seat,
                     turns_started=replace_at(started, seat, started[seat] + 1),
-                    this_turn=Turn(start_hand=state.hands[seat], melded_before=state.melded[seat]),
+                    this_turn=Turn(
+                        start_hand=state.hands[seat], melded_before=state.hoola_spent(seat)
+                    ),
                 )
             turn = replaced(state.this_turn, thank_you_card=card, thank_you_discarder=discarder)
             state = replaced(
@@ -250,11 +260,19 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
                 state, melds=placed(state.melds, meld), melded=replace_at(state.melded, seat, True)
             )
             return _put_down(state, seat, meld.cards)
-        case (
-            CardsLaidOff(seat=seat, cards=cards, meld=meld)
-            | SevensBound(seat=seat, cards=cards, meld=meld)
-        ):
+        case CardsLaidOff(seat=seat, cards=cards, meld=meld):
             return _put_down(replaced(state, melds=placed(state.melds, meld)), seat, cards)
+        case SevensBound(seat=seat, cards=cards, meld=meld):
+            state = replaced(
+                state,
+                melds=placed(state.melds, meld),
+                bound=replace_at(state.bound, seat, True),
+                # With seven_binding_is_meld the binding is the binder's meld (RULES.md §1.3).
+                melded=replace_at(
+                    state.melded, seat, state.melded[seat] or state.rules.seven_binding_is_meld
+                ),
+            )
+            return _put_down(state, seat, cards)
         case CardDiscarded(seat=seat, card=card):
             state = replaced(
                 state,
@@ -272,7 +290,7 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
                 turn=nxt,
                 phase=Phase.TAKE,
                 turns_started=replace_at(state.turns_started, nxt, state.turns_started[nxt] + 1),
-                this_turn=Turn(start_hand=state.hands[nxt], melded_before=state.melded[nxt]),
+                this_turn=Turn(start_hand=state.hands[nxt], melded_before=state.hoola_spent(nxt)),
             )
         case StockReshuffled(stock=stock, reshuffle=reshuffle):
             return replaced(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)
@@ -336,7 +354,7 @@ def _forfeited(state: HoolaState, seat: int) -> HoolaState:
         turn=nxt,
         phase=Phase.TAKE,
         turns_started=replace_at(state.turns_started, nxt, state.turns_started[nxt] + 1),
-        this_turn=Turn(start_hand=state.hands[nxt], melded_before=state.melded[nxt]),
+        this_turn=Turn(start_hand=state.hands[nxt], melded_before=state.hoola_spent(nxt)),
     )
 
 

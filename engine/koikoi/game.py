@@ -124,6 +124,9 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
     def legal_commands(self, state: KoiKoiState, seat: int) -> list[KoiKoiCommand]:
         return self.with_come_back(state, seat, moves.legal_commands(state, seat))
 
+    def legal_moves_complete(self, state: KoiKoiState, seat: int) -> bool:
+        return True  # every accepted command is listed (tests/koikoi/test_properties.py)
+
     def to_act(self, state: KoiKoiState) -> tuple[int, ...]:
         return self.with_away(state, moves.to_act(state))
 

@@ -21,6 +21,9 @@ from croupier.engine.settlement import (
     match_settlement as settle_match,
 )
 
+#: The factor that starts a pile with no yaku at 0 points (:func:`score_factors`).
+NO_YAKU = "no_yaku"
+
 
 def describe(found: Yaku) -> str:
     title = found.kind.name.replace("_", "-").title()
@@ -29,9 +32,15 @@ def describe(found: Yaku) -> str:
 
 
 def score_factors(state: KoiKoiState, winner: int, found: tuple[Yaku, ...]) -> list[Factor]:
-    """The winner's points, factor by factor: each yaku added, then the doublings of §2.6."""
+    """The winner's points, factor by factor: each yaku added, then the doublings of §2.6.
+
+    A pile with no yaku is worth 0 whatever the multipliers (docs/rules/koikoi.md §2.6): the
+    itemized amount (``amount_of``) lets the first multiplier set the amount when nothing was added
+    before it, so such a pile starts from an explicit 0 that every multiplier then keeps at 0."""
     rules = state.rules
     factors = [Factor(y.kind.name.lower(), y.points, describe(y), added=True) for y in found]
+    if not factors:
+        factors.append(Factor(NO_YAKU, 0, "no yaku in the captured pile", added=True))
     base = sum(y.points for y in found)
     if rules.double_from and base >= rules.double_from:
         factors.append(Factor("double_from", 2, f"{base} points is {rules.double_from} or more"))

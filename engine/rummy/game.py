@@ -138,6 +138,9 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
     def legal_commands(self, state: RummyState, seat: int) -> list[RummyCommand]:
         return moves.legal_commands(state, seat)
 
+    def legal_moves_complete(self, state: RummyState, seat: int) -> bool:
+        return moves.legal_moves_complete(state, seat)
+
     def to_act(self, state: RummyState) -> tuple[int, ...]:
         return moves.to_act(state)
 

@@ -14,8 +14,10 @@ from croupier.engine.cards import Card, is_joker, rank, suit
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
 from croupier.engine.meld_solver import (
     RUMMY,
+    RUMMY_RECORDED_BEFORE,
     JokerAs,
     Meld,
+    MeldRules,
     arrange,
     arrangements,
     could_meld,
@@ -46,10 +48,18 @@ from croupier.engine.rummy.events import (
     TableMeld,
     TakeDiscard,
 )
+from croupier.engine.rummy.rules import RummyRules
 from croupier.engine.rummy.scoring import RummyOutcome, forfeited, meld_value, round_ended
 from croupier.engine.rummy.state import Phase, RummyState, evolve
 from croupier.engine.shared import check_cards, check_jokers
 from croupier.engine.shuffle import shuffled
+
+
+def shape(rules: RummyRules) -> MeldRules:
+    """The meld rules of a game (RULES.md §3.2): with ``ace_high_when_ambiguous`` as the rules
+    read; without it (games recorded before the option) as those games did."""
+    return RUMMY if rules.ace_high_when_ambiguous else RUMMY_RECORDED_BEFORE
+
 
 R_TURN = "RULES.md §3.1"
 R_MELDS = "RULES.md §3.2"
@@ -98,6 +108,7 @@ def _check_well_formed(command: RummyCommand) -> None:
                 raise MalformedCommand(
                     "USE_THE_DISCARD",
                     "name the melds or the lay-off that use the taken card (one of them)",
+                    rule=R_TURN,
                     field="melds",
                 )
         case LayDown(melds=melds):
@@ -118,6 +129,7 @@ def _check_well_formed(command: RummyCommand) -> None:
                 raise MalformedCommand(
                     "USE_THE_JOKER",
                     "name the meld or the lay-off where the joker goes (one of them)",
+                    rule=R_OPEN,
                     field="melds",
                 )
         case Discard(card=card):
@@ -137,11 +149,13 @@ def _named(jokers: tuple[JokerAs, ...]) -> dict[Card, Card]:
     return {use.joker: use.card for use in jokers}
 
 
-def _meld(cards: tuple[Card, ...], jokers: tuple[JokerAs, ...], field: str) -> Meld:
+def _meld(
+    cards: tuple[Card, ...], jokers: tuple[JokerAs, ...], field: str, rules: MeldRules
+) -> Meld:
     """The meld the cards make, reading jokers as named (RULES.md §3.2)."""
-    if arrange(cards, RUMMY) is None:
+    if arrange(cards, rules) is None:
         raise IllegalCommand("NOT_A_MELD", f"{' '.join(cards)} is not a set or a run", R_MELDS)
-    found = arrange(cards, RUMMY, _named(jokers))
+    found = arrange(cards, rules, _named(jokers))
     if found is None:
         raise MalformedCommand(
             "JOKER_CONTRADICTS",
@@ -152,16 +166,20 @@ def _meld(cards: tuple[Card, ...], jokers: tuple[JokerAs, ...], field: str) -> M
 
 
 def _laid_off(
-    meld: TableMeld, cards: tuple[Card, ...], jokers: tuple[JokerAs, ...], field: str
+    meld: TableMeld,
+    cards: tuple[Card, ...],
+    jokers: tuple[JokerAs, ...],
+    field: str,
+    rules: MeldRules,
 ) -> TableMeld:
     base = Meld(meld.kind, meld.cards, meld.jokers)
-    if extend(base, cards, RUMMY) is None:
+    if extend(base, cards, rules) is None:
         raise IllegalCommand(
             "CANNOT_LAY_OFF",
             f"{' '.join(cards)} does not extend meld #{meld.id} ({' '.join(meld.cards)})",
             R_MELDS,
         )
-    after = extend(base, cards, RUMMY, _named(jokers))
+    after = extend(base, cards, rules, _named(jokers))
     if after is None:
         raise MalformedCommand(
             "JOKER_CONTRADICTS", "a named joker does not fit the meld", field=field
@@ -183,7 +201,7 @@ def _new_melds(
     melds = []
     for spec in specs:
         _in(spec.cards, available)
-        melds.append(_meld(spec.cards, spec.jokers, "melds"))
+        melds.append(_meld(spec.cards, spec.jokers, "melds", shape(state.rules)))
     if not state.opened[seat]:
         total = sum(meld_value(m) for m in melds)
         if total < state.rules.open_threshold:
@@ -320,7 +338,13 @@ def _plays(
     assert lay_off is not None
     _require_opened(state, seat, "lay off")
     _in(lay_off.cards, hand)
-    after = _laid_off(_table_meld(state, lay_off.meld_id), lay_off.cards, lay_off.jokers, "lay_off")
+    after = _laid_off(
+        _table_meld(state, lay_off.meld_id),
+        lay_off.cards,
+        lay_off.jokers,
+        "lay_off",
+        shape(state.rules),
+    )
     return [CardsLaidOff(seat, tuple(c for c in after.cards if c in lay_off.cards), after)]
 
 
@@ -469,6 +493,21 @@ def legal_commands(state: RummyState, seat: int) -> list[RummyCommand]:
     return accepted(candidates, lambda command: validate(state, seat, command))
 
 
+#: The listed steps that may be combined into accepted commands beyond the list.
+_COMBINABLE = (TakeDiscard, LayDown, LayOff, SwapJoker)
+
+
+def legal_moves_complete(state: RummyState, seat: int) -> bool:
+    """Whether :func:`legal_commands` holds every command :func:`validate` accepts (docs/rules/
+    rummy.md §3.3, docs/rules/common.md §5). The list is compact: a compound command (several
+    melds in one lay-down, several cards in one lay-off, a taken discard or a swapped joker played
+    with more cards) is accepted without being listed. Each compound holds a listed step (a meld
+    holds a meld of the list, a lay-off onto a run a card that fits an end alone), so where the
+    list offers nothing but drawing and discarding it is complete; otherwise compound commands
+    may exist beyond it, and it says so."""
+    return not any(isinstance(c, _COMBINABLE) for c in legal_commands(state, seat))
+
+
 def to_act(state: RummyState) -> tuple[int, ...]:
     """The seats with a legal command (:func:`legal_commands` not empty): the seat to act, which
     can always draw (an emptied stock is rebuilt or ends the round at once) or discard, and, while
@@ -488,8 +527,10 @@ def canonical(state: RummyState, command: RummyCommand) -> RummyCommand:
     """One form for commands that mean the same: cards in deck order, every joker named as it
     resolves (a meld may be sent in any order, an unnamed joker takes its default card)."""
 
+    rules = shape(state.rules)
+
     def meld(spec: MeldCards) -> MeldCards:
-        found = arrange(spec.cards, RUMMY, _named(spec.jokers))
+        found = arrange(spec.cards, rules, _named(spec.jokers))
         return _spec(found) if found is not None else MeldCards(sort_cards(spec.cards), spec.jokers)
 
     def lay_off(spec: LayOffCards | None, table: RummyState) -> LayOffCards | None:
@@ -500,7 +541,7 @@ def canonical(state: RummyState, command: RummyCommand) -> RummyCommand:
             extend(
                 Meld(target.kind, target.cards, target.jokers),
                 spec.cards,
-                RUMMY,
+                rules,
                 _named(spec.jokers),
             )
             if target

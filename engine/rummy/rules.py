@@ -10,9 +10,14 @@ Decisions where RULES.md is silent (each tested):
   into each meld or lay-off it can go to, each meld the hand can make, each one-card lay-off, each
   joker swap with each place for the joker, each discard. A player who has not opened is offered
   every single meld worth the threshold and the opening of most value the engine finds; openings of
-  several melds may be sent in any combination and are validated as one command.
+  several melds may be sent in any combination and are validated as one command. The list says
+  so (``legal_moves_complete``, ``complete = false`` on ListLegalMoves) whenever it offers a step
+  that combines with others; a list of draws and discards only is complete.
+* A request's unset seat count (0) is four (``DEFAULT_SEATS``).
 * An unnamed joker that could stand in several places of a run takes the high end where legal, else
   the low end (RULES.md §3.2); which of several unnamed jokers takes which place follows joker order.
+  Where the ace could sit at either end (``AH 3H … QH JK``), the joker is the king and the ace high
+  (``ace_high_when_ambiguous``, set by every preset; games recorded before it read the ace low).
 * When the stock is empty at the end of a turn, the discards under the top are shuffled into a new
   stock (purpose ``reshuffle-N``). ``max_reshuffles`` (default 0: no limit) bounds it; when the
   stock is empty and cannot be rebuilt, the round ends with no winner and nobody pays.
@@ -69,11 +74,17 @@ class RummyRules:
     time_bank_ms: int = field(default=0, metadata=ADDED_LATER)
     max_timeouts: int = field(default=3, metadata=ADDED_LATER)
     forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
+    # A run whose ace could sit at either end (``AH 3H … QH JK``) reads with the unnamed joker at
+    # the high end and the ace high (RULES.md §3.2). False, as games recorded before the option
+    # read it: the ace low. Every preset sets it.
+    ace_high_when_ambiguous: bool = field(default=False, metadata=ADDED_LATER)
 
 
-STANDARD = RummyRules()
+STANDARD = RummyRules(ace_high_when_ambiguous=True)
 
 DEFAULT_PRESET = "standard"
+#: The seats of a game whose request leaves ``seats`` unset or 0 (docs/rules/rummy.md §3).
+DEFAULT_SEATS = 4
 PRESETS: dict[str, RummyRules] = {
     "standard": STANDARD,
     "open-30": dataclasses.replace(STANDARD, open_threshold=30),

@@ -42,7 +42,9 @@ class PostgresEventStore(SqlEventStore):
 
     def __init__(self, url: str, min_size: int = 1, max_size: int = 10) -> None:
         self.url = url
-        apply_migrations(_yoyo_url(url), "postgresql", migration_lock(url))
+        self.migrations_applied = apply_migrations(
+            _yoyo_url(url), "postgresql", migration_lock(url)
+        )
         self._pool = ConnectionPool(
             url, min_size=min_size, max_size=max_size, open=True, kwargs={"autocommit": False}
         )

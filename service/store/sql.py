@@ -38,10 +38,11 @@ def migrations_path(dialect: str) -> str:
 
 def apply_migrations(
     yoyo_url: str, dialect: str, exclusive: AbstractContextManager[object]
-) -> None:
+) -> tuple[str, ...]:
     """Bring the schema up to date with yoyo (idempotent), holding ``exclusive``: a lock the
     database or the operating system releases when its holder dies (PostgreSQL's advisory lock,
-    a file lock for SQLite).
+    a file lock for SQLite). Returns the ids of the migrations this call applied (none when the
+    schema was up to date, or another process applied them while this one waited for the lock).
 
     Not yoyo's own lock: that is a row in ``yoyo_lock`` that a process killed while migrating
     leaves behind, and every later start then waited 10 s and failed. Holding ours, yoyo is told
@@ -53,8 +54,9 @@ def apply_migrations(
         backend = get_backend(yoyo_url)
         try:
             backend._is_locked = True  # yoyo's lock(): "already held", see above
-            migrations = read_migrations(migrations_path(dialect))
-            backend.apply_migrations(backend.to_apply(migrations))
+            migrations = backend.to_apply(read_migrations(migrations_path(dialect)))
+            backend.apply_migrations(migrations)
+            return tuple(migration.id for migration in migrations)
         finally:
             backend.connection.close()
 
@@ -76,6 +78,8 @@ class SqlEventStore(EventStore):
     marker = "?"
     #: Appended to the game row's SELECT in an append, to lock it where the database can.
     lock_clause = ""
+    #: The migrations this store applied when it opened (``croupier migrate`` reports them).
+    migrations_applied: tuple[str, ...] = ()
 
     @abstractmethod
     def _transaction(self, write: bool) -> AbstractContextManager[Any]:

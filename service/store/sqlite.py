@@ -41,7 +41,7 @@ class SqliteEventStore(SqlEventStore):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.url = f"sqlite:///{self.path}"
-        apply_migrations(self.url, "sqlite", migration_lock(self.path))
+        self.migrations_applied = apply_migrations(self.url, "sqlite", migration_lock(self.path))
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()

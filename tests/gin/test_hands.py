@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from croupier.engine.cards import rank
-from croupier.engine.game import InvalidRules, fold
+from croupier.engine.game import CommandError, InvalidRules, MalformedCommand, fold
 from croupier.engine.gin import GinGame, moves
 from croupier.engine.gin.deal import deal, first_dealer
 from croupier.engine.gin.events import (
@@ -22,6 +22,7 @@ from croupier.engine.gin.events import (
     HandEnded,
     Knock,
     Knocked,
+    KnockMeld,
     LayOff,
     LayOffsEnded,
     MatchEnded,
@@ -258,3 +259,68 @@ def test_rule_sets_are_validated() -> None:
     with pytest.raises(InvalidRules) as info:
         rules_for("standard", {}, 3)
     assert info.value.field == "seats"
+
+
+# --- the knocker's melds (docs/rules/gin.md §4) -------------------------------------------------
+
+# Three arrangements leave the least deadwood (6S, 6): 2-4C, 5-7C and three 7s; 2-6C and four 7s;
+# 2-7C and three 7s. The defender's 8C lays off on the runs ending in 7C, not on 2-6C.
+CHOOSER = "2C 3C 4C 5C 6C 7C 7D 7H 7S 6S KD"
+LAYER = "AH JC 6H 6D 5D TH 9S 8C 4S 9D"
+SPLIT = (("2C", "3C", "4C"), ("5C", "6C", "7C"), ("7D", "7H", "7S"))
+FOURS = (("2C", "3C", "4C", "5C", "6C"), ("7C", "7D", "7H", "7S"))
+
+
+def meld_cards(knocked: Knocked) -> tuple[tuple[str, ...], ...]:
+    return tuple(m.cards for m in knocked.melds)
+
+
+def test_unnamed_the_knock_leaves_the_defender_the_least_to_lay_off() -> None:
+    """docs/rules/gin.md §4: of the arrangements that leave the least deadwood, an unnamed knock
+    takes the one that leaves the defender the least to lay off (here the four 7s: the 8C has no
+    run to go to). Games recorded before ``knocker_best_melds`` took the first in a fixed order."""
+    state = knock_position(CHOOSER, LAYER)
+    after, (knocked,) = play(state, 0, Knock("KD"))
+    assert meld_cards(knocked) == FOURS and knocked.deadwood == 6
+    refused(GAME, after, 1, LayOff("8C", 0), "CANNOT_LAY_OFF")
+    assert not any(isinstance(c, LayOff) for c in moves.legal_commands(after, 1))
+    old = knock_position(CHOOSER, LAYER, knocker_best_melds=False)
+    _, (first,) = play(old, 0, Knock("KD"))
+    assert meld_cards(first) == SPLIT
+    assert (
+        STANDARD.knocker_best_melds
+        and not dataclasses.replace(STANDARD, knocker_best_melds=False).knocker_best_melds
+    )
+
+
+def test_a_knock_may_name_its_melds() -> None:
+    """docs/rules/gin.md §4: the knock may name one of the least-deadwood arrangements, in any
+    order; named otherwise it is refused, naming the rule. Every named arrangement is listed."""
+    state = knock_position(CHOOSER, LAYER)
+    named = Knock("KD", (KnockMeld(("7S", "7H", "7D")), KnockMeld(SPLIT[1]), KnockMeld(SPLIT[0])))
+    after, (knocked,) = play(state, 0, named)
+    assert meld_cards(knocked) == SPLIT and knocked.deadwood_cards == ("6S",)
+    run = meld_cards(knocked).index(SPLIT[1])
+    laid, _ = play(after, 1, LayOff("8C", run))
+    assert laid.table[run].cards == ("5C", "6C", "7C", "8C")
+    listed = [c for c in moves.legal_commands(state, 0) if isinstance(c, Knock) and c.card == "KD"]
+    assert Knock("KD") in listed
+    assert {tuple(m.cards for m in c.melds) for c in listed if c.melds} == {
+        SPLIT,
+        FOURS,
+        (("2C", "3C", "4C", "5C", "6C", "7C"), ("7D", "7H", "7S")),
+    }
+    assert GAME.label(state, named).startswith("Discard King of diamonds and knock, melding 7S 7H")
+    # Not an arrangement of the least deadwood (5C 6C 6S left: 17), or not every meld of one.
+    for melds in (
+        (("2C", "3C", "4C"), ("7C", "7D", "7H", "7S")),
+        (FOURS[0],),
+        (("2C", "3C", "4C"), ("5C", "6C", "7C"), ("7D", "7H", "7S"), ("6S", "KD", "AH")),
+    ):
+        bad = Knock("KD", tuple(KnockMeld(m) for m in melds))
+        refused(GAME, state, 0, bad, "NOT_LEAST_DEADWOOD_MELDS")
+        with pytest.raises(CommandError) as info:
+            GAME.validate(state, 0, bad)
+        assert info.value.rule == "RULES.md §4"
+    twice = Knock("KD", (KnockMeld(("2C", "3C", "4C")), KnockMeld(("2C", "3C", "4C"))))
+    refused(GAME, state, 0, twice, "DUPLICATE_CARD", error=MalformedCommand)

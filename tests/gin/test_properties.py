@@ -31,6 +31,7 @@ from croupier.engine.gin.events import (
     HandEnded,
     Knock,
     Knocked,
+    KnockMeld,
     LayOff,
     LayOffsEnded,
     MatchEnded,
@@ -39,7 +40,7 @@ from croupier.engine.gin.events import (
 )
 from croupier.engine.gin.rules import PRESETS, rules_for
 from croupier.engine.gin.state import GinState, Phase
-from croupier.engine.meld_solver import GIN, deadwood
+from croupier.engine.meld_solver import GIN, deadwood, least_arrangements, meld_sets
 from croupier.engine.settlement import amount_of
 from croupier.engine.shuffle import Seeds
 
@@ -87,6 +88,29 @@ def syntactic_commands(rng: random.Random, state: GinState, seat: int) -> Iterat
         yield Discard(rng.choice(pool))
         yield Knock(rng.choice(pool))
         yield LayOff(rng.choice(pool), rng.randrange(-1, len(state.table) + 2))
+        yield from named_knocks(rng, state, seat, rng.choice(pool))
+
+
+def named_knocks(rng: random.Random, state: GinState, seat: int, card: str) -> Iterator[Knock]:
+    """Knocks naming melds (docs/rules/gin.md §4): each least-deadwood arrangement of the kept
+    cards, its melds and cards shuffled, some with a meld left out; and random groups of cards."""
+    kept = tuple(c for c in state.hands[seat] if c != card) if state.hands else ()
+    if kept and deadwood(kept, GIN) <= 10:
+        for melds, _ in least_arrangements(kept, GIN):
+            named = [KnockMeld(tuple(rng.sample(m.cards, len(m.cards)))) for m in melds]
+            rng.shuffle(named)
+            yield Knock(card, tuple(named))
+            if len(named) > 1:
+                yield Knock(card, tuple(named[1:]))
+    cards = rng.sample(list(kept) or list(standard_deck()), min(len(kept) or 3, 3))
+    yield Knock(card, (KnockMeld(tuple(cards)),))
+
+
+def same_move(command: GinCommand) -> object:
+    """A command up to the order of a named knock's melds and their cards."""
+    if isinstance(command, Knock) and command.melds:
+        return (command.card, meld_sets(m.cards for m in command.melds))
+    return command
 
 
 def accepted(state: GinState, seat: int, command: GinCommand) -> bool:
@@ -111,10 +135,11 @@ def check_step(state: GinState, rng: random.Random, seen: set[str]) -> None:
     for who in (0, 1):
         legal = GAME.legal_commands(state, who)
         assert len(set(legal)) == len(legal) and all(GAME.label(state, c) for c in legal)
+        listed = {same_move(c) for c in legal}
         for command in syntactic_commands(rng, state, who):
             if isinstance(command, LayOff) and command.meld < 0:
                 continue  # a negative index cannot be sent (the contract's field is unsigned)
-            assert accepted(state, who, command) == (command in legal), (who, command)
+            assert accepted(state, who, command) == (same_move(command) in listed), (who, command)
         view = GAME.view(state, who)
         assert Counter(view.hand) == Counter(state.hands[who])
         shown = cards_in(dataclasses.replace(view, hand=(), melds=(), last_hand=None))

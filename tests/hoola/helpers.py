@@ -75,6 +75,7 @@ def position(
         top_discarder=top_discarder,
         melds=tuple(table),
         melded=tuple(melded) if melded is not None else (False,) * n,
+        bound=(False,) * n,
         turns_started=tuple(turns_started) if turns_started is not None else (2,) * n,
         this_turn=this_turn
         or Turn(start_hand=split[turn], melded_before=bool(melded and melded[turn])),

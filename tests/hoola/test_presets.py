@@ -48,6 +48,11 @@ TABLE = {
     "hoola_table_multiplier": ((), (), (2, 4, 1), (2,), (2, 8, 1)),
     "straight_flush_multiplier": (0, 0, 0, 0, 8),
     "out_of_turn_thank_you": (False, True, True, False, False),
+    # The options added later (docs/rules/hoola.md §1.10): each preset's own reading.
+    "go_out_by_discard": (False, True, False, False, False),
+    "seven_binding_is_meld": (False, False, False, False, False),
+    "named_set_joker_suits": (True, True, True, True, True),
+    "binding_ends_hoola": (True, True, True, True, True),
 }
 NAMES = ("korean", "international", "winjoy", "pmang", "hangame")
 

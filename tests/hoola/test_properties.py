@@ -82,6 +82,11 @@ def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
                 "jokers": st.integers(0, 2),
                 "joker_lay_off_alone": st.booleans(),
                 "hoola_table_multiplier": st.lists(st.integers(1, 8), max_size=3).map(tuple),
+                # The options added later (docs/rules/hoola.md §1.3, §1.5), either way.
+                "go_out_by_discard": st.booleans(),
+                "seven_binding_is_meld": st.booleans(),
+                "named_set_joker_suits": st.booleans(),
+                "binding_ends_hoola": st.booleans(),
             },
         )
     )

@@ -729,7 +729,15 @@ def test_a_meld_names_its_jokers_and_the_legal_list_offers_every_reading() -> No
     )
     _, events = play(state, 0, Meld(("JK1", "5H", "6H")))  # unnamed: the high end
     assert events[0].meld.jokers == (JokerAs("JK1", "7H"),)
-    refused(GAME, state, 0, Meld(("JK1", "5H", "6H"), (JokerAs("JK1", "9H"),)), "NOT_A_MELD")
+    # A name that contradicts the meld is malformed (INVALID_ARGUMENT), docs/rules/hoola.md §1.3.
+    refused(
+        GAME,
+        state,
+        0,
+        Meld(("JK1", "5H", "6H"), (JokerAs("JK1", "9H"),)),
+        "JOKER_CONTRADICTS",
+        error=MalformedCommand,
+    )
     with pytest.raises(MalformedCommand):
         moves.validate(state, 0, Meld(("5H", "6H", "JK1"), (JokerAs("JK2", "7H"),)))
 

@@ -31,8 +31,15 @@ from croupier.engine.koikoi.events import (
     YakuFormed,
 )
 from croupier.engine.koikoi.rules import NINTENDO
-from croupier.engine.koikoi.scoring import KoiKoiOutcome, match_settlement, round_ended
+from croupier.engine.koikoi.scoring import (
+    NO_YAKU,
+    KoiKoiOutcome,
+    match_settlement,
+    round_ended,
+    score_factors,
+)
 from croupier.engine.koikoi.state import Phase
+from croupier.engine.settlement import Factor, amount_of
 from croupier.engine.shuffle import Seeds, shuffled
 
 from .helpers import SEEDS, play, position
@@ -266,6 +273,27 @@ def test_round_score(pile: str, koi_koi_by: int | None, points: int, factors: li
     end = round_ended(state, 0, KoiKoiOutcome.SHOBU)
     assert end.points == points and end.totals == (points, 0)
     assert lines(end.settlement) == [(1, 0, points, factors)]
+
+
+@pytest.mark.parametrize("double_from", [0, 7])
+@pytest.mark.parametrize("koi_koi_multiplier", [2, 5])
+def test_a_pile_with_no_yaku_is_worth_0_whatever_the_multipliers(
+    double_from: int, koi_koi_multiplier: int
+) -> None:
+    """docs/rules/koikoi.md §2.6: a round score multiplies the yaku's total, so a pile with no yaku
+    scores 0 even when the loser called koi-koi (the settlement's itemized amount must not take
+    the first multiplier for the amount)."""
+    rules = dataclasses.replace(
+        NINTENDO, double_from=double_from, koi_koi_multiplier=koi_koi_multiplier
+    )
+    state = position(("", ""), "", captured=("1C1 2C1", ""), koi_koi_by=1, rules=rules)
+    end = round_ended(state, 0, KoiKoiOutcome.SHOBU, found=())
+    assert end.points == 0 and end.totals == (0, 0)
+    assert [line.amount for line in end.settlement.lines] in ([], [0])
+    factors = score_factors(state, 0, ())
+    assert factors[0] == Factor(NO_YAKU, 0, "no yaku in the captured pile", added=True)
+    assert ("koi_koi_multiplier", koi_koi_multiplier) in [(f.name, f.value) for f in factors]
+    assert amount_of(tuple(factors)) == 0
 
 
 def test_stake_per_point_multiplies_the_payment_not_the_points() -> None:

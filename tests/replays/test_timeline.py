@@ -3,6 +3,7 @@ one self-contained HTML file opened in headless Chromium (Debian's ``chromium``)
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -13,7 +14,18 @@ from pathlib import Path
 import pytest
 
 from croupier.replays.format import load, to_binary
-from croupier.replays.timeline import FORCED, TIME_MADE_DUE, render_html, render_text, timeline
+from croupier.replays.timeline import (
+    FINAL_SETTLEMENT,
+    FORCED,
+    TIME_MADE_DUE,
+    card_name,
+    cards_in_words,
+    iso_time,
+    offset,
+    render_html,
+    render_text,
+    timeline,
+)
 from croupier.service.bots import time_outs
 
 from .conftest import GAMES
@@ -23,6 +35,8 @@ CROUPIER = str(Path(sys.executable).parent / "croupier")
 TIMED = sorted(
     (Path(__file__).resolve().parents[2] / "replays" / "corpus").rglob("*-timed*.replay")
 )
+CORPUS = Path(__file__).resolve().parents[2] / "replays" / "corpus"
+ALL_CORPUS = sorted(CORPUS.rglob("*.replay"))
 SCREENSHOTS = Path(os.environ.get("CROUPIER_SCREENSHOTS", "/tmp/croupier-screenshots"))
 
 
@@ -53,14 +67,132 @@ def test_the_text_timeline_has_every_turn_and_the_settlement(replays, name: str)
         for line in s.lines
     )
     for line in (item for s in shown.settlements for item in s.lines):
-        assert all(factor.reason in text for factor in line.factors)
+        assert all(cards_in_words(name, factor.reason) in text for factor in line.factors)
 
 
-@pytest.mark.parametrize("name", sorted(GAMES))
-def test_the_html_timeline_renders_in_chromium(replays, name: str, tmp_path: Path) -> None:
+#: One corpus game of each kind, for the screenshots.
+ONE_OF_EACH = [
+    CORPUS / f"{n}.replay" for n in ("hoola-korean", "koikoi-nintendo-3", "gin-standard")
+]
+ONE_OF_EACH += [CORPUS / "log-format-2" / "rummy-standard-timed.replay"]
+#: What reads as a Python repr in a timeline: a bare True/False/None, a [list] or a {'dict'}.
+REPRS = re.compile(r"\b(?:True|False|None)\b|\[[^\]]*\]|\{'")
+
+
+def visible_text(page: str) -> str:
+    """The words an HTML page shows: no style sheet, no tags, entities decoded."""
+    page = re.sub(r"<style>.*?</style>", "", page, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+@pytest.mark.parametrize("path", ALL_CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_no_timeline_shows_a_python_repr(path: Path) -> None:
+    shown = timeline(load(path))
+    for form, text in (("text", render_text(shown)), ("HTML", visible_text(render_html(shown)))):
+        found = [m.group(0) for m in REPRS.finditer(text)]
+        assert not found, f"{form} timeline of {path.name} shows reprs: {found[:5]}"
+
+
+@pytest.mark.parametrize("path", ALL_CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_card_reads_alike(path: Path) -> None:
+    """French-suited cards as ``Q♦``/``10♠``/``Joker`` in every game (no code such as ``QD``,
+    ``KH1``, ``JK2``, no long name such as ``Ten of spades``); Hanafuda cards by their names."""
+    replay = load(path)
+    text = render_text(timeline(replay))
+    steps = text.split("\n\n", 1)[1]  # the turns (the facts hold hex seeds)
+    assert not re.findall(r"\b(?:[A2-9TJQK][SHDC][12]?|JK\d)\b", steps)
+    assert not re.findall(r"\b(?:Ace|Two|Ten|Jack|Queen|King) of \w+", steps)
+    if "koikoi" in path.name:
+        assert "Pine crane" in steps or "Pine chaff 1" in steps
+    else:
+        assert re.search(r"(?:10|[A2-9JQK])[\u2660\u2665\u2666\u2663]", steps)
+
+
+@pytest.mark.parametrize("path", ALL_CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_timeline_says_what_a_support_agent_needs(path: Path) -> None:
+    """The verdict, the rules as a preset and what differs from it, the creation time and each
+    step's time, who laid each meld, each round's settlement where the round ends."""
+    replay = load(path)
+    shown = timeline(replay)
+    text = render_text(shown)
+    assert shown.verification.verified and text.splitlines()[1].strip().startswith("Verified")
+    created = replay.header.created_at_ms
+    assert ("created", iso_time(created)) in shown.facts
+    assert any(k == "rules" and v.startswith("preset ") for k, v in shown.facts)
+    for step in shown.steps:
+        assert f"    at {iso_time(step.at_ms)} ({offset(step.at_ms - created)})" in text
+    stamps = [e.recorded_at_ms for e in replay.events if e.command_payload or e.version == 1]
+    assert sorted(s.at_ms for s in shown.steps if s.move != TIME_MADE_DUE) == sorted(stamps)
+    # Each round's settlement at the step that ended the round, in order; the final one last.
+    settled = [s for step in shown.steps for _, s in step.settled]
+    titles = [title for step in shown.steps for title, _ in step.settled]
+    assert [s for s in settled if s is not shown.final or s in shown.settlements] or settled
+    assert settled[: len(shown.settlements)] == list(shown.settlements)
+    assert titles[: len(shown.settlements)] == [
+        f"Settlement of round {n}" for n in range(1, len(shown.settlements) + 1)
+    ]
+    if shown.final is not None and shown.final not in shown.settlements:
+        assert titles[-1] == FINAL_SETTLEMENT and settled[-1] == shown.final
+    # Who laid each meld: every meld on the table names its layer.
+    melds = [text for step in shown.steps for label, text in step.table if "meld" in label]
+    assert all("(laid by seat " in m for m in melds)
+    if "koikoi" in path.name:
+        assert any(
+            label.startswith("captured by seat ") for s in shown.steps for label, _ in s.table
+        )
+
+
+def test_a_tampered_replay_is_shown_not_verified() -> None:
+    replay = load(ONE_OF_EACH[2])
+    replay.footer.rounds[0].lines[0].amount += 1
+    shown = timeline(replay)
+    assert (
+        not shown.verification.verified and "settlement of round 1" in shown.verification.divergence
+    )
+    page = render_html(shown)
+    assert "class='badge not-verified'" in page and "NOT verified" in page
+
+
+def test_a_forged_decoded_copy_is_not_what_the_timeline_shows() -> None:
+    """The timeline reads the hashed bytes: a decoded copy changed to another card is not shown
+    (and the badge says the file is not verified)."""
+    replay = load(ONE_OF_EACH[2])  # Gin: event 5 discards a card
+    discarded = replay.events[4].body.gin.card_discarded.card
+    real = card_name("gin", discarded.code)
+    discarded.code = "AS" if discarded.code != "AS" else "KS"
+    shown = timeline(replay)
+    assert not shown.verification.verified
+    (step,) = [s for s in shown.steps if s.number == 5]
+    assert step.happened == (f"Card discarded: seat {replay.events[4].seat}; card {real}",)
+
+
+def test_the_rules_name_the_nearest_preset_and_what_differs() -> None:
+    replay = load(CORPUS / "hoola-korean.replay")
+    facts = dict(timeline(replay).facts)
+    assert facts["rules"] == "preset korean"
+    (rounds,) = [v for k, v in timeline(replay).facts if k == "differs from the preset"]
+    assert rounds.startswith(f"rounds {replay.header.rules.hoola.rounds} (the preset's: ")
+
+
+def test_card_names() -> None:
+    assert [card_name("hoola", c) for c in ("QD", "TS", "AC", "JK1")] == [
+        "Q♦",
+        "10♠",
+        "A♣",
+        "Joker",
+    ]
+    assert [card_name("rummy", c) for c in ("KH1", "KH2", "JK4")] == ["K♥", "K♥", "Joker"]
+    assert cards_in_words("gin", "Lay off Ten of spades on 7S 8S 9S") == "Lay off 10♠ on 7♠ 8♠ 9♠"
+    assert cards_in_words("gin", "Take the discard") == "Take the discard"
+
+
+@pytest.mark.parametrize("path", ONE_OF_EACH, ids=lambda p: p.stem)
+def test_the_html_timeline_renders_in_chromium(path: Path, tmp_path: Path) -> None:
+    """One corpus game of each kind in headless Chromium: its DOM (every step, the badge, each
+    settlement's rows where its round ends) and a screenshot saved for a person to look at."""
     browser = chromium()
-    shown = timeline(replays[name])
-    page = tmp_path / f"{name}.html"
+    shown = timeline(load(path))
+    page = tmp_path / f"{path.stem}.html"
     page.write_text(render_html(shown), encoding="utf-8")
     assert "http" not in page.read_text().replace("http-equiv", "")  # self-contained: no network
     flags = [
@@ -73,21 +205,29 @@ def test_the_html_timeline_renders_in_chromium(replays, name: str, tmp_path: Pat
     dom = subprocess.run(
         [browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
     ).stdout
+    assert re.search(r'<span class="badge verified" id="badge">Verified</span>', dom)
     rows = re.findall(r'<tr class="step" id="step-(\d+)">', dom)
     assert [int(r) for r in rows] == [s.number for s in shown.steps]
     lines = re.findall(
         r'<tr class="line"><td>seat (\d+)</td><td>seat (\d+)</td><td>(\d+)</td>', dom
     )
     expected = [
-        (line.payer, line.payee, line.amount) for s in shown.settlements for line in s.lines
+        (line.payer, line.payee, line.amount)
+        for step in shown.steps
+        for _, s in step.settled
+        for line in s.lines
     ]
-    if shown.final is not None and shown.final != shown.settlements[-1]:
-        expected += [(line.payer, line.payee, line.amount) for line in shown.final.lines]
-    assert [tuple(map(int, line)) for line in lines] == expected
+    assert expected and [tuple(map(int, line)) for line in lines] == expected
+    # The first round's settlement sits right after the step that ended the round.
+    first = next(s for s in shown.steps if s.settled)
+    assert re.search(
+        rf'<tr class="step" id="step-{first.number}">.*?</tr><tr class="settle">', dom, re.S
+    )
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shot = SCREENSHOTS / f"{name}.png"
+    shot = SCREENSHOTS / f"{path.stem}.png"
+    shot.unlink(missing_ok=True)
     subprocess.run(
-        [browser, *flags, f"--screenshot={shot}", "--window-size=1280,1600", page.as_uri()],
+        [browser, *flags, f"--screenshot={shot}", "--window-size=1400,1800", page.as_uri()],
         capture_output=True,
         timeout=120,
     )

@@ -31,7 +31,7 @@ from croupier.engine.rummy.events import (
     SwapJoker,
     TakeDiscard,
 )
-from croupier.engine.rummy.rules import STANDARD, rules_for
+from croupier.engine.rummy.rules import PRESETS, STANDARD, rules_for
 from croupier.engine.rummy.scoring import meld_value
 from croupier.engine.rummy.state import Phase
 from croupier.engine.shuffle import Seeds, shuffled
@@ -259,3 +259,89 @@ def test_rule_sets_are_validated() -> None:
             rules_for("standard", overrides, seats)
         assert info.value.field == field
     assert STANDARD.open_threshold == 40
+
+
+# --- rule corners (issue 14) ------------------------------------------------------------------
+
+
+def test_a_use_missing_from_the_command_cites_its_rule() -> None:
+    """docs/rules/rummy.md §3.1 (a taken discard is used in the same command) and §3.3 (a swapped
+    joker is played in the same command): the refusal names the section."""
+    state = position([HAND, "2S1 3S1"], discards="9C2 KS1", phase=Phase.TAKE)
+    with pytest.raises(MalformedCommand) as info:
+        GAME.validate(state, 0, TakeDiscard())
+    assert (info.value.reason, info.value.rule) == ("USE_THE_DISCARD", "RULES.md §3.1")
+    swapping = position(
+        ["7H1 TS1 JS1 2D1", "2S1"], opened=[True, False], melds=[(1, "6H2 JK2 8H2")]
+    )
+    with pytest.raises(MalformedCommand) as info:
+        GAME.validate(swapping, 0, SwapJoker(1, "7H1"))
+    assert (info.value.reason, info.value.rule) == ("USE_THE_JOKER", "RULES.md §3.3")
+
+
+def test_after_the_opening_command_lay_offs_and_swaps_follow_in_the_same_turn() -> None:
+    """docs/rules/rummy.md §3.3: the opening is one command; once it is down, the same turn may lay
+    off and swap jokers before its discard."""
+    state = position(
+        ["TS1 JS1 QS1 5H1 5D1 5C1 7H1 9H2 2D1", "2S1"],
+        melds=[(1, "6H2 JK2 8H2")],
+    )
+    refused(GAME, state, 0, LayOff(1, ("9H2",)), "NOT_OPENED")
+    opened, events = play(state, 0, LayDown((m("TS1 JS1 QS1"), m("5H1 5D1 5C1"))))
+    assert events[0].opening == 45 and opened.opened[0] and opened.phase is Phase.PLAY
+    assert listed(opened, 0, LayOff(1, ("9H2",)))
+    laid, _ = play(opened, 0, LayOff(1, ("9H2",)))
+    assert laid.meld(1).cards == ("6H2", "JK2", "8H2", "9H2")
+    swap = SwapJoker(1, "7H1", lay_off=LayOffCards(3, ("JK2",)))
+    assert listed(laid, 0, swap)
+    swapped, events = play(laid, 0, swap)
+    assert isinstance(events[0], JokerSwapped) and swapped.meld(1).jokers == ()
+    assert "JK2" in swapped.meld(3).cards and swapped.phase is Phase.PLAY
+    after, events = play(swapped, 0, Discard("2D1"))
+    assert isinstance(events[0], CardDiscarded) and after.hands[0] == ()
+
+
+def test_a_twelve_card_run_whose_ace_could_sit_at_either_end_takes_the_high_end() -> None:
+    """docs/rules/rummy.md §3.2: an unnamed joker takes the high end where that is legal. With
+    ``AH 3H … QH JK`` the joker could be the 2 (ace low) or the king (ace high): it is the king."""
+    cards = ["AH1", "3H1", "4H1", "5H1", "6H1", "7H1", "8H1", "9H1", "TH1", "JH1", "QH1", "JK1"]
+    meld = arrange(cards, RUMMY)
+    assert meld is not None and meld.jokers == (JokerAs("JK1", "KH"),)
+    assert meld.cards[-2:] == ("JK1", "AH1")
+    assert meld_value(meld) == sum(range(3, 10)) + 10 * 4 + 11  # 3…9, T J Q K, the ace 11
+    # Named, the joker may still be the 2.
+    low = arrange(cards, RUMMY, {"JK1": "2H"})
+    assert low is not None and low.cards[:3] == ("AH1", "JK1", "3H1")
+    state = position([" ".join(cards) + " 2D1", "2S1"], opened=[True, False])
+    _, events = play(state, 0, LayDown((MeldCards(tuple(cards)),)))
+    assert events[0].melds[0].jokers == (JokerAs("JK1", "KH"),)
+    assert all(rules.ace_high_when_ambiguous for rules in PRESETS.values())
+    # A game recorded before ``ace_high_when_ambiguous`` replays as it was: the ace low.
+    before = dataclasses.replace(
+        state, rules=dataclasses.replace(STANDARD, ace_high_when_ambiguous=False)
+    )
+    _, events = play(before, 0, LayDown((MeldCards(tuple(cards)),)))
+    assert events[0].melds[0].jokers == (JokerAs("JK1", "2H"),)
+
+
+def test_an_unset_seat_count_is_four() -> None:
+    """docs/rules/rummy.md §3: a request that leaves ``seats`` unset (0) seats four."""
+    from croupier.contract.bindings import RUMMY as BINDING
+    from croupier.engine.rummy.rules import DEFAULT_SEATS
+
+    assert BINDING.default_seats == DEFAULT_SEATS == 4
+
+
+def test_the_legal_move_list_says_when_it_is_compact() -> None:
+    """docs/rules/rummy.md §3.3, docs/rules/common.md §5: a list with steps that combine says
+    it is not complete (here two melds at once are accepted but not listed); a list of draws and
+    discards only is complete."""
+    state = position(["TS1 JS1 QS1 5H1 5D1 5C1 2D1", "2S1"], opened=[True, False])
+    both = LayDown((m("TS1 JS1 QS1"), m("5H1 5D1 5C1")))
+    GAME.validate(state, 0, both)
+    assert not listed(state, 0, both) and not GAME.legal_moves_complete(state, 0)
+    bare = position(["2D1 9S1", "2S1"], opened=[True, False])
+    assert GAME.legal_moves_complete(bare, 0)
+    assert {type(c) for c in GAME.legal_commands(bare, 0)} == {Discard}
+    taking = position(["2D1 9S1", "2S1"], discards="KD1", phase=Phase.TAKE)
+    assert GAME.legal_moves_complete(taking, 0)

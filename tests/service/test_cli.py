@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from croupier.service.logs import serving_addresses
+
 CROUPIER = str(Path(sys.executable).parent / "croupier")
 SECRETS = (
     "CROUPIER_SECRET",
@@ -58,8 +60,7 @@ def _serve(log, tmp_path: Path, env: dict[str, str], store: bool = True):
     address = None
     while time.monotonic() < deadline and address is None:
         log.seek(0)
-        match = re.search(r"listening on (127\.0\.0\.1:\d+)", log.read())
-        address = match.group(1) if match else None
+        address = next(iter(serving_addresses(log.read())), None)
         time.sleep(0.1)
     try:
         assert address, "the server did not say where it listens"
@@ -82,7 +83,7 @@ def test_a_second_server_on_a_busy_port_fails_clearly(served, tmp_path: Path) ->
     assert f"cannot listen on {address}" in second.stderr
 
 
-HTTP_URL = re.compile(r"HTTP \(Connect, gRPC-Web, JSON\): (http://127\.0\.0\.1:\d+)")
+HTTP_URL = re.compile(r'"http": "(http://127\.0\.0\.1:\d+)"')  # the JSON "serving" line's
 
 
 def test_serve_answers_json_over_http_and_a_busy_http_port_fails_clearly(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import stat
 import subprocess
@@ -146,7 +145,14 @@ def test_load_needs_a_server() -> None:
     assert result.exit_code != 0 and "no server answered" in result.output
 
 
-LISTENING = re.compile(r"Croupier worker (\d+) listening on 127\.0\.0\.1:(\d+)")
+def serving_workers(text: str) -> list[tuple[int, int]]:
+    """(pid, port) of each worker's ``serving`` line in the group's JSON log."""
+    found = []
+    for line in text.splitlines():
+        entry = json.loads(line)  # every line: JSON logs are all JSON
+        if entry["event"] == "serving":
+            found.append((entry["pid"], int(entry["address"].rpartition(":")[2])))
+    return found
 
 
 @pytest.fixture
@@ -177,15 +183,17 @@ def workers(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path, int
         )
     try:
         deadline = time.monotonic() + 30
-        found: list[tuple[str, str]] = []
+        found: list[tuple[int, int]] = []
         while len(found) < 2:
             assert time.monotonic() < deadline, log.read_text()
             assert parent.poll() is None, log.read_text()
             time.sleep(0.05)
-            found = LISTENING.findall(log.read_text())
-        ports = {int(port) for _, port in found}
+            # Whole lines only: a worker may be writing its line as it is read.
+            text = log.read_text()
+            found = serving_workers(text[: text.rfind("\n") + 1])
+        ports = {port for _, port in found}
         assert len(ports) == 1
-        yield parent, log, ports.pop(), [int(pid) for pid, _ in found]
+        yield parent, log, ports.pop(), [pid for pid, _ in found]
     finally:
         if parent.poll() is None:
             parent.kill()
@@ -272,7 +280,6 @@ def _state(pid: int) -> str:
 
 def test_serve_workers_share_the_http_port_too(workers) -> None:
     """Each worker serves HTTP on the one port the group holds; any answers."""
-    import json
     import urllib.request
 
     _, log, _, pids = workers
@@ -281,7 +288,11 @@ def test_serve_workers_share_the_http_port_too(workers) -> None:
     while len(urls) < len(pids):
         assert time.monotonic() < deadline, log.read_text()
         time.sleep(0.05)
-        urls = re.findall(r"HTTP \(Connect, gRPC-Web, JSON\): (http://\S+)", log.read_text())
+        urls = [
+            line["http"]
+            for line in map(json.loads, filter(None, log.read_text().splitlines()))
+            if line.get("event") == "serving"
+        ]
     assert len(set(urls)) == 1
     for _ in range(4):
         request = urllib.request.Request(

@@ -193,3 +193,23 @@ def test_player_tokens_expire_and_cannot_be_forged(server: Running) -> None:
         )
     )
     assert (code, info.reason) == (grpc.StatusCode.UNAUTHENTICATED, "INVALID_TOKEN")
+
+
+def test_the_replay_names_the_players_and_the_timeline_shows_them(server: Running) -> None:
+    """The studio's player ids travel in the replay's header (the service's word, not hashed:
+    both verifiers still verify the file) and the timeline names each seat's player."""
+    from croupier.replays.format import from_binary
+    from croupier.replays.timeline import render_text, timeline
+    from croupier.replays.verify import verify
+
+    seats = [unique("dana"), unique("eve")]
+    result = play_game(
+        server.channel, studio=studio_token(), seats=2, rng=random.Random(5), players=seats
+    )
+    exported = server.stub.ExportReplay(
+        service_pb2.ExportReplayRequest(game_id=result.game_id), metadata=studio_auth()
+    )
+    replay = from_binary(exported.replay)
+    assert list(replay.header.players) == seats and verify(replay).ok
+    text = render_text(timeline(replay))
+    assert all(f"seat {s}: player {p}" in text for s, p in enumerate(seats))

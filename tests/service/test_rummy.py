@@ -105,3 +105,44 @@ def test_errors_and_hidden_draws(server: Running) -> None:
         )
     )
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_OPENED")
+
+
+def test_unset_seats_seat_four_and_the_list_says_whether_it_is_complete(server: Running) -> None:
+    """docs/rules/rummy.md §3 (``seats`` 0 means 4) and §3.3 / docs/rules/common.md §5 (a compact
+    list says so with ``complete = false``); a rejection for a missing use cites §3.1."""
+    game = server.stub.CreateGame(service_pb2.CreateGameRequest(kind=RUMMY), metadata=studio_auth())
+    assert len(game.tokens) == 4
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+    assert replay.seats == 4
+    listed = [
+        server.stub.ListLegalMoves(
+            service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+            metadata=auth(token.token),
+        )
+        for token in game.tokens
+    ]
+    # Seats not to act have nothing listed, and nothing beyond: complete.
+    assert all(r.complete for r in listed if not r.moves)
+    to_act = next(r for r in listed if r.moves)
+    combinable = {"take_discard", "lay_down", "lay_off", "swap_joker"}
+    kinds = {m.command.rummy.WhichOneof("move") for m in to_act.moves}
+    assert to_act.complete == (not kinds & combinable)
+    seat = next(i for i, r in enumerate(listed) if r.moves)
+    code, info, _ = error_of(
+        lambda: server.stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id,
+                command_id="t",
+                expected_version=game.version,
+                command=service_pb2.Command(
+                    rummy=rummy_pb2.RummyCommand(take_discard=rummy_pb2.TakeDiscard())
+                ),
+            ),
+            metadata=auth(game.tokens[seat].token),
+        )
+    )
+    assert (code, info.reason, info.metadata["rule"]) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "USE_THE_DISCARD",
+        "RULES.md §3.1",
+    )

@@ -78,8 +78,14 @@ export async function startCroupier(options: StartOptions = {}): Promise<Server>
         "127.0.0.1:0",
         "--store",
         `sqlite:///${join(directory, "croupier.sqlite3")}`,
+        // The readable log: its "listening on" line gives the port (a JSON log says it in
+        // its "serving" event instead).
         "--log-format",
-        "json",
+        "console",
+        // No HTTP listener: the tests call over native gRPC, and a fixed HTTP port would
+        // collide with any other server on this machine.
+        "--http-address",
+        "off",
         ...(options.args ?? []),
       ],
       { env, stdio: ["ignore", "ignore", sink] },

@@ -1,0 +1,69 @@
+"""``python -m croupier.service.healthcheck``: the container's HEALTHCHECK.
+
+Asks the local server, on gRPC health checking (``grpc.health.v1``), whether the game service is
+SERVING, and exits 0 if so, 1 otherwise (not serving, not answering, or a bad address). It asks
+where ``CROUPIER_ADDRESS`` says the server listens, as ``serve`` reads it, so that a server moved
+to another port is still checked; a wildcard host (``0.0.0.0``, ``[::]``) is asked on loopback.
+Kubernetes does not use it: its own ``grpc`` probes ask the same service (deploy/kubernetes/).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import grpc
+from grpc_health.v1 import health_pb2
+
+from croupier.service.config import DEFAULT_ADDRESS
+from croupier.v1 import service_pb2
+
+ADDRESS_ENV = "CROUPIER_ADDRESS"
+CHECK_METHOD = "/grpc.health.v1.Health/Check"
+#: The service whose status is checked (the server also reports "", the whole server).
+SERVICE = service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name
+#: Under Docker's own HEALTHCHECK timeout (3 s in deploy/Dockerfile), so the check says why.
+TIMEOUT_S = 2.0
+#: A listening host that is no address to connect to, and the loopback that reaches it.
+WILDCARDS = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "[::]": "[::1]", "::": "[::1]"}
+
+
+def local_target(address: str) -> str:
+    """Where to reach a server listening on ``address`` (HOST:PORT) from the same machine."""
+    host, separator, port = address.rpartition(":")
+    if not separator or not port.isdigit():
+        raise ValueError(f"{ADDRESS_ENV}: HOST:PORT, not {address!r}")
+    return f"{WILDCARDS.get(host, host)}:{port}"
+
+
+def serving(target: str, service: str = SERVICE, timeout_s: float = TIMEOUT_S) -> bool:
+    """Whether the server at ``target`` reports ``service`` SERVING within ``timeout_s``."""
+    with grpc.insecure_channel(target) as channel:
+        # The method by hand: the health stubs' types do not declare HealthStub's methods.
+        check = channel.unary_unary(
+            CHECK_METHOD,
+            request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+            response_deserializer=health_pb2.HealthCheckResponse.FromString,
+        )
+        try:
+            answer = check(health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)
+        except grpc.RpcError:
+            return False
+    return answer.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def main() -> int:
+    address = os.environ.get(ADDRESS_ENV, DEFAULT_ADDRESS)
+    try:
+        target = local_target(address)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 1
+    if serving(target):
+        return 0
+    print(f"{SERVICE} is not SERVING at {target}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""Graceful shutdown (SIGTERM, SIGINT): what a replica does before it exits, so that its clients
+move to another one without losing anything (``docs/operations.md``, "Shutdown").
+
+In order: health checking says ``NOT_SERVING`` for every service at once (load balancers and
+readiness probes stop sending calls); every open stream (``StreamEvents``, ``Play``) ends with
+``UNAVAILABLE``, reason ``SERVER_SHUTTING_DOWN`` and the last version it sent (``after_version``),
+from which its client resumes on another replica; the server refuses new calls and lets the
+unary calls in flight finish within the grace period, then cancels what is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+import grpc
+import structlog
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+if TYPE_CHECKING:  # the server builds this servicer; only the type comes back here
+    from croupier.service.server import Serving
+
+log = structlog.get_logger("croupier")
+
+#: Seconds the unary calls in flight have to finish once a shutdown begins (``--shutdown-grace``).
+DEFAULT_GRACE_S = 10.0
+GRACE_ENV = "CROUPIER_SHUTDOWN_GRACE"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+SERVICE_UNKNOWN = health_pb2.HealthCheckResponse.SERVICE_UNKNOWN
+
+
+class Health(health_pb2_grpc.HealthServicer):
+    """``grpc.health.v1.Health`` (Check and Watch) for a server that shuts down gracefully.
+
+    It is grpc_health's servicer but for one thing: a ``Watch`` stream ends (OK) once it has
+    said ``NOT_SERVING`` at the shutdown. gRPC's client-side health checking holds a Watch open
+    on every connection; grpc_health's would hold the server up for the whole grace period."""
+
+    def __init__(self, services: tuple[str, ...]) -> None:
+        self._status: dict[str, int] = dict.fromkeys(services, SERVING)
+        self._changed = asyncio.Condition()
+        self._closing = False
+
+    @property
+    def closing(self) -> bool:
+        return self._closing
+
+    def status(self, service: str) -> int | None:
+        return self._status.get(service)
+
+    async def Check(
+        self, request: health_pb2.HealthCheckRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> health_pb2.HealthCheckResponse:
+        status = self._status.get(request.service)
+        if status is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no service {request.service!r}")
+        return health_pb2.HealthCheckResponse(status=status)
+
+    async def Watch(
+        self, request: health_pb2.HealthCheckRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        last: int | None = None
+        async with self._changed:
+            while True:
+                status = self._status.get(request.service, SERVICE_UNKNOWN)
+                if status != last:
+                    await context.write(health_pb2.HealthCheckResponse(status=status))
+                    last = status
+                if self._closing:
+                    return
+                await self._changed.wait()
+
+    async def set(self, service: str, status: int) -> None:
+        """Say how ``service`` is (ignored once the shutdown began: it stays NOT_SERVING)."""
+        async with self._changed:
+            if not self._closing:
+                self._status[service] = status
+                self._changed.notify_all()
+
+    async def enter_graceful_shutdown(self) -> None:
+        """Every service NOT_SERVING for good; the watchers hear it, then their streams end."""
+        async with self._changed:
+            self._closing = True
+            self._status = dict.fromkeys(self._status, NOT_SERVING)
+            self._changed.notify_all()
+
+
+async def shut_down(serving: Serving, grace: float) -> None:
+    """Stop ``serving`` gracefully (the module's order); returns once every call is over (the
+    last ones cancelled after ``grace`` seconds). The core is left open: close it after."""
+    log.info("shutting down", grace_s=grace, streams=serving.core.notifier.streams())
+    await serving.health.enter_graceful_shutdown()
+    serving.core.drain()
+    await serving.server.stop(grace)
+    log.info("shut down")
+
+
+def grace_option(command: F) -> F:
+    """``serve --shutdown-grace`` (also ``CROUPIER_SHUTDOWN_GRACE``)."""
+    return click.option(
+        "--shutdown-grace",
+        type=click.FloatRange(0),
+        default=lambda: float(os.environ.get(GRACE_ENV, DEFAULT_GRACE_S)),
+        show_default=f"{DEFAULT_GRACE_S:g}",
+        help="Seconds the calls in flight have to finish after SIGTERM or SIGINT (streams end "
+        f"at once with UNAVAILABLE SERVER_SHUTTING_DOWN). Environment: {GRACE_ENV}.",
+    )(command)

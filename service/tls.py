@@ -1,0 +1,258 @@
+"""TLS for the server (``serve --tls-cert/--tls-key``, ``--tls-client-ca`` for mutual TLS) and
+for the tools that call it (``demo``, ``load``: ``--tls-ca``, ``--tls-cert/--tls-key``,
+``--tls-server-name``); ``docs/operations.md`` ("TLS") tells an operator how.
+
+The files are read and checked here, before gRPC sees them: gRPC would take a key that does not
+match its certificate, or a file that is not PEM, and fail later with a handshake error nobody
+can place. Every problem is a :class:`~croupier.service.config.ConfigError` of one line naming
+the setting and the file.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import grpc
+
+from croupier.service.config import ConfigError
+
+# The server's settings (the flags' environment variables).
+CERT_ENV = "CROUPIER_TLS_CERT"
+KEY_ENV = "CROUPIER_TLS_KEY"
+CLIENT_CA_ENV = "CROUPIER_TLS_CLIENT_CA"
+#: gRPC's channel option that checks the server's certificate against another name than the
+#: address's host (a server reached by IP, or through a tunnel).
+SERVER_NAME_OPTION = "grpc.ssl_target_name_override"
+
+F = TypeVar("F", bound=Callable[..., Any])
+_PATH = click.Path(dir_okay=False, path_type=Path)
+
+
+def _read(path: Path, setting: str) -> bytes:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"{setting}: cannot read {path}: {error.strerror or error}") from None
+    if b"-----BEGIN " not in data:
+        raise ConfigError(f"{setting}: {path} is not a PEM file (-----BEGIN … -----)")
+    return data
+
+
+def _check_pair(cert: Path, key: Path, cert_setting: str, key_setting: str) -> None:
+    """The key is the certificate's (the standard library's TLS parses both, as gRPC will)."""
+    try:
+        # No password: an encrypted key fails here rather than prompting on the terminal (gRPC
+        # takes only unencrypted keys).
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_cert_chain(cert, key, password=b"")
+    except ssl.SSLError as error:
+        why = error.reason or error.library or str(error)
+        if why == "KEY_VALUES_MISMATCH":
+            raise ConfigError(
+                f"{key_setting}: {key} is not the private key of the certificate in {cert}"
+            ) from None
+        raise ConfigError(
+            f"{cert_setting}/{key_setting}: {cert} and {key} are not a PEM certificate and its "
+            f"unencrypted private key ({why})"
+        ) from None
+
+
+def _check_roots(path: Path, setting: str) -> None:
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=path)
+    except ssl.SSLError as error:
+        raise ConfigError(
+            f"{setting}: {path} holds no PEM certificate to trust ({error.reason or error})"
+        ) from None
+
+
+@dataclass(frozen=True)
+class ServerTLS:
+    """The server's certificate chain and key, and the roots that sign client certificates
+    (mutual TLS: a client without such a certificate is refused in the handshake)."""
+
+    certificate_chain: bytes
+    private_key: bytes
+    client_ca: bytes | None = None
+
+    def credentials(self) -> grpc.ServerCredentials:
+        return grpc.ssl_server_credentials(
+            [(self.private_key, self.certificate_chain)],
+            root_certificates=self.client_ca,
+            require_client_auth=self.client_ca is not None,
+        )
+
+
+def server_tls(
+    cert: Path | None, key: Path | None, client_ca: Path | None = None
+) -> ServerTLS | None:
+    """The server's TLS from the files given (``None``: none given, plaintext)."""
+    cert_setting, key_setting = f"--tls-cert ({CERT_ENV})", f"--tls-key ({KEY_ENV})"
+    ca_setting = f"--tls-client-ca ({CLIENT_CA_ENV})"
+    if cert is None and key is None:
+        if client_ca is not None:
+            raise ConfigError(
+                f"{ca_setting} asks for mutual TLS: give the server's own certificate too "
+                f"({cert_setting} and {key_setting})"
+            )
+        return None
+    if cert is None or key is None:
+        missing = cert_setting if cert is None else key_setting
+        raise ConfigError(f"TLS needs both the certificate and its key: give {missing} too")
+    chain, private = _read(cert, cert_setting), _read(key, key_setting)
+    _check_pair(cert, key, cert_setting, key_setting)
+    roots = None
+    if client_ca is not None:
+        roots = _read(client_ca, ca_setting)
+        _check_roots(client_ca, ca_setting)
+    return ServerTLS(chain, private, roots)
+
+
+def env_path(name: str, env: Mapping[str, str] | None = None) -> Path | None:
+    """A file named by the environment variable ``name`` (unset or empty: none)."""
+    value = (os.environ if env is None else env).get(name, "").strip()
+    return Path(value) if value else None
+
+
+@dataclass(frozen=True)
+class ClientTLS:
+    """How a tool calls a server over TLS: the roots it trusts (``None``: the system's), its
+    own certificate for mutual TLS, and the name the server's certificate must carry when the
+    address does not say it."""
+
+    root_certificates: bytes | None = None
+    private_key: bytes | None = None
+    certificate_chain: bytes | None = None
+    server_name: str = ""
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        return grpc.ssl_channel_credentials(
+            self.root_certificates, self.private_key, self.certificate_chain
+        )
+
+    def options(self) -> list[tuple[str, Any]]:
+        return [(SERVER_NAME_OPTION, self.server_name)] if self.server_name else []
+
+
+def client_tls(
+    tls: bool,
+    ca: Path | None = None,
+    cert: Path | None = None,
+    key: Path | None = None,
+    server_name: str = "",
+) -> ClientTLS | None:
+    """The tool's TLS (``None``: plaintext). Any of the files, or ``tls``, turns it on."""
+    if not (tls or ca or cert or key or server_name):
+        return None
+    if (cert is None) != (key is None):
+        missing = "--tls-cert" if cert is None else "--tls-key"
+        raise ConfigError(
+            f"a client certificate needs both the certificate and its key: give {missing}"
+        )
+    roots = None
+    if ca is not None:
+        roots = _read(ca, "--tls-ca")
+        _check_roots(ca, "--tls-ca")
+    chain = private = None
+    if cert is not None and key is not None:
+        chain, private = _read(cert, "--tls-cert"), _read(key, "--tls-key")
+        _check_pair(cert, key, "--tls-cert", "--tls-key")
+    return ClientTLS(roots, private, chain, server_name.strip())
+
+
+def channel(
+    address: str, tls: ClientTLS | None, options: Sequence[tuple[str, Any]] = ()
+) -> grpc.Channel:
+    """A blocking channel to ``address``, over TLS when ``tls`` is given."""
+    if tls is None:
+        return grpc.insecure_channel(address, options=list(options))
+    return grpc.secure_channel(address, tls.credentials(), options=[*options, *tls.options()])
+
+
+def aio_channel(
+    address: str, tls: ClientTLS | None, options: Sequence[tuple[str, Any]] = ()
+) -> grpc.aio.Channel:
+    """An asyncio channel to ``address``, over TLS when ``tls`` is given."""
+    if tls is None:
+        return grpc.aio.insecure_channel(address, options=list(options))
+    return grpc.aio.secure_channel(address, tls.credentials(), options=[*options, *tls.options()])
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def server_options(command: F) -> F:
+    """``serve``'s ``--tls-cert``, ``--tls-key`` and ``--tls-client-ca`` (each also from the
+    environment)."""
+    for name, env, text in reversed(
+        [
+            ("--tls-cert", CERT_ENV, "Serve TLS with this PEM certificate chain (with --tls-key)."),
+            ("--tls-key", KEY_ENV, "The certificate's private key (PEM, unencrypted)."),
+            (
+                "--tls-client-ca",
+                CLIENT_CA_ENV,
+                "Mutual TLS: require client certificates signed by these PEM roots.",
+            ),
+        ]
+    ):
+        command = click.option(
+            name,
+            type=_PATH,
+            default=lambda env=env: env_path(env),
+            show_default=False,
+            help=f"{text} Environment: {env}.",
+        )(command)
+    return command
+
+
+def client_options(command: F) -> F:
+    """A tool's ``--tls``, ``--tls-ca``, ``--tls-cert``/``--tls-key`` and ``--tls-server-name``
+    (:func:`client_tls_of` makes them a :class:`ClientTLS`)."""
+    for option in reversed(
+        [
+            click.option(
+                "--tls", is_flag=True, help="Call over TLS (the system's trust roots by default)."
+            ),
+            click.option(
+                "--tls-ca",
+                type=_PATH,
+                default=None,
+                help="Trust these PEM roots for the server's certificate (implies --tls).",
+            ),
+            click.option(
+                "--tls-cert",
+                type=_PATH,
+                default=None,
+                help="A client certificate (PEM) for a server that asks for one (mutual TLS).",
+            ),
+            click.option(
+                "--tls-key",
+                type=_PATH,
+                default=None,
+                help="The client certificate's private key (PEM).",
+            ),
+            click.option(
+                "--tls-server-name",
+                default="",
+                help="The name the server's certificate must carry, when the address does not "
+                "say it.",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def client_tls_of(
+    tls: bool, ca: Path | None, cert: Path | None, key: Path | None, server_name: str
+) -> ClientTLS | None:
+    """:func:`client_tls` for a command: a bad setting stops it with its one line."""
+    try:
+        return client_tls(tls, ca, cert, key, server_name)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None

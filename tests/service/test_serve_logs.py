@@ -1,0 +1,106 @@
+"""`croupier serve` in JSON mode writes JSON lines only (a log shipper parses every line), on the
+way in, while serving, on the way out and when it fails; the console keeps its readable line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from croupier.service.logs import serving_addresses
+from croupier.service.server import SERVICE_NAME
+
+CROUPIER = str(Path(sys.executable).parent / "croupier")
+#: No secrets: the start then also logs its warnings (generated keys, the dev credential).
+BARE = {k: v for k, v in os.environ.items() if not k.startswith("CROUPIER_")}
+START_S = 30
+
+
+def serve(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    store = f"sqlite:///{tmp_path / 'data' / 'croupier.sqlite3'}"
+    with (tmp_path / "out.log").open("wb") as out, (tmp_path / "err.log").open("wb") as err:
+        return subprocess.Popen(
+            [CROUPIER, "serve", "--address", "127.0.0.1:0", "--store", store, *args],
+            stdout=out,
+            stderr=err,
+            env=env,
+            cwd=tmp_path,
+        )
+
+
+def wait_for(process: subprocess.Popen[bytes], log: Path, found: int) -> list[str]:
+    """The addresses of the ``serving`` lines, once there are ``found`` of them."""
+    deadline = time.monotonic() + START_S
+    while True:
+        text = log.read_text()
+        addresses = serving_addresses(text)
+        if len(addresses) >= found:
+            return addresses
+        assert process.poll() is None, text
+        assert time.monotonic() < deadline, text
+        time.sleep(0.05)
+
+
+def json_lines(path: Path) -> list[dict[str, object]]:
+    lines = []
+    for line in path.read_text().splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            pytest.fail(f"not a JSON line in {path.name}: {line!r}")
+        assert isinstance(entry, dict) and {"event", "level", "timestamp"} <= set(entry), line
+        lines.append(entry)
+    return lines
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_every_line_of_a_json_run_is_json(tmp_path: Path, workers: int) -> None:
+    env = {**BARE, "CROUPIER_LOG_FORMAT": "json"}  # the environment alone picks the format
+    process = serve(tmp_path, "--workers", str(workers), env=env)
+    try:
+        addresses = wait_for(process, tmp_path / "err.log", workers)
+        with grpc.insecure_channel(addresses[0]) as channel:
+            answer = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=10
+            )
+        assert answer.status == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=30)
+    assert code == 0
+    lines = json_lines(tmp_path / "err.log")
+    assert json_lines(tmp_path / "out.log") == []
+    events = [line["event"] for line in lines]
+    assert events.count("serving") == workers
+    assert sum("no CROUPIER_SECRET" in str(e) for e in events) == 1
+
+
+def test_a_failed_start_is_a_json_line_too(tmp_path: Path) -> None:
+    env = {**BARE, "CROUPIER_SECRET": "hex:00"}  # too short: refused before anything else
+    process = serve(tmp_path, "--log-format", "json", env=env)
+    assert process.wait(timeout=60) == 1
+    [line] = json_lines(tmp_path / "err.log")
+    assert line["level"] == "error" and "CROUPIER_SECRET" in str(line["error"])
+
+
+def test_the_console_keeps_its_readable_line(tmp_path: Path) -> None:
+    process = serve(tmp_path, "--log-format", "console", env=BARE)
+    try:
+        deadline = time.monotonic() + START_S
+        while "Croupier listening on 127.0.0.1:" not in (
+            text := (tmp_path / "err.log").read_text()
+        ):
+            assert process.poll() is None, text
+            assert time.monotonic() < deadline, text
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)

@@ -1,0 +1,239 @@
+"""Graceful shutdown of `croupier serve` (and of `serve --workers`): on SIGTERM or SIGINT health
+checking says NOT_SERVING, open streams end UNAVAILABLE with reason SERVER_SHUTTING_DOWN and the
+version they reached, new calls are refused, a call in flight still finishes, and the process
+exits 0 within the grace period."""
+
+from __future__ import annotations
+
+import queue
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_status import rpc_status
+
+from croupier.app.tokens import mint_studio_token
+from croupier.service.bots import auth
+from croupier.service.server import SERVICE_NAME
+from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
+from tests.service.processes import STUDIO_SECRET, Served, serve, stop
+
+GRACE_S = 30.0
+WAIT_S = 30.0
+FAR_AHEAD_S = 4_000_000_000
+
+
+def _until(done: Any, what: str, timeout: float = WAIT_S) -> None:
+    """Poll ``done()`` until it holds (or fail after ``timeout``, naming ``what``)."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def _own_channel(address: str) -> grpc.Channel:
+    """A channel with a connection of its own (with --workers, it may reach another worker)."""
+    return grpc.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
+
+
+@dataclass
+class Watched:
+    """What a stream received on its thread, and how it ended."""
+
+    items: list[Any] = field(default_factory=list)
+    error: grpc.RpcError | None = None
+    ended: threading.Event = field(default_factory=threading.Event)
+
+    def follow(self, stream: Iterator[Any]) -> threading.Thread:
+        def run() -> None:
+            try:
+                for item in stream:
+                    self.items.append(item)
+            except grpc.RpcError as error:
+                self.error = error
+            finally:
+                self.ended.set()
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+
+def _shutting_down(error: grpc.RpcError | None) -> dict[str, str]:
+    """The ErrorInfo metadata of a stream that ended because its server shuts down."""
+    assert error is not None, "the stream ended without a status"
+    assert error.code() == grpc.StatusCode.UNAVAILABLE, error
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    assert status is not None
+    info = error_details_pb2.ErrorInfo()
+    assert [d.Unpack(info) for d in status.details if d.Is(info.DESCRIPTOR)] == [True]
+    assert info.reason == "SERVER_SHUTTING_DOWN" and info.domain == "croupier.v1"
+    return dict(info.metadata)
+
+
+@pytest.fixture
+def pg_store(postgres_url: str) -> str:
+    return postgres_url
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    ("workers", "signum"), [(1, signal.SIGTERM), (2, signal.SIGTERM), (1, signal.SIGINT)]
+)
+def test_a_signal_drains_streams_and_finishes_the_call_in_flight(
+    pg_store: str, tmp_path: Path, workers: int, signum: int
+) -> None:
+    import psycopg
+
+    served = serve(
+        tmp_path / "serve.log",
+        pg_store,
+        "--workers",
+        str(workers),
+        "--shutdown-grace",
+        str(GRACE_S),
+    )
+    try:
+        _drain(served, signum, lock_store=lambda game_id: _locked(psycopg, pg_store, game_id))
+    finally:
+        stop(served)
+
+
+def test_a_signal_drains_streams_on_sqlite(tmp_path: Path) -> None:
+    """The same without a call in flight (only PostgreSQL lets a test hold one there)."""
+    served = serve(tmp_path / "serve.log", f"sqlite:///{tmp_path / 'games.sqlite3'}")
+    try:
+        _drain(served, signal.SIGTERM, lock_store=None)
+    finally:
+        stop(served)
+
+
+class _locked:
+    """A transaction that holds the game's row (FOR UPDATE): the server's next append to it
+    waits, in flight, until the test lets go."""
+
+    def __init__(self, psycopg: Any, url: str, game_id: str) -> None:
+        self.holder = psycopg.connect(url)
+        self.holder.execute("SELECT 1 FROM games WHERE game_id = %s FOR UPDATE", (game_id,))
+        self.watcher = psycopg.connect(url, autocommit=True)
+        self.pid = self.holder.info.backend_pid
+
+    def blocked(self) -> bool:
+        """Whether a server's query waits on the test's lock."""
+        row = self.watcher.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
+            (self.pid,),
+        ).fetchone()
+        return bool(row and row[0])
+
+    def release(self) -> None:
+        self.holder.rollback()
+        self.holder.close()
+        self.watcher.close()
+
+
+def _drain(served: Served, signum: int, lock_store: Any) -> None:
+    chan = _own_channel(served.address)
+    grpc.channel_ready_future(chan).result(timeout=WAIT_S)
+    stub = service_pb2_grpc.GameServiceStub(chan)
+    created = stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=3),
+        metadata=auth(mint_studio_token(STUDIO_SECRET, FAR_AHEAD_S)),
+    )
+    game_id, tokens = created.game_id, [t.token for t in created.tokens]
+
+    health = Watched()
+    health.follow(
+        health_pb2_grpc.HealthStub(_own_channel(served.address)).Watch(
+            health_pb2.HealthCheckRequest(service=SERVICE_NAME)
+        )
+    )
+    events = Watched()
+    events.follow(
+        service_pb2_grpc.GameServiceStub(_own_channel(served.address)).StreamEvents(
+            service_pb2.StreamEventsRequest(game_id=game_id), metadata=auth(tokens[0])
+        )
+    )
+    sends: queue.Queue[service_pb2.PlayRequest | None] = queue.Queue()
+    sends.put(service_pb2.PlayRequest(join=service_pb2.PlayJoin(game_id=game_id)))
+    play = Watched()
+    play.follow(
+        service_pb2_grpc.GameServiceStub(_own_channel(served.address)).Play(
+            iter(sends.get, None), metadata=auth(tokens[1])
+        )
+    )
+    _until(
+        lambda: health.items and events.items and any(p.HasField("state") for p in play.items),
+        "the streams' first messages",
+    )
+
+    view = stub.GetView(service_pb2.GetViewRequest(game_id=game_id), metadata=auth(tokens[0]))
+    seat = getattr(view.view, str(view.view.WhichOneof("game"))).turn
+    legal = stub.ListLegalMoves(
+        service_pb2.ListLegalMovesRequest(game_id=game_id), metadata=auth(tokens[seat])
+    )
+    lock = lock_store(game_id) if lock_store is not None else None
+    in_flight = None
+    if lock is not None:
+        in_flight = stub.SubmitCommand.future(
+            service_pb2.SubmitCommandRequest(
+                game_id=game_id,
+                command_id="in-flight",
+                expected_version=legal.version,
+                command=legal.moves[0].command,
+            ),
+            metadata=auth(tokens[seat]),
+        )
+        _until(lock.blocked, "the command to wait on the test's lock")
+
+    served.process.send_signal(signum)
+    signalled = time.monotonic()
+
+    # Every stream ends, telling its client to resume elsewhere from what it has.
+    for stream in (events, play):
+        assert stream.ended.wait(WAIT_S), "a stream outlived the shutdown"
+    last_event = events.items[-1].event.version
+    assert _shutting_down(events.error) == {"after_version": str(last_event)}
+    played = [p.event.version for p in play.items if p.HasField("event")]
+    assert _shutting_down(play.error) == {"after_version": str(played[-1])}
+    assert health.ended.wait(WAIT_S)
+    assert [h.status for h in health.items] == [
+        health_pb2.HealthCheckResponse.SERVING,
+        health_pb2.HealthCheckResponse.NOT_SERVING,
+    ]
+    assert health.error is None  # the Watch ends once it said NOT_SERVING
+
+    refusals: list[grpc.StatusCode] = []
+
+    def refused() -> bool:
+        try:
+            with _own_channel(served.address) as fresh:
+                service_pb2_grpc.GameServiceStub(fresh).GetView(
+                    service_pb2.GetViewRequest(game_id=game_id),
+                    metadata=auth(tokens[0]),
+                    timeout=5,
+                )
+        except grpc.RpcError as error:
+            refusals.append(error.code())
+            return True
+        return False
+
+    _until(refused, "a new call to be refused")
+    assert refusals == [grpc.StatusCode.UNAVAILABLE]
+    if lock is not None and in_flight is not None:
+        assert not in_flight.done() and served.process.poll() is None
+        lock.release()
+        answer = in_flight.result(timeout=WAIT_S)  # it finished, within the grace
+        assert answer.version > legal.version and answer.version > last_event
+    sends.put(None)
+    # Within the grace period of the signal (wait's timeout fails the test otherwise).
+    assert served.process.wait(timeout=max(0.0, GRACE_S - (time.monotonic() - signalled))) == 0
+    assert "shut down" in served.output()
