@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 
 class CommandError(Exception):
-    """A refused command. ``reason`` is a stable UPPER_SNAKE code; ``rule`` cites RULES.md."""
+    """A refused command. ``reason`` is a stable UPPER_SNAKE code; ``rule`` cites a section of the rules pages
+    (``docs/rules/hoola.md §1.2``)."""
 
     def __init__(self, reason: str, message: str, rule: str = "", field: str = "") -> None:
         super().__init__(message)

@@ -1,4 +1,4 @@
-"""Sets and runs of the rummy family (RULES.md §1.3, §3.2, §4), shared by Hoola, Rummy with jokers
+"""Sets and runs of the rummy family (docs/rules/hoola.md §1.3, §3.2, §4), shared by Hoola, Rummy with jokers
 and Gin Rummy; what differs between them is a :class:`MeldRules` setting (Hoola's ace wrap, its
 special sevens and rank-only set jokers among them).
 
@@ -27,7 +27,7 @@ from croupier.engine.cards import RANKS, SUITS, Card, is_joker, rank, suit
 class MeldKind(Enum):
     SET = 1
     RUN = 2
-    # A 7 alone on the table (Hoola, RULES.md §1.3): a meld still open to become a set or a run.
+    # A 7 alone on the table (Hoola, docs/rules/hoola.md §1.3): a meld still open to become a set or a run.
     LONE_SEVEN = 3
 
 
@@ -54,7 +54,7 @@ class MeldRules:
     set_jokers: tuple[int, int] = (1, 2)
     # Whether two jokers may stand side by side in a run.
     adjacent_jokers: bool = False
-    # Hoola's sevens (RULES.md §1.3): a 7 alone is a meld, a lone 7 still open; and a meld holding
+    # Hoola's sevens (docs/rules/hoola.md §1.3): a 7 alone is a meld, a lone 7 still open; and a meld holding
     # a natural 7 may be two cards long (two 7s, a 7 and its neighbour, a 7 and a joker: then one
     # natural card is enough).
     lone_seven: bool = False
@@ -72,7 +72,7 @@ class MeldRules:
     highest_window_first: bool = False
 
 
-#: Rummy's melds (RULES.md §3.2); ``RUMMY_RECORDED_BEFORE`` reads a run whose ace could sit at
+#: Rummy's melds (docs/rules/rummy.md §3.2); ``RUMMY_RECORDED_BEFORE`` reads a run whose ace could sit at
 #: either end as games recorded before ``ace_high_when_ambiguous`` did (the ace low).
 RUMMY = MeldRules(highest_window_first=True)
 RUMMY_RECORDED_BEFORE = MeldRules()
@@ -128,7 +128,7 @@ def runs(
     its highest natural (an unnamed joker extends a run at its high end where it can); of those
     reaching as far, with ``highest_window_first``, the one lying highest. That second rule
     matters only where an ace could sit at either end (``AH 3H … QH JK``: the joker is the king
-    and the ace high, not the 2 with the ace low, RULES.md §3.2's "high end where legal");
+    and the ace high, not the 2 with the ace low, docs/rules/rummy.md §3.2's "high end where legal");
     without it, or on Hoola's circle (``ace_wrap``), the first window in rank order comes first."""
     return [
         m
@@ -256,7 +256,7 @@ def _sets(
 def arrangements(
     cards: Iterable[Card], rules: MeldRules, named: dict[Card, Card] | None = None
 ) -> list[Meld]:
-    """Every way the cards make one meld, the default first (RULES.md §1.3, §3.2): runs (the one
+    """Every way the cards make one meld, the default first (docs/rules/hoola.md §1.3, §3.2): runs (the one
     reaching highest first), then the set.
 
     ``named`` fixes what jokers stand for; a named card that fits nowhere leaves no arrangement.
@@ -357,7 +357,7 @@ def extend(
 
 
 def swap(meld: Meld, natural: Card, rules: MeldRules) -> tuple[Meld, Card] | None:
-    """Give ``natural`` for the table joker it is (RULES.md §3.3): the meld after, and the joker.
+    """Give ``natural`` for the table joker it is (docs/rules/rummy.md §3.3): the meld after, and the joker.
 
     In a run the natural must be the joker's exact card; in a set its rank, in a suit the set does
     not hold yet.
@@ -386,7 +386,7 @@ def swap(meld: Meld, natural: Card, rules: MeldRules) -> tuple[Meld, Card] | Non
 
 
 def deadwood_value(card: Card) -> int:
-    """A = 1, 2–10 face value, J/Q/K = 10 (RULES.md §4)."""
+    """A = 1, 2–10 face value, J/Q/K = 10 (docs/rules/gin.md §4)."""
     return min(rank(card), 10)
 
 
@@ -417,7 +417,7 @@ def candidate_melds(hand: Iterable[Card], rules: MeldRules) -> list[tuple[Card, 
 
 
 def best_melds(hand: Iterable[Card], rules: MeldRules) -> tuple[tuple[Meld, ...], tuple[Card, ...]]:
-    """The melds that leave the least deadwood, and the deadwood (RULES.md §4). Of arrangements
+    """The melds that leave the least deadwood, and the deadwood (docs/rules/gin.md §4). Of arrangements
     that leave as little, the first in a fixed order is chosen, so the answer is deterministic."""
     melds, rest = _best(tuple(sorted(set(hand))), rules)
     # Every candidate is a natural meld, so each arranges.
@@ -455,7 +455,7 @@ def least_arrangements(
     hand: Iterable[Card], rules: MeldRules
 ) -> tuple[tuple[tuple[Meld, ...], tuple[Card, ...]], ...]:
     """Every arrangement of the hand into melds that leaves the least deadwood, with its
-    deadwood (RULES.md §4, the knocker's melds), in a fixed order: the one :func:`best_melds`
+    deadwood (docs/rules/gin.md §4, the knocker's melds), in a fixed order: the one :func:`best_melds`
     chooses first. Each is a different set of melds; the cards of a meld are in table order."""
     cards = tuple(sorted(set(hand)))
     least = deadwood_count(_best(cards, rules)[1])
@@ -495,7 +495,7 @@ def _all_least(
 
 
 def deadwood_count(cards: Iterable[Card]) -> int:
-    """What unmelded cards count (RULES.md §4)."""
+    """What unmelded cards count (docs/rules/gin.md §4)."""
     return sum(map(deadwood_value, cards))
 
 

@@ -303,7 +303,10 @@ def serve(
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stopping.set)
+        orphaned = loop.create_task(_until_orphaned(stopping)) if worker else None
         await stopping.wait()
+        if orphaned is not None:
+            orphaned.cancel()
         if games is not None:
             await games.close()  # the lobby's bots first: they are this server's own calls
         # Both listeners at once: health NOT_SERVING and the streams ended first (shut_down),
@@ -338,6 +341,20 @@ def _metrics_server(address: str, directory: str | None = None) -> MetricsServer
         ) from None
     log.info("metrics", address=f"{server.host}:{server.port}", path="/metrics")
     return server
+
+
+#: How often a worker of ``serve --workers`` looks whether its parent is still there.
+ORPHAN_CHECK_S = 1.0
+
+
+async def _until_orphaned(stopping: asyncio.Event) -> None:
+    """Set ``stopping`` once this worker's parent is gone (killed, say, where it could not
+    forward a signal): a worker must not serve on by itself, holding the port and its games."""
+    parent = os.getppid()
+    while os.getppid() == parent:
+        await asyncio.sleep(ORPHAN_CHECK_S)
+    log.warning("the parent of this worker is gone: shutting down", parent=parent)
+    stopping.set()
 
 
 def _warn_generated_secret() -> None:
@@ -616,7 +633,7 @@ def _studio_credential(given: str, addresses: list[str], key_file: Path | None) 
     "--seats",
     default=None,
     type=click.IntRange(2, 7),
-    help="Hoola: seats at the table (default 3; 6 or 7 play with sit-out, RULES.md "
+    help="Hoola: seats at the table (default 3; 6 or 7 play with sit-out, docs/rules/hoola.md "
     "§1.9). Rummy: 2 to 4 (default 4). Koi-Koi and Gin Rummy are for two.",
 )
 @click.option("--preset", default="", help="A preset of the game (default: the game's default).")

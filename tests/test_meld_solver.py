@@ -1,4 +1,4 @@
-"""The shared meld solver (RULES.md §3.2, §4): every legal and illegal example of §3.2, joker
+"""The shared meld solver (docs/rules/rummy.md §3.2, §4): every legal and illegal example of §3.2, joker
 placement, lay-offs, swaps and least-deadwood arrangements (where greedy melding is wrong)."""
 
 from __future__ import annotations

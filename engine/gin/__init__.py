@@ -1,4 +1,4 @@
-"""Gin Rummy (RULES.md §4)."""
+"""Gin Rummy (docs/rules/gin.md §4)."""
 
 from croupier.engine.gin.game import GinGame
 

@@ -1,4 +1,4 @@
-"""The deal of a Gin Rummy hand from the committed seeds (RULES.md §4, docs/shuffle.md)."""
+"""The deal of a Gin Rummy hand from the committed seeds (docs/rules/gin.md §4, docs/shuffle.md)."""
 
 from __future__ import annotations
 

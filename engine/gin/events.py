@@ -48,7 +48,7 @@ class KnockMeld:
 class Knock:
     """Discard ``card`` and knock (gin when nothing is left unmelded); ``card`` empty: big gin,
     all eleven cards melded. ``melds`` optionally names the knocker's melds, one of the
-    arrangements of its hand that leave the least deadwood (RULES.md §4); unnamed, the engine
+    arrangements of its hand that leave the least deadwood (docs/rules/gin.md §4); unnamed, the engine
     chooses."""
 
     card: Card = ""

@@ -60,7 +60,7 @@ class GinView:
 
 
 class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
-    """Gin Rummy (RULES.md §4)."""
+    """Gin Rummy (docs/rules/gin.md §4)."""
 
     kind = "gin"
     rules_module = rules_module
@@ -164,7 +164,7 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
         return repr(command)
 
     def redact(self, event: GinEvent, seat: int | None) -> GinEvent:
-        """Hide the other hand, the stock order and the card drawn from the stock (RULES.md §5)."""
+        """Hide the other hand, the stock order and the card drawn from the stock (docs/rules/common.md §5)."""
         match event:
             case HandDealt(hands=hands):
                 return dataclasses.replace(event, hands=others_hidden(hands, seat), stock=())

@@ -52,7 +52,7 @@ from croupier.engine.meld_solver import (
     meld_sets,
 )
 
-R_GIN = "RULES.md §4"
+R_GIN = "docs/rules/gin.md §4"
 WALL = 2
 
 
@@ -95,7 +95,7 @@ _WAITING = {
 
 
 def at_the_wall(state: GinState) -> bool:
-    """Two cards left in the stock at the start of a turn (RULES.md §4's wall rule)."""
+    """Two cards left in the stock at the start of a turn (docs/rules/gin.md §4's wall rule)."""
     return state.phase is Phase.DRAW and len(state.stock) <= WALL
 
 
@@ -205,7 +205,7 @@ def _knock(
     card: Card,
     named: tuple[KnockMeld, ...] = (),
 ) -> list[GinEvent]:
-    """A knock with ``card`` discarded, or big gin with no discard (RULES.md §4): the knocker's
+    """A knock with ``card`` discarded, or big gin with no discard (docs/rules/gin.md §4): the knocker's
     melds (``named``, or the engine's choice) are shown; gin leaves the defender no lay-off, so
     the hand is scored at once."""
     if card:
@@ -311,7 +311,7 @@ def _candidates(state: GinState, seat: int) -> Iterator[GinCommand]:
 
 def _named_knocks(hand: tuple[Card, ...], card: Card, most: int) -> Iterator[Knock]:
     """The knock discarding ``card`` naming each arrangement that leaves the least deadwood
-    (RULES.md §4), in the solver's order, melds in table order; only where the knock may leave
+    (docs/rules/gin.md §4), in the solver's order, melds in table order; only where the knock may leave
     that deadwood (at most ``most``: the knock card, or 0 for big gin)."""
     kept = tuple(c for c in hand if c != card)
     if deadwood(kept, GIN) > most:
@@ -368,7 +368,7 @@ def _defender_shows(state: GinState) -> LayOffsEnded:
 
 
 def forced_command(state: GinState, seat: int) -> GinCommand:
-    """The move a time-out makes (RULES.md §5.1): pass the first upcard; draw from the stock (at
+    """The move a time-out makes (docs/rules/common.md §5.1): pass the first upcard; draw from the stock (at
     the wall: pass, a wash); discard the card that leaves the least deadwood (ties: the highest
     rank), never knock (unless the discard taken at the wall must knock); lay off every card that can be laid off, one at a time, then end; between
     hands, deal the next one."""

@@ -1,8 +1,8 @@
-"""The Gin Rummy rule set (RULES.md §4) and its presets.
+"""The Gin Rummy rule set (docs/rules/gin.md §4) and its presets.
 
 The defaults are those of OpenSpiel's ``gin_rummy``, so that results can be compared with it.
 
-Decisions where RULES.md is silent (each tested):
+Decisions where the rules are silent (each tested):
 
 * The deal: the shuffled deck's cards 1–10 go to the non-dealer, 11–20 to the dealer, the 21st is
   the upcard, the rest the stock, top first. The first hand's dealer: from a shuffle with purpose
@@ -26,7 +26,7 @@ Decisions where RULES.md is silent (each tested):
 * When both pass the first upcard, the non-dealer must draw from the stock.
 * A match is played to ``match_points``; each hand's points are paid as ``points ×
   stake_per_point`` by the other seat, so the hands' payments net to the match's difference.
-* Turn clocks (RULES.md §5.1, engine/clock.py): between hands the next dealer is on the clock to
+* Turn clocks (docs/rules/common.md §5.1, engine/clock.py): between hands the next dealer is on the clock to
   deal. A forfeit loses the match by the point difference, at least a scoring hand's least (1).
 """
 
@@ -51,7 +51,7 @@ SEATS = 2
 
 @dataclass(frozen=True)
 class GinRules:
-    """Every option of RULES.md §4 with OpenSpiel's defaults."""
+    """Every option of docs/rules/gin.md §4 with OpenSpiel's defaults."""
 
     # The most deadwood a knock may leave.
     knock_card: int = 10
@@ -68,7 +68,7 @@ class GinRules:
     max_timeouts: int = field(default=3, metadata=ADDED_LATER)
     forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
     # A knock naming no melds, where several arrangements leave the least deadwood, takes the one
-    # that leaves the defender the least to lay off (RULES.md §4). False, as games recorded before
+    # that leaves the defender the least to lay off (docs/rules/gin.md §4). False, as games recorded before
     # the option were played: the first of them in a fixed order. Every preset sets it.
     knocker_best_melds: bool = field(default=False, metadata=ADDED_LATER)
 

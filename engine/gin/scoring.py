@@ -1,4 +1,4 @@
-"""Scoring a Gin Rummy hand (RULES.md §4) and settling the match, itemized."""
+"""Scoring a Gin Rummy hand (docs/rules/gin.md §4) and settling the match, itemized."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from croupier.engine.settlement import (
 
 
 class GinOutcome(StrEnum):
-    """How a hand ends (RULES.md §4); events hold the string (see :class:`MatchOutcome`)."""
+    """How a hand ends (docs/rules/gin.md §4); events hold the string (see :class:`MatchOutcome`)."""
 
     KNOCK = "KNOCK"
     GIN = "GIN"
@@ -55,7 +55,7 @@ def hand_ended(
 
 
 def scored(state: GinState, defender_deadwood: int) -> HandEnded:
-    """The knock's score: the difference of deadwood, gin and undercut bonuses (RULES.md §4)."""
+    """The knock's score: the difference of deadwood, gin and undercut bonuses (docs/rules/gin.md §4)."""
     knock = state.knock
     assert knock is not None
     rules = state.rules
@@ -128,14 +128,14 @@ def match_settlement(state: GinState) -> Settlement:
     )
 
 
-#: The match settlement's outcome when a seat forfeited it (RULES.md §5.1).
+#: The match settlement's outcome when a seat forfeited it (docs/rules/common.md §5.1).
 FORFEIT = MatchOutcome.FORFEIT.value
 #: The fewest points a hand that scores is worth: a knock won by one point of deadwood.
 LEAST_HAND_POINTS = 1
 
 
 def forfeit_settlement(state: GinState, seat: int) -> Settlement:
-    """``seat`` forfeits (RULES.md §5.1): the match lost by the point difference, at least a
+    """``seat`` forfeits (docs/rules/common.md §5.1): the match lost by the point difference, at least a
     scoring hand's least (``settlement.match_forfeited``)."""
     return match_forfeited(
         state.hand,

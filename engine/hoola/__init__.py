@@ -1,4 +1,4 @@
-"""Korean Hoola (훌라), RULES.md §1."""
+"""Korean Hoola (훌라), docs/rules/hoola.md §1."""
 
 from croupier.engine.hoola.game import HoolaGame
 

@@ -1,4 +1,4 @@
-"""The deal of a Hoola round from the committed seeds (RULES.md §1.1, docs/shuffle.md)."""
+"""The deal of a Hoola round from the committed seeds (docs/rules/hoola.md §1.1, docs/shuffle.md)."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ class Draw:
 
 @dataclass(frozen=True)
 class ThankYou:
-    """Take the top discard and meld it at once with ``cards`` from the hand (RULES.md §1.2).
+    """Take the top discard and meld it at once with ``cards`` from the hand (docs/rules/hoola.md §1.2).
 
     ``jokers`` names what jokers stand for where they could stand for several cards.
     """
@@ -64,7 +64,7 @@ class Discard:
 
 @dataclass(frozen=True)
 class Stop:
-    """Stop the round at the start of one's turn (RULES.md §1.5.2)."""
+    """Stop the round at the start of one's turn (docs/rules/hoola.md §1.5.2)."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class Declare:
 
 @dataclass(frozen=True)
 class BindSevens:
-    """Join two 7s from the hand to a lone 7 on the table (7-binding, RULES.md §1.3)."""
+    """Join two 7s from the hand to a lone 7 on the table (7-binding, docs/rules/hoola.md §1.3)."""
 
     meld_id: int = 0
     cards: tuple[Card, ...] = ()
@@ -82,29 +82,29 @@ class BindSevens:
 
 @dataclass(frozen=True)
 class NextRound:
-    """Deal the table's next round (any seat, once a round is over; RULES.md §1.8)."""
+    """Deal the table's next round (any seat, once a round is over; docs/rules/hoola.md §1.8)."""
 
 
 @dataclass(frozen=True)
 class CloseTable:
-    """Close the table and settle it (any seat, once a round is over; RULES.md §1.8)."""
+    """Close the table and settle it (any seat, once a round is over; docs/rules/hoola.md §1.8)."""
 
 
 @dataclass(frozen=True)
 class LeaveTable:
-    """Leave the table (any seat, once a round is over; RULES.md §1.8, §5.1): the table closes,
+    """Leave the table (any seat, once a round is over; docs/rules/hoola.md §1.8, §5.1): the table closes,
     settling the balances so far. :class:`CloseTable`, the older command, closes it the same way
     without naming a seat that left; both stay (recorded games hold ``CloseTable``)."""
 
 
 @dataclass(frozen=True)
 class Play:
-    """Play this round (the play-or-sit-out round of six or seven seats, RULES.md §1.9)."""
+    """Play this round (the play-or-sit-out round of six or seven seats, docs/rules/hoola.md §1.9)."""
 
 
 @dataclass(frozen=True)
 class SitOut:
-    """Sit this round out voluntarily (paid nothing; RULES.md §1.9)."""
+    """Sit this round out voluntarily (paid nothing; docs/rules/hoola.md §1.9)."""
 
 
 HoolaCommand = (
@@ -161,7 +161,7 @@ class RoundDealt:
 
 @dataclass(frozen=True)
 class PlayDeclared:
-    """A seat said it plays this round (RULES.md §1.9)."""
+    """A seat said it plays this round (docs/rules/hoola.md §1.9)."""
 
     seat: int
 
@@ -295,7 +295,7 @@ class SeatLeft:
 
 @dataclass(frozen=True)
 class SeatForfeited:
-    """An away seat forfeited (``forfeit_when_away``, RULES.md §5.1): it is out of the table. If it
+    """An away seat forfeited (``forfeit_when_away``, docs/rules/common.md §5.1): it is out of the table. If it
     was dealt into the round being played, it pays that round's settlement as its last-ranked,
     unmelded loser; play goes on without it while two seats can still play."""
 

@@ -74,7 +74,7 @@ class HoolaView:
 
 
 class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[HoolaRules]):
-    """Korean Hoola (RULES.md §1)."""
+    """Korean Hoola (docs/rules/hoola.md §1)."""
 
     kind = "hoola"
     rules_module = rules_module
@@ -189,7 +189,7 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
         return repr(command)
 
     def redact(self, event: HoolaEvent, seat: int | None) -> HoolaEvent:
-        """Hide other hands and the stock order (RULES.md §5)."""
+        """Hide other hands and the stock order (docs/rules/common.md §5)."""
         match event:
             case RoundDealt(hands=hands):
                 return dataclasses.replace(event, hands=others_hidden(hands, seat), stock=())

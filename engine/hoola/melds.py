@@ -1,8 +1,8 @@
-"""Hoola melds and hand values (RULES.md §1.3, §1.4).
+"""Hoola melds and hand values (docs/rules/hoola.md §1.3, §1.4).
 
 A meld on the table is a :class:`TableMeld`: a set, a run (cards low to high in table order) or a
 lone 7, which is still open. Sevens are special: one 7 is a meld, two 7s are a set, and a run that
-holds a 7 needs only two cards. Jokers stand for any card (RULES.md §1.3 decisions): a new meld
+holds a 7 needs only two cards. Jokers stand for any card (docs/rules/hoola.md §1.3 decisions): a new meld
 needs two natural cards, except a natural 7 with one joker; where a joker could be several cards,
 the client names one, else it extends a run at its high end, else its low end, else makes a set.
 """
@@ -37,7 +37,7 @@ Arranged = Meld
 
 
 def meld_rules(rules: HoolaRules) -> MeldRules:
-    """Hoola's melds for the solver (RULES.md §1.3 and its decisions): runs with ``ace_wrap`` or
+    """Hoola's melds for the solver (docs/rules/hoola.md §1.3 and its decisions): runs with ``ace_wrap`` or
     ``ace_low_only`` as the rules say and jokers side by side allowed; sevens special (a lone 7,
     two-card melds holding a 7); a set's jokers named by rank only, or (``named_set_joker_suits``)
     by card, each way to give them the suits the set lacks a reading; two naturals in a new meld."""
@@ -71,7 +71,7 @@ def _meld_rules(rules: HoolaRules) -> MeldRules:
 def arrangements(
     cards: Iterable[Card], rules: HoolaRules, named: dict[Card, Card] | None = None
 ) -> list[Arranged]:
-    """Every way the cards make a meld (RULES.md §1.3), the default one first.
+    """Every way the cards make a meld (docs/rules/hoola.md §1.3), the default one first.
 
     Unnamed, a joker extends a run at its high end where that is legal, else its low end, else it
     makes a set. ``named`` fixes what jokers stand for; a joker named a card that fits nowhere
@@ -119,7 +119,7 @@ def plain_sum(cards: Iterable[Card], rules: HoolaRules) -> int:
 
 
 def hand_value(cards: Sequence[Card], rules: HoolaRules) -> int:
-    """The hand value of RULES.md §1.4: the face sum (four of a kind free if the rules say so),
+    """The hand value of docs/rules/hoola.md §1.4: the face sum (four of a kind free if the rules say so),
     multiplied by ``seven_hand_multiplier`` per 7 and ``joker_hand_multiplier`` per joker held."""
     counts = Counter(rank(c) for c in cards if not is_joker(c))
     total = 0
@@ -156,14 +156,14 @@ class BrightKind(Enum):
 
 @dataclass(frozen=True)
 class Bright:
-    """One "bright" of a sit-out hand (RULES.md §1.9): a 7, a set, a run or a joker."""
+    """One "bright" of a sit-out hand (docs/rules/hoola.md §1.9): a 7, a set, a run or a joker."""
 
     kind: BrightKind
     cards: tuple[Card, ...]
 
 
 def brights(hand: Iterable[Card], rules: HoolaRules) -> tuple[Bright, ...]:
-    """The brights of ``hand`` in the arrangement with the most of them (RULES.md §1.9).
+    """The brights of ``hand`` in the arrangement with the most of them (docs/rules/hoola.md §1.9).
 
     Each card counts in one bright at most. Sets and runs are melds of three or more cards (a
     7 alone already pays one, so shorter melds with a 7 never pay more). Of arrangements that pay

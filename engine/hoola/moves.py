@@ -93,15 +93,15 @@ from croupier.engine.settlement import Factor
 from croupier.engine.shared import check_cards, check_jokers
 from croupier.engine.shuffle import shuffled
 
-R_TURN = "RULES.md §1.2"
-R_MELDS = "RULES.md §1.3"
-R_OUT = "RULES.md §1.5.1"
-R_STOP = "RULES.md §1.5.2"
-R_COMBO = "RULES.md §1.5.3"
-R_TABLE = "RULES.md §1.8"
-R_BATTLE = "RULES.md §1.7"
-R_SIT_OUT = "RULES.md §1.9"
-R_CLOCK = "RULES.md §5.1"
+R_TURN = "docs/rules/hoola.md §1.2"
+R_MELDS = "docs/rules/hoola.md §1.3"
+R_OUT = "docs/rules/hoola.md §1.5.1"
+R_STOP = "docs/rules/hoola.md §1.5.2"
+R_COMBO = "docs/rules/hoola.md §1.5.3"
+R_TABLE = "docs/rules/hoola.md §1.8"
+R_BATTLE = "docs/rules/hoola.md §1.7"
+R_SIT_OUT = "docs/rules/hoola.md §1.9"
+R_CLOCK = "docs/rules/common.md §5.1"
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -160,7 +160,7 @@ def _check_well_formed(state: HoolaState, command: HoolaCommand) -> None:
 def _check_names(jokers: tuple[JokerAs, ...], unnamed: object) -> None:
     """The cards make a meld unnamed (``unnamed`` is not ``None``) but not as the jokers are named:
     the naming contradicts them (a card of the meld named again, or of another rank in a set),
-    a malformed command (RULES.md §1.3)."""
+    a malformed command (docs/rules/hoola.md §1.3)."""
     if jokers and unnamed is not None:
         raise MalformedCommand(
             "JOKER_CONTRADICTS",
@@ -171,7 +171,7 @@ def _check_names(jokers: tuple[JokerAs, ...], unnamed: object) -> None:
 
 
 def _check_keeps_a_discard(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> None:
-    """With ``go_out_by_discard`` the last card must be a discard (RULES.md §1.5): putting down
+    """With ``go_out_by_discard`` the last card must be a discard (docs/rules/hoola.md §1.5): putting down
     the whole hand is refused."""
     if state.rules.go_out_by_discard and len(state.hands[seat]) == len(cards):
         raise IllegalCommand(
@@ -189,7 +189,7 @@ def _in_hand(state: HoolaState, seat: int, cards: tuple[Card, ...]) -> None:
 
 
 def claim_open(state: HoolaState, seat: int) -> bool:
-    """Battle Hoola (RULES.md §1.7): after a discard, until the next player's take, any seat but
+    """Battle Hoola (docs/rules/hoola.md §1.7): after a discard, until the next player's take, any seat but
     the discarder may take the discard by thank-you out of turn (once, where claims wait for the
     window to close)."""
     return (
@@ -270,7 +270,9 @@ def _checked_events(
     match command:
         case Draw():
             if not state.stock:
-                raise IllegalCommand("STOCK_EMPTY", "the stock is empty", "RULES.md §1.5.4")
+                raise IllegalCommand(
+                    "STOCK_EMPTY", "the stock is empty", "docs/rules/hoola.md §1.5.4"
+                )
             return [CardDrawn(seat, state.stock[0])]
         case ThankYou(cards=cards, jokers=jokers):
             top = state.discard_top
@@ -375,7 +377,7 @@ def _checked_events(
 
 
 def _chosen(state: HoolaState, seat: int, command: HoolaCommand) -> list[HoolaEvent]:
-    """A seat says whether it plays (RULES.md §1.9); when five play, the seats not yet asked sit
+    """A seat says whether it plays (docs/rules/hoola.md §1.9); when five play, the seats not yet asked sit
     out involuntarily, in turn order."""
     if isinstance(command, SitOut):
         return [_sat_out(state, seat, voluntary=True)]
@@ -389,7 +391,7 @@ def _chosen(state: HoolaState, seat: int, command: HoolaCommand) -> list[HoolaEv
 
 
 def _check_choice(state: HoolaState, seat: int, command: HoolaCommand) -> None:
-    """The play-or-sit-out round of six or seven seats (RULES.md §1.9)."""
+    """The play-or-sit-out round of six or seven seats (docs/rules/hoola.md §1.9)."""
     if state.phase is not Phase.CHOOSING:
         raise IllegalCommand(
             "NOT_CHOOSING",
@@ -427,7 +429,7 @@ def _meld(state: HoolaState, meld_id: int) -> TableMeld:
 
 
 def _check_stop(state: HoolaState, seat: int) -> int:
-    """Whether ``seat`` may stop (RULES.md §1.5.2); its hand value if so."""
+    """Whether ``seat`` may stop (docs/rules/hoola.md §1.5.2); its hand value if so."""
     rules = state.rules
     if not rules.stops_allowed(len(state.players)):
         raise IllegalCommand(
@@ -815,7 +817,7 @@ def _table_over(state: HoolaState) -> bool:
 
 def advance(state: HoolaState, now_ms: int) -> list[HoolaEvent]:
     """The events time has made due at ``now_ms``: a closed claim window awards the discard to the
-    nearest claimant in turn order after the discarder (RULES.md §1.7, ``NEAREST_IN_TURN``).
+    nearest claimant in turn order after the discarder (docs/rules/hoola.md §1.7, ``NEAREST_IN_TURN``).
 
     Only recorded claims decide the winner, so whichever later command records the award, and
     whenever, the log and every replay agree.
@@ -974,7 +976,7 @@ def _round_ended(state: HoolaState, outcome: Outcome) -> RoundEnded:
     )
 
 
-# --- turn clocks (RULES.md §5.1) -----------------------------------------------------------------
+# --- turn clocks (docs/rules/common.md §5.1) -----------------------------------------------------------------
 
 
 def on_clock(state: HoolaState) -> tuple[int, ...]:
@@ -1004,7 +1006,7 @@ def just_dealt(state: HoolaState) -> bool:
 
 
 def forced_command(state: HoolaState, seat: int) -> HoolaCommand:
-    """The move a time-out makes (RULES.md §5.1): a sit-out question is answered "sit out" (or
+    """The move a time-out makes (docs/rules/common.md §5.1): a sit-out question is answered "sit out" (or
     "play" where sitting out is refused: two must play); a take draws from the stock (never a
     thank-you, a stop or a declaration); a play lays down nothing and discards the card worth the
     most in the hand (the discard that leaves the lowest hand value; ties: the last in the hand as

@@ -1,16 +1,16 @@
-"""The Hoola rule set (RULES.md §1) and its named presets.
+"""The Hoola rule set (docs/rules/hoola.md §1) and its named presets.
 
-Every option of RULES.md §1 is a field here, named as there; presets fill them in. The engine reads
+Every option of docs/rules/hoola.md §1 is a field here, named as there; presets fill them in. The engine reads
 options, never preset names. The protobuf ``HoolaRules`` message mirrors this class field by field
 (the service converts by name), so the rule set recorded in a game's first event is exactly this.
 
-Decisions where RULES.md is silent (each tested):
+Decisions where the rules are silent (each tested):
 
 * A meld put down by thank-you counts as the player's meld (for lay-offs, for "unmelded" and for
   Hoola), including a lone 7 taken by thank-you.
 * Waiving the unmelded penalty before a loser's first turn (``penalties_before_first_turn``) waives
   both its ×``unmelded_multiplier`` and its ranking last: that loser ranks by hand value.
-* Unmelded losers are jointly last among the losers whatever their hand values (RULES.md: "ties:
+* Unmelded losers are jointly last among the losers whatever their hand values (docs/rules/hoola.md §1.6: "ties:
   joint last"); they all pay the amount of the last place.
 * In ``RANK`` mode a tie group of losers pays the amount of the group's last place.
 * ``POINT_DIFFERENCE`` with joint winners uses the lowest plain sum among them.
@@ -52,13 +52,13 @@ Decisions where RULES.md is silent (each tested):
 * A straight flush may hold jokers, as any run may (the seven cards form one run of one suit).
 * A straight flush, like four sevens, may be declared on any turn (``first_turn_combinations``
   speaks of low and high hands only).
-* A game is a table (RULES.md §1.8) of ``rounds`` rounds; ``rounds = 0`` (the default since the
+* A game is a table (docs/rules/hoola.md §1.8) of ``rounds`` rounds; ``rounds = 0`` (the default since the
   turn clocks; it was 1, and every recorded game holds its own) plays until a seat leaves the table
   between rounds. Any seat may start the next round or leave once a round is over; leaving closes
   the table. ``CloseTable``, the older command, is still accepted and listed: it closes the table
   the same way without recording who left, so recorded games replay as they were. A table reaching
   ``rounds`` closes by itself.
-* Turn clocks (RULES.md §5.1, ``engine/clock.py``): on the clock are the seat asked whether it
+* Turn clocks (docs/rules/common.md §5.1, ``engine/clock.py``): on the clock are the seat asked whether it
   plays, the seat to act (nobody while battle claims wait for their window), and between rounds
   the next dealer and every away seat. Forced moves: sit out (play where sitting out is refused);
   draw; discard the card whose loss lowers the hand value most (ties: the last by rank, then suit);
@@ -75,7 +75,7 @@ Decisions where RULES.md is silent (each tested):
 * ``hoola_table_multiplier``: after ``k`` Hoola rounds in a row the next round's stake is
   ``list[(k - 1) mod len]``; any other round resets it to ×1. A Perfect Hoola counts as a Hoola.
 * Closing a table settles it: the running balances, as payments netted per pair of seats.
-* Sit-out (RULES.md §1.9): ``sit_out`` lets ``max_seats`` reach 7; the play-or-sit-out round is held
+* Sit-out (docs/rules/hoola.md §1.9): ``sit_out`` lets ``max_seats`` reach 7; the play-or-sit-out round is held
   only when more than five seats are at the table. Seats are asked in turn order from the dealer (the
   dealer first); a seat may not sit out when fewer than two could then play. Play begins with the
   first player from the dealer; the dealer stays the dealer (the next round's deal follows the
@@ -153,7 +153,7 @@ def _limits(*values: int | None) -> tuple[StopLimit, ...]:
 
 @dataclass(frozen=True)
 class HoolaRules:
-    """Every option of RULES.md §1 with the ``korean`` preset's values as defaults."""
+    """Every option of docs/rules/hoola.md §1 with the ``korean`` preset's values as defaults."""
 
     jokers: int = 0
     ace_wrap: bool = True
@@ -234,7 +234,7 @@ class HoolaRules:
         return self.sit_out and seats > MAX_PLAYERS
 
     def stops_allowed(self, players: int) -> bool:
-        """Stops and hand combinations exist in this round (RULES.md §1.5, ``two_player_stop``)."""
+        """Stops and hand combinations exist in this round (docs/rules/hoola.md §1.5, ``two_player_stop``)."""
         return players > 2 or self.two_player_stop
 
 
@@ -260,7 +260,7 @@ INTERNATIONAL = dataclasses.replace(
     go_out_by_discard=True,
 )
 
-# The online services' presets (RULES.md §1.10, from the table in seeds/000_…).
+# The online services' presets (docs/rules/hoola.md §1.10, from the table in seeds/000_…).
 WINJOY = dataclasses.replace(
     KOREAN,
     stop_limits=_limits(None, None, None, None),
@@ -315,7 +315,7 @@ HANGAME = dataclasses.replace(
 
 DEFAULT_PRESET = "korean"
 
-# At most five play a round; six or seven seats need ``sit_out`` (RULES.md §1.9).
+# At most five play a round; six or seven seats need ``sit_out`` (docs/rules/hoola.md §1.9).
 MAX_PLAYERS = 5
 MAX_SEATS_WITH_SIT_OUT = 7
 
@@ -327,14 +327,14 @@ PRESETS: dict[str, HoolaRules] = {
     "hangame": HANGAME,
 }
 PRESET_DESCRIPTIONS = {
-    "korean": "Offline Korean rules (RULES.md §1, the default)",
+    "korean": "Offline Korean rules (docs/rules/hoola.md §1, the default)",
     "international": "International rules of the Japanese and Indonesian sources, with battle "
     "Hoola (out-of-turn thank-you, first come)",
-    "winjoy": "Winjoy's online rules (RULES.md §1.10): no stop limit, ×7 combinations, "
+    "winjoy": "Winjoy's online rules (docs/rules/hoola.md §1.10): no stop limit, ×7 combinations, "
     "table stakes 2, 4, 1 after Hoola rounds, battle Hoola (first come)",
-    "pmang": "Pmang's online rules (RULES.md §1.10): up to 4 players, stop at 15, "
+    "pmang": "Pmang's online rules (docs/rules/hoola.md §1.10): up to 4 players, stop at 15, "
     "every penalty before the first turn, ×2 after a Hoola",
-    "hangame": "Hangame's online rules (RULES.md §1.10): up to 4 players, stop at 5/10/15, "
+    "hangame": "Hangame's online rules (docs/rules/hoola.md §1.10): up to 4 players, stop at 5/10/15, "
     "straight flush ×8, table stakes 2, 8, 1 after Hoola rounds",
 }
 

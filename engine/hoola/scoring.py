@@ -1,4 +1,4 @@
-"""How a Hoola round ends and what each loser pays (RULES.md §1.5, §1.6), itemized."""
+"""How a Hoola round ends and what each loser pays (docs/rules/hoola.md §1.5, §1.6), itemized."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class Liability:
 
 
 class HoolaOutcome(StrEnum):
-    """How a round ends (RULES.md §1.5), and the table's close (§1.8); events and settlements
+    """How a round ends (docs/rules/hoola.md §1.5), and the table's close (§1.8); events and settlements
     hold the string (see :class:`MatchOutcome`)."""
 
     GOING_OUT = "GOING_OUT"
@@ -32,7 +32,7 @@ class HoolaOutcome(StrEnum):
     STOCK_OUT = "STOCK_OUT"
     COMBINATION = "COMBINATION"
     TABLE_CLOSED = "TABLE_CLOSED"
-    # A forfeit left one seat to play the round (RULES.md §5.1): it wins.
+    # A forfeit left one seat to play the round (docs/rules/common.md §5.1): it wins.
     FORFEIT = "FORFEIT"
 
 
@@ -68,15 +68,15 @@ def turn_order(state: HoolaState) -> list[int]:
 
 def _penalties(state: HoolaState, seat: int) -> set[Penalty]:
     """The loser penalties that apply to ``seat``: all of them once its first turn came, else only
-    those in ``penalties_before_first_turn`` (RULES.md §1.6)."""
+    those in ``penalties_before_first_turn`` (docs/rules/hoola.md §1.6)."""
     if state.turns_started[seat] > 0:
         return set(Penalty)
     return set(state.rules.penalties_before_first_turn)
 
 
 def _forfeited(state: HoolaState, seat: int) -> bool:
-    """A seat that forfeited in this round: it pays as the loser who pays the most (RULES.md
-    §5.1), unmelded whatever it put down, and ranked last (above only a liable seat)."""
+    """A seat that forfeited in this round: it pays as the loser who pays the most
+    (docs/rules/common.md §5.1), unmelded whatever it put down, and ranked last (above only a liable seat)."""
     return seat in state.round_forfeits
 
 
@@ -108,7 +108,7 @@ def _loser_factors(state: HoolaState, seat: int) -> list[Factor]:
 
 
 def _base(state: HoolaState, losers: list[int], outcome: Outcome) -> dict[int, Factor]:
-    """Each loser's base payment in stakes (RULES.md §1.6, ``payment_mode``)."""
+    """Each loser's base payment in stakes (docs/rules/hoola.md §1.6, ``payment_mode``)."""
     rules = state.rules
     if rules.payment_mode is PaymentMode.FLAT:
         return {s: Factor("flat", 1, "every loser pays one stake") for s in losers}
@@ -157,7 +157,7 @@ def _base(state: HoolaState, losers: list[int], outcome: Outcome) -> dict[int, F
 
 
 def settle(state: HoolaState, outcome: Outcome) -> Settlement:
-    """Every payment of the round, itemized (RULES.md §1.6)."""
+    """Every payment of the round, itemized (docs/rules/hoola.md §1.6)."""
     rules = state.rules
     winners = outcome.winners
     # The seats that forfeited in the round are losers too, after the players.

@@ -40,7 +40,7 @@ class Phase(Enum):
     PLAY = 2
     ROUND_OVER = 3
     TABLE_CLOSED = 4
-    # Six or seven seats (RULES.md §1.9): the seat to act says whether it plays this round.
+    # Six or seven seats (docs/rules/hoola.md §1.9): the seat to act says whether it plays this round.
     CHOOSING = 5
 
 
@@ -90,7 +90,7 @@ class HoolaState:
     # while seats are choosing, those that said they play), and the sitters-out.
     players: tuple[int, ...] = ()
     sat_out: tuple[SatOut, ...] = ()
-    # Seats out of the table for good (forfeited, RULES.md §5.1), and those of them that were
+    # Seats out of the table for good (forfeited, docs/rules/common.md §5.1), and those of them that were
     # dealt into this round (they pay its settlement as losers).
     forfeited: tuple[int, ...] = ()
     round_forfeits: tuple[int, ...] = ()
@@ -101,7 +101,7 @@ class HoolaState:
         return self.discards[-1] if self.discards else None
 
     def hoola_spent(self, seat: int) -> bool:
-        """Whether ``seat`` can no longer go out with a Hoola this round (RULES.md §1.5): it has
+        """Whether ``seat`` can no longer go out with a Hoola this round (docs/rules/hoola.md §1.5): it has
         melded, or (``binding_ends_hoola``) it has bound 7s, so cards left its hand before."""
         return self.melded[seat] or (self.rules.binding_ends_hoola and self.bound[seat])
 
@@ -129,7 +129,7 @@ class HoolaState:
 
     @property
     def asked(self) -> int:
-        """How many seats have said whether they play (RULES.md §1.9)."""
+        """How many seats have said whether they play (docs/rules/hoola.md §1.9)."""
         return len(self.players) + len(self.sat_out)
 
     @property
@@ -267,7 +267,7 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
                 state,
                 melds=placed(state.melds, meld),
                 bound=replace_at(state.bound, seat, True),
-                # With seven_binding_is_meld the binding is the binder's meld (RULES.md §1.3).
+                # With seven_binding_is_meld the binding is the binder's meld (docs/rules/hoola.md §1.3).
                 melded=replace_at(
                     state.melded, seat, state.melded[seat] or state.rules.seven_binding_is_meld
                 ),
@@ -359,7 +359,7 @@ def _forfeited(state: HoolaState, seat: int) -> HoolaState:
 
 
 def may_reshuffle(state: HoolaState) -> bool:
-    """Whether an empty stock is rebuilt from the discards (RULES.md §1.5.4, ``reshuffle_discards``)."""
+    """Whether an empty stock is rebuilt from the discards (docs/rules/hoola.md §1.5.4, ``reshuffle_discards``)."""
     return (
         state.rules.reshuffle_discards
         and state.reshuffles < state.rules.max_reshuffles

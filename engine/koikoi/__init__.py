@@ -1,4 +1,4 @@
-"""Hanafuda Koi-Koi (RULES.md §2)."""
+"""Hanafuda Koi-Koi (docs/rules/koikoi.md §2)."""
 
 from croupier.engine.koikoi.game import KoiKoiGame
 

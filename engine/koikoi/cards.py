@@ -1,4 +1,4 @@
-"""The 48 Hanafuda cards as data (RULES.md §2.1).
+"""The 48 Hanafuda cards as data (docs/rules/koikoi.md §2.1).
 
 A card is its code: the month, a kind letter (B bright, A animal, R ribbon, C chaff) and, for chaff,
 its number: ``"3B"`` (Cherry curtain), ``"9A"`` (Chrysanthemum sake cup), ``"1R"`` (Pine poetry
@@ -62,7 +62,7 @@ PLANTS = (
     "Paulownia",
 )
 
-# month: (bright, animal, ribbon, chaff count) — RULES.md §2.1, row by row.
+# month: (bright, animal, ribbon, chaff count) — docs/rules/koikoi.md §2.1, row by row.
 _TABLE: dict[int, tuple[tuple[str, Role] | None, tuple[str, Role] | None, Role | None, int]] = {
     1: (("crane", Role.ORDINARY), None, Role.POETRY_RIBBON, 2),
     2: (None, ("bush warbler", Role.ORDINARY), Role.POETRY_RIBBON, 2),

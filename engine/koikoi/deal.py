@@ -1,4 +1,4 @@
-"""The deal of a Koi-Koi round from the committed seeds (RULES.md §2.2, docs/shuffle.md)."""
+"""The deal of a Koi-Koi round from the committed seeds (docs/rules/koikoi.md §2.2, docs/shuffle.md)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def first_dealer(seeds: Seeds) -> tuple[int, tuple[DealerDraw, ...]]:
 
 
 def four_of_a_month(field: tuple[Card, ...]) -> bool:
-    """Whether the field shows all four cards of a month: such a deal is redealt (RULES.md §2.2)."""
+    """Whether the field shows all four cards of a month: such a deal is redealt (docs/rules/koikoi.md §2.2)."""
     return max(Counter(month(c) for c in field).values()) == 4
 
 

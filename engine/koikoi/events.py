@@ -36,12 +36,12 @@ class ChooseCapture:
 
 @dataclass(frozen=True)
 class KoiKoi:
-    """Go on after forming or raising a yaku (koi-koi, RULES.md §2.5)."""
+    """Go on after forming or raising a yaku (koi-koi, docs/rules/koikoi.md §2.5)."""
 
 
 @dataclass(frozen=True)
 class Shobu:
-    """End the round and score (shobu, RULES.md §2.5)."""
+    """End the round and score (shobu, docs/rules/koikoi.md §2.5)."""
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ class SeatForfeited:
 
 @dataclass(frozen=True)
 class MatchEnded:
-    """The match is over: the totals and the settlement of their difference (RULES.md §2.7), or
+    """The match is over: the totals and the settlement of their difference (docs/rules/koikoi.md §2.7), or
     after a forfeit the settlement against the seat that forfeited (outcome ``FORFEIT``)."""
 
     rounds: int

@@ -64,7 +64,7 @@ class KoiKoiView:
 
 
 class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[KoiKoiRules]):
-    """Hanafuda Koi-Koi with Nintendo's rules (RULES.md §2)."""
+    """Hanafuda Koi-Koi with Nintendo's rules (docs/rules/koikoi.md §2)."""
 
     kind = "koikoi"
     rules_module = rules_module
@@ -158,7 +158,7 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
         return repr(command)
 
     def redact(self, event: KoiKoiEvent, seat: int | None) -> KoiKoiEvent:
-        """Hide the other hand and the stock order (RULES.md §5)."""
+        """Hide the other hand and the stock order (docs/rules/common.md §5)."""
         match event:
             case RoundDealt(hands=hands):
                 return dataclasses.replace(event, hands=others_hidden(hands, seat), stock=())

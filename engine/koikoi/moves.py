@@ -38,9 +38,9 @@ from croupier.engine.koikoi.scoring import (
 from croupier.engine.koikoi.state import KoiKoiState, Phase, evolve
 from croupier.engine.koikoi.yaku import formed_or_raised, hand_yaku, yaku
 
-R_TURN = "RULES.md §2.3"
-R_DECIDE = "RULES.md §2.5"
-R_MATCH = "RULES.md §2.7"
+R_TURN = "docs/rules/koikoi.md §2.3"
+R_DECIDE = "docs/rules/koikoi.md §2.5"
+R_MATCH = "docs/rules/koikoi.md §2.7"
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -150,7 +150,7 @@ def _checked_events(state: KoiKoiState, seat: int, command: KoiKoiCommand) -> li
 
 
 def _check_capture(matches: tuple[Card, ...], capture: Card, card: Card) -> None:
-    """A capture is named exactly when two field cards match (RULES.md §2.3)."""
+    """A capture is named exactly when two field cards match (docs/rules/koikoi.md §2.3)."""
     if len(matches) == 2:
         if not capture:
             raise IllegalCommand(
@@ -260,7 +260,7 @@ def _folded(state: KoiKoiState, events: list[KoiKoiEvent]) -> KoiKoiState:
 
 
 def _end_of_turn(state: KoiKoiState, seat: int, start: tuple[Card, ...]) -> list[KoiKoiEvent]:
-    """After both steps (RULES.md §2.5): a formed or raised yaku asks for the decision, or ends
+    """After both steps (docs/rules/koikoi.md §2.5): a formed or raised yaku asks for the decision, or ends
     the round when a koi-koi was called or this was the last turn; else the turn has passed."""
     events: list[KoiKoiEvent] = []
     now = yaku(state.captured[seat], state.rules)
@@ -289,14 +289,14 @@ def _match_end(state: KoiKoiState) -> list[KoiKoiEvent]:
 
 def next_dealer(state: KoiKoiState) -> int:
     """Who deals (and leads) the next round: the last round's winner; after a drawn round the
-    deal passes to the other seat (RULES.md §2.2)."""
+    deal passes to the other seat (docs/rules/koikoi.md §2.2)."""
     assert state.result is not None
     winner = state.result.winner
     return winner if winner is not None else state.other(state.dealer)
 
 
 def next_round(state: KoiKoiState, ctx: Context) -> list[KoiKoiEvent]:
-    """Deal the next round. A hand yaku ends the new round at once (RULES.md §2.2, §2.4)."""
+    """Deal the next round. A hand yaku ends the new round at once (docs/rules/koikoi.md §2.2, §2.4)."""
     return dealt(state, deal(ctx.seeds, state.round + 1, next_dealer(state), state.totals))
 
 
@@ -329,7 +329,7 @@ def _first_capture(matches: tuple[Card, ...]) -> Card:
 
 
 def forced_command(state: KoiKoiState, seat: int) -> KoiKoiCommand:
-    """The move a time-out makes (RULES.md §5.1): play the hand's first card in deck order and
+    """The move a time-out makes (docs/rules/common.md §5.1): play the hand's first card in deck order and
     take the first capture choice (also for the turned card); a formed or raised yaku is cashed
     (shobu, never koi-koi); between rounds, deal the next one. Always one of
     :func:`legal_commands` for the seat on the clock."""

@@ -1,9 +1,9 @@
-"""The Koi-Koi rule set (RULES.md §2) and its named presets.
+"""The Koi-Koi rule set (docs/rules/koikoi.md §2) and its named presets.
 
 Every option is a field here, named as in the ``KoiKoiRules`` message; presets fill them in and the
 engine reads options, never preset names.
 
-Decisions where RULES.md is silent (each tested):
+Decisions where the rules are silent (each tested):
 
 * The deal: the dealer's hand is the shuffled deck's cards 1–8, the other hand 9–16, the field
   17–24, the stock the rest, top first. A field with four cards of one month is redealt from the
@@ -26,7 +26,7 @@ Decisions where RULES.md is silent (each tested):
   the difference of the totals (the same amount as the rounds' payments netted).
 * The next round is dealt by a ``NextRound`` command from either seat (the round's result stays
   on screen until then); the match ends by itself after its last round.
-* Turn clocks (RULES.md §5.1, engine/clock.py): between rounds the seat that will play second in
+* Turn clocks (docs/rules/common.md §5.1, engine/clock.py): between rounds the seat that will play second in
   the next round (the loser; after a drawn round, its dealer) is on the clock to deal it, so that
   a time-out never forces the next round's lead. A forfeit loses the match by the point
   difference, at least a won round's least score (1; 2 when ``double_from`` is 1).
@@ -55,9 +55,9 @@ ROUND_COUNTS = (3, 6, 12)
 
 @dataclass(frozen=True)
 class KoiKoiRules:
-    """Every option of RULES.md §2 with Nintendo's values as defaults."""
+    """Every option of docs/rules/koikoi.md §2 with Nintendo's values as defaults."""
 
-    # Rounds in the match: 12, 6 or 3 (RULES.md §2.7).
+    # Rounds in the match: 12, 6 or 3 (docs/rules/koikoi.md §2.7).
     rounds: int = 12
     # What one point is worth in the settlement.
     stake_per_point: int = 1
@@ -84,7 +84,7 @@ PRESETS: dict[str, KoiKoiRules] = {
     "nintendo-3": dataclasses.replace(NINTENDO, rounds=3),
 }
 PRESET_DESCRIPTIONS = {
-    "nintendo": "Nintendo's Koi-Koi (RULES.md §2): a match of 12 rounds",
+    "nintendo": "Nintendo's Koi-Koi (docs/rules/koikoi.md §2): a match of 12 rounds",
     "nintendo-6": "Nintendo's Koi-Koi, a match of 6 rounds",
     "nintendo-3": "Nintendo's Koi-Koi, a match of 3 rounds",
 }

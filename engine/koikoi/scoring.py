@@ -1,4 +1,4 @@
-"""The round score (RULES.md §2.6) and the match settlement (§2.7), itemized."""
+"""The round score (docs/rules/koikoi.md §2.6) and the match settlement (§2.7), itemized."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def score_factors(state: KoiKoiState, winner: int, found: tuple[Yaku, ...]) -> l
 
 
 class KoiKoiOutcome(StrEnum):
-    """How a round ends (RULES.md §2.5, §2.4's hand yaku); events hold the string (see
+    """How a round ends (docs/rules/koikoi.md §2.5, §2.4's hand yaku); events hold the string (see
     :class:`MatchOutcome`)."""
 
     SHOBU = "SHOBU"
@@ -100,7 +100,7 @@ def match_settlement(state: KoiKoiState) -> Settlement:
     )
 
 
-#: The match settlement's outcome when a seat forfeited it (RULES.md §5.1).
+#: The match settlement's outcome when a seat forfeited it (docs/rules/common.md §5.1).
 FORFEIT = MatchOutcome.FORFEIT.value
 #: The fewest points any yaku is worth (Kasu, Tan and Tane at their minimum).
 LEAST_YAKU_POINTS = 1
@@ -117,7 +117,7 @@ def least_round_score(rules: KoiKoiRules) -> int:
 
 
 def forfeit_settlement(state: KoiKoiState, seat: int) -> Settlement:
-    """``seat`` forfeits (RULES.md §5.1): the match lost by the point difference, at least a won
+    """``seat`` forfeits (docs/rules/common.md §5.1): the match lost by the point difference, at least a won
     round's least score (``settlement.match_forfeited``)."""
     return match_forfeited(
         state.round,

@@ -1,4 +1,4 @@
-"""Yaku: the scoring combinations of a player's captured cards (RULES.md §2.4) and the round
+"""Yaku: the scoring combinations of a player's captured cards (docs/rules/koikoi.md §2.4) and the round
 score (§2.6)."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class Yaku:
 
 @dataclass(frozen=True)
 class YakuScore:
-    """What a yaku is worth (RULES.md §2.4): ``points`` with ``cards`` cards; a ``counted`` yaku
+    """What a yaku is worth (docs/rules/koikoi.md §2.4): ``points`` with ``cards`` cards; a ``counted`` yaku
     (animals, ribbons, chaff) scores one point more for each card beyond them."""
 
     points: int
@@ -50,7 +50,7 @@ class YakuScore:
     counted: bool = False
 
 
-# RULES.md §2.4, in its order.
+# docs/rules/koikoi.md §2.4, in its order.
 SCORES: dict[YakuKind, YakuScore] = {
     YakuKind.GOKO: YakuScore(10, 5),
     YakuKind.SHIKO: YakuScore(8, 4),
@@ -89,7 +89,7 @@ def _reaches(yaku_kind: YakuKind, cards: tuple[Card, ...]) -> bool:
 
 
 def yaku(captured: Iterable[Card], rules: KoiKoiRules) -> tuple[Yaku, ...]:
-    """Every yaku ``captured`` scores, in the order of RULES.md §2.4.
+    """Every yaku ``captured`` scores, in the order of docs/rules/koikoi.md §2.4.
 
     Only the highest bright yaku counts; Tane is not scored beside Inoshikacho, nor Tan beside
     Akatan, Aotan or Akatan-Aotan (their extra cards already count +1 each).

@@ -1,4 +1,4 @@
-"""Rummy with jokers, the 108-card table game (RULES.md §3)."""
+"""Rummy with jokers, the 108-card table game (docs/rules/rummy.md §3)."""
 
 from croupier.engine.rummy.game import RummyGame
 

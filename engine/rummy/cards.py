@@ -1,4 +1,4 @@
-"""The 108 cards of Rummy with jokers: two standard decks and four jokers (RULES.md §3).
+"""The 108 cards of Rummy with jokers: two standard decks and four jokers (docs/rules/rummy.md §3).
 
 The two copies of a card keep apart by a copy digit: ``"7S1"``, ``"7S2"``; jokers are ``"JK1"`` …
 ``"JK4"``. Rank and suit read as in :mod:`croupier.engine.cards` (the first two characters).
@@ -31,7 +31,7 @@ def sort_cards(cards: Iterable[Card]) -> tuple[Card, ...]:
 
 
 def penalty(card: Card) -> int:
-    """What a card left in hand costs its holder (RULES.md §3.4): joker 20, ace 11, J/Q/K 10."""
+    """What a card left in hand costs its holder (docs/rules/rummy.md §3.4): joker 20, ace 11, J/Q/K 10."""
     if is_joker(card):
         return 20
     r = rank(card)
@@ -39,7 +39,7 @@ def penalty(card: Card) -> int:
 
 
 def opening_value(rank_value: int) -> int:
-    """A card's value toward the opening (RULES.md §3.3) by its place's rank value: 2–10 face,
+    """A card's value toward the opening (docs/rules/rummy.md §3.3) by its place's rank value: 2–10 face,
     J/Q/K 10, an ace 11 (14: a high ace) — a low ace (1) counts 1."""
     if rank_value == 1:
         return 1

@@ -1,4 +1,4 @@
-"""The deal of a Rummy round from the committed seeds (RULES.md §3.1, docs/shuffle.md)."""
+"""The deal of a Rummy round from the committed seeds (docs/rules/rummy.md §3.1, docs/shuffle.md)."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ class DrawStock:
 
 @dataclass(frozen=True)
 class TakeDiscard:
-    """Take the discard pile's top card and use it at once (RULES.md §3.1): in new ``melds`` (for
+    """Take the discard pile's top card and use it at once (docs/rules/rummy.md §3.1): in new ``melds`` (for
     a player who has not opened: the whole opening), or in ``lay_off``."""
 
     melds: tuple[MeldCards, ...] = ()
@@ -54,7 +54,7 @@ class TakeDiscard:
 
 @dataclass(frozen=True)
 class LayDown:
-    """Lay down new melds (a player's first lay-down is its opening, RULES.md §3.3)."""
+    """Lay down new melds (a player's first lay-down is its opening, docs/rules/rummy.md §3.3)."""
 
     melds: tuple[MeldCards, ...] = ()
 
@@ -69,7 +69,7 @@ class LayOff:
 @dataclass(frozen=True)
 class SwapJoker:
     """Give ``card`` for the joker it is in table meld ``meld_id`` and play the joker at once: in
-    new ``melds`` with cards from the hand, or in ``lay_off`` (RULES.md §3.3)."""
+    new ``melds`` with cards from the hand, or in ``lay_off`` (docs/rules/rummy.md §3.3)."""
 
     meld_id: int = 0
     card: Card = ""
@@ -176,7 +176,7 @@ class StockReshuffled:
 
 @dataclass(frozen=True)
 class SeatForfeited:
-    """``seat`` became away with ``forfeit_when_away`` set and forfeits (RULES.md §5.1): its
+    """``seat`` became away with ``forfeit_when_away`` set and forfeits (docs/rules/common.md §5.1): its
     ``hand`` is laid face up and out of play, and it pays ``hand_value`` × ``stake_per_point`` to
     every seat still in play (``lines``), as if each had gone out. Its turns are skipped from now
     on; the round's settlement repeats these lines."""

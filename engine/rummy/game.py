@@ -73,7 +73,7 @@ def _melds(specs: tuple[MeldCards, ...]) -> str:
 
 
 class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[RummyRules]):
-    """Rummy with jokers, 108 cards (RULES.md §3)."""
+    """Rummy with jokers, 108 cards (docs/rules/rummy.md §3)."""
 
     kind = "rummy"
     rules_module = rules_module
@@ -182,7 +182,7 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
         return repr(command)
 
     def redact(self, event: RummyEvent, seat: int | None) -> RummyEvent:
-        """Hide other hands, the stock order and cards drawn by others (RULES.md §5). A forfeit's
+        """Hide other hands, the stock order and cards drawn by others (docs/rules/common.md §5). A forfeit's
         hand is shown to every seat: it is out of play, and what it pays must be checkable."""
         match event:
             case RoundDealt(hands=hands):

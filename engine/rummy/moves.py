@@ -56,15 +56,15 @@ from croupier.engine.shuffle import shuffled
 
 
 def shape(rules: RummyRules) -> MeldRules:
-    """The meld rules of a game (RULES.md §3.2): with ``ace_high_when_ambiguous`` as the rules
+    """The meld rules of a game (docs/rules/rummy.md §3.2): with ``ace_high_when_ambiguous`` as the rules
     read; without it (games recorded before the option) as those games did."""
     return RUMMY if rules.ace_high_when_ambiguous else RUMMY_RECORDED_BEFORE
 
 
-R_TURN = "RULES.md §3.1"
-R_MELDS = "RULES.md §3.2"
-R_OPEN = "RULES.md §3.3"
-R_CLOCK = "RULES.md §5.1"
+R_TURN = "docs/rules/rummy.md §3.1"
+R_MELDS = "docs/rules/rummy.md §3.2"
+R_OPEN = "docs/rules/rummy.md §3.3"
+R_CLOCK = "docs/rules/common.md §5.1"
 #: Seats a round needs to go on: when a forfeit leaves fewer, the last seat in play wins.
 MIN_SEATS_IN_PLAY = 2
 
@@ -152,7 +152,7 @@ def _named(jokers: tuple[JokerAs, ...]) -> dict[Card, Card]:
 def _meld(
     cards: tuple[Card, ...], jokers: tuple[JokerAs, ...], field: str, rules: MeldRules
 ) -> Meld:
-    """The meld the cards make, reading jokers as named (RULES.md §3.2)."""
+    """The meld the cards make, reading jokers as named (docs/rules/rummy.md §3.2)."""
     if arrange(cards, rules) is None:
         raise IllegalCommand("NOT_A_MELD", f"{' '.join(cards)} is not a set or a run", R_MELDS)
     found = arrange(cards, rules, _named(jokers))
@@ -325,7 +325,7 @@ def _effects(state: RummyState, seat: int, command: RummyCommand) -> list[RummyE
 def _plays(
     state: RummyState, seat: int, specs: tuple[MeldCards, ...], lay_off: LayOffCards | None
 ) -> list[RummyEvent]:
-    """New melds, or a lay-off, from the hand (RULES.md §3.3)."""
+    """New melds, or a lay-off, from the hand (docs/rules/rummy.md §3.3)."""
     hand = state.hands[seat]
     if specs:
         melds = _new_melds(state, seat, specs, hand)
@@ -589,7 +589,7 @@ def decide(state: RummyState, seat: int, command: RummyCommand, ctx: Context) ->
 
 
 def _turn_ended(state: RummyState, ctx: Context) -> list[RummyEvent]:
-    """A turn is over: an empty stock is rebuilt from the discards under the top (RULES.md §3.1),
+    """A turn is over: an empty stock is rebuilt from the discards under the top (docs/rules/rummy.md §3.1),
     or, when it cannot be, the round ends with nobody going out."""
     if state.stock:
         return []
@@ -601,7 +601,7 @@ def _turn_ended(state: RummyState, ctx: Context) -> list[RummyEvent]:
     return [round_ended(state, RummyOutcome.STOCK_OUT, None)]
 
 
-# --- the turn clock (RULES.md §5.1) -------------------------------------------------------------
+# --- the turn clock (docs/rules/common.md §5.1) -------------------------------------------------------------
 
 
 def costliest(hand: tuple[Card, ...]) -> Card:

@@ -1,12 +1,12 @@
-"""The Rummy-with-jokers rule set (RULES.md §3) and its presets.
+"""The Rummy-with-jokers rule set (docs/rules/rummy.md §3) and its presets.
 
-Decisions where RULES.md is silent (each tested):
+Decisions where the rules are silent (each tested):
 
 * A game is one round (deal, play, settlement); play another game for another round.
 * The deal: the first dealer is ``rank(last card of the shuffled deck) mod seats``; 13 cards to each
   seat from the dealer's left, then the upcard, then the stock, top first. The player on the
   dealer's left plays first.
-* Legal-move lists hold the atomic steps (RULES.md §3 and the issue): drawing, taking the discard
+* Legal-move lists hold the atomic steps (docs/rules/rummy.md §3 and the issue): drawing, taking the discard
   into each meld or lay-off it can go to, each meld the hand can make, each one-card lay-off, each
   joker swap with each place for the joker, each discard. A player who has not opened is offered
   every single meld worth the threshold and the opening of most value the engine finds; openings of
@@ -15,7 +15,7 @@ Decisions where RULES.md is silent (each tested):
   that combines with others; a list of draws and discards only is complete.
 * A request's unset seat count (0) is four (``DEFAULT_SEATS``).
 * An unnamed joker that could stand in several places of a run takes the high end where legal, else
-  the low end (RULES.md §3.2); which of several unnamed jokers takes which place follows joker order.
+  the low end (docs/rules/rummy.md §3.2); which of several unnamed jokers takes which place follows joker order.
   Where the ace could sit at either end (``AH 3H … QH JK``), the joker is the king and the ace high
   (``ace_high_when_ambiguous``, set by every preset; games recorded before it read the ace low).
 * When the stock is empty at the end of a turn, the discards under the top are shuffled into a new
@@ -29,7 +29,7 @@ Decisions where RULES.md is silent (each tested):
 * In a set an ace counts 11; in a run it counts 1 only at the low end of ``A 2 3 …`` (a 13-card run
   counts it 11).
 
-Turn clocks (RULES.md §5.1, ``engine/clock.py``; docs/rules/rummy.md §3.5):
+Turn clocks (docs/rules/common.md §5.1, ``engine/clock.py``; docs/rules/rummy.md §3.5):
 
 * The seat to act is on the clock in both steps of its turn: taking a card, then playing and
   discarding. Nothing is on the clock before the deal or after the round: a game is one round, so
@@ -75,7 +75,7 @@ class RummyRules:
     max_timeouts: int = field(default=3, metadata=ADDED_LATER)
     forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
     # A run whose ace could sit at either end (``AH 3H … QH JK``) reads with the unnamed joker at
-    # the high end and the ace high (RULES.md §3.2). False, as games recorded before the option
+    # the high end and the ace high (docs/rules/rummy.md §3.2). False, as games recorded before the option
     # read it: the ace low. Every preset sets it.
     ace_high_when_ambiguous: bool = field(default=False, metadata=ADDED_LATER)
 
@@ -91,7 +91,7 @@ PRESETS: dict[str, RummyRules] = {
     "open-51": dataclasses.replace(STANDARD, open_threshold=51),
 }
 PRESET_DESCRIPTIONS = {
-    "standard": "Rummy with jokers (RULES.md §3): 108 cards, 13 each, open with 40",
+    "standard": "Rummy with jokers (docs/rules/rummy.md §3): 108 cards, 13 each, open with 40",
     "open-30": "The standard game opening with 30",
     "open-51": "The standard game opening with 51",
 }

@@ -1,4 +1,4 @@
-"""Rummy values: a meld's worth toward the opening (RULES.md §3.3) and the settlement (§3.4)."""
+"""Rummy values: a meld's worth toward the opening (docs/rules/rummy.md §3.3) and the settlement (§3.4)."""
 
 from __future__ import annotations
 
@@ -37,11 +37,11 @@ def hand_value(cards: tuple[str, ...]) -> int:
 
 
 class RummyOutcome(StrEnum):
-    """How a round ends (RULES.md §3.4); events hold the string (see :class:`MatchOutcome`)."""
+    """How a round ends (docs/rules/rummy.md §3.4); events hold the string (see :class:`MatchOutcome`)."""
 
     WENT_OUT = "WENT_OUT"
     STOCK_OUT = "STOCK_OUT"
-    # Every seat but the winner forfeited (RULES.md §5.1).
+    # Every seat but the winner forfeited (docs/rules/common.md §5.1).
     FORFEIT = "FORFEIT"
 
 
@@ -56,7 +56,7 @@ def _hand_factors(state: RummyState, seat: int, reason: str) -> tuple[Factor, ..
 
 def forfeited(state: RummyState, seat: int) -> SeatForfeited:
     """``seat`` forfeits: it pays its hand to every other seat in play, as if each had gone out
-    (RULES.md §5.1): with more than one other seat in play, more than it would owe to whichever
+    (docs/rules/common.md §5.1): with more than one other seat in play, more than it would owe to whichever
     of them went out now."""
     cards = state.hands[seat]
     value = hand_value(cards)

@@ -53,7 +53,7 @@ class RummyState:
     reshuffles: int = 0
     result: RoundEnded | None = None
     clock: Clock = NO_CLOCK
-    # The forfeits so far (RULES.md §5.1), in order: those seats are out of play.
+    # The forfeits so far (docs/rules/common.md §5.1), in order: those seats are out of play.
     forfeits: tuple[SeatForfeited, ...] = ()
     # The away seat whose own command the batch now beginning is (RummyGame.at), until the batch's
     # first event: the clock brings a seat back as its batch begins, and its ComeBack, decided
@@ -75,7 +75,7 @@ class RummyState:
         return all(f.seat != seat for f in self.forfeits)
 
     def is_away(self, seat: int) -> bool:
-        """Whether ``seat``'s turns are forced (RULES.md §5.1; only with a turn clock)."""
+        """Whether ``seat``'s turns are forced (docs/rules/common.md §5.1; only with a turn clock)."""
         return bool(self.clock.away) and self.clock.away[seat]
 
     def may_come_back(self, seat: int) -> bool:

@@ -321,6 +321,6 @@ def test_a_knock_may_name_its_melds() -> None:
         refused(GAME, state, 0, bad, "NOT_LEAST_DEADWOOD_MELDS")
         with pytest.raises(CommandError) as info:
             GAME.validate(state, 0, bad)
-        assert info.value.rule == "RULES.md §4"
+        assert info.value.rule == "docs/rules/gin.md §4"
     twice = Knock("KD", (KnockMeld(("2C", "3C", "4C")), KnockMeld(("2C", "3C", "4C"))))
     refused(GAME, state, 0, twice, "DUPLICATE_CARD", error=MalformedCommand)

@@ -1,4 +1,4 @@
-"""Random Gin Rummy matches with random legal play: the invariants of RULES.md §4 and §5 at every step."""
+"""Random Gin Rummy matches with random legal play: the invariants of docs/rules/gin.md §4 and §5 at every step."""
 
 from __future__ import annotations
 

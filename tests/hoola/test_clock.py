@@ -1,4 +1,4 @@
-"""Hoola on the turn clock (docs/rules/hoola.md "Turn clocks", RULES.md §5.1): a time-out and its
+"""Hoola on the turn clock (docs/rules/hoola.md "Turn clocks", docs/rules/common.md §5.1): a time-out and its
 forced move in every phase, away and back, forfeits, leaving the table, the time bank."""
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def test_a_set_joker_named_as_a_card_of_the_meld_or_another_rank_is_refused(
     refused(GAME, state, 0, command, "JOKER_CONTRADICTS", error=MalformedCommand)
     with pytest.raises(MalformedCommand) as info:
         GAME.validate(state, 0, command)
-    assert info.value.rule == "RULES.md §1.3"
+    assert info.value.rule == "docs/rules/hoola.md §1.3"
 
 
 def test_a_named_set_joker_keeps_its_suit_as_the_set_grows() -> None:

@@ -1,4 +1,4 @@
-"""Melds and hand values, RULES.md §1.3 and §1.4, as tables."""
+"""Melds and hand values, docs/rules/hoola.md §1.3 and §1.4, as tables."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ HAND_VALUES = [
     ("7S 2H", KOREAN, (7 + 2) * 2),  # ×2 per 7 (seven_hand_multiplier)
     ("7S 7H 2H", KOREAN, (7 + 7 + 2) * 4),
     ("7S 2H", INTERNATIONAL, 9),  # international: no 7 multiplier
-    ("4S 6H 2S 2H 2D 2C", INTERNATIONAL, 10),  # RULES.md's example: four of a kind free
+    ("4S 6H 2S 2H 2D 2C", INTERNATIONAL, 10),  # the rules' example: four of a kind free
     ("4S 6H 2S 2H 2D 2C", KOREAN, 18),
     ("", KOREAN, 0),
 ]
@@ -118,7 +118,7 @@ def test_plain_sum_ignores_every_multiplier() -> None:
     assert plain_sum(["7S", "7H", "2C", "2S", "2H", "2D"], INTERNATIONAL) == 22
 
 
-# --- jokers (RULES.md §1.3 decisions) ---------------------------------------------------------
+# --- jokers (docs/rules/hoola.md §1.3 decisions) ---------------------------------------------------------
 
 JOKERS = dataclasses.replace(KOREAN, jokers=2)
 JOKERS_NO_WRAP = dataclasses.replace(JOKERS, ace_wrap=False)

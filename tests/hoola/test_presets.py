@@ -1,4 +1,4 @@
-"""The presets of RULES.md §1.10, value by value, written here again from the table."""
+"""The presets of docs/rules/hoola.md §1.10, value by value, written here again from the table."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ NONE = (None, None, None, None)
 U, S, J = Penalty.UNMELDED, Penalty.SEVEN, Penalty.JOKER
 ANY, HOOLA_ONLY = ThankYouPenaltyScope.ANY_WIN, ThankYouPenaltyScope.HOOLA_ONLY
 
-# option: (korean, international, winjoy, pmang, hangame) — RULES.md §1.10, row by row.
+# option: (korean, international, winjoy, pmang, hangame) — docs/rules/hoola.md §1.10, row by row.
 TABLE = {
     "ace_wrap": (True, False, True, True, True),
     "jokers": (0, 0, 0, 0, 0),

@@ -1,4 +1,4 @@
-"""Random games with random legal play: the invariants of RULES.md §1 and §5 at every step."""
+"""Random games with random legal play: the invariants of docs/rules/hoola.md §1 and §5 at every step."""
 
 from __future__ import annotations
 
@@ -303,7 +303,7 @@ def test_random_games_keep_every_invariant(game: tuple[Any, int, Seeds, random.R
     for settlement in [r.settlement for r in rounds]:
         assert sum(settlement.net) == 0
         assert all(line.amount > 0 for line in settlement.lines)
-        # Only involuntary sitters-out are paid by winners too (RULES.md §1.9).
+        # Only involuntary sitters-out are paid by winners too (docs/rules/hoola.md §1.9).
         play = [line for line in settlement.lines if line.factors[0].name != "brights"]
         assert all(line.payer not in settlement.winners for line in play)
         play_net = net_of(seats, tuple(play))
@@ -327,7 +327,7 @@ def test_the_deal_gives_seven_each_one_upcard_and_the_rest_as_stock(
     state = fold(GAME, GAME.start(rules, seats, Seeds(seed)))
     assert [len(h) for h in state.hands] == [7] * seats
     assert len(state.discards) == 1 and len(state.stock) == 52 - 7 * seats - 1
-    # Six or seven seats first choose, from the dealer on, whether they play (RULES.md §1.9).
+    # Six or seven seats first choose, from the dealer on, whether they play (docs/rules/hoola.md §1.9).
     assert state.turn == state.dealer
     assert state.phase is (Phase.CHOOSING if seats > 5 else Phase.TAKE)
 

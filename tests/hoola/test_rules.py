@@ -1,4 +1,4 @@
-"""One test per rule of RULES.md §1 on hand-built positions, with itemized settlements."""
+"""One test per rule of docs/rules/hoola.md §1 on hand-built positions, with itemized settlements."""
 
 from __future__ import annotations
 
@@ -186,7 +186,7 @@ def test_seven_binding_needs_the_option_a_lone_seven_and_two_sevens() -> None:
 
 
 def plain_win_position(**options: object):
-    """Seat 0 melded earlier and holds one card after drawing; four seats (RULES.md §1.6 RANK)."""
+    """Seat 0 melded earlier and holds one card after drawing; four seats (docs/rules/hoola.md §1.6 RANK)."""
     return position(
         ["4D", "2S 3H", "7S 2D", "KS"],
         rules=korean(**options),
@@ -715,7 +715,7 @@ def test_the_table_multiplier_is_a_named_factor() -> None:
     assert factors(s, 1) == [("rank", 2), ("table_multiplier", 4)]
 
 
-# --- jokers (RULES.md §1.3, §1.4, §1.6) -------------------------------------------------------
+# --- jokers (docs/rules/hoola.md §1.3, §1.4, §1.6) -------------------------------------------------------
 
 
 def test_a_meld_names_its_jokers_and_the_legal_list_offers_every_reading() -> None:

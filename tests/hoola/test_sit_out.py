@@ -1,4 +1,4 @@
-"""Six or seven players: the play-or-sit-out round and the brights paid to sitters-out (RULES.md §1.9)."""
+"""Six or seven players: the play-or-sit-out round and the brights paid to sitters-out (docs/rules/hoola.md §1.9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Random Koi-Koi matches with random legal play: the invariants of RULES.md §2 and §5 at every step."""
+"""Random Koi-Koi matches with random legal play: the invariants of docs/rules/koikoi.md §2 and §5 at every step."""
 
 from __future__ import annotations
 

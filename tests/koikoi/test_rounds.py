@@ -239,7 +239,7 @@ def test_the_winner_deals_the_next_round() -> None:
     assert events[0].dealer == 0 and events[0].totals == (5, 0)
 
 
-# --- the round score (RULES.md §2.6, worked examples) -----------------------------------------
+# --- the round score (docs/rules/koikoi.md §2.6, worked examples) -----------------------------------------
 
 SANKO_TAN = "1B 3B 12B 1R 4R 5R 7R 11R"
 

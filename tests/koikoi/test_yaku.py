@@ -1,4 +1,4 @@
-"""The 48 cards (RULES.md §2.1) and the yaku scorer (§2.4), as tables restated from RULES.md."""
+"""The 48 cards (docs/rules/koikoi.md §2.1) and the yaku scorer (§2.4), as tables restated from the rules."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from croupier.engine.koikoi.cards import CARDS, Kind, Role, deck, kind, month, r
 from croupier.engine.koikoi.rules import NINTENDO
 from croupier.engine.koikoi.yaku import YakuKind, formed_or_raised, hand_yaku, yaku
 
-# month: (bright, animal, ribbon, chaff) — RULES.md §2.1 row by row.
+# month: (bright, animal, ribbon, chaff) — docs/rules/koikoi.md §2.1 row by row.
 TABLE = {
     1: ("crane", None, "poetry", 2),
     2: (None, "bush warbler", "poetry", 2),
@@ -136,7 +136,7 @@ def test_formed_or_raised() -> None:
     [
         ("1B 1R 1C1 1C2 2A 3B 4A 5A", "TESHI"),
         ("1B 1R 2A 2R 3B 3R 4A 4R", "KUTTSUKI"),
-        # Four and four: one hand yaku (RULES.md §2.4 decision), Teshi.
+        # Four and four: one hand yaku (docs/rules/koikoi.md §2.4 decision), Teshi.
         ("1B 1R 1C1 1C2 2A 2R 2C1 2C2", "TESHI"),
         ("1B 1R 2A 2R 3B 3R 4A 5A", None),
         ("1B 1R 1C1 2A 2R 2C1 3B 3R", None),

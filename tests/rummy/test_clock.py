@@ -1,4 +1,4 @@
-"""Rummy on the turn clock (RULES.md §5.1, docs/rules/rummy.md §3.5): time-outs and forced moves in
+"""Rummy on the turn clock (docs/rules/common.md §5.1, docs/rules/rummy.md §3.5): time-outs and forced moves in
 each step of a turn, the time bank, away and back, and forfeits with two and three seats."""
 
 from __future__ import annotations

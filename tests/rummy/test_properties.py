@@ -1,4 +1,4 @@
-"""Random Rummy games with random legal play: the invariants of RULES.md §3 and §5 at every step."""
+"""Random Rummy games with random legal play: the invariants of docs/rules/rummy.md §3 and §5 at every step."""
 
 from __future__ import annotations
 

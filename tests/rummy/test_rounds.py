@@ -1,4 +1,4 @@
-"""Scripted Rummy turns (RULES.md §3): opening totals, the discard that must be used, lay-offs and
+"""Scripted Rummy turns (docs/rules/rummy.md §3): opening totals, the discard that must be used, lay-offs and
 joker swaps after opening, going out, the stock, and the settlement."""
 
 from __future__ import annotations
@@ -270,13 +270,13 @@ def test_a_use_missing_from_the_command_cites_its_rule() -> None:
     state = position([HAND, "2S1 3S1"], discards="9C2 KS1", phase=Phase.TAKE)
     with pytest.raises(MalformedCommand) as info:
         GAME.validate(state, 0, TakeDiscard())
-    assert (info.value.reason, info.value.rule) == ("USE_THE_DISCARD", "RULES.md §3.1")
+    assert (info.value.reason, info.value.rule) == ("USE_THE_DISCARD", "docs/rules/rummy.md §3.1")
     swapping = position(
         ["7H1 TS1 JS1 2D1", "2S1"], opened=[True, False], melds=[(1, "6H2 JK2 8H2")]
     )
     with pytest.raises(MalformedCommand) as info:
         GAME.validate(swapping, 0, SwapJoker(1, "7H1"))
-    assert (info.value.reason, info.value.rule) == ("USE_THE_JOKER", "RULES.md §3.3")
+    assert (info.value.reason, info.value.rule) == ("USE_THE_JOKER", "docs/rules/rummy.md §3.3")
 
 
 def test_after_the_opening_command_lay_offs_and_swaps_follow_in_the_same_turn() -> None:

@@ -354,7 +354,7 @@ def test_illegal_moves_are_failed_precondition_naming_the_rule(server: Running) 
     assert (code, info.reason, info.metadata["rule"]) == (
         grpc.StatusCode.FAILED_PRECONDITION,
         "TAKE_FIRST",
-        "RULES.md §1.2",
+        "docs/rules/hoola.md §1.2",
     )
 
 
@@ -494,7 +494,7 @@ def test_validate_writes_nothing_and_agrees_with_legal_moves(server: Running) ->
         metadata=auth(game.tokens[(turn + 1) % 3].token),
     )
     assert not answer.accepted and answer.rejection.reason == "NOT_YOUR_TURN"
-    assert answer.rejection.rule == "RULES.md §1.2" and answer.rejection.message
+    assert answer.rejection.rule == "docs/rules/hoola.md §1.2" and answer.rejection.message
     assert view(server, game, 0).version == game.version
     other = server.stub.ListLegalMoves(
         service_pb2.ListLegalMovesRequest(game_id=game.game_id),

@@ -138,7 +138,7 @@ def test_bad_requests_get_clear_errors(server: Running) -> None:
     assert (code, info.reason, info.metadata["rule"]) == (
         grpc.StatusCode.FAILED_PRECONDITION,
         "PLAY_A_CARD",
-        "RULES.md §2.3",
+        "docs/rules/koikoi.md §2.3",
     )
     # A Hoola command to a Koi-Koi game is malformed.
     code, info, fields = error_of(

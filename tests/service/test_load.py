@@ -270,6 +270,19 @@ def test_serve_workers_share_a_port_and_accept_each_others_tokens(
         assert not Path(f"/proc/{pid}").exists() or "Z" in _state(pid)
 
 
+def test_workers_stop_when_their_parent_is_killed(workers) -> None:
+    """A parent killed outright forwards no signal: its workers notice they are orphans and shut
+    down by themselves rather than serve on alone (holding the port and the store)."""
+    parent, log, _, pids = workers
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{pid}").exists() and "Z" not in _state(pid) for pid in pids):
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.1)
+    assert "the parent of this worker is gone" in log.read_text()
+
+
 def _state(pid: int) -> str:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()

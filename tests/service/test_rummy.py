@@ -58,7 +58,7 @@ def test_errors_and_hidden_draws(server: Running) -> None:
         metadata=auth(game.tokens[1 - seat].token),
     )
     assert not theirs.events[-1].body.rummy.card_drawn.card.code
-    # A joker named as a card that contradicts the meld: INVALID_ARGUMENT (RULES.md §3.2).
+    # A joker named as a card that contradicts the meld: INVALID_ARGUMENT (docs/rules/rummy.md §3.2).
     mine = server.stub.GetView(
         service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[seat].token)
     ).view.rummy
@@ -144,5 +144,5 @@ def test_unset_seats_seat_four_and_the_list_says_whether_it_is_complete(server: 
     assert (code, info.reason, info.metadata["rule"]) == (
         grpc.StatusCode.INVALID_ARGUMENT,
         "USE_THE_DISCARD",
-        "RULES.md §3.1",
+        "docs/rules/rummy.md §3.1",
     )
