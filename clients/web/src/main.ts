@@ -422,10 +422,13 @@ class Table {
         include: { view: true, legalMoves: true, toAct: true },
       });
       this.reads++; // any read in flight is older than this answer
+      // For the tests: the first event of this move, which the other tabs must show live.
+      main.dataset.played = String(answer.events[0]?.version ?? "");
       this.busy = false;
       this.show(answer.view, answer.legalMoves, answer.toAct, answer.version, answer.finished);
     } catch (error) {
       this.busy = false;
+      main.dataset.played = "";
       this.parts.status.textContent = `Not played: ${message(error)}`;
       void this.refresh();
     } finally {

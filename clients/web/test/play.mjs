@@ -50,6 +50,8 @@ function random() {
 const pick = (list) => list[Math.floor(random() * list.length)];
 
 const ORDER = "A23456789TJQK";
+/** A label inside a CSS attribute selector's double quotes. */
+const CSS_ESCAPE = (text) => text.replace(/["\\]/g, "\\$&");
 /** A card's rank (its code's first letter), for shedding high cards; jokers are kept. */
 const rank = (code) => (code.startsWith("JK") ? -1 : ORDER.indexOf(code[0] ?? ""));
 
@@ -155,7 +157,8 @@ async function main() {
     }
 
     const maxMoves = Number(args["max-moves"]);
-    while (report.moves < maxMoves) {
+    // Bounded: a move per look at most, and a look may find nothing to click.
+    for (let look_ = 0; report.moves < maxMoves && look_ < 4 * maxMoves; look_++) {
       const looks = await Promise.all(tabs.map((t) => look(t.page)));
       if (looks.some((l) => l.done)) break;
       // A tab with moves to make; else wait for one (a bot's move, another tab's), or the end.
@@ -174,25 +177,32 @@ async function main() {
       const move = choose(before.moves, before.melded);
       if (process.env.PLAY_DEBUG)
         console.error(Date.now() % 100000, tab.seat, move.kind, move.label);
-      await tab.page.locator("button.move:not([disabled])").nth(move.index).click();
+      // The move by its label: if the tab has just redrawn (another tab's move arrived), a move
+      // that is gone is not clicked, and the loop looks again.
+      const button = tab.page
+        .locator(`button.move[data-label="${CSS_ESCAPE(move.label)}"]`)
+        .first();
+      if (
+        !(await button.click({ timeout: 2000 }).then(
+          () => true,
+          () => false,
+        ))
+      )
+        continue;
       // Answered: the page counted the play, and shows the game as of after it (or the refusal).
       await tab.page.waitForFunction(
         (plays) => Number(document.getElementById("app").dataset.plays ?? 0) > plays,
         before.plays,
         { timeout: STEP_MS },
       );
-      const after = await tab.page.$eval("#app", (m) => m.dataset.version);
+      const played = await tab.page.$eval("#app", (m) => m.dataset.played ?? "");
       report.moves += 1;
-      if (after === before.version) continue; // refused (the game moved first): look again
+      if (!played) continue; // refused (the game moved first): look again
       // The move's first event, live in every other tab's log, from this seat.
-      const version = BigInt(before.version) + 1n;
       for (const other of tabs.filter((t) => t !== tab)) {
         await other.page.waitForSelector(
-          `ol.events li[data-version="${version}"][data-seat="${tab.seat}"]`,
-          {
-            state: "attached",
-            timeout: STEP_MS,
-          },
+          `ol.events li[data-version="${played}"][data-seat="${tab.seat}"]`,
+          { state: "attached", timeout: STEP_MS },
         );
         report.live += 1;
       }
