@@ -12,7 +12,8 @@ GEN_STAMP := gen/.stamp
 TYPE_ROOT := build/typecheck
 LAYERS := engine contract log app service replays
 
-.PHONY: run test bench lint check links typecheck breaking release-contract gen install clean browser clients
+.PHONY: run test bench lint check links typecheck breaking release-contract gen install clean browser \
+  clients web web-if-npm
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,21 +35,41 @@ install: $(STAMP)
 
 gen: $(GEN_STAMP)
 
-run: install
-	$(VENV)/bin/croupier serve
+# A local try: the web client at http://127.0.0.1:8080 with its lobby (README, "In a browser").
+run: install web-if-npm
+	$(VENV)/bin/croupier serve --lobby
 
-# The HTML replay timeline is tested in headless Chromium: Debian's package, installed when missing
+# The reference web client (clients/web/dist, not committed), and first the TypeScript client it
+# bundles (clients/typescript): npm ci with the committed lockfiles, then buf + tsc, then esbuild.
+WEB := clients/web
+TS_CLIENT := clients/typescript
+WEB_BUILT := $(WEB)/dist/index.html
+WEB_SOURCES := $(wildcard $(WEB)/src/* $(WEB)/build.mjs $(WEB)/package*.json \
+  $(TS_CLIENT)/src/*.ts $(TS_CLIENT)/scripts/* $(TS_CLIENT)/package*.json $(TS_CLIENT)/buf.gen.yaml)
+
+$(WEB_BUILT): $(WEB_SOURCES) $(PROTOS) | $(STAMP)
+	cd $(TS_CLIENT) && npm ci --no-audit --no-fund --loglevel=error && npm run build
+	cd $(WEB) && npm ci --no-audit --no-fund --loglevel=error && npm run build
+
+web: $(WEB_BUILT)
+
+# `make run` and `make test` build the web client when npm is there; without it, / says how.
+web-if-npm:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory web; \
+	else echo "npm not found: the web client is not built (its tests skip; / says how to build it)"; fi
+
+# The HTML replay timeline and the web client are tested in headless Chromium: Debian's package, installed when missing
 # (as root with apt); elsewhere those tests skip, except under CI=true.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing Debian's chromium for the HTML timeline tests"; \
+	    echo "installing Debian's chromium for the browser tests"; \
 	    apt-get install -y -q chromium >/dev/null 2>&1 || \
 	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null; }; \
-	  else echo "chromium not found: the HTML timeline tests will skip (apt-get install chromium)"; fi; }
+	  else echo "chromium not found: the browser tests will skip (apt-get install chromium)"; fi; }
 
 # The code's checks first (layers, types, style), then every test.
-test: install browser check clients
+test: install browser check clients web-if-npm
 	$(PY) -m pytest
 
 # The TypeScript client (generated from proto/ by buf at build time) and the Node.js example, with
@@ -93,6 +114,6 @@ release-contract: install
 	cd proto && ../$(VENV)/bin/buf build -o released.binpb
 
 clean:
-	rm -rf $(VENV) gen build *.egg-info
+	rm -rf $(VENV) gen build *.egg-info $(WEB)/dist $(WEB)/node_modules
 	rm -rf clients/typescript/node_modules clients/typescript/build clients/typescript/dist \
 	  clients/typescript/src/gen examples/node/node_modules

@@ -117,6 +117,22 @@ def main() -> None:
     help="Browser origins that may call the HTTP listener, comma-separated ('*': any). None by "
     f"default: pages it serves itself need none. Environment: {config.CORS_ORIGINS_ENV}.",
 )
+@click.option(
+    "--web-root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=lambda: os.environ.get("CROUPIER_WEB_ROOT") or None,
+    show_default="clients/web/dist when built",
+    help="The web client served at / on the HTTP listener (make web builds it). Environment: "
+    "CROUPIER_WEB_ROOT.",
+)
+@click.option(
+    "--lobby/--no-lobby",
+    default=lambda: os.environ.get("CROUPIER_LOBBY", "") == "1",
+    show_default="off",
+    help="The web client's lobby on the HTTP listener (POST /lobby/games): anyone who reaches it "
+    "may create games, with this server's studio key, and bots play their other seats. For a "
+    "local try (make run); bounded and rate limited. Environment: CROUPIER_LOBBY=1.",
+)
 @tls_options.server_options
 @shutdown_options.grace_option
 @click.option(
@@ -138,6 +154,8 @@ def serve(
     command_burst: int,
     http_address: str,
     cors_origins: str,
+    web_root: Path | None,
+    lobby: bool,
     tls_cert: Path | None,
     tls_key: Path | None,
     tls_client_ca: Path | None,
@@ -151,10 +169,12 @@ def serve(
     from croupier.app.tokens import TokenSigner
     from croupier.service import metrics, tracing
     from croupier.service.http import HttpListener, create_http_app, is_off, parse_origins
+    from croupier.service.lobby import Lobby
     from croupier.service.server import PortInUse, create_server
     from croupier.service.shutdown import shut_down
     from croupier.service.store import StoreError, open_store
     from croupier.service.tls import server_tls
+    from croupier.service.web import default_web_root, web_app
 
     # Secrets and certificates first: a bad one stops the start with one line, before anything
     # else happens.
@@ -166,6 +186,9 @@ def serve(
         raise click.ClickException(str(error)) from None
     http = None if is_off(http_address) else http_address.strip()
     if workers > 1 and worker_of_group is None:
+        # The workers read these from the environment they inherit (each has its own lobby).
+        os.environ["CROUPIER_LOBBY"] = "1" if lobby else ""
+        os.environ["CROUPIER_WEB_ROOT"] = str(web_root or "")
         forwarded = [
             *(["--tls-cert", str(tls_cert), "--tls-key", str(tls_key)] if tls else []),
             *(["--tls-client-ca", str(tls_client_ca)] if tls_client_ca else []),
@@ -238,13 +261,17 @@ def serve(
         # The HTTP listener: the same core on the same loop (service/http.py).
         listener = None
         http_url = "off"
+        games = Lobby(serving.core) if lobby and http is not None else None
         if http is not None:
+            # At /: the web client, its timeline pages and (--lobby) the lobby (service/web.py).
+            root = web_app(serving.core, web_root or default_web_root(), games)
             listener = HttpListener(
                 create_http_app(
                     serving.core,
                     cors_origins=parse_origins(cors_origins),
                     # Prometheus scrapes the HTTP listener too (every worker's counts).
                     mounts={"/metrics": metrics.asgi_app()},
+                    root=root,
                 ),
                 http,
                 reuse_port=worker,
@@ -280,6 +307,8 @@ def serve(
         await stopping.wait()
         if orphaned is not None:
             orphaned.cancel()
+        if games is not None:
+            await games.close()  # the lobby's bots first: they are this server's own calls
         # Both listeners at once: health NOT_SERVING and the streams ended first (shut_down),
         # the HTTP calls in flight given the same grace.
         await asyncio.gather(

@@ -1,0 +1,415 @@
+// What the page shows of a game: small render functions, one per game kind for the table, and
+// game-agnostic ones for the seats and their clocks, the settlement and the events.
+import type {
+  GameEvent,
+  GinView,
+  HoolaView,
+  KoiKoiView,
+  RummyView,
+  SeatToAct,
+  Settlement,
+  View,
+} from "@croupier/client";
+import {
+  GinPhase,
+  HoolaPhase,
+  KoiKoiPhase,
+  MeldKind,
+  MeldShape,
+  RummyPhase,
+  YakuKind,
+} from "@croupier/client";
+import { cardRow, cardText, cardTile, hanafudaTile } from "./cards.js";
+
+/** An element with a class and text (or children). */
+export function h(tag: string, className = "", ...children: (Node | string)[]): HTMLElement {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  node.append(...children);
+  return node;
+}
+
+/** "HAND_OVER" → "hand over". */
+export function words(name: string): string {
+  return name
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .replace(/_/g, " ")
+    .toLowerCase();
+}
+
+export function seatName(seat: number, mine: number): string {
+  return seat === mine ? `Seat ${seat} (you)` : `Seat ${seat}`;
+}
+
+/** The facts of a table as a definition list. */
+function facts(pairs: [string, string | Node][]): HTMLElement {
+  const list = h("dl", "facts");
+  for (const [term, value] of pairs) list.append(h("dt", "", term), h("dd", "", value));
+  return list;
+}
+
+function discardPile(top: { code: string } | undefined, count: number): HTMLElement {
+  return h(
+    "span",
+    "",
+    top ? cardTile(top as never) : "empty",
+    count > 1 ? ` (${count} cards)` : "",
+  );
+}
+
+/** What a seat holds in its hand, for the caller. */
+export function handOf(view: View): HTMLElement {
+  switch (view.game.case) {
+    case "koikoi":
+      return cardRow(view.game.value.hand.map(hanafudaTile), "no cards");
+    case "hoola":
+    case "gin":
+    case "rummy":
+      return cardRow(view.game.value.hand.map(cardTile), "no cards");
+    default:
+      return h("p", "", "no view");
+  }
+}
+
+function hoolaTable(v: HoolaView): HTMLElement {
+  const melds = v.melds.map((m) =>
+    h(
+      "li",
+      "",
+      `${words(MeldKind[m.kind] ?? "")} by seat ${m.owner}: `,
+      cardRow(m.cards.map(cardTile)),
+    ),
+  );
+  return h(
+    "div",
+    "",
+    facts([
+      ["Phase", words(HoolaPhase[v.phase] ?? "")],
+      [
+        "Round",
+        `${v.round}${v.rules?.rounds ? ` of ${v.rules.rounds}` : ""} (dealer: seat ${v.dealer})`,
+      ],
+      ["Stock", `${v.stockCount} cards`],
+      ["Discard", discardPile(v.discardTop, v.discardCount)],
+      ["Stakes ×", `${v.tableMultiplier || 1}`],
+      ["Your hand's value", `${v.handValue}`],
+    ]),
+    h("h3", "", "Melds on the table"),
+    v.melds.length ? h("ul", "melds", ...melds) : h("p", "", "none yet"),
+  );
+}
+
+function rummyTable(v: RummyView): HTMLElement {
+  const melds = v.melds.map((m) =>
+    h(
+      "li",
+      "",
+      `${words(MeldShape[m.kind] ?? "")} by seat ${m.owner}: `,
+      cardRow(m.cards.map(cardTile)),
+    ),
+  );
+  return h(
+    "div",
+    "",
+    facts([
+      ["Phase", words(RummyPhase[v.phase] ?? "")],
+      ["Dealer", `seat ${v.dealer}`],
+      ["Stock", `${v.stockCount} cards`],
+      ["Discard", discardPile(v.discardTop, v.discardCount)],
+      ["Opened", v.opened.map((o, seat) => `seat ${seat} ${o ? "yes" : "no"}`).join(", ")],
+      ["Your hand's value", `${v.handValue}`],
+    ]),
+    h("h3", "", "Melds on the table"),
+    v.melds.length ? h("ul", "melds", ...melds) : h("p", "", "none yet"),
+  );
+}
+
+function ginTable(v: GinView): HTMLElement {
+  const placed = (melds: GinView["melds"]) =>
+    h(
+      "ul",
+      "melds",
+      ...melds.map((m) =>
+        h("li", "", `${words(MeldShape[m.kind] ?? "")}: `, cardRow(m.cards.map(cardTile))),
+      ),
+    );
+  return h(
+    "div",
+    "",
+    facts([
+      ["Phase", words(GinPhase[v.phase] ?? "")],
+      ["Hand", `${v.handNumber} (dealer: seat ${v.dealer})`],
+      ["Stock", `${v.stockCount} cards`],
+      ["Discard", discardPile(v.discardTop, v.discardCount)],
+      ["Your deadwood", `${v.deadwood}`],
+    ]),
+    h("h3", "", "Your melds (arranged for the least deadwood)"),
+    v.melds.length ? placed(v.melds) : h("p", "", "none"),
+    ...(v.knocker !== undefined
+      ? [h("h3", "", `Seat ${v.knocker} knocked: its melds`), placed(v.table)]
+      : []),
+  );
+}
+
+function koikoiTable(v: KoiKoiView): HTMLElement {
+  const piles = v.piles.map((p) =>
+    h(
+      "li",
+      "",
+      `Seat ${p.seat}: ${p.cards.length} cards captured, ${p.points} points`,
+      p.yaku.length
+        ? ` — ${p.yaku.map((y) => `${words(YakuKind[y.kind] ?? "")} ${y.points}`).join(", ")}`
+        : "",
+      cardRow(p.cards.map(hanafudaTile), ""),
+    ),
+  );
+  return h(
+    "div",
+    "",
+    facts([
+      ["Phase", words(KoiKoiPhase[v.phase] ?? "")],
+      [
+        "Round",
+        `${v.round}${v.rules?.rounds ? ` of ${v.rules.rounds}` : ""} (dealer: seat ${v.dealer})`,
+      ],
+      ["Stock", `${v.stockCount} cards`],
+      ["Koi-koi called by", v.koiKoiBy === undefined ? "nobody" : `seat ${v.koiKoiBy}`],
+      ...(v.turned ? ([["Turned card", hanafudaTile(v.turned)]] as [string, Node][]) : []),
+    ]),
+    h("h3", "", "Field"),
+    cardRow(v.field.map(hanafudaTile), "empty"),
+    h("h3", "", "Captured"),
+    h("ul", "piles", ...piles),
+  );
+}
+
+/** The table of any game kind. */
+export function tableOf(view: View): HTMLElement {
+  switch (view.game.case) {
+    case "hoola":
+      return hoolaTable(view.game.value);
+    case "koikoi":
+      return koikoiTable(view.game.value);
+    case "gin":
+      return ginTable(view.game.value);
+    case "rummy":
+      return rummyTable(view.game.value);
+    default:
+      return h("p", "", "no view");
+  }
+}
+
+/** The last finished round's settlement, as the view carries it. */
+export function lastSettlement(view: View): Settlement | undefined {
+  switch (view.game.case) {
+    case "hoola":
+      return view.game.value.lastRound?.settlement;
+    case "koikoi":
+      return view.game.value.lastRound?.settlement;
+    case "gin":
+      return view.game.value.lastHand?.settlement;
+    case "rummy":
+      return view.game.value.result?.settlement;
+    default:
+      return undefined;
+  }
+}
+
+/** Per seat: cards held, score, whose turn it is. */
+export function seatsOf(view: View): {
+  seats: number;
+  counts: number[];
+  scores: string[];
+  turn: number;
+} {
+  const g = view.game;
+  switch (g.case) {
+    case "hoola":
+      return {
+        seats: g.value.handCounts.length,
+        counts: g.value.handCounts,
+        scores: g.value.scores.map(String),
+        turn: g.value.turn,
+      };
+    case "koikoi":
+      return {
+        seats: g.value.handCounts.length,
+        counts: g.value.handCounts,
+        scores: g.value.totals.map(String),
+        turn: g.value.turn,
+      };
+    case "gin":
+      return {
+        seats: g.value.handCounts.length,
+        counts: g.value.handCounts,
+        scores: g.value.totals.map(String),
+        turn: g.value.turn,
+      };
+    case "rummy":
+      return {
+        seats: g.value.handCounts.length,
+        counts: g.value.handCounts,
+        scores: [],
+        turn: g.value.turn,
+      };
+    default:
+      return { seats: 0, counts: [], scores: [], turn: 0 };
+  }
+}
+
+/** A duration in words: "0:42". */
+export function clock(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+/** The seats, each with its hand size, score, and (from `to_act`) its turn clock: the time left
+ * to its deadline, its bank, whether it is away. Game-agnostic but for the counts. */
+export function seatsPanel(view: View, toAct: SeatToAct[], mine: number, now: number): HTMLElement {
+  const { seats, counts, scores } = seatsOf(view);
+  const acting = new Map(toAct.map((t) => [t.seat, t]));
+  const rows = [];
+  for (let seat = 0; seat < seats; seat++) {
+    const t = acting.get(seat);
+    let turn = "";
+    if (t) {
+      const deadline = Number(t.deadlineMs);
+      turn = deadline
+        ? `to act: ${clock(deadline - now)} left, bank ${clock(Number(t.bankMs))}`
+        : "to act";
+      if (t.away) turn += " (away)";
+    }
+    const row = h(
+      "tr",
+      t ? "acting" : "",
+      h("td", "", seatName(seat, mine)),
+      h("td", "", `${counts[seat] ?? 0} cards`),
+      h("td", "", scores[seat] ?? ""),
+      h("td", "clock", turn),
+    );
+    row.dataset.seat = String(seat);
+    rows.push(row);
+  }
+  return h(
+    "table",
+    "seats",
+    h(
+      "thead",
+      "",
+      h(
+        "tr",
+        "",
+        h("th", "", "Seat"),
+        h("th", "", "Hand"),
+        h("th", "", "Score"),
+        h("th", "", "Turn"),
+      ),
+    ),
+    h("tbody", "", ...rows),
+  );
+}
+
+/** An itemized settlement: every payment with every factor and its reason, and the nets. */
+export function settlementOf(title: string, s: Settlement, mine: number): HTMLElement {
+  const winners = s.winners.length ? s.winners.map((w) => seatName(w, mine)).join(", ") : "nobody";
+  const lines = s.lines.map((line) =>
+    h(
+      "tr",
+      "",
+      h("td", "", `${seatName(line.payer, mine)} → ${seatName(line.payee, mine)}`),
+      h("td", "amount", String(line.amount)),
+      h(
+        "td",
+        "",
+        h(
+          "ul",
+          "factors",
+          ...line.factors.map((f) =>
+            h(
+              "li",
+              "",
+              `${f.added ? "+" : "×"} ${words(f.name)} ${f.value}`,
+              f.reason ? `: ${f.reason}` : "",
+            ),
+          ),
+        ),
+        line.summary ? h("p", "summary", line.summary) : "",
+      ),
+    ),
+  );
+  return h(
+    "section",
+    "settlement",
+    h("h3", "", `${title}: ${words(s.outcome)} — won by ${winners}`),
+    ...(s.notes.length ? [h("ul", "notes", ...s.notes.map((n) => h("li", "", n)))] : []),
+    lines.length
+      ? h(
+          "table",
+          "lines",
+          h(
+            "thead",
+            "",
+            h("tr", "", h("th", "", "Payment"), h("th", "", "Amount"), h("th", "", "Factors")),
+          ),
+          h("tbody", "", ...lines),
+        )
+      : h("p", "", "no payments"),
+    h(
+      "p",
+      "net",
+      "Net: " +
+        s.net.map((n, seat) => `${seatName(seat, mine)} ${n > 0n ? "+" : ""}${n}`).join(", "),
+    ),
+  );
+}
+
+/** Fields an event's line leaves out: the big parts (rules, hands, settlements) have their own
+ * places on the page; the acting seat leads the line; ids and enum numbers say nothing to people. */
+const SKIPPED = new Set([
+  "rules",
+  "hands",
+  "settlement",
+  "lines",
+  "totals",
+  "handValues",
+  "seat",
+  "id",
+  "owner",
+  "kind",
+]);
+
+/** A message's fields on one short line: cards by name, nested messages briefly. */
+function short(value: unknown, depth = 0): string {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "bigint" || typeof value === "number" || typeof value === "boolean")
+    return String(value);
+  if (typeof value === "string") return value;
+  if (Array.isArray(value))
+    return value.length ? `[${value.map((v) => short(v, depth + 1)).join(" ")}]` : "";
+  if (typeof value !== "object") return "";
+  const o = value as Record<string, unknown>;
+  if (typeof o.code === "string") return "month" in o ? String(o.name) : cardText(o.code);
+  if ("case" in o) return o.case ? `${words(String(o.case))} ${short(o.value, depth + 1)}` : "";
+  if (depth > 2) return "…";
+  const parts = [];
+  for (const [key, field] of Object.entries(o)) {
+    if (key.startsWith("$") || SKIPPED.has(key)) continue;
+    const text = short(field, depth + 1);
+    if (text && text !== "0" && text !== "false") parts.push(`${words(key)} ${text}`);
+  }
+  return parts.join("; ");
+}
+
+/** One event in words: who did what ("Seat 1: card discarded: card Q♦"). */
+export function describeEvent(event: GameEvent, mine: number): string {
+  const body = event.body?.body;
+  const who = event.seat === undefined ? "Dealer" : seatName(event.seat, mine);
+  if (!body?.case) return `#${event.version} (hidden from you)`;
+  if (body.case === "seedRevealed")
+    return `#${event.version} The game is over: the server seed is revealed`;
+  const game = body.value as { event?: { case?: string; value?: unknown } };
+  const kind = game.event?.case;
+  if (!kind) return `#${event.version} (hidden from you)`;
+  const details = short(game.event?.value).slice(0, 200);
+  return `#${event.version} ${who}: ${words(kind)}${details ? ` — ${details}` : ""}`;
+}

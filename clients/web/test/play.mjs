@@ -1,0 +1,241 @@
+// Plays one whole game through the web client in headless Chromium (Debian's, driven by
+// playwright-core): the lobby creates it, one tab per human seat clicks legal-move buttons until
+// the final settlement shows, and every move a tab makes must appear live in the other tabs'
+// event logs (StreamEvents). Saves screenshots. Prints one JSON line of what it saw; exits 1 on
+// any failure. Run by tests/web/test_web.py (pytest), which starts the server:
+//
+//   node test/play.mjs --url http://127.0.0.1:8080 --kind gin --preset single-hand \
+//     --seats 2 --humans 2 --out /tmp/croupier-screenshots
+import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { chromium } from "playwright-core";
+
+const { values: args } = parseArgs({
+  options: {
+    url: { type: "string" },
+    kind: { type: "string" },
+    preset: { type: "string", default: "" },
+    seats: { type: "string", default: "2" },
+    humans: { type: "string", default: "1" },
+    rounds: { type: "string", default: "" },
+    out: { type: "string", default: "/tmp/croupier-screenshots" },
+    chromium: { type: "string", default: process.env.CHROMIUM ?? "/usr/bin/chromium" },
+    "max-moves": { type: "string", default: "1500" },
+    seed: { type: "string", default: "1" },
+  },
+});
+/** How long one step may take: a move's answer, an event reaching another tab, a bot's move. */
+const STEP_MS = 20_000;
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+// A small seeded generator: the same seed clicks the same way on the same deal.
+let state = Number(args.seed) >>> 0 || 1;
+function random() {
+  state ^= state << 13;
+  state ^= state >>> 17;
+  state ^= state << 5;
+  return (state >>> 0) / 2 ** 32;
+}
+const pick = (list) => list[Math.floor(random() * list.length)];
+
+const ORDER = "A23456789TJQK";
+/** A label inside a CSS attribute selector's double quotes. */
+const CSS_ESCAPE = (text) => text.replace(/["\\]/g, "\\$&");
+/** A card's rank (its code's first letter), for shedding high cards; jokers are kept. */
+const rank = (code) => (code.startsWith("JK") ? -1 : ORDER.indexOf(code[0] ?? ""));
+
+/** Which of the offered moves to click: plausible play, so that the game ends soon (go out, meld,
+ * knock, shed high cards that are in no meld), like the server's bots (service/bots.py). */
+function choose(moves, melded) {
+  const by = (kind) => moves.filter((m) => m.kind === kind);
+  const first = (...kinds) => kinds.map(by).find((l) => l.length)?.[0];
+  const now =
+    first("nextRound", "shobu", "knock", "declare", "play", "layDown") ??
+    (by("meld").length
+      ? by("meld").reduce((a, b) => (b.label.length > a.label.length ? b : a))
+      : undefined) ??
+    (random() < 0.9 ? first("layOff", "swapJoker", "takeDiscard") : undefined) ??
+    (moves.some((m) => m.kind === "stop") && random() < 0.5 ? by("stop")[0] : undefined) ??
+    first("drawStock", "draw", "endLayOffs", "pass");
+  if (now) return now;
+  const discards = by("discard");
+  if (discards.length) {
+    const loose = discards.filter((m) => !melded.includes(m.card));
+    const weight = (m) => rank(m.card) + random() * 2;
+    return (loose.length ? loose : discards).reduce((a, b) => (weight(b) > weight(a) ? b : a));
+  }
+  const captures = moves.filter((m) => /captur/i.test(m.label));
+  return pick(captures.length && random() < 0.8 ? captures : moves);
+}
+
+/** What a tab shows, in one look: whether the game is over there, the moves it offers, the cards
+ * in melds on its table (a gin hand's own melds among them), and its version and plays. */
+function look(page) {
+  return page.$eval("#app", (app) => ({
+    done: Boolean(app.querySelector("section.final[data-done=true]")),
+    moves: [...app.querySelectorAll("button.move:not([disabled])")].map((b, index) => ({
+      index,
+      kind: b.dataset.move ?? "",
+      label: b.dataset.label ?? "",
+      card: b.dataset.card ?? "",
+    })),
+    melded: [...app.querySelectorAll("section.table .melds [data-code]")].map(
+      (c) => c.dataset.code,
+    ),
+    version: app.dataset.version,
+    plays: Number(app.dataset.plays ?? 0),
+  }));
+}
+
+async function main() {
+  mkdirSync(args.out, { recursive: true });
+  const profile = mkdtempSync(join(tmpdir(), "croupier-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: args.chromium,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 900 },
+  });
+  const errors = [];
+  const watch = (page, name) => {
+    page.on("pageerror", (error) => errors.push(`${name}: ${error.message}`));
+    page.on("console", (m) => m.type() === "error" && errors.push(`${name}: console: ${m.text()}`));
+  };
+  const shot = (page, name) =>
+    page.screenshot({ path: join(args.out, `${args.kind}-${name}.png`), fullPage: true });
+  const report = { kind: args.kind, moves: 0, live: 0, finalSeen: [] };
+  try {
+    // The lobby: the game, the preset (from ListPresets), the seats.
+    const lobby = context.pages()[0] ?? (await context.newPage());
+    watch(lobby, "lobby");
+    await lobby.goto(args.url);
+    await lobby.selectOption("select[name=kind]", args.kind);
+    if (args.preset) {
+      await lobby.waitForSelector(`select[name=preset] option[value="${args.preset}"]`, {
+        state: "attached",
+        timeout: STEP_MS,
+      });
+      await lobby.selectOption("select[name=preset]", args.preset);
+    }
+    await lobby.fill("input[name=seats]", args.seats);
+    await lobby.dispatchEvent("input[name=seats]", "change");
+    await lobby.fill("input[name=humans]", args.humans);
+    if (args.rounds) await lobby.fill("input[name=rounds]", args.rounds);
+    await shot(lobby, "lobby");
+    await lobby.click("button[type=submit]");
+    await lobby.waitForSelector("a.seat-link", { timeout: STEP_MS }).catch(async (error) => {
+      throw new Error(
+        `no seat links: the lobby says "${await lobby.textContent("p.status")}" (${error.message})`,
+      );
+    });
+    const links = await lobby.$$eval("a.seat-link", (as) =>
+      as.map((a) => ({ seat: Number(a.dataset.seat), href: a.href })),
+    );
+    if (links.length !== Number(args.humans))
+      throw new Error(`the lobby gave ${links.length} seat links for ${args.humans} people`);
+    await shot(lobby, "seats");
+
+    // One tab per human seat.
+    const tabs = [];
+    for (const link of links) {
+      const page = link.seat === links[0].seat ? lobby : await context.newPage();
+      if (page !== lobby) watch(page, `seat ${link.seat}`);
+      await page.goto(link.href);
+      await page.waitForSelector("section.hand .cards, section.hand p", { timeout: STEP_MS });
+      tabs.push({ seat: link.seat, page });
+    }
+
+    const maxMoves = Number(args["max-moves"]);
+    // Bounded: a move per look at most, and a look may find nothing to click.
+    for (let look_ = 0; report.moves < maxMoves && look_ < 4 * maxMoves; look_++) {
+      const looks = await Promise.all(tabs.map((t) => look(t.page)));
+      if (looks.some((l) => l.done)) break;
+      // A tab with moves to make; else wait for one (a bot's move, another tab's), or the end.
+      const at = looks.findIndex((l) => l.moves.length);
+      if (at < 0) {
+        await Promise.race(
+          tabs.flatMap((t) => [
+            t.page.waitForSelector("button.move:not([disabled])", { timeout: STEP_MS }),
+            t.page.waitForSelector("section.final[data-done=true]", { timeout: STEP_MS }),
+          ]),
+        );
+        continue;
+      }
+      const tab = tabs[at];
+      const before = looks[at];
+      const move = choose(before.moves, before.melded);
+      if (process.env.PLAY_DEBUG)
+        console.error(Date.now() % 100000, tab.seat, move.kind, move.label);
+      // The move by its label: if the tab has just redrawn (another tab's move arrived), a move
+      // that is gone is not clicked, and the loop looks again.
+      const button = tab.page
+        .locator(`button.move[data-label="${CSS_ESCAPE(move.label)}"]`)
+        .first();
+      if (
+        !(await button.click({ timeout: 2000 }).then(
+          () => true,
+          () => false,
+        ))
+      )
+        continue;
+      // Answered: the page counted the play, and shows the game as of after it (or the refusal).
+      await tab.page.waitForFunction(
+        (plays) => Number(document.getElementById("app").dataset.plays ?? 0) > plays,
+        before.plays,
+        { timeout: STEP_MS },
+      );
+      const played = await tab.page.$eval("#app", (m) => m.dataset.played ?? "");
+      report.moves += 1;
+      if (!played) continue; // refused (the game moved first): look again
+      // The move's first event, live in every other tab's log, from this seat.
+      for (const other of tabs.filter((t) => t !== tab)) {
+        await other.page.waitForSelector(
+          `ol.events li[data-version="${played}"][data-seat="${tab.seat}"]`,
+          { state: "attached", timeout: STEP_MS },
+        );
+        report.live += 1;
+      }
+      if (report.moves === 6) for (const t of tabs) await shot(t.page, `seat${t.seat}-playing`);
+    }
+    // The end: the final settlement, in every tab (each follows the stream to the end).
+    for (const t of tabs) {
+      await t.page.waitForSelector("section.final[data-done=true] .settlement", {
+        timeout: STEP_MS,
+      });
+      const text = await t.page.textContent("section.final");
+      if (!/Final settlement/.test(text) || !/Net:/.test(text))
+        throw new Error(`seat ${t.seat}: no itemized final settlement`);
+      report.finalSeen.push(t.seat);
+      await shot(t.page, `seat${t.seat}-final`);
+    }
+    // The replay timeline of the finished game.
+    const timeline = await tabs[0].page.$eval("a.timeline", (a) => a.href);
+    const page = await context.newPage();
+    watch(page, "timeline");
+    const answer = await page.goto(timeline);
+    if (answer?.status() !== 200) throw new Error(`the timeline answered ${answer?.status()}`);
+    await shot(page, "timeline");
+    report.timeline = timeline;
+    if (errors.length) throw new Error(`the page reported errors:\n${errors.join("\n")}`);
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+  console.log(JSON.stringify(report));
+}
+
+main().catch((error) => {
+  console.error(error?.stack ?? String(error));
+  process.exit(1);
+});

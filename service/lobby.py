@@ -1,0 +1,272 @@
+"""The reference web client's lobby: games for people in a browser, with bots at the other seats.
+
+Only the studio creates games (CreateGame takes a studio token), and a browser holds no studio
+credential. The lobby, on the HTTP listener and **off unless** ``croupier serve --lobby``, is a
+tiny studio inside the server: it mints a short-lived studio token with the server's own studio
+key, creates the game through the core's public use case, hands back the human seats' tokens
+(the page puts each in a link's fragment, which is never sent to a server or logged), and plays
+the other seats with :func:`croupier.service.bots.choose` through the same public calls a client
+makes (each bot authenticates with its seat token).
+
+It is bounded: at most ``max_games`` lobby games at once (a game leaves the lobby when it ends or
+when nobody has moved in it for ``idle_s``: its bots stop), and creations are rate limited per
+client address. Between rounds the bots wait: the people at the table deal the next round (or
+leave), after reading the settlement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from google.protobuf import json_format
+
+from croupier.app.core import Caller, Croupier
+from croupier.app.errors import AppError, RateLimited, StaleVersion
+from croupier.app.ratelimit import RateLimit, RateLimiter
+from croupier.app.tokens import mint_studio_token
+from croupier.service.bots import KIND_FIELDS, choose
+from croupier.v1 import common_pb2, service_pb2
+
+log = structlog.get_logger("croupier.lobby")
+
+#: The game kinds by the names the page and the API use.
+KINDS: dict[str, common_pb2.GameKind.ValueType] = {name: kind for kind, name in KIND_FIELDS.items()}
+#: Moves between rounds (deal the next, leave the table): people make them, never the bots.
+BETWEEN_ROUNDS = frozenset({"next_round", "leave_table", "close_table"})
+#: A studio token the lobby mints lives this long: it is used at once, for one CreateGame.
+STUDIO_TOKEN_TTL_S = 60
+#: The most seats a lobby game may have (the games' own limits are checked by CreateGame).
+MAX_SEATS = 8
+#: The longest preset name the lobby accepts (presets are short words).
+MAX_PRESET = 64
+#: How many times a bot retries after an unexpected refusal before it stops (the game then
+#: waits for the idle limit).
+BOT_RETRIES = 5
+
+
+class LobbyError(Exception):
+    """A lobby request refused: an HTTP status, a stable reason and a message for people."""
+
+    def __init__(
+        self, status: int, reason: str, message: str, retry_after_s: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.retry_after_s = retry_after_s
+
+
+@dataclass(frozen=True)
+class LobbySettings:
+    """How much the lobby takes on, and how its bots play."""
+
+    #: Lobby games at once (a game counts until it ends or is dropped as idle).
+    max_games: int = 16
+    #: Games created per client address: a burst, then this many a minute.
+    per_minute: float = 12.0
+    burst: int = 6
+    #: A bot's pause before each move, so that people can follow the table.
+    bot_delay_ms: int = 700
+    #: A lobby game nobody moved in for this long is dropped: its bots stop, its slot is freed.
+    idle_s: float = 1800.0
+
+
+@dataclass(frozen=True)
+class Request:
+    """A lobby game as asked for: ``humans`` seats for people (the first ones), bots at the rest."""
+
+    kind: str
+    preset: str
+    seats: int
+    humans: int
+    overrides: service_pb2.Rules | None
+
+    @classmethod
+    def parse(cls, body: Any) -> Request:
+        """The request in a JSON body ``{kind, preset, seats, humans, overrides}``, checked."""
+        if not isinstance(body, Mapping):
+            raise LobbyError(400, "BAD_REQUEST", "send a JSON object")
+        kind = body.get("kind")
+        if kind not in KINDS:
+            raise LobbyError(400, "BAD_KIND", f"kind is one of {', '.join(KINDS)}")
+        preset = body.get("preset", "")
+        if not isinstance(preset, str) or len(preset) > MAX_PRESET:
+            raise LobbyError(400, "BAD_PRESET", f"preset is a name of at most {MAX_PRESET} chars")
+        seats, humans = body.get("seats"), body.get("humans", 1)
+        if not isinstance(seats, int) or isinstance(seats, bool) or not 2 <= seats <= MAX_SEATS:
+            raise LobbyError(400, "BAD_SEATS", f"seats is a number from 2 to {MAX_SEATS}")
+        if not isinstance(humans, int) or isinstance(humans, bool) or not 1 <= humans <= seats:
+            raise LobbyError(400, "BAD_HUMANS", "humans is a number from 1 to seats")
+        overrides = None
+        if body.get("overrides") is not None:
+            try:
+                overrides = json_format.ParseDict(body["overrides"], service_pb2.Rules())
+            except (json_format.ParseError, TypeError, ValueError) as error:
+                raise LobbyError(400, "BAD_OVERRIDES", f"overrides: {error}") from None
+            if overrides.WhichOneof("game") not in (None, kind):
+                raise LobbyError(400, "BAD_OVERRIDES", f"overrides are {kind}'s rules")
+        return cls(str(kind), preset, seats, humans, overrides)
+
+
+@dataclass
+class _Game:
+    game_id: str
+    tokens: list[str]
+    humans: int
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+
+def _move_kind(move: service_pb2.LegalMove) -> str:
+    game = move.command.WhichOneof("game")
+    return (getattr(move.command, game).WhichOneof("move") or "") if game else ""
+
+
+class Lobby:
+    """Creates lobby games and runs their bots on the server's event loop."""
+
+    def __init__(
+        self,
+        core: Croupier,
+        settings: LobbySettings | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.core = core
+        self.settings = settings or LobbySettings()
+        self._rng = rng or random.Random()
+        self._games: dict[str, _Game] = {}
+        self._limiter = RateLimiter(
+            RateLimit(self.settings.per_minute / 60, self.settings.burst), size=4096
+        )
+
+    @property
+    def games(self) -> int:
+        """Lobby games in play now."""
+        return len(self._games)
+
+    async def create(self, request: Request, client: str) -> dict[str, Any]:
+        """A new game: its id, and per seat whether people or a bot sit there, with the human
+        seats' tokens."""
+        wait_ms = self._limiter.take((client, 0), self.core.clock())
+        if wait_ms:
+            raise LobbyError(
+                429, "RATE_LIMITED", "too many games from here; wait", -(-wait_ms // 1000)
+            )
+        if len(self._games) >= self.settings.max_games:
+            raise LobbyError(
+                503, "LOBBY_FULL", f"the lobby has {self.settings.max_games} games in play", 30
+            )
+        token = mint_studio_token(
+            self.core.studio_keys.signing, self.core.clock() // 1000 + STUDIO_TOKEN_TTL_S
+        )
+        studio = self.core.authenticate(token)
+        try:
+            created = await self.core.create_game(
+                studio,
+                KINDS[request.kind],
+                request.preset,
+                request.seats,
+                request.overrides,
+                [uuid.uuid4().hex],
+                [],
+            )
+        except AppError as error:
+            raise LobbyError(400, error.reason, error.message) from None
+        tokens = [t.token for t in sorted(created.tokens, key=lambda t: t.seat)]
+        game = _Game(created.game_id, tokens, request.humans)
+        self._games[game.game_id] = game
+        game.tasks = [
+            asyncio.create_task(self._logged(game, seat), name=f"lobby-bot-{game.game_id}-{seat}")
+            for seat in range(request.humans, request.seats)
+        ]
+        game.tasks.append(asyncio.create_task(self._watch(game), name=f"lobby-{game.game_id}"))
+        log.info("lobby game", game_id=game.game_id, kind=request.kind, seats=request.seats)
+        return {
+            "game_id": game.game_id,
+            "kind": request.kind,
+            "seats": [
+                {"seat": seat, "human": seat < request.humans}
+                | ({"token": tokens[seat]} if seat < request.humans else {})
+                for seat in range(request.seats)
+            ],
+        }
+
+    async def close(self) -> None:
+        """Stop every bot (the server is stopping)."""
+        tasks = [task for game in self._games.values() for task in game.tasks]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._games.clear()
+
+    async def _wait_past(self, caller: Caller, game_id: str, version: int) -> None:
+        """Until the game moves past ``version`` (or ends)."""
+        async for _ in self.core.subscribe(caller, game_id, version):
+            return
+
+    async def _watch(self, game: _Game) -> None:
+        """Keep the game in the lobby while it is played; drop it when it ends or idles."""
+        caller = self.core.authenticate(game.tokens[0])
+        try:
+            while True:
+                view = await self.core.view(caller, game.game_id)
+                if view.finished:
+                    return
+                try:
+                    async with asyncio.timeout(self.settings.idle_s):
+                        await self._wait_past(caller, game.game_id, view.version)
+                except TimeoutError:
+                    log.info("lobby game idle: dropped", game_id=game.game_id)
+                    return
+        finally:
+            for task in game.tasks:
+                if task is not asyncio.current_task():
+                    task.cancel()
+            self._games.pop(game.game_id, None)
+
+    async def _logged(self, game: _Game, seat: int) -> None:
+        """A bot, whose unexpected failure is logged (its game then waits for the idle limit)."""
+        try:
+            await self._bot(game, seat)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("lobby bot failed", game_id=game.game_id, seat=seat)
+
+    async def _bot(self, game: _Game, seat: int) -> None:
+        """Play ``seat`` through the public calls until the game ends; between rounds, wait for
+        the people."""
+        caller = self.core.authenticate(game.tokens[seat])
+        failures = 0
+        while failures < BOT_RETRIES:
+            view = await self.core.view(caller, game.game_id)
+            if view.finished:
+                return
+            legal = await self.core.legal_moves(caller, game.game_id)
+            moves = list(legal.moves)
+            if not moves or any(_move_kind(m) in BETWEEN_ROUNDS for m in moves):
+                await self._wait_past(caller, game.game_id, max(view.version, legal.version))
+                continue
+            await asyncio.sleep(self.settings.bot_delay_ms / 1000)
+            move = choose(moves, self._rng)
+            try:
+                await self.core.submit(
+                    caller, game.game_id, uuid.uuid4().hex, legal.version, move.command
+                )
+            except StaleVersion:
+                continue  # someone moved first (a claim, a person): look again
+            except RateLimited as error:
+                await asyncio.sleep(error.retry_after_ms / 1000)
+            except AppError as error:
+                failures += 1
+                log.warning(
+                    "lobby bot refused", game_id=game.game_id, seat=seat, reason=error.reason
+                )
+            else:
+                failures = 0

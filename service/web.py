@@ -1,0 +1,135 @@
+"""What the HTTP listener serves besides the API: the reference web client at ``/``, a finished
+game's replay timeline at ``/games/<id>/timeline``, and (``--lobby`` only) the lobby.
+
+The web client is built by ``make web`` into ``clients/web/dist`` (not committed): the default
+``--web-root`` is that folder of the repository the package is installed from, when it exists.
+Without it, ``/`` says how to build it; the API is served all the same.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import structlog
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
+
+from croupier.app.core import ANONYMOUS, Croupier
+from croupier.app.errors import AppError, NotFound, NotNow
+from croupier.replays.format import from_binary
+from croupier.replays.timeline import render_html, timeline
+from croupier.service.lobby import Lobby, LobbyError
+from croupier.service.lobby import Request as LobbyRequest
+
+log = structlog.get_logger("croupier.web")
+
+#: The repository this package runs from (an editable install maps croupier.service here).
+REPOSITORY = Path(__file__).resolve().parent.parent
+#: Where ``make web`` puts the built client.
+DEFAULT_WEB_ROOT = REPOSITORY / "clients" / "web" / "dist"
+#: A lobby request is a few small fields: anything longer is refused unread.
+MAX_LOBBY_BODY = 4096
+#: Pages are never cached by the browser: a rebuilt client is seen at the next load.
+NO_CACHE = {"cache-control": "no-cache"}
+
+NOT_BUILT = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Croupier</title></head><body style="font-family:sans-serif;max-width:40em;margin:2em auto">
+<h1>Croupier</h1><p>The service is running, but its web client is not built{where}.</p>
+<p>Build it (it needs Node.js 20 and npm) and reload this page:</p>
+<pre>make web</pre>
+<p>or start the server with <code>--web-root</code> pointing at a built client. The API
+(Connect, gRPC-Web, JSON) is served here all the same, for example:</p>
+<pre>curl -s {base}/croupier.v1.GameService/ListPresets -H 'content-type: application/json' \\
+  -d '{{"kind": "GAME_KIND_GIN"}}'</pre></body></html>
+"""
+
+
+def default_web_root() -> Path | None:
+    """The repository's built client, when it was built."""
+    return DEFAULT_WEB_ROOT if (DEFAULT_WEB_ROOT / "index.html").is_file() else None
+
+
+def _error(status: int, reason: str, message: str, retry_after_s: int | None = None) -> Response:
+    headers = {"retry-after": str(retry_after_s)} if retry_after_s else None
+    return JSONResponse({"reason": reason, "message": message}, status, headers=headers)
+
+
+def lobby_routes(lobby: Lobby) -> list[BaseRoute]:
+    """``POST /lobby/games``: a new game with bots, and the human seats' tokens."""
+
+    async def create(request: Request) -> Response:
+        length = request.headers.get("content-length")
+        if length is None or not length.isdigit() or int(length) > MAX_LOBBY_BODY:
+            return _error(413, "TOO_LONG", f"send at most {MAX_LOBBY_BODY} bytes of JSON")
+        try:
+            body = json.loads(await request.body())
+            made = await lobby.create(
+                LobbyRequest.parse(body), request.client.host if request.client else ""
+            )
+        except ValueError:
+            return _error(400, "BAD_REQUEST", "send a JSON object")
+        except LobbyError as error:
+            return _error(error.status, error.reason, error.message, error.retry_after_s)
+        return JSONResponse(made, 201)
+
+    async def info(_: Request) -> Response:
+        return JSONResponse(
+            {"games": lobby.games, "max_games": lobby.settings.max_games}, headers=NO_CACHE
+        )
+
+    return [Route("/lobby/games", create, methods=["POST"]), Route("/lobby", info)]
+
+
+def timeline_routes(core: Croupier) -> list[BaseRoute]:
+    """``GET /games/<id>/timeline``: a finished game turn by turn (``croupier replay show
+    --html``). Only finished games: their seeds are revealed and GetReplay already shows anyone
+    their whole log; a game in play is 404 like an unknown one."""
+
+    async def show(request: Request) -> Response:
+        game_id = request.path_params["game_id"]
+        try:
+            replay = from_binary(await core.export_replay(ANONYMOUS, game_id))
+        except (NotNow, NotFound):
+            return _error(404, "NO_TIMELINE", "no finished game has this id")
+        except AppError as error:
+            return _error(400, error.reason, error.message)
+        return HTMLResponse(render_html(timeline(replay)))
+
+    return [Route("/games/{game_id}/timeline", show)]
+
+
+def static_routes(web_root: Path | None) -> list[BaseRoute]:
+    """The built web client at ``/``, or a page that says how to build it."""
+    if web_root is not None and (web_root / "index.html").is_file():
+        return [Mount("/", app=StaticFiles(directory=web_root, html=True), name="web")]
+    where = f" ({html.escape(str(web_root))} has no index.html)" if web_root else ""
+
+    async def not_built(request: Request) -> Response:
+        base = f"{request.url.scheme}://{request.url.netloc}"
+        return HTMLResponse(NOT_BUILT.format(where=where, base=base), headers=NO_CACHE)
+
+    return [Route("/", not_built)]
+
+
+async def _no_icon(_: Request) -> Response:
+    """No icon (browsers ask every page for one; a 404 would be logged as a page error)."""
+    return Response(status_code=204)
+
+
+def web_routes(core: Croupier, web_root: Path | None, lobby: Lobby | None) -> list[BaseRoute]:
+    """Every route of the web side, the static client last (it is mounted at ``/``)."""
+    routes: list[BaseRoute] = [Route("/favicon.ico", _no_icon), *timeline_routes(core)]
+    if lobby is not None:
+        routes += lobby_routes(lobby)
+    return routes + static_routes(web_root)
+
+
+def web_app(core: Croupier, web_root: Path | None, lobby: Lobby | None) -> ASGIApp:
+    """The application the HTTP listener mounts at ``/`` (``create_http_app``'s ``root``)."""
+    return Starlette(routes=web_routes(core, web_root, lobby))

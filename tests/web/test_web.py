@@ -1,0 +1,378 @@
+"""The reference web client (clients/web) and what the HTTP listener serves for it: the lobby
+(only with ``--lobby``), a finished game's timeline, the client itself; and whole games of every
+kind played through the page in headless Chromium (Debian's ``chromium``, driven by
+``playwright-core`` from npm: clients/web/test/play.mjs)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from croupier.app.tokens import KeyRing, TokenSigner
+from croupier.service.bots import auth, choose
+from croupier.service.http import HttpListener, create_http_app
+from croupier.service.lobby import Lobby, LobbySettings
+from croupier.service.server import ServerThread
+from croupier.service.store import open_store
+from croupier.service.web import DEFAULT_WEB_ROOT, web_app
+from croupier.v1 import service_pb2, service_pb2_grpc
+
+SECRET = b"web-test-secret-0123456789abcdef-0123456789"
+#: The lobby mints its studio tokens with the server's studio key: any key does.
+STUDIO_KEYS = KeyRing(b"web-test-studio-secret-0123456789abcdef")
+WEB = Path(__file__).resolve().parents[2] / "clients" / "web"
+SCREENSHOTS = Path(os.environ.get("CROUPIER_SCREENSHOTS", "/tmp/croupier-screenshots"))
+#: One whole game through the page, at most (a stuck page must fail the test, not hang it;
+#: within pytest-timeout's 300 s a test).
+GAME_TIMEOUT_S = 280
+#: The bots' pause in the tests: enough for a person to see nothing, and the games go fast.
+BOT_DELAY_MS = 20
+
+
+@dataclass
+class Served:
+    thread: ServerThread
+    stub: service_pb2_grpc.GameServiceStub
+    url: str
+    lobby: Lobby | None
+
+
+@contextlib.contextmanager
+def serve(tmp: Path, lobby: LobbySettings | None, web_root: Path | None = None) -> Iterator[Served]:
+    """A server with its HTTP listener serving the web side, with the lobby when ``lobby``."""
+    store = open_store(f"sqlite:///{tmp / 'web.sqlite3'}")
+    thread = ServerThread("127.0.0.1:0", store, TokenSigner(SECRET), studio_keys=STUDIO_KEYS)
+    port = thread.start()
+    games = Lobby(thread.core, lobby) if lobby is not None else None
+    app = create_http_app(thread.core, root=web_app(thread.core, web_root, games))
+    listener = HttpListener(app, "127.0.0.1:0", grace_s=0.1)
+    http_port = thread.call(listener.start())
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        yield Served(
+            thread,
+            service_pb2_grpc.GameServiceStub(channel),
+            f"http://127.0.0.1:{http_port}",
+            games,
+        )
+    finally:
+        channel.close()
+        thread.call(listener.stop())
+        if games is not None:
+            thread.call(games.close())
+        thread.stop(grace=None)
+        store.close()
+
+
+def request(
+    url: str, body: Any = None, method: str = "GET", raw: bytes | None = None
+) -> tuple[int, dict[str, str], str]:
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    sent = urllib.request.Request(
+        url, data=data, method=method, headers={"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(sent, timeout=30) as answer:
+            return answer.status, dict(answer.headers.items()), answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers.items()), error.read().decode()
+
+
+GIN = {"kind": "gin", "preset": "single-hand", "seats": 2, "humans": 1}
+
+
+# --- the lobby, the timeline, the pages: over HTTP -----------------------------------------------
+
+
+def test_without_lobby_the_lobby_route_does_not_exist(tmp_path: Path) -> None:
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "index.html").write_text("<p>the web client</p>")
+    with serve(tmp_path, None, root) as served:
+        status, _, _ = request(f"{served.url}/lobby/games", GIN, "POST")
+        assert status in (404, 405)  # the static site's answer: no such route
+        assert request(f"{served.url}/lobby")[0] == 404
+        assert request(f"{served.url}/")[2] == "<p>the web client</p>"
+
+
+def test_without_a_built_client_root_says_how_to_build_it(tmp_path: Path) -> None:
+    with serve(tmp_path, None, tmp_path / "nowhere") as served:
+        status, _, page = request(f"{served.url}/")
+        assert status == 200 and "make web" in page and "ListPresets" in page
+        assert request(f"{served.url}/lobby/games", GIN, "POST")[0] == 404
+
+
+def _play_seat(served: Served, game_id: str, token: str) -> int:
+    """Play one seat through gRPC with the bots' choices until the game is over; the moves."""
+    rng, moves = random.Random(7), 0
+    while True:
+        view = served.stub.GetView(
+            service_pb2.GetViewRequest(game_id=game_id), metadata=auth(token)
+        )
+        if view.finished:
+            return moves
+        legal = served.stub.ListLegalMoves(
+            service_pb2.ListLegalMovesRequest(game_id=game_id), metadata=auth(token)
+        )
+        if not legal.moves:  # the bot's turn: wait for its move (a stream, not a sleep)
+            stream = served.stub.StreamEvents(
+                service_pb2.StreamEventsRequest(game_id=game_id, after_version=view.version),
+                metadata=auth(token),
+                timeout=30,
+            )
+            next(stream, None)
+            stream.cancel()
+            continue
+        try:
+            served.stub.SubmitCommand(
+                service_pb2.SubmitCommandRequest(
+                    game_id=game_id,
+                    command_id=uuid.uuid4().hex,
+                    expected_version=legal.version,
+                    command=choose(list(legal.moves), rng).command,
+                ),
+                metadata=auth(token),
+            )
+        except grpc.RpcError as error:
+            if error.code() != grpc.StatusCode.ABORTED:  # ABORTED: the bot moved first
+                raise
+        moves += 1
+        assert moves < 500, "the game does not end"
+
+
+def test_lobby_game_bots_play_the_other_seats_and_the_timeline_shows_at_the_end(
+    tmp_path: Path,
+) -> None:
+    with serve(tmp_path, LobbySettings(bot_delay_ms=0)) as served:
+        status, _, text = request(f"{served.url}/lobby/games", GIN, "POST")
+        assert status == 201, text
+        made = json.loads(text)
+        seats = made["seats"]
+        assert [s["human"] for s in seats] == [True, False]
+        assert "token" in seats[0] and "token" not in seats[1]  # a bot's token stays inside
+        game_id = made["game_id"]
+        timeline = f"{served.url}/games/{game_id}/timeline"
+        assert request(timeline)[0] == 404  # in play: its seed is secret
+        assert json.loads(request(f"{served.url}/lobby")[2]) == {"games": 1, "max_games": 16}
+        assert _play_seat(served, game_id, seats[0]["token"]) > 0
+        replay = served.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game_id))
+        assert {e.seat for e in replay.events if e.HasField("seat")} == {0, 1}  # the bot played
+        status, _, page = request(timeline)
+        assert status == 200 and "Final settlement" in page and "<table>" in page
+        assert request(f"{served.url}/games/no-such-game/timeline")[0] == 404
+        # The game is over: it leaves the lobby, its slot free again (polled, with a deadline).
+        deadline = time.monotonic() + 30
+        while (
+            json.loads(request(f"{served.url}/lobby")[2])["games"] and time.monotonic() < deadline
+        ):
+            served.thread.call(asyncio.sleep(0.02))
+        assert json.loads(request(f"{served.url}/lobby")[2])["games"] == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ({**GIN, "kind": "poker"}, "BAD_KIND"),
+        ({**GIN, "seats": 1}, "BAD_SEATS"),
+        ({**GIN, "seats": True}, "BAD_SEATS"),
+        ({**GIN, "humans": 3}, "BAD_HUMANS"),
+        ({**GIN, "preset": "x" * 65}, "BAD_PRESET"),
+        ({**GIN, "overrides": {"hoola": {"rounds": 1}}}, "BAD_OVERRIDES"),
+        ({**GIN, "overrides": {"gin": {"no_such_option": 1}}}, "BAD_OVERRIDES"),
+        ({**GIN, "preset": "no-such-preset"}, "UNKNOWN_PRESET"),
+        ([1, 2], "BAD_REQUEST"),
+    ],
+)
+def test_the_lobby_refuses_what_it_cannot_deal(
+    tmp_path: Path, body: Any, reason: str, lobby_server: Served
+) -> None:
+    status, _, text = request(f"{lobby_server.url}/lobby/games", body, "POST")
+    assert status == 400 and json.loads(text)["reason"] == reason, text
+
+
+@pytest.fixture(scope="module")
+def lobby_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with serve(tmp_path_factory.mktemp("lobby"), LobbySettings(burst=100)) as served:
+        yield served
+
+
+def test_the_lobby_refuses_long_or_broken_bodies(lobby_server: Served) -> None:
+    url = f"{lobby_server.url}/lobby/games"
+    assert request(url, raw=b"{" + b" " * 5000 + b"}", method="POST")[0] == 413
+    status, _, text = request(url, raw=b"{not json", method="POST")
+    assert status == 400 and json.loads(text)["reason"] == "BAD_REQUEST"
+
+
+def test_the_lobby_is_bounded_and_rate_limited(tmp_path: Path) -> None:
+    with serve(tmp_path, LobbySettings(max_games=2, burst=3, per_minute=1)) as served:
+        url = f"{served.url}/lobby/games"
+        assert [request(url, GIN, "POST")[0] for _ in range(2)] == [201, 201]
+        status, headers, text = request(url, GIN, "POST")
+        assert status == 503 and json.loads(text)["reason"] == "LOBBY_FULL"
+        assert int(headers["retry-after"]) > 0
+        status, headers, text = request(url, GIN, "POST")  # the burst of 3 is spent
+        assert status == 429 and json.loads(text)["reason"] == "RATE_LIMITED"
+        assert int(headers["retry-after"]) > 0
+
+
+# --- whole games through the page, in Chromium ---------------------------------------------------
+
+
+def _browser_tools() -> tuple[str, str]:
+    """Node.js, Chromium and the built web client with playwright-core; skips without them,
+    except in CI, where `make test` installs Chromium and builds the client."""
+    node = shutil.which("node") if shutil.which("npm") else None
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    missing = [
+        what
+        for what, there in [
+            ("Node.js and npm (https://nodejs.org, or apt-get install nodejs npm)", node),
+            ("Debian's chromium (apt-get install chromium; make test does it)", browser),
+            (
+                "the built web client (make web)",
+                (DEFAULT_WEB_ROOT / "index.html").is_file()
+                and (WEB / "node_modules" / "playwright-core").is_dir(),
+            ),
+        ]
+        if not there
+    ]
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but the browser tests lack {'; '.join(missing)}")
+        pytest.skip(f"the browser tests need {'; '.join(missing)}")
+    assert node is not None and browser is not None
+    return node, browser
+
+
+def test_the_web_client_type_checks_and_is_formatted() -> None:
+    """tsc --strict (esbuild bundles without checking types) and prettier, as the client's
+    ``npm run check``."""
+    _browser_tools()
+    npm = shutil.which("npm")
+    assert npm is not None  # _browser_tools found Node.js, and `make web` ran npm ci with it
+    run = subprocess.run(
+        [npm, "run", "--silent", "check"],
+        cwd=WEB,
+        capture_output=True,
+        text=True,
+        timeout=GAME_TIMEOUT_S,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+
+
+#: The shortest games of each kind: two tabs (two people, each sees the other's moves live) in
+#: the two-seat games and in Hoola beside a bot; one person against a bot in Rummy.
+GAMES = {
+    "gin": ["--preset", "single-hand", "--seats", "2", "--humans", "2"],
+    "koikoi": ["--preset", "nintendo-3", "--seats", "2", "--humans", "2"],
+    "hoola": ["--preset", "korean", "--seats", "3", "--humans", "2", "--rounds", "1"],
+    "rummy": ["--preset", "standard", "--seats", "2", "--humans", "1"],
+}
+
+
+@pytest.fixture(scope="module")
+def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    _browser_tools()
+    with serve(
+        tmp_path_factory.mktemp("web"), LobbySettings(bot_delay_ms=BOT_DELAY_MS), DEFAULT_WEB_ROOT
+    ) as served:
+        yield served
+
+
+@pytest.mark.parametrize("kind", sorted(GAMES))
+def test_a_whole_game_through_the_page_in_chromium(web_server: Served, kind: str) -> None:
+    node, browser = _browser_tools()
+    run = subprocess.run(
+        [
+            node,
+            str(WEB / "test" / "play.mjs"),
+            "--url",
+            web_server.url,
+            "--kind",
+            kind,
+            *GAMES[kind],
+            "--out",
+            str(SCREENSHOTS),
+            "--chromium",
+            browser,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=GAME_TIMEOUT_S,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    humans = int(GAMES[kind][GAMES[kind].index("--humans") + 1])
+    assert report["moves"] > 0
+    assert sorted(report["finalSeen"]) == list(range(humans))  # every tab saw the settlement
+    if humans > 1:
+        assert report["live"] >= report["moves"] // 2  # every applied move, live in the other tab
+    for name in ("lobby", "seat0-final", "timeline"):
+        assert (SCREENSHOTS / f"{kind}-{name}.png").stat().st_size > 0
+
+
+# --- croupier serve: the lobby only with --lobby ---------------------------------------------------
+
+CROUPIER = str(Path(sys.executable).parent / "croupier")
+HTTP_URL = re.compile(r"HTTP \(Connect, gRPC-Web, JSON\): (http://127\.0\.0\.1:\d+)")
+
+
+@pytest.mark.parametrize("lobby", [False, True])
+def test_serve_has_the_lobby_only_with_the_lobby_option(tmp_path: Path, lobby: bool) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CROUPIER_")}
+    log_path = tmp_path / "serve.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [
+                CROUPIER,
+                "serve",
+                "--address",
+                "127.0.0.1:0",
+                "--http-address",
+                "127.0.0.1:0",
+                "--store",
+                f"sqlite:///{tmp_path / 'games.sqlite3'}",
+                "--web-root",
+                str(tmp_path / "no-client"),
+                *(["--lobby"] if lobby else []),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=tmp_path,
+        )
+    try:
+        deadline, found = time.monotonic() + 60, None
+        while found is None and process.poll() is None and time.monotonic() < deadline:
+            found = HTTP_URL.search(log_path.read_text())
+            time.sleep(0.1)
+        assert found, log_path.read_text()
+        url = found.group(1)
+        status, _, text = request(f"{url}/lobby/games", GIN, "POST")
+        assert status == (201 if lobby else 404), text
+        assert request(f"{url}/lobby")[0] == (200 if lobby else 404)
+        status, _, page = request(f"{url}/")  # no client at --web-root: how to build one
+        assert status == 200 and "make web" in page
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
