@@ -55,6 +55,22 @@ def _json_errors(command: F) -> F:
     return cast(F, run)
 
 
+#: ``--store`` and ``--log-format``, as serve and migrate take them.
+_store_option = click.option(
+    "--store",
+    "store_url",
+    default=lambda: os.environ.get("CROUPIER_STORE", config.DEFAULT_STORE),
+    show_default=config.DEFAULT_STORE,
+    help="sqlite:///PATH or postgresql://…",
+)
+_log_format_option = click.option(
+    "--log-format",
+    type=click.Choice(["json", "console"]),
+    default=lambda: os.environ.get("CROUPIER_LOG_FORMAT", "console"),
+    show_default="console",
+)
+
+
 @click.group()
 def main() -> None:
     """Croupier: deals, referees, records and settles turn-based card games over gRPC."""
@@ -67,19 +83,8 @@ def main() -> None:
     show_default=config.DEFAULT_ADDRESS,
     help="HOST:PORT to listen on.",
 )
-@click.option(
-    "--store",
-    "store_url",
-    default=lambda: os.environ.get("CROUPIER_STORE", config.DEFAULT_STORE),
-    show_default=config.DEFAULT_STORE,
-    help="sqlite:///PATH or postgresql://…",
-)
-@click.option(
-    "--log-format",
-    type=click.Choice(["json", "console"]),
-    default=lambda: os.environ.get("CROUPIER_LOG_FORMAT", "console"),
-    show_default="console",
-)
+@_store_option
+@_log_format_option
 @click.option(
     "--workers",
     type=click.IntRange(1, 512),
@@ -560,19 +565,8 @@ def _safe(url: str) -> str:
 
 
 @main.command()
-@click.option(
-    "--store",
-    "store_url",
-    default=lambda: os.environ.get("CROUPIER_STORE", config.DEFAULT_STORE),
-    show_default=config.DEFAULT_STORE,
-    help="sqlite:///PATH or postgresql://…",
-)
-@click.option(
-    "--log-format",
-    type=click.Choice(["json", "console"]),
-    default=lambda: os.environ.get("CROUPIER_LOG_FORMAT", "console"),
-    show_default="console",
-)
+@_store_option
+@_log_format_option
 @_json_errors
 def migrate(store_url: str, log_format: str) -> None:
     """Create the store's schema or bring it up to date, then exit. `serve` does the same at
