@@ -425,9 +425,18 @@ def _candidate_melds(cards: tuple[Card, ...], rules: MeldRules) -> tuple[tuple[C
 def best_melds(hand: Iterable[Card], rules: MeldRules) -> tuple[tuple[Meld, ...], tuple[Card, ...]]:
     """The melds that leave the least deadwood, and the deadwood (docs/rules/gin.md §4). Of arrangements
     that leave as little, the first in a fixed order is chosen, so the answer is deterministic."""
-    melds, rest = _best(tuple(sorted(set(hand))), rules)
+    return _best_melds(tuple(sorted(set(hand))), rules)
+
+
+@lru_cache(maxsize=ARRANGEMENTS_MEMO)
+def _best_melds(
+    cards: tuple[Card, ...], rules: MeldRules
+) -> tuple[tuple[Meld, ...], tuple[Card, ...]]:
+    """:func:`best_melds` of sorted, distinct ``cards``, remembered (a legal-move list asks it of
+    the same hand for every knock it tries)."""
+    melds, rest = _best(cards, rules)
     # Every candidate is a natural meld, so each arranges.
-    return tuple(m for cards in melds if (m := arrange(cards, rules)) is not None), rest
+    return tuple(m for meld in melds if (m := arrange(meld, rules)) is not None), rest
 
 
 def clear_cache() -> None:
@@ -438,6 +447,8 @@ def clear_cache() -> None:
     _arrangements.cache_clear()
     _candidate_melds.cache_clear()
     _least_arrangements.cache_clear()
+    _best_melds.cache_clear()
+    _deadwood.cache_clear()
 
 
 @lru_cache(maxsize=8192)
@@ -515,4 +526,9 @@ def deadwood_count(cards: Iterable[Card]) -> int:
 
 def deadwood(hand: Iterable[Card], rules: MeldRules) -> int:
     """The least deadwood the hand can leave."""
-    return deadwood_count(best_melds(hand, rules)[1])
+    return _deadwood(tuple(sorted(set(hand))), rules)
+
+
+@lru_cache(maxsize=ARRANGEMENTS_MEMO)
+def _deadwood(cards: tuple[Card, ...], rules: MeldRules) -> int:
+    return deadwood_count(_best(cards, rules)[1])
