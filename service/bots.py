@@ -178,7 +178,7 @@ def auth(token: str) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),)
 
 
-def _move(m: service_pb2.LegalMove) -> str:
+def move_kind(m: service_pb2.LegalMove) -> str:
     """The move's kind: the name of the field set in its game's command."""
     game = getattr(m.command, m.command.WhichOneof("game") or "hoola")
     return game.WhichOneof("move") or ""
@@ -188,7 +188,7 @@ def choose(moves: list[service_pb2.LegalMove], rng: random.Random) -> service_pb
     """A plausible move of whatever game the moves are for."""
     by_kind: dict[str, list[service_pb2.LegalMove]] = {}
     for move in moves:
-        by_kind.setdefault(_move(move), []).append(move)
+        by_kind.setdefault(move_kind(move), []).append(move)
     if "next_round" in by_kind:
         return by_kind["next_round"][0]
     game = moves[0].command.WhichOneof("game") if moves else "hoola"
@@ -477,8 +477,8 @@ def finish_game(
         catch_up(legal.version)
         move = choose(list(legal.moves), rng)
         # Leaving closes the table (LeaveTable; CloseTable is its older form, kept for old games).
-        closing = [m for m in legal.moves if _move(m) == "leave_table"] or [
-            m for m in legal.moves if _move(m) == "close_table"
+        closing = [m for m in legal.moves if move_kind(m) == "leave_table"] or [
+            m for m in legal.moves if move_kind(m) == "close_table"
         ]
         if between_rounds and closing and game.round >= max_rounds:
             move = closing[0]

@@ -30,7 +30,7 @@ from croupier.app.core import Caller, Croupier
 from croupier.app.errors import AppError, RateLimited, StaleVersion
 from croupier.app.ratelimit import RateLimit, RateLimiter
 from croupier.app.tokens import mint_studio_token
-from croupier.service.bots import KIND_FIELDS, choose
+from croupier.service.bots import KIND_FIELDS, choose, move_kind
 from croupier.v1 import common_pb2, service_pb2
 
 log = structlog.get_logger("croupier.lobby")
@@ -121,11 +121,6 @@ class _Game:
     tokens: list[str]
     humans: int
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
-
-
-def _move_kind(move: service_pb2.LegalMove) -> str:
-    game = move.command.WhichOneof("game")
-    return (getattr(move.command, game).WhichOneof("move") or "") if game else ""
 
 
 class Lobby:
@@ -250,7 +245,7 @@ class Lobby:
                 return
             legal = await self.core.legal_moves(caller, game.game_id)
             moves = list(legal.moves)
-            if not moves or any(_move_kind(m) in BETWEEN_ROUNDS for m in moves):
+            if not moves or any(move_kind(m) in BETWEEN_ROUNDS for m in moves):
                 await self._wait_past(caller, game.game_id, max(view.version, legal.version))
                 continue
             await asyncio.sleep(self.settings.bot_delay_ms / 1000)
