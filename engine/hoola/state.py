@@ -284,14 +284,7 @@ def evolve(state: HoolaState, event: HoolaEvent) -> HoolaState:
             )
             if not state.hands[seat] or (not state.stock and not may_reshuffle(state)):
                 return state  # the round ends with the next event
-            nxt = state.next_seat(seat)
-            return replaced(
-                state,
-                turn=nxt,
-                phase=Phase.TAKE,
-                turns_started=replace_at(state.turns_started, nxt, state.turns_started[nxt] + 1),
-                this_turn=Turn(start_hand=state.hands[nxt], melded_before=state.hoola_spent(nxt)),
-            )
+            return _next_turn(state, seat)
         case StockReshuffled(stock=stock, reshuffle=reshuffle):
             return replaced(state, stock=stock, discards=state.discards[-1:], reshuffles=reshuffle)
         case StopCalled() | CombinationDeclared():
@@ -348,14 +341,7 @@ def _forfeited(state: HoolaState, seat: int) -> HoolaState:
     )
     if not was_turn or len(state.players) < 2:
         return state  # fewer than two left: the round's end follows
-    nxt = state.next_seat(seat)
-    return replaced(
-        state,
-        turn=nxt,
-        phase=Phase.TAKE,
-        turns_started=replace_at(state.turns_started, nxt, state.turns_started[nxt] + 1),
-        this_turn=Turn(start_hand=state.hands[nxt], melded_before=state.hoola_spent(nxt)),
-    )
+    return _next_turn(state, seat)
 
 
 def may_reshuffle(state: HoolaState) -> bool:
@@ -364,4 +350,16 @@ def may_reshuffle(state: HoolaState) -> bool:
         state.rules.reshuffle_discards
         and state.reshuffles < state.rules.max_reshuffles
         and len(state.discards) >= 2
+    )
+
+
+def _next_turn(state: HoolaState, seat: int) -> HoolaState:
+    """The turn passes from ``seat`` to the next seat in play, which begins it by taking."""
+    nxt = state.next_seat(seat)
+    return replaced(
+        state,
+        turn=nxt,
+        phase=Phase.TAKE,
+        turns_started=replace_at(state.turns_started, nxt, state.turns_started[nxt] + 1),
+        this_turn=Turn(start_hand=state.hands[nxt], melded_before=state.hoola_spent(nxt)),
     )
