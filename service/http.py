@@ -289,12 +289,10 @@ class ConnectCalls:
             raise
         except Exception as error:  # every bug becomes INTERNAL with an id
             raise connect_error(call.crashed(error)) from None
-        except asyncio.CancelledError:
-            # The client went away: the stream and its wait are dropped at once.
-            call.cancelled()
-            raise
         finally:
-            if call.open:  # closed from outside (GeneratorExit): gone all the same
+            # The client went away (a cancelled task, or the generator closed from outside): the
+            # stream and its wait are dropped at once.
+            if call.open:
                 call.cancelled()
 
     def intercept_server_stream(

@@ -14,7 +14,6 @@ that id (never gRPC's bare ``UNKNOWN``), on unary and streaming calls alike.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -148,12 +147,10 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
             except Exception as error:  # every bug becomes INTERNAL with an id
                 await self._abort(context, call.crashed(error))
                 return
-            except asyncio.CancelledError:
-                # The client went away: the stream and its wait are dropped at once.
-                call.cancelled()
-                raise
             finally:
-                if call.open:  # closed from outside (GeneratorExit): gone all the same
+                # The client went away (a cancelled task, or the generator closed from outside): the
+                # stream and its wait are dropped at once.
+                if call.open:
                     call.cancelled()
 
         return stream
