@@ -14,7 +14,6 @@ from croupier.engine.rummy import moves
 from croupier.engine.rummy import rules as rules_module
 from croupier.engine.rummy.deal import deal
 from croupier.engine.rummy.events import (
-    CameBack,
     CardDrawn,
     ComeBack,
     Discard,
@@ -36,7 +35,6 @@ from croupier.engine.rummy.rules import RummyRules
 from croupier.engine.rummy.scoring import hand_value
 from croupier.engine.rummy.state import Phase, RummyState, evolve
 from croupier.engine.settlement import Settlement
-from croupier.engine.shared import replaced
 from croupier.engine.shuffle import Seeds
 
 
@@ -90,19 +88,7 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
         return RummyState()
 
     def evolve_rules(self, state: RummyState, event: RummyEvent) -> RummyState:
-        if state.returning is not None:  # the batch's first event: its decision is made
-            state = replaced(state, returning=None)
         return evolve(state, event)
-
-    def came_back_rules(self, state: RummyState, event: CameBack) -> RummyState:
-        return self.evolve_rules(state, event)  # the batch's decision is made (``returning``)
-
-    def at(self, state: RummyState, at_ms: int, actor: int | None) -> RummyState:
-        """As every game's (the clock brings an away actor back), remembering for the batch's
-        decision that the actor was away: the service decides a command before its batch begins,
-        a replay after, and ``ComeBack`` must be accepted both ways."""
-        returning = actor if actor is not None and state.is_away(actor) else None
-        return replaced(super().at(state, at_ms, actor), returning=returning)
 
     def decide(
         self, state: RummyState, seat: int, command: RummyCommand, ctx: Context

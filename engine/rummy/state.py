@@ -55,10 +55,6 @@ class RummyState:
     clock: Clock = NO_CLOCK
     # The forfeits so far (docs/rules/common.md §5.1), in order: those seats are out of play.
     forfeits: tuple[SeatForfeited, ...] = ()
-    # The away seat whose own command the batch now beginning is (RummyGame.at), until the batch's
-    # first event: the clock brings a seat back as its batch begins, and its ComeBack, decided
-    # after that by a replay (before it, live), must be valid either way.
-    returning: int | None = None
 
     @property
     def discard_top(self) -> Card | None:
@@ -79,9 +75,10 @@ class RummyState:
         return bool(self.clock.away) and self.clock.away[seat]
 
     def may_come_back(self, seat: int) -> bool:
-        """Whether ``seat`` may send ``ComeBack``: it is away, or its batch has just brought it
-        back (a replay decides the command there)."""
-        return self.is_away(seat) or self.returning == seat
+        """Whether ``seat`` may send ``ComeBack``: it is away. Decided, as every command, on the
+        state before its batch begins (the service and a replay alike), so the clock has not yet
+        counted the seat back."""
+        return self.is_away(seat)
 
     def seats_in_play(self) -> tuple[int, ...]:
         return tuple(s for s in range(self.seats) if self.in_play(s))
