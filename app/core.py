@@ -912,33 +912,51 @@ class Croupier:
         the version check decides, and the command records what is due itself."""
         require(game_id, "game_id")
         limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
+        cached = self.cache.get(game_id)
+        if cached is not None and cached.version >= self.notifier.latest(game_id):
+            # As new as anything this process heard of (its own appends, and other replicas'
+            # through the store's listener): decide on it. The append checks the version, so a
+            # game that moved on unheard costs a conflict and a read, never a fork.
+            # Nothing due in it: the store (whose deadline the sweeper found due) knows more.
+            try:
+                ticked = await self._tick(cached)
+            except VersionConflict:
+                ticked = None
+            if ticked is not None:
+                return ticked
         folded, _ = await self._fold(game_id)
-        game = folded.binding.game
+        try:
+            ticked = await self._tick(folded)
+        except VersionConflict:
+            return (await self._fold(game_id))[0].version
+        return folded.version if ticked is None else ticked
+
+    async def _tick(self, folded: Folded) -> int | None:
+        """:meth:`tick` on ``folded``: the version after it, ``None`` if nothing is due there;
+        raises :class:`VersionConflict` if the log has moved on."""
+        game_id, game = folded.record.game_id, folded.binding.game
         now = self.clock()
         state, events = self._due(folded, folded.state, now)
         if not events:
-            return folded.version
+            return None
         for event in events:
             state = game.evolve(state, event)
         finished = game.is_finished(state)
         new = self._with_seed(folded, _new_events(folded.binding, events), finished)
-        try:
-            # The id names the version it ticks from, so replicas racing one tick dedupe.
-            due = None if finished else game.next_deadline(state)
-            result = await self.log.append(
-                game_id,
-                folded.version,
-                new,
-                f"{TICK}{folded.version}",
-                None,
-                now,
-                finished,
-                b"",
-                b"",
-                due,
-            )
-        except VersionConflict:
-            return (await self._fold(game_id))[0].version
+        # The id names the version it ticks from, so replicas racing one tick dedupe.
+        due = None if finished else game.next_deadline(state)
+        result = await self.log.append(
+            game_id,
+            folded.version,
+            new,
+            f"{TICK}{folded.version}",
+            None,
+            now,
+            finished,
+            b"",
+            b"",
+            due,
+        )
         if not result.duplicate:
             self._remember(folded, state, events, result, finished, now)
             self._armed(due)

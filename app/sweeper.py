@@ -13,6 +13,11 @@ leader, decides which one records what:
   tick one game (a lapsed lease), one batch is written, and a client's command that races it
   meets the version check.
 
+The background sweeper does not wait for the games it claimed to be ticked before it looks again:
+a tick waits for the store (a fold, an append behind the commands' appends), and deadlines that
+fall due meanwhile are claimed and ticked at once rather than after the slowest tick of the batch
+before (under load, a serial sweep made every time-out wait for the sweep before it).
+
 A time-out is recorded with its own deadline (``TurnTimedOut.deadline_ms``) whenever the sweep
 notices it: after a restart, overdue deadlines are recorded as they fell due.
 """
@@ -32,6 +37,10 @@ if TYPE_CHECKING:
 log = structlog.get_logger("croupier.sweeper")
 
 
+#: The shortest wait between two looks at the database.
+MIN_WAIT_MS = 2
+
+
 @dataclass(frozen=True)
 class SweepSettings:
     #: The longest a sweeper sleeps without looking at the database (deadlines other replicas
@@ -39,8 +48,11 @@ class SweepSettings:
     poll_ms: int = 40
     #: How long a claimed game is this sweeper's alone (a crashed sweeper's claims lapse).
     lease_ms: int = 5_000
-    #: Games ticked per sweep.
+    #: Games claimed per look at the database.
     batch: int = 64
+    #: Ticks in flight at once; beyond it, due games wait for the next look (their claims are
+    #: only taken when there is room to tick them).
+    in_flight: int = 256
 
 
 class Sweeper:
@@ -53,6 +65,8 @@ class Sweeper:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._soonest: int | None = None
+        self._ticking: dict[str, asyncio.Task[None]] = {}
+        self._was_full = False
 
     def armed(self, deadline_ms: int) -> None:
         """A deadline this process just recorded: sleep no longer than until it."""
@@ -80,13 +94,37 @@ class Sweeper:
         except Exception:  # one broken game must not stop the others' clocks
             log.exception("tick failed", game=game_id)
 
+    async def _start_due(self) -> None:
+        """Claim the games due now (as many as there is room to tick) and start ticking them;
+        returns without waiting for the ticks."""
+        settings = self.settings
+        while (room := min(settings.batch, settings.in_flight - len(self._ticking))) > 0:
+            due = await self.core.log.claim_due(self.core.clock(), settings.lease_ms, room)
+            for game_id in due:
+                if game_id in self._ticking:  # pragma: no cover - a claim is held while ticking
+                    continue
+                task = asyncio.get_running_loop().create_task(
+                    self._tick(game_id), name=f"tick {game_id}"
+                )
+                self._ticking[game_id] = task
+                task.add_done_callback(lambda _, game_id=game_id: self._ticked(game_id))
+            if len(due) < room:
+                return
+        self._was_full = True
+
+    def _ticked(self, game_id: str) -> None:
+        self._ticking.pop(game_id, None)
+        if self._was_full:  # due games were left for want of room: look again now
+            self._was_full = False
+            self._wake.set()
+
     async def _run(self) -> None:
         while True:
             try:
-                # A read first: a sweep writes (its claims), and most looks find nothing due.
+                # A read first: a claim writes, and most looks find nothing due.
                 upcoming = await self.core.log.next_due()
                 if upcoming is not None and upcoming <= self.core.clock():
-                    await self.sweep()
+                    await self._start_due()
                     upcoming = await self.core.log.next_due()
             except asyncio.CancelledError:
                 raise
@@ -95,9 +133,13 @@ class Sweeper:
                 upcoming = None
             now = self.core.clock()
             wait_ms = self.settings.poll_ms
+            if self._was_full:  # due games wait for room: a finished tick wakes the sweeper
+                upcoming = None
             for deadline in (upcoming, self._soonest):
                 if deadline is not None:
-                    wait_ms = min(wait_ms, max(0, deadline - now))
+                    # Still due right after a claim: another replica is claiming it (SKIP
+                    # LOCKED); a moment's wait, not a spin.
+                    wait_ms = min(wait_ms, max(MIN_WAIT_MS, deadline - now))
             self._soonest = None
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
@@ -114,3 +156,5 @@ class Sweeper:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        # The ticks under way finish (each is one append; an unfinished claim would only lapse).
+        await asyncio.gather(*self._ticking.values(), return_exceptions=True)
