@@ -455,18 +455,37 @@ def clear_cache() -> None:
 def _best(
     cards: tuple[Card, ...], rules: MeldRules
 ) -> tuple[tuple[tuple[Card, ...], ...], tuple[Card, ...]]:
+    return _best_among(cards, _candidate_melds(cards, rules), {})
+
+
+def _best_among(
+    cards: tuple[Card, ...],
+    melds: tuple[tuple[Card, ...], ...],
+    known: dict[tuple[Card, ...], tuple[tuple[tuple[Card, ...], ...], tuple[Card, ...]]],
+) -> tuple[tuple[tuple[Card, ...], ...], tuple[Card, ...]]:
+    """The best arrangement of sorted ``cards``, given ``melds``: every candidate meld within
+    them, in :func:`_candidate_melds`' order. A meld within fewer cards is one of the melds
+    within more, in the same order, so the sub-hands' candidates are filtered from the hand's,
+    never searched for again (``known``: the sub-hands solved in this search)."""
     if not cards:
         return (), ()
+    found = known.get(cards)
+    if found is not None:
+        return found
     first, rest = cards[0], cards[1:]
     # Either the first card is deadwood, or it is in one of the melds that hold it.
-    best_melds_, best_rest = _best(rest, rules)
+    others = tuple(m for m in melds if first not in m)
+    best_melds_, best_rest = _best_among(rest, others, known)
     best = (best_melds_, (first,) + best_rest)
-    for meld in _candidate_melds(cards, rules):
+    for meld in melds:
         if first not in meld:
             continue
-        melds, left = _best(tuple(c for c in rest if c not in meld), rules)
+        left_cards = tuple(c for c in rest if c not in meld)
+        within = tuple(m for m in others if not any(c in meld for c in m))
+        melds_, left = _best_among(left_cards, within, known)
         if deadwood_count(left) < deadwood_count(best[1]):
-            best = ((meld,) + melds, left)
+            best = ((meld,) + melds_, left)
+    known[cards] = best
     return best
 
 

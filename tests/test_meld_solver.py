@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from croupier.engine import meld_solver
 from croupier.engine.cards import standard_deck
 from croupier.engine.meld_solver import (
     GIN,
@@ -155,6 +156,18 @@ def test_best_melds_partition_the_hand_and_leave_the_least(hand: list[str]) -> N
     assert sorted(used + list(left)) == sorted(hand)
     assert all(arrange(m.cards, GIN) is not None for m in melds)
     assert sum(map(deadwood_value, left)) == brute_force(hand)
+
+
+@given(st.lists(st.sampled_from(standard_deck()), min_size=0, max_size=11, unique=True))
+def test_best_melds_choose_the_first_least_arrangement(hand: list[str]) -> None:
+    """Of arrangements that tie, the chosen one is the first in the solver's fixed order (a
+    recorded knock's melds depend on it): the search that filters each sub-hand's melds from the
+    hand's picks what the enumeration of every least arrangement, which looks for the melds of
+    each sub-hand itself, lists first."""
+    cards = tuple(sorted(set(hand)))
+    melds, left = meld_solver._best(cards, GIN)
+    least = meld_solver._all_least(cards, GIN, sum(map(deadwood_value, left)))
+    assert least[0] == (melds, left)
 
 
 SHAPES = [
