@@ -57,7 +57,7 @@ from croupier.app.observer import (
 )
 from croupier.app.ratelimit import RateLimit, RateLimiter
 from croupier.app.recent import RecentEvents
-from croupier.app.runner import AsyncLog
+from croupier.app.runner import AsyncLog, Rank
 
 if TYPE_CHECKING:
     from croupier.app.sweeper import Sweeper
@@ -956,6 +956,7 @@ class Croupier:
             b"",
             b"",
             due,
+            rank=Rank.CLOCK,  # late already: before the commands waiting for the store
         )
         if not result.duplicate:
             self._remember(folded, state, events, result, finished, now)

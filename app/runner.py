@@ -1,7 +1,10 @@
 """The event store seen from the event loop: each blocking call runs on a worker thread.
 
 Reads share a pool; writes go through one writer where the database has one write lock for the
-whole file (SQLite), so that threads do not queue on its lock.
+whole file (SQLite), so that threads do not queue on its lock. The turn clock's work (the
+sweeper's claims and looks, the time-outs it records) goes before the commands waiting in either
+queue: a time-out is late by however long it waits there, and under load the commands' appends
+make a queue (a command waits for its own append anyway; a deadline is not to be waited on).
 """
 
 from __future__ import annotations
@@ -9,8 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import itertools
+import queue
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
+from enum import IntEnum
 from typing import ParamSpec, TypeVar
 
 from croupier.log import (
@@ -29,24 +36,77 @@ T = TypeVar("T")
 READERS = 8
 
 
+class Rank(IntEnum):
+    """Which work a pool's threads take first (the lower first; in order of arrival within)."""
+
+    CLOCK = 0  # the sweeper's claims and looks, and the time-outs it records
+    CALL = 1  # everything else
+    STOP = 2  # a thread's last item: after the work already queued
+
+
+class Pool:
+    """Worker threads that take queued work by :class:`Rank`, then in order of arrival."""
+
+    def __init__(self, workers: int, name: str) -> None:
+        self._queue: queue.PriorityQueue[
+            tuple[int, int, Future[object] | None, Callable[[], object] | None]
+        ] = queue.PriorityQueue()
+        self._order = itertools.count()
+        self._threads = [
+            threading.Thread(target=self._work, name=f"{name}-{n}", daemon=True)
+            for n in range(workers)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, rank: Rank, fn: Callable[[], T]) -> Future[T]:
+        future: Future[T] = Future()
+        self._queue.put((rank, next(self._order), future, fn))  # type: ignore[arg-type]
+        return future
+
+    def _work(self) -> None:
+        while True:
+            _, _, future, fn = self._queue.get()
+            if future is None or fn is None:
+                return
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn())
+            except BaseException as error:  # handed to the caller, as an executor does
+                future.set_exception(error)
+
+    def shutdown(self, cancel_futures: bool = True) -> None:
+        """Stop the threads once the work under way is done; queued work is cancelled."""
+        if cancel_futures:
+            while True:
+                try:
+                    _, _, future, _ = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if future is not None:
+                    future.cancel()
+        for _ in self._threads:
+            self._queue.put((Rank.STOP, next(self._order), None, None))
+
+
 class AsyncLog:
     def __init__(self, store: EventStore, readers: int = READERS) -> None:
         self.store = store
-        self._reads = ThreadPoolExecutor(readers, thread_name_prefix="log-read")
-        self._writes = (
-            ThreadPoolExecutor(1, thread_name_prefix="log-write")
-            if store.single_writer
-            else self._reads
-        )
+        self._reads = Pool(readers, "log-read")
+        self._writes = Pool(1, "log-write") if store.single_writer else self._reads
 
-    async def _on(
-        self, pool: ThreadPoolExecutor, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs
+    async def _on(self, pool: Pool, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self._ranked(pool, Rank.CALL, fn, *args, **kwargs)
+
+    async def _ranked(
+        self, pool: Pool, rank: Rank, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs
     ) -> T:
-        loop = asyncio.get_running_loop()
         # In the caller's context (as asyncio.to_thread does): the store's work belongs to the
         # call that asked for it (its trace span, its log context).
         context = contextvars.copy_context()
-        return await loop.run_in_executor(pool, functools.partial(context.run, fn, *args, **kwargs))
+        work = pool.submit(rank, functools.partial(context.run, fn, *args, **kwargs))
+        return await asyncio.wrap_future(work)
 
     async def create_game(
         self,
@@ -94,9 +154,11 @@ class AsyncLog:
         command: bytes,
         fingerprint: bytes = b"",
         next_deadline_ms: int | None = None,
+        rank: Rank = Rank.CALL,
     ) -> CommandResult:
-        return await self._on(
+        return await self._ranked(
             self._writes,
+            rank,
             self.store.append,
             game_id,
             expected_version,
@@ -129,10 +191,12 @@ class AsyncLog:
         )
 
     async def claim_due(self, now_ms: int, lease_ms: int, limit: int) -> list[str]:
-        return await self._on(self._writes, self.store.claim_due, now_ms, lease_ms, limit)
+        return await self._ranked(
+            self._writes, Rank.CLOCK, self.store.claim_due, now_ms, lease_ms, limit
+        )
 
     async def next_due(self) -> int | None:
-        return await self._on(self._reads, self.store.next_due)
+        return await self._ranked(self._reads, Rank.CLOCK, self.store.next_due)
 
     async def result_of(self, game_id: str, command_id: str) -> CommandResult | None:
         return await self._on(self._reads, self.store.result_of, game_id, command_id)
@@ -145,6 +209,6 @@ class AsyncLog:
 
     def close(self) -> None:
         """Stop the workers (the store itself is closed by whoever opened it)."""
-        self._reads.shutdown(wait=False, cancel_futures=True)
+        self._reads.shutdown()
         if self._writes is not self._reads:
-            self._writes.shutdown(wait=False, cancel_futures=True)
+            self._writes.shutdown()

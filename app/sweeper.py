@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -69,7 +70,8 @@ class Sweeper:
         self._was_full = False
 
     def armed(self, deadline_ms: int) -> None:
-        """A deadline this process just recorded: sleep no longer than until it."""
+        """A deadline this process just recorded: sleep no longer than until it, then claim
+        without looking first (it may have moved since: the claim then finds nothing)."""
         if self._soonest is None or deadline_ms < self._soonest:
             self._soonest = deadline_ms
             self._wake.set()
@@ -107,12 +109,12 @@ class Sweeper:
                     self._tick(game_id), name=f"tick {game_id}"
                 )
                 self._ticking[game_id] = task
-                task.add_done_callback(lambda _, game_id=game_id: self._ticked(game_id))
+                task.add_done_callback(functools.partial(self._ticked, game_id))
             if len(due) < room:
                 return
         self._was_full = True
 
-    def _ticked(self, game_id: str) -> None:
+    def _ticked(self, game_id: str, _: asyncio.Task[None]) -> None:
         self._ticking.pop(game_id, None)
         if self._was_full:  # due games were left for want of room: look again now
             self._was_full = False
@@ -121,9 +123,13 @@ class Sweeper:
     async def _run(self) -> None:
         while True:
             try:
-                # A read first: a claim writes, and most looks find nothing due.
-                upcoming = await self.core.log.next_due()
-                if upcoming is not None and upcoming <= self.core.clock():
+                # A deadline this process recorded has passed: claim at once. Else a read
+                # first: a claim writes, and most looks find nothing due.
+                armed = self._soonest
+                known_due = armed is not None and armed <= self.core.clock()
+                upcoming = None if known_due else await self.core.log.next_due()
+                if known_due or (upcoming is not None and upcoming <= self.core.clock()):
+                    self._soonest = None  # claimed now: what is armed from here on is newer
                     await self._start_due()
                     upcoming = await self.core.log.next_due()
             except asyncio.CancelledError:
@@ -140,7 +146,6 @@ class Sweeper:
                     # Still due right after a claim: another replica is claiming it (SKIP
                     # LOCKED); a moment's wait, not a spin.
                     wait_ms = min(wait_ms, max(MIN_WAIT_MS, deadline - now))
-            self._soonest = None
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), wait_ms / 1000)
