@@ -298,6 +298,9 @@ class Croupier:
         self.notifier = Notifier()
         self._listening = False
         self._background: set[asyncio.Task[None]] = set()
+        # The ticks under way, per game: whoever else asks for one meanwhile (the sweeper, each
+        # seat's Play stream, a command that found a turn run out) waits for it.
+        self._ticks: dict[str, asyncio.Future[int]] = {}
         #: The process is shutting down (:meth:`drain`): streams end, their clients go elsewhere.
         self.draining = False
 
@@ -912,6 +915,19 @@ class Croupier:
         the version check decides, and the command records what is due itself."""
         require(game_id, "game_id")
         limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
+        running = self._ticks.get(game_id)
+        if running is not None and not running.done():
+            return await asyncio.shield(running)
+        task = asyncio.get_running_loop().create_task(self._tick_once(game_id))
+        self._ticks[game_id] = task
+        task.add_done_callback(lambda done: self._forget_tick(game_id, done))
+        return await asyncio.shield(task)
+
+    def _forget_tick(self, game_id: str, done: asyncio.Future[int]) -> None:
+        if self._ticks.get(game_id) is done:
+            del self._ticks[game_id]
+
+    async def _tick_once(self, game_id: str) -> int:
         cached = self.cache.get(game_id)
         if cached is not None and cached.version >= self.notifier.latest(game_id):
             # As new as anything this process heard of (its own appends, and other replicas'

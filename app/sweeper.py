@@ -68,6 +68,9 @@ class Sweeper:
         self._soonest: int | None = None
         self._ticking: dict[str, asyncio.Task[None]] = {}
         self._was_full = False
+        # Held from a claim until its games' ticks are started (so :meth:`sweep` finds every
+        # claimed game either unclaimed or among the ticks under way).
+        self._claims = asyncio.Lock()
 
     def armed(self, deadline_ms: int) -> None:
         """A deadline this process just recorded: sleep no longer than until it, then claim
@@ -77,17 +80,20 @@ class Sweeper:
             self._wake.set()
 
     async def sweep(self) -> int:
-        """Tick every game due now; returns how many were ticked."""
+        """Tick every game due now, and wait for the background sweeper's ticks under way (a
+        game it claimed is not claimed again here); returns how many this call ticked."""
         now = self.core.clock()
         settings = self.settings
         swept = 0
         while True:
-            due = await self.core.log.claim_due(now, settings.lease_ms, settings.batch)
+            async with self._claims:
+                due = await self.core.log.claim_due(now, settings.lease_ms, settings.batch)
             # The claimed games at once: each is its own log, and a tick mostly waits for the
             # store; one after another, the last of a batch would wait for all the others.
             await asyncio.gather(*(self._tick(game_id) for game_id in due))
             swept += len(due)
             if len(due) < settings.batch:
+                await asyncio.gather(*self._ticking.values(), return_exceptions=True)
                 return swept
 
     async def _tick(self, game_id: str) -> None:
@@ -101,18 +107,23 @@ class Sweeper:
         returns without waiting for the ticks."""
         settings = self.settings
         while (room := min(settings.batch, settings.in_flight - len(self._ticking))) > 0:
-            due = await self.core.log.claim_due(self.core.clock(), settings.lease_ms, room)
-            for game_id in due:
-                if game_id in self._ticking:  # pragma: no cover - a claim is held while ticking
-                    continue
-                task = asyncio.get_running_loop().create_task(
-                    self._tick(game_id), name=f"tick {game_id}"
-                )
-                self._ticking[game_id] = task
-                task.add_done_callback(functools.partial(self._ticked, game_id))
+            async with self._claims:
+                due = await self.core.log.claim_due(self.core.clock(), settings.lease_ms, room)
+                self._started(due)
             if len(due) < room:
                 return
         self._was_full = True
+
+    def _started(self, due: list[str]) -> None:
+        """Start ticking the games just claimed."""
+        for game_id in due:
+            if game_id in self._ticking:  # pragma: no cover - a claim is held while ticking
+                continue
+            task = asyncio.get_running_loop().create_task(
+                self._tick(game_id), name=f"tick {game_id}"
+            )
+            self._ticking[game_id] = task
+            task.add_done_callback(functools.partial(self._ticked, game_id))
 
     def _ticked(self, game_id: str, _: asyncio.Task[None]) -> None:
         self._ticking.pop(game_id, None)

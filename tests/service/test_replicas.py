@@ -4,8 +4,11 @@ database (the same secrets), bots playing through a client-side round-robin whil
 move to a live replica and resume from their version (no gap, no duplicate), and no chain forks.
 
 The bots use gRPC's own client-side balancing: a ``round_robin`` policy over an ``ipv4:`` list
-of the replicas, with a retry policy for UNAVAILABLE (a call that met a dying replica is sent
-again; SubmitCommand is safe to retry, its command id applies it once). The streams use a
+of the replicas, with a retry policy for UNAVAILABLE and CANCELLED (a call that met a dying
+replica is sent again; SubmitCommand is safe to retry, its command id applies it once). gRPC's
+client ends some calls caught by a replica's death CANCELLED rather than UNAVAILABLE (no replica
+logged those calls at all; grpc/grpc#41785 reports the same of calls not yet handed to a handler
+at shutdown), so a client that did not cancel a call itself treats CANCELLED as UNAVAILABLE. The streams use a
 channel per replica, picking in turn: on UNAVAILABLE they resume on the next one after the last
 version they got.
 """
@@ -58,7 +61,7 @@ ROUND_ROBIN = json.dumps(
                     "initialBackoff": "0.1s",
                     "maxBackoff": "1s",
                     "backoffMultiplier": 2,
-                    "retryableStatusCodes": ["UNAVAILABLE"],
+                    "retryableStatusCodes": ["UNAVAILABLE", "CANCELLED"],
                 },
             }
         ],
