@@ -1208,12 +1208,17 @@ class Croupier:
         out: asyncio.Queue[service_pb2.PlayResponse | Refused | None],
     ) -> None:
         """The game's events after ``join.after_version``, live, each batch followed by the
-        seat's state."""
+        seat's state (``join.batched``: each batch and its state in one message)."""
+        # The events not yet sent (batched: they go with the next state).
+        pending: list[service_pb2.GameEvent] = []
         try:
             after = join.after_version
             async for batch in self._batches(join.game_id, seat, after):
-                for event in batch:
-                    out.put_nowait(service_pb2.PlayResponse(event=event))
+                if join.batched:
+                    pending.extend(batch)
+                else:
+                    for event in batch:
+                        out.put_nowait(service_pb2.PlayResponse(event=event))
                 after = batch[-1].version if batch else after
                 # The game as this process last folded it, when that is as new as the batch
                 # (the usual case: the command came through here); else one more read.
@@ -1236,8 +1241,16 @@ class Croupier:
                 )
                 if parts.view is not None:
                     state.view.CopyFrom(parts.view)
-                out.put_nowait(service_pb2.PlayResponse(state=state))
+                if join.batched:
+                    batched = service_pb2.PlayBatch(events=pending, state=state)
+                    out.put_nowait(service_pb2.PlayResponse(batch=batched))
+                    pending = []
+                else:
+                    out.put_nowait(service_pb2.PlayResponse(state=state))
         finally:
+            if pending:  # the stream ends before their state: the events still go out
+                batched = service_pb2.PlayBatch(events=pending)
+                out.put_nowait(service_pb2.PlayResponse(batch=batched))
             out.put_nowait(None)
 
     async def settlement(

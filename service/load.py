@@ -624,7 +624,9 @@ class Load:
         recorder.setup_calls += 1
         await call.write(
             service_pb2.PlayRequest(
-                join=service_pb2.PlayJoin(game_id=game_id, after_version=0, include=INCLUDE)
+                join=service_pb2.PlayJoin(
+                    game_id=game_id, after_version=0, include=INCLUDE, batched=True
+                )
             )
         )
         sent: dict[str, float] = {}
@@ -636,8 +638,17 @@ class Load:
                 if not isinstance(response, service_pb2.PlayResponse):
                     break  # EOF: the server ended the stream
                 kind = response.WhichOneof("kind")
-                if kind == "state":
-                    state = response.state
+                if kind == "batch":  # each event, then the state after them
+                    for event in response.batch.events:
+                        started = info.sent_at.get(event.version - 1)
+                        if started is not None:
+                            recorder.observe(
+                                "command→event, each seat", time.perf_counter() - started
+                            )
+                    if not response.batch.HasField("state"):
+                        continue
+                if kind in ("state", "batch"):
+                    state = response.state if kind == "state" else response.batch.state
                     if not first:
                         first = True
                         recorder.observe("Play join→state", time.perf_counter() - joined)

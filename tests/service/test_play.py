@@ -110,13 +110,14 @@ class PlayConnection:
         finally:
             self.received.put(None)
 
-    def join(self, game_id: str, after: int = 0) -> None:
+    def join(self, game_id: str, after: int = 0, batched: bool = False) -> None:
         self._outgoing.put(
             service_pb2.PlayRequest(
                 join=service_pb2.PlayJoin(
                     game_id=game_id,
                     after_version=after,
                     include=service_pb2.Include(legal_moves=True, to_act=True),
+                    batched=batched,
                 )
             )
         )
@@ -188,6 +189,53 @@ def test_a_whole_game_over_play_streams_one_message_per_move(server: Running) ->
         assert events == [e.version for e in replay.events[: len(events)]]
     # One client message per move: nothing else was sent but the join.
     assert sum(c.sent for c in seats) == moves and moves > 0
+
+
+def test_batched_play_sends_each_batch_with_its_state_in_one_message(server: Running) -> None:
+    """A seat that joins ``batched`` gets the same events, in the same order and bytes, as one
+    that does not, each batch in one message with the state after it."""
+    game = new_game(server)
+    players = [connect(server, t.token) for t in game.tokens]
+    watchers = [connect(server, t.token) for t in game.tokens]  # the same seats, unbatched
+    for player, watcher in zip(players, watchers, strict=True):
+        player.join(game.game_id, batched=True)
+        watcher.join(game.game_id)
+    states = [p.next("batch").batch.state for p in players]
+    rng, moves = random.Random(5), 0
+    while not states[0].finished:
+        seat = states[0].to_act[0].seat
+        move = choose(list(states[seat].legal_moves), rng)
+        players[seat].send(uuid.uuid4().hex, states[seat].version, move.command)
+        moves += 1
+        version = players[seat].next("accepted").accepted.version
+        for i, player in enumerate(players):
+            pushed = [r.batch.state for r in player.log if r.WhichOneof("kind") == "batch"]
+            states[i] = max([states[i], *pushed], key=lambda state: state.version)
+            while states[i].version < version:
+                states[i] = player.next("batch").batch.state
+    for connection in players + watchers:
+        connection.close()
+    for player, watcher in zip(players, watchers, strict=True):
+        for connection in (player, watcher):
+            while (response := connection.received.get(timeout=30)) is not None:
+                connection.log.append(response)
+        kinds = {r.WhichOneof("kind") for r in player.log}
+        assert kinds <= {"batch", "accepted"}, kinds
+        batches = [r.batch for r in player.log if r.WhichOneof("kind") == "batch"]
+        after = 0
+        for batch in batches:
+            # Each batch's state is as of its last event (the first may bring none).
+            assert batch.HasField("state")
+            assert batch.state.version == (batch.events[-1].version if batch.events else after)
+            after = batch.state.version
+        got = [e.SerializeToString() for b in batches for e in b.events]
+        expected = [
+            r.event.SerializeToString() for r in watcher.log if r.WhichOneof("kind") == "event"
+        ]
+        assert got == expected and len(got) > moves > 0
+        # Fewer messages for the same content: one per batch instead of one per event and state.
+        assert len(batches) < len(watcher.log)
+        assert batches[-1].state.finished
 
 
 def test_play_applies_a_resent_command_once_and_refuses_clearly(server: Running) -> None:
