@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
+from croupier.app.sweeper import SweepSettings
 from croupier.v1 import common_pb2, gin_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import Running, server_thread, studio_auth
@@ -197,3 +198,37 @@ def test_a_play_stream_pushes_the_state_after_the_time_outs_due(server: Running)
             state = me.next("state").state
     me.close()
     assert any(d for d in timed_out(server, game))
+
+
+def test_the_background_sweeper_ticks_every_due_game_through_a_narrow_window(
+    server: Running,
+) -> None:
+    """With room for two ticks at a time, claimed two by two, seven games falling due at once
+    are all timed out by the background sweeper (a finished tick makes room and wakes it), each
+    once, with its own deadline."""
+    sweeper = server.thread.core.sweeper
+    assert sweeper is not None
+    before, sweeper.settings = sweeper.settings, SweepSettings(batch=2, in_flight=2)
+    try:
+        _every_due_game_timed_out(server)
+    finally:
+        sweeper.settings = before  # the server serves the module's other tests
+
+
+def _every_due_game_timed_out(server: Running) -> None:
+    games = [create(server) for _ in range(7)]
+    deadlines = [view(server, g).to_act[0].deadline_ms for g in games]
+    streams = [
+        server.stub.StreamEvents(
+            service_pb2.StreamEventsRequest(game_id=g.game_id, after_version=g.version),
+            metadata=auth(g.tokens[0].token),
+            timeout=30,
+        )
+        for g in games
+    ]
+    server.clock.advance(TURN_MS + 1)
+    for game, stream, deadline in zip(games, streams, deadlines, strict=True):
+        first = next(iter(stream)).event  # waits for the background sweeper, no sleep
+        stream.cancel()
+        assert first.body.gin.turn_timed_out.deadline_ms == deadline
+        assert timed_out(server, game) == [deadline]
