@@ -41,8 +41,12 @@ class Notifier:
                 del self._waiting[game_id]
 
     def notify(self, game_id: str, version: int = 0) -> None:
-        """On the loop's thread: wake the game's streams."""
-        self._latest[game_id] = max(version, self._latest.get(game_id, 0))
+        """On the loop's thread: wake the game's streams, unless ``version`` was heard of already
+        (the store's listener also hears this process's own appends, after it told of them)."""
+        heard = self._latest.get(game_id, 0)
+        if version and version <= heard:
+            return
+        self._latest[game_id] = max(version, heard)
         if len(self._latest) > LATEST_KEPT:  # forget the games nobody watches any more
             self._latest = {g: v for g, v in self._latest.items() if g in self._waiting}
         for event in self._waiting.get(game_id, ()):

@@ -46,3 +46,25 @@ def test_a_released_waiter_is_not_woken_and_not_kept() -> None:
         assert not gone.is_set() and notifier.streams("game") == 0
 
     asyncio.run(scenario())
+
+
+def test_a_version_heard_of_already_wakes_nobody() -> None:
+    """The store's listener also hears this process's own appends, after the process told of
+    them: the second notice of one version must not wake every stream on the game again."""
+
+    async def scenario() -> None:
+        notifier = Notifier()
+        notifier.notify("game", 7)
+        again = notifier.waiter("game")
+        notifier.notify("game", 7)
+        notifier.notify("game", 6)
+        assert not again.is_set() and notifier.latest("game") == 7
+        notifier.notify("game", 8)
+        assert again.is_set() and notifier.latest("game") == 8
+        unknown = notifier.waiter("game")
+        notifier.notify("game")  # no version: someone appended, which version is not known
+        assert unknown.is_set()
+        notifier.release("game", again)
+        notifier.release("game", unknown)
+
+    asyncio.run(scenario())
