@@ -769,12 +769,35 @@ class Croupier:
             finished=finished,
         )
         if include is not None:
+            if not earlier.duplicate and not finished:
+                # Turns that ran out right after the command are recorded first: parts of the
+                # game as of now at the command's version would meet ABORTED when played.
+                folded, state, state_version = await self._after_time_outs(
+                    folded, state, state_version
+                )
             parts = self._parts(folded, state, state_version, acting, include)
             if parts.view is not None:
                 response.view.CopyFrom(parts.view)
             response.legal_moves.extend(parts.legal_moves)
             response.to_act.extend(parts.to_act)
+            response.state_version = state_version
         return response, folded.record.kind, earlier.duplicate
+
+    async def _after_time_outs(
+        self, folded: Folded, state: Any, version: int
+    ) -> tuple[Folded, Any, int]:
+        """The game at ``version`` (in ``state``), or, when a turn has run out there by now, the
+        game after its time-outs are recorded."""
+        current = self.cache.get(folded.record.game_id)
+        if current is None or current.version != version:
+            return folded, state, version
+        if not self._turn_ran_out(current, self.clock()):
+            return folded, state, version
+        await self.tick(folded.record.game_id)
+        ticked = self.cache.get(folded.record.game_id)
+        if ticked is None or ticked.version <= version:
+            return folded, state, version
+        return ticked, ticked.state, ticked.version
 
     def _parts(
         self, folded: Folded, state: Any, version: int, seat: int, include: service_pb2.Include

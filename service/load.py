@@ -795,7 +795,9 @@ class Load:
                 failures = 0
                 recorder.moves += 1
                 last_progress = time.monotonic()
-                version, to_act, finished = answer.version, list(answer.to_act), answer.finished
+                # The parts are as of state_version: past time-outs recorded after the command.
+                version = answer.state_version or answer.version
+                to_act, finished = list(answer.to_act), answer.finished
                 legal, legal_for = list(answer.legal_moves), seat
                 info.version = version
             recorder.games_finished += 1

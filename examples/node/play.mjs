@@ -107,7 +107,10 @@ async function play(croupier, studio, spec) {
       command: move.command,
       include: { toAct: true, legalMoves: true },
     });
-    ({ toAct, finished, version } = answer);
+    ({ toAct, finished } = answer);
+    // The parts are as of stateVersion: later than the command's version when the service
+    // played an away seat's turn right after it.
+    version = answer.stateVersion || answer.version;
     offered = { seat, moves: answer.legalMoves, version };
   }
   const { settlement } = await seats[0].getSettlement({ gameId, final: true });

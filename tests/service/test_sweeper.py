@@ -200,6 +200,57 @@ def test_a_play_stream_pushes_the_state_after_the_time_outs_due(server: Running)
     assert any(d for d in timed_out(server, game))
 
 
+def test_a_submit_answers_with_the_game_after_the_time_outs_due(server: Running) -> None:
+    """As with Play: seat 1 is away, so its turn is forced as it begins. Seat 0's SubmitCommand
+    with ``include`` records that time-out before answering, and its legal moves and who is to
+    act are as of ``state_version``, after it: played at that version, they are accepted."""
+    game = create(server, max_timeouts=1)
+    token = game.tokens[0].token
+    include = service_pb2.Include(legal_moves=True, to_act=True)
+    shown = view(server, game)
+    version, to_act = shown.version, list(shown.to_act)
+    legal = list(
+        server.stub.ListLegalMoves(
+            service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=auth(token)
+        ).moves
+    )
+    moved_on = 0
+    for step in range(40):
+        if not to_act:
+            break
+        if to_act[0].seat != 0 or not legal:
+            server.clock.advance(TURN_MS + 1)  # seat 1 idles: the clock plays it
+            settle(server)
+            shown = view(server, game)
+            version, to_act = shown.version, list(shown.to_act)
+            legal = list(
+                server.stub.ListLegalMoves(
+                    service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+                    metadata=auth(token),
+                ).moves
+            )
+            continue
+        answer = server.stub.SubmitCommand(  # never ABORTED: the parts were the recorded game's
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id,
+                command_id=f"m{step}",
+                expected_version=version,
+                command=legal[0].command,
+                include=include,
+            ),
+            metadata=auth(token),
+        )
+        assert answer.state_version >= answer.version > version
+        if answer.state_version > answer.version:
+            moved_on += 1
+            ticks = server.stub.GetReplay(
+                service_pb2.GetReplayRequest(game_id=game.game_id)
+            ).events[answer.version : answer.state_version]
+            assert ticks and all(e.command_id.startswith("tick:") for e in ticks)
+        version, to_act, legal = answer.state_version, list(answer.to_act), list(answer.legal_moves)
+    assert moved_on, "seat 1 was away and played for after seat 0's moves"
+
+
 def test_the_background_sweeper_ticks_every_due_game_through_a_narrow_window(
     server: Running,
 ) -> None:

@@ -425,7 +425,9 @@ class Table {
       // For the tests: the first event of this move, which the other tabs must show live.
       main.dataset.played = String(answer.events[0]?.version ?? "");
       this.busy = false;
-      this.show(answer.view, answer.legalMoves, answer.toAct, answer.version, answer.finished);
+      // The parts are as of stateVersion (past an away seat's turn played right after ours).
+      const version = answer.stateVersion || answer.version;
+      this.show(answer.view, answer.legalMoves, answer.toAct, version, answer.finished);
     } catch (error) {
       this.busy = false;
       main.dataset.played = "";
