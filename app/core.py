@@ -278,8 +278,8 @@ class Croupier:
         self.rate = RateLimiter(rate_limit or RateLimit())
         #: The studio's keys: they verify studio tokens (CreateGame) and player tokens (recall).
         self.studio_keys = studio_keys
-        #: Called with each deadline this process records (the sweeper's alarm), if set.
-        self.on_deadline: Callable[[int], None] | None = None
+        #: Called with each deadline this process records and its game (the sweeper's alarm).
+        self.on_deadline: Callable[[int, str], None] | None = None
         self.sweeper: Sweeper | None = None
         #: Whether games are read from and saved as snapshots (off: always folded from the log).
         self.use_snapshots = use_snapshots
@@ -659,7 +659,7 @@ class Croupier:
             record, _new_events(binding, events), record.created_at_ms, players, due
         )
         version = stored[-1].version if stored else 0
-        self._armed(due)
+        self._armed(due, record.game_id)
         created = dataclasses.replace(record, version=version)
         self.cache.put(
             Folded(created, binding, state, version, tuple(events), record.created_at_ms)
@@ -917,7 +917,7 @@ class Croupier:
             raise _store_error(error) from None
         if not result.duplicate:
             self._remember(folded, state, events, result, finished, now)
-            self._armed(due)
+            self._armed(due, game_id)
             return result, finished, state
         return result, folded.record.finished, folded.state
 
@@ -999,7 +999,7 @@ class Croupier:
         )
         if not result.duplicate:
             self._remember(folded, state, events, result, finished, now)
-            self._armed(due)
+            self._armed(due, game_id)
             late = [e.deadline_ms for e in events if isinstance(e, TurnTimedOut)]
             for deadline in late:
                 self.observer.timed_out(folded.record.kind, now - deadline)
@@ -1007,10 +1007,20 @@ class Croupier:
                 log.info("time-outs recorded", game=game_id, lateness_ms=[now - d for d in late])
         return result.last_version
 
-    def _armed(self, due: int | None) -> None:
+    def _armed(self, due: int | None, game_id: str) -> None:
         """Tell the sweeper of a deadline this process just recorded (it may be the soonest)."""
         if due is not None and self.on_deadline is not None:
-            self.on_deadline(due)
+            self.on_deadline(due, game_id)
+
+    def due_here(self, game_id: str, now: int) -> bool:
+        """Whether this process holds the game as new as anything it heard of, and something
+        falls due in it by ``now`` (a turn's deadline, a claim window's close): a tick may go
+        ahead on it without asking the store first."""
+        cached = self.cache.peek(game_id)
+        if cached is None or cached.version < self.notifier.latest(game_id):
+            return False
+        due = cached.binding.game.next_deadline(cached.state)
+        return due is not None and due <= now
 
     def _with_seed(self, folded: Folded, new: list[NewEvent], finished: bool) -> list[NewEvent]:
         """The batch, with the revealed seed after it when it ends the game."""

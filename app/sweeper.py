@@ -13,6 +13,12 @@ leader, decides which one records what:
   tick one game (a lapsed lease), one batch is written, and a client's command that races it
   meets the version check.
 
+A deadline this process recorded itself is ticked when it passes without a look at the database
+or a claim, if the process's copy of the game is as new as anything it heard of and shows it due:
+that process wrote the game's last batch, and a replica racing it at the same deadline meets the
+tick's id (one batch is written). The database is still looked at every ``poll_ms``, for the
+deadlines other replicas recorded (and a replica that died left).
+
 The background sweeper does not wait for the games it claimed to be ticked before it looks again:
 a tick waits for the store (a fold, an append behind the commands' appends), and deadlines that
 fall due meanwhile are claimed and ticked at once rather than after the slowest tick of the batch
@@ -27,6 +33,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import heapq
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -40,6 +48,9 @@ log = structlog.get_logger("croupier.sweeper")
 
 #: The shortest wait between two looks at the database.
 MIN_WAIT_MS = 2
+#: Deadlines this process recorded, kept to tick their games directly (beyond: the database's
+#: look finds them).
+ARMED_KEPT = 100_000
 
 
 @dataclass(frozen=True)
@@ -65,18 +76,25 @@ class Sweeper:
         self.settings = settings or SweepSettings()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._soonest: int | None = None
+        # The deadlines this process recorded, soonest first, with their games.
+        self._armed: list[tuple[int, str]] = []
+        self._armed_at: Counter[int] = Counter()  # how many of them fall due at each instant
+        self._last_look = 0
         self._ticking: dict[str, asyncio.Task[None]] = {}
         self._was_full = False
         # Held from a claim until its games' ticks are started (so :meth:`sweep` finds every
         # claimed game either unclaimed or among the ticks under way).
         self._claims = asyncio.Lock()
 
-    def armed(self, deadline_ms: int) -> None:
-        """A deadline this process just recorded: sleep no longer than until it, then claim
-        without looking first (it may have moved since: the claim then finds nothing)."""
-        if self._soonest is None or deadline_ms < self._soonest:
-            self._soonest = deadline_ms
+    def armed(self, deadline_ms: int, game_id: str) -> None:
+        """A deadline this process just recorded: when it passes, the game is ticked directly
+        (if it is still due then: later batches move most deadlines)."""
+        if len(self._armed) >= ARMED_KEPT:
+            return
+        soonest = self._armed[0][0] if self._armed else None
+        heapq.heappush(self._armed, (deadline_ms, game_id))
+        self._armed_at[deadline_ms] += 1
+        if soonest is None or deadline_ms < soonest:
             self._wake.set()
 
     async def sweep(self) -> int:
@@ -129,37 +147,54 @@ class Sweeper:
         self._ticking.pop(game_id, None)
         if self._was_full:  # due games were left for want of room: look again now
             self._was_full = False
+            self._last_look = 0
             self._wake.set()
+
+    def _tick_armed(self, now: int) -> None:
+        """Start ticking the games whose recorded deadlines have passed, where this process's
+        copy shows them due (the others moved on, or another process wrote them last: the
+        database's look decides those)."""
+        while self._armed and self._armed[0][0] <= now:
+            deadline, game_id = heapq.heappop(self._armed)
+            self._armed_at[deadline] -= 1
+            if not self._armed_at[deadline]:
+                del self._armed_at[deadline]
+            if game_id not in self._ticking and self.core.due_here(game_id, now):
+                self._started([game_id])
 
     async def _run(self) -> None:
         while True:
+            upcoming: int | None = None
             try:
-                # A deadline this process recorded has passed: claim at once. Else a read
-                # first: a claim writes, and most looks find nothing due.
-                armed = self._soonest
-                known_due = armed is not None and armed <= self.core.clock()
-                upcoming = None if known_due else await self.core.log.next_due()
-                if known_due or (upcoming is not None and upcoming <= self.core.clock()):
-                    self._soonest = None  # claimed now: what is armed from here on is newer
-                    await self._start_due()
+                self._tick_armed(self.core.clock())
+                # The database: for what other processes recorded. A read first: a claim
+                # writes, and most looks find nothing due.
+                if self.core.clock() - self._last_look >= self.settings.poll_ms:
+                    self._last_look = self.core.clock()
                     upcoming = await self.core.log.next_due()
+                    if upcoming is not None and upcoming <= self.core.clock():
+                        await self._start_due()
+                        upcoming = await self.core.log.next_due()
             except asyncio.CancelledError:
                 raise
             except Exception:  # the store is away: try again a little later
                 log.exception("sweep failed")
                 upcoming = None
             now = self.core.clock()
-            wait_ms = self.settings.poll_ms
+            wait_ms = self.settings.poll_ms - (now - self._last_look)
             if self._was_full:  # due games wait for room: a finished tick wakes the sweeper
                 upcoming = None
-            for deadline in (upcoming, self._soonest):
-                if deadline is not None:
-                    # Still due right after a claim: another replica is claiming it (SKIP
-                    # LOCKED); a moment's wait, not a spin.
-                    wait_ms = min(wait_ms, max(MIN_WAIT_MS, deadline - now))
+            if upcoming is not None and upcoming not in self._armed_at:
+                # Due in the database, not by this process's hand: look again then (still due
+                # right after a claim: another replica is claiming it, SKIP LOCKED; a moment's
+                # wait, not a spin).
+                self._last_look = min(self._last_look, upcoming - self.settings.poll_ms)
+                wait_ms = min(wait_ms, upcoming - now)
+            if self._armed:
+                wait_ms = min(wait_ms, self._armed[0][0] - now)
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait_ms / 1000)
+                await asyncio.wait_for(self._wake.wait(), max(MIN_WAIT_MS, wait_ms) / 1000)
 
     def start(self) -> None:
         self.core.on_deadline = self.armed

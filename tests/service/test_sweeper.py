@@ -80,6 +80,43 @@ def test_the_sweeper_records_a_time_out_that_no_one_calls_for(server: Running) -
     assert timed_out(server, game) == [deadline]
 
 
+def test_a_deadline_this_process_recorded_is_ticked_without_asking_the_database(
+    server: Running,
+) -> None:
+    """The process that recorded a deadline ticks the game when it passes from its own copy:
+    with the database's looks answering nothing due and its claims claiming nothing, the
+    time-out is still recorded (and seen by a stream) at its deadline."""
+    log = server.thread.core.log
+    looks: list[str] = []
+
+    async def nothing_due() -> int | None:
+        looks.append("next_due")
+        return None
+
+    async def nothing_claimed(now_ms: int, lease_ms: int, limit: int) -> list[str]:
+        looks.append("claim_due")
+        return []
+
+    log.next_due = nothing_due  # type: ignore[method-assign]
+    log.claim_due = nothing_claimed  # type: ignore[method-assign]
+    try:
+        game = create(server)
+        deadline = view(server, game).to_act[0].deadline_ms
+        stream = server.stub.StreamEvents(
+            service_pb2.StreamEventsRequest(game_id=game.game_id, after_version=game.version),
+            metadata=auth(game.tokens[1].token),
+            timeout=30,
+        )
+        server.clock.advance(TURN_MS + 1)
+        first = next(iter(stream)).event
+        stream.cancel()
+    finally:
+        del log.next_due, log.claim_due  # the instance's own methods again
+    assert first.body.gin.turn_timed_out.deadline_ms == deadline
+    assert timed_out(server, game) == [deadline]
+    assert looks, "the database was still looked at, and said nothing was due"
+
+
 def test_a_command_at_the_deadline_is_too_late(server: Running) -> None:
     game = create(server)
     shown = view(server, game)
