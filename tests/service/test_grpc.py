@@ -845,11 +845,19 @@ def test_nearest_in_turn_claims_are_decided_when_the_window_closes(server: Runni
     assert sorted(waiting.claimants) == sorted([far, near]) and waiting.claim_window_end_ms > 0
     code, info, _ = error_of(lambda: submit(server, game, nxt, DRAW, second.version))
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "CLAIM_WINDOW_OPEN")
+    stream = server.stub.StreamEvents(
+        service_pb2.StreamEventsRequest(game_id=game.game_id, after_version=second.version),
+        metadata=auth(tokens[near]),
+        timeout=30,
+    )
     server.clock.advance(CLAIM_WINDOW_MS + 100)
     # Once the window has closed, reads show the award, and the sweeper records it (a batch of
-    # its own, with no command) whether or not anyone calls.
+    # its own, with no command) whether or not anyone calls: the stream waits for it.
     assert view(server, game, nxt).view.hoola.turn == near
     settle(server)
+    recorded = next(iter(stream)).event
+    stream.cancel()
+    assert recorded.version == second.version + 1
     awarded = view(server, game, near)
     assert awarded.version > second.version
     tick = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id)).events[
