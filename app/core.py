@@ -793,7 +793,11 @@ class Croupier:
             return folded, state, version
         if not self._turn_ran_out(current, self.clock()):
             return folded, state, version
-        await self.tick(folded.record.game_id)
+        try:
+            await self.tick(folded.record.game_id)
+        except Exception:  # the command is recorded: answer it with the parts at its version
+            log.exception("time-outs after a command not recorded", game=folded.record.game_id)
+            return folded, state, version
         ticked = self.cache.get(folded.record.game_id)
         if ticked is None or ticked.version <= version:
             return folded, state, version
