@@ -331,8 +331,9 @@ class Croupier:
         if self.sweeper is not None:
             await self.sweeper.stop()
             self.sweeper = None
-        if self._background:
-            await asyncio.wait(self._background, timeout=CLOSE_WAIT_S)
+        pending: list[asyncio.Future[Any]] = [*self._background, *self._ticks.values()]
+        if pending:
+            await asyncio.wait(pending, timeout=CLOSE_WAIT_S)
         self.log.close()
 
     # -- who calls --------------------------------------------------------------------------------
@@ -748,6 +749,11 @@ class Croupier:
             )
             if earlier.accepted and not earlier.duplicate:
                 state_version = earlier.last_version
+        if earlier.accepted and earlier.duplicate and folded.version < earlier.last_version:
+            # A retry racing its first attempt: answered from the game as it stands now (at or
+            # past the first answer), not as it was before the command.
+            folded, _ = await self._fold(game_id)
+            finished, state, state_version = folded.record.finished, folded.state, folded.version
         if earlier.duplicate and earlier.fingerprint and earlier.fingerprint != fingerprint:
             # A retry repeats its command; the same id for another command (or from another
             # seat) is a client's bug, and answering it with the first answer would hide it.
@@ -953,6 +959,10 @@ class Croupier:
     def _forget_tick(self, game_id: str, done: asyncio.Future[int]) -> None:
         if self._ticks.get(game_id) is done:
             del self._ticks[game_id]
+        # Retrieved here: every caller waiting on it may have gone (a stream closed).
+        failure = None if done.cancelled() else done.exception()
+        if failure is not None:
+            log.error("tick failed", game=game_id, exc_info=failure)
 
     async def _tick_once(self, game_id: str) -> int:
         cached = self.cache.get(game_id)

@@ -2,9 +2,9 @@
 
 Reads share a pool; writes go through one writer where the database has one write lock for the
 whole file (SQLite), so that threads do not queue on its lock. The turn clock's work (the
-sweeper's claims and looks, the time-outs it records) goes before the commands waiting in either
-queue: a time-out is late by however long it waits there, and under load the commands' appends
-make a queue (a command waits for its own append anyway; a deadline is not to be waited on).
+sweeper's claims and looks, and every tick's append: time-outs and claim awards, whoever records
+them) goes before the commands waiting in either queue: a time-out is late by however long it
+waits there, and under load the commands' appends make a queue (a command waits for its own append anyway; a deadline is not to be waited on).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ READERS = 8
 class Rank(IntEnum):
     """Which work a pool's threads take first (the lower first; in order of arrival within)."""
 
-    CLOCK = 0  # the sweeper's claims and looks, and the time-outs it records
+    CLOCK = 0  # the sweeper's claims and looks, and every tick's append (time-outs, awards)
     CALL = 1  # everything else
     STOP = 2  # a thread's last item: after the work already queued
 
@@ -52,6 +52,7 @@ class Pool:
             tuple[int, int, Future[object] | None, Callable[[], object] | None]
         ] = queue.PriorityQueue()
         self._order = itertools.count()
+        self._closed = False
         self._threads = [
             threading.Thread(target=self._work, name=f"{name}-{n}", daemon=True)
             for n in range(workers)
@@ -60,6 +61,8 @@ class Pool:
             thread.start()
 
     def submit(self, rank: Rank, fn: Callable[[], T]) -> Future[T]:
+        if self._closed:
+            raise RuntimeError("the store's workers are shut down")
         future: Future[T] = Future()
         self._queue.put((rank, next(self._order), future, fn))  # type: ignore[arg-type]
         return future
@@ -77,7 +80,9 @@ class Pool:
                 future.set_exception(error)
 
     def shutdown(self, cancel_futures: bool = True) -> None:
-        """Stop the threads once the work under way is done; queued work is cancelled."""
+        """Stop the threads once the work under way is done; queued work is cancelled, and work
+        submitted from now on is refused."""
+        self._closed = True
         if cancel_futures:
             while True:
                 try:

@@ -48,6 +48,8 @@ log = structlog.get_logger("croupier.sweeper")
 
 #: The shortest wait between two looks at the database.
 MIN_WAIT_MS = 2
+#: How long stopping waits for the ticks under way.
+STOP_WAIT_S = 5.0
 #: Deadlines this process recorded, kept to tick their games directly (beyond: the database's
 #: look finds them).
 ARMED_KEPT = 100_000
@@ -135,7 +137,7 @@ class Sweeper:
     def _started(self, due: list[str]) -> None:
         """Start ticking the games just claimed."""
         for game_id in due:
-            if game_id in self._ticking:  # pragma: no cover - a claim is held while ticking
+            if game_id in self._ticking:  # ticked from this process's copy (unclaimed)
                 continue
             task = asyncio.get_running_loop().create_task(
                 self._tick(game_id), name=f"tick {game_id}"
@@ -155,6 +157,9 @@ class Sweeper:
         copy shows them due (the others moved on, or another process wrote them last: the
         database's look decides those)."""
         while self._armed and self._armed[0][0] <= now:
+            if len(self._ticking) >= self.settings.in_flight:
+                self._was_full = True  # the rest wait for room: a finished tick wakes us
+                return
             deadline, game_id = heapq.heappop(self._armed)
             self._armed_at[deadline] -= 1
             if not self._armed_at[deadline]:
@@ -190,7 +195,7 @@ class Sweeper:
                 # wait, not a spin).
                 self._last_look = min(self._last_look, upcoming - self.settings.poll_ms)
                 wait_ms = min(wait_ms, upcoming - now)
-            if self._armed:
+            if self._armed and not self._was_full:
                 wait_ms = min(wait_ms, self._armed[0][0] - now)
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
@@ -207,5 +212,10 @@ class Sweeper:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        # The ticks under way finish (each is one append; an unfinished claim would only lapse).
-        await asyncio.gather(*self._ticking.values(), return_exceptions=True)
+        # The ticks under way finish (each is one append), for a while: a store that does not
+        # answer must not hold the shutdown; an unfinished claim only lapses.
+        ticking = list(self._ticking.values())
+        if ticking:
+            _, late = await asyncio.wait(ticking, timeout=STOP_WAIT_S)
+            for task in late:
+                task.cancel()

@@ -288,19 +288,72 @@ def test_a_submit_answers_with_the_game_after_the_time_outs_due(server: Running)
     assert moved_on, "seat 1 was away and played for after seat 0's moves"
 
 
+def test_a_retry_racing_its_first_attempt_answers_with_the_game_after_it(server: Running) -> None:
+    """The same command sent four times at once with ``include``: every answer's parts are of
+    the game after the command (``state_version`` at or past ``version``), never before it."""
+    game = create(server)
+    shown = view(server, game)
+    seat = shown.to_act[0].seat
+    pass_upcard = service_pb2.Command(gin=gin_pb2.GinCommand(**{"pass": gin_pb2.Pass()}))
+    request = service_pb2.SubmitCommandRequest(
+        game_id=game.game_id,
+        command_id="raced",
+        expected_version=shown.version,
+        command=pass_upcard,
+        include=service_pb2.Include(legal_moves=True, to_act=True),
+    )
+    answers: list[service_pb2.SubmitCommandResponse] = []
+    barrier = threading.Barrier(4)
+
+    def send() -> None:
+        barrier.wait()
+        answers.append(server.stub.SubmitCommand(request, metadata=auth(game.tokens[seat].token)))
+
+    senders = [threading.Thread(target=send) for _ in range(4)]
+    for sender in senders:
+        sender.start()
+    for sender in senders:
+        sender.join()
+    after = view(server, game)
+    assert len(answers) == 4 and len({a.version for a in answers}) == 1
+    for answer in answers:
+        assert answer.state_version >= answer.version > shown.version
+        assert [s.seat for s in answer.to_act] == [s.seat for s in after.to_act]
+
+
+@pytest.mark.parametrize("recorded_here", [True, False], ids=["armed", "claimed"])
 def test_the_background_sweeper_ticks_every_due_game_through_a_narrow_window(
-    server: Running,
+    server: Running, recorded_here: bool
 ) -> None:
-    """With room for two ticks at a time, claimed two by two, seven games falling due at once
-    are all timed out by the background sweeper (a finished tick makes room and wakes it), each
-    once, with its own deadline."""
-    sweeper = server.thread.core.sweeper
+    """With room for two ticks at a time (and claims two by two), seven games falling due at
+    once are all timed out by the background sweeper (a finished tick makes room and wakes it),
+    each once, with its own deadline: deadlines this process recorded (ticked from its own copy)
+    and deadlines it only finds in the database (as another replica's would be: claimed)."""
+    core = server.thread.core
+    sweeper = core.sweeper
     assert sweeper is not None
     before, sweeper.settings = sweeper.settings, SweepSettings(batch=2, in_flight=2)
+    alarm = core.on_deadline
+    if not recorded_here:
+        core.on_deadline = None  # the sweeper is not told: it must find them in the database
+    claims: list[int] = []
+    claim_due = core.log.claim_due
+
+    async def counted(now_ms: int, lease_ms: int, limit: int) -> list[str]:
+        due = await claim_due(now_ms, lease_ms, limit)
+        claims.append(len(due))
+        assert limit <= 2
+        return due
+
+    core.log.claim_due = counted  # type: ignore[method-assign]
     try:
         _every_due_game_timed_out(server)
     finally:
         sweeper.settings = before  # the server serves the module's other tests
+        core.on_deadline = alarm
+        del core.log.claim_due
+    if not recorded_here:
+        assert sum(claims) >= 7 and max(claims) <= 2
 
 
 def _every_due_game_timed_out(server: Running) -> None:
