@@ -62,9 +62,11 @@ def test_views_say_whose_clock_runs_until_when(server: Running) -> None:
     assert clock.deadline_ms == first.recorded_at_ms + TURN_MS + 5_000
 
 
-def test_the_sweeper_records_a_time_out_that_no_one_calls_for(server: Running) -> None:
-    """Nobody calls after the deadline: the background sweeper records the time-out and the
-    forced move, and a stream watching the game receives them."""
+def _first_time_out(
+    server: Running,
+) -> tuple[service_pb2.CreateGameResponse, int, service_pb2.GameEvent]:
+    """A new game, its first deadline, and the first event a stream sees once the clock has
+    passed it (nobody calls: whatever records it is the background sweeper)."""
     game = create(server)
     deadline = view(server, game).to_act[0].deadline_ms
     stream = server.stub.StreamEvents(
@@ -75,6 +77,13 @@ def test_the_sweeper_records_a_time_out_that_no_one_calls_for(server: Running) -
     server.clock.advance(TURN_MS + 1)
     first = next(iter(stream)).event
     stream.cancel()
+    return game, deadline, first
+
+
+def test_the_sweeper_records_a_time_out_that_no_one_calls_for(server: Running) -> None:
+    """Nobody calls after the deadline: the background sweeper records the time-out and the
+    forced move, and a stream watching the game receives them."""
+    game, deadline, first = _first_time_out(server)
     assert first.body.gin.turn_timed_out.deadline_ms == deadline
     assert first.command_id == f"tick:{game.version}" and not first.HasField("seat")
     assert timed_out(server, game) == [deadline]
@@ -100,16 +109,7 @@ def test_a_deadline_this_process_recorded_is_ticked_without_asking_the_database(
     log.next_due = nothing_due  # type: ignore[method-assign]
     log.claim_due = nothing_claimed  # type: ignore[method-assign]
     try:
-        game = create(server)
-        deadline = view(server, game).to_act[0].deadline_ms
-        stream = server.stub.StreamEvents(
-            service_pb2.StreamEventsRequest(game_id=game.game_id, after_version=game.version),
-            metadata=auth(game.tokens[1].token),
-            timeout=30,
-        )
-        server.clock.advance(TURN_MS + 1)
-        first = next(iter(stream)).event
-        stream.cancel()
+        game, deadline, first = _first_time_out(server)
     finally:
         del log.next_due, log.claim_due  # the instance's own methods again
     assert first.body.gin.turn_timed_out.deadline_ms == deadline
