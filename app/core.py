@@ -964,19 +964,23 @@ class Croupier:
         if failure is not None:
             log.error("tick failed", game=game_id, exc_info=failure)
 
+    def _current(self, folded: Folded) -> bool:
+        """Whether this process's copy of a game is as new as anything the process heard of (its
+        own appends, and other replicas' through the store's listener): good enough to decide a
+        tick on. The append checks the version, so a game that moved on unheard costs a
+        conflict and a read, never a fork."""
+        return folded.version >= self.notifier.latest(folded.record.game_id)
+
     async def _tick_once(self, game_id: str) -> int:
         cached = self.cache.get(game_id)
-        if cached is not None and cached.version >= self.notifier.latest(game_id):
-            # As new as anything this process heard of (its own appends, and other replicas'
-            # through the store's listener): decide on it. The append checks the version, so a
-            # game that moved on unheard costs a conflict and a read, never a fork.
-            # Nothing due in it: the store (whose deadline the sweeper found due) knows more.
+        if cached is not None and self._current(cached):
             try:
                 ticked = await self._tick(cached)
             except VersionConflict:
                 ticked = None
             if ticked is not None:
                 return ticked
+            # Moved on, or nothing due in it: the store (where the deadline was due) knows more.
         folded, _ = await self._fold(game_id)
         try:
             ticked = await self._tick(folded)
@@ -1027,11 +1031,11 @@ class Croupier:
             self.on_deadline(due, game_id)
 
     def due_here(self, game_id: str, now: int) -> bool:
-        """Whether this process holds the game as new as anything it heard of, and something
-        falls due in it by ``now`` (a turn's deadline, a claim window's close): a tick may go
-        ahead on it without asking the store first."""
+        """Whether this process holds the game current (:meth:`_current`) and something falls due
+        in it by ``now`` (a turn's deadline, a claim window's close): a tick may go ahead on it
+        without asking the store first."""
         cached = self.cache.peek(game_id)
-        if cached is None or cached.version < self.notifier.latest(game_id):
+        if cached is None or not self._current(cached):
             return False
         due = cached.binding.game.next_deadline(cached.state)
         return due is not None and due <= now

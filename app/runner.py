@@ -4,7 +4,8 @@ Reads share a pool; writes go through one writer where the database has one writ
 whole file (SQLite), so that threads do not queue on its lock. The turn clock's work (the
 sweeper's claims and looks, and every tick's append: time-outs and claim awards, whoever records
 them) goes before the commands waiting in either queue: a time-out is late by however long it
-waits there, and under load the commands' appends make a queue (a command waits for its own append anyway; a deadline is not to be waited on).
+waits there, and under load the commands' appends make a queue (a command waits for its own
+append anyway; a deadline is not to be waited on).
 """
 
 from __future__ import annotations

@@ -100,37 +100,36 @@ class Sweeper:
             self._wake.set()
 
     async def sweep(self) -> int:
-        """Tick every game due now, and wait for the background sweeper's ticks under way (a
-        game it claimed is not claimed again here); returns how many this call ticked."""
+        """Tick every game due now, and wait for the ticks under way (the background sweeper's
+        too: a game it claimed is not claimed again here); returns how many this call claimed."""
         now = self.core.clock()
-        settings = self.settings
         swept = 0
         while True:
-            async with self._claims:
-                due = await self.core.log.claim_due(now, settings.lease_ms, settings.batch)
-            # The claimed games at once: each is its own log, and a tick mostly waits for the
-            # store; one after another, the last of a batch would wait for all the others.
-            await asyncio.gather(*(self._tick(game_id) for game_id in due))
-            swept += len(due)
-            if len(due) < settings.batch:
+            claimed = await self._claim(now, self.settings.batch)
+            swept += claimed
+            if claimed < self.settings.batch:
                 await asyncio.gather(*self._ticking.values(), return_exceptions=True)
                 return swept
 
     async def _tick(self, game_id: str) -> None:
-        try:
+        # One broken game must not stop the others' clocks; the core logs a tick's failure.
+        with contextlib.suppress(Exception):
             await self.core.tick(game_id)
-        except Exception:  # one broken game must not stop the others' clocks
-            log.exception("tick failed", game=game_id)
+
+    async def _claim(self, now: int, limit: int) -> int:
+        """Claim up to ``limit`` games due by ``now`` and start ticking them (the claims'
+        games are among the ticks under way before anyone else may claim); returns how many."""
+        async with self._claims:
+            due = await self.core.log.claim_due(now, self.settings.lease_ms, limit)
+            self._started(due)
+        return len(due)
 
     async def _start_due(self) -> None:
         """Claim the games due now (as many as there is room to tick) and start ticking them;
         returns without waiting for the ticks."""
         settings = self.settings
         while (room := min(settings.batch, settings.in_flight - len(self._ticking))) > 0:
-            async with self._claims:
-                due = await self.core.log.claim_due(self.core.clock(), settings.lease_ms, room)
-                self._started(due)
-            if len(due) < room:
+            if await self._claim(self.core.clock(), room) < room:
                 return
         self._was_full = True
 

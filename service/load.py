@@ -632,6 +632,13 @@ class Load:
         sent: dict[str, float] = {}
         last_sent = -1
         closed = first = False
+
+        def reached(event: service_pb2.GameEvent) -> None:
+            """An event reached this seat: how long after the command it follows was sent."""
+            started = info.sent_at.get(event.version - 1)
+            if started is not None:
+                recorder.observe("command→event, each seat", time.perf_counter() - started)
+
         try:
             while True:
                 response = await call.read()
@@ -640,11 +647,7 @@ class Load:
                 kind = response.WhichOneof("kind")
                 if kind == "batch":  # each event, then the state after them
                     for event in response.batch.events:
-                        started = info.sent_at.get(event.version - 1)
-                        if started is not None:
-                            recorder.observe(
-                                "command→event, each seat", time.perf_counter() - started
-                            )
+                        reached(event)
                     if not response.batch.HasField("state"):
                         continue
                 if kind in ("state", "batch"):
@@ -681,9 +684,7 @@ class Load:
                             )
                         )
                 elif kind == "event":
-                    started = info.sent_at.get(response.event.version - 1)
-                    if started is not None:
-                        recorder.observe("command→event, each seat", time.perf_counter() - started)
+                    reached(response.event)
                 elif kind == "accepted":
                     started = sent.pop(response.accepted.command_id, None)
                     if started is not None:
