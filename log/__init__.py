@@ -30,7 +30,13 @@ from croupier.log.records import (
     Snapshot,
     StoredEvent,
 )
-from croupier.log.store import EventStore, GameNotFound, StoreError, VersionConflict
+from croupier.log.store import (
+    EventStore,
+    GameNotFound,
+    StoreBusy,
+    StoreError,
+    VersionConflict,
+)
 
 __all__ = [
     "BLINDED_FORMAT",
@@ -46,6 +52,7 @@ __all__ = [
     "Loaded",
     "NewEvent",
     "Snapshot",
+    "StoreBusy",
     "StoreError",
     "StoredEvent",
     "VersionConflict",

@@ -29,6 +29,11 @@ class GameNotFound(StoreError):
         self.game_id = game_id
 
 
+class StoreBusy(StoreError):
+    """A write that may not wait found another writer holding the database's write lock;
+    nothing was written (see :meth:`EventStore.without_waiting`)."""
+
+
 class VersionConflict(StoreError):
     """The game moved on: the expected version is not the current one."""
 
@@ -150,6 +155,14 @@ class EventStore(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def without_waiting(self) -> EventStore | None:
+        """The same store for calls made on the application's event loop, where no call may
+        wait: each write either does its work at once or raises :class:`StoreBusy` having
+        written nothing (another writer holds the lock), and nothing waits on a disk flush.
+        ``None`` where a call always waits on something (a database over the network): then
+        every call goes to a worker thread."""
+        return None
 
     # -- appends by other processes ---------------------------------------------------------------
 

@@ -201,6 +201,10 @@ class ObservedStore(EventStore):
     def close(self) -> None:
         self.inner.close()
 
+    def without_waiting(self) -> EventStore | None:
+        inner = self.inner.without_waiting()
+        return None if inner is None else ObservedStore(inner, self._metrics, self._tracer)
+
     def listen(self, listener: AppendListener) -> None:
         self.inner.listen(listener)
 

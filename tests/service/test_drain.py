@@ -33,6 +33,9 @@ class HeldStore(SqliteEventStore):
         self.released.set()
         self.waiting = threading.Event()
 
+    def without_waiting(self) -> None:
+        return None  # every append on the writer thread: a held one must not hold the loop
+
     def append(self, *args: Any, **kwargs: Any) -> Any:
         if not self.released.is_set():
             self.waiting.set()
