@@ -1284,20 +1284,22 @@ class Croupier:
                     await self.tick(join.game_id)
                     continue
                 parts = self._parts(folded, folded.state, folded.version, seat, join.include)
-                state = service_pb2.PlayState(
-                    version=folded.version,
-                    finished=folded.record.finished,
-                    legal_moves=parts.legal_moves,
-                    to_act=parts.to_act,
-                )
+                # Built in place: a message given to another message's constructor is copied,
+                # and the legal moves, the view and the events were copied two or three times.
+                response = service_pb2.PlayResponse()
+                if join.batched:
+                    response.batch.events.extend(pending)
+                    pending = []
+                    state = response.batch.state
+                else:
+                    state = response.state
+                state.version = folded.version
+                state.finished = folded.record.finished
+                state.legal_moves.extend(parts.legal_moves)
+                state.to_act.extend(parts.to_act)
                 if parts.view is not None:
                     state.view.CopyFrom(parts.view)
-                if join.batched:
-                    batched = service_pb2.PlayBatch(events=pending, state=state)
-                    out.put_nowait(service_pb2.PlayResponse(batch=batched))
-                    pending = []
-                else:
-                    out.put_nowait(service_pb2.PlayResponse(state=state))
+                out.put_nowait(response)
         finally:
             if pending:  # the stream ends before their state: the events still go out
                 batched = service_pb2.PlayBatch(events=pending)

@@ -30,8 +30,8 @@ class GameNotFound(StoreError):
 
 
 class StoreBusy(StoreError):
-    """A write that may not wait found another writer holding the database's write lock;
-    nothing was written (see :meth:`EventStore.without_waiting`)."""
+    """A call that may not wait found another writer holding the database's lock; it did
+    nothing (see :meth:`EventStore.without_waiting`)."""
 
 
 class VersionConflict(StoreError):
@@ -157,9 +157,9 @@ class EventStore(ABC):
     def close(self) -> None: ...
 
     def without_waiting(self) -> EventStore | None:
-        """The same store for calls made on the application's event loop, where no call may
-        wait: each write either does its work at once or raises :class:`StoreBusy` having
-        written nothing (another writer holds the lock), and nothing waits on a disk flush.
+        """The same store for calls made on the application's event loop, where nothing may
+        wait: each call either does its work at once or, finding another writer holding the
+        lock, raises :class:`StoreBusy` having done nothing; and nothing waits on a disk flush.
         ``None`` where a call always waits on something (a database over the network): then
         every call goes to a worker thread."""
         return None

@@ -158,6 +158,19 @@ class Recorder:
         # Commands answered ABORTED because a time-out was recorded first (on a clock): what
         # docs/rules/common.md §5.1 promises, so counted apart from the errors.
         self.overtaken = 0
+        # Play streams waiting for their first state (opened, not yet answered), integrated over
+        # time: of the games in flight, how many are in play and how many wait to be let in.
+        self.seats_joining = 0
+        self.joining_seat_s = 0.0
+        self._joining_since = time.perf_counter()
+
+    def joining(self, change: int) -> None:
+        """A seat's stream starts (+1) or stops (-1) waiting for its first state (0: bring the
+        integral up to now)."""
+        now = time.perf_counter()
+        self.joining_seat_s += self.seats_joining * (now - self._joining_since)
+        self.seats_joining += change
+        self._joining_since = now
 
     def observe(self, kind: str, seconds: float) -> None:
         self.latencies[kind].append(seconds)
@@ -512,6 +525,7 @@ class Load:
         self.stream_events = 0
         self.streams_open_min: int | None = None
         self.streams_open_at_end = 0
+        self.joining_seat_s = 0.0  # the recorder's integral when the run stopped
         split = config.split_seats
         self.split_seats = len(channels) > 1 if split is None else split
 
@@ -619,6 +633,7 @@ class Load:
     ) -> None:
         recorder = self.recorder
         recorder.calls["Play"] += 1
+        recorder.joining(+1)
         call = stub.Play(metadata=auth(token))
         joined = time.perf_counter()
         recorder.setup_calls += 1
@@ -654,6 +669,7 @@ class Load:
                     state = response.state if kind == "state" else response.batch.state
                     if not first:
                         first = True
+                        recorder.joining(-1)
                         recorder.observe("Play join→state", time.perf_counter() - joined)
                     if state.version > info.version:
                         info.version = state.version
@@ -706,6 +722,8 @@ class Load:
             recorder.error("Play", error.code().name)
             raise
         finally:
+            if not first:
+                recorder.joining(-1)
             call.cancel()
 
     # -- submit mode --
@@ -951,12 +969,16 @@ class Load:
         try:
             await asyncio.wait(workers, timeout=config.duration)
             self.elapsed = time.monotonic() - self.started
+            self.recorder.joining(0)
+            self.joining_seat_s = self.recorder.joining_seat_s
             self.streams_open_at_end = self.streams_open
             self.stopping.set()
         finally:
             self.stopping.set()
             if self.elapsed == 0.0:
                 self.elapsed = time.monotonic() - self.started
+                self.recorder.joining(0)
+                self.joining_seat_s = self.recorder.joining_seat_s
             if display is not None:
                 display.cancel()
                 await asyncio.gather(display, return_exceptions=True)
@@ -995,6 +1017,8 @@ class Load:
             "errors": dict(by_code),
             "errors_by_call": {f"{kind} {code}": n for (kind, code), n in r.errors.items()},
         }
+        if self.config.mode == "play":
+            report["seats_joining_avg"] = round(self.joining_seat_s / elapsed, 2)
         if self.config.turn_time_ms:
             # Lateness in ms: summarize takes seconds.
             lateness = summarize([ms / 1000 for ms in r.lateness_ms])
@@ -1189,6 +1213,14 @@ def summary(report: dict[str, Any]) -> str:
         f" abandoned {report['games_abandoned']}, cut at the end {report['games_cut_at_end']})",
         f"  calls per move       {report['calls_per_move']}  "
         f"(+ {report['setup_calls_per_game']} per game to set up)",
+        *(
+            [
+                f"  seats joining        {report['seats_joining_avg']} on average (Play streams "
+                "opened and waiting for their first state)"
+            ]
+            if "seats_joining_avg" in report
+            else []
+        ),
         f"  errors               {sum(report['errors'].values())}"
         + (
             "  ("

@@ -73,6 +73,8 @@ def configure(fmt: str = "console", level: str = "INFO") -> None:
     structlog.configure(
         processors=[*processors, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        # Each line in one write (print writes the line and its newline apart): the workers of
+        # `serve --workers` share stderr, and their lines ran into each other.
+        logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )

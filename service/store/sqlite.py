@@ -3,9 +3,9 @@
 
 A write in WAL mode with ``synchronous=NORMAL`` only appends pages to the WAL file (no flush; the
 flushes happen at checkpoints), about 0.1 ms of work: less than handing it to a thread costs.
-So the application makes its writes on its event loop through :meth:`without_waiting`, a view of
-the store that never waits: no busy timeout (a write that meets another writer's lock raises
-:class:`StoreBusy` and the application hands it to its writer thread, which may wait), and no
+So the application makes its calls on its event loop through :meth:`without_waiting`, a view of
+the store that never waits: no busy timeout (a call that meets another writer's lock raises
+:class:`StoreBusy` and the application hands it to its threads, which may wait), and no
 automatic checkpoint (a checkpoint flushes the disk; a thread of this store does them instead).
 """
 
@@ -159,6 +159,11 @@ class SqliteEventStore(SqlEventStore):
         self._local = threading.local()
 
 
+def _busy(error: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED, whatever the extended code (BUSY_RECOVERY, BUSY_SNAPSHOT…)."""
+    return error.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 class _AtOnce(SqliteEventStore):
     """The store for the event loop (see the module's docstring): its own connection per thread,
     with no busy timeout and no automatic checkpoint; a write that meets the write lock held
@@ -190,17 +195,23 @@ class _AtOnce(SqliteEventStore):
             cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         except sqlite3.OperationalError as error:
             cur.close()
-            if error.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            if _busy(error):
                 raise StoreBusy(str(error)) from None
             raise
         try:
             yield cur
+        except sqlite3.OperationalError as error:
+            cur.execute("ROLLBACK")
+            # A read takes its lock at its first statement: busy there, it has done nothing.
+            if not write and _busy(error):
+                raise StoreBusy(str(error)) from None
+            raise
         except BaseException:
             cur.execute("ROLLBACK")
             raise
         else:
             cur.execute("COMMIT")
-            self._commits += 1
+            self._commits += write
         finally:
             cur.close()
 
@@ -213,7 +224,10 @@ class _AtOnce(SqliteEventStore):
             while not self._closed.wait(CHECKPOINT_S):
                 if self._commits != checkpointed:
                     checkpointed = self._commits
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    try:
+                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    except sqlite3.OperationalError:  # busy (another process recovers the WAL)
+                        checkpointed = -1  # the next round tries again
         finally:
             conn.close()
 

@@ -18,9 +18,10 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
+from croupier.service import load
 from croupier.service.bots import auth
 from croupier.service.cli import main
-from croupier.service.load import percentile, summarize
+from croupier.service.load import Recorder, percentile, summarize
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
 
@@ -35,6 +36,17 @@ def test_percentiles_are_nearest_rank() -> None:
         "p99_ms": 99.0,
         "max_ms": 100.0,
     }
+
+
+def test_the_seats_waiting_to_join_are_averaged_over_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seat-seconds of Play streams waiting for their first state: one seat from 1 s to 3 s and
+    another from 2 s to 4 s make 4 seat-seconds, 1 seat on average over 4 s."""
+    clock = iter([0.0, 1.0, 2.0, 3.0, 4.0, 4.0])
+    monkeypatch.setattr(load.time, "perf_counter", lambda: next(clock))
+    recorder = Recorder()
+    for change in (+1, +1, -1, -1, 0):
+        recorder.joining(change)
+    assert recorder.joining_seat_s == 4.0 and recorder.seats_joining == 0
 
 
 @pytest.mark.slow
@@ -52,6 +64,8 @@ def test_load_spawns_a_server_plays_games_and_measures(tmp_path: Path) -> None:
     assert report["server"]["cpu_ms_per_move"] > 0 and report["server"]["vmhwm_kb"] > 0
     assert report["latency"]["Play command→accepted"]["count"] == report["moves"]
     assert report["latency"]["CreateGame"]["count"] == 4
+    assert 0 < report["seats_joining_avg"] <= 4 * 3  # at most every seat of the 4 games
+    assert "seats joining" in result.output
     assert report["baseline"]["calls"] > 0 and report["baseline"]["server"]["cpu_s"] > 0
     ratios = report["ratios"]
     assert ratios["commands_per_s_vs_echo_calls_per_s"] > 0

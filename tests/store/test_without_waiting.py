@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -112,3 +113,56 @@ def test_the_writes_wal_is_checkpointed_off_the_loop(
     assert store.game(game_id).version == 1201
     # Never checkpointed, these writes leave a WAL of 37 MB; restarted after checkpoints, 3.4 MB.
     assert wal.stat().st_size < 10_000_000, wal.stat().st_size
+
+
+class _BusyReads(SqliteEventStore):
+    """A store whose view for the loop finds every read busy (as another process's exclusive
+    lock would make it)."""
+
+    def without_waiting(self) -> SqliteEventStore:
+        view = super().without_waiting()
+
+        def busy(*args: object, **kwargs: object) -> None:
+            raise StoreBusy("database is locked")
+
+        view.read = busy  # type: ignore[method-assign]
+        return view
+
+
+def test_a_read_that_meets_the_lock_is_made_on_a_reader_thread(tmp_path: Path) -> None:
+    store = _BusyReads(tmp_path / "events.sqlite3")
+    game_id = _game(store)
+    log = AsyncLog(store)
+    try:
+        events = asyncio.run(log.read(game_id))
+    finally:
+        log.close()
+        store.close()
+    assert [e.version for e in events] == [1]
+
+
+def test_calls_are_made_on_the_loop_where_the_store_can_make_them_without_waiting(
+    store: SqliteEventStore,
+) -> None:
+    """No thread of the application's store pools is used: the loop's own thread makes them."""
+    game_id = _game(store)
+    log = AsyncLog(store)
+    threads: set[str] = set()
+    view = store.without_waiting()
+    original = view.append
+
+    def append(*args: object, **kwargs: object) -> object:
+        threads.add(threading.current_thread().name)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    view.append = append  # type: ignore[method-assign]
+
+    async def scenario() -> int:
+        result = await log.append(game_id, 1, [NewEvent("A", b"a")], "cmd", 0, 2, False, b"")
+        return result.last_version
+
+    try:
+        assert asyncio.run(scenario()) == 2
+    finally:
+        log.close()
+    assert threads == {threading.main_thread().name}
