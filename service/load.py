@@ -637,13 +637,6 @@ class Load:
         call = stub.Play(metadata=auth(token))
         joined = time.perf_counter()
         recorder.setup_calls += 1
-        await call.write(
-            service_pb2.PlayRequest(
-                join=service_pb2.PlayJoin(
-                    game_id=game_id, after_version=0, include=INCLUDE, batched=True
-                )
-            )
-        )
         sent: dict[str, float] = {}
         last_sent = -1
         closed = first = False
@@ -655,6 +648,13 @@ class Load:
                 recorder.observe("command→event, each seat", time.perf_counter() - started)
 
         try:
+            await call.write(
+                service_pb2.PlayRequest(
+                    join=service_pb2.PlayJoin(
+                        game_id=game_id, after_version=0, include=INCLUDE, batched=True
+                    )
+                )
+            )
             while True:
                 response = await call.read()
                 if not isinstance(response, service_pb2.PlayResponse):

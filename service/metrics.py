@@ -8,7 +8,8 @@ Families (``docs/operations.md``, section "Metrics", lists each with its labels)
   py-grpc-prometheus), so that their dashboards and alerts work unchanged;
 * ``croupier_open_streams``: StreamEvents and Play streams open now;
 * ``croupier_commands_total``: commands by game kind and outcome (``croupier.app.observer``);
-* ``croupier_store_operation_seconds`` and ``croupier_store_errors_total``: the event store;
+* ``croupier_store_operation_seconds``, ``croupier_store_errors_total`` and
+  ``croupier_store_busy_total``: the event store;
 * ``croupier_timeouts_total`` and ``croupier_timeout_lateness_seconds``: turn time-outs recorded,
   and how long after their deadline;
 * ``croupier_state_cache_lookups_total`` and ``croupier_state_cache_entries``: the folded-state
@@ -108,7 +109,8 @@ class Metrics:
         )
         self.store_seconds = Histogram(
             "croupier_store_operation_seconds",
-            "Time an event-store call took (on its worker thread, without the wait for one).",
+            "Time an event-store call took (on the event loop, or on a worker thread without the "
+            "wait for one).",
             ("operation",),
             buckets=STORE_BUCKETS_S,
             registry=registry,
@@ -118,6 +120,13 @@ class Metrics:
             "Event-store calls that raised, by operation and exception type (VersionConflict and "
             "GameNotFound are answers to races and unknown ids; anything else is a failure).",
             ("operation", "error"),
+            registry=registry,
+        )
+        self.store_busy = Counter(
+            "croupier_store_busy",
+            "SQLite calls tried on the event loop that found another writer holding the lock: "
+            "each went to the store's threads instead, and waited there.",
+            ("operation",),
             registry=registry,
         )
         self.timeouts = Counter(
@@ -189,6 +198,9 @@ class Metrics:
             self.open_streams.labels(method).dec()
 
     # -- the store (croupier.service.store.observed) ----------------------------------------------
+
+    def store_busy_call(self, operation: str) -> None:
+        self.store_busy.labels(operation).inc()
 
     def store_call(self, operation: str, seconds: float, error: BaseException | None) -> None:
         self.store_seconds.labels(operation).observe(seconds)

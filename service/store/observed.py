@@ -22,6 +22,7 @@ from croupier.log import (
     Loaded,
     NewEvent,
     Snapshot,
+    StoreBusy,
     StoredEvent,
     StoreError,
 )
@@ -91,6 +92,9 @@ class ObservedStore(EventStore):
         started = time.perf_counter()
         try:
             result = fn(*args, **kwargs)
+        except StoreBusy:  # not a call made: it is made again on a thread, and counted there
+            self._metrics.store_busy_call(operation)
+            raise
         except Exception as error:
             self._metrics.store_call(operation, time.perf_counter() - started, error)
             raise

@@ -1,12 +1,15 @@
 """The embedded default: SQLite in WAL mode; appends take the write lock up front
 (BEGIN IMMEDIATE).
 
-A write in WAL mode with ``synchronous=NORMAL`` only appends pages to the WAL file (no flush; the
-flushes happen at checkpoints), about 0.1 ms of work: less than handing it to a thread costs.
-So the application makes its calls on its event loop through :meth:`without_waiting`, a view of
-the store that never waits: no busy timeout (a call that meets another writer's lock raises
-:class:`StoreBusy` and the application hands it to its threads, which may wait), and no
-automatic checkpoint (a checkpoint flushes the disk; a thread of this store does them instead).
+A write in WAL mode with ``synchronous=NORMAL`` only appends pages to the WAL file, about 0.1 ms
+of work: less than handing it to a thread costs. So the application makes its calls on its event
+loop through :meth:`without_waiting`, a view of the store with no busy timeout: a call that meets
+another writer's lock raises :class:`StoreBusy` and the application hands it to its threads, which
+may wait. The disk is flushed only at checkpoints, which SQLite makes after the commit that takes
+the WAL past 1,000 pages (a few milliseconds, every few hundred appends): done there, by the one
+connection that writes, they keep the WAL bounded. (A checkpointing thread beside the loop never
+caught up with it: the WAL only starts over after a checkpoint that has, and it grew by 250 MB a
+second.)
 """
 
 from __future__ import annotations
@@ -27,8 +30,6 @@ from croupier.service.store.sql import SqlEventStore, apply_migrations
 POLL_S = 0.01
 # How long a write waits for another writer's lock (ours: the writer thread; other processes).
 BUSY_TIMEOUT_MS = 30_000
-# How often the writes made without waiting are checkpointed into the database file, off the loop.
-CHECKPOINT_S = 0.5
 
 
 @contextmanager
@@ -90,9 +91,10 @@ class SqliteEventStore(SqlEventStore):
         return conn
 
     def without_waiting(self) -> SqliteEventStore:
-        if self._at_once is None:
-            self._at_once = _AtOnce(self)
-        return self._at_once
+        with self._lock:
+            if self._at_once is None:
+                self._at_once = _AtOnce(self)
+            return self._at_once
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
@@ -160,16 +162,18 @@ class SqliteEventStore(SqlEventStore):
 
 
 def _busy(error: sqlite3.OperationalError) -> bool:
-    """SQLITE_BUSY or SQLITE_LOCKED, whatever the extended code (BUSY_RECOVERY, BUSY_SNAPSHOT…)."""
-    return error.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    """SQLITE_BUSY or SQLITE_LOCKED, whatever the extended code (BUSY_RECOVERY, BUSY_SNAPSHOT…);
+    not an error of the sqlite3 module's own, which has no code."""
+    code = getattr(error, "sqlite_errorcode", 0) or 0
+    return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 class _AtOnce(SqliteEventStore):
     """The store for the event loop (see the module's docstring): its own connection per thread,
-    with no busy timeout and no automatic checkpoint; a write that meets the write lock held
-    raises :class:`StoreBusy` before it has done anything."""
+    with no busy timeout; a call that meets another writer's lock raises :class:`StoreBusy`
+    before it has done anything."""
 
-    _pragmas = ("busy_timeout=0", "synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0")
+    _pragmas = ("busy_timeout=0", "synchronous=NORMAL", "foreign_keys=ON")
 
     def __init__(self, store: SqliteEventStore) -> None:
         # Not SqliteEventStore.__init__: the schema is migrated and the file is in WAL mode.
@@ -181,11 +185,6 @@ class _AtOnce(SqliteEventStore):
         self._poller = None
         self._closed = threading.Event()
         self._listening = threading.Event()
-        self._commits = 0
-        self._checkpointer = threading.Thread(
-            target=self._checkpoint, name="sqlite-checkpoint", daemon=True
-        )
-        self._checkpointer.start()
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
@@ -211,33 +210,14 @@ class _AtOnce(SqliteEventStore):
             raise
         else:
             cur.execute("COMMIT")
-            self._commits += write
         finally:
             cur.close()
-
-    def _checkpoint(self) -> None:
-        """Copy the WAL's pages into the database file (and flush it) every so often, while
-        writes go on: PASSIVE never waits for a reader or a writer."""
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        checkpointed = 0
-        try:
-            while not self._closed.wait(CHECKPOINT_S):
-                if self._commits != checkpointed:
-                    checkpointed = self._commits
-                    try:
-                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                    except sqlite3.OperationalError:  # busy (another process recovers the WAL)
-                        checkpointed = -1  # the next round tries again
-        finally:
-            conn.close()
 
     def without_waiting(self) -> SqliteEventStore:
         return self
 
     def close(self) -> None:
         self._closed.set()
-        if self._checkpointer.is_alive() and self._checkpointer is not threading.current_thread():
-            self._checkpointer.join(timeout=5)
         with self._lock:
             for conn in self._connections:
                 conn.close()

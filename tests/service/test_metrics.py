@@ -55,6 +55,7 @@ FAMILIES = {
     "croupier_commands": "counter",
     "croupier_store_operation_seconds": "histogram",
     "croupier_store_errors": "counter",
+    "croupier_store_busy": "counter",
     "croupier_timeouts": "counter",
     "croupier_timeout_lateness_seconds": "histogram",
     "croupier_state_cache_lookups": "counter",
