@@ -780,7 +780,11 @@ def demo(
 @click.option("--duration", type=click.FloatRange(min=0.1), default=None, help="Seconds to run.")
 @click.option("--games", "game_count", type=click.IntRange(1), default=None, help="Games to play.")
 @click.option(
-    "--streams", default=0, type=click.IntRange(0), help="Extra StreamEvents streams to hold open."
+    "--streams",
+    default=0,
+    type=click.IntRange(0),
+    help="StreamEvents streams to open first (on games of their own, left idle), then hold "
+    "while the games are played.",
 )
 @click.option("--baseline", is_flag=True, help="Also measure a bare grpc.aio echo server.")
 @click.option(

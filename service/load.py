@@ -15,13 +15,15 @@ Two ways to play a game:
 What it measures: moves per second, games finished, latency percentiles per call kind, errors by
 status code, calls per move, and for a local server (``--spawn`` or ``--server-pid``) its CPU time
 per move and memory, from ``/proc``. ``--baseline`` runs a bare grpc.aio echo server
-(:mod:`croupier.service.echo`) the same way for comparison; ``--streams`` holds extra
-``StreamEvents`` streams open meanwhile.
+(:mod:`croupier.service.echo`) the same way for comparison. ``--streams N`` first opens N
+``StreamEvents`` streams on games of their own, left idle (N clients connected to quiet games),
+counts each open once the server has answered it, then holds them while the games are played.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -493,6 +495,13 @@ class Running:
 
 # How many extra streams open per second.
 STREAM_RAMP_PER_S = 1000.0
+# The extra streams watch games of their own, this many streams to a game (a seat's token each,
+# in turn).
+STREAMS_PER_WATCHED_GAME = 10
+# How long the extra streams may take to be answered before the games start regardless.
+STREAMS_OPEN_WAIT_S = 120.0
+# Calls in flight while the watched games are created.
+SETUP_CALLS_IN_FLIGHT = 32
 # Versions whose send time is kept per game.
 SENT_KEPT = 64
 
@@ -504,8 +513,15 @@ class Stalled(Exception):
 class Load:
     """One run: the games, the extra streams and the progress display."""
 
-    def __init__(self, config: LoadConfig, channels: list[list[grpc.aio.Channel]]) -> None:
+    def __init__(
+        self,
+        config: LoadConfig,
+        channels: list[list[grpc.aio.Channel]],
+        watch: ProcWatch | None = None,
+    ) -> None:
         self.config = config
+        # The server's CPU is counted from when the games start (the extra streams opened).
+        self.watch = watch
         self.channels = channels
         self.stubs = [[service_pb2_grpc.GameServiceStub(c) for c in row] for row in channels]
         self.request = game_request(
@@ -520,7 +536,9 @@ class Load:
         self.elapsed = 0.0
         self.streams_open = 0
         self.streams_opened = 0
-        self.streams_ended = 0  # ended by the server when their game ended (then reconnected)
+        self.streams_ended = 0  # ended by the server (a shutdown)
+        self.streams_open_s = 0.0  # how long they took to open, all of them answered
+        self.streams_open_at_start = 0
         self.streams_failed: Counter[str] = Counter()
         self.stream_events = 0
         self.streams_open_min: int | None = None
@@ -881,35 +899,79 @@ class Load:
 
     # -- extra streams --
 
-    async def _watch(self, index: int) -> None:
-        """One extra StreamEvents stream on a running game; when the game ends, another. The
-        streams open at a steady pace (``STREAM_RAMP_PER_S``), as clients connect."""
-        rng = random.Random(index)
+    async def _watched_games(self) -> list[service_pb2.CreateGameResponse]:
+        """The games the extra streams watch: created for them and never played (each stream a
+        client connected to its quiet game), ``STREAMS_PER_WATCHED_GAME`` streams each."""
+        count = -(-self.config.streams // STREAMS_PER_WATCHED_GAME)
+        gate = asyncio.Semaphore(SETUP_CALLS_IN_FLIGHT)
+
+        async def create(number: int) -> service_pb2.CreateGameResponse:
+            async with gate:
+                created: service_pb2.CreateGameResponse = await self.stub(number).CreateGame(
+                    self.request, metadata=self.studio
+                )
+                return created
+
+        return list(await asyncio.gather(*(create(n) for n in range(count))))
+
+    async def _watch(
+        self, index: int, game: service_pb2.CreateGameResponse, answered: asyncio.Event
+    ) -> None:
+        """One extra StreamEvents stream, on a watched game: open once the server has answered
+        it (the game's first events), held until the run ends. The streams open at a steady
+        pace (``STREAM_RAMP_PER_S``), as clients connect."""
         await asyncio.sleep(index / STREAM_RAMP_PER_S)
-        while not self.stopping.is_set():
-            if not self.running:
-                await asyncio.sleep(0.05)
-                continue
-            game_id = rng.choice(list(self.running))
-            info = self.running[game_id]
-            self.recorder.calls["StreamEvents"] += 1
-            call = info.stub.StreamEvents(
-                service_pb2.StreamEventsRequest(game_id=game_id, after_version=info.version),
-                metadata=auth(info.token),
-            )
-            self.streams_open += 1
-            self.streams_opened += 1
-            try:
-                async for _ in call:
-                    self.stream_events += 1
-                self.streams_ended += 1
-            except grpc.aio.AioRpcError as error:
-                if not self.stopping.is_set():
-                    self.streams_failed[error.code().name] += 1
-                    await asyncio.sleep(0.05)
-            finally:
+        token = game.tokens[index % len(game.tokens)].token
+        self.recorder.calls["StreamEvents"] += 1
+        self.streams_opened += 1
+        call = self.stub(index).StreamEvents(
+            service_pb2.StreamEventsRequest(game_id=game.game_id), metadata=auth(token)
+        )
+        first = True
+        try:
+            async for _ in call:
+                self.stream_events += 1
+                if first:
+                    first = False
+                    self.streams_open += 1
+                    if self.streams_open + sum(self.streams_failed.values()) >= self.config.streams:
+                        answered.set()
+            self.streams_ended += 1  # the server ended it (a shutdown)
+        except grpc.aio.AioRpcError as error:
+            if not self.stopping.is_set():
+                self.streams_failed[error.code().name] += 1
+                if self.streams_open + sum(self.streams_failed.values()) >= self.config.streams:
+                    answered.set()
+        finally:
+            if not first:
                 self.streams_open -= 1
-                call.cancel()
+            call.cancel()
+
+    async def _open_streams(self) -> list[asyncio.Task[None]]:
+        """The extra streams, open before the games start; returns once the server has answered
+        every one (or ``STREAMS_OPEN_WAIT_S`` passed: the report says how many it answered)."""
+        games = await self._watched_games()
+        answered = asyncio.Event()
+        started = time.monotonic()
+        watchers = [
+            asyncio.create_task(self._watch(i, games[i // STREAMS_PER_WATCHED_GAME], answered))
+            for i in range(self.config.streams)
+        ]
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(STREAMS_OPEN_WAIT_S):
+                await answered.wait()
+        self.streams_open_s = time.monotonic() - started
+        self.streams_open_at_start = self.streams_open
+        return watchers
+
+    async def _sample_streams(self) -> None:
+        """The fewest streams open while the games are played, looked at four times a second."""
+        while not self.stopping.is_set():
+            low = self.streams_open_min
+            self.streams_open_min = (
+                self.streams_open if low is None else min(low, self.streams_open)
+            )
+            await asyncio.sleep(0.25)
 
     # -- progress --
 
@@ -925,15 +987,6 @@ class Load:
             await asyncio.sleep(1.0)
             window += self.recorder.window.pop(self._primary(), [])
             self.recorder.window.clear()
-            if (
-                self.config.streams
-                and time.monotonic() - self.started > 2.0
-                and not self.stopping.is_set()
-            ):
-                low = self.streams_open_min
-                self.streams_open_min = (
-                    self.streams_open if low is None else min(low, self.streams_open)
-                )
             now = time.monotonic()
             if now - last_time < every - 0.01:
                 continue
@@ -958,15 +1011,23 @@ class Load:
 
     async def run(self) -> None:
         config = self.config
-        self.started = time.monotonic()
-        workers = [asyncio.create_task(self._worker(i)) for i in range(config.games_in_flight)]
-        watchers = [asyncio.create_task(self._watch(i)) for i in range(config.streams)]
         display = (
             asyncio.create_task(self._progress(config.progress))
             if config.progress is not None
             else None
         )
+        watchers: list[asyncio.Task[None]] = []
+        workers: list[asyncio.Task[None]] = []
         try:
+            if config.streams:
+                watchers = await self._open_streams()
+                watchers.append(asyncio.create_task(self._sample_streams()))
+            if self.watch is not None:
+                self.watch.start()
+            self.started = time.monotonic()
+            self.recorder.joining(0)  # from now on
+            self.recorder.joining_seat_s = 0.0
+            workers = [asyncio.create_task(self._worker(i)) for i in range(config.games_in_flight)]
             await asyncio.wait(workers, timeout=config.duration)
             self.elapsed = time.monotonic() - self.started
             self.recorder.joining(0)
@@ -975,7 +1036,7 @@ class Load:
             self.stopping.set()
         finally:
             self.stopping.set()
-            if self.elapsed == 0.0:
+            if self.elapsed == 0.0 and self.started:
                 self.elapsed = time.monotonic() - self.started
                 self.recorder.joining(0)
                 self.joining_seat_s = self.recorder.joining_seat_s
@@ -1042,10 +1103,12 @@ class Load:
             ]
             report["streams"] = {
                 "requested": self.config.streams,
+                "open_at_start": self.streams_open_at_start,
+                "open_s": round(self.streams_open_s, 3),
                 "open_at_end": self.streams_open_at_end,
                 "open_min": self.streams_open_min,
                 "opened": self.streams_opened,
-                "ended_with_game": self.streams_ended,
+                "ended_by_server": self.streams_ended,
                 "failed": dict(self.streams_failed),
                 "events": self.stream_events,
                 "unary_p99_ms": summarize(unary)["p99_ms"],
@@ -1151,10 +1214,8 @@ async def run(config: LoadConfig) -> dict[str, Any]:
         channels = open_channels(config.addresses, config.channels, config.tls)
         try:
             await wait_ready(channels, config.connect_timeout)
-            load = Load(config, channels)
             watch = ProcWatch(config.server_pids) if config.server_pids else None
-            if watch is not None:
-                watch.start()
+            load = Load(config, channels, watch)
             await load.run()
             report = load.report()
             if watch is not None:
@@ -1266,9 +1327,10 @@ def summary(report: dict[str, Any]) -> str:
     if streams:
         lines += [
             "",
-            f"  extra streams        {streams['open_at_end']} of {streams['requested']} open at "
-            f"the end (fewest open {streams['open_min']}); {streams['opened']} opened, "
-            f"{streams['ended_with_game']} ended with their game, failed {streams['failed'] or 0}",
+            f"  extra streams        {streams['open_at_start']} of {streams['requested']} answered "
+            f"by the server in {streams['open_s']:.1f} s before the games began; while they were "
+            f"played, {streams['open_min']} open at the fewest, {streams['open_at_end']} at the end;"
+            f" failed {streams['failed'] or 0}",
             f"  p99 meanwhile        unary calls {streams['unary_p99_ms']:.2f} ms, "
             f"moves ({primary_call(report)}) {streams['move_p99_ms']:.2f} ms",
         ]

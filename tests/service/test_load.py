@@ -101,7 +101,11 @@ def test_load_in_submit_mode_with_extra_streams(tmp_path: Path) -> None:
     # SubmitCommand answers with the next legal moves: ListLegalMoves only when the seat changes.
     assert report["latency"]["SubmitCommand"]["count"] == report["moves"]
     assert 1 < report["calls_per_move"] < 2
-    assert report["streams"]["opened"] >= 30 and report["streams"]["failed"] == {}
+    streams = report["streams"]
+    assert streams["opened"] == 30 and streams["failed"] == {}
+    # Each answered by the server (its game's first events) before the games began, and held.
+    assert streams["open_at_start"] == 30 and streams["open_min"] == 30
+    assert streams["open_at_end"] == 30 and streams["events"] >= 30
 
 
 @pytest.mark.slow
