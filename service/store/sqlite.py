@@ -96,13 +96,30 @@ class SqliteEventStore(SqlEventStore):
                 self._at_once = _AtOnce(self)
             return self._at_once
 
+    #: Whether a call that meets another writer's lock answers :class:`StoreBusy` at once (the
+    #: loop's view) rather than wait for it (up to ``BUSY_TIMEOUT_MS``).
+    _answers_busy = False
+
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
         conn = self._connection()
         cur = conn.cursor()
-        cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        try:
+            cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.OperationalError as error:
+            cur.close()
+            if self._answers_busy and _busy(error):
+                raise StoreBusy(str(error)) from None
+            raise
         try:
             yield cur
+        except sqlite3.OperationalError as error:
+            cur.execute("ROLLBACK")
+            # A read takes its lock at its first statement: busy there, it has done nothing. A
+            # write holds the lock from BEGIN IMMEDIATE on: busy past it, the database fails.
+            if self._answers_busy and not write and _busy(error):
+                raise StoreBusy(str(error)) from None
+            raise
         except BaseException:
             cur.execute("ROLLBACK")
             raise
@@ -174,6 +191,7 @@ class _AtOnce(SqliteEventStore):
     before it has done anything."""
 
     _pragmas = ("busy_timeout=0", "synchronous=NORMAL", "foreign_keys=ON")
+    _answers_busy = True
 
     def __init__(self, store: SqliteEventStore) -> None:
         # Not SqliteEventStore.__init__: the schema is migrated and the file is in WAL mode.
@@ -185,41 +203,7 @@ class _AtOnce(SqliteEventStore):
         self._poller = None
         self._closed = threading.Event()
         self._listening = threading.Event()
-
-    @contextmanager
-    def _transaction(self, write: bool) -> Iterator[Any]:
-        conn = self._connection()
-        cur = conn.cursor()
-        try:
-            cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        except sqlite3.OperationalError as error:
-            cur.close()
-            if _busy(error):
-                raise StoreBusy(str(error)) from None
-            raise
-        try:
-            yield cur
-        except sqlite3.OperationalError as error:
-            cur.execute("ROLLBACK")
-            # A read takes its lock at its first statement: busy there, it has done nothing.
-            if not write and _busy(error):
-                raise StoreBusy(str(error)) from None
-            raise
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        else:
-            cur.execute("COMMIT")
-        finally:
-            cur.close()
+        self._at_once = None
 
     def without_waiting(self) -> SqliteEventStore:
         return self
-
-    def close(self) -> None:
-        self._closed.set()
-        with self._lock:
-            for conn in self._connections:
-                conn.close()
-            self._connections.clear()
-        self._local = threading.local()
