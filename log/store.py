@@ -157,11 +157,11 @@ class EventStore(ABC):
     def close(self) -> None: ...
 
     def without_waiting(self) -> EventStore | None:
-        """The same store for calls made on the application's event loop, where nothing may
-        wait: each call either does its work at once or, finding another writer holding the
-        lock, raises :class:`StoreBusy` having done nothing; and nothing waits on a disk flush.
-        ``None`` where a call always waits on something (a database over the network): then
-        every call goes to a worker thread."""
+        """The same store for calls made on the application's event loop, where no call may
+        wait for another: each either does its work at once (a local file's work) or, finding
+        another writer holding the lock, raises :class:`StoreBusy` having done nothing. ``None``
+        where a call always waits on something (a database over the network): then every call
+        goes to a worker thread."""
         return None
 
     # -- appends by other processes ---------------------------------------------------------------

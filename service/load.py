@@ -483,7 +483,7 @@ def check_clock(events: Sequence[service_pb2.GameEvent], idle: frozenset[int]) -
 
 @dataclass
 class Running:
-    """A game in play, for the extra streams to watch."""
+    """A game in play."""
 
     token: str
     version: int
@@ -934,18 +934,21 @@ class Load:
                 if first:
                     first = False
                     self.streams_open += 1
-                    if self.streams_open + sum(self.streams_failed.values()) >= self.config.streams:
-                        answered.set()
+                    self._all_answered(answered)
             self.streams_ended += 1  # the server ended it (a shutdown)
         except grpc.aio.AioRpcError as error:
             if not self.stopping.is_set():
                 self.streams_failed[error.code().name] += 1
-                if self.streams_open + sum(self.streams_failed.values()) >= self.config.streams:
-                    answered.set()
+                self._all_answered(answered)
         finally:
             if not first:
                 self.streams_open -= 1
             call.cancel()
+
+    def _all_answered(self, answered: asyncio.Event) -> None:
+        """Set ``answered`` once the server has answered every extra stream (or failed it)."""
+        if self.streams_open + sum(self.streams_failed.values()) >= self.config.streams:
+            answered.set()
 
     async def _open_streams(self) -> list[asyncio.Task[None]]:
         """The extra streams, open before the games start; returns once the server has answered
