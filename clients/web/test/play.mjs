@@ -108,13 +108,20 @@ async function main() {
     viewport: { width: 1280, height: 900 },
   });
   const errors = [];
+  const report = { kind: args.kind, moves: 0, live: 0, refused: 0, finalSeen: [] };
   const watch = (page, name) => {
     page.on("pageerror", (error) => errors.push(`${name}: ${error.message}`));
-    page.on("console", (m) => m.type() === "error" && errors.push(`${name}: console: ${m.text()}`));
+    page.on("console", (m) => {
+      if (m.type() !== "error") return;
+      // A move sent as the game moved on (a bot's move, a time-out) is answered ABORTED, HTTP
+      // 409: the page says "Not played" and reads the game again, and the loop below looks
+      // again. Chromium logs the answer's status on the console all the same.
+      if (/Failed to load resource: .* status of 409\b/.test(m.text())) report.refused += 1;
+      else errors.push(`${name}: console: ${m.text()}`);
+    });
   };
   const shot = (page, name) =>
     page.screenshot({ path: join(args.out, `${args.kind}-${name}.png`), fullPage: true });
-  const report = { kind: args.kind, moves: 0, live: 0, finalSeen: [] };
   try {
     // The lobby: the game, the preset (from ListPresets), the seats.
     const lobby = context.pages()[0] ?? (await context.newPage());
