@@ -10,8 +10,9 @@ a quarter once the appends were made on the loop.
 
 Elsewhere (PostgreSQL, over the network) each call runs on a worker thread. Reads share a pool;
 writes go through one writer where the database has one write lock for the whole file (SQLite),
-so that threads do not queue on its lock: an SQLite call made on the loop that meets that lock
-held (by the writer thread, or by another process on the file) goes there, and waits there.
+so that threads do not queue on its lock. An SQLite call made on the loop that meets that lock
+held (by another process on the file) is tried again on the loop, soon and often, and only after
+a while goes to the threads to wait there.
 The turn clock's work (the sweeper's claims and looks, and every tick's append: time-outs and
 claim awards, whoever records them) goes before the commands waiting in either queue: a time-out
 is late by however long it waits there, and under load the commands' appends make a queue (a
@@ -26,6 +27,7 @@ import functools
 import itertools
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from enum import IntEnum
@@ -46,6 +48,11 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 READERS = 8
+# A call on the loop that met another writer's lock is tried again after this, then twice as
+# long each time up to the most, for so long before it waits on a thread instead.
+BUSY_RETRY_FIRST_S = 0.0005
+BUSY_RETRY_MAX_S = 0.005
+BUSY_RETRY_FOR_S = 5.0
 
 
 class Rank(IntEnum):
@@ -122,14 +129,23 @@ class AsyncLog:
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> T:
-        """``operation`` of the store: on the loop when the store can do it without waiting;
-        else, or when it met another writer's lock (having done nothing), on ``pool``'s threads.
-        For calls whose work is bounded (one game, one command): a scan goes :meth:`_on_thread`."""
+        """``operation`` of the store: on the loop when the store can do it without waiting
+        (tried again while another writer holds the lock), else on ``pool``'s threads. For
+        calls whose work is bounded (one game, one command): a scan goes :meth:`_on_thread`."""
         if self._at_once is not None:
-            try:
-                return operation(self._at_once)(*args, **kwargs)
-            except StoreBusy:
-                pass
+            # Another process holds the file's write lock (a worker of the group): tried again
+            # on the loop, soon and often (a write holds it ~0.1 ms). SQLite's own busy handler,
+            # on a thread, sleeps up to 100 ms between tries and is not fair: with two workers,
+            # commands waited seconds. After a while, the thread's longer wait.
+            delay, deadline = BUSY_RETRY_FIRST_S, time.monotonic() + BUSY_RETRY_FOR_S
+            while True:
+                try:
+                    return operation(self._at_once)(*args, **kwargs)
+                except StoreBusy:
+                    if time.monotonic() >= deadline:
+                        break
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, BUSY_RETRY_MAX_S)
         return await self._on_thread(pool, rank, operation, *args, **kwargs)
 
     async def _on_thread(

@@ -124,8 +124,8 @@ class Metrics:
         )
         self.store_busy = Counter(
             "croupier_store_busy",
-            "SQLite calls tried on the event loop that found another writer holding the lock: "
-            "each went to the store's threads instead, and waited there.",
+            "Tries of SQLite calls on the event loop that found another writer holding the "
+            "lock (each call is tried again, soon).",
             ("operation",),
             registry=registry,
         )

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from croupier.app import runner
 from croupier.app.runner import AsyncLog
 from croupier.log import GameRecord, NewEvent, StoreBusy
 from croupier.service.store.sqlite import SqliteEventStore
@@ -59,11 +60,10 @@ def test_a_write_that_meets_the_lock_held_writes_nothing_and_says_so_at_once(
     assert at_once.append(game_id, 1, [NewEvent("A", b"a")], "cmd", 0, 2).last_version == 2
 
 
-def test_the_application_makes_a_write_that_met_the_lock_on_its_writer_thread(
-    store: SqliteEventStore,
-) -> None:
+def _wait_for_the_lock(store: SqliteEventStore, log: AsyncLog, held_s: float) -> tuple[int, int]:
+    """An append through the application while another connection holds the write lock for
+    ``held_s``: the append's version, and how often the loop ticked (every 10 ms) meanwhile."""
     game_id = _game(store)
-    log = AsyncLog(store)
     other = _held(store)
 
     async def scenario() -> tuple[int, int]:
@@ -79,20 +79,56 @@ def test_the_application_makes_a_write_that_met_the_lock_on_its_writer_thread(
         append = asyncio.create_task(
             log.append(game_id, 1, [NewEvent("A", b"a")], "cmd", 0, 2, False, b"")
         )
-        await asyncio.sleep(0.3)
-        assert not append.done()  # waiting on the writer thread for the lock
+        await asyncio.sleep(held_s)
+        assert not append.done()  # waiting for the lock
         other.execute("ROLLBACK")  # the other writer lets go
         result = await asyncio.wait_for(append, 30)
         beat.cancel()
         return result.last_version, ticks
 
     try:
-        version, ticks = asyncio.run(scenario())
+        return asyncio.run(scenario())
     finally:
         other.close()
         log.close()
-    assert version == 2 and store.game(game_id).version == 2
-    assert ticks >= 10  # the loop went on while the write waited
+
+
+def test_a_write_that_met_the_lock_is_tried_again_on_the_loop_which_goes_on(
+    store: SqliteEventStore,
+) -> None:
+    """Tried again soon and often on the loop (not in SQLite's busy handler on a thread, which
+    sleeps up to 100 ms between tries and is not fair between processes)."""
+    view = store.without_waiting()
+    tries = 0
+    original = view.append
+
+    def append(*args: object, **kwargs: object) -> object:
+        nonlocal tries
+        tries += 1
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    view.append = append  # type: ignore[method-assign]
+    version, ticks = _wait_for_the_lock(store, AsyncLog(store), held_s=0.3)
+    assert version == 2 and ticks >= 10  # the loop went on while the write waited
+    # Tried every 5 ms at most: 60 tries in 0.3 s; fewer on a loaded machine, never just one.
+    assert tries >= 20
+
+
+def test_a_write_that_met_the_lock_for_long_waits_on_the_writer_thread(
+    store: SqliteEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "BUSY_RETRY_FOR_S", 0.05)
+    threads: set[str] = set()
+    original = store.append
+
+    def append(*args: object, **kwargs: object) -> object:
+        threads.add(threading.current_thread().name)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    store.append = append  # type: ignore[method-assign]
+    version, ticks = _wait_for_the_lock(store, AsyncLog(store), held_s=0.3)
+    assert version == 2 and ticks >= 10
+    assert threads == {"log-write-0"}
 
 
 def test_the_wal_stays_bounded_while_writes_go_on(store: SqliteEventStore) -> None:
