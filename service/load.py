@@ -1027,22 +1027,16 @@ class Load:
                 watchers.append(asyncio.create_task(self._sample_streams()))
             if self.watch is not None:
                 self.watch.start()
-            self.started = time.monotonic()
-            self.recorder.joining(0)  # from now on
-            self.recorder.joining_seat_s = 0.0
+            self.started = time.monotonic()  # no seat has joined yet: their integral is 0
             workers = [asyncio.create_task(self._worker(i)) for i in range(config.games_in_flight)]
             await asyncio.wait(workers, timeout=config.duration)
-            self.elapsed = time.monotonic() - self.started
-            self.recorder.joining(0)
-            self.joining_seat_s = self.recorder.joining_seat_s
+            self._stop_clock()
             self.streams_open_at_end = self.streams_open
             self.stopping.set()
         finally:
             self.stopping.set()
             if self.elapsed == 0.0 and self.started:
-                self.elapsed = time.monotonic() - self.started
-                self.recorder.joining(0)
-                self.joining_seat_s = self.recorder.joining_seat_s
+                self._stop_clock()
             if display is not None:
                 display.cancel()
                 await asyncio.gather(display, return_exceptions=True)
@@ -1051,6 +1045,12 @@ class Load:
             for task in [*workers, *watchers]:
                 task.cancel()
             await asyncio.gather(*workers, *watchers, return_exceptions=True)
+
+    def _stop_clock(self) -> None:
+        """The run's length, and the seats' time waiting to join, up to now."""
+        self.elapsed = time.monotonic() - self.started
+        self.recorder.joining(0)
+        self.joining_seat_s = self.recorder.joining_seat_s
 
     def report(self) -> dict[str, Any]:
         r = self.recorder

@@ -92,7 +92,7 @@ class ObservedStore(EventStore):
         started = time.perf_counter()
         try:
             result = fn(*args, **kwargs)
-        except StoreBusy:  # not a call made: it is made again on a thread, and counted there
+        except StoreBusy:  # not a call made: it is tried again, and counted once made
             self._metrics.store_busy_call(operation)
             raise
         except Exception as error:

@@ -4,8 +4,8 @@
 A write in WAL mode with ``synchronous=NORMAL`` only appends pages to the WAL file, about 0.1 ms
 of work: less than handing it to a thread costs. So the application makes its calls on its event
 loop through :meth:`without_waiting`, a view of the store with no busy timeout: a call that meets
-another writer's lock raises :class:`StoreBusy` and the application hands it to its threads, which
-may wait. The disk is flushed only at checkpoints, which SQLite makes after the commit that takes
+another writer's lock raises :class:`StoreBusy` having done nothing, and the application tries it
+again soon (``app/runner.py``). The disk is flushed only at checkpoints, which SQLite makes after the commit that takes
 the WAL past 1,000 pages (a few milliseconds, every few hundred appends): done there, by the one
 connection that writes, they keep the WAL bounded. (A checkpointing thread beside the loop never
 caught up with it: the WAL only starts over after a checkpoint that has, and it grew by 250 MB a
@@ -56,10 +56,14 @@ class SqliteEventStore(SqlEventStore):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.url = f"sqlite:///{self.path}"
         self.migrations_applied = apply_migrations(self.url, "sqlite", migration_lock(self.path))
+        self._open()
+        self._connection().execute("PRAGMA journal_mode=WAL")
+
+    def _open(self) -> None:
+        """No connection yet (one per thread, when first used), no listener, no view."""
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        self._connection().execute("PRAGMA journal_mode=WAL")
         self._listeners: list[AppendListener] = []
         self._poller: threading.Thread | None = None
         self._closed = threading.Event()
@@ -196,14 +200,7 @@ class _AtOnce(SqliteEventStore):
     def __init__(self, store: SqliteEventStore) -> None:
         # Not SqliteEventStore.__init__: the schema is migrated and the file is in WAL mode.
         self.path, self.url = store.path, store.url
-        self._local = threading.local()
-        self._connections = []
-        self._lock = threading.Lock()
-        self._listeners = []
-        self._poller = None
-        self._closed = threading.Event()
-        self._listening = threading.Event()
-        self._at_once = None
+        self._open()
 
     def without_waiting(self) -> SqliteEventStore:
         return self

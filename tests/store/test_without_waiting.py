@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,29 +150,44 @@ def test_the_wal_stays_bounded_while_writes_go_on(store: SqliteEventStore) -> No
 
 
 class _BusyReads(SqliteEventStore):
-    """A store whose view for the loop finds every read busy (as another process's exclusive
-    lock would make it)."""
+    """A store whose view for the loop finds every load busy (as another process's exclusive
+    lock would make it); the store's own loads say which thread made them."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.threads: set[str] = set()
+        self.busy = 0
 
     def without_waiting(self) -> SqliteEventStore:
         view = super().without_waiting()
 
         def busy(*args: object, **kwargs: object) -> None:
+            self.busy += 1
             raise StoreBusy("database is locked")
 
-        view.read = busy  # type: ignore[method-assign]
+        view.load = busy  # type: ignore[method-assign]
         return view
 
+    def load(self, *args: object, **kwargs: object) -> Any:
+        self.threads.add(threading.current_thread().name)
+        return super().load(*args, **kwargs)  # type: ignore[arg-type]
 
-def test_a_read_that_meets_the_lock_is_made_on_a_reader_thread(tmp_path: Path) -> None:
+
+def test_a_read_that_meets_the_lock_for_long_is_made_on_a_reader_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "BUSY_RETRY_FOR_S", 0.05)
     store = _BusyReads(tmp_path / "events.sqlite3")
     game_id = _game(store)
     log = AsyncLog(store)
     try:
-        events = asyncio.run(log.read(game_id))
+        loaded = asyncio.run(log.load(game_id))
     finally:
         log.close()
         store.close()
-    assert [e.version for e in events] == [1]
+    assert [e.version for e in loaded.events] == [1]
+    assert store.busy >= 2  # tried on the loop, and again, before the thread
+    assert len(store.threads) == 1 and next(iter(store.threads)).startswith("log-read-")
 
 
 def test_calls_are_made_on_the_loop_where_the_store_can_make_them_without_waiting(
