@@ -68,6 +68,10 @@ class Notifier:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self.notify, game_id, version)
 
+    def watched(self) -> list[str]:
+        """The games some stream waits on."""
+        return list(self._waiting)
+
     def streams(self, game_id: str | None = None) -> int:
         """How many streams wait (on one game, or on all)."""
         if game_id is not None:

@@ -269,6 +269,10 @@ class AsyncLog:
         # A scan of every game on a clock (every replica's), every few tens of ms: on a thread.
         return await self._on_thread(self._reads, Rank.CLOCK, lambda store: store.next_due)
 
+    async def versions(self, game_ids: Sequence[str]) -> dict[str, int]:
+        # Every game this process streams (thousands): on a thread.
+        return await self._on_thread(self._reads, Rank.CALL, lambda store: store.versions, game_ids)
+
     async def result_of(self, game_id: str, command_id: str) -> CommandResult | None:
         return await self._call(
             self._reads, Rank.CALL, lambda store: store.result_of, game_id, command_id

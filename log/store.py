@@ -146,6 +146,12 @@ class EventStore(ABC):
     def read(self, game_id: str, after_version: int = 0) -> list[StoredEvent]: ...
 
     @abstractmethod
+    def versions(self, game_ids: Sequence[str]) -> dict[str, int]:
+        """The version each named game has reached, in one read; unknown games are left out.
+        How a process finds the appends it was not told of (a notice lost while its listener
+        reconnected), for every game it streams at once."""
+
+    @abstractmethod
     def players(self, game_id: str) -> tuple[str, ...]:
         """The player id at each seat, or ``()`` when the game was created without them."""
 

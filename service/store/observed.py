@@ -196,6 +196,9 @@ class ObservedStore(EventStore):
     def read(self, game_id: str, after_version: int = 0) -> list[StoredEvent]:
         return self._call("read", game_id, self.inner.read, game_id, after_version)
 
+    def versions(self, game_ids: Sequence[str]) -> dict[str, int]:
+        return self._call("versions", None, self.inner.versions, game_ids)
+
     def players(self, game_id: str) -> tuple[str, ...]:
         return self._call("players", game_id, self.inner.players, game_id)
 

@@ -24,6 +24,8 @@ from croupier.log import (
     record_bytes,
 )
 
+# Game ids per statement in :meth:`SqlEventStore.versions` (SQLite allows 32,766 parameters).
+VERSIONS_PER_STATEMENT = 500
 _GAME_COLUMNS = (
     "game_id, kind, seats, server_seed, commitment, created_at_ms, version, finished, log_format"
 )
@@ -431,6 +433,18 @@ class SqlEventStore(EventStore):
         with self._transaction(write=False) as cur:
             self._game(cur, game_id)
             return self._events(cur, game_id, after_version)
+
+    def versions(self, game_ids: Sequence[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        with self._transaction(write=False) as cur:
+            for start in range(0, len(game_ids), VERSIONS_PER_STATEMENT):
+                chunk = game_ids[start : start + VERSIONS_PER_STATEMENT]
+                marks = ", ".join("?" for _ in chunk)
+                rows = self._run(
+                    cur, f"SELECT game_id, version FROM games WHERE game_id IN ({marks})", chunk
+                ).fetchall()
+                found.update((row[0], row[1]) for row in rows)
+        return found
 
     def players(self, game_id: str) -> tuple[str, ...]:
         with self._transaction(write=False) as cur:

@@ -156,6 +156,73 @@ def test_a_command_on_one_replica_reaches_a_stream_on_another(
             store.close()
 
 
+def test_an_append_nobody_told_of_is_found_by_one_read_for_every_stream(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """B hears nothing of A's appends (its listener is off, as while it reconnects): its streams
+    see them at B's recheck, which reads the versions of every game it streams in one read, and
+    no stream reads its game until there is something new in it."""
+    monkeypatch.setattr(app_core, "STREAM_RECHECK_S", 0.2)
+    stores = [open_store(server.store.url), open_store(server.store.url)]
+    monkeypatch.setattr(stores[1], "listen", lambda listener: None)
+    servers = [server_thread(s) for s in stores]
+    ports = [s.start() for s in servers]
+    channels = [grpc.insecure_channel(f"127.0.0.1:{p}") for p in ports]
+    try:
+        a, b = (service_pb2_grpc.GameServiceStub(c) for c in channels)
+        games = [new_game(a), new_game(a)]
+        seen: list[list[int]] = []
+        calls = []
+        for index in range(20):
+            game = games[index % 2]
+            calls.append(
+                b.StreamEvents(
+                    service_pb2.StreamEventsRequest(game_id=game.game_id),
+                    metadata=auth(game.tokens[index % 3].token),
+                )
+            )
+            seen.append([])
+            reader(calls[-1], seen[-1])
+        assert eventually(lambda: all(versions == [1, 2] for versions in seen))
+        log = servers[1].core.log
+        reads = {"versions": 0, "load": 0}
+
+        def counted(name: str) -> Callable[..., object]:
+            original = getattr(log, name)
+
+            async def call(*args: object, **kwargs: object) -> object:
+                reads[name] += 1
+                return await original(*args, **kwargs)
+
+            return call
+
+        for name in reads:
+            monkeypatch.setattr(log, name, counted(name))
+        assert eventually(lambda: reads["versions"] >= 3)
+        assert reads["load"] == 0  # idle streams read nothing
+        played = games[0]
+        a.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=played.game_id,
+                command_id="on-a",
+                expected_version=played.version,
+                command=DRAW,
+            ),
+            metadata=auth(played.tokens[first_turn(a, played)].token),
+        )
+        assert eventually(lambda: all(v == [1, 2, 3] for v in seen[::2])), seen
+        assert all(versions == [1, 2] for versions in seen[1::2])
+        for call in calls:
+            call.cancel()
+    finally:
+        for channel in channels:
+            channel.close()
+        for running in servers:
+            running.stop(grace=None)
+        for store in stores:
+            store.close()
+
+
 def test_a_second_server_on_a_busy_port_fails_clearly(server: Running) -> None:
     store = open_store(server.store.url)
     try:

@@ -156,6 +156,19 @@ class StoreContract:
         assert loaded[1].events == store.load(games[1], 2).events
         assert store.load_many([]) == []
 
+    def test_the_versions_of_many_games_in_one_read(self, store: EventStore) -> None:
+        """More games than one statement takes, some grown, one unknown (left out)."""
+        from croupier.service.store.sql import VERSIONS_PER_STATEMENT
+
+        games = [new_game(store, events=1) for _ in range(VERSIONS_PER_STATEMENT + 3)]
+        grown = games[::7]
+        for game_id in grown:
+            store.append(game_id, 1, [NewEvent("E", b"x"), NewEvent("E", b"y")], "", None, 20)
+        unknown = str(uuid.uuid4())
+        versions = store.versions([*games, unknown])
+        assert versions == {g: 3 if g in grown else 1 for g in games}
+        assert store.versions([]) == {}
+
     def test_a_stale_version_is_a_conflict_that_writes_nothing(self, store: EventStore) -> None:
         game_id = new_game(store)
         with pytest.raises(VersionConflict) as info:
