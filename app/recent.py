@@ -1,8 +1,9 @@
 """The newest stored events of each game this process has seen, so that the streams of a game
 share one read of each new batch (usually none: the batch was appended here).
 
-Only a cache: a stream reads the store when the memory does not reach back far enough, when it
-heard of a newer version than the memory holds (another replica's append), and at every recheck.
+Only a cache: a stream reads the store when the memory does not reach back far enough, and when
+it heard of a newer version than the memory holds (another replica's append, told by the store's
+listener or found by the process's recheck).
 """
 
 from __future__ import annotations
