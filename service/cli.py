@@ -23,6 +23,9 @@ from croupier.app.ratelimit import DEFAULT_COMMAND_BURST, DEFAULT_COMMANDS_PER_S
 from croupier.service import config, logs
 from croupier.service import shutdown as shutdown_options
 from croupier.service import tls as tls_options
+from croupier.service.collector import DEFAULT_THAW_S as DEFAULT_GC_THAW_S
+from croupier.service.collector import THAW_ENV as GC_THAW_ENV
+from croupier.service.collector import Collector
 
 if TYPE_CHECKING:
     from croupier.service.metrics import MetricsServer
@@ -148,6 +151,16 @@ def main() -> None:
     "0.0.0.0:9464; with --workers, the parent serves every worker's. Environment: "
     "CROUPIER_METRICS_ADDRESS.",
 )
+@click.option(
+    "--gc-thaw",
+    type=click.FloatRange(0),
+    default=lambda: float(os.environ.get(GC_THAW_ENV, DEFAULT_GC_THAW_S)),
+    show_default=f"{DEFAULT_GC_THAW_S:g}",
+    help="Python's garbage collector: the objects that survive a full collection (open "
+    "streams, mostly) are frozen, so later ones walk only what is new, and handed back every "
+    "this many seconds (one full walk then); 0: Python's own way, nothing frozen "
+    f"(docs/operations.md). Environment: {GC_THAW_ENV}.",
+)
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
 @_json_errors
 def serve(
@@ -166,6 +179,7 @@ def serve(
     tls_client_ca: Path | None,
     shutdown_grace: float,
     metrics_address: str,
+    gc_thaw: float,
     worker_of_group: str | None,
 ) -> None:
     """Serve the game service (with health checking and reflection), and over HTTP (Connect,
@@ -198,6 +212,7 @@ def serve(
             *(["--tls-cert", str(tls_cert), "--tls-key", str(tls_key)] if tls else []),
             *(["--tls-client-ca", str(tls_client_ca)] if tls_client_ca else []),
             *("--shutdown-grace", str(shutdown_grace)),
+            *("--gc-thaw", str(gc_thaw)),
         ]
         _serve_workers(
             address,
@@ -252,6 +267,10 @@ def serve(
     metrics_server = None if worker or not metrics_address else _metrics_server(metrics_address)
 
     async def run() -> None:
+        # Set once the process has started: what start-up made is frozen with it.
+        collector = Collector(gc_thaw)
+        collector.install()
+        reporting = asyncio.create_task(collector.report(metrics.metrics().gc_pause))
         serving = await create_server(
             address,
             store,
@@ -321,6 +340,7 @@ def serve(
             *([listener.stop()] if listener is not None else []),
         )
         await serving.core.close()
+        reporting.cancel()
 
     try:
         asyncio.run(run())

@@ -14,7 +14,9 @@ Families (``docs/operations.md``, section "Metrics", lists each with its labels)
   and how long after their deadline;
 * ``croupier_state_cache_lookups_total`` and ``croupier_state_cache_entries``: the folded-state
   cache;
-* ``croupier_fold_events``: folds, and how many stored events each folded.
+* ``croupier_fold_events``: folds, and how many stored events each folded;
+* ``croupier_gc_pause_seconds``: Python's garbage collections, and how long each stopped the
+  process (``croupier.service.collector``).
 
 Several processes (``serve --workers N``) count in prometheus-client's multiprocess mode: each
 worker writes its values to files in ``PROMETHEUS_MULTIPROC_DIR`` (the parent makes one per run),
@@ -60,6 +62,11 @@ STORE_BUCKETS_S = (
 # A sweeper records a time-out within its poll (tens of ms); after a restart, as late as the
 # downtime was.
 LATENESS_BUCKETS_S = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600)
+# A young generation's collection takes tens of microseconds; a full one, with thousands of
+# streams open and nothing frozen, most of a second.
+GC_BUCKETS_S = (
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+)  # fmt: skip
 # Events per fold: 0 (the cache was up to date) to a long game's whole log.
 FOLD_BUCKETS = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096)
 
@@ -162,6 +169,14 @@ class Metrics:
             buckets=FOLD_BUCKETS,
             registry=registry,
         )
+        self.gc_pauses = Histogram(
+            "croupier_gc_pause_seconds",
+            "How long each of Python's garbage collections stopped the process, by generation "
+            "(2: a full collection).",
+            ("generation",),
+            buckets=GC_BUCKETS_S,
+            registry=registry,
+        )
         # Children by label values, made once: labels() costs a lock and a dictionary lookup.
         self._hit = self.cache_lookups.labels("hit")
         self._miss = self.cache_lookups.labels("miss")
@@ -183,6 +198,11 @@ class Metrics:
     def timed_out(self, kind: str, lateness_ms: int) -> None:
         self.timeouts.labels(kind).inc()
         self.timeout_lateness.labels(kind).observe(max(0, lateness_ms) / MS_PER_S)
+
+    # -- the process (croupier.service.collector) -------------------------------------------------
+
+    def gc_pause(self, generation: int, seconds: float) -> None:
+        self.gc_pauses.labels(str(generation)).observe(seconds)
 
     # -- RPCs (croupier.service.interceptor) ------------------------------------------------------
 

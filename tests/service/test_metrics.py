@@ -61,6 +61,7 @@ FAMILIES = {
     "croupier_state_cache_lookups": "counter",
     "croupier_state_cache_entries": "gauge",
     "croupier_fold_events": "histogram",
+    "croupier_gc_pause_seconds": "histogram",
 }
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
@@ -467,6 +468,11 @@ def test_serve_workers_count_in_multiprocess_mode(tmp_path: Path) -> None:
             if line.startswith("{") and '"CreateGame"' in line
         }
         assert served == {int(pid) for pid, _ in found}  # both workers counted into the sum
+        # Each worker reports its garbage collections' pauses (every second).
+        while total(samples, "croupier_gc_pause_seconds_count") == 0:
+            assert time.monotonic() < deadline + 30, "no collection reported"
+            time.sleep(0.2)
+            _, samples = scrape(endpoint)
         assert not (counts / "counter_1.db").exists()
         assert {f"counter_{pid}.db" for pid in served} <= {p.name for p in counts.iterdir()}
         parent.send_signal(signal.SIGTERM)
