@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -32,6 +33,7 @@ _GAME_COLUMNS = (
 _EVENT_COLUMNS = (
     "game_id, version, command_id, seat, recorded_at_ms, type, payload, prev_hash, hash, command"
 )
+_EVENT_WIDTH = len(_EVENT_COLUMNS.split(","))
 
 
 def migrations_path(dialect: str) -> str:
@@ -63,6 +65,135 @@ def apply_migrations(
             backend.connection.close()
 
 
+def _of(table: str, columns: str) -> str:
+    return ", ".join(f"{table}.{column.strip()}" for column in columns.split(","))
+
+
+_GAME_WIDTH = len(_GAME_COLUMNS.split(","))
+_GAME_COLUMNS_OF_G = _of("g", _GAME_COLUMNS)
+_RESULT_COLUMNS = "accepted, first_version, last_version, rejection, fingerprint"
+_RESULT_COLUMNS_OF_C = _of("c", _RESULT_COLUMNS)
+COMMAND_INSERT = (
+    "INSERT INTO commands (game_id, command_id, accepted, first_version, last_version, "
+    "rejection, fingerprint) VALUES (?, ?, ?, ?, ?, NULL, ?)"
+)
+GAME_MOVED = (
+    "UPDATE games SET version = ?, finished = ?, finished_at_ms = ?, next_deadline_ms = ?, "
+    "sweep_lease_ms = 0 WHERE game_id = ? AND version = ?"
+)
+
+
+@dataclass(frozen=True)
+class Moved:
+    """An accepted command's move of its game, from one version to another."""
+
+    game_id: str
+    command_id: str
+    from_version: int
+    to_version: int
+    fingerprint: bytes
+    finished: bool
+
+    def command_row(self) -> tuple[Any, ...]:
+        """``COMMAND_INSERT``'s parameters: the command's result, kept for its retries."""
+        first = self.from_version + 1
+        return (self.game_id, self.command_id, True, first, self.to_version, self.fingerprint)
+
+    def game_update(self, recorded_at_ms: int, next_deadline_ms: int | None) -> tuple[Any, ...]:
+        """``GAME_MOVED``'s parameters (a finished game has nothing more due)."""
+        return (
+            self.to_version,
+            self.finished,
+            recorded_at_ms if self.finished else None,
+            None if self.finished else next_deadline_ms,
+            self.game_id,
+            self.from_version,
+        )
+
+
+def _chained(
+    game: GameRecord,
+    version: int,
+    prev_hash: str,
+    events: Sequence[NewEvent],
+    command_id: str,
+    seat: int | None,
+    recorded_at_ms: int,
+    command: bytes = b"",
+) -> list[StoredEvent]:
+    """The events as stored after ``version``, each hashed onto the one before (the command's
+    bytes go with its first event)."""
+    stored: list[StoredEvent] = []
+    game_id, key = game.game_id, key_of(game)
+    for i, event in enumerate(events):
+        version += 1
+        carried = command if i == 0 else b""
+        digest = chain_hash(
+            prev_hash,
+            record_bytes(
+                game_id,
+                version,
+                command_id,
+                seat,
+                recorded_at_ms,
+                event.type,
+                event.payload,
+                carried,
+                key,
+            ),
+        )
+        stored.append(
+            StoredEvent(
+                game_id,
+                version,
+                command_id,
+                seat,
+                recorded_at_ms,
+                event.type,
+                event.payload,
+                prev_hash,
+                digest,
+                carried,
+            )
+        )
+        prev_hash = digest
+    return stored
+
+
+def events_insert(stored: Sequence[StoredEvent]) -> tuple[str, list[Any]]:
+    """One INSERT of all ``stored`` (rather than a statement, and a round trip, each)."""
+    row = "(" + ", ".join("?" for _ in range(_EVENT_WIDTH)) + ")"
+    params: list[Any] = []
+    for e in stored:
+        params += (
+            e.game_id,
+            e.version,
+            e.command_id,
+            e.seat,
+            e.recorded_at_ms,
+            e.type,
+            e.payload,
+            e.prev_hash,
+            e.hash,
+            e.command,
+        )
+    values = ", ".join(row for _ in stored)
+    return f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES {values}", params
+
+
+def _result_row(command_id: str, row: Sequence[Any]) -> CommandResult:
+    """A command's earlier result from ``_RESULT_COLUMNS``."""
+    return CommandResult(
+        command_id,
+        bool(row[0]),
+        row[1],
+        row[2],
+        None if row[3] is None else bytes(row[3]),
+        duplicate=True,
+        fingerprint=b"" if row[4] is None else bytes(row[4]),
+    )
+
+
 def _game_row(row: Sequence[Any]) -> GameRecord:
     return GameRecord(
         row[0], row[1], row[2], bytes(row[3]), row[4], row[5], row[6], bool(row[7]), row[8]
@@ -80,6 +211,8 @@ class SqlEventStore(EventStore):
     marker = "?"
     #: Appended to the game row's SELECT in an append, to lock it where the database can.
     lock_clause = ""
+    #: The same for an append's one read, where the game's row is ``g`` among others.
+    lock_game_clause = ""
     #: The migrations this store applied when it opened (``croupier migrate`` reports them).
     migrations_applied: tuple[str, ...] = ()
 
@@ -89,6 +222,49 @@ class SqlEventStore(EventStore):
 
     def _after_append(self, cursor: Any, game_id: str, version: int) -> None:
         """Hook inside the append's transaction (PostgreSQL sends NOTIFY here)."""
+
+    def _before_append(
+        self, cur: Any, game_id: str, command_id: str
+    ) -> tuple[GameRecord, str, CommandResult | None]:
+        """In one statement, the game's row (locked, where the database can), the hash its
+        chain goes on from, and the command's earlier result if it was seen before."""
+        row = self._run(
+            cur,
+            f"SELECT {_GAME_COLUMNS_OF_G}, e.hash, c.command_id, {_RESULT_COLUMNS_OF_C} "
+            "FROM games g "
+            "LEFT JOIN events e ON e.game_id = g.game_id AND e.version = g.version "
+            "LEFT JOIN commands c ON c.game_id = g.game_id AND c.command_id = ? "
+            "WHERE g.game_id = ?" + self.lock_game_clause,
+            (command_id, game_id),
+        ).fetchone()
+        if row is None:
+            raise GameNotFound(game_id)
+        game = _game_row(row[:_GAME_WIDTH])
+        prev_hash = row[_GAME_WIDTH] or GENESIS_HASH
+        seen = row[_GAME_WIDTH + 1] is not None
+        earlier = _result_row(command_id, row[_GAME_WIDTH + 2 :]) if seen else None
+        return game, prev_hash, earlier
+
+    def _write_append(
+        self,
+        cur: Any,
+        stored: Sequence[StoredEvent],
+        moved: Moved,
+        recorded_at_ms: int,
+        next_deadline_ms: int | None,
+    ) -> None:
+        """The append's writes: its events, the command's result, the game's new version (from
+        the one it had: the row is locked), then :meth:`_after_append`."""
+        if stored:
+            self._run(cur, *events_insert(stored))
+        self._run(cur, COMMAND_INSERT, moved.command_row())
+        updated = self._run(
+            cur, GAME_MOVED, moved.game_update(recorded_at_ms, next_deadline_ms)
+        ).rowcount
+        if updated != 1:  # pragma: no cover - the lock and the keys make this unreachable
+            current = self._game(cur, moved.game_id).version
+            raise VersionConflict(moved.game_id, moved.from_version, current)
+        self._after_append(cur, moved.game_id, moved.to_version)
 
     def _q(self, sql: str) -> str:
         return sql.replace("?", self.marker)
@@ -230,55 +406,11 @@ class SqlEventStore(EventStore):
         recorded_at_ms: int,
         command: bytes = b"",
     ) -> list[StoredEvent]:
-        stored: list[StoredEvent] = []
-        game_id, key = game.game_id, key_of(game)
-        for i, event in enumerate(events):
-            version += 1
-            carried = command if i == 0 else b""
-            digest = chain_hash(
-                prev_hash,
-                record_bytes(
-                    game_id,
-                    version,
-                    command_id,
-                    seat,
-                    recorded_at_ms,
-                    event.type,
-                    event.payload,
-                    carried,
-                    key,
-                ),
-            )
-            row = StoredEvent(
-                game_id,
-                version,
-                command_id,
-                seat,
-                recorded_at_ms,
-                event.type,
-                event.payload,
-                prev_hash,
-                digest,
-                carried,
-            )
-            self._run(
-                cur,
-                f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    row.game_id,
-                    row.version,
-                    row.command_id,
-                    row.seat,
-                    row.recorded_at_ms,
-                    row.type,
-                    row.payload,
-                    row.prev_hash,
-                    row.hash,
-                    row.command,
-                ),
-            )
-            stored.append(row)
-            prev_hash = digest
+        stored = _chained(
+            game, version, prev_hash, events, command_id, seat, recorded_at_ms, command
+        )
+        if stored:
+            self._run(cur, *events_insert(stored))
         return stored
 
     def append(
@@ -295,52 +427,22 @@ class SqlEventStore(EventStore):
         next_deadline_ms: int | None = None,
     ) -> CommandResult:
         with self._transaction(write=True) as cur:
-            game = self._game(cur, game_id, lock=True)
-            earlier = self._result(cur, game_id, command_id)
+            game, prev_hash, earlier = self._before_append(cur, game_id, command_id)
             if earlier is not None:
                 return earlier
             if game.version != expected_version:
                 raise VersionConflict(game_id, expected_version, game.version)
-            row = self._run(
-                cur,
-                "SELECT hash FROM events WHERE game_id = ? AND version = ?",
-                (game_id, game.version),
-            ).fetchone()
-            prev_hash = row[0] if row else GENESIS_HASH
-            stored = self._insert_events(
-                cur,
-                game,
-                game.version,
-                prev_hash,
-                events,
-                command_id,
-                seat,
-                recorded_at_ms,
-                command,
+            stored = _chained(
+                game, game.version, prev_hash, events, command_id, seat, recorded_at_ms, command
             )
             version = stored[-1].version if stored else game.version
-            self._run(
+            self._write_append(
                 cur,
-                "INSERT INTO commands (game_id, command_id, accepted, first_version, "
-                "last_version, rejection, fingerprint) VALUES (?, ?, ?, ?, ?, NULL, ?)",
-                (game_id, command_id, True, game.version + 1, version, fingerprint),
+                stored,
+                Moved(game_id, command_id, game.version, version, fingerprint, finished),
+                recorded_at_ms,
+                next_deadline_ms,
             )
-            updated = self._run(
-                cur,
-                "UPDATE games SET version = ?, finished = ?, finished_at_ms = ?, "
-                "next_deadline_ms = ?, sweep_lease_ms = 0 WHERE game_id = ? AND version = ?",
-                (
-                    version,
-                    finished,
-                    recorded_at_ms if finished else None,
-                    None if finished else next_deadline_ms,
-                    game_id,
-                    game.version,
-                ),
-            ).rowcount
-            if updated != 1:  # pragma: no cover - the lock and the keys make this unreachable
-                raise VersionConflict(game_id, expected_version, self._game(cur, game_id).version)
-            self._after_append(cur, game_id, version)
         return CommandResult(
             command_id,
             True,
@@ -404,21 +506,10 @@ class SqlEventStore(EventStore):
     def _result(self, cur: Any, game_id: str, command_id: str) -> CommandResult | None:
         row = self._run(
             cur,
-            "SELECT accepted, first_version, last_version, rejection, fingerprint FROM commands "
-            "WHERE game_id = ? AND command_id = ?",
+            f"SELECT {_RESULT_COLUMNS} FROM commands WHERE game_id = ? AND command_id = ?",
             (game_id, command_id),
         ).fetchone()
-        if row is None:
-            return None
-        return CommandResult(
-            command_id,
-            bool(row[0]),
-            row[1],
-            row[2],
-            None if row[3] is None else bytes(row[3]),
-            duplicate=True,
-            fingerprint=b"" if row[4] is None else bytes(row[4]),
-        )
+        return None if row is None else _result_row(command_id, row)
 
     def _events(self, cur: Any, game_id: str, after_version: int) -> list[StoredEvent]:
         rows = self._run(

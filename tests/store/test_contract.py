@@ -335,6 +335,30 @@ class TestPostgresStore(StoreContract):
         yield store
         store.close()
 
+    def test_its_own_appends_are_not_heard(self, store: EventStore) -> None:
+        """The process tells its streams of its own appends as it makes them; heard again from
+        LISTEN, one could arrive before the append's answer and send the streams to the
+        database for what the process holds."""
+        mine, theirs = new_game(store), new_game(store)
+        heard: list[str] = []
+        arrived = threading.Event()
+
+        def listener(game: str, version: int) -> None:
+            heard.append(game)
+            if game == theirs:
+                arrived.set()
+
+        store.listen(listener)
+        other = open_store(store.url)
+        try:
+            assert store.wait_listening(10)
+            store.append(mine, 2, [NewEvent("A", b"a")], "mine", 0, 20)
+            other.append(theirs, 2, [NewEvent("A", b"a")], "theirs", 0, 20)
+            assert arrived.wait(10), heard  # notices arrive in commit order: mine came first
+            assert mine not in heard
+        finally:
+            other.close()
+
 
 def test_unsupported_store_url() -> None:
     with pytest.raises(ValueError):
