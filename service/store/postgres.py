@@ -4,7 +4,7 @@ streams."""
 from __future__ import annotations
 
 import threading
-import uuid
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -25,6 +25,8 @@ from croupier.service.store.sql import (
 )
 
 CHANNEL = "croupier_events"
+#: Notices of a store's own appends kept until its listener hears them.
+OWN_NOTICES_KEPT = 10_000
 #: The advisory lock held while migrating (any 64-bit number no other code of ours uses).
 MIGRATION_LOCK = 0x63726F7570696572  # "croupier"
 #: How long a start waits for another replica's migration before it fails with that reason.
@@ -63,8 +65,10 @@ class PostgresEventStore(SqlEventStore):
         self._listener: threading.Thread | None = None
         # Set once the LISTEN connection is up (appends after it are heard).
         self._listening = threading.Event()
-        #: Names this store's appends in their notices (its listener passes over them).
-        self._origin = uuid.uuid4().hex[:16]
+        # The notices of this store's own appends, until its listener hears them and passes
+        # over them (oldest forgotten first, should the listener be down).
+        self._own: OrderedDict[str, None] = OrderedDict()
+        self._own_lock = threading.Lock()
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
@@ -75,8 +79,18 @@ class PostgresEventStore(SqlEventStore):
         cursor.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self._notice(game_id, version)))
 
     def _notice(self, game_id: str, version: int) -> str:
-        # Signed with this store's origin: its own listener passes over its own appends.
-        return f"{game_id} {version} {self._origin}"
+        """The notice of an append by this store, remembered so that its listener passes over
+        it (the payload stays ``GAME VERSION``, which every replica's listener reads)."""
+        notice = f"{game_id} {version}"
+        with self._own_lock:
+            self._own[notice] = None
+            if len(self._own) > OWN_NOTICES_KEPT:
+                self._own.popitem(last=False)
+        return notice
+
+    def _heard_own(self, notice: str) -> bool:
+        with self._own_lock:
+            return self._own.pop(notice, False) is None
 
     def _write_append(
         self,
@@ -99,8 +113,16 @@ class PostgresEventStore(SqlEventStore):
         parts.append(f"moved AS ({GAME_MOVED} RETURNING 1)")
         params += moved.game_update(recorded_at_ms, next_deadline_ms)
         statement = f"WITH {', '.join(parts)} SELECT (SELECT count(*) FROM moved), pg_notify(?, ?)"
-        params += (CHANNEL, self._notice(moved.game_id, moved.to_version))
-        (updated, _) = self._run(cur, statement, params).fetchone()
+        notice = self._notice(moved.game_id, moved.to_version)
+        params += (CHANNEL, notice)
+        try:
+            (updated, _) = self._run(cur, statement, params).fetchone()
+        except psycopg.Error:
+            # Not sent. (Should the commit fail after it, the notice stays remembered until it
+            # is forgotten; another replica's append at that version is then found by the
+            # streams' recheck instead.)
+            self._heard_own(notice)
+            raise
         if updated != 1:  # pragma: no cover - the lock and the keys make this unreachable
             current = self._game(cur, moved.game_id).version
             raise VersionConflict(moved.game_id, moved.from_version, current)
@@ -124,12 +146,12 @@ class PostgresEventStore(SqlEventStore):
                     self._listening.set()
                     while not self._closed.is_set():
                         for note in conn.notifies(timeout=1.0):
-                            game_id, version, origin = (note.payload.split(" ") + ["", ""])[:3]
-                            if origin == self._origin:
+                            if self._heard_own(note.payload):
                                 # This process told of it as it appended; heard from here it
                                 # may come before the append's answer reaches the event loop,
                                 # and the streams would read the store for what it holds.
                                 continue
+                            game_id, _, version = note.payload.partition(" ")
                             for listener in self._listeners:
                                 listener(game_id, int(version or 0))
             except psycopg.Error:
