@@ -121,6 +121,9 @@ TICK = TICK_PREFIX
 CLOSE_WAIT_S = 5.0
 # Events as each seat may see them, remembered (by game, version, seat and whether it is over).
 PRESENTED_MEMO_SIZE = 16384
+# Events decoded, and complete as seats who may see all of them get them (by game and version):
+# every seat's copy is worked out from one decoding, within moments of the others.
+DECODED_MEMO_SIZE = 4096
 # Seats' legal moves remembered (by game, version and seat).
 MOVES_MEMO_SIZE = 8192
 # Folded games kept in memory (most recently used first out last).
@@ -291,6 +294,9 @@ class Croupier:
         self.recent = RecentEvents()
         self.presented: Memo[tuple[str, int, int | None, bool], service_pb2.GameEvent] = Memo(
             PRESENTED_MEMO_SIZE
+        )
+        self.decoded: Memo[tuple[str, int], tuple[Any | None, service_pb2.GameEvent]] = Memo(
+            DECODED_MEMO_SIZE
         )
         self.moves_memo: Memo[tuple[str, int | None, int], list[service_pb2.LegalMove]] = Memo(
             MOVES_MEMO_SIZE
@@ -594,7 +600,12 @@ class Croupier:
     def _presented(
         self, binding: GameBinding, stored: StoredEvent, seat: int | None, finished: bool
     ) -> service_pb2.GameEvent:
-        engine_event = _decode(binding, stored)
+        key = (stored.game_id, stored.version)
+        decoded = self.decoded.get(key)
+        if decoded is None:
+            decoded = (_decode(binding, stored), complete_event(stored))
+            self.decoded.put(key, decoded)
+        engine_event, complete = decoded  # the complete copy is shared: only ever serialized
         if not finished and engine_event is not None:
             shown = binding.game.redact(engine_event, seat)
             if shown != engine_event:
@@ -612,7 +623,7 @@ class Croupier:
                 # No command copy either: the command may name what its event hides (a
                 # battle-Hoola claim names the cards it claims with).
                 return event
-        return complete_event(stored)
+        return complete
 
     def _command(self, folded: Folded, command: service_pb2.Command) -> Any:
         if not command.WhichOneof("game"):
