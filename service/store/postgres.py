@@ -7,12 +7,20 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from croupier.log import StoredEvent, VersionConflict
+from croupier.log import (
+    GENESIS_HASH,
+    CommandResult,
+    GameRecord,
+    NewEvent,
+    StoredEvent,
+    VersionConflict,
+)
 from croupier.log.store import AppendListener
 from croupier.service.store import CONNECT_TIMEOUT_S
 from croupier.service.store.sql import (
@@ -21,12 +29,28 @@ from croupier.service.store.sql import (
     Moved,
     SqlEventStore,
     apply_migrations,
+    chained,
     events_insert,
 )
 
 CHANNEL = "croupier_events"
 #: Notices of a store's own appends kept until its listener hears them.
 OWN_NOTICES_KEPT = 10_000
+#: Games whose chain's end a store remembers (the games it appends to now).
+HEADS_KEPT = 10_000
+#: ``croupier_append``'s answer when it appended (anything else: it wrote nothing).
+APPENDED = "appended"
+
+
+@dataclass(frozen=True)
+class Head:
+    """Where a game's chain ends: its version, and that event's hash (the genesis hash at 0)."""
+
+    game: GameRecord
+    version: int
+    hash: str
+
+
 #: The advisory lock held while migrating (any 64-bit number no other code of ours uses).
 MIGRATION_LOCK = 0x63726F7570696572  # "croupier"
 #: How long a start waits for another replica's migration before it fails with that reason.
@@ -69,6 +93,145 @@ class PostgresEventStore(SqlEventStore):
         # over them (oldest forgotten first, should the listener be down).
         self._own: OrderedDict[str, None] = OrderedDict()
         self._own_lock = threading.Lock()
+        # Where each game's chain ends, as this store last wrote or locked it: an append at that
+        # version goes in one round trip (``croupier_append``).
+        self._heads: OrderedDict[str, Head] = OrderedDict()
+        self._heads_lock = threading.Lock()
+
+    # -- appends in one round trip ----------------------------------------------------------------
+
+    def create_game(
+        self,
+        game: GameRecord,
+        events: Sequence[NewEvent],
+        recorded_at_ms: int,
+        players: Sequence[str] = (),
+        next_deadline_ms: int | None = None,
+    ) -> tuple[StoredEvent, ...]:
+        stored = super().create_game(game, events, recorded_at_ms, players, next_deadline_ms)
+        if stored:
+            self._remember(Head(game, stored[-1].version, stored[-1].hash))
+        return stored
+
+    def append(
+        self,
+        game_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        command_id: str,
+        seat: int | None,
+        recorded_at_ms: int,
+        finished: bool = False,
+        command: bytes = b"",
+        fingerprint: bytes = b"",
+        next_deadline_ms: int | None = None,
+    ) -> CommandResult:
+        """At the version where this store knows the game's chain ends, in one round trip;
+        else, or when the database finds anything else there (another replica's append, a
+        retry, no such game), the general way, which reads first."""
+        with self._heads_lock:
+            head = self._heads.get(game_id)
+        if head is not None and head.version == expected_version and events:
+            stored = chained(
+                head.game,
+                head.version,
+                head.hash,
+                events,
+                command_id,
+                seat,
+                recorded_at_ms,
+                command,
+            )
+            moved = Moved(
+                game_id, command_id, head.version, stored[-1].version, fingerprint, finished
+            )
+            if self._append_at_once(head, stored, moved, recorded_at_ms, next_deadline_ms):
+                self._remember(Head(head.game, moved.to_version, stored[-1].hash))
+                return CommandResult(
+                    command_id,
+                    True,
+                    moved.from_version + 1,
+                    moved.to_version,
+                    events=tuple(stored),
+                    fingerprint=fingerprint,
+                )
+        result = super().append(
+            game_id,
+            expected_version,
+            events,
+            command_id,
+            seat,
+            recorded_at_ms,
+            finished,
+            command,
+            fingerprint,
+            next_deadline_ms,
+        )
+        if result.accepted and not result.duplicate and result.events:
+            with self._heads_lock:
+                read = self._heads.get(game_id)  # as the general way found it
+            if read is not None:
+                self._remember(Head(read.game, result.last_version, result.events[-1].hash))
+        return result
+
+    def _append_at_once(
+        self,
+        head: Head,
+        stored: Sequence[StoredEvent],
+        moved: Moved,
+        recorded_at_ms: int,
+        next_deadline_ms: int | None,
+    ) -> bool:
+        """``croupier_append``, one statement in a transaction of its own; whether it appended."""
+        notice = self._notice(moved.game_id, moved.to_version)
+        params = (
+            moved.game_id,
+            moved.from_version,
+            head.hash,
+            GENESIS_HASH,
+            moved.command_id,
+            stored[0].seat,
+            recorded_at_ms,
+            [e.type for e in stored],
+            [e.payload for e in stored],
+            [e.command for e in stored],
+            [e.prev_hash for e in stored],
+            [e.hash for e in stored],
+            moved.fingerprint,
+            moved.finished,
+            None if moved.finished else next_deadline_ms,
+            CHANNEL,
+            notice,
+        )
+        marks = ", ".join("%s" for _ in params)
+        outcome = None
+        try:
+            with self._pool.connection() as conn:
+                # One statement is its own transaction: no BEGIN, no COMMIT to wait for.
+                conn.autocommit = True
+                try:
+                    row = conn.execute(f"SELECT croupier_append({marks})", params).fetchone()
+                finally:
+                    conn.autocommit = False
+                outcome = row[0] if row else None
+        finally:
+            if outcome != APPENDED:
+                self._heard_own(notice)  # not sent
+        return outcome == APPENDED
+
+    def _before_append(
+        self, cur: Any, game_id: str, command_id: str
+    ) -> tuple[GameRecord, str, CommandResult | None]:
+        game, prev_hash, earlier = super()._before_append(cur, game_id, command_id)
+        self._remember(Head(game, game.version, prev_hash))  # locked: the chain ends there
+        return game, prev_hash, earlier
+
+    def _remember(self, head: Head) -> None:
+        with self._heads_lock:
+            self._heads[head.game.game_id] = head
+            self._heads.move_to_end(head.game.game_id)
+            if len(self._heads) > HEADS_KEPT:
+                self._heads.popitem(last=False)
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:

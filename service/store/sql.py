@@ -111,7 +111,7 @@ class Moved:
         )
 
 
-def _chained(
+def chained(
     game: GameRecord,
     version: int,
     prev_hash: str,
@@ -406,7 +406,7 @@ class SqlEventStore(EventStore):
         recorded_at_ms: int,
         command: bytes = b"",
     ) -> list[StoredEvent]:
-        stored = _chained(
+        stored = chained(
             game, version, prev_hash, events, command_id, seat, recorded_at_ms, command
         )
         if stored:
@@ -432,7 +432,7 @@ class SqlEventStore(EventStore):
                 return earlier
             if game.version != expected_version:
                 raise VersionConflict(game_id, expected_version, game.version)
-            stored = _chained(
+            stored = chained(
                 game, game.version, prev_hash, events, command_id, seat, recorded_at_ms, command
             )
             version = stored[-1].version if stored else game.version

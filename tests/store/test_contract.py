@@ -335,6 +335,53 @@ class TestPostgresStore(StoreContract):
         yield store
         store.close()
 
+    def test_an_append_where_the_store_knows_the_chain_ends_is_one_statement(
+        self, store: EventStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """After its own append (or creation), a store appends with ``croupier_append`` alone;
+        whatever else the database finds there (another replica's append, a retry, a chain
+        that ends elsewhere), it appends or answers the general way, as before."""
+        from croupier.service.store.postgres import Head, PostgresEventStore
+
+        assert isinstance(store, PostgresEventStore)
+        general: list[str] = []
+        read = PostgresEventStore._before_append
+
+        def spied(self: PostgresEventStore, cur: object, game_id: str, command_id: str) -> object:
+            if self is store:
+                general.append(command_id)
+            return read(self, cur, game_id, command_id)
+
+        monkeypatch.setattr(PostgresEventStore, "_before_append", spied)
+        game_id = new_game(store)
+        first = store.append(game_id, 2, [NewEvent("A", b"a"), NewEvent("B", b"b")], "one", 0, 20)
+        assert (first.first_version, first.last_version, general) == (3, 4, [])
+        # A retry: answered the general way, with the first answer.
+        again = store.append(game_id, 4, [NewEvent("A", b"a")], "one", 0, 30)
+        assert again.duplicate and again.last_version == 4 and general == ["one"]
+        # Another replica moves the game on: a command at the old version is refused...
+        other = open_store(store.url)
+        try:
+            other.append(game_id, 4, [NewEvent("C", b"c")], "theirs", 1, 40)
+        finally:
+            other.close()
+        with pytest.raises(VersionConflict) as conflict:
+            store.append(game_id, 4, [NewEvent("D", b"d")], "stale", 0, 50)
+        assert conflict.value.current == 5
+        # ...after a read, which found where the chain ends now: at the new version, one
+        # statement again.
+        store.append(game_id, 5, [NewEvent("D", b"d")], "read", 0, 60)
+        store.append(game_id, 6, [NewEvent("E", b"e")], "at-once", 0, 70)
+        assert general == ["one", "stale"]
+        # A chain the store believes ends elsewhere: the database refuses the one statement and
+        # the append is made the general way, onto the true last hash.
+        head = store._heads[game_id]  # type: ignore[attr-defined]
+        store._heads[game_id] = Head(head.game, head.version, "0" * 64)  # type: ignore[attr-defined]
+        store.append(game_id, 7, [NewEvent("F", b"f")], "elsewhere", 0, 80)
+        assert general[-1] == "elsewhere"
+        assert chain_breaks_at(store, game_id) is None
+        assert [e.version for e in store.read(game_id)] == list(range(1, 9))
+
     def test_its_own_appends_are_not_heard(self, store: EventStore) -> None:
         """The process tells its streams of its own appends as it makes them; heard again from
         LISTEN, one could arrive before the append's answer and send the streams to the
