@@ -73,7 +73,6 @@ def migration_lock(url: str) -> Iterator[None]:
 class PostgresEventStore(SqlEventStore):
     marker = "%s"
     lock_clause = " FOR UPDATE"
-    lock_game_clause = " FOR UPDATE OF g"
     skip_locked_clause = " FOR UPDATE SKIP LOCKED"
 
     def __init__(self, url: str, min_size: int = 1, max_size: int = 10) -> None:
@@ -222,6 +221,10 @@ class PostgresEventStore(SqlEventStore):
     def _before_append(
         self, cur: Any, game_id: str, command_id: str
     ) -> tuple[GameRecord, str, CommandResult | None]:
+        # The row locked first, then read: under READ COMMITTED a statement that waited for the
+        # lock sees the locked row anew but the rows it joins as they were when it began, and a
+        # retry waiting on its first attempt would miss the attempt's answer.
+        self._run(cur, "SELECT 1 FROM games WHERE game_id = ? FOR UPDATE", (game_id,))
         game, prev_hash, earlier = super()._before_append(cur, game_id, command_id)
         self._remember(Head(game, game.version, prev_hash))  # locked: the chain ends there
         return game, prev_hash, earlier

@@ -211,8 +211,6 @@ class SqlEventStore(EventStore):
     marker = "?"
     #: Appended to the game row's SELECT in an append, to lock it where the database can.
     lock_clause = ""
-    #: The same for an append's one read, where the game's row is ``g`` among others.
-    lock_game_clause = ""
     #: The migrations this store applied when it opened (``croupier migrate`` reports them).
     migrations_applied: tuple[str, ...] = ()
 
@@ -226,15 +224,16 @@ class SqlEventStore(EventStore):
     def _before_append(
         self, cur: Any, game_id: str, command_id: str
     ) -> tuple[GameRecord, str, CommandResult | None]:
-        """In one statement, the game's row (locked, where the database can), the hash its
-        chain goes on from, and the command's earlier result if it was seen before."""
+        """In one statement, the game's row, the hash its chain goes on from, and the command's
+        earlier result if it was seen before. Made where no other writer can move the game on
+        meanwhile (SQLite: BEGIN IMMEDIATE; PostgreSQL locks the row first)."""
         row = self._run(
             cur,
             f"SELECT {_GAME_COLUMNS_OF_G}, e.hash, c.command_id, {_RESULT_COLUMNS_OF_C} "
             "FROM games g "
             "LEFT JOIN events e ON e.game_id = g.game_id AND e.version = g.version "
             "LEFT JOIN commands c ON c.game_id = g.game_id AND c.command_id = ? "
-            "WHERE g.game_id = ?" + self.lock_game_clause,
+            "WHERE g.game_id = ?",
             (command_id, game_id),
         ).fetchone()
         if row is None:

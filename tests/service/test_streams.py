@@ -3,10 +3,12 @@ replica (PostgreSQL's LISTEN); a second server on a busy port fails clearly."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import grpc
 import pytest
@@ -221,6 +223,56 @@ def test_an_append_nobody_told_of_is_found_by_one_read_for_every_stream(
             running.stop(grace=None)
         for store in stores:
             store.close()
+
+
+def test_an_append_whose_caller_has_gone_still_reaches_the_streams(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command's caller gives up (its deadline) while the append is under way: the append is
+    made all the same, and the process tells its streams, as nothing else would (the store's
+    listener passes over the process's own appends; the recheck is an hour away here)."""
+    monkeypatch.setattr(app_core, "STREAM_RECHECK_S", 3600.0)
+    store = open_store(server.store.url)
+    running = server_thread(store)
+    port = running.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    log = running.core.log
+    append = log.append
+
+    async def slow(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0.5)  # the caller's deadline passes meanwhile
+        return await append(*args, **kwargs)
+
+    monkeypatch.setattr(log, "append", slow)
+    try:
+        stub = service_pb2_grpc.GameServiceStub(channel)
+        game = new_game(stub)
+        call = stub.StreamEvents(
+            service_pb2.StreamEventsRequest(game_id=game.game_id),
+            metadata=auth(game.tokens[0].token),
+        )
+        seen: list[int] = []
+        reader(call, seen)
+        assert eventually(lambda: seen == [1, 2])
+        with pytest.raises(grpc.RpcError) as gone:
+            stub.SubmitCommand(
+                service_pb2.SubmitCommandRequest(
+                    game_id=game.game_id,
+                    command_id=uuid.uuid4().hex,
+                    expected_version=game.version,
+                    command=DRAW,
+                ),
+                metadata=auth(game.tokens[first_turn(stub, game)].token),
+                timeout=0.2,
+            )
+        assert gone.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED  # type: ignore[attr-defined]
+        assert eventually(lambda: seen == [1, 2, 3], within_s=5), seen
+        assert store.game(game.game_id).version == 3
+        call.cancel()
+    finally:
+        channel.close()
+        running.stop(grace=None)
+        store.close()
 
 
 def test_a_second_server_on_a_busy_port_fails_clearly(server: Running) -> None:

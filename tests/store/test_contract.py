@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -13,6 +14,7 @@ from croupier.log import (
     GENESIS_HASH,
     LOG_FORMAT_VERSION,
     PLAIN_FORMAT,
+    CommandResult,
     EventStore,
     GameNotFound,
     GameRecord,
@@ -168,6 +170,56 @@ class StoreContract:
         versions = store.versions([*games, unknown])
         assert versions == {g: 3 if g in grown else 1 for g in games}
         assert store.versions([]) == {}
+
+    @pytest.mark.parametrize("retry", [True, False], ids=["same-command", "other-command"])
+    def test_an_append_waiting_for_anothers_lock_sees_what_it_wrote(
+        self, store: EventStore, retry: bool
+    ) -> None:
+        """Two stores on one database append to one game at its version at once; the second
+        waits while the first holds the game (it has written, not committed). Then a retry of
+        the same command gets the first answer, and another command a conflict at the version
+        the first made."""
+        if self.may_be_busy:
+            pytest.skip("the loop's view does not wait for another writer: it answers busy")
+        game_id = new_game(store)
+        first, second = open_store(store.url), open_store(store.url)
+        write = first._write_append  # type: ignore[attr-defined]
+        written = threading.Event()
+
+        def held(*args: object, **kwargs: object) -> None:
+            write(*args, **kwargs)
+            written.set()
+            time.sleep(0.5)  # the game stays locked: the second append waits
+
+        first._write_append = held  # type: ignore[attr-defined]
+        answers: dict[str, object] = {}
+
+        def append_first() -> None:
+            answers["first"] = first.append(game_id, 2, [NewEvent("A", b"a")], "cmd", 0, 20)
+
+        try:
+            thread = threading.Thread(target=append_first)
+            thread.start()
+            assert written.wait(10)
+            try:
+                answers["second"] = second.append(
+                    game_id, 2, [NewEvent("B", b"b")], "cmd" if retry else "other", 0, 21
+                )
+            except VersionConflict as conflict:
+                answers["second"] = conflict
+            thread.join(10)
+        finally:
+            first.close()
+            second.close()
+        if retry:
+            answer = answers["second"]
+            assert isinstance(answer, CommandResult) and answer.duplicate
+            assert answer.last_version == 3
+        else:
+            conflict = answers["second"]
+            assert isinstance(conflict, VersionConflict) and conflict.current == 3
+        assert [e.type for e in store.read(game_id)] == ["E0", "E1", "A"]
+        assert chain_breaks_at(store, game_id) is None
 
     def test_a_stale_version_is_a_conflict_that_writes_nothing(self, store: EventStore) -> None:
         game_id = new_game(store)
