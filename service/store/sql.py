@@ -302,9 +302,9 @@ class SqlEventStore(EventStore):
                     "INSERT INTO game_players (game_id, seat, player) VALUES (?, ?, ?)",
                     (game.game_id, seat, player),
                 )
-            stored = self._insert_events(
-                cur, game, 0, GENESIS_HASH, events, "create", None, recorded_at_ms
-            )
+            stored = chained(game, 0, GENESIS_HASH, events, "create", None, recorded_at_ms)
+            if stored:
+                self._run(cur, *events_insert(stored))
             version = stored[-1].version if stored else 0
             self._run(
                 cur,
@@ -392,25 +392,6 @@ class SqlEventStore(EventStore):
             for game_id in ids
             if game_id in records
         ]
-
-    def _insert_events(
-        self,
-        cur: Any,
-        game: GameRecord,
-        version: int,
-        prev_hash: str,
-        events: Sequence[NewEvent],
-        command_id: str,
-        seat: int | None,
-        recorded_at_ms: int,
-        command: bytes = b"",
-    ) -> list[StoredEvent]:
-        stored = chained(
-            game, version, prev_hash, events, command_id, seat, recorded_at_ms, command
-        )
-        if stored:
-            self._run(cur, *events_insert(stored))
-        return stored
 
     def append(
         self,

@@ -4,10 +4,12 @@ replica (PostgreSQL's LISTEN); a second server on a busy port fails clearly."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -15,6 +17,7 @@ import pytest
 
 from croupier.app import core as app_core
 from croupier.app.tokens import TokenSigner
+from croupier.log import EventStore
 from croupier.service.bots import auth
 from croupier.service.server import PortInUse, ServerThread
 from croupier.service.store import open_store
@@ -57,6 +60,36 @@ def new_game(stub: service_pb2_grpc.GameServiceStub) -> service_pb2.CreateGameRe
         service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=3),
         metadata=studio_auth(),
     )
+
+
+@dataclass
+class Replicas:
+    """Two servers on one store (PostgreSQL: replicas; SQLite: the workers of one port)."""
+
+    stores: list[EventStore]
+    servers: list[ServerThread]
+    stubs: list[service_pb2_grpc.GameServiceStub]
+
+
+@contextlib.contextmanager
+def replicas(url: str, deaf: bool = False) -> Iterator[Replicas]:
+    """Two servers, each with its own store on ``url``; with ``deaf``, the second hears nothing
+    of the first's appends (its listener is off, as while it reconnects)."""
+    stores = [open_store(url), open_store(url)]
+    if deaf:
+        stores[1].listen = lambda listener: None  # type: ignore[method-assign]
+    servers = [server_thread(s) for s in stores]
+    ports = [s.start() for s in servers]
+    channels = [grpc.insecure_channel(f"127.0.0.1:{p}") for p in ports]
+    try:
+        yield Replicas(stores, servers, [service_pb2_grpc.GameServiceStub(c) for c in channels])
+    finally:
+        for channel in channels:
+            channel.close()
+        for running in servers:
+            running.stop(grace=None)
+        for store in stores:
+            store.close()
 
 
 def first_turn(stub: service_pb2_grpc.GameServiceStub, game: service_pb2.CreateGameResponse) -> int:
@@ -125,12 +158,9 @@ def test_a_command_on_one_replica_reaches_a_stream_on_another(
     """Two servers on one store (PostgreSQL: replicas; SQLite: the workers of one port): the
     stream on B wakes by the store's notice (LISTEN, or the file poller), not by its recheck."""
     monkeypatch.setattr(app_core, "STREAM_RECHECK_S", 3600.0)
-    stores = [open_store(server.store.url), open_store(server.store.url)]
-    servers = [server_thread(s) for s in stores]
-    ports = [s.start() for s in servers]
-    channels = [grpc.insecure_channel(f"127.0.0.1:{p}") for p in ports]
-    try:
-        a, b = (service_pb2_grpc.GameServiceStub(c) for c in channels)
+    with replicas(server.store.url) as two:
+        a, b = two.stubs
+        stores = two.stores
         game = new_game(a)
         call = b.StreamEvents(
             service_pb2.StreamEventsRequest(game_id=game.game_id),
@@ -149,13 +179,6 @@ def test_a_command_on_one_replica_reaches_a_stream_on_another(
         )
         assert eventually(lambda: seen == [1, 2, 3]), seen
         call.cancel()
-    finally:
-        for channel in channels:
-            channel.close()
-        for running in servers:
-            running.stop(grace=None)
-        for store in stores:
-            store.close()
 
 
 def test_an_append_nobody_told_of_is_found_by_one_read_for_every_stream(
@@ -165,13 +188,8 @@ def test_an_append_nobody_told_of_is_found_by_one_read_for_every_stream(
     see them at B's recheck, which reads the versions of every game it streams in one read, and
     no stream reads its game until there is something new in it."""
     monkeypatch.setattr(app_core, "STREAM_RECHECK_S", 0.2)
-    stores = [open_store(server.store.url), open_store(server.store.url)]
-    monkeypatch.setattr(stores[1], "listen", lambda listener: None)
-    servers = [server_thread(s) for s in stores]
-    ports = [s.start() for s in servers]
-    channels = [grpc.insecure_channel(f"127.0.0.1:{p}") for p in ports]
-    try:
-        a, b = (service_pb2_grpc.GameServiceStub(c) for c in channels)
+    with replicas(server.store.url, deaf=True) as two:
+        a, b = two.stubs
         games = [new_game(a), new_game(a)]
         seen: list[list[int]] = []
         calls = []
@@ -186,7 +204,7 @@ def test_an_append_nobody_told_of_is_found_by_one_read_for_every_stream(
             seen.append([])
             reader(calls[-1], seen[-1])
         assert eventually(lambda: all(versions == [1, 2] for versions in seen))
-        log = servers[1].core.log
+        log = two.servers[1].core.log
         reads = {"versions": 0, "load": 0}
 
         def counted(name: str) -> Callable[..., object]:
@@ -216,13 +234,6 @@ def test_an_append_nobody_told_of_is_found_by_one_read_for_every_stream(
         assert all(versions == [1, 2] for versions in seen[1::2])
         for call in calls:
             call.cancel()
-    finally:
-        for channel in channels:
-            channel.close()
-        for running in servers:
-            running.stop(grace=None)
-        for store in stores:
-            store.close()
 
 
 def test_an_append_whose_caller_has_gone_still_reaches_the_streams(
