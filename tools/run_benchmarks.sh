@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The runs behind BENCHMARKS.md: croupier load --baseline on SQLite and PostgreSQL at 1, 16 and 64
-# games in flight, and 10,000 open streams. Each run's full report goes to bench-results/*.json.
+# games in flight, and 10,000 open streams (at 16 and at 4 games in flight). Each run's full
+# report goes to bench-results/*.json.
 #   tools/run_benchmarks.sh [SECONDS] [POSTGRES_URL]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,4 +17,6 @@ for flight in 1 16 64; do
 done
 $LOAD --games-in-flight 16 --mode submit --json "$OUT/sqlite-submit-16.json" > "$OUT/sqlite-submit-16.txt"
 $LOAD --games-in-flight 16 --streams 10000 --json "$OUT/streams-10000.json" > "$OUT/streams-10000.txt"
+$LOAD --games-in-flight 4 --streams 10000 --json "$OUT/streams-10000-4.json" \
+  > "$OUT/streams-10000-4.txt"
 echo "wrote $OUT/"
