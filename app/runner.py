@@ -33,6 +33,8 @@ from concurrent.futures import Future
 from enum import IntEnum
 from typing import ParamSpec, TypeVar
 
+import structlog
+
 from croupier.log import (
     CommandResult,
     EventStore,
@@ -43,6 +45,7 @@ from croupier.log import (
     StoreBusy,
     StoredEvent,
 )
+from croupier.log.store import AppendListener, AppendPoll
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -53,6 +56,10 @@ READERS = 8
 BUSY_RETRY_FIRST_S = 0.0005
 BUSY_RETRY_MAX_S = 0.005
 BUSY_RETRY_FOR_S = 5.0
+# After a failed look for other processes' appends, the next waits this long.
+POLL_FAILED_WAIT_S = 1.0
+
+log = structlog.get_logger("croupier.app")
 
 
 class Rank(IntEnum):
@@ -120,6 +127,7 @@ class AsyncLog:
         self._reads = Pool(readers, "log-read")
         self._writes = Pool(1, "log-write") if store.single_writer else self._reads
         self._at_once = store.without_waiting()
+        self._polling: asyncio.Task[None] | None = None
 
     async def _call(
         self,
@@ -287,8 +295,33 @@ class AsyncLog:
             self._reads, Rank.CALL, lambda store: store.recent_games, player, limit
         )
 
+    def listen(self, on_loop: AppendListener, from_thread: AppendListener) -> None:
+        """Hear other processes' appends: where the store offers a poll the loop can make
+        (:meth:`EventStore.append_poll`: SQLite), by a task on the loop that calls ``on_loop``;
+        else through the store's listener, which calls ``from_thread`` from its own thread."""
+        poll = self._at_once.append_poll() if self._at_once is not None else None
+        if poll is None:
+            self.store.listen(from_thread)
+        elif self._polling is None:
+            self._polling = asyncio.get_running_loop().create_task(self._poll(poll, on_loop))
+
+    async def _poll(self, poll: AppendPoll, listener: AppendListener) -> None:
+        while True:
+            await asyncio.sleep(poll.every_s)
+            try:
+                grown = poll.poll()
+            except Exception:  # the file is unreadable for now: the streams' recheck remains
+                log.exception("looking for other processes' appends failed")
+                await asyncio.sleep(POLL_FAILED_WAIT_S)
+                continue
+            for game_id, version in grown:
+                listener(game_id, version)
+
     def close(self) -> None:
         """Stop the workers (the store itself is closed by whoever opened it)."""
+        if self._polling is not None:
+            self._polling.cancel()
+            self._polling = None
         self._reads.shutdown()
         if self._writes is not self._reads:
             self._writes.shutdown()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from croupier.log.records import (
     CommandResult,
@@ -46,6 +47,16 @@ class VersionConflict(StoreError):
 
 #: Called with (game id, version) after an append lands, by any process on the store.
 AppendListener = Callable[[str, int], None]
+
+
+@dataclass(frozen=True)
+class AppendPoll:
+    """A look the event loop makes itself, every ``every_s``, for appends made through other
+    connections (:meth:`EventStore.append_poll`): each call of ``poll`` answers the games that
+    grew since the last, with their newest version, at once and without waiting."""
+
+    poll: Callable[[], list[tuple[str, int]]]
+    every_s: float
 
 
 class EventStore(ABC):
@@ -178,6 +189,12 @@ class EventStore(ABC):
         The application hears its own appends; PostgreSQL adds LISTEN/NOTIFY, SQLite a poller
         of its file (several workers on one file).
         """
+
+    def append_poll(self) -> AppendPoll | None:
+        """On the store for the event loop (:meth:`without_waiting`): a poll the loop can make
+        in place of :meth:`listen`'s thread (SQLite: a look at the file's change counter, a few
+        microseconds), from now on; ``None`` where appends are heard otherwise."""
+        return None
 
     def wait_listening(self, timeout: float) -> bool:
         """Wait until appends from now on are heard by :meth:`listen`'s listeners (a listener

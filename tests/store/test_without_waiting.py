@@ -299,3 +299,52 @@ def test_closing_the_store_closes_the_loops_connections(tmp_path: Path) -> None:
     store.close()
     with pytest.raises(sqlite3.ProgrammingError):  # closed
         conn.execute("SELECT 1")
+
+
+def test_the_loops_poll_tells_other_connections_appends_and_not_its_own(
+    store: SqliteEventStore,
+) -> None:
+    """The loop's look for other processes' appends is one PRAGMA on its own connection, whose
+    change counter its own commits do not move: what the loop appended (and told already) is
+    not told again; another connection's appends are, each game once, at its newest version."""
+    mine, theirs = _game(store), _game(store)
+    at_once = store.without_waiting()
+    assert at_once is not None
+    poll = at_once.append_poll()
+    assert poll is not None and store.wait_listening(0)
+    at_once.append(mine, 1, [NewEvent("A", b"a")], "mine", 0, 2)
+    assert poll.poll() == []
+    other = SqliteEventStore(store.path)  # another process's connection to the file
+    try:
+        other.append(theirs, 1, [NewEvent("B", b"b"), NewEvent("C", b"c")], "theirs", 0, 3)
+        assert dict(poll.poll())[theirs] == 3
+        assert poll.poll() == []
+    finally:
+        other.close()
+    assert store._poller is None  # no listener thread
+
+
+def test_the_application_hears_other_processes_on_the_loop(store: SqliteEventStore) -> None:
+    """AsyncLog.listen polls on the loop where the store offers it; the thread's listener is
+    never called."""
+    game_id = _game(store)
+    heard: list[tuple[str, int]] = []
+
+    def from_thread(game: str, version: int) -> None:
+        raise AssertionError("heard on the store's thread")
+
+    async def run() -> None:
+        log = AsyncLog(store)
+        log.listen(lambda game, version: heard.append((game, version)), from_thread)
+        other = SqliteEventStore(store.path)
+        try:
+            other.append(game_id, 1, [NewEvent("B", b"b")], "theirs", 0, 3)
+            async with asyncio.timeout(10):
+                while not heard:
+                    await asyncio.sleep(0.01)
+        finally:
+            other.close()
+            log.close()
+
+    asyncio.run(run())
+    assert heard == [(game_id, 2)] and store._poller is None
