@@ -44,6 +44,7 @@ import grpc
 
 from croupier.app.tokens import MIN_SECRET_BYTES, mint_studio_token
 from croupier.service.bots import auth, choose, time_outs
+from croupier.service.collector import Collector
 from croupier.service.config import STUDIO_SECRET_ENV, as_setting, studio_keys
 from croupier.service.echo import METHOD as ECHO_METHOD
 from croupier.service.logs import serving_addresses
@@ -1356,8 +1357,15 @@ def write_json(report: dict[str, Any], path: str) -> None:
 
 
 def main(config: LoadConfig) -> dict[str, Any]:
-    """Run from synchronous code (the CLI)."""
-    return asyncio.run(run(config))
+    """Run from synchronous code (the CLI). The tool's own process collects its garbage as the
+    server does (:mod:`croupier.service.collector`): holding ``--streams`` it has as many objects,
+    and its full collections' pauses would be counted against the server's latency."""
+    collector = Collector()
+    collector.install()
+    try:
+        return asyncio.run(run(config))
+    finally:
+        collector.uninstall()
 
 
 __all__ = [
