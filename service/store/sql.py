@@ -25,7 +25,8 @@ from croupier.log import (
     record_bytes,
 )
 
-# Game ids per statement in :meth:`SqlEventStore.versions` (SQLite allows 32,766 parameters).
+# Game ids per statement in :meth:`SqlEventStore.versions` (far below any database's limit on a
+# statement's parameters: 32,766 in SQLite's default build).
 VERSIONS_PER_STATEMENT = 500
 _GAME_COLUMNS = (
     "game_id, kind, seats, server_seed, commitment, created_at_ms, version, finished, log_format"
