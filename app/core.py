@@ -353,7 +353,8 @@ class Croupier:
         pending: list[asyncio.Future[Any]] = [*self._background, *self._ticks.values()]
         if pending:
             await asyncio.wait(pending, timeout=CLOSE_WAIT_S)
-        self.log.close()
+        self.log.close()  # its look for other processes' appends too: start() looks again
+        self._listening = False
 
     async def _recheck(self) -> None:
         """Every ``STREAM_RECHECK_S``, the versions of the games this process streams, in one

@@ -214,8 +214,12 @@ class PostgresEventStore(SqlEventStore):
                     conn.autocommit = False
                 outcome = row[0] if row else None
         finally:
-            if outcome != APPENDED:
-                self._heard_own(notice)  # not sent
+            if outcome != APPENDED and not self._heard_own(notice):
+                # Not sent by this store, yet heard and passed over: another replica's append at
+                # that version, made while this one waited for the row, has the same notice.
+                # Told here, or this process's streams would wait for the recheck.
+                for listener in self._listeners:
+                    listener(moved.game_id, moved.to_version)
         return outcome == APPENDED
 
     def _before_append(

@@ -434,6 +434,48 @@ class TestPostgresStore(StoreContract):
         assert chain_breaks_at(store, game_id) is None
         assert [e.version for e in store.read(game_id)] == list(range(1, 9))
 
+    def test_another_replicas_append_met_while_waiting_for_the_row_is_heard(
+        self, store: EventStore
+    ) -> None:
+        """This store appends in one statement at the version where it knows the chain ends;
+        another replica holds the row and appends at that version first. Its notice is the one
+        this store would have sent (same game, same version): passed over as its own, it is
+        told to the listeners once the statement finds the game moved on."""
+        game_id = new_game(store)
+        store.append(game_id, 2, [NewEvent("A", b"a")], "first", 0, 20)  # the chain ends at 3
+        heard: list[tuple[str, int]] = []
+        arrived = threading.Event()
+
+        def listener(game: str, version: int) -> None:
+            heard.append((game, version))
+            if (game, version) == (game_id, 4):
+                arrived.set()
+
+        store.listen(listener)
+        other = open_store(store.url)  # knows nothing of the game: appends the general way
+        write = other._write_append  # type: ignore[attr-defined]
+        written = threading.Event()
+
+        def held(*args: object, **kwargs: object) -> None:
+            write(*args, **kwargs)
+            written.set()
+            time.sleep(0.5)  # the row stays locked while this store's statement waits
+
+        other._write_append = held  # type: ignore[attr-defined]
+        try:
+            assert store.wait_listening(10)
+            thread = threading.Thread(
+                target=other.append, args=(game_id, 3, [NewEvent("B", b"b")], "theirs", 1, 30)
+            )
+            thread.start()
+            assert written.wait(10)
+            with pytest.raises(VersionConflict):
+                store.append(game_id, 3, [NewEvent("C", b"c")], "mine", 0, 40)
+            thread.join(10)
+            assert arrived.wait(10), heard
+        finally:
+            other.close()
+
     def test_its_own_appends_are_not_heard(self, store: EventStore) -> None:
         """The process tells its streams of its own appends as it makes them; heard again from
         LISTEN, one could arrive before the append's answer and send the streams to the

@@ -348,3 +348,36 @@ def test_the_application_hears_other_processes_on_the_loop(store: SqliteEventSto
 
     asyncio.run(run())
     assert heard == [(game_id, 2)] and store._poller is None
+
+
+def test_a_look_that_fails_is_made_again_in_full(store: SqliteEventStore) -> None:
+    """A look whose read of the new rows fails (the loop's connection answers busy at once)
+    leaves the marks where they were: the next look reads those rows again."""
+    from croupier.service.store.sqlite import _Changes
+
+    game_id = _game(store)
+    conn = sqlite3.connect(store.path, isolation_level=None)
+
+    class Flaky:
+        """The loop's connection, whose next read of the rows answers busy."""
+
+        failing = False
+
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            if self.failing and sql.startswith("SELECT rowid"):
+                self.failing = False
+                raise sqlite3.OperationalError("database is locked")
+            return conn.execute(sql, *args)
+
+    flaky = Flaky()
+    changes = _Changes(flaky)  # type: ignore[arg-type]
+    other = SqliteEventStore(store.path)
+    try:
+        other.append(game_id, 1, [NewEvent("B", b"b")], "theirs", 0, 2)
+    finally:
+        other.close()
+    flaky.failing = True
+    with pytest.raises(sqlite3.OperationalError):
+        changes.since(own_too=False)
+    assert changes.since(own_too=False) == [(game_id, 2)]
+    conn.close()
