@@ -236,12 +236,6 @@ def _decode(binding: GameBinding, stored: StoredEvent) -> Any | None:
     return binding.event_from_body(body)
 
 
-def _retrieved(done: asyncio.Future[Any]) -> None:
-    """Its exception taken (a shielded task's caller may have gone: the failure is theirs)."""
-    if not done.cancelled():
-        done.exception()
-
-
 def _settlement(settlement: Settlement) -> common_pb2.Settlement:
     message = common_pb2.Settlement()
     convert.fill(message, settlement)
@@ -953,8 +947,16 @@ class Croupier:
         new = self._with_seed(folded, _new_events(folded.binding, events), finished)
         due = None if finished else game.next_deadline(state)
 
-        async def record() -> CommandResult:
-            appended = await self.log.append(
+        def made(appended: CommandResult) -> None:
+            if not appended.duplicate:
+                self._remember(folded, state, events, appended, finished, now)
+                self._armed(due, game_id)
+
+        try:
+            # A caller gone meanwhile (a deadline, a closed stream) does not stop an append on a
+            # thread: once made, it is remembered and its streams are told all the same (``late``),
+            # which nothing else would do (the store's listener passes over this process's own).
+            result = await self.log.append(
                 game_id,
                 folded.version,
                 new,
@@ -965,24 +967,13 @@ class Croupier:
                 payload,
                 fingerprint,
                 due,
+                late=made,
             )
-            if not appended.duplicate:
-                self._remember(folded, state, events, appended, finished, now)
-                self._armed(due, game_id)
-            return appended
-
-        # Shielded: a caller gone meanwhile (a deadline, a closed stream) does not stop an append
-        # under way (on a thread it commits anyway), and once made it is remembered and its
-        # streams are told, which nothing else would do (the store's listener passes over this
-        # process's own appends).
-        recording = asyncio.ensure_future(record())
-        recording.add_done_callback(_retrieved)
-        try:
-            result = await asyncio.shield(recording)
         except VersionConflict as error:
             return await self._answered_or_conflict(folded, command_id, error)
         except GameNotFound as error:
             raise _store_error(error) from None
+        made(result)
         if not result.duplicate:
             return result, finished, state
         return result, folded.record.finished, folded.state

@@ -62,6 +62,13 @@ POLL_FAILED_WAIT_S = 1.0
 log = structlog.get_logger("croupier.app")
 
 
+def _told(late: Callable[[T], None], done: asyncio.Future[T]) -> None:
+    """A thread's work whose caller had gone, now done: its result to ``late`` (a failure is
+    nobody's to hear: nothing was made)."""
+    if not done.cancelled() and done.exception() is None:
+        late(done.result())
+
+
 class Rank(IntEnum):
     """Which work a pool's threads take first (the lower first; in order of arrival within)."""
 
@@ -140,6 +147,20 @@ class AsyncLog:
         """``operation`` of the store: on the loop when the store can do it without waiting
         (tried again while another writer holds the lock), else on ``pool``'s threads. For
         calls whose work is bounded (one game, one command): a scan goes :meth:`_on_thread`."""
+        return await self._call_told(pool, rank, None, operation, *args, **kwargs)
+
+    async def _call_told(
+        self,
+        pool: Pool,
+        rank: Rank,
+        late: Callable[[T], None] | None,
+        operation: Callable[[EventStore], Callable[P, T]],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """:meth:`_call`, and if the caller goes (cancelled) while a thread does the work, its
+        result is handed to ``late`` once done. On the loop the work is done at once, before
+        anything could cancel the caller."""
         if self._at_once is not None:
             # Another process holds the file's write lock (a worker of the group): tried again
             # on the loop, soon and often (a write holds it ~0.1 ms). SQLite's own busy handler,
@@ -154,7 +175,7 @@ class AsyncLog:
                         break
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, BUSY_RETRY_MAX_S)
-        return await self._on_thread(pool, rank, operation, *args, **kwargs)
+        return await self._on_thread_told(pool, rank, late, operation, *args, **kwargs)
 
     async def _on_thread(
         self,
@@ -166,13 +187,33 @@ class AsyncLog:
     ) -> T:
         """``operation`` of the store on ``pool``'s threads, taken there by ``rank``; where the
         database runs a statement, the loop goes on (sqlite3 lets go of the interpreter lock)."""
+        return await self._on_thread_told(pool, rank, None, operation, *args, **kwargs)
+
+    async def _on_thread_told(
+        self,
+        pool: Pool,
+        rank: Rank,
+        late: Callable[[T], None] | None,
+        operation: Callable[[EventStore], Callable[P, T]],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
         # In the caller's context (as asyncio.to_thread does): the store's work belongs to the
         # call that asked for it (its trace span, its log context).
         context = contextvars.copy_context()
         work = pool.submit(
             rank, functools.partial(context.run, operation(self.store), *args, **kwargs)
         )
-        return await asyncio.wrap_future(work)
+        waited = asyncio.wrap_future(work)
+        if late is None:
+            return await waited
+        try:
+            return await asyncio.shield(waited)
+        except asyncio.CancelledError:
+            # The caller has gone; the thread goes on (its statement cannot be taken back), and
+            # what it did is told all the same.
+            waited.add_done_callback(functools.partial(_told, late))
+            raise
 
     async def create_game(
         self,
@@ -232,10 +273,13 @@ class AsyncLog:
         fingerprint: bytes = b"",
         next_deadline_ms: int | None = None,
         rank: Rank = Rank.CALL,
+        late: Callable[[CommandResult], None] | None = None,
     ) -> CommandResult:
-        return await self._call(
+        """With ``late``: told of an append made on a thread after its caller had gone."""
+        return await self._call_told(
             self._writes,
             rank,
+            late,
             lambda store: store.append,
             game_id,
             expected_version,

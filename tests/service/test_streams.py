@@ -3,7 +3,6 @@ replica (PostgreSQL's LISTEN); a second server on a busy port fails clearly."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 import time
@@ -239,22 +238,22 @@ def test_an_append_nobody_told_of_is_found_by_one_read_for_every_stream(
 def test_an_append_whose_caller_has_gone_still_reaches_the_streams(
     server: Running, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A command's caller gives up (its deadline) while the append is under way: the append is
-    made all the same, and the process tells its streams, as nothing else would (the store's
-    listener passes over the process's own appends; the recheck is an hour away here)."""
+    """A command's caller gives up (its deadline) while its append runs on a thread: the
+    append is made all the same, and the process tells its streams, as nothing else would (the
+    store's listener passes over the process's own appends; the recheck is an hour away)."""
     monkeypatch.setattr(app_core, "STREAM_RECHECK_S", 3600.0)
     store = open_store(server.store.url)
+    monkeypatch.setattr(store, "without_waiting", lambda: None)  # every call on a thread
+    append = store.append
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.5)  # the caller's deadline passes meanwhile
+        return append(*args, **kwargs)
+
+    monkeypatch.setattr(store, "append", slow)
     running = server_thread(store)
     port = running.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-    log = running.core.log
-    append = log.append
-
-    async def slow(*args: Any, **kwargs: Any) -> Any:
-        await asyncio.sleep(0.5)  # the caller's deadline passes meanwhile
-        return await append(*args, **kwargs)
-
-    monkeypatch.setattr(log, "append", slow)
     try:
         stub = service_pb2_grpc.GameServiceStub(channel)
         game = new_game(stub)
