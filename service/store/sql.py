@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from abc import abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -20,9 +21,8 @@ from croupier.log import (
     Snapshot,
     StoredEvent,
     VersionConflict,
-    chain_hash,
+    event_hash,
     key_of,
-    record_bytes,
 )
 
 # Game ids per statement in :meth:`SqlEventStore.versions` (far below any database's limit on a
@@ -128,36 +128,20 @@ def chained(
     game_id, key = game.game_id, key_of(game)
     for i, event in enumerate(events):
         version += 1
-        carried = command if i == 0 else b""
-        digest = chain_hash(
+        unhashed = StoredEvent(
+            game_id,
+            version,
+            command_id,
+            seat,
+            recorded_at_ms,
+            event.type,
+            event.payload,
             prev_hash,
-            record_bytes(
-                game_id,
-                version,
-                command_id,
-                seat,
-                recorded_at_ms,
-                event.type,
-                event.payload,
-                carried,
-                key,
-            ),
+            "",
+            command if i == 0 else b"",
         )
-        stored.append(
-            StoredEvent(
-                game_id,
-                version,
-                command_id,
-                seat,
-                recorded_at_ms,
-                event.type,
-                event.payload,
-                prev_hash,
-                digest,
-                carried,
-            )
-        )
-        prev_hash = digest
+        stored.append(dataclasses.replace(unhashed, hash=event_hash(prev_hash, unhashed, key)))
+        prev_hash = stored[-1].hash
     return stored
 
 
