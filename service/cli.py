@@ -157,9 +157,10 @@ def main() -> None:
     default=lambda: float(os.environ.get(GC_THAW_ENV, DEFAULT_GC_THAW_S)),
     show_default=f"{DEFAULT_GC_THAW_S:g}",
     help="Python's garbage collector: the objects that survive a full collection (open "
-    "streams, mostly) are frozen, so later ones walk only what is new, and handed back every "
-    "this many seconds (one full walk then); 0: Python's own way, nothing frozen "
-    f"(docs/operations.md). Environment: {GC_THAW_ENV}.",
+    "streams, mostly) are frozen, so later ones walk only what is new; the first full "
+    "collection this many seconds after the last thaw hands them back (the next walks them "
+    f"all once); 0: Python's own way, nothing frozen (docs/operations.md). Environment: "
+    f"{GC_THAW_ENV}.",
 )
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
 @_json_errors
