@@ -159,7 +159,7 @@ def main() -> None:
     help="Python's garbage collector: the objects that survive a full collection (open "
     "streams, mostly) are frozen, so later ones walk only what is new; the first full "
     "collection this many seconds after the last thaw hands them back (the next walks them "
-    f"all once); 0: Python's own way, nothing frozen (docs/operations.md). Environment: "
+    "all once); 0: Python's own way, nothing frozen (docs/operations.md). Environment: "
     f"{GC_THAW_ENV}.",
 )
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
