@@ -511,6 +511,8 @@ def _check_declare(state: HoolaState, seat: int, combination: Combination) -> No
 
 # The hands whose meld candidates are kept (a table's hands over a few turns).
 HANDS_KEPT = 1024
+# The rank and suit groups of those hands whose meld candidates are kept (a hand has about ten).
+GROUPS_KEPT = 8 * HANDS_KEPT
 
 
 def _subsets(cards: tuple[Card, ...], sizes: range) -> Iterator[tuple[Card, ...]]:
@@ -533,21 +535,67 @@ def _meld_candidates(hand: tuple[Card, ...], rules: HoolaRules) -> tuple[tuple[C
 
 @lru_cache(maxsize=HANDS_KEPT)
 def _meld_candidates_of(hand: tuple[Card, ...], shape: MeldRules) -> tuple[tuple[Card, ...], ...]:
-    naturals = [c for c in hand if not is_joker(c)]
     jokers = tuple(c for c in hand if is_joker(c))
-    groups = {("rank", rank(c)) for c in naturals} | {("suit", suit(c)) for c in naturals}
+    by_rank: dict[int, list[Card]] = {}
+    by_suit: dict[str, list[Card]] = {}
+    for card in hand:
+        if not is_joker(card):
+            by_rank.setdefault(rank(card), []).append(card)
+            by_suit.setdefault(suit(card), []).append(card)
     found: set[tuple[Card, ...]] = set()
-    for key, value in groups:
-        members = (
-            tuple(c for c in naturals if (rank(c) if key == "rank" else suit(c)) == value) + jokers
-        )
-        found.update(
-            cards
-            for cards in _subsets(members, range(1, len(members) + 1))
-            if could_meld(cards, shape)
-        )
+    for members in (*by_rank.values(), *by_suit.values()):
+        found.update(_group_candidates((*members, *jokers), shape))
     position = {card: i for i, card in enumerate(hand)}
     return tuple(sorted(found, key=lambda cards: (len(cards), [position[c] for c in cards])))
+
+
+@lru_cache(maxsize=GROUPS_KEPT)
+def _group_candidates(members: tuple[Card, ...], shape: MeldRules) -> tuple[tuple[Card, ...], ...]:
+    """The subsets of one rank's or one suit's cards (with the jokers) that could be melds. A
+    draw or a meld changes one or two of a hand's groups: the others were asked about the turn
+    before, so they are kept apart from the hand's."""
+    return tuple(
+        cards for cards in _subsets(members, range(1, len(members) + 1)) if could_meld(cards, shape)
+    )
+
+
+def _joining_subsets(
+    meld: tuple[Card, ...], fitting: tuple[Card, ...], shape: MeldRules, smallest: int = 1
+) -> list[tuple[Card, ...]]:
+    """The subsets of ``fitting`` (cards of a hand in deck order, with its jokers) of at least
+    ``smallest`` cards that could join ``meld``'s cards in one meld, in the order of their size,
+    then of their cards in ``fitting``. A meld's natural cards share a rank or a suit: where
+    ``meld`` holds a natural card, only the hand's cards of its one rank, or of its one suit,
+    with the jokers, are tried (the subsets mixing both could make no meld)."""
+    naturals = [c for c in meld if not is_joker(c)]
+    if not naturals:
+        return list(_joining(meld, fitting, shape, smallest))
+    jokers = tuple(c for c in fitting if is_joker(c))
+    ranks = {rank(c) for c in naturals}
+    suits = {suit(c) for c in naturals}
+    found: set[tuple[Card, ...]] = set()
+    if len(ranks) == 1:
+        same = tuple(c for c in fitting if not is_joker(c) and rank(c) in ranks)
+        found.update(_joining(meld, same + jokers, shape, smallest))
+    if len(suits) == 1:
+        same = tuple(c for c in fitting if not is_joker(c) and suit(c) in suits)
+        found.update(_joining(meld, same + jokers, shape, smallest))
+    position = {card: i for i, card in enumerate(fitting)}
+    return sorted(found, key=lambda cards: (len(cards), [position[c] for c in cards]))
+
+
+@lru_cache(maxsize=GROUPS_KEPT)
+def _joining(
+    meld: tuple[Card, ...], members: tuple[Card, ...], shape: MeldRules, smallest: int
+) -> tuple[tuple[Card, ...], ...]:
+    """The subsets of ``members`` (one rank's or one suit's cards of a hand, with its jokers)
+    that could join ``meld``. A table meld stays put for many turns, and a discard is asked
+    about by every seat, while a hand changes by a card: kept."""
+    return tuple(
+        cards
+        for cards in _subsets(members, range(smallest, len(members) + 1))
+        if could_meld(meld + cards, shape)
+    )
 
 
 def clear_cache() -> None:
@@ -555,6 +603,8 @@ def clear_cache() -> None:
     legal-move list is worked out from scratch, as when timing it."""
     solver_clear_cache()
     _meld_candidates_of.cache_clear()
+    _group_candidates.cache_clear()
+    _joining.cache_clear()
     _thank_yous.cache_clear()
 
 
@@ -577,9 +627,7 @@ def _thank_yous(hand: tuple[Card, ...], top: Card, shape: MeldRules) -> tuple[Th
         if is_joker(top) or is_joker(c) or rank(c) == rank(top) or suit(c) == suit(top)
     )
     found = []
-    for cards in _subsets(fitting, range(len(fitting) + 1)):
-        if not could_meld(cards + (top,), shape):
-            continue
+    for cards in _joining_subsets((top,), fitting, shape, smallest=0):
         for way in solver_arrangements(cards + (top,), shape):
             found.append(ThankYou(cards, _jokers_of(way.jokers, cards + (top,))))
     return tuple(found)
@@ -619,9 +667,7 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
             ranks = {rank(c) for c in meld.cards}
             suits = {suit(c) for c in meld.cards}
             fitting = tuple(c for c in hand if rank(c) in ranks or suit(c) in suits or is_joker(c))
-            for cards in _subsets(fitting, range(1, len(fitting) + 1)):
-                if not could_meld(meld.cards + cards, shape):
-                    continue
+            for cards in _joining_subsets(meld.cards, sort_cards(fitting), shape):
                 for after in extensions(meld, cards, state.rules):
                     yield LayOff(meld.id, cards, _jokers_of(after.jokers, cards))
         for card in sort_cards(hand):
