@@ -936,9 +936,16 @@ class Croupier:
             events = game.decide(folded.state, seat, engine_command, Context(folded.seeds, now))
         except CommandError as error:
             refused = rejection(error).SerializeToString(deterministic=True)
-            result = await self.log.record_rejection(
-                game_id, command_id, refused, folded.version, fingerprint
-            )
+            try:
+                # Kept only if the game is still where it was refused: decided on this process's
+                # copy, the refusal might not stand after another replica's append.
+                result = await self.log.record_rejection(
+                    game_id, command_id, refused, folded.version, fingerprint
+                )
+            except VersionConflict as conflict:
+                return await self._answered_or_conflict(folded, command_id, conflict)
+            except GameNotFound as gone:
+                raise _store_error(gone) from None
             return result, folded.record.finished, folded.state
         state = game.at(folded.state, now, seat)
         for event in events:

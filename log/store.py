@@ -136,8 +136,10 @@ class EventStore(ABC):
         version: int,
         fingerprint: bytes = b"",
     ) -> CommandResult:
-        """Remember that a command was refused, so that a retry gets the same answer (a command
-        id answered before keeps its first answer, which is returned)."""
+        """Remember that a command was refused at ``version``, so that a retry gets the same
+        answer (a command id answered before keeps its first answer, which is returned). If the
+        game is no longer at ``version``, the refusal was decided on an older state and might
+        not stand: nothing is written and :class:`VersionConflict` is raised."""
 
     @abstractmethod
     def result_of(self, game_id: str, command_id: str) -> CommandResult | None: ...

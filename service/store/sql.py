@@ -426,7 +426,15 @@ class SqlEventStore(EventStore):
         fingerprint: bytes = b"",
     ) -> CommandResult:
         with self._transaction(write=True) as cur:
-            self._game(cur, game_id)
+            # Locked, so that no append comes between the version's check and the write.
+            record = self._game(cur, game_id, lock=True)
+            earlier = self._result(cur, game_id, command_id)
+            if earlier is not None:
+                return earlier
+            if record.version != version:
+                # Refused on a state that is no longer the game's (a replica's copy, behind
+                # another replica's append): the refusal might not stand now, so it is not kept.
+                raise VersionConflict(game_id, version, record.version)
             self._run(
                 cur,
                 "INSERT INTO commands (game_id, command_id, accepted, first_version, "

@@ -23,6 +23,7 @@ from croupier.service.store import open_store
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import SECRET, STUDIO_KEYS, Running, server_thread, studio_auth
+from .test_grpc import error_of
 
 DRAW = service_pb2.Command(hoola=hoola_pb2.HoolaCommand(draw=hoola_pb2.Draw()))
 
@@ -233,6 +234,52 @@ def test_an_append_nobody_told_of_is_found_by_one_read_for_every_stream(
         assert all(versions == [1, 2] for versions in seen[1::2])
         for call in calls:
             call.cancel()
+
+
+def test_a_command_refused_on_a_replicas_older_copy_is_aborted_and_its_id_kept_free(
+    server: Running,
+) -> None:
+    """B holds the game as it was before A's append. A command sent to B at that version, which
+    the rules refuse there, is answered ABORTED with the game's version (as one process answers
+    it), not refused for good: its command id is not spent, and the same command at the new
+    version, where it is legal, is applied."""
+    with replicas(server.store.url) as two:
+        a, b = two.stubs
+        game = new_game(a)
+        turn = first_turn(a, game)
+        seat = auth(game.tokens[turn].token)
+        held = b.GetView(service_pb2.GetViewRequest(game_id=game.game_id), metadata=seat)
+        assert held.version == game.version  # B's copy
+        a.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id, command_id="draw", expected_version=game.version, command=DRAW
+            ),
+            metadata=seat,
+        )
+        # At B's version the seat has not drawn yet, so a discard is against the rules there.
+        discard = service_pb2.Command(
+            hoola=hoola_pb2.HoolaCommand(
+                discard=hoola_pb2.Discard(card=held.view.hoola.hand[0].code)
+            )
+        )
+
+        def send(version: int) -> service_pb2.SubmitCommandResponse:
+            return b.SubmitCommand(
+                service_pb2.SubmitCommandRequest(
+                    game_id=game.game_id,
+                    command_id="discard",
+                    expected_version=version,
+                    command=discard,
+                ),
+                metadata=seat,
+            )
+
+        code, info, _ = error_of(lambda: send(game.version))
+        assert (code, info.reason) == (grpc.StatusCode.ABORTED, "VERSION_CONFLICT")
+        assert info.metadata["current_version"] == str(game.version + 1)
+        assert two.stores[0].result_of(game.game_id, "discard") is None
+        # The client reads the game again and resends the same command: now it is legal.
+        assert send(game.version + 1).version == game.version + 2
 
 
 def test_an_append_whose_caller_has_gone_still_reaches_the_streams(

@@ -247,6 +247,21 @@ class StoreContract:
         assert store.append(game_id, 2, [NewEvent("A", b"a")], "bad", 0, 20).accepted is False
         assert store.game(game_id).version == 2
 
+    def test_a_refusal_at_an_older_version_is_not_kept(self, store: EventStore) -> None:
+        """A refusal decided on a copy of the game behind the store's (another replica appended
+        meanwhile) might not stand: nothing is written, the conflict says where the game is, and
+        the command id stays free for the command at the game's version."""
+        game_id = new_game(store)
+        store.append(game_id, 2, [NewEvent("A", b"a")], "other", 0, 20)
+        with pytest.raises(VersionConflict) as info:
+            store.record_rejection(game_id, "late", b"why", 2)
+        assert (info.value.expected, info.value.current) == (2, 3)
+        assert store.result_of(game_id, "late") is None
+        assert store.append(game_id, 3, [NewEvent("B", b"b")], "late", 1, 30).accepted
+        # A command answered before keeps its answer, whatever version its retry names.
+        assert store.record_rejection(game_id, "other", b"why", 2).accepted
+        assert store.record_rejection(game_id, "late", b"why", 3).last_version == 4
+
     def test_due_games_are_claimed_once_until_their_lease_lapses(self, store: EventStore) -> None:
         # Deadlines far ahead of real time: the sweepers of servers sharing this database (other
         # tests) must not claim this game first.
