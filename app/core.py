@@ -884,15 +884,17 @@ class Croupier:
     @staticmethod
     def _to_act(folded: Folded, state: Any) -> list[service_pb2.SeatToAct]:
         """The seats that have a move now, read from the game's phase by the engine (a property
-        test checks it against the legal moves); those on the turn clock with their deadline,
-        bank and away flag (docs/rules/common.md §5.1)."""
+        test checks it against the legal moves), each with its away flag; those on the turn
+        clock with their deadline and bank (docs/rules/common.md §5.1)."""
         game = folded.binding.game
         clocks = {c.seat: c for c in game.seat_clocks(state)}
         answer = []
         for seat in game.to_act(state):
             clock = clocks.get(seat)
             if clock is None:
-                answer.append(service_pb2.SeatToAct(seat=seat))
+                # Off the clock: a seat that may act out of turn (claim a discard, call the next
+                # round) or come back from away, with its away flag all the same.
+                answer.append(service_pb2.SeatToAct(seat=seat, away=game.away(state, seat)))
             else:
                 answer.append(
                     service_pb2.SeatToAct(

@@ -253,12 +253,14 @@ class Clocked(Generic[S, E, C]):
         """Whether ``seat`` has left the game for good (forfeited) though the game goes on."""
         return False
 
+    def away(self, state: S, seat: int) -> bool:
+        away = state.clock.away
+        return 0 <= seat < len(away) and away[seat]
+
     def may_come_back(self, state: S, seat: int) -> bool:
         """Whether ``seat`` may send :class:`ComeBack`: it is away, in a game still on."""
-        away = state.clock.away
         return (
-            0 <= seat < len(away)
-            and away[seat]
+            self.away(state, seat)
             and not self.is_finished(state)
             and not self.out_of_game(state, seat)
         )

@@ -109,6 +109,10 @@ class Game(Protocol, Generic[R, S, E, C]):
         """The seats on the clock (that must act), with their deadlines, banks and away flags;
         empty without a turn clock."""
 
+    def away(self, state: S, seat: int) -> bool:
+        """Whether ``seat`` is away (it timed out too often: its turns are played for it until
+        it comes back); never without a turn clock."""
+
     def validate(self, state: S, seat: int, command: C) -> None:
         """Raise :class:`CommandError` unless ``decide`` would accept the command."""
 

@@ -63,11 +63,12 @@ def test_views_say_whose_clock_runs_until_when(server: Running) -> None:
 
 
 def _first_time_out(
-    server: Running,
+    server: Running, **clock: int
 ) -> tuple[service_pb2.CreateGameResponse, int, service_pb2.GameEvent]:
-    """A new game, its first deadline, and the first event a stream sees once the clock has
-    passed it (nobody calls: whatever records it is the background sweeper)."""
-    game = create(server)
+    """A new game (its rules' ``clock`` settings changed), its first deadline, and the first
+    event a stream sees once the clock has passed it (nobody calls: whatever records it is the
+    background sweeper)."""
+    game = create(server, **clock)
     deadline = view(server, game).to_act[0].deadline_ms
     stream = server.stub.StreamEvents(
         service_pb2.StreamEventsRequest(game_id=game.game_id, after_version=game.version),
@@ -87,6 +88,19 @@ def test_the_sweeper_records_a_time_out_that_no_one_calls_for(server: Running) -
     assert first.body.gin.turn_timed_out.deadline_ms == deadline
     assert first.command_id == f"tick:{game.version}" and not first.HasField("seat")
     assert timed_out(server, game) == [deadline]
+
+
+def test_an_away_seat_whose_clock_is_not_running_is_listed_as_away(server: Running) -> None:
+    """After its one time-out (``max_timeouts`` 1) the first seat is away and the other seat's
+    clock runs: the away seat is still to act (it may come back), flagged away, without a
+    deadline; the seat whose clock runs is the one with a deadline."""
+    game, _, first = _first_time_out(server, max_timeouts=1)
+    idle = first.body.gin.turn_timed_out.seat
+    assert first.body.gin.turn_timed_out.away
+    entries = {entry.seat: entry for entry in view(server, game).to_act}
+    assert set(entries) == {0, 1}
+    assert entries[idle].away and entries[idle].deadline_ms == 0
+    assert not entries[1 - idle].away and entries[1 - idle].deadline_ms > 0
 
 
 def test_a_deadline_this_process_recorded_is_ticked_without_asking_the_database(
