@@ -310,6 +310,7 @@ class Croupier:
         self._rechecking: asyncio.Task[None] | None = None
         #: The process is shutting down (:meth:`drain`): streams end, their clients go elsewhere.
         self.draining = False
+        self._drained = asyncio.Event()
 
     async def start(self, sweep: bool = True) -> None:
         """Bind to the running loop and hear other processes' appends; with ``sweep``, record
@@ -332,6 +333,7 @@ class Croupier:
         on another replica. A Play stream's command being applied is answered first. Unary
         calls are not affected (the server lets them finish)."""
         self.draining = True
+        self._drained.set()
         self.notifier.wake_all()
 
     async def close(self) -> None:
@@ -1177,15 +1179,16 @@ class Croupier:
         ends. Cancelling the iteration drops the stream at once."""
         seat = self._seat(caller, game_id)
         limits.check_version(after_version, "after_version")
-        async for batch in self._batches(game_id, seat, after_version):
+        async for batch in self._batches(game_id, seat, after_version, "after_version"):
             for event in batch:
                 yield event
 
     async def _batches(
-        self, game_id: str, seat: int, after_version: int
+        self, game_id: str, seat: int, after_version: int, field: str
     ) -> AsyncIterator[list[service_pb2.GameEvent]]:
         """The game's new events as ``seat`` may see them, a read at a time (the first batch may
-        be empty: the caller is up to date), until the game is over."""
+        be empty: the caller is up to date), until the game is over. An ``after_version`` past
+        the game's version (``field`` names it) is refused."""
         after, first = after_version, True
         cached = self.cache.get(game_id)
         binding: GameBinding | None = cached.binding if cached is not None else None
@@ -1200,6 +1203,8 @@ class Croupier:
                     recent is not None
                     and binding is not None
                     and recent.version >= self.notifier.latest(game_id)
+                    # A client ahead of this process's memory is checked against the store.
+                    and not (first and after > recent.version)
                 ):
                     new = recent.after(after)
                 if new is None:
@@ -1215,6 +1220,14 @@ class Croupier:
                     version, finished = recent.version, recent.finished
                 if binding is None:  # pragma: no cover - the first pass reads the store
                     raise RuntimeError("a stream's first pass reads the store")
+                if first and after > version:
+                    # Versions only grow: a client cannot have seen this one (a stream would wait
+                    # in silence for events it would then never be sent).
+                    raise invalid(
+                        "OUT_OF_RANGE",
+                        f"{field} {after} is past the game's version {version}",
+                        field,
+                    )
                 if new or first:
                     yield [self._present(binding, e, seat, finished) for e in new]
                     after = new[-1].version if new else after
@@ -1233,9 +1246,10 @@ class Croupier:
         """One seat's connection: the first request joins a game (after a version); then every
         event as the seat may see it, after each batch the seat's state as the join asked, and an
         answer to each command (applied exactly once per command id, as by :meth:`submit`). Ends
-        when the client stops sending and every answer is out, or when the game is over and
-        every event is out. A refusal is yielded as :class:`Refused` for the transport to word."""
-        first = await anext(aiter(requests), None)
+        when the game is over and every event is out (a command being applied is answered
+        first), or when the client hangs up; a client that only stops sending still gets the
+        rest of the game. A refusal is yielded as :class:`Refused` for the transport to word."""
+        first = await self._join_request(requests)
         if first is None:
             return
         if first.WhichOneof("kind") != "join":
@@ -1249,7 +1263,8 @@ class Croupier:
         commands = asyncio.create_task(
             self._play_commands(caller, join.game_id, requests, out, applying)
         )
-        tasks = [commands, asyncio.create_task(self._play_feed(join, seat, out))]
+        feed = asyncio.create_task(self._play_feed(join, seat, out))
+        tasks = [commands, feed]
         try:
             running = len(tasks)
             while running:
@@ -1258,9 +1273,10 @@ class Croupier:
                     yield item
                     continue
                 running -= 1
+                over = feed.done() and not feed.cancelled() and feed.exception() is None
                 for task in tasks:
                     failure = task.exception() if task.done() and not task.cancelled() else None
-                    if isinstance(failure, ShuttingDown):
+                    if isinstance(failure, ShuttingDown) or (over and task is feed):
                         async with applying:  # the command being applied is answered, no other
                             commands.cancel()
                         while not out.empty():
@@ -1268,9 +1284,30 @@ class Croupier:
                                 yield answer
                     if failure is not None:
                         raise failure
+                if over:  # the game is over and every event is out
+                    return
         finally:
             for task in tasks:
                 task.cancel()
+
+    async def _join_request(
+        self, requests: AsyncIterator[service_pb2.PlayRequest]
+    ) -> service_pb2.PlayRequest | None:
+        """A Play stream's first request (``None``: the client hung up first). A shutdown does not
+        wait for it: the stream ends as every other does, and its client joins elsewhere."""
+        if self.draining:
+            raise ShuttingDown(0)
+        reading = asyncio.ensure_future(anext(aiter(requests), None))
+        draining = asyncio.ensure_future(self._drained.wait())
+        try:
+            await asyncio.wait((reading, draining), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            draining.cancel()
+            if not reading.done():
+                reading.cancel()
+        if not reading.done() or reading.cancelled():
+            raise ShuttingDown(0)
+        return reading.result()
 
     async def _play_commands(
         self,
@@ -1315,7 +1352,7 @@ class Croupier:
         pending: list[service_pb2.GameEvent] = []
         try:
             after = join.after_version
-            async for batch in self._batches(join.game_id, seat, after):
+            async for batch in self._batches(join.game_id, seat, after, "join.after_version"):
                 if join.batched:
                     pending.extend(batch)
                 else:

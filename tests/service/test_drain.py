@@ -139,3 +139,51 @@ def test_a_drain_answers_the_play_command_in_flight_then_ends_the_stream(tmp_pat
         channel.close()
         server.stop(grace=None)
         store.close()
+
+
+def test_a_drain_ends_a_play_stream_that_has_not_joined(tmp_path: Path) -> None:
+    """A Play stream whose client has not sent its join yet does not hold the shutdown up: it
+    ends at once, as every other stream does."""
+    server = server_thread(SqliteEventStore(tmp_path / "games.sqlite3"))
+    port = server.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    core = server.core
+    waiting = threading.Event()
+    join_request = core._join_request
+
+    async def joining(requests: Any) -> Any:
+        waiting.set()  # the server has the stream and waits for its first message
+        return await join_request(requests)
+
+    core._join_request = joining
+    sends: queue.Queue[service_pb2.PlayRequest | None] = queue.Queue()
+    try:
+        stub = service_pb2_grpc.GameServiceStub(channel)
+        game = stub.CreateGame(
+            service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=3),
+            metadata=studio_auth(),
+        )
+        token = game.tokens[0].token
+        call = stub.Play(iter(sends.get, None), metadata=auth(token), timeout=WAIT_S)
+        ended: list[grpc.RpcError] = []
+
+        def read() -> None:
+            try:
+                for _ in call:
+                    pass
+            except grpc.RpcError as error:
+                ended.append(error)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        assert waiting.wait(WAIT_S)
+        server.call(_drain(core))
+        reader.join(WAIT_S)
+        assert len(ended) == 1
+        code, reason, metadata = _reason(ended[0])
+        assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "SERVER_SHUTTING_DOWN")
+        assert metadata == {"after_version": "0"}  # it had joined nothing: it joins anew
+    finally:
+        sends.put(None)
+        channel.close()
+        server.stop(grace=None)

@@ -179,14 +179,16 @@ def test_a_whole_game_over_play_streams_one_message_per_move(server: Running) ->
             states[i] = max([states[i], *pushed], key=lambda state: state.version)
             while states[i].version < version:
                 states[i] = connection.next("state").state
-    for connection in seats:
-        connection.close()
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
     for connection in seats:
-        while connection.received.get(timeout=30) is not None:
-            pass
+        # The game is over: every stream ends once its events are out, though no client stopped
+        # sending (a client on a results screen does not hold a server's shutdown up).
+        while (response := connection.received.get(timeout=30)) is not None:
+            connection.log.append(response)
+        assert connection.error is None
         events = [r.event.version for r in connection.log if r.WhichOneof("kind") == "event"]
-        assert events == [e.version for e in replay.events[: len(events)]]
+        assert events == [e.version for e in replay.events]
+        connection.close()
     # One client message per move: nothing else was sent but the join.
     assert sum(c.sent for c in seats) == moves and moves > 0
 
@@ -305,3 +307,22 @@ def test_play_must_join_first(server: Running) -> None:
     assert connection.received.get(timeout=30) is None  # the stream ends with an error
     assert connection.error is not None
     assert connection.error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+
+
+def test_a_join_after_a_version_the_game_has_not_reached_is_refused(server: Running) -> None:
+    """Versions only grow: a join past the game's version is a client's mistake, answered at once
+    rather than with a stream that would wait in silence for events it is never sent."""
+    game = new_game(server)
+    connection = connect(server, game.tokens[0].token)
+    connection.join(game.game_id, after=game.version + 100)
+    assert connection.received.get(timeout=30) is None  # the stream ends with an error
+    error = connection.error
+    assert error is not None and error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    assert "join.after_version" in (error.details() or "")  # type: ignore[attr-defined]
+    connection.close()
+    # At the game's version itself, the seat is up to date: its state comes.
+    again = connect(server, game.tokens[0].token)
+    again.join(game.game_id, after=game.version)
+    assert again.next("state").state.version == game.version
+    again.close()
+    again.cancel()

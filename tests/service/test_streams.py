@@ -236,6 +236,21 @@ def test_an_append_nobody_told_of_is_found_by_one_read_for_every_stream(
             call.cancel()
 
 
+def test_a_stream_after_a_version_the_game_has_not_reached_is_refused(server: Running) -> None:
+    game = new_game(server.stub)
+    stream = server.stub.StreamEvents(
+        service_pb2.StreamEventsRequest(game_id=game.game_id, after_version=game.version + 50),
+        metadata=auth(game.tokens[0].token),
+        timeout=30,
+    )
+    code, info, fields = error_of(lambda: next(iter(stream)))
+    assert (code, info.reason, fields) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "OUT_OF_RANGE",
+        ["after_version"],
+    )
+
+
 def test_a_command_refused_on_a_replicas_older_copy_is_aborted_and_its_id_kept_free(
     server: Running,
 ) -> None:
