@@ -62,12 +62,18 @@ FAR_FUTURE_MS = 2**62
 
 def assert_next_deadline_is_exact(game: Any, state: Any, seeds: Seeds = NO_SEEDS) -> None:
     """``next_deadline`` is the first moment ``advance`` has events: nothing a millisecond
-    before, something at it; and with no deadline, nothing however late."""
+    before, something at it; and with no deadline, nothing however late. So too for the state as
+    a batch of the service's begins then (how the service reads a game as of now, and skips the
+    reading before the deadline)."""
     deadline = game.next_deadline(state)
     if deadline is None:
         assert game.advance(state, Context(seeds, FAR_FUTURE_MS)) == []
+        later = game.at(state, FAR_FUTURE_MS, None)
+        assert game.advance(later, Context(seeds, FAR_FUTURE_MS)) == []
     else:
         assert game.advance(state, Context(seeds, deadline - 1)) == []
+        before = game.at(state, deadline - 1, None)
+        assert game.advance(before, Context(seeds, deadline - 1)) == []
         assert game.advance(state, Context(seeds, deadline)) != []
 
 
