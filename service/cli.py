@@ -807,7 +807,13 @@ def demo(
     help="StreamEvents streams to open first (on games of their own, left idle), then hold "
     "while the games are played.",
 )
-@click.option("--baseline", is_flag=True, help="Also measure a bare grpc.aio echo server.")
+@click.option(
+    "--baseline",
+    is_flag=True,
+    help="Also measure a bare grpc.aio echo server, as long as the games ran: unary calls at the "
+    "same concurrency, then bare tables of streams making moves shaped as Play's (what a move "
+    "costs the transport).",
+)
 @click.option(
     "--server-pid", "server_pids", multiple=True, type=int, help="The local server's pid."
 )

@@ -15,7 +15,8 @@ Two ways to play a game:
 What it measures: moves per second, games finished, latency percentiles per call kind, errors by
 status code, calls per move, and for a local server (``--spawn`` or ``--server-pid``) its CPU time
 per move and memory, from ``/proc``. ``--baseline`` runs a bare grpc.aio echo server
-(:mod:`croupier.service.echo`) the same way for comparison. ``--streams N`` first opens N
+(:mod:`croupier.service.echo`) the same way for comparison: unary calls, and moves on bare tables
+of streams shaped as the games' Play streams. ``--streams N`` first opens N
 ``StreamEvents`` streams on games of their own, left idle (N clients connected to quiet games),
 counts each open once the server has answered it, then holds them while the games are played.
 """
@@ -47,6 +48,7 @@ from croupier.service.bots import auth, choose, time_outs
 from croupier.service.collector import Collector
 from croupier.service.config import STUDIO_SECRET_ENV, as_setting, studio_keys
 from croupier.service.echo import METHOD as ECHO_METHOD
+from croupier.service.echo import TABLE_METHOD
 from croupier.service.logs import serving_addresses
 from croupier.service.tls import CERT_ENV, CLIENT_CA_ENV, KEY_ENV, ClientTLS, aio_channel
 from croupier.v1 import (
@@ -74,6 +76,10 @@ MAX_FAILURES = 5
 # idle seat before looking again (a lost wake costs this much, never a spin).
 CLOCK_WAIT_S = 5.0
 ECHO_PAYLOAD = b"x" * 96  # about the size of a SubmitCommand request
+# A bare table's command (about a PlayCommand's size), and its moves per game (about a Hoola
+# game's of three seats, one round).
+TABLE_COMMAND = b"c" * 64
+TABLE_MOVES = 30
 
 
 class LoadError(RuntimeError):
@@ -1125,45 +1131,57 @@ class Load:
 
 
 async def echo_baseline(
-    concurrency: int, duration: float, channels: int, progress: TextIO | None
+    concurrency: int, seats: int, duration: float, channels: int, progress: TextIO | None
 ) -> dict[str, Any]:
-    """A bare grpc.aio echo server, spawned, driven by ``concurrency`` callers for ``duration``."""
+    """The bare grpc.aio echo server (:mod:`croupier.service.echo`), spawned, driven for
+    ``duration`` each way: ``concurrency`` callers of the unary echo, then ``concurrency``
+    tables of ``seats`` streams making moves as a game's Play streams do (the report's
+    ``table``): what a call and what a move cost the transport, with no game behind them."""
     echo = await asyncio.to_thread(spawn_echo)
     rows = open_channels([f"127.0.0.1:{echo.port}"], channels)
-    latencies: list[float] = []
-    errors: Counter[str] = Counter()
     try:
         await wait_ready(rows, 10.0)
-        calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
-            c.unary_unary(ECHO_METHOD) for c in rows[0]
-        ]
-        watch = ProcWatch([echo.pid])
-        stop_at = time.monotonic() + duration
-
-        async def caller(index: int) -> None:
-            call = calls[index % len(calls)]
-            while time.monotonic() < stop_at:
-                started = time.perf_counter()
-                try:
-                    await call(ECHO_PAYLOAD)
-                except grpc.aio.AioRpcError as error:
-                    errors[error.code().name] += 1
-                    continue
-                latencies.append(time.perf_counter() - started)
-
         if progress is not None:
-            progress.write(f"baseline: echo server for {duration:.1f} s …\n")
+            progress.write(f"baseline: echo server, calls then moves, {duration:.1f} s each …\n")
             progress.flush()
-        watch.start()
-        began = time.monotonic()
-        await asyncio.gather(*(caller(i) for i in range(concurrency)))
-        elapsed = time.monotonic() - began
-        server = watch.stop()
+        report = await _echo_calls(rows[0], echo.pid, concurrency, duration)
+        report["table"] = await _table_moves(rows[0], echo.pid, concurrency, seats, duration)
     finally:
         for row in rows:
             for channel in row:
                 await channel.close()
         echo.stop()
+    return report
+
+
+async def _echo_calls(
+    channels: list[grpc.aio.Channel], pid: int, concurrency: int, duration: float
+) -> dict[str, Any]:
+    """``concurrency`` callers of the unary echo, each calling again as its answer comes."""
+    calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
+        c.unary_unary(ECHO_METHOD) for c in channels
+    ]
+    latencies: list[float] = []
+    errors: Counter[str] = Counter()
+    watch = ProcWatch([pid])
+    stop_at = time.monotonic() + duration
+
+    async def caller(index: int) -> None:
+        call = calls[index % len(calls)]
+        while time.monotonic() < stop_at:
+            started = time.perf_counter()
+            try:
+                await call(ECHO_PAYLOAD)
+            except grpc.aio.AioRpcError as error:
+                errors[error.code().name] += 1
+                continue
+            latencies.append(time.perf_counter() - started)
+
+    watch.start()
+    began = time.monotonic()
+    await asyncio.gather(*(caller(i) for i in range(concurrency)))
+    elapsed = time.monotonic() - began
+    server = watch.stop()
     return {
         "elapsed_s": round(elapsed, 3),
         "calls": len(latencies),
@@ -1173,6 +1191,72 @@ async def echo_baseline(
         "server": {
             **server,
             "cpu_ms_per_call": (
+                round(server["cpu_s"] * 1000 / len(latencies), 4) if latencies else None
+            ),
+        },
+    }
+
+
+async def _table_moves(
+    channels: list[grpc.aio.Channel], pid: int, concurrency: int, seats: int, duration: float
+) -> dict[str, Any]:
+    """``concurrency`` tables of ``seats`` streams on the echo's ``Table`` method, each a game of
+    ``TABLE_MOVES`` moves (then new streams, as a new game's seats join): the seats move in turn,
+    each move one message in, its answer and a message to every seat out."""
+    latencies: list[float] = []
+    errors: Counter[str] = Counter()
+    watch = ProcWatch([pid])
+    stop_at = time.monotonic() + duration
+
+    async def table(index: int) -> None:
+        method: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channels[
+            index % len(channels)
+        ].stream_stream(TABLE_METHOD)
+        for number in range(sys.maxsize):
+            if time.monotonic() >= stop_at:
+                return
+            streams = [method() for _ in range(seats)]
+            try:
+                for stream in streams:
+                    await stream.write(f"{index}:{number}".encode())
+                for stream in streams:
+                    await stream.read()  # seated
+                for move in range(TABLE_MOVES):
+                    if time.monotonic() >= stop_at:
+                        break
+                    actor = streams[move % seats]
+                    started = time.perf_counter()
+                    await actor.write(TABLE_COMMAND)
+                    for stream in streams:  # the actor: its answer and its batch
+                        for _ in range(2 if stream is actor else 1):
+                            await stream.read()
+                    latencies.append(time.perf_counter() - started)
+                for stream in streams:
+                    await stream.done_writing()
+                for stream in streams:
+                    await stream.code()
+            except grpc.aio.AioRpcError as error:
+                errors[error.code().name] += 1
+                return
+            finally:
+                for stream in streams:
+                    stream.cancel()
+
+    watch.start()
+    began = time.monotonic()
+    await asyncio.gather(*(table(i) for i in range(concurrency)))
+    elapsed = time.monotonic() - began
+    server = watch.stop()
+    return {
+        "seats": seats,
+        "elapsed_s": round(elapsed, 3),
+        "moves": len(latencies),
+        "moves_per_s": round(len(latencies) / elapsed, 2),
+        "latency": summarize(latencies),
+        "errors": dict(errors),
+        "server": {
+            **server,
+            "cpu_ms_per_move": (
                 round(server["cpu_s"] * 1000 / len(latencies), 4) if latencies else None
             ),
         },
@@ -1242,23 +1326,34 @@ async def run(config: LoadConfig) -> dict[str, Any]:
         scratch.cleanup()
     if config.baseline:
         baseline = await echo_baseline(
-            config.games_in_flight, report["elapsed_s"], config.channels, config.progress
+            config.games_in_flight,
+            report["seats"],
+            report["elapsed_s"],
+            config.channels,
+            config.progress,
         )
         report["baseline"] = baseline
-        ratios: dict[str, float | None] = {
-            "commands_per_s_vs_echo_calls_per_s": (
-                round(report["moves_per_s"] / baseline["calls_per_s"], 4)
-                if baseline["calls_per_s"]
-                else None
-            )
-        }
+        table = baseline["table"]
         per_move = report.get("server", {}).get("cpu_ms_per_move")
-        per_call = baseline["server"]["cpu_ms_per_call"]
-        ratios["cpu_per_move_vs_echo_cpu_per_call"] = (
-            round(per_move / per_call, 2) if per_move and per_call else None
-        )
-        report["ratios"] = ratios
+        report["ratios"] = {
+            "commands_per_s_vs_echo_calls_per_s": _ratio(
+                report["moves_per_s"], baseline["calls_per_s"], 4
+            ),
+            "cpu_per_move_vs_echo_cpu_per_call": _ratio(
+                per_move, baseline["server"]["cpu_ms_per_call"], 2
+            ),
+            "moves_per_s_vs_bare_table_moves_per_s": _ratio(
+                report["moves_per_s"], table["moves_per_s"], 4
+            ),
+            "cpu_per_move_vs_bare_table_cpu_per_move": _ratio(
+                per_move, table["server"]["cpu_ms_per_move"], 2
+            ),
+        }
     return report
+
+
+def _ratio(numerator: float | None, denominator: float | None, digits: int) -> float | None:
+    return round(numerator / denominator, digits) if numerator and denominator else None
 
 
 def primary_call(report: dict[str, Any]) -> str:
@@ -1348,6 +1443,15 @@ def summary(report: dict[str, Any]) -> str:
             f" ms, CPU {baseline['server']['cpu_ms_per_call']} ms per call",
             f"  commands/s ÷ echo calls/s          {ratios['commands_per_s_vs_echo_calls_per_s']}",
             f"  CPU per move ÷ echo CPU per call   {ratios['cpu_per_move_vs_echo_cpu_per_call']}",
+        ]
+        table = baseline["table"]
+        lines += [
+            f"  bare table moves     {table['moves']} moves ({table['moves_per_s']:.1f}/s) at "
+            f"{table['seats']} seats, p99 {table['latency']['p99_ms']:.2f} ms, CPU "
+            f"{table['server']['cpu_ms_per_move']} ms per move (the transport's part of a move)",
+            f"  moves/s ÷ bare table moves/s       {ratios['moves_per_s_vs_bare_table_moves_per_s']}",
+            "  CPU per move ÷ bare table CPU per move   "
+            f"{ratios['cpu_per_move_vs_bare_table_cpu_per_move']}",
         ]
     return "\n".join(lines)
 

@@ -72,6 +72,13 @@ def test_load_spawns_a_server_plays_games_and_measures(tmp_path: Path) -> None:
     assert ratios["cpu_per_move_vs_echo_cpu_per_call"] > 0
     assert "commands/s ÷ echo calls/s" in result.output
     assert "CPU per move ÷ echo CPU per call" in result.output
+    # The bare tables: moves shaped as the games' (3 seats), every one answered to every seat.
+    table = report["baseline"]["table"]
+    assert table["seats"] == 3 and table["moves"] > 0 and table["errors"] == {}
+    assert table["latency"]["count"] == table["moves"] and table["server"]["cpu_ms_per_move"] > 0
+    assert ratios["cpu_per_move_vs_bare_table_cpu_per_move"] > 0
+    assert ratios["moves_per_s_vs_bare_table_moves_per_s"] > 0
+    assert "CPU per move ÷ bare table CPU per move" in result.output
 
 
 @pytest.mark.slow
