@@ -162,6 +162,16 @@ def main() -> None:
     "all once); 0: Python's own way, nothing frozen (docs/operations.md). Environment: "
     f"{GC_THAW_ENV}.",
 )
+@click.option(
+    "--listeners",
+    type=click.IntRange(1, 64),
+    default=lambda: int(os.environ.get(config.LISTENERS_ENV, config.DEFAULT_LISTENERS)),
+    show_default=str(config.DEFAULT_LISTENERS),
+    help="gRPC servers in each process, sharing its port: grpc.aio takes a server's new calls "
+    "one at a time per method, so on a busy process new streams (seats joining games) queue "
+    "behind each other; each listener is another queue, and the kernel deals the connections "
+    f"between them (docs/operations.md). Environment: {config.LISTENERS_ENV}.",
+)
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
 @_json_errors
 def serve(
@@ -181,6 +191,7 @@ def serve(
     shutdown_grace: float,
     metrics_address: str,
     gc_thaw: float,
+    listeners: int,
     worker_of_group: str | None,
 ) -> None:
     """Serve the game service (with health checking and reflection), and over HTTP (Connect,
@@ -214,6 +225,7 @@ def serve(
             *(["--tls-client-ca", str(tls_client_ca)] if tls_client_ca else []),
             *("--shutdown-grace", str(shutdown_grace)),
             *("--gc-thaw", str(gc_thaw)),
+            *("--listeners", str(listeners)),
         ]
         _serve_workers(
             address,
@@ -281,8 +293,9 @@ def serve(
             studio_keys=studio.ring,
             credentials=tls.credentials() if tls else None,
             tracer_provider=tracer_provider,
+            listeners=listeners,
         )
-        await serving.server.start()
+        await serving.start()
         # The HTTP listener: the same core on the same loop (service/http.py).
         listener = None
         http_url = "off"
@@ -305,7 +318,7 @@ def serve(
             try:
                 await listener.start()
             except PortInUse:
-                await serving.server.stop(grace=None)
+                await serving.stop(grace=None)
                 await serving.core.close()
                 raise
             http_url = f"http://{http.rsplit(':', 1)[0]}:{listener.port}"

@@ -27,6 +27,12 @@ HTTP_ADDRESS_ENV = "CROUPIER_HTTP_ADDRESS"
 #: default: a page the listener serves itself (at /) is same-origin and needs none, and a page
 #: elsewhere gets the service only where its operator says so.
 CORS_ORIGINS_ENV = "CROUPIER_CORS_ORIGINS"
+#: gRPC servers per process sharing its port (``serve --listeners``). grpc.aio takes a server's
+#: new calls one at a time per method, a few turns of the event loop each: on a busy loop, new
+#: streams (a game's seats joining) queue there while the games in play go on. Each listener is
+#: another such queue; the kernel hands each new connection to one of them (SO_REUSEPORT).
+DEFAULT_LISTENERS = 4
+LISTENERS_ENV = "CROUPIER_LISTENERS"
 DATA_DIR = Path("data")
 DEFAULT_STORE = f"sqlite:///{DATA_DIR / 'croupier.sqlite3'}"
 

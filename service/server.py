@@ -7,6 +7,7 @@ event loop of its own thread, for callers that are not async (the tests, the cor
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
@@ -86,11 +87,35 @@ class PortInUse(RuntimeError):
 
 @dataclass
 class Serving:
-    server: grpc.aio.Server
+    #: The process's gRPC servers on the port (``listeners``): the same services on one core.
+    servers: tuple[grpc.aio.Server, ...]
     port: int
     core: Croupier
     #: Health checking, which says NOT_SERVING from the start of a shutdown (service/shutdown.py).
     health: Health
+
+    async def start(self) -> None:
+        for server in self.servers:
+            await server.start()
+
+    async def stop(self, grace: float | None) -> None:
+        """Stop every listener (the same grace for all); returns once every call is over."""
+        await asyncio.gather(*(server.stop(grace) for server in self.servers))
+
+
+def claim(address: str) -> str:
+    """``address`` with its port (port 0: a free one), once a plain bind shows it is free: the
+    listeners share the port (SO_REUSEPORT), and must not share it with another server."""
+    host, _, port_text = address.rpartition(":")
+    bind_host = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((bind_host, int(port_text)))
+            port = probe.getsockname()[1]
+    except (OSError, ValueError) as error:
+        raise PortInUse(f"cannot listen on {address}: {error}") from None
+    return f"{host}:{port}"
 
 
 async def create_server(
@@ -106,8 +131,10 @@ async def create_server(
     studio_keys: KeyRing,
     credentials: grpc.ServerCredentials | None = None,
     tracer_provider: TracerProvider | None = None,
+    listeners: int = 1,
 ) -> Serving:
-    """A server bound to ``address`` (port 0 picks a free one), not yet started. With
+    """A server bound to ``address`` (port 0 picks a free one), not yet started: ``listeners``
+    gRPC servers on the port, one core behind them (``config.DEFAULT_LISTENERS`` says why). With
     ``reuse_port`` it shares the port with the other workers of ``serve --workers`` (SO_REUSEPORT);
     without, a busy port fails. ``studio_keys`` verify the studio's credentials (CreateGame) and
     its player tokens (recall). With ``credentials`` (service/tls.py) it serves TLS only. It
@@ -125,37 +152,55 @@ async def create_server(
         observer=counted,
     )
     await core.start()
+    shared = reuse_port or listeners > 1
+    try:
+        if listeners > 1 and not reuse_port:
+            address = claim(address)
+    except PortInUse:
+        await core.close()
+        raise
     # The tracing interceptor first: its span is current while ours logs and counts the call.
     traced = [tracing.server_interceptor(tracer_provider)] if tracer_provider is not None else []
-    server = grpc.aio.server(
-        interceptors=[*traced, CallInterceptor(core, f"/{SERVICE_NAME}/", counted)],
-        # Port sharing only for the workers of one group: a second server on a busy port must
-        # fail, not share it silently (tokens would then fail at random, each with its secret).
-        options=[
-            *PENDING,
-            *(limits or ConnectionLimits()).options(),
-            ("grpc.so_reuseport", 1 if reuse_port else 0),
-        ],
-    )
-    service_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(core), server)
+    interceptors = [*traced, CallInterceptor(core, f"/{SERVICE_NAME}/", counted)]
+    servicer = GameServicer(core)
     health_servicer = Health(("", SERVICE_NAME))
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    # Reflection v1 and v1alpha (service/reflection.py).
-    reflection.enable_server_reflection((SERVICE_NAME, HEALTH_NAME), server)
-    try:
-        port = (
-            server.add_insecure_port(address)
-            if credentials is None
-            else server.add_secure_port(address, credentials)
+    servers: list[grpc.aio.Server] = []
+    port, why = 0, ""
+    for _ in range(max(1, listeners)):
+        server = grpc.aio.server(
+            interceptors=interceptors,
+            # Port sharing only for the listeners of one process and the workers of one group: a
+            # second server on a busy port must fail, not share it silently (tokens would then
+            # fail at random, each with its secret).
+            options=[
+                *PENDING,
+                *(limits or ConnectionLimits()).options(),
+                ("grpc.so_reuseport", 1 if shared else 0),
+            ],
         )
-    except RuntimeError as error:
-        port, why = 0, f": {error}"
-    else:
-        why = ""
+        service_pb2_grpc.add_GameServiceServicer_to_server(servicer, server)
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        # Reflection v1 and v1alpha (service/reflection.py).
+        reflection.enable_server_reflection((SERVICE_NAME, HEALTH_NAME), server)
+        # The first binds the address (port 0: a free port), the others the port it got.
+        at = address if not servers else f"{address.rpartition(':')[0]}:{port}"
+        try:
+            bound = (
+                server.add_insecure_port(at)
+                if credentials is None
+                else server.add_secure_port(at, credentials)
+            )
+        except RuntimeError as error:
+            bound, why = 0, f": {error}"
+        if bound == 0 or (servers and bound != port):
+            port = 0
+            break
+        port = bound
+        servers.append(server)
     if port == 0:
         await core.close()  # its sweeper and workers go with the server that never was
         raise PortInUse(f"cannot listen on {address}{why}")
-    return Serving(server, port, core, health_servicer)
+    return Serving(tuple(servers), port, core, health_servicer)
 
 
 class ServerThread:
@@ -175,8 +220,10 @@ class ServerThread:
         http_address: str | None = None,
         cors_origins: Sequence[str] = (),
         tracer_provider: TracerProvider | None = None,
+        listeners: int = 1,
     ) -> None:
         self._args = (address, store, signer, clock, seed_source)
+        self._listeners = listeners
         self._limits = (rate_limit, limits)
         self._studio_keys = studio_keys
         # The HTTP listener (service/http.py) on the same loop and core, when asked for.
@@ -225,8 +272,9 @@ class ServerThread:
             limits=limits,
             studio_keys=self._studio_keys,
             tracer_provider=self._tracer_provider,
+            listeners=self._listeners,
         )
-        await serving.server.start()
+        await serving.start()
         http_address, cors_origins = self._http_args
         if http_address is not None:
             from croupier.service.http import HttpListener, create_http_app
@@ -244,7 +292,7 @@ class ServerThread:
         if self._http is not None:
             asyncio.run_coroutine_threadsafe(self._http.stop(), self._loop).result()
         if serving is not None:
-            asyncio.run_coroutine_threadsafe(serving.server.stop(grace), self._loop).result()
+            asyncio.run_coroutine_threadsafe(serving.stop(grace), self._loop).result()
             asyncio.run_coroutine_threadsafe(serving.core.close(), self._loop).result()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()

@@ -98,7 +98,7 @@ async def shut_down(serving: Serving, grace: float) -> None:
     log.info("shutting down", grace_s=grace, streams=serving.core.notifier.streams())
     await serving.health.enter_graceful_shutdown()
     serving.core.drain()
-    await serving.server.stop(grace)
+    await serving.stop(grace)
     log.info("shut down")
 
 

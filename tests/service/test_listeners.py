@@ -1,0 +1,82 @@
+"""Several gRPC servers in one process share its port (``serve --listeners``): each takes new
+calls in a queue of its own, and the kernel deals connections between them. They serve the same
+core, fail on a port another server holds, and all go at a stop."""
+
+from __future__ import annotations
+
+import socket
+
+import grpc
+import pytest
+
+from croupier.app.tokens import TokenSigner
+from croupier.service.server import PortInUse, ServerThread
+from croupier.service.store import open_store
+from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
+
+from .conftest import SECRET, STUDIO_KEYS, studio_auth
+
+LISTENERS = 3
+# Connections (each its own: a local subchannel pool), dealt between the listeners by the kernel.
+CONNECTIONS = 24
+
+
+def _thread(url: str, address: str = "127.0.0.1:0", listeners: int = LISTENERS) -> ServerThread:
+    return ServerThread(
+        address, open_store(url), TokenSigner(SECRET), studio_keys=STUDIO_KEYS, listeners=listeners
+    )
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def test_listeners_share_one_port_and_serve_one_core(tmp_path) -> None:
+    server = _thread(f"sqlite:///{tmp_path / 'games.sqlite3'}")
+    port = server.start()
+    try:
+        assert len(server.serving.servers) == LISTENERS
+        channels = [
+            grpc.insecure_channel(
+                f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)]
+            )
+            for _ in range(CONNECTIONS)
+        ]
+        stubs = [service_pb2_grpc.GameServiceStub(c) for c in channels]
+        game = stubs[0].CreateGame(
+            service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=3),
+            metadata=studio_auth(),
+        )
+        # Every connection, whichever listener took it, sees the game the first one created.
+        seat = (("authorization", f"Bearer {game.tokens[0].token}"),)
+        for stub in stubs:
+            view = stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id), metadata=seat)
+            assert view.version == game.version
+        for channel in channels:
+            channel.close()
+        # Another server on the port fails, with one listener or several.
+        for listeners in (1, LISTENERS):
+            other = _thread(
+                f"sqlite:///{tmp_path / 'other.sqlite3'}", f"127.0.0.1:{port}", listeners
+            )
+            with pytest.raises(PortInUse, match="cannot listen on"):
+                other.start()
+    finally:
+        server.stop(grace=None)
+    assert _free(port)  # every listener is gone
+
+
+def test_listeners_do_not_share_a_port_another_server_holds(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 'games.sqlite3'}"
+    alone = _thread(url, listeners=1)
+    port = alone.start()
+    try:
+        with pytest.raises(PortInUse, match="cannot listen on"):
+            _thread(url, f"127.0.0.1:{port}").start()
+    finally:
+        alone.stop(grace=None)
