@@ -1163,7 +1163,6 @@ async def _echo_calls(
     ]
     latencies: list[float] = []
     errors: Counter[str] = Counter()
-    watch = ProcWatch([pid])
     stop_at = time.monotonic() + duration
 
     async def caller(index: int) -> None:
@@ -1177,24 +1176,7 @@ async def _echo_calls(
                 continue
             latencies.append(time.perf_counter() - started)
 
-    watch.start()
-    began = time.monotonic()
-    await asyncio.gather(*(caller(i) for i in range(concurrency)))
-    elapsed = time.monotonic() - began
-    server = watch.stop()
-    return {
-        "elapsed_s": round(elapsed, 3),
-        "calls": len(latencies),
-        "calls_per_s": round(len(latencies) / elapsed, 2),
-        "latency": summarize(latencies),
-        "errors": dict(errors),
-        "server": {
-            **server,
-            "cpu_ms_per_call": (
-                round(server["cpu_s"] * 1000 / len(latencies), 4) if latencies else None
-            ),
-        },
-    }
+    return await _watched(pid, [caller(i) for i in range(concurrency)], latencies, errors, "call")
 
 
 async def _table_moves(
@@ -1205,7 +1187,6 @@ async def _table_moves(
     each move one message in, its answer and a message to every seat out."""
     latencies: list[float] = []
     errors: Counter[str] = Counter()
-    watch = ProcWatch([pid])
     stop_at = time.monotonic() + duration
 
     async def table(index: int) -> None:
@@ -1242,23 +1223,35 @@ async def _table_moves(
                 for stream in streams:
                     stream.cancel()
 
+    tables = [table(i) for i in range(concurrency)]
+    return {"seats": seats, **await _watched(pid, tables, latencies, errors, "move")}
+
+
+async def _watched(
+    pid: int,
+    runs: Sequence[Awaitable[None]],
+    latencies: list[float],
+    errors: Counter[str],
+    unit: str,
+) -> dict[str, Any]:
+    """Run ``runs`` together, the echo server's CPU watched meanwhile; the report of what they
+    counted: each ``unit`` (a call, a move) done, with its latency, and the errors."""
+    watch = ProcWatch([pid])
     watch.start()
     began = time.monotonic()
-    await asyncio.gather(*(table(i) for i in range(concurrency)))
+    await asyncio.gather(*runs)
     elapsed = time.monotonic() - began
     server = watch.stop()
+    done = len(latencies)
     return {
-        "seats": seats,
         "elapsed_s": round(elapsed, 3),
-        "moves": len(latencies),
-        "moves_per_s": round(len(latencies) / elapsed, 2),
+        f"{unit}s": done,
+        f"{unit}s_per_s": round(done / elapsed, 2),
         "latency": summarize(latencies),
         "errors": dict(errors),
         "server": {
             **server,
-            "cpu_ms_per_move": (
-                round(server["cpu_s"] * 1000 / len(latencies), 4) if latencies else None
-            ),
+            f"cpu_ms_per_{unit}": round(server["cpu_s"] * 1000 / done, 4) if done else None,
         },
     }
 
