@@ -577,6 +577,8 @@ def _reserve(address: str, option: str) -> tuple[str, int, socket.socket]:
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
     try:
         with socket.socket(family, socket.SOCK_STREAM) as probe:
+            # As gRPC binds: lingering connections (TIME_WAIT) do not make the port busy.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind((bind_host, port))
             port = probe.getsockname()[1]
         hold = socket.socket(family, socket.SOCK_STREAM)

@@ -111,6 +111,9 @@ def claim(address: str) -> str:
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
     try:
         with socket.socket(family, socket.SOCK_STREAM) as probe:
+            # As gRPC binds: a port whose last server's connections linger (TIME_WAIT, after a
+            # restart) is free; one that a server listens on is not.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind((bind_host, int(port_text)))
             port = probe.getsockname()[1]
     except (OSError, ValueError) as error:

@@ -80,3 +80,24 @@ def test_listeners_do_not_share_a_port_another_server_holds(tmp_path) -> None:
             _thread(url, f"127.0.0.1:{port}").start()
     finally:
         alone.stop(grace=None)
+
+
+def test_listeners_come_back_on_their_port_after_a_restart(tmp_path) -> None:
+    """A restart on the same port finds it free though the last server's connections linger
+    (TIME_WAIT on the server's side, which closed them); a server listening there is another
+    matter (above)."""
+    url = f"sqlite:///{tmp_path / 'games.sqlite3'}"
+    first = _thread(url)
+    port = first.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    service_pb2_grpc.GameServiceStub(channel).CreateGame(
+        service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_HOOLA, seats=3),
+        metadata=studio_auth(),
+    )
+    first.stop(grace=None)  # the server closes the connection first: TIME_WAIT is its side's
+    channel.close()
+    again = _thread(url, f"127.0.0.1:{port}")
+    try:
+        assert again.start() == port
+    finally:
+        again.stop(grace=None)
