@@ -25,6 +25,9 @@ from croupier.engine.meld_solver import (
     extensions,
     swap,
 )
+from croupier.engine.meld_solver import (
+    clear_cache as solver_clear_cache,
+)
 from croupier.engine.rummy.cards import is_card, penalty, sort_cards
 from croupier.engine.rummy.events import (
     CameBack,
@@ -356,14 +359,23 @@ def _spec(meld: Meld) -> MeldCards:
 
 
 def _groups(cards: tuple[Card, ...]) -> list[tuple[Card, ...]]:
-    """Cards that could share a meld: one rank (sets) or one suit (runs), with every joker."""
-    naturals = [c for c in cards if not is_joker(c)]
+    """Cards that could share a meld: one rank (sets), then one suit (runs), each with every
+    joker; ranks and suits in order."""
     jokers = tuple(c for c in cards if is_joker(c))
-    keys = {("r", rank(c)) for c in naturals} | {("s", suit(c)) for c in naturals}
+    by_rank: dict[int, list[Card]] = {}
+    by_suit: dict[str, list[Card]] = {}
+    for card in cards:
+        if not is_joker(card):
+            by_rank.setdefault(rank(card), []).append(card)
+            by_suit.setdefault(suit(card), []).append(card)
     return [
-        tuple(c for c in naturals if (rank(c) if k == "r" else suit(c)) == v) + jokers
-        for k, v in sorted(keys)
+        *(tuple(by_rank[r]) + jokers for r in sorted(by_rank)),
+        *(tuple(by_suit[s]) + jokers for s in sorted(by_suit)),
     ]
+
+
+# The groups whose melds are kept: a hand's groups over many turns (a draw changes one or two).
+GROUPS_KEPT = 8192
 
 
 @lru_cache(maxsize=1024)
@@ -373,10 +385,28 @@ def meld_options(cards: tuple[Card, ...], must: Card = "") -> tuple[MeldCards, .
     for group in _groups(cards):
         if must and must not in group:
             continue
-        for size in range(3, len(group) + 1):
-            for combo in combinations(group, size):
-                if (must and must not in combo) or not could_meld(combo, RUMMY):
-                    continue
+        for spec in _group_melds(group):
+            if not must or must in spec.cards:
+                found[spec] = None
+    return tuple(found)
+
+
+def clear_cache() -> None:
+    """Forget every meld found so far (the solver's and the ones kept here): the next legal-move
+    list is worked out from scratch, as when timing it."""
+    solver_clear_cache()
+    meld_options.cache_clear()
+    _group_melds.cache_clear()
+
+
+@lru_cache(maxsize=GROUPS_KEPT)
+def _group_melds(group: tuple[Card, ...]) -> tuple[MeldCards, ...]:
+    """Every meld (every reading) of three cards or more of one group (:func:`_groups`), by
+    size, then in the order of the group's cards."""
+    found: dict[MeldCards, None] = {}
+    for size in range(3, len(group) + 1):
+        for combo in combinations(group, size):
+            if could_meld(combo, RUMMY):
                 for way in arrangements(combo, RUMMY):
                     found[_spec(way)] = None
     return tuple(found)
