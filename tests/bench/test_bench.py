@@ -64,6 +64,23 @@ def test_legal_moves_play_phase_cold(benchmark) -> None:
     benchmark(lambda: (clear_cache(), GAME.legal_commands(MIDGAME, MIDGAME.turn)))
 
 
+def _over_a_game(game, states, clear) -> None:
+    """Every acting seat's legal moves at each state of a recorded game, in order, from nothing
+    kept: what a server works out as a game is played (a hand changes by a card or a meld from
+    one list to the next, so some of what the last list found is kept for the next)."""
+    clear()
+    for state in states:
+        for seat in game.to_act(state):
+            game.legal_commands(state, seat)
+
+
+def test_legal_moves_over_a_game(benchmark) -> None:
+    from croupier.engine.hoola.moves import clear_cache
+
+    benchmark.extra_info["states"] = len(STATES)  # the figure per state: mean ÷ states
+    benchmark(_over_a_game, GAME, STATES, clear_cache)
+
+
 def test_to_act_take_phase(benchmark) -> None:
     state = next(s for s in STATES[5:] if s.phase is Phase.TAKE)
     benchmark(GAME.to_act, state)
@@ -244,6 +261,13 @@ def test_rummy_legal_moves_play_phase_warm(benchmark) -> None:
         (s for s in RUMMY_STATES if s.phase is RummyPhase.PLAY), key=lambda s: len(s.hands[s.turn])
     )
     benchmark(RUMMY.legal_commands, state, state.turn)
+
+
+def test_rummy_legal_moves_over_a_game(benchmark) -> None:
+    from croupier.engine.rummy.moves import clear_cache
+
+    benchmark.extra_info["states"] = len(RUMMY_STATES)  # the figure per state: mean ÷ states
+    benchmark(_over_a_game, RUMMY, RUMMY_STATES, clear_cache)
 
 
 def test_rummy_fold_a_whole_game(benchmark) -> None:
