@@ -31,7 +31,7 @@ CORS_ORIGINS_ENV = "CROUPIER_CORS_ORIGINS"
 #: new calls one at a time per method, a few turns of the event loop each: on a busy loop, new
 #: streams (a game's seats joining) queue there while the games in play go on. Each listener is
 #: another such queue; the kernel hands each new connection to one of them (SO_REUSEPORT).
-DEFAULT_LISTENERS = 4
+DEFAULT_LISTENERS = 16
 LISTENERS_ENV = "CROUPIER_LISTENERS"
 DATA_DIR = Path("data")
 DEFAULT_STORE = f"sqlite:///{DATA_DIR / 'croupier.sqlite3'}"

@@ -15,6 +15,12 @@ for flight in 1 16 64; do
   $LOAD --games-in-flight "$flight" --baseline --store "$POSTGRES" --json "$OUT/postgres-$flight.json" \
     > "$OUT/postgres-$flight.txt"
 done
+# 64 games on 16 connections (4 by default, a game's seats sharing one): new games' streams are
+# dealt over more of the server's listeners, so that more of the 64 are in play at once.
+$LOAD --games-in-flight 64 --channels 16 --json "$OUT/sqlite-64-channels-16.json" \
+  > "$OUT/sqlite-64-channels-16.txt"
+$LOAD --games-in-flight 64 --channels 16 --store "$POSTGRES" --json "$OUT/postgres-64-channels-16.json" \
+  > "$OUT/postgres-64-channels-16.txt"
 $LOAD --games-in-flight 16 --mode submit --json "$OUT/sqlite-submit-16.json" > "$OUT/sqlite-submit-16.txt"
 $LOAD --games-in-flight 16 --streams 10000 --json "$OUT/streams-10000.json" > "$OUT/streams-10000.txt"
 $LOAD --games-in-flight 4 --streams 10000 --json "$OUT/streams-10000-4.json" \
