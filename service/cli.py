@@ -91,7 +91,8 @@ def main() -> None:
 @click.option(
     "--workers",
     type=click.IntRange(1, 512),
-    default=lambda: int(os.environ.get("CROUPIER_WORKERS", "1")),
+    # The environment's text goes through the option's type: a bad value is one line, not a trace.
+    default=lambda: os.environ.get("CROUPIER_WORKERS") or "1",
     show_default="1",
     help="Processes serving on the one port (SO_REUSEPORT), each with its own store connection "
     "and event loop, to use every core. Environment: CROUPIER_WORKERS.",
@@ -165,12 +166,13 @@ def main() -> None:
 @click.option(
     "--listeners",
     type=click.IntRange(1, 64),
-    default=lambda: int(os.environ.get(config.LISTENERS_ENV, config.DEFAULT_LISTENERS)),
+    default=lambda: os.environ.get(config.LISTENERS_ENV) or str(config.DEFAULT_LISTENERS),
     show_default=str(config.DEFAULT_LISTENERS),
     help="gRPC servers in each process, sharing its port: grpc.aio takes a server's new calls "
     "one at a time per method, so on a busy process new streams (seats joining games) queue "
     "behind each other; each listener is another queue, and the kernel deals the connections "
-    f"between them (docs/operations.md). Environment: {config.LISTENERS_ENV}.",
+    "between them. More than 1 shares the port (SO_REUSEPORT) as --workers does: run it where "
+    f"the port is the service's alone (docs/operations.md). Environment: {config.LISTENERS_ENV}.",
 )
 @click.option("--worker-of-group", default=None, hidden=True, help="Internal: run as a worker.")
 @_json_errors

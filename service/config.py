@@ -30,8 +30,10 @@ CORS_ORIGINS_ENV = "CROUPIER_CORS_ORIGINS"
 #: gRPC servers per process sharing its port (``serve --listeners``). grpc.aio takes a server's
 #: new calls one at a time per method, a few turns of the event loop each: on a busy loop, new
 #: streams (a game's seats joining) queue there while the games in play go on. Each listener is
-#: another such queue; the kernel hands each new connection to one of them (SO_REUSEPORT).
-DEFAULT_LISTENERS = 16
+#: another such queue; the kernel hands each new connection to one of them. That shares the port
+#: (SO_REUSEPORT), as ``--workers`` does, so it is asked for, never the default: a plain ``serve``
+#: owns its port, and another server started there later fails.
+DEFAULT_LISTENERS = 1
 LISTENERS_ENV = "CROUPIER_LISTENERS"
 DATA_DIR = Path("data")
 DEFAULT_STORE = f"sqlite:///{DATA_DIR / 'croupier.sqlite3'}"

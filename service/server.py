@@ -7,6 +7,7 @@ event loop of its own thread, for callers that are not async (the tests, the cor
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 import threading
 from collections.abc import Coroutine, Sequence
@@ -104,18 +105,28 @@ class Serving:
 
 
 def claim(address: str) -> str:
-    """``address`` with its port (port 0: a free one), once a plain bind shows it is free: the
-    listeners share the port (SO_REUSEPORT), and must not share it with another server."""
+    """``address`` with its port (port 0: a free one), once a bind of every address its host
+    names shows the port free there: the listeners share the port (SO_REUSEPORT), and must not
+    share it with a server already on it. (The bind is as gRPC binds, SO_REUSEADDR: a port whose
+    last server's connections linger in TIME_WAIT is free; one a server listens on is not.)"""
     host, _, port_text = address.rpartition(":")
-    bind_host = host.strip("[]")
-    family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
+    name = host.strip("[]")
     try:
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            # As gRPC binds: a port whose last server's connections linger (TIME_WAIT, after a
-            # restart) is free; one that a server listens on is not.
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind((bind_host, int(port_text)))
-            port = probe.getsockname()[1]
+        port = int(port_text)
+        found = [(family, where[0]) for family, *_, where in socket.getaddrinfo(name or None, port)]
+        if name == "localhost":  # gRPC binds both loopbacks, whatever the resolver says
+            found += [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")]
+        for family, ip in dict.fromkeys(found):
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    probe.bind((ip, port))
+                except OSError as error:
+                    if error.errno == errno.EADDRNOTAVAIL:
+                        continue  # not an address of this machine (no IPv6): gRPC skips it too
+                    raise
+                # Port 0: the first address picks a free port, the others must have it too.
+                port = port or probe.getsockname()[1]
     except (OSError, ValueError) as error:
         raise PortInUse(f"cannot listen on {address}: {error}") from None
     return f"{host}:{port}"
@@ -155,6 +166,8 @@ async def create_server(
         observer=counted,
     )
     await core.start()
+    if address.startswith("unix:"):
+        listeners = 1  # a socket file: one listener (port sharing is for TCP ports)
     shared = reuse_port or listeners > 1
     try:
         if listeners > 1 and not reuse_port:
@@ -201,6 +214,8 @@ async def create_server(
         port = bound
         servers.append(server)
     if port == 0:
+        for bound_server in servers:  # the listeners bound before one could not be
+            await bound_server.stop(None)
         await core.close()  # its sweeper and workers go with the server that never was
         raise PortInUse(f"cannot listen on {address}{why}")
     return Serving(tuple(servers), port, core, health_servicer)

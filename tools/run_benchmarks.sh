@@ -9,6 +9,9 @@ SECONDS_PER_RUN=${1:-20}
 POSTGRES=${2:-postgresql://postgres@127.0.0.1:5432/test}
 OUT=bench-results
 mkdir -p "$OUT"
+# The spawned servers' listeners (serve --listeners; a server of its own on this machine may share
+# its port between them). BENCHMARKS.md says which runs had how many.
+export CROUPIER_LISTENERS=${CROUPIER_LISTENERS:-16}
 LOAD=".venv/bin/croupier load --spawn --quiet --duration $SECONDS_PER_RUN"
 for flight in 1 16 64; do
   $LOAD --games-in-flight "$flight" --baseline --json "$OUT/sqlite-$flight.json" > "$OUT/sqlite-$flight.txt"

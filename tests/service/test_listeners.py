@@ -8,8 +8,10 @@ import socket
 
 import grpc
 import pytest
+from click.testing import CliRunner
 
 from croupier.app.tokens import TokenSigner
+from croupier.service.cli import main
 from croupier.service.server import PortInUse, ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
@@ -101,3 +103,39 @@ def test_listeners_come_back_on_their_port_after_a_restart(tmp_path) -> None:
         assert again.start() == port
     finally:
         again.stop(grace=None)
+
+
+def test_listeners_check_every_address_their_host_names(tmp_path) -> None:
+    """``localhost`` is 127.0.0.1 and ::1: a server listening on either keeps the port."""
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    holder = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    try:
+        holder.bind(("::1", 0))
+    except OSError:
+        holder.close()
+        pytest.skip("no ::1 on this machine")
+    holder.listen()
+    try:
+        port = holder.getsockname()[1]
+        with pytest.raises(PortInUse, match="cannot listen on"):
+            _thread(f"sqlite:///{tmp_path / 'games.sqlite3'}", f"localhost:{port}").start()
+    finally:
+        holder.close()
+
+
+def test_a_socket_file_has_one_listener(tmp_path) -> None:
+    server = _thread(f"sqlite:///{tmp_path / 'games.sqlite3'}", f"unix:{tmp_path / 'g.sock'}")
+    server.start()
+    try:
+        assert len(server.serving.servers) == 1
+    finally:
+        server.stop(grace=None)
+
+
+@pytest.mark.parametrize("variable", ["CROUPIER_LISTENERS", "CROUPIER_WORKERS"])
+def test_a_bad_count_in_the_environment_is_one_line(variable: str) -> None:
+    # The option is converted before anything starts: the bad value stops the command at once.
+    result = CliRunner().invoke(main, ["serve", "--address", "127.0.0.1:0"], env={variable: "abc"})
+    assert result.exit_code == 2 and "is not a valid integer range" in result.output
+    assert "Traceback" not in result.output
