@@ -296,6 +296,25 @@ def _arrangements(
     return (*runs(naturals, jokers, rules, named), *_sets(naturals, jokers, rules, named))
 
 
+def meld_groups(cards: Iterable[Card]) -> list[tuple[Card, ...]]:
+    """The cards that could share a meld, as a meld's natural cards share a rank or a suit: each
+    rank's, then each suit's (ranks and suits in order, the cards as given), each with every
+    joker. Legal-move lists try subsets of each group, and keep each group's answers: a draw or a
+    meld changes one or two of a hand's groups."""
+    cards = tuple(cards)
+    jokers = tuple(c for c in cards if is_joker(c))
+    by_rank: dict[int, list[Card]] = {}
+    by_suit: dict[str, list[Card]] = {}
+    for card in cards:
+        if not is_joker(card):
+            by_rank.setdefault(rank(card), []).append(card)
+            by_suit.setdefault(suit(card), []).append(card)
+    return [
+        *(tuple(by_rank[r]) + jokers for r in sorted(by_rank)),
+        *(tuple(by_suit[s]) + jokers for s in sorted(by_suit)),
+    ]
+
+
 def could_meld(cards: Iterable[Card], rules: MeldRules) -> bool:
     """A quick test that is ``False`` only when the cards make no meld (:func:`arrangements` is
     empty), so that legal-move generation asks the solver only about cards that might: a meld's

@@ -86,7 +86,7 @@ from croupier.engine.hoola.scoring import (
     table_settlement,
 )
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
-from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind, MeldRules, could_meld
+from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind, MeldRules, could_meld, meld_groups
 from croupier.engine.meld_solver import arrangements as solver_arrangements
 from croupier.engine.meld_solver import clear_cache as solver_clear_cache
 from croupier.engine.settlement import Factor
@@ -535,16 +535,9 @@ def _meld_candidates(hand: tuple[Card, ...], rules: HoolaRules) -> tuple[tuple[C
 
 @lru_cache(maxsize=HANDS_KEPT)
 def _meld_candidates_of(hand: tuple[Card, ...], shape: MeldRules) -> tuple[tuple[Card, ...], ...]:
-    jokers = tuple(c for c in hand if is_joker(c))
-    by_rank: dict[int, list[Card]] = {}
-    by_suit: dict[str, list[Card]] = {}
-    for card in hand:
-        if not is_joker(card):
-            by_rank.setdefault(rank(card), []).append(card)
-            by_suit.setdefault(suit(card), []).append(card)
     found: set[tuple[Card, ...]] = set()
-    for members in (*by_rank.values(), *by_suit.values()):
-        found.update(_group_candidates((*members, *jokers), shape))
+    for group in meld_groups(hand):
+        found.update(_group_candidates(group, shape))
     position = {card: i for i, card in enumerate(hand)}
     return tuple(sorted(found, key=lambda cards: (len(cards), [position[c] for c in cards])))
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from functools import cache, lru_cache
 from itertools import combinations
 
-from croupier.engine.cards import Card, is_joker, rank, suit
+from croupier.engine.cards import Card, rank
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
 from croupier.engine.meld_solver import (
     RUMMY,
@@ -23,6 +23,7 @@ from croupier.engine.meld_solver import (
     could_meld,
     extend,
     extensions,
+    meld_groups,
     swap,
 )
 from croupier.engine.meld_solver import (
@@ -358,22 +359,6 @@ def _spec(meld: Meld) -> MeldCards:
     return MeldCards(sort_cards(meld.cards), meld.jokers)
 
 
-def _groups(cards: tuple[Card, ...]) -> list[tuple[Card, ...]]:
-    """Cards that could share a meld: one rank (sets), then one suit (runs), each with every
-    joker; ranks and suits in order."""
-    jokers = tuple(c for c in cards if is_joker(c))
-    by_rank: dict[int, list[Card]] = {}
-    by_suit: dict[str, list[Card]] = {}
-    for card in cards:
-        if not is_joker(card):
-            by_rank.setdefault(rank(card), []).append(card)
-            by_suit.setdefault(suit(card), []).append(card)
-    return [
-        *(tuple(by_rank[r]) + jokers for r in sorted(by_rank)),
-        *(tuple(by_suit[s]) + jokers for s in sorted(by_suit)),
-    ]
-
-
 # The groups whose melds are kept: a hand's groups over many turns (a draw changes one or two).
 GROUPS_KEPT = 8192
 
@@ -382,7 +367,7 @@ GROUPS_KEPT = 8192
 def meld_options(cards: tuple[Card, ...], must: Card = "") -> tuple[MeldCards, ...]:
     """Every meld (every reading) the cards can make, holding ``must`` if given."""
     found: dict[MeldCards, None] = {}
-    for group in _groups(cards):
+    for group in meld_groups(cards):
         if must and must not in group:
             continue
         for spec in _group_melds(group):
@@ -401,7 +386,7 @@ def clear_cache() -> None:
 
 @lru_cache(maxsize=GROUPS_KEPT)
 def _group_melds(group: tuple[Card, ...]) -> tuple[MeldCards, ...]:
-    """Every meld (every reading) of three cards or more of one group (:func:`_groups`), by
+    """Every meld (every reading) of three cards or more of one group (``meld_groups``), by
     size, then in the order of the group's cards."""
     found: dict[MeldCards, None] = {}
     for size in range(3, len(group) + 1):
