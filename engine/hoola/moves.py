@@ -553,27 +553,28 @@ def _group_candidates(members: tuple[Card, ...], shape: MeldRules) -> tuple[tupl
 
 
 def _joining_subsets(
-    meld: tuple[Card, ...], fitting: tuple[Card, ...], shape: MeldRules, smallest: int = 1
+    meld: tuple[Card, ...], hand: tuple[Card, ...], shape: MeldRules, smallest: int = 1
 ) -> list[tuple[Card, ...]]:
-    """The subsets of ``fitting`` (cards of a hand in deck order, with its jokers) of at least
-    ``smallest`` cards that could join ``meld``'s cards in one meld, in the order of their size,
-    then of their cards in ``fitting``. A meld's natural cards share a rank or a suit: where
-    ``meld`` holds a natural card, only the hand's cards of its one rank, or of its one suit,
-    with the jokers, are tried (the subsets mixing both could make no meld)."""
+    """The subsets of ``hand`` (in deck order) of at least ``smallest`` cards that could join
+    ``meld``'s cards in one meld, in the order of their size, then of their cards in ``hand``.
+    A meld's natural cards share a rank or a suit: where ``meld`` holds a natural card, only the
+    hand's cards of its one rank, or of its one suit, with the jokers, are tried (the subsets
+    mixing both, or holding another rank and suit, could make no meld); a joker alone may meld
+    with any of the hand's cards."""
     naturals = [c for c in meld if not is_joker(c)]
     if not naturals:
-        return list(_joining(meld, fitting, shape, smallest))
-    jokers = tuple(c for c in fitting if is_joker(c))
+        return list(_joining(meld, hand, shape, smallest))
+    jokers = tuple(c for c in hand if is_joker(c))
     ranks = {rank(c) for c in naturals}
     suits = {suit(c) for c in naturals}
     found: set[tuple[Card, ...]] = set()
     if len(ranks) == 1:
-        same = tuple(c for c in fitting if not is_joker(c) and rank(c) in ranks)
+        same = tuple(c for c in hand if not is_joker(c) and rank(c) in ranks)
         found.update(_joining(meld, same + jokers, shape, smallest))
     if len(suits) == 1:
-        same = tuple(c for c in fitting if not is_joker(c) and suit(c) in suits)
+        same = tuple(c for c in hand if not is_joker(c) and suit(c) in suits)
         found.update(_joining(meld, same + jokers, shape, smallest))
-    position = {card: i for i, card in enumerate(fitting)}
+    position = {card: i for i, card in enumerate(hand)}
     return sorted(found, key=lambda cards: (len(cards), [position[c] for c in cards]))
 
 
@@ -612,15 +613,8 @@ def _thank_you_candidates(state: HoolaState, hand: tuple[Card, ...]) -> Iterator
 def _thank_yous(hand: tuple[Card, ...], top: Card, shape: MeldRules) -> tuple[ThankYou, ...]:
     """Every way to take ``top`` into a new meld with cards of ``hand`` (in deck order): kept, as
     every seat that may claim the discard is asked about it until the next take."""
-    # A meld holding the top card shares its rank (a set) or its suit (a run), or it is a joker's
-    # meld: every card of the hand may be in it.
-    fitting = tuple(
-        c
-        for c in hand
-        if is_joker(top) or is_joker(c) or rank(c) == rank(top) or suit(c) == suit(top)
-    )
     found = []
-    for cards in _joining_subsets((top,), fitting, shape, smallest=0):
+    for cards in _joining_subsets((top,), hand, shape, smallest=0):
         for way in solver_arrangements(cards + (top,), shape):
             found.append(ThankYou(cards, _jokers_of(way.jokers, cards + (top,))))
     return tuple(found)
@@ -656,14 +650,12 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
                     yield BindSevens(meld.id, pair)
         # Lay-offs come after one's own first meld (validation refuses them before): until then
         # the solver is not asked about them.
+        ordered = sort_cards(hand)
         for meld in state.melds if state.melded[seat] else ():
-            ranks = {rank(c) for c in meld.cards}
-            suits = {suit(c) for c in meld.cards}
-            fitting = tuple(c for c in hand if rank(c) in ranks or suit(c) in suits or is_joker(c))
-            for cards in _joining_subsets(meld.cards, sort_cards(fitting), shape):
+            for cards in _joining_subsets(meld.cards, ordered, shape):
                 for after in extensions(meld, cards, state.rules):
                     yield LayOff(meld.id, cards, _jokers_of(after.jokers, cards))
-        for card in sort_cards(hand):
+        for card in ordered:
             yield Discard(card)
 
 
