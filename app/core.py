@@ -308,8 +308,7 @@ class Croupier:
         # seat's Play stream, a command that found a turn run out) waits for it.
         self._ticks: dict[str, asyncio.Future[int]] = {}
         self._rechecking: asyncio.Task[None] | None = None
-        #: The process is shutting down (:meth:`drain`): streams end, their clients go elsewhere.
-        self.draining = False
+        # Set when the process is shutting down (:meth:`drain`).
         self._drained = asyncio.Event()
 
     async def start(self, sweep: bool = True) -> None:
@@ -327,12 +326,16 @@ class Croupier:
             self.sweeper = Sweeper(self)
             self.sweeper.start()
 
+    @property
+    def draining(self) -> bool:
+        """The process is shutting down (:meth:`drain`): streams end, their clients go elsewhere."""
+        return self._drained.is_set()
+
     def drain(self) -> None:
         """The process is shutting down: every stream, open or to come, ends after what it has
         sent with :class:`ShuttingDown` (the version it reached), from which its client resumes
         on another replica. A Play stream's command being applied is answered first. Unary
         calls are not affected (the server lets them finish)."""
-        self.draining = True
         self._drained.set()
         self.notifier.wake_all()
 
