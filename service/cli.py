@@ -91,8 +91,7 @@ def main() -> None:
 @click.option(
     "--workers",
     type=click.IntRange(1, 512),
-    # The environment's text goes through the option's type: a bad value is one line, not a trace.
-    default=lambda: os.environ.get("CROUPIER_WORKERS") or "1",
+    default=config.env_default("CROUPIER_WORKERS", 1),
     show_default="1",
     help="Processes serving on the one port (SO_REUSEPORT), each with its own store connection "
     "and event loop, to use every core. Environment: CROUPIER_WORKERS.",
@@ -100,7 +99,7 @@ def main() -> None:
 @click.option(
     "--command-rate",
     type=click.FloatRange(0),
-    default=lambda: float(os.environ.get("CROUPIER_COMMAND_RATE", DEFAULT_COMMANDS_PER_S)),
+    default=config.env_default("CROUPIER_COMMAND_RATE", DEFAULT_COMMANDS_PER_S),
     show_default=f"{DEFAULT_COMMANDS_PER_S:g}",
     help="Commands per second each seat may keep up (0: no limit); beyond it RESOURCE_EXHAUSTED "
     "RATE_LIMITED. Environment: CROUPIER_COMMAND_RATE.",
@@ -108,7 +107,7 @@ def main() -> None:
 @click.option(
     "--command-burst",
     type=click.IntRange(1),
-    default=lambda: int(os.environ.get("CROUPIER_COMMAND_BURST", DEFAULT_COMMAND_BURST)),
+    default=config.env_default("CROUPIER_COMMAND_BURST", DEFAULT_COMMAND_BURST),
     show_default=str(DEFAULT_COMMAND_BURST),
     help="Commands a seat may send at once after a pause. Environment: CROUPIER_COMMAND_BURST.",
 )
@@ -155,7 +154,7 @@ def main() -> None:
 @click.option(
     "--gc-thaw",
     type=click.FloatRange(0),
-    default=lambda: float(os.environ.get(GC_THAW_ENV, DEFAULT_GC_THAW_S)),
+    default=config.env_default(GC_THAW_ENV, DEFAULT_GC_THAW_S),
     show_default=f"{DEFAULT_GC_THAW_S:g}",
     help="Python's garbage collector: the objects that survive a full collection (open "
     "streams, mostly) are frozen, so later ones walk only what is new; the first full "
@@ -166,7 +165,7 @@ def main() -> None:
 @click.option(
     "--listeners",
     type=click.IntRange(1, 64),
-    default=lambda: os.environ.get(config.LISTENERS_ENV) or str(config.DEFAULT_LISTENERS),
+    default=config.env_default(config.LISTENERS_ENV, config.DEFAULT_LISTENERS),
     show_default=str(config.DEFAULT_LISTENERS),
     help="gRPC servers in each process, sharing its port: grpc.aio takes a server's new calls "
     "one at a time per method, so on a busy process new streams (seats joining games) queue "

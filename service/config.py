@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,6 +70,13 @@ class Keys:
     ring: KeyRing
     #: Made up for this run (nothing configured): what it signs dies with the process.
     generated: bool
+
+
+def env_default(name: str, default: object) -> Callable[[], str]:
+    """An option's default from the environment variable ``name`` (unset or empty:
+    ``default``), as text: the option's own type reads it, so a bad value is one line naming the
+    option, not a traceback."""
+    return lambda: os.environ.get(name) or str(default)
 
 
 def _keys(env: Mapping[str, str], name: str, previous_name: str) -> Keys:

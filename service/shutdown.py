@@ -11,7 +11,6 @@ unary calls in flight finish within the grace period, then cancels what is left.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -19,6 +18,8 @@ import click
 import grpc
 import structlog
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from croupier.service.config import env_default
 
 if TYPE_CHECKING:  # the server builds this servicer; only the type comes back here
     from croupier.service.server import Serving
@@ -107,7 +108,7 @@ def grace_option(command: F) -> F:
     return click.option(
         "--shutdown-grace",
         type=click.FloatRange(0),
-        default=lambda: float(os.environ.get(GRACE_ENV, DEFAULT_GRACE_S)),
+        default=env_default(GRACE_ENV, DEFAULT_GRACE_S),
         show_default=f"{DEFAULT_GRACE_S:g}",
         help="Seconds the calls in flight have to finish after SIGTERM or SIGINT (streams end "
         f"at once with UNAVAILABLE SERVER_SHUTTING_DOWN). Environment: {GRACE_ENV}.",

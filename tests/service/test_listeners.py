@@ -133,9 +133,19 @@ def test_a_socket_file_has_one_listener(tmp_path) -> None:
         server.stop(grace=None)
 
 
-@pytest.mark.parametrize("variable", ["CROUPIER_LISTENERS", "CROUPIER_WORKERS"])
-def test_a_bad_count_in_the_environment_is_one_line(variable: str) -> None:
+@pytest.mark.parametrize(
+    ("variable", "kind"),
+    [
+        ("CROUPIER_LISTENERS", "integer"),
+        ("CROUPIER_WORKERS", "integer"),
+        ("CROUPIER_COMMAND_BURST", "integer"),
+        ("CROUPIER_COMMAND_RATE", "float"),
+        ("CROUPIER_GC_THAW_S", "float"),
+        ("CROUPIER_SHUTDOWN_GRACE", "float"),
+    ],
+)
+def test_a_bad_number_in_the_environment_is_one_line(variable: str, kind: str) -> None:
     # The option is converted before anything starts: the bad value stops the command at once.
     result = CliRunner().invoke(main, ["serve", "--address", "127.0.0.1:0"], env={variable: "abc"})
-    assert result.exit_code == 2 and "is not a valid integer range" in result.output
+    assert result.exit_code == 2 and f"is not a valid {kind} range" in result.output
     assert "Traceback" not in result.output
