@@ -566,22 +566,22 @@ def _serve_workers(
 
 
 def _reserve(address: str, option: str) -> tuple[str, int, socket.socket]:
-    """Check that ``address`` is free with a plain bind (it fails on a port another server holds,
-    a group of workers included), then keep it for the workers with a bound, non-listening
-    SO_REUSEPORT socket (port 0: a free one). Returns the host, the port and that socket."""
+    """Check that ``address`` is free (``server.claim``: it fails on a port another server
+    holds, a group of workers included), then keep it for the workers with a bound,
+    non-listening SO_REUSEPORT socket (port 0: a free one). Returns the host, the port and that
+    socket."""
+    from croupier.service.server import PortInUse, claim
+
     host, _, port_text = address.rpartition(":")
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise click.ClickException(f"{option}: HOST:PORT, not {address!r}") from None
+    if not port_text.isdigit():
+        raise click.ClickException(f"{option}: HOST:PORT, not {address!r}")
     bind_host = host.strip("[]")
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
     try:
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            # As gRPC binds: lingering connections (TIME_WAIT) do not make the port busy.
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind((bind_host, port))
-            port = probe.getsockname()[1]
+        port = int(claim(address).rpartition(":")[2])
+    except PortInUse as error:
+        raise click.ClickException(f"{error} (is another server running there?)") from None
+    try:
         hold = socket.socket(family, socket.SOCK_STREAM)
         hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         hold.bind((bind_host, port))
