@@ -572,13 +572,7 @@ class Croupier:
     def _advanced(self, folded: Folded, state: Any) -> Any:
         """``state`` with what time has made due by now applied (not recorded)."""
         game = folded.binding.game
-        now = self.clock()
-        deadline = game.next_deadline(state)
-        if deadline is None or now < deadline:
-            # Nothing falls due before the game's next deadline (each engine's is exact: a
-            # property test checks it), so the usual read folds nothing.
-            return state
-        timed, due = self._due(folded, state, now)
+        timed, due = self._due(folded, state, self.clock())
         if not due:
             return state
         for event in due:
@@ -590,6 +584,11 @@ class Croupier:
         """What time has made due after ``state`` by ``now``: the events, and the state they
         follow (what time makes due is a batch of its own, the service's, at ``now``)."""
         game = folded.binding.game
+        deadline = game.next_deadline(state)
+        if deadline is None or now < deadline:
+            # Nothing falls due before the game's next deadline (each engine's is exact: a
+            # property test checks it), so the usual read folds nothing.
+            return state, []
         timed = game.at(state, now, None)
         return timed, game.advance(timed, Context(folded.seeds, now))
 
