@@ -352,7 +352,7 @@ class Croupier:
         pending: list[asyncio.Future[Any]] = [*self._background, *self._ticks.values()]
         if pending:
             await asyncio.wait(pending, timeout=CLOSE_WAIT_S)
-        self.log.close()  # its look for other processes' appends too: start() looks again
+        await self.log.aclose()  # its look for other processes' appends too: start() looks again
         self._listening = False
 
     async def _recheck(self) -> None:

@@ -59,6 +59,36 @@ class AppendPoll:
     every_s: float
 
 
+class LoopAppender(ABC):
+    """Appends a store makes on the application's event loop, over connections that do not
+    block it (:meth:`EventStore.loop_appender`): the common append, at the version where the store
+    knows the game's chain ends, in one round trip, with no thread between the loop and the
+    database. Anything else is left to the store's own :meth:`EventStore.append` (on a thread)."""
+
+    @abstractmethod
+    async def append(
+        self,
+        game_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        command_id: str,
+        seat: int | None,
+        recorded_at_ms: int,
+        finished: bool,
+        command: bytes,
+        fingerprint: bytes,
+        next_deadline_ms: int | None,
+    ) -> CommandResult | None:
+        """As :meth:`EventStore.append` when it appended; ``None`` when it did not (the store
+        does not know where the game ends, or the database found something else there: a retry,
+        another replica's append, no such game): then the store's own append answers, which
+        reads first. Raises what the store's append raises for a database it cannot reach."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Close its connections (on the loop that made them)."""
+
+
 class EventStore(ABC):
     """What the application needs of a database. Methods block; the application calls them off
     its event loop. Subclasses differ only in connections and dialect."""
@@ -181,6 +211,12 @@ class EventStore(ABC):
         another writer holding the lock, raises :class:`StoreBusy` having done nothing. ``None``
         where a call always waits on something (a database over the network): then every call
         goes to a worker thread."""
+        return None
+
+    def loop_appender(self) -> LoopAppender | None:
+        """Appends the event loop can make without a thread (a database with a non-blocking
+        driver: PostgreSQL), each made once the first is asked for; ``None`` where appends go
+        through :meth:`without_waiting` or a thread."""
         return None
 
     # -- appends by other processes ---------------------------------------------------------------

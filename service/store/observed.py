@@ -10,7 +10,8 @@ themselves know nothing of it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
 
 from opentelemetry import trace
@@ -26,7 +27,7 @@ from croupier.log import (
     StoredEvent,
     StoreError,
 )
-from croupier.log.store import AppendListener, AppendPoll
+from croupier.log.store import AppendListener, AppendPoll, LoopAppender
 from croupier.service.metrics import Metrics
 
 P = ParamSpec("P")
@@ -64,10 +65,17 @@ class ObservedStore(EventStore):
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> T:
+        with self._span(operation, game_id):
+            return self._timed(operation, fn, *args, **kwargs)
+
+    @contextmanager
+    def _span(self, operation: str, game_id: str | None) -> Iterator[None]:
+        """The call's span, where there is a tracer and the call is traced."""
         if self._tracer is None or (
             operation not in WRITES and not trace.get_current_span().is_recording()
         ):
-            return self._timed(operation, fn, *args, **kwargs)
+            yield
+            return
         attributes = {"db.system.name": self._system, "db.operation.name": operation}
         if game_id is not None:
             attributes[GAME_ID_ATTRIBUTE] = game_id
@@ -79,7 +87,7 @@ class ObservedStore(EventStore):
             set_status_on_exception=False,
         ) as span:
             try:
-                return self._timed(operation, fn, *args, **kwargs)
+                yield
             except StoreError as error:  # an answer (a lost race, an unknown game): no failure
                 span.set_attribute("croupier.store.outcome", type(error).__name__)
                 raise
@@ -212,6 +220,10 @@ class ObservedStore(EventStore):
         inner = self.inner.without_waiting()
         return None if inner is None else ObservedStore(inner, self._metrics, self._tracer)
 
+    def loop_appender(self) -> LoopAppender | None:
+        inner = self.inner.loop_appender()
+        return None if inner is None else ObservedLoopAppender(inner, self)
+
     def listen(self, listener: AppendListener) -> None:
         self.inner.listen(listener)
 
@@ -220,3 +232,52 @@ class ObservedStore(EventStore):
 
     def wait_listening(self, timeout: float) -> bool:
         return self.inner.wait_listening(timeout)
+
+
+class ObservedLoopAppender(LoopAppender):
+    """The loop's appends of an observed store, timed and traced as its ``append``: an append
+    the loop made is counted; one it left to the store's own append (``None``) is counted there,
+    once."""
+
+    def __init__(self, inner: LoopAppender, store: ObservedStore) -> None:
+        self.inner = inner
+        self._store = store
+
+    async def append(
+        self,
+        game_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        command_id: str,
+        seat: int | None,
+        recorded_at_ms: int,
+        finished: bool,
+        command: bytes,
+        fingerprint: bytes,
+        next_deadline_ms: int | None,
+    ) -> CommandResult | None:
+        metrics = self._store._metrics
+        with self._store._span("append", game_id):
+            started = time.perf_counter()
+            try:
+                result = await self.inner.append(
+                    game_id,
+                    expected_version,
+                    events,
+                    command_id,
+                    seat,
+                    recorded_at_ms,
+                    finished,
+                    command,
+                    fingerprint,
+                    next_deadline_ms,
+                )
+            except Exception as error:
+                metrics.store_call("append", time.perf_counter() - started, error)
+                raise
+            if result is not None:
+                metrics.store_call("append", time.perf_counter() - started, None)
+            return result
+
+    async def close(self) -> None:
+        await self.inner.close()

@@ -3,6 +3,8 @@ streams."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -21,7 +23,7 @@ from croupier.log import (
     StoredEvent,
     VersionConflict,
 )
-from croupier.log.store import AppendListener
+from croupier.log.store import AppendListener, LoopAppender
 from croupier.service.store import CONNECT_TIMEOUT_S
 from croupier.service.store.sql import (
     COMMAND_INSERT,
@@ -38,6 +40,9 @@ CHANNEL = "croupier_events"
 OWN_NOTICES_KEPT = 10_000
 #: Games whose chain's end a store remembers (the games it appends to now).
 HEADS_KEPT = 10_000
+#: Connections of a process's appends on its event loop (one round trip each, a fraction of a
+#: millisecond: a few serve thousands a second), beside the pool of its threads.
+LOOP_CONNECTIONS = 4
 #: ``croupier_append``'s answer when it appended (anything else: it wrote nothing).
 APPENDED = "appended"
 
@@ -49,6 +54,26 @@ class Head:
     game: GameRecord
     version: int
     hash: str
+
+
+@dataclass(frozen=True)
+class AtHead:
+    """A command's events chained on where a store knows the game's chain ends (``head``)."""
+
+    head: Head
+    stored: tuple[StoredEvent, ...]
+    command_id: str
+    recorded_at_ms: int
+
+    def moved(self, fingerprint: bytes, finished: bool) -> Moved:
+        return Moved(
+            self.head.game.game_id,
+            self.command_id,
+            self.head.version,
+            self.stored[-1].version,
+            fingerprint,
+            finished,
+        )
 
 
 #: The advisory lock held while migrating (any 64-bit number no other code of ours uses).
@@ -128,32 +153,26 @@ class PostgresEventStore(SqlEventStore):
         """At the version where this store knows the game's chain ends, in one round trip;
         else, or when the database finds anything else there (another replica's append, a
         retry, no such game), the general way, which reads first."""
-        with self._heads_lock:
-            head = self._heads.get(game_id)
-        if head is not None and head.version == expected_version and events:
-            stored = chained(
-                head.game,
-                head.version,
-                head.hash,
-                events,
-                command_id,
-                seat,
-                recorded_at_ms,
-                command,
-            )
-            moved = Moved(
-                game_id, command_id, head.version, stored[-1].version, fingerprint, finished
-            )
-            if self._append_at_once(head, stored, moved, recorded_at_ms, next_deadline_ms):
-                self._remember(Head(head.game, moved.to_version, stored[-1].hash))
-                return CommandResult(
-                    command_id,
-                    True,
-                    moved.from_version + 1,
-                    moved.to_version,
-                    events=tuple(stored),
-                    fingerprint=fingerprint,
-                )
+        at_head = self._at_head(
+            game_id, expected_version, events, command_id, seat, recorded_at_ms, command
+        )
+        if at_head is not None:
+            moved = at_head.moved(fingerprint, finished)
+            statement, params, notice = self._at_once(at_head, moved, next_deadline_ms)
+            outcome = None
+            try:
+                with self._pool.connection() as conn:
+                    # One statement is its own transaction: no BEGIN, no COMMIT to wait for.
+                    conn.autocommit = True
+                    try:
+                        row = conn.execute(statement, params).fetchone()
+                    finally:
+                        conn.autocommit = False
+                    outcome = row[0] if row else None
+            finally:
+                self._settle(moved, notice, outcome)
+            if outcome == APPENDED:
+                return self._appended(at_head, moved)
         result = super().append(
             game_id,
             expected_version,
@@ -173,24 +192,45 @@ class PostgresEventStore(SqlEventStore):
                 self._remember(Head(read.game, result.last_version, result.events[-1].hash))
         return result
 
-    def _append_at_once(
+    def loop_appender(self) -> PostgresLoopAppender:
+        return PostgresLoopAppender(self)
+
+    def _at_head(
         self,
-        head: Head,
-        stored: Sequence[StoredEvent],
-        moved: Moved,
+        game_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        command_id: str,
+        seat: int | None,
         recorded_at_ms: int,
-        next_deadline_ms: int | None,
-    ) -> bool:
-        """``croupier_append``, one statement in a transaction of its own; whether it appended."""
+        command: bytes,
+    ) -> AtHead | None:
+        """The events chained on where this store knows the game ends, if that is
+        ``expected_version`` (else the general way: ``None``)."""
+        with self._heads_lock:
+            head = self._heads.get(game_id)
+        if head is None or head.version != expected_version or not events:
+            return None
+        stored = chained(
+            head.game, head.version, head.hash, events, command_id, seat, recorded_at_ms, command
+        )
+        return AtHead(head, tuple(stored), command_id, recorded_at_ms)
+
+    def _at_once(
+        self, at_head: AtHead, moved: Moved, next_deadline_ms: int | None
+    ) -> tuple[str, tuple[Any, ...], str]:
+        """``croupier_append``'s statement and parameters (one statement in a transaction of
+        its own), and the notice it sends."""
+        stored = at_head.stored
         notice = self._notice(moved.game_id, moved.to_version)
         params = (
             moved.game_id,
             moved.from_version,
-            head.hash,
+            at_head.head.hash,
             GENESIS_HASH,
             moved.command_id,
             stored[0].seat,
-            recorded_at_ms,
+            at_head.recorded_at_ms,
             [e.type for e in stored],
             [e.payload for e in stored],
             [e.command for e in stored],
@@ -202,25 +242,34 @@ class PostgresEventStore(SqlEventStore):
             CHANNEL,
             notice,
         )
-        marks = ", ".join("%s" for _ in params)
-        outcome = None
-        try:
-            with self._pool.connection() as conn:
-                # One statement is its own transaction: no BEGIN, no COMMIT to wait for.
-                conn.autocommit = True
-                try:
-                    row = conn.execute(f"SELECT croupier_append({marks})", params).fetchone()
-                finally:
-                    conn.autocommit = False
-                outcome = row[0] if row else None
-        finally:
-            if outcome != APPENDED and not self._heard_own(notice):
-                # Not sent by this store, yet heard and passed over: another replica's append at
-                # that version, made while this one waited for the row, has the same notice.
-                # Told here, or this process's streams would wait for the recheck.
-                for listener in self._listeners:
-                    listener(moved.game_id, moved.to_version)
-        return outcome == APPENDED
+        return f"SELECT croupier_append({', '.join('%s' for _ in params)})", params, notice
+
+    def _settle(self, moved: Moved, notice: str, outcome: str | None) -> None:
+        """After ``croupier_append`` answered ``outcome`` (``None``: no answer). When it did not
+        append, the game's end is read anew by the general way; and its notice, if already
+        heard and passed over, was not this store's: another replica's append at that version,
+        made while this one waited for the row, has the same notice. Told here, or this
+        process's streams would wait for the recheck."""
+        if outcome == APPENDED:
+            return
+        with self._heads_lock:
+            self._heads.pop(moved.game_id, None)
+        if not self._heard_own(notice):
+            for listener in self._listeners:
+                listener(moved.game_id, moved.to_version)
+
+    def _appended(self, at_head: AtHead, moved: Moved) -> CommandResult:
+        """The answer of an append ``croupier_append`` made; the game now ends there."""
+        stored = at_head.stored
+        self._remember(Head(at_head.head.game, moved.to_version, stored[-1].hash))
+        return CommandResult(
+            moved.command_id,
+            True,
+            moved.from_version + 1,
+            moved.to_version,
+            events=stored,
+            fingerprint=moved.fingerprint,
+        )
 
     def _before_append(
         self, cur: Any, game_id: str, command_id: str
@@ -331,6 +380,76 @@ class PostgresEventStore(SqlEventStore):
     def close(self) -> None:
         self._closed.set()
         self._pool.close()
+
+
+class PostgresLoopAppender(LoopAppender):
+    """The store's appends at a known end of the chain, made on the event loop over psycopg's
+    non-blocking connections: the loop sends the statement and goes on until the answer comes,
+    with no thread between: a thread's hand-offs, and its turns at the interpreter lock against
+    the loop's, cost the core 0.06–0.09 ms of CPU per move (16 games in flight, in one process
+    without gRPC). A few connections, each taking its statements one after another, are enough
+    for thousands of appends a second."""
+
+    def __init__(self, store: PostgresEventStore) -> None:
+        self._store = store
+        # Made on the loop, at the first appends; each may carry several appends at once (a
+        # connection takes its statements one after another), and a broken one is made anew.
+        self._connections: list[psycopg.AsyncConnection[Any] | None] = [None] * LOOP_CONNECTIONS
+        self._next = itertools.cycle(range(LOOP_CONNECTIONS))
+        self._connecting = asyncio.Lock()
+
+    async def _connection(self) -> psycopg.AsyncConnection[Any]:
+        slot = next(self._next)
+        conn = self._connections[slot]
+        if conn is not None and not conn.broken and not conn.closed:
+            return conn
+        async with self._connecting:  # one connection made per slot, however many ask
+            conn = self._connections[slot]
+            if conn is None or conn.broken or conn.closed:
+                if conn is not None:
+                    await conn.close()
+                # Only ever one statement, its own transaction: no BEGIN, no COMMIT.
+                conn = await psycopg.AsyncConnection.connect(
+                    self._store.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
+                )
+                self._connections[slot] = conn
+        return conn
+
+    async def append(
+        self,
+        game_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        command_id: str,
+        seat: int | None,
+        recorded_at_ms: int,
+        finished: bool,
+        command: bytes,
+        fingerprint: bytes,
+        next_deadline_ms: int | None,
+    ) -> CommandResult | None:
+        store = self._store
+        at_head = store._at_head(
+            game_id, expected_version, events, command_id, seat, recorded_at_ms, command
+        )
+        if at_head is None:
+            return None
+        moved = at_head.moved(fingerprint, finished)
+        statement, params, notice = store._at_once(at_head, moved, next_deadline_ms)
+        outcome = None
+        try:
+            conn = await self._connection()
+            row = await (await conn.execute(statement, params)).fetchone()
+            outcome = row[0] if row else None
+        finally:
+            store._settle(moved, notice, outcome)
+        return store._appended(at_head, moved) if outcome == APPENDED else None
+
+    async def close(self) -> None:
+        connections, self._connections = self._connections, [None] * LOOP_CONNECTIONS
+        for conn in connections:
+            if conn is not None:
+                await conn.close()
 
 
 def _yoyo_url(url: str) -> str:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import inspect
 import threading
 import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -514,6 +517,46 @@ class TestPostgresStore(StoreContract):
             assert mine not in heard
         finally:
             other.close()
+
+
+def _appending_on_the_loop(url: str) -> Iterator[EventStore]:
+    """A PostgreSQL store whose appends go as the application makes them: first on an event
+    loop, over its non-blocking connections (:meth:`EventStore.loop_appender`), and the store's
+    own append (the general way, which reads first) only where the loop's answers ``None``."""
+    from croupier.service.store.postgres import PostgresEventStore
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    class AppendingOnTheLoop(PostgresEventStore):
+        def append(self, *args: Any, **kwargs: Any) -> CommandResult:
+            call = inspect.signature(PostgresEventStore.append).bind(self, *args, **kwargs)
+            call.apply_defaults()
+            on_loop = appender.append(*list(call.arguments.values())[1:])
+            made = asyncio.run_coroutine_threadsafe(on_loop, loop).result(30)
+            return made if made is not None else super().append(*args, **kwargs)
+
+    store = AppendingOnTheLoop(url)
+    appender = store.loop_appender()
+    try:
+        yield store
+    finally:
+        asyncio.run_coroutine_threadsafe(appender.close(), loop).result(30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+        store.close()
+
+
+@pytest.mark.postgres
+class TestPostgresStoreAppendingOnTheLoop(TestPostgresStore):
+    """The PostgreSQL store as the application appends to it (on its event loop first): every
+    test of the contract, the one-statement appends' included."""
+
+    @pytest.fixture
+    def store(self, postgres_url: str) -> Iterator[EventStore]:
+        yield from _appending_on_the_loop(postgres_url)
 
 
 def test_unsupported_store_url() -> None:

@@ -1,0 +1,149 @@
+"""PostgreSQL appends made on the application's event loop (EventStore.loop_appender): where the
+store knows the game's chain ends, the loop sends the one statement over a non-blocking
+connection and no thread of the application's pools takes part; anything else goes the store's
+own way on a thread, as before. A caller that goes while its statement is out is told what it
+made all the same. Needs PostgreSQL (skips without it, except in CI)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from prometheus_client import CollectorRegistry
+
+from croupier.app.runner import AsyncLog
+from croupier.log import CommandResult, GameRecord, NewEvent, VersionConflict, key_of, verify_chain
+from croupier.service.metrics import Metrics
+from croupier.service.store.observed import ObservedStore
+from croupier.service.store.postgres import PostgresEventStore
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def store(postgres_url: str) -> Iterator[PostgresEventStore]:
+    store = PostgresEventStore(postgres_url)
+    yield store
+    store.close()
+
+
+def _game(store: PostgresEventStore) -> str:
+    game_id = str(uuid.uuid4())
+    store.create_game(
+        GameRecord(game_id, "hoola", 2, b"s" * 32, "c" * 64, 1), [NewEvent("E", b"e")], 1
+    )
+    return game_id
+
+
+def _threads_of_the_store_s_own_append(
+    store: PostgresEventStore, monkeypatch: pytest.MonkeyPatch
+) -> list[str]:
+    """The threads the store's own (blocking) append is called on, from now on."""
+    threads: list[str] = []
+    own = PostgresEventStore.append
+
+    def spied(self: PostgresEventStore, *args: Any, **kwargs: Any) -> CommandResult:
+        threads.append(threading.current_thread().name)
+        return own(self, *args, **kwargs)
+
+    monkeypatch.setattr(PostgresEventStore, "append", spied)
+    return threads
+
+
+def test_an_append_at_the_known_end_is_made_on_the_loop_and_the_rest_the_store_s_way(
+    store: PostgresEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    game_id = _game(store)  # the store knows where the chain ends: version 1
+    threads = _threads_of_the_store_s_own_append(store, monkeypatch)
+
+    async def scenario() -> list[CommandResult]:
+        log = AsyncLog(store)
+        try:
+            made = await log.append(game_id, 1, [NewEvent("A", b"a")], "one", 0, 2, False, b"c")
+            # A retry of the same command: the database finds it recorded, the loop's statement
+            # writes nothing, and the store's own append answers with the first answer.
+            again = await log.append(game_id, 2, [NewEvent("A", b"a")], "one", 0, 3, False, b"c")
+            with pytest.raises(VersionConflict):
+                await log.append(game_id, 1, [NewEvent("B", b"b")], "stale", 0, 4, False, b"")
+            after = await log.append(game_id, 2, [NewEvent("B", b"b")], "two", 1, 5, False, b"")
+            return [made, again, after]
+        finally:
+            await log.aclose()
+
+    made, again, after = asyncio.run(scenario())
+    assert (made.first_version, made.last_version, made.duplicate) == (2, 2, False)
+    assert [e.version for e in made.events] == [2]
+    assert again.duplicate and again.last_version == 2
+    assert (after.last_version, after.duplicate) == (3, False)
+    # The retry and the stale command went to a thread; the two new appends did not.
+    assert len(threads) == 2 and all(t.startswith("log-read-") for t in threads), threads
+    stored = store.read(game_id)
+    assert [e.version for e in stored] == [1, 2, 3]
+    assert stored[1:] == list(made.events) + list(after.events)
+    assert verify_chain(stored, key_of(store.game(game_id))) is None
+
+
+def test_a_caller_gone_while_its_statement_is_out_is_told_what_it_made(
+    store: PostgresEventStore, postgres_url: str
+) -> None:
+    """Another connection holds the game's row, so the loop's statement waits in the database;
+    the caller is cancelled meanwhile. The statement cannot be taken back: once it is through,
+    what it appended is handed to ``late``, and the loop's connection serves the next append."""
+    game_id = _game(store)
+    told: list[CommandResult] = []
+
+    async def scenario() -> CommandResult:
+        log = AsyncLog(store)
+        holder = await psycopg.AsyncConnection.connect(postgres_url)
+        try:
+            await holder.execute("SELECT 1 FROM games WHERE game_id = %s FOR UPDATE", (game_id,))
+            caller = asyncio.create_task(
+                log.append(
+                    game_id, 1, [NewEvent("A", b"a")], "gone", 0, 2, False, b"", late=told.append
+                )
+            )
+            await asyncio.sleep(0.3)  # the statement is out, waiting for the row
+            caller.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await caller
+            assert told == []
+            await holder.rollback()  # the row is let go: the statement goes through
+            async with asyncio.timeout(10):
+                while not told:
+                    await asyncio.sleep(0.01)
+            return await log.append(game_id, 2, [NewEvent("B", b"b")], "next", 1, 3, False, b"")
+        finally:
+            await holder.close()
+            await log.aclose()
+
+    after = asyncio.run(scenario())
+    assert [(r.command_id, r.last_version, r.duplicate) for r in told] == [("gone", 2, False)]
+    assert after.last_version == 3
+    assert [e.version for e in store.read(game_id)] == [1, 2, 3]
+
+
+def test_an_observed_store_counts_each_append_once_wherever_it_was_made(
+    store: PostgresEventStore,
+) -> None:
+    registry = CollectorRegistry()
+    observed = ObservedStore(store, Metrics(registry))
+    game_id = _game(store)
+
+    async def scenario() -> None:
+        log = AsyncLog(observed)
+        try:
+            await log.append(game_id, 1, [NewEvent("A", b"a")], "one", 0, 2, False, b"")  # loop
+            await log.append(game_id, 2, [NewEvent("A", b"a")], "one", 0, 3, False, b"")  # thread
+        finally:
+            await log.aclose()
+
+    asyncio.run(scenario())
+    counted = registry.get_sample_value(
+        "croupier_store_operation_seconds_count", {"operation": "append"}
+    )
+    assert counted == 2
