@@ -81,8 +81,9 @@ class LoopAppender(ABC):
     ) -> CommandResult | None:
         """As :meth:`EventStore.append` when it appended; ``None`` when it did not (the store
         does not know where the game ends, or the database found something else there: a retry,
-        another replica's append, no such game): then the store's own append answers, which
-        reads first. Raises what the store's append raises for a database it cannot reach."""
+        another replica's append, no such game; or its connection broke, so that whether it did
+        is not known): then the store's own append answers, which reads the command's result
+        first."""
 
     @abstractmethod
     async def close(self) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+import structlog
 from psycopg_pool import ConnectionPool
 
 from croupier.log import (
@@ -34,6 +35,8 @@ from croupier.service.store.sql import (
     chained,
     events_insert,
 )
+
+log = structlog.get_logger("croupier.store")
 
 CHANNEL = "croupier_events"
 #: Notices of a store's own appends kept until its listener hears them.
@@ -441,6 +444,12 @@ class PostgresLoopAppender(LoopAppender):
             conn = await self._connection()
             row = await (await conn.execute(statement, params)).fetchone()
             outcome = row[0] if row else None
+        except psycopg.OperationalError:
+            # The connection broke (the database restarted, the network dropped it): whether the
+            # statement went through is not known. The store's own append reads the command's
+            # result first, so it answers either way; the next append here connects anew.
+            log.warning("an append on the event loop lost its connection", game=game_id)
+            return None
         finally:
             store._settle(moved, notice, outcome)
         return store._appended(at_head, moved) if outcome == APPENDED else None

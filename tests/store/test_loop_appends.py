@@ -20,7 +20,11 @@ from croupier.app.runner import AsyncLog
 from croupier.log import CommandResult, GameRecord, NewEvent, VersionConflict, key_of, verify_chain
 from croupier.service.metrics import Metrics
 from croupier.service.store.observed import ObservedStore
-from croupier.service.store.postgres import PostgresEventStore
+from croupier.service.store.postgres import (
+    LOOP_CONNECTIONS,
+    PostgresEventStore,
+    PostgresLoopAppender,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -125,6 +129,42 @@ def test_a_caller_gone_while_its_statement_is_out_is_told_what_it_made(
     assert [(r.command_id, r.last_version, r.duplicate) for r in told] == [("gone", 2, False)]
     assert after.last_version == 3
     assert [e.version for e in store.read(game_id)] == [1, 2, 3]
+
+
+def test_a_connection_lost_under_an_append_is_answered_the_store_s_way_and_made_anew(
+    store: PostgresEventStore, postgres_url: str
+) -> None:
+    """The database drops the loop's connections (a restart, a network cut): the next append on
+    each is not lost to the client; the store's own append, which reads first, makes it, and the
+    appends after it are the loop's again, on new connections."""
+    game_id = _game(store)
+
+    async def scenario() -> list[CommandResult]:
+        log = AsyncLog(store)
+        try:
+            results = [await log.append(game_id, 1, [NewEvent("A", b"a")], "a", 0, 2, False, b"")]
+            appender = log._on_loop
+            assert isinstance(appender, PostgresLoopAppender)
+            backends = [c.info.backend_pid for c in appender._connections if c is not None]
+            assert backends
+            with psycopg.connect(postgres_url, autocommit=True) as admin:
+                for pid in backends:
+                    admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            version = 2
+            for i in range(2 * LOOP_CONNECTIONS):  # every connection met, some twice
+                made = await log.append(
+                    game_id, version, [NewEvent("B", b"b")], f"b{i}", 0, 3 + i, False, b""
+                )
+                results.append(made)
+                version = made.last_version
+            return results
+        finally:
+            await log.aclose()
+
+    results = asyncio.run(scenario())
+    assert [r.last_version for r in results] == list(range(2, 3 + 2 * LOOP_CONNECTIONS))
+    assert not any(r.duplicate for r in results)
+    assert verify_chain(store.read(game_id), key_of(store.game(game_id))) is None
 
 
 def test_an_observed_store_counts_each_append_once_wherever_it_was_made(
