@@ -43,7 +43,11 @@ if TYPE_CHECKING:
 M = TypeVar("M", bound=Message)
 
 
+@functools.cache
 def snake(name: str) -> str:
+    """``ThankYou`` → ``thank_you``. Remembered: every event and command converted asks for its
+    class's oneof field, and the regular expression was a measurable part of a move (the names
+    are the contract's classes and enums, a few hundred at most)."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
