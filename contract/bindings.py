@@ -76,14 +76,16 @@ class GameBinding:
         return convert.oneof_from_proto(getattr(command, self.field), "move", self.commands)
 
     def command_to_proto(self, command: Any) -> service_pb2.Command:
+        # Filled where it stays: a message built apart and copied in cost a copy per command
+        # (every legal move of every version is converted).
         msg = service_pb2.Command()
-        getattr(msg, self.field).CopyFrom(convert.oneof_to_proto(command, self.command_msg))
+        convert.oneof_fill(getattr(msg, self.field), command)
         return msg
 
     # -- events --------------------------------------------------------------------------------
     def event_to_body(self, event: Any) -> service_pb2.EventBody:
         body = service_pb2.EventBody()
-        getattr(body, self.field).CopyFrom(convert.oneof_to_proto(event, self.event_msg))
+        convert.oneof_fill(getattr(body, self.field), event)
         return body
 
     def event_from_body(self, body: service_pb2.EventBody) -> Any:
