@@ -59,9 +59,26 @@ class RecentEvents:
             return  # older news
         kept = tuple(events)
         if known is not None and known.events:
-            new_first = kept[0].version if kept else version + 1
-            if new_first <= known.version + 1 and (not kept or kept[-1].version >= known.first - 1):
-                by_version = {e.version: e for e in known.events}
-                by_version.update((e.version, e) for e in kept)
-                kept = tuple(by_version[v] for v in sorted(by_version))
+            kept = _joined(known, kept, version)
         self._games.put(game_id, Recent(kept[-self._per_game :], version, finished))
+
+
+def _joined(known: Recent, new: tuple[StoredEvent, ...], version: int) -> tuple[StoredEvent, ...]:
+    """``new`` (the game being at ``version``) with the ``known`` events before it when the two
+    ranges meet, else ``new`` alone. The usual news is the batch just after the known events: it
+    goes on the end as it is, which is what the merge makes of it, without the merge's sort of
+    every event kept on every append."""
+    if new and known.events[-1].version < new[0].version == known.version + 1:
+        return known.events + new
+    return _merged(known, new, version)
+
+
+def _merged(known: Recent, new: tuple[StoredEvent, ...], version: int) -> tuple[StoredEvent, ...]:
+    """:func:`_joined` for any two ranges: merged by version (``new``'s copy wins) when they
+    meet or overlap, else ``new`` alone."""
+    new_first = new[0].version if new else version + 1
+    if new_first <= known.version + 1 and (not new or new[-1].version >= known.first - 1):
+        by_version = {e.version: e for e in known.events}
+        by_version.update((e.version, e) for e in new)
+        return tuple(by_version[v] for v in sorted(by_version))
+    return new

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from croupier.app.recent import RecentEvents
+from croupier.app.recent import Recent, RecentEvents, _joined, _merged
 from croupier.log import StoredEvent
 
 
@@ -45,3 +45,33 @@ def test_what_is_kept_is_always_a_true_contiguous_tail(batches: list[tuple[int, 
         assert versions == list(range(known.first, known.first + len(versions)))
         assert all(e == event(e.version) for e in known.events)
         assert not versions or versions[-1] == known.version
+
+
+@given(
+    st.integers(1, 30),
+    st.integers(1, 10),
+    st.integers(0, 2),
+    st.booleans(),
+    st.integers(1, 45),
+    st.integers(0, 6),
+    st.integers(0, 2),
+)
+def test_the_next_batch_is_joined_as_the_general_merge_joins_it(
+    known_first: int,
+    known_size: int,
+    known_past: int,
+    follows: bool,
+    start: int,
+    size: int,
+    past: int,
+) -> None:
+    """The short way for a batch straight after the known events (the usual append) gives what
+    the merge by version gives, for any contiguous ranges (``follows`` makes the batch the next
+    one, which random starts would seldom hit)."""
+    known_events = tuple(event(v) for v in range(known_first, known_first + known_size))
+    known = Recent(known_events, known_events[-1].version + known_past, False)
+    if follows:
+        start = known.version + 1
+    new = tuple(event(v) for v in range(start, start + size))
+    version = max(known.version, new[-1].version + past if new else start + past)
+    assert _joined(known, new, version) == _merged(known, new, version)
