@@ -175,6 +175,19 @@ class Parts:
 
 
 @dataclass(frozen=True)
+class Applied:
+    """A seat's command answered (accepted now, or a retry given its first answer), with the game
+    to answer it from: ``state`` at ``state_version`` (a retry's: the game as it stands now)."""
+
+    seat: int
+    answer: CommandResult
+    folded: Folded
+    finished: bool
+    state: Any
+    state_version: int
+
+
+@dataclass(frozen=True)
 class Folded:
     """A game folded up to ``version``: its engine state and its own events so far."""
 
@@ -743,18 +756,44 @@ class Croupier:
     ) -> service_pb2.SubmitCommandResponse:
         """Apply a seat's command (exactly once per command id) and answer with its events."""
         try:
-            response, kind, duplicate = await self._submit(
-                caller, game_id, command_id, expected_version, command, seat, include
+            applied = await self._apply(
+                caller, game_id, command_id, expected_version, command, seat
             )
+            response = await self._answer(applied, include)
         except AppError as error:
-            # The game's kind if this process holds it (a refusal may come before any read).
-            held = self.cache.peek(game_id)
-            self.observer.command(held.record.kind if held else UNKNOWN_KIND, outcome_of(error))
+            self._refused(game_id, error)
             raise
-        self.observer.command(kind, DUPLICATE if duplicate else ACCEPTED)
+        self._counted(applied)
         return response
 
-    async def _submit(
+    async def _play_command(
+        self, caller: Caller, game_id: str, move: service_pb2.PlayCommand
+    ) -> int:
+        """A Play stream's command applied as :meth:`submit` applies it, answered with the version
+        after it alone: the stream's feed sends the events and the state, so the seat's copies of
+        the events that :meth:`submit` answers with would be built for nothing on every move."""
+        try:
+            applied = await self._apply(
+                caller, game_id, move.command_id, move.expected_version, move.command, None
+            )
+        except AppError as error:
+            self._refused(game_id, error)
+            raise
+        self._counted(applied)
+        return applied.answer.last_version
+
+    def _refused(self, game_id: str, error: AppError) -> None:
+        """Count a command refused: under the game's kind if this process holds it (a refusal may
+        come before any read)."""
+        held = self.cache.peek(game_id)
+        self.observer.command(held.record.kind if held else UNKNOWN_KIND, outcome_of(error))
+
+    def _counted(self, applied: Applied) -> None:
+        """Count a command answered: accepted now, or a retry given its first answer."""
+        duplicate = applied.answer.duplicate
+        self.observer.command(applied.folded.record.kind, DUPLICATE if duplicate else ACCEPTED)
+
+    async def _apply(
         self,
         caller: Caller,
         game_id: str,
@@ -762,8 +801,9 @@ class Croupier:
         expected_version: int,
         command: service_pb2.Command,
         seat: int | None,
-        include: service_pb2.Include | None,
-    ) -> tuple[service_pb2.SubmitCommandResponse, str, bool]:
+    ) -> Applied:
+        """The command's first answer, accepted (a refusal is raised), with the game to answer
+        it from."""
         acting = self._seat(caller, game_id, seat)
         wait_ms = self.rate.take((game_id, acting), self.clock())
         if wait_ms:
@@ -813,9 +853,18 @@ class Croupier:
         if not earlier.accepted:
             raise from_rejection(common_pb2.Rejection.FromString(earlier.rejection or b""))
         structlog.contextvars.bind_contextvars(duplicate=earlier.duplicate)
+        return Applied(acting, earlier, folded, finished, state, state_version)
+
+    async def _answer(
+        self, applied: Applied, include: service_pb2.Include | None
+    ) -> service_pb2.SubmitCommandResponse:
+        """SubmitCommand's answer: the command's events as the seat may see them, and the parts
+        of the game that ``include`` asks for."""
+        earlier, folded, acting = applied.answer, applied.folded, applied.seat
+        finished, state, state_version = applied.finished, applied.state, applied.state_version
         stored: Sequence[StoredEvent] = earlier.events
         if not stored:  # a retry: the first answer's events, read back
-            read = await self.log.read(game_id, earlier.first_version - 1)
+            read = await self.log.read(folded.record.game_id, earlier.first_version - 1)
             stored = [e for e in read if e.version <= earlier.last_version]
         response = service_pb2.SubmitCommandResponse(
             version=earlier.last_version,
@@ -835,7 +884,7 @@ class Croupier:
             response.legal_moves.extend(parts.legal_moves)
             response.to_act.extend(parts.to_act)
             response.state_version = state_version
-        return response, folded.record.kind, earlier.duplicate
+        return response
 
     async def _after_time_outs(
         self, folded: Folded, state: Any, version: int
@@ -1335,15 +1384,11 @@ class Croupier:
                 move = request.command
                 async with applying:
                     try:
-                        done = await self.submit(
-                            caller, game_id, move.command_id, move.expected_version, move.command
-                        )
+                        version = await self._play_command(caller, game_id, move)
                     except AppError as error:
                         out.put_nowait(Refused(move.command_id, error))
                         continue
-                    accepted = service_pb2.PlayAccepted(
-                        command_id=move.command_id, version=done.version
-                    )
+                    accepted = service_pb2.PlayAccepted(command_id=move.command_id, version=version)
                     out.put_nowait(service_pb2.PlayResponse(accepted=accepted))
         finally:
             out.put_nowait(None)
