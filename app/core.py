@@ -126,6 +126,8 @@ PRESENTED_MEMO_SIZE = 16384
 DECODED_MEMO_SIZE = 4096
 # Seats' legal moves remembered (by game, version and seat).
 MOVES_MEMO_SIZE = 8192
+# The seats to act remembered (by game and version).
+TO_ACT_MEMO_SIZE = 4096
 # Folded games kept in memory (most recently used first out last).
 CACHE_SIZE = 2048
 
@@ -313,6 +315,9 @@ class Croupier:
         )
         self.moves_memo: Memo[tuple[str, int | None, int], list[service_pb2.LegalMove]] = Memo(
             MOVES_MEMO_SIZE
+        )
+        self.to_act_memo: Memo[tuple[str, int], list[service_pb2.SeatToAct]] = Memo(
+            TO_ACT_MEMO_SIZE
         )
         self.notifier = Notifier()
         self._listening = False
@@ -913,13 +918,14 @@ class Croupier:
         of now."""
         binding, game = folded.binding, folded.binding.game
         now = self._advanced(folded, state)
-        # Legal moves are worked out once per version and seat, whoever asks (every seat's
-        # stream wants who is to act after each move); not when time has changed the state.
+        # Legal moves are worked out once per version and seat, whoever asks, and the seats to
+        # act once per version (every seat's stream wants them after each move); neither when
+        # time has changed the state.
         at = version if now is state else None
         return Parts(
             view=binding.view_to_proto(game.view(now, seat)) if include.view else None,
             legal_moves=self._moves(folded, now, at, seat) if include.legal_moves else [],
-            to_act=self._to_act(folded, now) if include.to_act else [],
+            to_act=self._seats_to_act(folded, now, at) if include.to_act else [],
         )
 
     def _moves(
@@ -939,6 +945,19 @@ class Croupier:
         if version is not None:
             self.moves_memo.put(key, moves)
         return moves
+
+    def _seats_to_act(
+        self, folded: Folded, state: Any, version: int | None
+    ) -> list[service_pb2.SeatToAct]:
+        """:meth:`_to_act`, remembered for ``version`` when it is given: the same for every seat."""
+        if version is None:
+            return self._to_act(folded, state)
+        key = (folded.record.game_id, version)
+        known = self.to_act_memo.get(key)
+        if known is None:
+            known = self._to_act(folded, state)
+            self.to_act_memo.put(key, known)
+        return known
 
     @staticmethod
     def _to_act(folded: Folded, state: Any) -> list[service_pb2.SeatToAct]:
