@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import hashlib
 import secrets
 import time
@@ -208,6 +209,20 @@ class Folded:
     @property
     def seeds(self) -> Seeds:
         return Seeds(self.record.server_seed, self.state.client_seeds)
+
+    # What the state says of time, worked out once per fold (states are immutable): every seat's
+    # stream asks after each move whether a turn ran out and whether anything is due.
+
+    @functools.cached_property
+    def deadline(self) -> int | None:
+        """When time next makes something due in the game (``None``: nothing will)."""
+        return self.binding.game.next_deadline(self.state)
+
+    @functools.cached_property
+    def turn_deadline(self) -> int | None:
+        """When the first seat's turn time (and bank) runs out (``None``: none is on the clock)."""
+        clocks = self.binding.game.seat_clocks(self.state)
+        return min((c.deadline_ms for c in clocks), default=None)
 
 
 class FoldCache:
@@ -602,7 +617,7 @@ class Croupier:
         """What time has made due after ``state`` by ``now``: the events, and the state they
         follow (what time makes due is a batch of its own, the service's, at ``now``)."""
         game = folded.binding.game
-        deadline = game.next_deadline(state)
+        deadline = folded.deadline if state is folded.state else game.next_deadline(state)
         if deadline is None or now < deadline:
             # Nothing falls due before the game's next deadline (each engine's is exact: a
             # property test checks it), so the usual read folds nothing.
@@ -613,7 +628,8 @@ class Croupier:
     @staticmethod
     def _turn_ran_out(folded: Folded, now: int) -> bool:
         """Whether a seat's turn time (and bank) ran out by ``now``: its time-out is due."""
-        return any(c.deadline_ms <= now for c in folded.binding.game.seat_clocks(folded.state))
+        deadline = folded.turn_deadline
+        return deadline is not None and deadline <= now
 
     def _present(
         self, binding: GameBinding, stored: StoredEvent, seat: int | None, finished: bool
@@ -1171,7 +1187,7 @@ class Croupier:
         cached = self.cache.peek(game_id)
         if cached is None or not self._current(cached):
             return False
-        due = cached.binding.game.next_deadline(cached.state)
+        due = cached.deadline
         return due is not None and due <= now
 
     def _with_seed(self, folded: Folded, new: list[NewEvent], finished: bool) -> list[NewEvent]:
