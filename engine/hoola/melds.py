@@ -42,17 +42,23 @@ def meld_rules(rules: HoolaRules) -> MeldRules:
     two-card melds holding a 7); a set's jokers named by rank only, or (``named_set_joker_suits``)
     by card, each way to give them the suits the set lacks a reading; two naturals in a new meld."""
     # Every meld check asks, always with a game's one rule set: hashing its forty options for the
-    # memo each time costs more than the check, so the last answer is kept by identity.
-    global _latest
-    latest = _latest
-    if latest is not None and latest[0] is rules:
-        return latest[1]
+    # memo each time costs more than the check, so the answers are kept by identity. Several: a
+    # server interleaves many games' moves, each game with a rule set of its own, and one kept
+    # answer was lost at almost every move. The entry holds the rule set, so its id is not reused
+    # while kept.
+    known = _by_identity.get(id(rules))
+    if known is not None and known[0] is rules:
+        return known[1]
     found = _meld_rules(rules)
-    _latest = (rules, found)
+    if len(_by_identity) >= RULE_SETS_KEPT:
+        _by_identity.clear()
+    _by_identity[id(rules)] = (rules, found)
     return found
 
 
-_latest: tuple[HoolaRules, MeldRules] | None = None
+#: Rule sets whose melds are kept by identity (the games in play; past it, all are let go).
+RULE_SETS_KEPT = 1024
+_by_identity: dict[int, tuple[HoolaRules, MeldRules]] = {}
 
 
 @lru_cache(maxsize=64)
