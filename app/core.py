@@ -954,10 +954,12 @@ class Croupier:
             if known is not None:
                 return known
         binding, game = folded.binding, folded.binding.game
-        moves = [
-            service_pb2.LegalMove(command=binding.command_to_proto(c), label=game.label(state, c))
-            for c in game.legal_commands(state, seat)
-        ]
+        moves = []
+        for command in game.legal_commands(state, seat):
+            move = service_pb2.LegalMove(label=game.label(state, command))
+            # Filled in place: a Command given to the constructor would be copied in.
+            binding.fill_command(move.command, command)
+            moves.append(move)
         if version is not None:
             self.moves_memo.put(key, moves)
         return moves

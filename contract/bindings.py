@@ -76,9 +76,12 @@ class GameBinding:
         return convert.oneof_from_proto(getattr(command, self.field), "move", self.commands)
 
     def command_to_proto(self, command: Any) -> service_pb2.Command:
-        # Filled where it stays: a message built apart and copied in cost a copy per command
-        # (every legal move of every version is converted).
-        msg = service_pb2.Command()
+        return self.fill_command(service_pb2.Command(), command)
+
+    def fill_command(self, msg: service_pb2.Command, command: Any) -> service_pb2.Command:
+        """``command`` written into ``msg``, in place; returns ``msg``. Filled where it stays: a
+        message built apart and copied in costs a copy per command (every legal move of every
+        version is converted)."""
         convert.oneof_fill(getattr(msg, self.field), command)
         return msg
 
