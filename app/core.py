@@ -1213,6 +1213,11 @@ class Croupier:
         """Cache the game as this process just wrote it and wake its streams."""
         version = result.last_version
         self.recent.add(folded.record.game_id, result.events, version, finished)
+        # The streams present these events next: they are the engine's events just decided, so
+        # their bytes need not be read back (every event reads back as it was written: a test of
+        # the contract checks it on random games).
+        for stored, event in zip(result.events, events, strict=False):  # the seed: read back
+            self.decoded.put((stored.game_id, stored.version), (event, complete_event(stored)))
         record = dataclasses.replace(folded.record, version=version, finished=finished)
         updated = Folded(
             record,

@@ -3,6 +3,7 @@ replica (PostgreSQL's LISTEN); a second server on a busy port fails clearly."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 import time
@@ -297,22 +298,39 @@ def test_a_command_refused_on_a_replicas_older_copy_is_aborted_and_its_id_kept_f
         assert send(game.version + 1).version == game.version + 2
 
 
+@pytest.mark.parametrize("where", ["thread", "loop"])
 def test_an_append_whose_caller_has_gone_still_reaches_the_streams(
-    server: Running, monkeypatch: pytest.MonkeyPatch
+    server: Running, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
-    """A command's caller gives up (its deadline) while its append runs on a thread: the
-    append is made all the same, and the process tells its streams, as nothing else would (the
-    store's listener passes over the process's own appends; the recheck is an hour away)."""
+    """A command's caller gives up (its deadline) while its append runs on a thread, or on the
+    event loop (PostgreSQL's appends at a known end of the chain): the append is made all the
+    same, and the process tells its streams, as nothing else would (the store's listener passes
+    over the process's own appends; the recheck is an hour away)."""
     monkeypatch.setattr(app_core, "STREAM_RECHECK_S", 3600.0)
     store = open_store(server.store.url)
-    monkeypatch.setattr(store, "without_waiting", lambda: None)  # every call on a thread
-    append = store.append
+    monkeypatch.setattr(store, "without_waiting", lambda: None)  # no call made at once
+    if where == "loop":
+        appender = store.loop_appender()
+        if appender is None:
+            store.close()
+            pytest.skip("this store makes no appends on the event loop")
+        made = appender.append
 
-    def slow(*args: Any, **kwargs: Any) -> Any:
-        time.sleep(0.5)  # the caller's deadline passes meanwhile
-        return append(*args, **kwargs)
+        async def slow_on_loop(*args: Any, **kwargs: Any) -> Any:
+            await asyncio.sleep(0.5)  # the caller's deadline passes meanwhile
+            return await made(*args, **kwargs)
 
-    monkeypatch.setattr(store, "append", slow)
+        monkeypatch.setattr(appender, "append", slow_on_loop)
+        monkeypatch.setattr(store, "loop_appender", lambda: appender)
+    else:
+        monkeypatch.setattr(store, "loop_appender", lambda: None)  # every append on a thread
+        append = store.append
+
+        def slow(*args: Any, **kwargs: Any) -> Any:
+            time.sleep(0.5)  # the caller's deadline passes meanwhile
+            return append(*args, **kwargs)
+
+        monkeypatch.setattr(store, "append", slow)
     running = server_thread(store)
     port = running.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
