@@ -390,13 +390,19 @@ class AsyncLog:
 
     def listen(self, on_loop: AppendListener, from_thread: AppendListener) -> None:
         """Hear other processes' appends: where the store offers a poll the loop can make
-        (:meth:`EventStore.append_poll`: SQLite), by a task on the loop that calls ``on_loop``;
-        else through the store's listener, which calls ``from_thread`` from its own thread."""
+        (:meth:`EventStore.append_poll`: SQLite) or a listener on the loop
+        (:meth:`EventStore.listen_on_loop`: PostgreSQL), by a task on the loop that calls
+        ``on_loop``; else through the store's listener, which calls ``from_thread`` from its own
+        thread."""
+        if self._polling is not None:
+            return
         poll = self._at_once.append_poll() if self._at_once is not None else None
-        if poll is None:
-            self.store.listen(from_thread)
-        elif self._polling is None:
+        if poll is not None:
             self._polling = asyncio.get_running_loop().create_task(self._poll(poll, on_loop))
+        elif (heard := self.store.listen_on_loop(from_thread)) is not None:
+            self._polling = asyncio.get_running_loop().create_task(heard.run(on_loop))
+        else:
+            self.store.listen(from_thread)
 
     async def _poll(self, poll: AppendPoll, listener: AppendListener) -> None:
         while True:
@@ -411,7 +417,12 @@ class AsyncLog:
                 listener(game_id, version)
 
     async def aclose(self) -> None:
-        """:meth:`close`, and first the connections of the loop's appends."""
+        """:meth:`close`, and first the loop's own connections: its listener's (closed as its
+        task ends) and its appends'."""
+        if self._polling is not None:
+            self._polling.cancel()
+            await asyncio.gather(self._polling, return_exceptions=True)
+            self._polling = None
         if self._on_loop is not None:
             await self._on_loop.close()
         self.close()

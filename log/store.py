@@ -90,6 +90,17 @@ class LoopAppender(ABC):
         """Close its connections (on the loop that made them)."""
 
 
+class LoopListener(ABC):
+    """Hears other processes' appends on the application's event loop, over a connection that
+    does not block it (:meth:`EventStore.listen_on_loop`), in place of :meth:`EventStore.listen`'s
+    thread."""
+
+    @abstractmethod
+    async def run(self, listener: AppendListener) -> None:
+        """Until cancelled: call ``listener``, on the loop, for each append another process
+        makes; after a lost connection, connect again."""
+
+
 class EventStore(ABC):
     """What the application needs of a database. Methods block; the application calls them off
     its event loop. Subclasses differ only in connections and dialect."""
@@ -228,6 +239,13 @@ class EventStore(ABC):
         The application hears its own appends; PostgreSQL adds LISTEN/NOTIFY, SQLite a poller
         of its file (several workers on one file).
         """
+
+    def listen_on_loop(self, listener: AppendListener) -> LoopListener | None:
+        """Hear other processes' appends on the event loop rather than on a thread: where the
+        store can, it returns what the loop runs (:class:`LoopListener`), and calls ``listener``
+        (from any thread) only for what its own calls learn of another's appends. ``None``:
+        :meth:`listen` it is."""
+        return None
 
     def append_poll(self) -> AppendPoll | None:
         """On the store for the event loop (:meth:`without_waiting`): a poll the loop can make

@@ -27,7 +27,7 @@ from croupier.log import (
     StoredEvent,
     StoreError,
 )
-from croupier.log.store import AppendListener, AppendPoll, LoopAppender
+from croupier.log.store import AppendListener, AppendPoll, LoopAppender, LoopListener
 from croupier.service.metrics import Metrics
 
 P = ParamSpec("P")
@@ -226,6 +226,9 @@ class ObservedStore(EventStore):
 
     def listen(self, listener: AppendListener) -> None:
         self.inner.listen(listener)
+
+    def listen_on_loop(self, listener: AppendListener) -> LoopListener | None:
+        return self.inner.listen_on_loop(listener)
 
     def append_poll(self) -> AppendPoll | None:
         return self.inner.append_poll()  # not counted: a PRAGMA a hundred times a second

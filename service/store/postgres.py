@@ -24,7 +24,7 @@ from croupier.log import (
     StoredEvent,
     VersionConflict,
 )
-from croupier.log.store import AppendListener, LoopAppender
+from croupier.log.store import AppendListener, LoopAppender, LoopListener
 from croupier.service.store import CONNECT_TIMEOUT_S
 from croupier.service.store.sql import (
     COMMAND_INSERT,
@@ -46,6 +46,8 @@ HEADS_KEPT = 10_000
 #: Connections of a process's appends on its event loop (one round trip each, a fraction of a
 #: millisecond: a few serve thousands a second), beside the pool of its threads.
 LOOP_CONNECTIONS = 4
+#: How long a lost LISTEN connection waits before it connects again.
+LISTEN_RETRY_S = 1.0
 #: ``croupier_append``'s answer when it appended (anything else: it wrote nothing).
 APPENDED = "appended"
 
@@ -360,6 +362,10 @@ class PostgresEventStore(SqlEventStore):
     def wait_listening(self, timeout: float) -> bool:
         return self._listening.wait(timeout)
 
+    def listen_on_loop(self, listener: AppendListener) -> PostgresLoopListener:
+        self._listeners.append(listener)
+        return PostgresLoopListener(self)
+
     def _listen(self) -> None:
         while not self._closed.is_set():
             try:
@@ -368,17 +374,22 @@ class PostgresEventStore(SqlEventStore):
                     self._listening.set()
                     while not self._closed.is_set():
                         for note in conn.notifies(timeout=1.0):
-                            if self._heard_own(note.payload):
-                                # This process told of it as it appended; heard from here it
-                                # may come before the append's answer reaches the event loop,
-                                # and the streams would read the store for what it holds.
-                                continue
-                            game_id, _, version = note.payload.partition(" ")
-                            for listener in self._listeners:
-                                listener(game_id, int(version or 0))
+                            if (heard := self._heard(note.payload)) is not None:
+                                for listener in self._listeners:
+                                    listener(*heard)
             except psycopg.Error:
                 self._listening.clear()
                 self._closed.wait(1.0)
+
+    def _heard(self, notice: str) -> tuple[str, int] | None:
+        """The game and version a notice tells of; ``None`` for this process's own appends: it
+        told of them as it appended, and heard from the listener one may come before the
+        append's answer reaches the event loop, when the streams would read the store for what
+        it holds."""
+        if self._heard_own(notice):
+            return None
+        game_id, _, version = notice.partition(" ")
+        return game_id, int(version or 0)
 
     def close(self) -> None:
         self._closed.set()
@@ -459,6 +470,35 @@ class PostgresLoopAppender(LoopAppender):
         for conn in connections:
             if conn is not None:
                 await conn.close()
+
+
+class PostgresLoopListener(LoopListener):
+    """The store's LISTEN on the event loop, over psycopg's non-blocking connection: each of the
+    process's own appends is also heard (and passed over), and on a thread each one woke it and
+    took a turn at the interpreter lock from the loop."""
+
+    def __init__(self, store: PostgresEventStore) -> None:
+        self._store = store
+
+    async def run(self, listener: AppendListener) -> None:
+        store = self._store
+        try:
+            while True:
+                try:
+                    conn = await psycopg.AsyncConnection.connect(
+                        store.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
+                    )
+                    async with conn:
+                        await conn.execute(f"LISTEN {CHANNEL}")
+                        store._listening.set()
+                        async for note in conn.notifies():
+                            if (heard := store._heard(note.payload)) is not None:
+                                listener(*heard)
+                except psycopg.Error:
+                    store._listening.clear()
+                    await asyncio.sleep(LISTEN_RETRY_S)
+        finally:
+            store._listening.clear()
 
 
 def _yoyo_url(url: str) -> str:

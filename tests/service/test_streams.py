@@ -79,6 +79,7 @@ def replicas(url: str, deaf: bool = False) -> Iterator[Replicas]:
     stores = [open_store(url), open_store(url)]
     if deaf:
         stores[1].listen = lambda listener: None  # type: ignore[method-assign]
+        stores[1].listen_on_loop = lambda listener: None  # type: ignore[method-assign]
     servers = [server_thread(s) for s in stores]
     ports = [s.start() for s in servers]
     channels = [grpc.insecure_channel(f"127.0.0.1:{p}") for p in ports]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import inspect
 import threading
@@ -522,7 +523,8 @@ class TestPostgresStore(StoreContract):
 def _appending_on_the_loop(url: str) -> Iterator[EventStore]:
     """A PostgreSQL store whose appends go as the application makes them: first on an event
     loop, over its non-blocking connections (:meth:`EventStore.loop_appender`), and the store's
-    own append (the general way, which reads first) only where the loop's answers ``None``."""
+    own append (the general way, which reads first) only where the loop's answers ``None``; and
+    that hears other processes' appends on that loop (:meth:`EventStore.listen_on_loop`)."""
     from croupier.service.store.postgres import PostgresEventStore
 
     loop = asyncio.new_event_loop()
@@ -537,11 +539,19 @@ def _appending_on_the_loop(url: str) -> Iterator[EventStore]:
             made = asyncio.run_coroutine_threadsafe(on_loop, loop).result(30)
             return made if made is not None else super().append(*args, **kwargs)
 
+        def listen(self, listener: Any) -> None:
+            heard = self.listen_on_loop(listener)
+            assert heard is not None
+            listening.append(asyncio.run_coroutine_threadsafe(heard.run(listener), loop))
+
     store = AppendingOnTheLoop(url)
     appender = store.loop_appender()
+    listening: list[concurrent.futures.Future[None]] = []
     try:
         yield store
     finally:
+        for running in listening:
+            running.cancel()
         asyncio.run_coroutine_threadsafe(appender.close(), loop).result(30)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
@@ -551,8 +561,9 @@ def _appending_on_the_loop(url: str) -> Iterator[EventStore]:
 
 @pytest.mark.postgres
 class TestPostgresStoreAppendingOnTheLoop(TestPostgresStore):
-    """The PostgreSQL store as the application appends to it (on its event loop first): every
-    test of the contract, the one-statement appends' included."""
+    """The PostgreSQL store as the application appends to it (on its event loop first) and
+    listens (on that loop): every test of the contract, the one-statement appends' and the
+    notices' included."""
 
     @pytest.fixture
     def store(self, postgres_url: str) -> Iterator[EventStore]:

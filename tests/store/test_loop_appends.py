@@ -167,6 +167,47 @@ def test_a_connection_lost_under_an_append_is_answered_the_store_s_way_and_made_
     assert verify_chain(store.read(game_id), key_of(store.game(game_id))) is None
 
 
+def test_other_processes_appends_are_heard_on_the_loop_and_its_own_are_not(
+    store: PostgresEventStore, postgres_url: str
+) -> None:
+    """The application listens on its event loop (no thread of the store's): another store's
+    append is told to the loop's listener, on the loop's thread; the process's own appends,
+    which it told of as it made them, are passed over."""
+    mine, theirs = _game(store), _game(store)
+    heard: list[tuple[str, int, str]] = []
+
+    def from_thread(game: str, version: int) -> None:
+        raise AssertionError("told from a thread")
+
+    async def scenario() -> None:
+        log = AsyncLog(store)
+        other = PostgresEventStore(postgres_url)
+        try:
+            log.listen(
+                lambda game, version: heard.append(
+                    (game, version, threading.current_thread().name)
+                ),
+                from_thread,
+            )
+            async with asyncio.timeout(10):
+                while not store.wait_listening(0):
+                    await asyncio.sleep(0.01)
+            await log.append(mine, 1, [NewEvent("A", b"a")], "mine", 0, 2, False, b"")
+            other.append(theirs, 1, [NewEvent("A", b"a")], "theirs", 0, 2)
+            async with asyncio.timeout(10):
+                while not heard:
+                    await asyncio.sleep(0.01)
+        finally:
+            other.close()
+            await log.aclose()
+
+    asyncio.run(scenario())
+    # Notices arrive in commit order: the process's own came first, and was passed over.
+    assert heard == [(theirs, 2, threading.main_thread().name)]
+    assert not any(t.name == "pg-listen" for t in threading.enumerate())
+    assert not store.wait_listening(0)  # its connection went with the log
+
+
 def test_an_observed_store_counts_each_append_once_wherever_it_was_made(
     store: PostgresEventStore,
 ) -> None:
