@@ -145,13 +145,13 @@ def test_a_connection_lost_under_an_append_is_answered_the_store_s_way_and_made_
             results = [await log.append(game_id, 1, [NewEvent("A", b"a")], "a", 0, 2, False, b"")]
             appender = log._on_loop
             assert isinstance(appender, PostgresLoopAppender)
-            backends = [c.info.backend_pid for c in appender._connections if c is not None]
+            backends = [c.info.backend_pid for c in appender._idle._queue]  # type: ignore[attr-defined]
             assert backends
             with psycopg.connect(postgres_url, autocommit=True) as admin:
                 for pid in backends:
                     admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
             version = 2
-            for i in range(2 * LOOP_CONNECTIONS):  # every connection met, some twice
+            for i in range(3):  # the dead connection met, then new ones
                 made = await log.append(
                     game_id, version, [NewEvent("B", b"b")], f"b{i}", 0, 3 + i, False, b""
                 )
@@ -162,9 +162,47 @@ def test_a_connection_lost_under_an_append_is_answered_the_store_s_way_and_made_
             await log.aclose()
 
     results = asyncio.run(scenario())
-    assert [r.last_version for r in results] == list(range(2, 3 + 2 * LOOP_CONNECTIONS))
+    assert [r.last_version for r in results] == list(range(2, 6))
     assert not any(r.duplicate for r in results)
     assert verify_chain(store.read(game_id), key_of(store.game(game_id))) is None
+
+
+def test_an_append_waiting_for_its_game_holds_up_no_other_game(
+    store: PostgresEventStore, postgres_url: str
+) -> None:
+    """Another connection holds one game's row (another replica's transaction, paused): that
+    game's append waits for it on a connection of its own, and every other game's appends go on
+    meanwhile, more of them than there are connections."""
+    locked = _game(store)
+    others = [_game(store) for _ in range(2 * LOOP_CONNECTIONS)]
+
+    async def scenario() -> tuple[bool, list[int]]:
+        log = AsyncLog(store)
+        holder = await psycopg.AsyncConnection.connect(postgres_url)
+        try:
+            await holder.execute("SELECT 1 FROM games WHERE game_id = %s FOR UPDATE", (locked,))
+            waiting = asyncio.create_task(
+                log.append(locked, 1, [NewEvent("A", b"a")], "waits", 0, 2, False, b"")
+            )
+            await asyncio.sleep(0.2)  # its statement is out, waiting for the row
+            versions = []
+            async with asyncio.timeout(5):  # the row stays locked all the while
+                for index, game_id in enumerate(others):
+                    made = await log.append(
+                        game_id, 1, [NewEvent("B", b"b")], f"o{index}", 0, 3, False, b""
+                    )
+                    versions.append(made.last_version)
+            still_waiting = not waiting.done()
+            await holder.rollback()
+            await asyncio.wait_for(waiting, 10)
+            return still_waiting, versions
+        finally:
+            await holder.close()
+            await log.aclose()
+
+    still_waiting, versions = asyncio.run(scenario())
+    assert still_waiting and versions == [2] * len(others)
+    assert store.game(locked).version == 2
 
 
 def test_other_processes_appends_are_heard_on_the_loop_and_its_own_are_not(
