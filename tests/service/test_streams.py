@@ -208,12 +208,16 @@ def test_an_append_nobody_told_of_is_found_by_one_read_for_every_stream(
         assert eventually(lambda: all(versions == [1, 2] for versions in seen))
         log = two.servers[1].core.log
         reads = {"versions": 0, "load": 0}
+        streamed = {game.game_id for game in games}
 
         def counted(name: str) -> Callable[..., object]:
             original = getattr(log, name)
 
             async def call(*args: object, **kwargs: object) -> object:
-                reads[name] += 1
+                # The streamed games' loads: B's sweeper may load a game on a turn clock that
+                # an earlier test left in the shared database.
+                if name != "load" or args[0] in streamed:
+                    reads[name] += 1
                 return await original(*args, **kwargs)
 
             return call
