@@ -10,7 +10,6 @@ the client names one, else it extends a run at its high end, else its low end, e
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -121,22 +120,30 @@ def extend(
 
 def plain_sum(cards: Iterable[Card], rules: HoolaRules) -> int:
     """Face values added (A = 1 … K = 13, a joker ``joker_value``): no multipliers, no free fours."""
-    return sum(rules.joker_value if is_joker(c) else rank(c) for c in cards)
+    # Checked by every take-phase legal-move list (low and high hands): a joker's rank is 0.
+    ranks = [rank(c) for c in cards]
+    return sum(ranks) + rules.joker_value * ranks.count(0)
 
 
 def hand_value(cards: Sequence[Card], rules: HoolaRules) -> int:
     """The hand value of docs/rules/hoola.md §1.4: the face sum (four of a kind free if the rules say so),
     multiplied by ``seven_hand_multiplier`` per 7 and ``joker_hand_multiplier`` per joker held."""
-    counts = Counter(rank(c) for c in cards if not is_joker(c))
-    total = 0
-    for card in cards:
-        if is_joker(card):
-            total += rules.joker_value
-        elif not (rules.four_of_a_kind_free and counts[rank(card)] == 4):
-            total += rank(card)
-    total *= power(rules.seven_hand_multiplier, counts[SEVEN])
-    total *= power(rules.joker_hand_multiplier, sum(1 for c in cards if is_joker(c)))
+    # A stop is checked against it in every take-phase legal-move list: one pass over the ranks
+    # (a joker's is 0), no counter of them.
+    ranks = [rank(c) for c in cards]
+    held_jokers = ranks.count(0)
+    total = sum(ranks) + rules.joker_value * held_jokers
+    if rules.four_of_a_kind_free:
+        total -= sum(
+            FOUR_OF_A_KIND * r for r in set(ranks) if r and ranks.count(r) == FOUR_OF_A_KIND
+        )
+    total *= power(rules.seven_hand_multiplier, ranks.count(SEVEN))
+    total *= power(rules.joker_hand_multiplier, held_jokers)
     return total
+
+
+# The cards of a rank that a hand holds all of (one deck): free with ``four_of_a_kind_free``.
+FOUR_OF_A_KIND = 4
 
 
 def power(base: int, exponent: int) -> int:
