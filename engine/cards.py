@@ -74,6 +74,22 @@ def is_card(code: str, jokers: int = 0) -> bool:
     return len(code) == 2 and code[0] in RANKS and code[1] in SUITS
 
 
+def deck_codes(jokers: int = 0) -> frozenset[Card]:
+    """Every code :func:`is_card` accepts for a deck with ``jokers`` jokers: a command's cards are
+    checked against them at once (every candidate of every legal-move list is checked)."""
+    known = _DECK_CODES.get(jokers)
+    if known is None:
+        known = frozenset(standard_deck(jokers))
+        if len(_DECK_CODES) < DECKS_KEPT:
+            _DECK_CODES[jokers] = known
+    return known
+
+
+# The decks whose codes are kept: a game has 0, 1 or 2 jokers.
+DECKS_KEPT = 8
+_DECK_CODES: dict[int, frozenset[Card]] = {}
+
+
 def name(card: Card) -> str:
     """ "Seven of spades"."""
     if is_joker(card):
