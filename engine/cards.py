@@ -103,7 +103,13 @@ _ORDER = {c: i for i, c in enumerate(standard_deck(2))}
 def sort_cards(cards: Iterable[Card]) -> tuple[Card, ...]:
     """Cards in the canonical deck order (a stable form for comparing card sets); codes that name
     no card go last, so that a malformed command still has one canonical form."""
-    return tuple(sorted(cards, key=lambda c: (_ORDER.get(c, len(_ORDER)), c)))
+    cards = tuple(cards)
+    try:
+        # Cards of the decks sort by their place alone (each code has its own): legal-move lists
+        # sort hands and subsets of them many times over.
+        return tuple(sorted(cards, key=_ORDER.__getitem__))
+    except (KeyError, TypeError):
+        return tuple(sorted(cards, key=lambda c: (_ORDER.get(c, len(_ORDER)), c)))
 
 
 def by_rank(cards: Iterable[Card]) -> tuple[Card, ...]:

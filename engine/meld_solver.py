@@ -324,14 +324,13 @@ def could_meld(cards: Iterable[Card], rules: MeldRules) -> bool:
     naturals = [c for c in cards if not is_joker(c)]
     if not naturals:
         return False
-    if len({rank(c) for c in naturals}) == 1:
+    # Legal-move lists ask about every subset of a hand's groups: the ranks are read once.
+    ranks = {rank(c) for c in naturals}
+    if len(ranks) == 1:
         return True
-    if len({suit(c) for c in naturals}) != 1:
+    if len({suit(c) for c in naturals}) != 1 or len(ranks) != len(naturals):
         return False
-    values = sorted({rank(c) for c in naturals})
-    if len(values) != len(naturals):
-        return False
-    return _shortest_span(values, rules) <= len(cards)
+    return _shortest_span(sorted(ranks), rules) <= len(cards)
 
 
 def _shortest_span(values: list[int], rules: MeldRules) -> int:

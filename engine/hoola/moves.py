@@ -533,8 +533,9 @@ GROUPS_KEPT = 8 * HANDS_KEPT
 
 
 def _subsets(cards: tuple[Card, ...], sizes: range) -> Iterator[tuple[Card, ...]]:
+    ordered = sort_cards(cards)  # once, not once per size
     for size in sizes:
-        yield from combinations(sort_cards(cards), size)
+        yield from combinations(ordered, size)
 
 
 def _jokers_of(uses: tuple[JokerAs, ...], cards: tuple[Card, ...]) -> tuple[JokerAs, ...]:
