@@ -447,25 +447,35 @@ def _meld(state: HoolaState, meld_id: int) -> TableMeld:
 
 def _check_stop(state: HoolaState, seat: int) -> int:
     """Whether ``seat`` may stop (docs/rules/hoola.md §1.5.2); its hand value if so."""
+    found = _stop_value(state, seat)
+    if isinstance(found, IllegalCommand):
+        raise found
+    return found
+
+
+def _stop_value(state: HoolaState, seat: int) -> int | IllegalCommand:
+    """The hand value ``seat`` may stop with, or the refusal of its stop: what :func:`_check_stop`
+    raises, returned so that a legal-move list can leave out a stop that validation would refuse
+    (:func:`_stops_and_declarations`) without raising."""
     rules = state.rules
     if not rules.stops_allowed(len(state.players)):
-        raise IllegalCommand(
+        return IllegalCommand(
             "NO_STOP_WITH_TWO", "no stops in a 2-player round (two_player_stop)", R_STOP
         )
     if _is_first_turn(state, seat) and not rules.first_turn_stop:
-        raise IllegalCommand(
+        return IllegalCommand(
             "FIRST_TURN_STOP", "no stop on your first turn (first_turn_stop)", R_STOP
         )
     limit = rules.stop_limit(len(state.players))
     value = hand_value(state.hands[seat], rules)
     if limit is not None and value > limit:
-        raise IllegalCommand(
+        return IllegalCommand(
             "STOP_OVER_LIMIT", f"hand value {value} is over the stop limit {limit}", R_STOP
         )
     if rules.stop_requires_melds and not (
         state.melded[seat] and any(m for s, m in enumerate(state.melded) if s != seat)
     ):
-        raise IllegalCommand(
+        return IllegalCommand(
             "STOP_NEEDS_MELDS",
             "you and another player must have melded (stop_requires_melds)",
             R_STOP,
@@ -474,54 +484,66 @@ def _check_stop(state: HoolaState, seat: int) -> int:
 
 
 def _check_declare(state: HoolaState, seat: int, combination: Combination) -> None:
+    refusal = _declare_refusal(state, seat, combination)
+    if refusal is not None:
+        raise refusal
+
+
+def _declare_refusal(
+    state: HoolaState, seat: int, combination: Combination
+) -> IllegalCommand | None:
+    """Why ``seat`` may not declare ``combination`` (docs/rules/hoola.md §1.5.3), or ``None``: what
+    :func:`_check_declare` raises, returned so that a legal-move list can leave out a declaration
+    that validation would refuse without raising."""
     rules = state.rules
     hand = state.hands[seat]
     if not rules.stops_allowed(len(state.players)):
-        raise IllegalCommand(
+        return IllegalCommand(
             "NO_COMBINATIONS_WITH_TWO",
             "no hand combinations in a 2-player round (two_player_stop)",
             R_COMBO,
         )
     if combination is Combination.FOUR_SEVENS:
         if sum(1 for c in hand if rank(c) == SEVEN) < len(SUITS):
-            raise IllegalCommand(
+            return IllegalCommand(
                 "NOT_FOUR_SEVENS", "four sevens needs all four 7s in hand", R_COMBO
             )
-        return
+        return None
     if state.melded[seat]:
-        raise IllegalCommand(
+        return IllegalCommand(
             "COMBINATION_AFTER_MELD",
             "low, high and straight flush need a hand with no meld made",
             R_COMBO,
         )
     if combination is Combination.STRAIGHT_FLUSH:
         if rules.straight_flush_multiplier == 0:
-            raise IllegalCommand(
+            return IllegalCommand(
                 "COMBINATION_NOT_IN_RULES",
                 "straight flush is not a combination in these rules",
                 R_COMBO,
             )
         run = arrange(hand, rules)
         if len(hand) != HAND_SIZE or run is None or run.kind is not MeldKind.RUN:
-            raise IllegalCommand(
+            return IllegalCommand(
                 "NOT_STRAIGHT_FLUSH", "the seven cards are not one run of one suit", R_COMBO
             )
-        return
+        return None
     if _is_first_turn(state, seat) and not rules.first_turn_combinations:
-        raise IllegalCommand(
+        return IllegalCommand(
             "FIRST_TURN_COMBINATION",
             "no low or high hand on your first turn (first_turn_combinations)",
             R_COMBO,
         )
     total = plain_sum(hand, rules)
     if combination is Combination.LOW_HAND and total > rules.low_hand_max:
-        raise IllegalCommand(
+        return IllegalCommand(
             "NOT_LOW_HAND", f"face sum {total} is over {rules.low_hand_max}", R_COMBO
         )
     if combination is Combination.HIGH_HAND and total < rules.high_hand_min:
-        raise IllegalCommand(
+        return IllegalCommand(
             "NOT_HIGH_HAND", f"face sum {total} is under {rules.high_hand_min}", R_COMBO
         )
+    return None
 
 
 # --- legal moves ------------------------------------------------------------------------------
@@ -638,10 +660,16 @@ def _thank_yous(hand: tuple[Card, ...], top: Card, shape: MeldRules) -> tuple[Th
     return tuple(found)
 
 
-def _stop_and_declarations() -> Iterator[HoolaCommand]:
-    yield Stop()
+def _stops_and_declarations(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
+    """The stop and the declarations worth checking: those the stop's and the combinations' own
+    checks (:func:`_stop_value`, :func:`_declare_refusal`, which validation raises) do not refuse.
+    Most take-phase lists have none, and a refusal raised and caught costs more than the check;
+    what is left is still checked by :func:`validate` in full."""
+    if not isinstance(_stop_value(state, seat), IllegalCommand):
+        yield Stop()
     for combination in Combination:
-        yield Declare(combination)
+        if _declare_refusal(state, seat, combination) is None:
+            yield Declare(combination)
 
 
 def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
@@ -653,7 +681,7 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
     elif state.phase is Phase.TAKE and seat != state.turn:
         yield from _thank_you_candidates(state, hand)  # a battle Hoola claim
     elif state.phase is Phase.TAKE:
-        yield from _stop_and_declarations()
+        yield from _stops_and_declarations(state, seat)
         yield Draw()
         yield from _thank_you_candidates(state, hand)
     elif state.phase is Phase.PLAY:
@@ -712,7 +740,8 @@ def _may_take(state: HoolaState, seat: int) -> bool:
     found will do."""
     if seat == state.turn:
         if not state.claims and (
-            state.stock or any(_accepts(state, seat, c) for c in _stop_and_declarations())
+            state.stock
+            or any(_accepts(state, seat, c) for c in _stops_and_declarations(state, seat))
         ):
             return True
     elif not claim_open(state, seat):
