@@ -73,7 +73,6 @@ from croupier.engine.hoola.melds import (
     Arranged,
     TableMeld,
     arrange,
-    arrangements,
     brights,
     extend,
     extensions,
@@ -565,31 +564,41 @@ def _jokers_of(uses: tuple[JokerAs, ...], cards: tuple[Card, ...]) -> tuple[Joke
     return tuple(use for use in uses if use.joker in cards)
 
 
-def _meld_candidates(hand: tuple[Card, ...], rules: HoolaRules) -> tuple[tuple[Card, ...], ...]:
-    """Subsets of the hand that could be melds: cards of one rank, or of one suit, with jokers
-    (and close enough in rank for a run: the solver is asked only about those). They depend on
-    the hand's cards only, not their order, and a hand is asked about again and again (every
-    legal-move list of the turn): they are kept."""
-    return _meld_candidates_of(sort_cards(hand), meld_rules(rules))
+def _meld_commands(hand: tuple[Card, ...], rules: HoolaRules) -> tuple[Meld, ...]:
+    """Every new meld of the hand's cards, each reading of each (the solver's, the default first):
+    subsets of cards of one rank, or of one suit, with jokers (and close enough in rank for a run:
+    the solver is asked only about those), by their size, then their cards in deck order. They
+    depend on the hand's cards only, not their order, and a hand is asked about again and again
+    (every legal-move list of the turn): they are kept."""
+    return _meld_commands_of(sort_cards(hand), meld_rules(rules))
 
 
 @lru_cache(maxsize=HANDS_KEPT)
-def _meld_candidates_of(hand: tuple[Card, ...], shape: MeldRules) -> tuple[tuple[Card, ...], ...]:
-    found: set[tuple[Card, ...]] = set()
+def _meld_commands_of(hand: tuple[Card, ...], shape: MeldRules) -> tuple[Meld, ...]:
+    found: dict[tuple[Card, ...], tuple[Meld, ...]] = {}
     for group in meld_groups(hand):
-        found.update(_group_candidates(group, shape))
+        # A subset in two groups (a card alone is in its rank's and its suit's) melds alike.
+        found.update(_group_melds(group, shape))
     position = {card: i for i, card in enumerate(hand)}
-    return tuple(sorted(found, key=lambda cards: (len(cards), [position[c] for c in cards])))
+    ordered = sorted(found, key=lambda cards: (len(cards), [position[c] for c in cards]))
+    return tuple(meld for cards in ordered for meld in found[cards])
 
 
 @lru_cache(maxsize=GROUPS_KEPT)
-def _group_candidates(members: tuple[Card, ...], shape: MeldRules) -> tuple[tuple[Card, ...], ...]:
-    """The subsets of one rank's or one suit's cards (with the jokers) that could be melds. A
-    draw or a meld changes one or two of a hand's groups: the others were asked about the turn
-    before, so they are kept apart from the hand's."""
-    return tuple(
-        cards for cards in _subsets(members, range(1, len(members) + 1)) if could_meld(cards, shape)
-    )
+def _group_melds(
+    members: tuple[Card, ...], shape: MeldRules
+) -> tuple[tuple[tuple[Card, ...], tuple[Meld, ...]], ...]:
+    """The subsets of one rank's or one suit's cards (with the jokers) that make melds, each with
+    its readings as commands. A draw or a meld changes one or two of a hand's groups: the others
+    were asked about the turn before, so they are kept apart from the hand's, readings and all
+    (most subsets, a card alone among them, make none: they are dropped here, once)."""
+    found = []
+    for cards in _subsets(members, range(1, len(members) + 1)):
+        if could_meld(cards, shape):
+            ways = solver_arrangements(cards, shape)
+            if ways:
+                found.append((cards, tuple(Meld(cards, _jokers_of(w.jokers, cards)) for w in ways)))
+    return tuple(found)
 
 
 def _joining_subsets(
@@ -636,8 +645,8 @@ def clear_cache() -> None:
     """Forget every meld found so far (the solver's and the candidates kept here): the next
     legal-move list is worked out from scratch, as when timing it."""
     solver_clear_cache()
-    _meld_candidates_of.cache_clear()
-    _group_candidates.cache_clear()
+    _meld_commands_of.cache_clear()
+    _group_melds.cache_clear()
     _joining.cache_clear()
     _thank_yous.cache_clear()
 
@@ -686,9 +695,7 @@ def _candidates(state: HoolaState, seat: int) -> Iterator[HoolaCommand]:
         yield from _thank_you_candidates(state, hand)
     elif state.phase is Phase.PLAY:
         shape = meld_rules(state.rules)
-        for cards in _meld_candidates(hand, state.rules):
-            for way in arrangements(cards, state.rules):
-                yield Meld(cards, _jokers_of(way.jokers, cards))
+        yield from _meld_commands(hand, state.rules)
         sevens = tuple(c for c in hand if rank(c) == SEVEN)
         for meld in state.melds:
             if meld.kind is MeldKind.LONE_SEVEN:
