@@ -10,6 +10,7 @@ them and adds what follows by the seeds (a reshuffle, the sit-out shuffle, the n
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations
 
@@ -613,18 +614,49 @@ def _joining_subsets(
     naturals = [c for c in meld if not is_joker(c)]
     if not naturals:
         return list(_joining(meld, hand, shape, smallest))
-    jokers = tuple(c for c in hand if is_joker(c))
+    index = _hand_index(hand)
     ranks = {rank(c) for c in naturals}
     suits = {suit(c) for c in naturals}
     found: set[tuple[Card, ...]] = set()
     if len(ranks) == 1:
-        same = tuple(c for c in hand if not is_joker(c) and rank(c) in ranks)
-        found.update(_joining(meld, same + jokers, shape, smallest))
+        (one_rank,) = ranks
+        same = index.by_rank.get(one_rank, ())
+        found.update(_joining(meld, same + index.jokers, shape, smallest))
     if len(suits) == 1:
-        same = tuple(c for c in hand if not is_joker(c) and suit(c) in suits)
-        found.update(_joining(meld, same + jokers, shape, smallest))
-    position = {card: i for i, card in enumerate(hand)}
+        (one_suit,) = suits
+        same = index.by_suit.get(one_suit, ())
+        found.update(_joining(meld, same + index.jokers, shape, smallest))
+    position = index.position
     return sorted(found, key=lambda cards: (len(cards), [position[c] for c in cards]))
+
+
+@dataclass(frozen=True)
+class _HandIndex:
+    """A hand's cards (in deck order) by rank and by suit, its jokers, and each card's place."""
+
+    jokers: tuple[Card, ...]
+    by_rank: dict[int, tuple[Card, ...]]
+    by_suit: dict[str, tuple[Card, ...]]
+    position: dict[Card, int]
+
+
+@lru_cache(maxsize=HANDS_KEPT)
+def _hand_index(hand: tuple[Card, ...]) -> _HandIndex:
+    """:func:`_joining_subsets` is asked about every table meld and the discard for one hand in
+    a list, and every list of a turn: the hand is sorted into ranks and suits once (never
+    changed after: the index is shared)."""
+    by_rank: dict[int, list[Card]] = {}
+    by_suit: dict[str, list[Card]] = {}
+    for card in hand:
+        if not is_joker(card):
+            by_rank.setdefault(rank(card), []).append(card)
+            by_suit.setdefault(suit(card), []).append(card)
+    return _HandIndex(
+        tuple(c for c in hand if is_joker(c)),
+        {r: tuple(cards) for r, cards in by_rank.items()},
+        {s: tuple(cards) for s, cards in by_suit.items()},
+        {card: i for i, card in enumerate(hand)},
+    )
 
 
 @lru_cache(maxsize=GROUPS_KEPT)
@@ -648,6 +680,7 @@ def clear_cache() -> None:
     _meld_commands_of.cache_clear()
     _group_melds.cache_clear()
     _joining.cache_clear()
+    _hand_index.cache_clear()
     _thank_yous.cache_clear()
 
 
