@@ -96,7 +96,7 @@ from croupier.engine.hoola.scoring import (
     table_settlement,
 )
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
-from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind, MeldRules, could_meld, meld_groups
+from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind, MeldRules, could_meld
 from croupier.engine.meld_solver import arrangements as solver_arrangements
 from croupier.engine.meld_solver import clear_cache as solver_clear_cache
 from croupier.engine.settlement import Factor
@@ -577,10 +577,11 @@ def _meld_commands(hand: tuple[Card, ...], rules: HoolaRules) -> tuple[Meld, ...
 @lru_cache(maxsize=HANDS_KEPT)
 def _meld_commands_of(hand: tuple[Card, ...], shape: MeldRules) -> tuple[Meld, ...]:
     found: dict[tuple[Card, ...], tuple[Meld, ...]] = {}
-    for group in meld_groups(hand):
+    index = _hand_index(hand)
+    for group in index.groups():
         # A subset in two groups (a card alone is in its rank's and its suit's) melds alike.
         found.update(_group_melds(group, shape))
-    position = {card: i for i, card in enumerate(hand)}
+    position = index.position
     ordered = sorted(found, key=lambda cards: (len(cards), [position[c] for c in cards]))
     return tuple(meld for cards in ordered for meld in found[cards])
 
@@ -639,12 +640,20 @@ class _HandIndex:
     by_suit: dict[str, tuple[Card, ...]]
     position: dict[Card, int]
 
+    def groups(self) -> list[tuple[Card, ...]]:
+        """The hand's :func:`meld_groups` (each rank's cards, then each suit's, each with every
+        joker), from the index rather than from the hand again."""
+        return [
+            *(self.by_rank[r] + self.jokers for r in sorted(self.by_rank)),
+            *(self.by_suit[s] + self.jokers for s in sorted(self.by_suit)),
+        ]
+
 
 @lru_cache(maxsize=HANDS_KEPT)
 def _hand_index(hand: tuple[Card, ...]) -> _HandIndex:
-    """:func:`_joining_subsets` is asked about every table meld and the discard for one hand in
-    a list, and every list of a turn: the hand is sorted into ranks and suits once (never
-    changed after: the index is shared)."""
+    """A hand's new melds, and :func:`_joining_subsets` for every table meld and the discard, are
+    worked out for one hand in a list, and in every list of a turn: the hand is sorted into ranks
+    and suits once (never changed after: the index is shared)."""
     by_rank: dict[int, list[Card]] = {}
     by_suit: dict[str, list[Card]] = {}
     for card in hand:
