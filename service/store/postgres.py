@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -45,6 +46,8 @@ HEADS_KEPT = 10_000
 #: Connections of a process's appends on its event loop at most (one append's each while its
 #: statement is out), beside the pool of its threads: as many as that pool's.
 LOOP_CONNECTIONS = 10
+#: How long appends on the event loop leave new connections alone after one was refused.
+CONNECT_AGAIN_S = 1.0
 #: How long a lost LISTEN connection waits before it connects again.
 LISTEN_RETRY_S = 1.0
 #: ``croupier_append``'s answer when it appended (anything else: it wrote nothing).
@@ -353,7 +356,8 @@ class PostgresEventStore(SqlEventStore):
     def listen(self, listener: AppendListener) -> None:
         """One LISTEN connection per process, fanned out to every listener (the application's
         notifier wakes the streams of the game named)."""
-        self._listeners.append(listener)
+        if listener not in self._listeners:
+            self._listeners.append(listener)
         if self._listener is None:
             self._listener = threading.Thread(target=self._listen, name="pg-listen", daemon=True)
             self._listener.start()
@@ -362,7 +366,8 @@ class PostgresEventStore(SqlEventStore):
         return self._listening.wait(timeout)
 
     def listen_on_loop(self, listener: AppendListener) -> PostgresLoopListener:
-        self._listeners.append(listener)
+        if listener not in self._listeners:  # once, however many times the application starts
+            self._listeners.append(listener)
         return PostgresLoopListener(self)
 
     def _listen(self) -> None:
@@ -388,7 +393,11 @@ class PostgresEventStore(SqlEventStore):
         if self._heard_own(notice):
             return None
         game_id, _, version = notice.partition(" ")
-        return game_id, int(version or 0)
+        try:
+            return game_id, int(version or 0)
+        except ValueError:  # not a notice of ours (someone's NOTIFY on the channel): passed over
+            log.warning("a notice on the appends' channel that is not an append's", notice=notice)
+            return None
 
     def close(self) -> None:
         self._closed.set()
@@ -409,38 +418,52 @@ class PostgresLoopAppender(LoopAppender):
         # holds up no other game's. Made on the loop as appends need them, up to the most; idle
         # ones wait here, a broken one is dropped. (psycopg_pool's async pool does this too, at
         # about 0.05 ms of CPU per append, half of what the loop saves.)
-        self._idle: asyncio.Queue[psycopg.AsyncConnection[Any]] = asyncio.Queue()
-        self._made = 0
+        self._idle: list[psycopg.AsyncConnection[Any]] = []
+        # Room for a connection each: taken before one is had, given back with it, whether it
+        # goes back idle or is dropped (so an append waiting for room goes on as soon as there is).
+        self._room = asyncio.Semaphore(LOOP_CONNECTIONS)
+        # After the database refused a new connection (its limit reached, or it is down), none is
+        # tried again before this: meanwhile, with none idle, the store's threads append.
+        self._connect_again_at = 0.0
         self._closed = False
 
-    async def _take(self) -> psycopg.AsyncConnection[Any]:
-        while True:
-            try:
-                conn = self._idle.get_nowait()
-            except asyncio.QueueEmpty:
-                if self._made >= LOOP_CONNECTIONS:
-                    conn = await self._idle.get()  # every one is out: the first back
-                else:
-                    self._made += 1
-                    try:
-                        # Only ever one statement, its own transaction: no BEGIN, no COMMIT.
-                        return await psycopg.AsyncConnection.connect(
-                            self._store.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
-                        )
-                    except BaseException:
-                        self._made -= 1
-                        raise
-            if not conn.broken and not conn.closed:
-                return conn
-            self._made -= 1  # broken while idle (the database restarted): made anew
-            await conn.close()
+    async def _take(self) -> psycopg.AsyncConnection[Any] | None:
+        """A connection of the append's own, or ``None``: none to be had now."""
+        await self._room.acquire()
+        try:
+            while self._idle:
+                conn = self._idle.pop()
+                if not conn.broken and not conn.closed:
+                    return conn
+                await conn.close()  # broken while idle (the database restarted): made anew
+            if time.monotonic() >= self._connect_again_at:
+                try:
+                    # Only ever one statement, its own transaction: no BEGIN, no COMMIT.
+                    return await psycopg.AsyncConnection.connect(
+                        self._store.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
+                    )
+                except psycopg.OperationalError as error:
+                    self._connect_again_at = time.monotonic() + CONNECT_AGAIN_S
+                    log.warning(
+                        "appends on the event loop could not connect: the store's threads "
+                        "make them for a while",
+                        error=str(error).strip(),
+                        again_in_s=CONNECT_AGAIN_S,
+                    )
+        except BaseException:
+            self._room.release()
+            raise
+        self._room.release()
+        return None
 
     async def _give_back(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        if conn.broken or conn.closed or self._closed:
-            self._made -= 1
-            await conn.close()
-        else:
-            self._idle.put_nowait(conn)
+        try:
+            if conn.broken or conn.closed or self._closed:
+                await conn.close()
+            else:
+                self._idle.append(conn)
+        finally:
+            self._room.release()
 
     async def append(
         self,
@@ -466,6 +489,8 @@ class PostgresLoopAppender(LoopAppender):
         outcome = None
         try:
             conn = await self._take()
+            if conn is None:
+                return None  # nothing sent: the store's own append makes it
             try:
                 row = await (await conn.execute(statement, params)).fetchone()
             finally:
@@ -483,9 +508,8 @@ class PostgresLoopAppender(LoopAppender):
 
     async def close(self) -> None:
         self._closed = True  # those still out are closed as they come back
-        while not self._idle.empty():
-            self._made -= 1
-            await self._idle.get_nowait().close()
+        while self._idle:
+            await self._idle.pop().close()
 
 
 class PostgresLoopListener(LoopListener):
@@ -510,8 +534,13 @@ class PostgresLoopListener(LoopListener):
                         async for note in conn.notifies():
                             if (heard := store._heard(note.payload)) is not None:
                                 listener(*heard)
-                except psycopg.Error:
+                except psycopg.Error as error:
                     store._listening.clear()
+                    log.warning(
+                        "listening for other processes' appends: connection lost, again soon",
+                        error=str(error).strip(),
+                        again_in_s=LISTEN_RETRY_S,
+                    )
                     await asyncio.sleep(LISTEN_RETRY_S)
         finally:
             store._listening.clear()

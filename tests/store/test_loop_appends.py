@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry
 from croupier.app.runner import AsyncLog
 from croupier.log import CommandResult, GameRecord, NewEvent, VersionConflict, key_of, verify_chain
 from croupier.service.metrics import Metrics
+from croupier.service.store import postgres
 from croupier.service.store.observed import ObservedStore
 from croupier.service.store.postgres import (
     LOOP_CONNECTIONS,
@@ -145,7 +146,7 @@ def test_a_connection_lost_under_an_append_is_answered_the_store_s_way_and_made_
             results = [await log.append(game_id, 1, [NewEvent("A", b"a")], "a", 0, 2, False, b"")]
             appender = log._on_loop
             assert isinstance(appender, PostgresLoopAppender)
-            backends = [c.info.backend_pid for c in appender._idle._queue]  # type: ignore[attr-defined]
+            backends = [c.info.backend_pid for c in appender._idle]
             assert backends
             with psycopg.connect(postgres_url, autocommit=True) as admin:
                 for pid in backends:
@@ -205,12 +206,95 @@ def test_an_append_waiting_for_its_game_holds_up_no_other_game(
     assert store.game(locked).version == 2
 
 
+def test_appends_waiting_for_a_connection_go_on_when_those_out_are_lost(
+    store: PostgresEventStore, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every connection is out, on appends waiting for their games' rows; one more append waits
+    for a connection. The database drops the connections out (a restart): their appends go the
+    store's way, and the one waiting gets a new connection at once, with the rows still held."""
+    monkeypatch.setattr(postgres, "LOOP_CONNECTIONS", 2)
+    locked = [_game(store) for _ in range(2)]
+    free = _game(store)
+
+    async def scenario() -> tuple[bool, int]:
+        log = AsyncLog(store)
+        holder = await psycopg.AsyncConnection.connect(postgres_url)
+        try:
+            for game_id in locked:
+                await holder.execute(
+                    "SELECT 1 FROM games WHERE game_id = %s FOR UPDATE", (game_id,)
+                )
+            waiting = [
+                asyncio.create_task(
+                    log.append(game_id, 1, [NewEvent("A", b"a")], f"w{i}", 0, 2, False, b"")
+                )
+                for i, game_id in enumerate(locked)
+            ]
+            await asyncio.sleep(0.3)  # both statements out, waiting for their rows
+            queued = asyncio.create_task(
+                log.append(free, 1, [NewEvent("B", b"b")], "queued", 0, 3, False, b"")
+            )
+            await asyncio.sleep(0.2)
+            assert not queued.done()  # no connection for it
+            with psycopg.connect(postgres_url, autocommit=True) as admin:
+                admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE query LIKE 'SELECT croupier_append%%' AND state = 'active'"
+                )
+            made = await asyncio.wait_for(queued, 5)  # the rows are still held
+            still_waiting = not any(task.done() for task in waiting)
+            await holder.rollback()
+            await asyncio.wait_for(asyncio.gather(*waiting), 10)
+            return still_waiting, made.last_version
+        finally:
+            await holder.close()
+            await log.aclose()
+
+    still_waiting, version = asyncio.run(scenario())
+    assert still_waiting and version == 2
+    assert [store.game(g).version for g in locked] == [2, 2]
+
+
+def test_a_refused_connection_leaves_the_appends_to_the_threads_for_a_while(
+    store: PostgresEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database refuses new connections (its limit reached): the appends are made the
+    store's way, and the loop does not ask for a connection again at every append."""
+    game_id = _game(store)
+    tries: list[str] = []
+
+    async def refused(*args: Any, **kwargs: Any) -> Any:
+        tries.append("connect")
+        raise psycopg.OperationalError("sorry, too many clients already")
+
+    monkeypatch.setattr(psycopg.AsyncConnection, "connect", refused)
+
+    async def scenario() -> list[CommandResult]:
+        log = AsyncLog(store)
+        try:
+            results, version = [], 1
+            for i in range(5):
+                made = await log.append(
+                    game_id, version, [NewEvent("A", b"a")], f"c{i}", 0, 2 + i, False, b""
+                )
+                results.append(made)
+                version = made.last_version
+            return results
+        finally:
+            await log.aclose()
+
+    results = asyncio.run(scenario())
+    assert [r.last_version for r in results] == [2, 3, 4, 5, 6]
+    assert tries == ["connect"]  # once, then left alone for a while
+
+
 def test_other_processes_appends_are_heard_on_the_loop_and_its_own_are_not(
     store: PostgresEventStore, postgres_url: str
 ) -> None:
     """The application listens on its event loop (no thread of the store's): another store's
     append is told to the loop's listener, on the loop's thread; the process's own appends,
-    which it told of as it made them, are passed over."""
+    which it told of as it made them, are passed over, and so is a notice on the channel that
+    is not an append's (someone's NOTIFY), without ending the listening."""
     mine, theirs = _game(store), _game(store)
     heard: list[tuple[str, int, str]] = []
 
@@ -231,6 +315,8 @@ def test_other_processes_appends_are_heard_on_the_loop_and_its_own_are_not(
                 while not store.wait_listening(0):
                     await asyncio.sleep(0.01)
             await log.append(mine, 1, [NewEvent("A", b"a")], "mine", 0, 2, False, b"")
+            with psycopg.connect(postgres_url, autocommit=True) as admin:  # not an append's
+                admin.execute("NOTIFY croupier_events, 'not an append'")
             other.append(theirs, 1, [NewEvent("A", b"a")], "theirs", 0, 2)
             async with asyncio.timeout(10):
                 while not heard:
