@@ -96,7 +96,14 @@ from croupier.engine.hoola.scoring import (
     table_settlement,
 )
 from croupier.engine.hoola.state import HoolaState, Phase, evolve, may_reshuffle
-from croupier.engine.meld_solver import SEVEN, JokerAs, MeldKind, MeldRules, could_meld
+from croupier.engine.meld_solver import (
+    SEVEN,
+    JokerAs,
+    MeldKind,
+    MeldRules,
+    could_meld,
+    sorted_out,
+)
 from croupier.engine.meld_solver import arrangements as solver_arrangements
 from croupier.engine.meld_solver import clear_cache as solver_clear_cache
 from croupier.engine.settlement import Factor
@@ -654,18 +661,8 @@ def _hand_index(hand: tuple[Card, ...]) -> _HandIndex:
     """A hand's new melds, and :func:`_joining_subsets` for every table meld and the discard, are
     worked out for one hand in a list, and in every list of a turn: the hand is sorted into ranks
     and suits once (never changed after: the index is shared)."""
-    by_rank: dict[int, list[Card]] = {}
-    by_suit: dict[str, list[Card]] = {}
-    for card in hand:
-        if not is_joker(card):
-            by_rank.setdefault(rank(card), []).append(card)
-            by_suit.setdefault(suit(card), []).append(card)
-    return _HandIndex(
-        tuple(c for c in hand if is_joker(c)),
-        {r: tuple(cards) for r, cards in by_rank.items()},
-        {s: tuple(cards) for s, cards in by_suit.items()},
-        {card: i for i, card in enumerate(hand)},
-    )
+    jokers, by_rank, by_suit = sorted_out(hand)
+    return _HandIndex(jokers, by_rank, by_suit, {card: i for i, card in enumerate(hand)})
 
 
 @lru_cache(maxsize=GROUPS_KEPT)
