@@ -636,22 +636,18 @@ class Croupier:
     ) -> service_pb2.GameEvent:
         """A stored event as ``seat`` may see it: complete once the game is over. Worked out once
         per event and seat, however many streams watch (the copies are only ever serialized)."""
-        key = (stored.game_id, stored.version, seat, finished)
-        known = self.presented.get(key)
-        if known is None:
-            known = self._presented(binding, stored, seat, finished)
-            self.presented.put(key, known)
-        return known
+        return self.presented.get_or_make(
+            (stored.game_id, stored.version, seat, finished),
+            lambda: self._presented(binding, stored, seat, finished),
+        )
 
     def _presented(
         self, binding: GameBinding, stored: StoredEvent, seat: int | None, finished: bool
     ) -> service_pb2.GameEvent:
-        key = (stored.game_id, stored.version)
-        decoded = self.decoded.get(key)
-        if decoded is None:
-            decoded = (_decode(binding, stored), complete_event(stored))
-            self.decoded.put(key, decoded)
-        engine_event, complete = decoded  # the complete copy is shared: only ever serialized
+        engine_event, complete = self.decoded.get_or_make(
+            (stored.game_id, stored.version),
+            lambda: (_decode(binding, stored), complete_event(stored)),
+        )  # the complete copy is shared: only ever serialized
         if not finished and engine_event is not None:
             shown = binding.game.redact(engine_event, seat)
             if shown != engine_event:
@@ -948,21 +944,20 @@ class Croupier:
         self, folded: Folded, state: Any, version: int | None, seat: int
     ) -> list[service_pb2.LegalMove]:
         """The seat's legal moves with labels (remembered for ``version`` when it is given)."""
-        key = (folded.record.game_id, version, seat)
-        if version is not None:
-            known = self.moves_memo.get(key)
-            if known is not None:
-                return known
         binding, game = folded.binding, folded.binding.game
-        moves = []
-        for command in game.legal_commands(state, seat):
-            move = service_pb2.LegalMove(label=game.label(state, command))
-            # Filled in place: a Command given to the constructor would be copied in.
-            binding.fill_command(move.command, command)
-            moves.append(move)
-        if version is not None:
-            self.moves_memo.put(key, moves)
-        return moves
+
+        def listed() -> list[service_pb2.LegalMove]:
+            moves = []
+            for command in game.legal_commands(state, seat):
+                move = service_pb2.LegalMove(label=game.label(state, command))
+                # Filled in place: a Command given to the constructor would be copied in.
+                binding.fill_command(move.command, command)
+                moves.append(move)
+            return moves
+
+        if version is None:
+            return listed()
+        return self.moves_memo.get_or_make((folded.record.game_id, version, seat), listed)
 
     def _seats_to_act(
         self, folded: Folded, state: Any, version: int | None
@@ -970,12 +965,9 @@ class Croupier:
         """:meth:`_to_act`, remembered for ``version`` when it is given: the same for every seat."""
         if version is None:
             return self._to_act(folded, state)
-        key = (folded.record.game_id, version)
-        known = self.to_act_memo.get(key)
-        if known is None:
-            known = self._to_act(folded, state)
-            self.to_act_memo.put(key, known)
-        return known
+        return self.to_act_memo.get_or_make(
+            (folded.record.game_id, version), lambda: self._to_act(folded, state)
+        )
 
     @staticmethod
     def _to_act(folded: Folded, state: Any) -> list[service_pb2.SeatToAct]:

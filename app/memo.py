@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -20,6 +21,14 @@ class Memo(Generic[K, V]):
         item = self._items.get(key)
         if item is not None:
             self._items.move_to_end(key)
+        return item
+
+    def get_or_make(self, key: K, make: Callable[[], V]) -> V:
+        """The entry, made by ``make`` and kept if there is none."""
+        item = self.get(key)
+        if item is None:
+            item = make()
+            self.put(key, item)
         return item
 
     def peek(self, key: K) -> V | None:
