@@ -66,16 +66,10 @@ POLL_FAILED_WAIT_S = 1.0
 log = structlog.get_logger("croupier.app")
 
 
-def _told(late: Callable[[T], None], done: asyncio.Future[T]) -> None:
-    """A thread's work whose caller had gone, now done: its result to ``late`` (a failure is
-    nobody's to hear: nothing was made)."""
-    if not done.cancelled() and done.exception() is None:
-        late(done.result())
-
-
-def _told_if_made(late: Callable[[T], None] | None, done: asyncio.Future[T | None]) -> None:
-    """The loop's work whose caller had gone, now done: what it made to ``late`` (``None``:
-    nothing was made, and nobody waits to make it the other way)."""
+def _told(late: Callable[[T], None] | None, done: asyncio.Future[T | None]) -> None:
+    """An append whose caller had gone, now done (on a thread, or sent from the loop): what it
+    made to ``late``. ``None`` made nothing (the loop left it to the store's own append, and
+    nobody waits to make it now); nor did a failure, which is logged, as nobody else hears it."""
     if done.cancelled():
         return
     if (error := done.exception()) is not None:
@@ -339,7 +333,7 @@ class AsyncLog:
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
-            task.add_done_callback(functools.partial(_told_if_made, late))
+            task.add_done_callback(functools.partial(_told, late))
             raise
 
     async def record_rejection(
