@@ -187,15 +187,9 @@ def to_proto(record: Any, message_cls: type[M]) -> M:
     return fill(message_cls(), record)
 
 
-def oneof_to_proto(record: Any, message_cls: type[Message]) -> Message:
-    """A union member (``ThankYou(...)``) into the message whose oneof holds it."""
-    return oneof_fill(message_cls(), record)
-
-
 def oneof_fill(msg: M, record: Any) -> M:
     """A union member (``ThankYou(...)``) written into ``msg``'s oneof, in place; returns ``msg``.
-    Filling a message where it will stay spares the copy that :func:`oneof_to_proto` costs a
-    caller who puts the result inside another message."""
+    Filled where it stays: a message built apart and copied into another costs a copy."""
     fill(getattr(msg, snake(type(record).__name__)), record)
     return msg
 
