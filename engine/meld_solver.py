@@ -301,18 +301,28 @@ def meld_groups(cards: Iterable[Card]) -> list[tuple[Card, ...]]:
     rank's, then each suit's (ranks and suits in order, the cards as given), each with every
     joker. Legal-move lists try subsets of each group, and keep each group's answers: a draw or a
     meld changes one or two of a hand's groups."""
-    jokers, by_rank, by_suit = sorted_out(cards)
-    return [
-        *(by_rank[r] + jokers for r in sorted(by_rank)),
-        *(by_suit[s] + jokers for s in sorted(by_suit)),
-    ]
+    return sorted_out(cards).groups()
 
 
-def sorted_out(
-    cards: Iterable[Card],
-) -> tuple[tuple[Card, ...], dict[int, tuple[Card, ...]], dict[str, tuple[Card, ...]]]:
-    """The cards' jokers, and their natural cards by rank and by suit (each as given, in order):
-    what a meld's natural cards share."""
+@dataclass(frozen=True)
+class SortedOut:
+    """Cards' jokers, and their natural cards by rank and by suit (each as given, in order): what
+    a meld's natural cards share."""
+
+    jokers: tuple[Card, ...]
+    by_rank: dict[int, tuple[Card, ...]]
+    by_suit: dict[str, tuple[Card, ...]]
+
+    def groups(self) -> list[tuple[Card, ...]]:
+        """:func:`meld_groups`: each rank's cards, then each suit's, each with every joker."""
+        return [
+            *(self.by_rank[r] + self.jokers for r in sorted(self.by_rank)),
+            *(self.by_suit[s] + self.jokers for s in sorted(self.by_suit)),
+        ]
+
+
+def sorted_out(cards: Iterable[Card]) -> SortedOut:
+    """The cards' jokers and natural cards, by rank and by suit (:class:`SortedOut`)."""
     cards = tuple(cards)
     by_rank: dict[int, list[Card]] = {}
     by_suit: dict[str, list[Card]] = {}
@@ -320,7 +330,7 @@ def sorted_out(
         if not is_joker(card):
             by_rank.setdefault(rank(card), []).append(card)
             by_suit.setdefault(suit(card), []).append(card)
-    return (
+    return SortedOut(
         tuple(c for c in cards if is_joker(c)),
         {r: tuple(same) for r, same in by_rank.items()},
         {s: tuple(same) for s, same in by_suit.items()},

@@ -101,6 +101,7 @@ from croupier.engine.meld_solver import (
     JokerAs,
     MeldKind,
     MeldRules,
+    SortedOut,
     could_meld,
     sorted_out,
 )
@@ -639,21 +640,10 @@ def _joining_subsets(
 
 
 @dataclass(frozen=True)
-class _HandIndex:
+class _HandIndex(SortedOut):
     """A hand's cards (in deck order) by rank and by suit, its jokers, and each card's place."""
 
-    jokers: tuple[Card, ...]
-    by_rank: dict[int, tuple[Card, ...]]
-    by_suit: dict[str, tuple[Card, ...]]
     position: dict[Card, int]
-
-    def groups(self) -> list[tuple[Card, ...]]:
-        """The hand's :func:`meld_groups` (each rank's cards, then each suit's, each with every
-        joker), from the index rather than from the hand again."""
-        return [
-            *(self.by_rank[r] + self.jokers for r in sorted(self.by_rank)),
-            *(self.by_suit[s] + self.jokers for s in sorted(self.by_suit)),
-        ]
 
 
 @lru_cache(maxsize=HANDS_KEPT)
@@ -661,8 +651,10 @@ def _hand_index(hand: tuple[Card, ...]) -> _HandIndex:
     """A hand's new melds, and :func:`_joining_subsets` for every table meld and the discard, are
     worked out for one hand in a list, and in every list of a turn: the hand is sorted into ranks
     and suits once (never changed after: the index is shared)."""
-    jokers, by_rank, by_suit = sorted_out(hand)
-    return _HandIndex(jokers, by_rank, by_suit, {card: i for i, card in enumerate(hand)})
+    found = sorted_out(hand)
+    return _HandIndex(
+        found.jokers, found.by_rank, found.by_suit, {card: i for i, card in enumerate(hand)}
+    )
 
 
 @lru_cache(maxsize=GROUPS_KEPT)
