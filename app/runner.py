@@ -62,6 +62,8 @@ BUSY_RETRY_MAX_S = 0.005
 BUSY_RETRY_FOR_S = 5.0
 # After a failed look for other processes' appends, the next waits this long.
 POLL_FAILED_WAIT_S = 1.0
+# How long closing waits for the store's threads to finish the work under way (one call each).
+CLOSE_JOIN_S = 10.0
 
 log = structlog.get_logger("croupier.app")
 
@@ -136,6 +138,14 @@ class Pool:
                     future.cancel()
         for _ in self._threads:
             self._queue.put((Rank.STOP, next(self._order), None, None))
+
+    def join(self, timeout: float) -> bool:
+        """After :meth:`shutdown`, wait up to ``timeout`` seconds for the threads to end:
+        whether they all did."""
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(thread.is_alive() for thread in self._threads)
 
 
 class AsyncLog:
@@ -420,6 +430,14 @@ class AsyncLog:
         if self._on_loop is not None:
             await self._on_loop.close()
         self.close()
+        # Returns once the threads' work under way is done, so that the store may be closed
+        # next: SQLite's driver crashes the process when a connection is closed under a
+        # thread's statement (the sweeper's look at the next deadline, a read).
+        pools = {self._reads, self._writes}
+        if not await asyncio.to_thread(lambda: all(pool.join(CLOSE_JOIN_S) for pool in pools)):
+            log.warning(
+                "the store's threads were still at work when it closed", waited_s=CLOSE_JOIN_S
+            )
 
     def close(self) -> None:
         """Stop the workers (the store itself is closed by whoever opened it); the loop's

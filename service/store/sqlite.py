@@ -57,12 +57,16 @@ class SqliteEventStore(SqlEventStore):
         self.url = f"sqlite:///{self.path}"
         self.migrations_applied = apply_migrations(self.url, "sqlite", migration_lock(self.path))
         self._open()
-        self._connection().execute("PRAGMA journal_mode=WAL")
+        with self._connection() as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
 
     def _open(self) -> None:
         """No connection yet (one per thread, when first used), no listener, no view."""
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        # Each connection with the lock its thread holds while it uses it: close() takes each
+        # lock before it closes the connection. (The sqlite3 module crashes the process when a
+        # connection is closed under another thread's statement.)
+        self._connections: list[tuple[sqlite3.Connection, threading.Lock]] = []
         self._lock = threading.Lock()
         self._listeners: list[AppendListener] = []
         self._poller: threading.Thread | None = None
@@ -77,8 +81,11 @@ class SqliteEventStore(SqlEventStore):
         "foreign_keys=ON",
     )
 
-    def _connection(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
+    def _held(self) -> tuple[sqlite3.Connection, threading.Lock]:
+        """This thread's connection (opened when first used) and the lock it holds while it uses
+        it; once the store is closed, an error."""
+        local = self._local
+        conn: sqlite3.Connection | None = getattr(local, "conn", None)
         if conn is None:
             # One connection per thread; autocommit mode so that BEGIN is ours to issue.
             conn = sqlite3.connect(
@@ -89,10 +96,22 @@ class SqliteEventStore(SqlEventStore):
             )
             for pragma in self._pragmas:
                 conn.execute(f"PRAGMA {pragma}")
-            self._local.conn = conn
+            in_use = threading.Lock()
             with self._lock:
-                self._connections.append(conn)
-        return conn
+                if self._closed.is_set():
+                    conn.close()
+                    raise sqlite3.ProgrammingError("the store is closed")
+                self._connections.append((conn, in_use))
+            local.conn, local.in_use = conn, in_use
+        return conn, local.in_use
+
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection, held until the block ends: the store is not closed under it
+        meanwhile (closed while this thread waited, the sqlite3 module's own error follows)."""
+        conn, in_use = self._held()
+        with in_use:
+            yield conn
 
     def without_waiting(self) -> SqliteEventStore:
         with self._lock:
@@ -106,31 +125,33 @@ class SqliteEventStore(SqlEventStore):
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
-        conn = self._connection()
-        cur = conn.cursor()
-        try:
-            cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        except sqlite3.OperationalError as error:
-            cur.close()
-            if self._answers_busy and _busy(error):
-                raise StoreBusy(str(error)) from None
-            raise
-        try:
-            yield cur
-        except sqlite3.OperationalError as error:
-            cur.execute("ROLLBACK")
-            # A read takes its lock at its first statement: busy there, it has done nothing. A
-            # write holds the lock from BEGIN IMMEDIATE on: busy past it, the database fails.
-            if self._answers_busy and not write and _busy(error):
-                raise StoreBusy(str(error)) from None
-            raise
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        else:
-            cur.execute("COMMIT")
-        finally:
-            cur.close()
+        conn, in_use = self._held()
+        with in_use:  # the store is not closed under it (as _connection(), inlined: hot path)
+            cur = conn.cursor()
+            try:
+                cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            except sqlite3.OperationalError as error:
+                cur.close()
+                if self._answers_busy and _busy(error):
+                    raise StoreBusy(str(error)) from None
+                raise
+            try:
+                yield cur
+            except sqlite3.OperationalError as error:
+                cur.execute("ROLLBACK")
+                # A read takes its lock at its first statement: busy there, it has done
+                # nothing. A write holds the lock from BEGIN IMMEDIATE on: busy past it, the
+                # database fails.
+                if self._answers_busy and not write and _busy(error):
+                    raise StoreBusy(str(error)) from None
+                raise
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            else:
+                cur.execute("COMMIT")
+            finally:
+                cur.close()
 
     def listen(self, listener: AppendListener) -> None:
         """Hear appends by other processes on the same file (``serve --workers``) and by this
@@ -163,10 +184,10 @@ class SqliteEventStore(SqlEventStore):
         if self._poller is not None:
             self._poller.join(timeout=5)
         with self._lock:
-            for conn in self._connections:
+            connections, self._connections = self._connections, []
+        for conn, in_use in connections:
+            with in_use:  # a statement under way ends first
                 conn.close()
-            self._connections.clear()
-        self._local = threading.local()
 
 
 class _Changes:
@@ -239,12 +260,14 @@ class _AtOnce(SqliteEventStore):
         is two small reads (the counter, the newest rowid), and the loop's own appends (already
         told) are not read again. A listener thread took the interpreter lock a hundred times a
         second and heard every one of them: about a tenth of the server's CPU."""
-        changes = _Changes(self._connection())
+        with self._connection() as conn:
+            changes = _Changes(conn)
         self._store._listening.set()
 
         def poll() -> list[tuple[str, int]]:
             try:
-                return changes.since(own_too=False)
+                with self._connection():  # the loop's, which ``changes`` reads
+                    return changes.since(own_too=False)
             except sqlite3.OperationalError as error:
                 if _busy(error):
                     return []  # another writer is checkpointing: the next look will tell

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 import uuid
@@ -281,8 +284,8 @@ def test_a_read_busy_at_its_first_statement_did_nothing_a_write_busy_past_begin_
     statement after it is the database failing, not a call to make again."""
     game_id = _game(store)
     view = store.without_waiting()
-    real = view._connection()
-    view._connection = lambda: _Connection(real)  # type: ignore[method-assign,assignment,return-value]
+    real, in_use = view._held()
+    view._held = lambda: (_Connection(real), in_use)  # type: ignore[method-assign,assignment,return-value]
     with pytest.raises(StoreBusy):
         view.read(game_id)
     with pytest.raises(sqlite3.OperationalError):
@@ -295,7 +298,8 @@ def test_closing_the_store_closes_the_loops_connections(tmp_path: Path) -> None:
     game_id = _game(store)
     view = store.without_waiting()
     view.read(game_id)
-    conn = view._connection()
+    with view._connection() as conn:
+        pass
     store.close()
     with pytest.raises(sqlite3.ProgrammingError):  # closed
         conn.execute("SELECT 1")
@@ -381,3 +385,76 @@ def test_a_look_that_fails_is_made_again_in_full(store: SqliteEventStore) -> Non
         changes.since(own_too=False)
     assert changes.since(own_too=False) == [(game_id, 2)]
     conn.close()
+
+
+def test_closing_the_store_while_threads_use_it_ends_their_calls_with_an_error_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    """The sqlite3 module crashes the process when a connection is closed under another
+    thread's statement: a store closed while its threads are busy (a server shutting down while
+    a read or the sweeper's look is under way) waits for each statement, and later calls fail
+    with an error. In a child process, so that a crash fails this test, not the run."""
+    script = textwrap.dedent(
+        f"""
+        import sqlite3, threading, time
+        from croupier.service.store.sqlite import SqliteEventStore
+
+        store = SqliteEventStore({str(tmp_path / "events.sqlite3")!r})
+        for attempt in range(5):
+            stop, errors = threading.Event(), []
+
+            def work():
+                while not stop.is_set():
+                    try:
+                        store.next_due()
+                    except sqlite3.ProgrammingError as error:
+                        errors.append(error)
+
+            threads = [threading.Thread(target=work) for _ in range(3)]
+            for thread in threads:
+                thread.start()
+            time.sleep(0.01)
+            store.close()
+            time.sleep(0.01)
+            stop.set()
+            for thread in threads:
+                thread.join()
+            assert errors, "calls after close must fail"
+            store = SqliteEventStore(store.path)
+        print("closed five times under use")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "closed five times under use" in done.stdout
+
+
+def test_closing_the_log_waits_for_its_threads_work_under_way(
+    store: SqliteEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``AsyncLog.aclose`` (a server's shutdown) returns once the store's threads are done with
+    the calls under way, so that whoever opened the store may close it next."""
+    started, finished = threading.Event(), threading.Event()
+    next_due = store.next_due
+
+    def slow_next_due() -> int | None:
+        started.set()
+        time.sleep(0.2)
+        try:
+            return next_due()
+        finally:
+            finished.set()
+
+    monkeypatch.setattr(store, "next_due", slow_next_due)
+
+    async def scenario() -> bool:
+        log = AsyncLog(store)
+        look = asyncio.ensure_future(log.next_due())
+        await asyncio.to_thread(started.wait, 5)
+        look.cancel()  # its caller gone (the sweeper stopped): the thread goes on all the same
+        await log.aclose()
+        return finished.is_set()
+
+    assert asyncio.run(scenario())
