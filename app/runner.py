@@ -434,7 +434,13 @@ class AsyncLog:
         # next: SQLite's driver crashes the process when a connection is closed under a
         # thread's statement (the sweeper's look at the next deadline, a read).
         pools = {self._reads, self._writes}
-        if not await asyncio.to_thread(lambda: all(pool.join(CLOSE_JOIN_S) for pool in pools)):
+
+        def join() -> bool:  # every pool, one deadline for all
+            deadline = time.monotonic() + CLOSE_JOIN_S
+            ended = [pool.join(max(0.0, deadline - time.monotonic())) for pool in pools]
+            return all(ended)  # each pool waited for, even after one did not end
+
+        if not await asyncio.to_thread(join):
             log.warning(
                 "the store's threads were still at work when it closed", waited_s=CLOSE_JOIN_S
             )

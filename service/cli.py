@@ -296,66 +296,66 @@ def serve(
             tracer_provider=tracer_provider,
             listeners=listeners,
         )
-        await serving.start()
-        # The HTTP listener: the same core on the same loop (service/http.py).
-        listener = None
-        http_url = "off"
-        games = Lobby(serving.core) if lobby and http is not None else None
-        if http is not None:
-            # At /: the web client, its timeline pages and (--lobby) the lobby (service/web.py).
-            root = web_app(serving.core, web_root or default_web_root(), games)
-            listener = HttpListener(
-                create_http_app(
-                    serving.core,
-                    cors_origins=parse_origins(cors_origins),
-                    # Prometheus scrapes the HTTP listener too (every worker's counts).
-                    mounts={"/metrics": metrics.asgi_app()},
-                    root=root,
-                ),
-                http,
-                reuse_port=worker,
-                grace_s=shutdown_grace,
-            )
-            try:
+        # Whatever ends the serving (a signal, a failure on the way up or down), the core is
+        # closed before the store is: its threads' calls under way end first.
+        try:
+            await serving.start()
+            # The HTTP listener: the same core on the same loop (service/http.py).
+            listener = None
+            http_url = "off"
+            games = Lobby(serving.core) if lobby and http is not None else None
+            if http is not None:
+                # At /: the web client, its timeline pages and (--lobby) the lobby (service/web.py).
+                root = web_app(serving.core, web_root or default_web_root(), games)
+                listener = HttpListener(
+                    create_http_app(
+                        serving.core,
+                        cors_origins=parse_origins(cors_origins),
+                        # Prometheus scrapes the HTTP listener too (every worker's counts).
+                        mounts={"/metrics": metrics.asgi_app()},
+                        root=root,
+                    ),
+                    http,
+                    reuse_port=worker,
+                    grace_s=shutdown_grace,
+                )
                 await listener.start()
-            except PortInUse:
-                await serving.stop(grace=None)
-                await serving.core.close()
-                raise
-            http_url = f"http://{http.rsplit(':', 1)[0]}:{listener.port}"
-        security = "plaintext" if tls is None else "mTLS" if tls.client_ca else "TLS"
-        log.info(
-            "serving",
-            address=f"{host}:{serving.port}",
-            http=http_url,
-            store=_safe(where),
-            tls=security,
-        )
-        if log_format != "json":  # JSON logs are all JSON: there, the "serving" line says it
-            who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
-            click.echo(
-                f"{who} listening on {host}:{serving.port}; data in {_safe(where)}; "
-                f"HTTP (Connect, gRPC-Web, JSON): {http_url}",
-                err=True,
+                http_url = f"http://{http.rsplit(':', 1)[0]}:{listener.port}"
+            security = "plaintext" if tls is None else "mTLS" if tls.client_ca else "TLS"
+            log.info(
+                "serving",
+                address=f"{host}:{serving.port}",
+                http=http_url,
+                store=_safe(where),
+                tls=security,
             )
-        stopping = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, stopping.set)
-        orphaned = loop.create_task(_until_orphaned(stopping)) if worker else None
-        await stopping.wait()
-        if orphaned is not None:
-            orphaned.cancel()
-        if games is not None:
-            await games.close()  # the lobby's bots first: they are this server's own calls
-        # Both listeners at once: health NOT_SERVING and the streams ended first (shut_down),
-        # the HTTP calls in flight given the same grace.
-        await asyncio.gather(
-            shut_down(serving, shutdown_grace),
-            *([listener.stop()] if listener is not None else []),
-        )
-        await serving.core.close()
-        reporting.cancel()
+            if log_format != "json":  # JSON logs are all JSON: there, the "serving" line says it
+                who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
+                click.echo(
+                    f"{who} listening on {host}:{serving.port}; data in {_safe(where)}; "
+                    f"HTTP (Connect, gRPC-Web, JSON): {http_url}",
+                    err=True,
+                )
+            stopping = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signum, stopping.set)
+            orphaned = loop.create_task(_until_orphaned(stopping)) if worker else None
+            await stopping.wait()
+            if orphaned is not None:
+                orphaned.cancel()
+            if games is not None:
+                await games.close()  # the lobby's bots first: they are this server's own calls
+            # Both listeners at once: health NOT_SERVING and the streams ended first (shut_down),
+            # the HTTP calls in flight given the same grace.
+            await asyncio.gather(
+                shut_down(serving, shutdown_grace),
+                *([listener.stop()] if listener is not None else []),
+            )
+        finally:
+            await serving.stop(grace=None)  # nothing left to do once shut down
+            await serving.core.close()
+            reporting.cancel()
 
     try:
         asyncio.run(run())

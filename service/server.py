@@ -292,26 +292,35 @@ class ServerThread:
             tracer_provider=self._tracer_provider,
             listeners=self._listeners,
         )
-        await serving.start()
-        http_address, cors_origins = self._http_args
-        if http_address is not None:
-            from croupier.service.http import HttpListener, create_http_app
-            from croupier.service.metrics import asgi_app
+        try:
+            await serving.start()
+            http_address, cors_origins = self._http_args
+            if http_address is not None:
+                from croupier.service.http import HttpListener, create_http_app
+                from croupier.service.metrics import asgi_app
 
-            app = create_http_app(
-                serving.core, cors_origins=cors_origins, mounts={"/metrics": asgi_app()}
-            )
-            self._http = HttpListener(app, http_address, grace_s=0.1)
-            await self._http.start()
+                app = create_http_app(
+                    serving.core, cors_origins=cors_origins, mounts={"/metrics": asgi_app()}
+                )
+                self._http = HttpListener(app, http_address, grace_s=0.1)
+                await self._http.start()
+        except BaseException:
+            await serving.stop(None)
+            await serving.core.close()
+            raise
         return serving
 
     def stop(self, grace: float | None = None) -> None:
         serving = self._serving
-        if self._http is not None:
-            asyncio.run_coroutine_threadsafe(self._http.stop(), self._loop).result()
-        if serving is not None:
-            asyncio.run_coroutine_threadsafe(serving.stop(grace), self._loop).result()
-            asyncio.run_coroutine_threadsafe(serving.core.close(), self._loop).result()
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
+        try:
+            if self._http is not None:
+                asyncio.run_coroutine_threadsafe(self._http.stop(), self._loop).result()
+            if serving is not None:
+                try:
+                    asyncio.run_coroutine_threadsafe(serving.stop(grace), self._loop).result()
+                finally:
+                    asyncio.run_coroutine_threadsafe(serving.core.close(), self._loop).result()
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+            self._loop.close()

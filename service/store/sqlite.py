@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +31,8 @@ from croupier.service.store.sql import SqlEventStore, apply_migrations
 POLL_S = 0.01
 # How long a write waits for another writer's lock (ours: the writer thread; other processes).
 BUSY_TIMEOUT_MS = 30_000
+# How long close() waits for the statements under way before it leaves their connections open.
+CLOSE_WAIT_S = 5.0
 
 
 @contextmanager
@@ -111,6 +114,8 @@ class SqliteEventStore(SqlEventStore):
         meanwhile (closed while this thread waited, the sqlite3 module's own error follows)."""
         conn, in_use = self._held()
         with in_use:
+            if self._closed.is_set():
+                raise sqlite3.ProgrammingError("the store is closed")
             yield conn
 
     def without_waiting(self) -> SqliteEventStore:
@@ -127,6 +132,8 @@ class SqliteEventStore(SqlEventStore):
     def _transaction(self, write: bool) -> Iterator[Any]:
         conn, in_use = self._held()
         with in_use:  # the store is not closed under it (as _connection(), inlined: hot path)
+            if self._closed.is_set():  # its connection may have been left open (close())
+                raise sqlite3.ProgrammingError("the store is closed")
             cur = conn.cursor()
             try:
                 cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
@@ -185,9 +192,16 @@ class SqliteEventStore(SqlEventStore):
             self._poller.join(timeout=5)
         with self._lock:
             connections, self._connections = self._connections, []
+        deadline = time.monotonic() + CLOSE_WAIT_S
         for conn, in_use in connections:
-            with in_use:  # a statement under way ends first
+            # A statement under way ends first; one still running past the deadline keeps its
+            # connection (left open: closing it under the statement would crash the process).
+            if not in_use.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                continue
+            try:
                 conn.close()
+            finally:
+                in_use.release()
 
 
 class _Changes:

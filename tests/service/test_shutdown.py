@@ -5,8 +5,11 @@ exits 0 within the grace period."""
 
 from __future__ import annotations
 
+import asyncio
 import queue
 import signal
+import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -20,9 +23,13 @@ from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
-from croupier.app.tokens import mint_studio_token
+from croupier.app import runner
+from croupier.app.runner import AsyncLog
+from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
 from croupier.service.bots import auth
-from croupier.service.server import SERVICE_NAME
+from croupier.service.server import SERVICE_NAME, PortInUse, ServerThread
+from croupier.service.store import sqlite as sqlite_store
+from croupier.service.store.sqlite import SqliteEventStore
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 from tests.service.processes import STUDIO_SECRET, Served, serve, stop
 
@@ -237,3 +244,92 @@ def _drain(served: Served, signum: int, lock_store: Any) -> None:
     # Within the grace period of the signal (wait's timeout fails the test otherwise).
     assert served.process.wait(timeout=max(0.0, GRACE_S - (time.monotonic() - signalled))) == 0
     assert "shut down" in served.output()
+
+
+def _store_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith(("log-read", "log-write"))}
+
+
+def test_a_server_whose_start_fails_closes_its_core_before_its_store_is_closed(
+    tmp_path: Path,
+) -> None:
+    """The core was started (its sweeper, the store's threads) when the HTTP listener found its
+    port taken: the failed start stops the core, so that the store may be closed after it."""
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    store = SqliteEventStore(tmp_path / "events.sqlite3")
+    before = _store_threads()
+    server = ServerThread(
+        "127.0.0.1:0",
+        store,
+        TokenSigner(b"s" * 32),
+        studio_keys=KeyRing(b"k" * 32),
+        http_address=f"127.0.0.1:{busy.getsockname()[1]}",
+    )
+    try:
+        with pytest.raises(PortInUse):
+            server.start()
+        server.stop(grace=None)
+    finally:
+        store.close()
+        busy.close()
+    assert not {t for t in _store_threads() - before if t.is_alive()}
+
+
+def test_closing_waits_for_every_pool_within_one_deadline_and_the_store_within_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shutdown's waits are bounded: the log waits for both of its pools' calls under way
+    (a write held by another process's lock, a slow read) within one deadline, and the store's
+    close leaves a connection still busy after its own deadline open rather than wait on."""
+    monkeypatch.setattr(runner, "CLOSE_JOIN_S", 0.3)
+    monkeypatch.setattr(sqlite_store, "CLOSE_WAIT_S", 0.3)
+    path = tmp_path / "events.sqlite3"
+    store = SqliteEventStore(path)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # another process's write (a worker, a backup)
+    joined: list[str] = []
+    real_join = runner.Pool.join
+
+    def join(self: runner.Pool, timeout: float) -> bool:
+        joined.append(self._threads[0].name)
+        return real_join(self, timeout)
+
+    monkeypatch.setattr(runner.Pool, "join", join)
+    read_started = threading.Event()
+    real_next_due = store.next_due
+
+    def slow_next_due() -> int | None:
+        read_started.set()
+        time.sleep(1.0)
+        return real_next_due()
+
+    monkeypatch.setattr(store, "next_due", slow_next_due)
+
+    async def scenario() -> float:
+        log = AsyncLog(store, readers=1)
+        # On the writer thread (the loop would answer busy), waiting for the other's lock.
+        write = asyncio.ensure_future(
+            log._on_thread(log._writes, runner.Rank.CLOCK, lambda s: s.claim_due, 0, 1000, 10)
+        )
+        read = asyncio.ensure_future(log.next_due())
+        await asyncio.to_thread(read_started.wait, 5)
+        started = time.monotonic()
+        await log.aclose()
+        for call in (write, read):
+            call.cancel()
+        return time.monotonic() - started
+
+    release = threading.Timer(2.0, other.execute, ("ROLLBACK",))
+    release.start()
+    try:
+        took_aclose = asyncio.run(scenario())
+        started = time.monotonic()
+        store.close()
+        took_close = time.monotonic() - started
+    finally:
+        release.join()
+        other.close()
+    assert sorted(joined) == ["log-read-0", "log-write-0"]
+    assert took_aclose < 1.0 and took_close < 1.0, (took_aclose, took_close)
