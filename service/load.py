@@ -513,6 +513,10 @@ SETUP_CALLS_IN_FLIGHT = 32
 SENT_KEPT = 64
 
 
+class NotCreated(Exception):
+    """CreateGame failed: the game never started (neither finished nor abandoned)."""
+
+
 class Stalled(Exception):
     """A game made no progress for too long."""
 
@@ -582,6 +586,8 @@ class Load:
                     await self._submit_game(number, rng)
                 else:
                     await self._play_game(number, rng)
+            except NotCreated:  # an error of CreateGame's (counted): no game was started
+                await asyncio.sleep(0.05)
             except grpc.aio.AioRpcError:
                 self.recorder.games_abandoned += 1
                 await asyncio.sleep(0.05)  # the call was counted; do not spin on a sick server
@@ -594,9 +600,12 @@ class Load:
                 await asyncio.sleep(0.05)
 
     async def _create(self, number: int) -> service_pb2.CreateGameResponse:
-        created = await self.recorder.call(
-            "CreateGame", self.stub(number).CreateGame(self.request, metadata=self.studio)
-        )
+        try:
+            created = await self.recorder.call(
+                "CreateGame", self.stub(number).CreateGame(self.request, metadata=self.studio)
+            )
+        except grpc.aio.AioRpcError as error:
+            raise NotCreated from error
         self.recorder.games_started += 1
         self.recorder.setup_calls += 1
         return created

@@ -18,10 +18,13 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
+from croupier.app.tokens import KeyRing, TokenSigner
 from croupier.service import load
 from croupier.service.bots import auth
 from croupier.service.cli import main
 from croupier.service.load import Recorder, percentile, summarize
+from croupier.service.server import ServerThread
+from croupier.service.store import open_store
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
 
@@ -340,3 +343,30 @@ def test_serve_workers_share_the_http_port_too(workers) -> None:
         )
         with urllib.request.urlopen(request, timeout=30) as answer:
             assert json.loads(answer.read())["presets"]
+
+
+def test_games_refused_at_creation_are_errors_not_games_abandoned_or_cut(tmp_path: Path) -> None:
+    """A CreateGame the server refuses started no game: it is counted as an error, and the
+    report's games add up (none finished, abandoned or cut at the end)."""
+    store = open_store(f"sqlite:///{tmp_path / 'games.sqlite3'}")
+    server = ServerThread(
+        "127.0.0.1:0", store, TokenSigner(b"s" * 32), studio_keys=KeyRing(b"k" * 32)
+    )
+    port = server.start()
+    out = tmp_path / "out.json"
+    try:
+        result = CliRunner().invoke(
+            main,
+            [
+                *("load", "--address", f"127.0.0.1:{port}", "--games", "3"),
+                *("--json", str(out), "--quiet", "--studio-key", "studio.v1.not-a-credential"),
+            ],
+        )
+    finally:
+        server.stop(grace=None)
+        store.close()
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    games = ("games_started", "games_finished", "games_abandoned", "games_cut_at_end")
+    assert [report[key] for key in games] == [0, 0, 0, 0]
+    assert report["errors_by_call"] == {"CreateGame UNAUTHENTICATED": 3}
