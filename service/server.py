@@ -170,7 +170,10 @@ async def create_server(
         listeners = 1  # a socket file: one listener (port sharing is for TCP ports)
     shared = reuse_port or listeners > 1
     try:
-        if listeners > 1 and not reuse_port:
+        if not reuse_port and not address.startswith("unix:"):
+            # Every address the host names must be free, even for one listener: gRPC binds those
+            # it can and serves there (localhost: on [::1] alone, beside another server holding
+            # 127.0.0.1, whose IPv4 clients it would then never see).
             address = claim(address)
     except PortInUse:
         await core.close()

@@ -84,6 +84,25 @@ def test_listeners_do_not_share_a_port_another_server_holds(tmp_path) -> None:
         alone.stop(grace=None)
 
 
+def test_a_host_name_whose_addresses_are_partly_taken_is_a_busy_port(tmp_path) -> None:
+    """localhost names 127.0.0.1 and ::1: with another server on the first, a server on
+    localhost:PORT fails rather than serve on ::1 alone (one listener or several)."""
+    holder = socket.socket()
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    try:
+        for listeners in (1, LISTENERS):
+            other = _thread(
+                f"sqlite:///{tmp_path / 'other.sqlite3'}", f"localhost:{port}", listeners
+            )
+            with pytest.raises(PortInUse, match="cannot listen on"):
+                other.start()
+    finally:
+        holder.close()
+
+
 def test_listeners_come_back_on_their_port_after_a_restart(tmp_path) -> None:
     """A restart on the same port finds it free though the last server's connections linger
     (TIME_WAIT on the server's side, which closed them); a server listening there is another
