@@ -950,13 +950,24 @@ def load(
         progress=None if quiet else sys.stderr,
         tls=secure,
     )
+    if json_path:
+        # Checked before the run, which would otherwise end with nowhere to write its report.
+        folder = Path(json_path).resolve().parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK):
+            raise click.BadParameter(
+                f"cannot write {json_path}: {folder} is not a writable folder",
+                param_hint="'--json'",
+            )
     try:
         report = load_tool.main(settings)
     except load_tool.LoadError as error:
         raise click.ClickException(str(error)) from None
+    click.echo(load_tool.summary(report))  # first: a report that cannot be written loses nothing
     if json_path:
-        load_tool.write_json(report, json_path)
-    click.echo(load_tool.summary(report))
+        try:
+            load_tool.write_json(report, json_path)
+        except OSError as error:
+            raise click.ClickException(f"the JSON report was not written: {error}") from None
 
 
 @main.group()

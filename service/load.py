@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import random
@@ -36,7 +37,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
@@ -236,18 +237,25 @@ def _proc_tree(pids: Sequence[int]) -> list[int]:
     return seen
 
 
-def cpu_seconds(pids: Sequence[int]) -> float:
-    """User + system CPU time of the processes (utime + stime from /proc/PID/stat)."""
+def cpu_by_pid(pids: Sequence[int]) -> dict[int, float]:
+    """User + system CPU time of each process still there (utime + stime from /proc/PID/stat)."""
     ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
+    found: dict[int, float] = {}
     for pid in pids:
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2 :].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of stat
-    return total / ticks
+        if fields[0] in ("Z", "X"):
+            continue  # ended, its parent not yet told: gone all the same
+        found[pid] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime: 14th, 15th
+    return found
+
+
+def cpu_seconds(pids: Sequence[int]) -> float:
+    """User + system CPU time of the processes still there."""
+    return sum(cpu_by_pid(pids).values())
 
 
 def memory_kb(pids: Sequence[int]) -> dict[str, int]:
@@ -266,20 +274,41 @@ def memory_kb(pids: Sequence[int]) -> dict[str, int]:
 
 
 class ProcWatch:
-    """CPU time over a run and memory of local server processes (with their descendants)."""
+    """CPU time over a run and memory of local server processes (with their descendants). A
+    process that ends during the run (killed, restarted) counts its CPU up to the last look
+    (:meth:`sample`, every ``SAMPLE_S`` of the run) and is named in the report."""
 
     def __init__(self, pids: Sequence[int]) -> None:
         self.roots = list(pids)
         self.pids: list[int] = []
-        self.start_cpu = 0.0
+        self.first: dict[int, float] = {}
+        self.last: dict[int, float] = {}
+        self.exited: list[int] = []
+
+    def missing(self) -> list[int]:
+        """The pids given that are no process of this machine."""
+        return [pid for pid in self.roots if not Path(f"/proc/{pid}").exists()]
 
     def start(self) -> None:
         self.pids = _proc_tree(self.roots)
-        self.start_cpu = cpu_seconds(self.pids)
+        self.first = cpu_by_pid(self.pids)
+        self.last = dict(self.first)
+
+    def sample(self) -> None:
+        now = cpu_by_pid(self.pids)
+        self.last.update(now)
+        self.exited = [pid for pid in self.pids if pid not in now]
 
     def stop(self) -> dict[str, Any]:
-        used = cpu_seconds(self.pids) - self.start_cpu
-        return {"pids": self.pids, "cpu_s": round(used, 3), **memory_kb(self.pids)}
+        self.sample()
+        used = sum(self.last[pid] - self.first[pid] for pid in self.first)
+        alive = [pid for pid in self.pids if pid not in self.exited]
+        return {
+            "pids": self.pids,
+            "exited": self.exited,
+            "cpu_s": round(used, 3),
+            **memory_kb(alive),
+        }
 
 
 # --- the servers the tool starts -----------------------------------------------------------------
@@ -346,6 +375,18 @@ def spawn_server(
         time.sleep(0.05)
     process.kill()
     raise LoadError(f"the server did not listen within {timeout:.0f} s:\n{log.read_text()[-2000:]}")
+
+
+async def started(start: Callable[[], Spawned]) -> Spawned:
+    """``start()`` (a server spawned and waited for) on a thread. Cancelled meanwhile (Ctrl-C,
+    SIGTERM), the server is stopped once it is up, rather than left running without a parent."""
+    starting = asyncio.ensure_future(asyncio.to_thread(start))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):  # it failed to start: nothing to stop
+            (await starting).stop()
+        raise
 
 
 def spawn_echo(timeout: float = 15.0) -> Spawned:
@@ -513,8 +554,28 @@ SETUP_CALLS_IN_FLIGHT = 32
 SENT_KEPT = 64
 
 
+#: How often the local server's CPU is looked at during a run (a process that ends keeps it).
+SAMPLE_S = 0.5
+
+
+#: CreateGame's refusals that no retry mends: the studio credential is wrong. The run stops.
+CREDENTIAL_REFUSALS = frozenset(
+    {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED}
+)
+
+
 class NotCreated(Exception):
     """CreateGame failed: the game never started (neither finished nor abandoned)."""
+
+    def __init__(self, error: grpc.aio.AioRpcError) -> None:
+        super().__init__(error.details())
+        self.error = error
+
+
+def refused_credential(error: grpc.aio.AioRpcError) -> LoadError:
+    return LoadError(
+        f"CreateGame refused the studio credential ({error.code().name}): {error.details()}"
+    )
 
 
 class Stalled(Exception):
@@ -542,6 +603,8 @@ class Load:
         self.recorder = Recorder()
         self.running: dict[str, Running] = {}
         self.tickets = 0
+        #: A CreateGame that refused the studio credential: the run stopped, and fails with it.
+        self.refused: grpc.aio.AioRpcError | None = None
         self.stopping = asyncio.Event()
         self.started = 0.0
         self.elapsed = 0.0
@@ -586,7 +649,10 @@ class Load:
                     await self._submit_game(number, rng)
                 else:
                     await self._play_game(number, rng)
-            except NotCreated:  # an error of CreateGame's (counted): no game was started
+            except NotCreated as failed:  # an error of CreateGame's (counted): no game started
+                if failed.error.code() in CREDENTIAL_REFUSALS:
+                    self.refused = self.refused or failed.error
+                    self.stopping.set()  # every other CreateGame would be refused too
                 await asyncio.sleep(0.05)
             except grpc.aio.AioRpcError:
                 self.recorder.games_abandoned += 1
@@ -605,7 +671,7 @@ class Load:
                 "CreateGame", self.stub(number).CreateGame(self.request, metadata=self.studio)
             )
         except grpc.aio.AioRpcError as error:
-            raise NotCreated from error
+            raise NotCreated(error) from error
         self.recorder.games_started += 1
         self.recorder.setup_calls += 1
         return created
@@ -923,9 +989,17 @@ class Load:
 
         async def create(number: int) -> service_pb2.CreateGameResponse:
             async with gate:
-                created: service_pb2.CreateGameResponse = await self.stub(number).CreateGame(
-                    self.request, metadata=self.studio
-                )
+                try:
+                    created: service_pb2.CreateGameResponse = await self.stub(number).CreateGame(
+                        self.request, metadata=self.studio
+                    )
+                except grpc.aio.AioRpcError as error:
+                    if error.code() in CREDENTIAL_REFUSALS:
+                        raise refused_credential(error) from None
+                    raise LoadError(
+                        f"CreateGame failed for the extra streams' games ({error.code().name}): "
+                        f"{error.details()}"
+                    ) from None
                 return created
 
         return list(await asyncio.gather(*(create(n) for n in range(count))))
@@ -1043,6 +1117,7 @@ class Load:
                 watchers.append(asyncio.create_task(self._sample_streams()))
             if self.watch is not None:
                 self.watch.start()
+                watchers.append(asyncio.create_task(self._watch_server(self.watch)))
             self.started = time.monotonic()  # no seat has joined yet: their integral is 0
             workers = [asyncio.create_task(self._worker(i)) for i in range(config.games_in_flight)]
             await asyncio.wait(workers, timeout=config.duration)
@@ -1061,6 +1136,13 @@ class Load:
             for task in [*workers, *watchers]:
                 task.cancel()
             await asyncio.gather(*workers, *watchers, return_exceptions=True)
+
+    @staticmethod
+    async def _watch_server(watch: ProcWatch) -> None:
+        """A look at the server's CPU now and then: a process that ends keeps what it used."""
+        while True:
+            await asyncio.sleep(SAMPLE_S)
+            watch.sample()
 
     def _stop_clock(self) -> None:
         """The run's length, and the seats' time waiting to join, up to now."""
@@ -1146,7 +1228,7 @@ async def echo_baseline(
     ``duration`` each way: ``concurrency`` callers of the unary echo, then ``concurrency``
     tables of ``seats`` streams making moves as a game's Play streams do (the report's
     ``table``): what a call and what a move cost the transport, with no game behind them."""
-    echo = await asyncio.to_thread(spawn_echo)
+    echo = await started(spawn_echo)
     rows = open_channels([f"127.0.0.1:{echo.port}"], channels)
     try:
         await wait_ready(rows, 10.0)
@@ -1275,6 +1357,11 @@ async def run(config: LoadConfig) -> dict[str, Any]:
     if config.duration is None and config.games is None:
         config.duration = 10.0
     check_idle(config)
+    with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):  # not main thread
+        # SIGTERM ends the run as Ctrl-C does: what it started is stopped, its files removed.
+        task = asyncio.current_task()
+        if task is not None:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
     spawned: Spawned | None = None
     scratch = tempfile.TemporaryDirectory(prefix="croupier-load-")
     try:
@@ -1290,12 +1377,9 @@ async def run(config: LoadConfig) -> dict[str, Any]:
                 env[STUDIO_SECRET_ENV] = as_setting(secrets.token_bytes(MIN_SECRET_BYTES))
             ring = studio_keys(env).ring
             config.studio_key = mint_studio_token(ring.signing, int(time.time()) + SPAWN_TOKEN_S)
-            spawned = await asyncio.to_thread(
-                spawn_server,
-                store,
-                Path(scratch.name) / "server.log",
-                config.server_workers,
-                env=env,
+            log = Path(scratch.name) / "server.log"
+            spawned = await started(
+                functools.partial(spawn_server, store, log, config.server_workers, env=env)
             )
             config.addresses = [f"127.0.0.1:{spawned.port}"]
             config.server_pids = [spawned.pid]
@@ -1305,8 +1389,12 @@ async def run(config: LoadConfig) -> dict[str, Any]:
         try:
             await wait_ready(channels, config.connect_timeout)
             watch = ProcWatch(config.server_pids) if config.server_pids else None
+            if watch is not None and (missing := watch.missing()):
+                raise LoadError(f"no process {', '.join(map(str, missing))} (--server-pid)")
             load = Load(config, channels, watch)
             await load.run()
+            if load.refused is not None:
+                raise refused_credential(load.refused)
             report = load.report()
             if watch is not None:
                 server = watch.stop()
@@ -1409,6 +1497,11 @@ def summary(report: dict[str, Any]) -> str:
             f"  server memory        VmRSS {server['vmrss_kb'] / 1024:.1f} MiB, "
             f"VmHWM {server['vmhwm_kb'] / 1024:.1f} MiB",
         ]
+        if server.get("exited"):
+            lines.append(
+                f"  server pids exited   {' '.join(map(str, server['exited']))} during the run: "
+                f"CPU counted to the last look (every {SAMPLE_S:g} s), memory of the others only"
+            )
     clock = report.get("clock")
     if clock:
         late = clock["lateness"]
@@ -1470,6 +1563,8 @@ def main(config: LoadConfig) -> dict[str, Any]:
     collector.install()
     try:
         return asyncio.run(run(config))
+    except asyncio.CancelledError:
+        raise LoadError("stopped (SIGTERM): the servers it started are stopped") from None
     finally:
         collector.uninstall()
 

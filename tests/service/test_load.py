@@ -9,6 +9,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from croupier.app.tokens import KeyRing, TokenSigner
+from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
 from croupier.service import load
 from croupier.service.bots import auth
 from croupier.service.cli import main
@@ -26,6 +27,7 @@ from croupier.service.load import Recorder, percentile, summarize
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
+from tests.service.processes import STUDIO_SECRET, serve, stop
 
 
 def test_percentiles_are_nearest_rank() -> None:
@@ -345,28 +347,102 @@ def test_serve_workers_share_the_http_port_too(workers) -> None:
             assert json.loads(answer.read())["presets"]
 
 
-def test_games_refused_at_creation_are_errors_not_games_abandoned_or_cut(tmp_path: Path) -> None:
-    """A CreateGame the server refuses started no game: it is counted as an error, and the
-    report's games add up (none finished, abandoned or cut at the end)."""
+def test_a_refused_studio_credential_stops_the_run_with_the_server_s_reason(
+    tmp_path: Path,
+) -> None:
+    """No retry mends a wrong studio credential: the run stops at once and fails, saying why
+    (the games' CreateGame, and the extra streams' too)."""
     store = open_store(f"sqlite:///{tmp_path / 'games.sqlite3'}")
     server = ServerThread(
         "127.0.0.1:0", store, TokenSigner(b"s" * 32), studio_keys=KeyRing(b"k" * 32)
     )
     port = server.start()
+    try:
+        for extra in ((), ("--streams", "20")):
+            started = time.monotonic()
+            result = CliRunner().invoke(
+                main,
+                [
+                    *("load", "--address", f"127.0.0.1:{port}", "--duration", "30", "--quiet"),
+                    *("--studio-key", "studio.v1.not-a-credential", *extra),
+                ],
+            )
+            assert result.exit_code == 1, result.output
+            assert "refused the studio credential (UNAUTHENTICATED)" in result.output
+            assert time.monotonic() - started < 20  # not the whole --duration
+    finally:
+        server.stop(grace=None)
+        store.close()
+
+
+def test_a_server_killed_during_the_run_is_reported_as_such(tmp_path: Path) -> None:
+    """Games cut by a dead server are abandoned, its refused CreateGames are errors and no
+    game (the report's games add up); its CPU is counted to the last look and it is named."""
+    served = serve(tmp_path / "serve.log", f"sqlite:///{tmp_path / 'games.sqlite3'}")
     out = tmp_path / "out.json"
+    threading.Timer(2.0, served.process.kill).start()
     try:
         result = CliRunner().invoke(
             main,
             [
-                *("load", "--address", f"127.0.0.1:{port}", "--games", "3"),
-                *("--json", str(out), "--quiet", "--studio-key", "studio.v1.not-a-credential"),
+                *("load", "--address", served.address, "--server-pid", str(served.process.pid)),
+                *("--duration", "4", "--json", str(out), "--quiet"),
+                *("--studio-key", mint_studio_token(STUDIO_SECRET, int(time.time()) + 600)),
             ],
         )
     finally:
-        server.stop(grace=None)
-        store.close()
+        stop(served)
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
-    games = ("games_started", "games_finished", "games_abandoned", "games_cut_at_end")
-    assert [report[key] for key in games] == [0, 0, 0, 0]
-    assert report["errors_by_call"] == {"CreateGame UNAUTHENTICATED": 3}
+    assert report["moves"] > 0 and report["games_cut_at_end"] >= 0
+    games = ("games_finished", "games_abandoned", "games_cut_at_end")
+    assert sum(report[key] for key in games) == report["games_started"]
+    assert any("UNAVAILABLE" in key for key in report["errors_by_call"])
+    assert report["server"]["exited"] == [served.process.pid]
+    assert report["server"]["cpu_s"] > 0 and report["server"]["cpu_ms_per_move"] > 0
+    assert f"server pids exited   {served.process.pid}" in result.output
+
+
+def test_a_server_that_ends_during_the_run_keeps_the_cpu_it_used() -> None:
+    """The server's CPU is counted to the last look for a process that ends (killed, restarted),
+    and the report names it; before, its CPU was subtracted and the figure went negative."""
+    burn = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\ntime.sleep(60)"
+    child = subprocess.Popen([sys.executable, "-c", burn])
+    try:
+        watch = load.ProcWatch([child.pid])
+        assert watch.missing() == []
+        watch.start()
+        deadline = time.monotonic() + 30
+        while watch.last[child.pid] - watch.first[child.pid] < 0.2:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+            watch.sample()
+    finally:
+        child.kill()
+        child.wait()
+    server = watch.stop()
+    assert server["exited"] == [child.pid] and server["cpu_s"] >= 0.2
+    assert load.ProcWatch([child.pid]).missing() == [child.pid]
+
+
+def test_sigterm_stops_the_run_and_the_server_it_spawned(tmp_path: Path) -> None:
+    run = subprocess.Popen(
+        [str(Path(sys.executable).parent / "croupier"), "load", "--spawn", "--duration", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(load._proc_tree([run.pid])) < 2:  # the server it spawned is up
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.1)
+        spawned = [pid for pid in load._proc_tree([run.pid]) if pid != run.pid]
+        time.sleep(1.0)
+        run.send_signal(signal.SIGTERM)
+        output = run.communicate(timeout=60)[0].decode()
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 1 and "stopped (SIGTERM)" in output, output
+    assert not [pid for pid in spawned if Path(f"/proc/{pid}").exists()]
