@@ -173,6 +173,9 @@ class Recorder:
         self.seats_joining = 0
         self.joining_seat_s = 0.0
         self._joining_since = time.perf_counter()
+        # Calls and Play commands still unanswered when the run stopped: how long each had
+        # waited (a server that stopped answering shows here, not in the latencies).
+        self.unanswered_s: list[float] = []
 
     def joining(self, change: int) -> None:
         """A seat's stream starts (+1) or stops (-1) waiting for its first state (0: bring the
@@ -199,6 +202,9 @@ class Recorder:
         started = time.perf_counter()
         try:
             result = await call
+        except asyncio.CancelledError:  # the run stopped before the answer came
+            self.unanswered_s.append(time.perf_counter() - started)
+            raise
         except grpc.aio.AioRpcError as error:
             if overtaken and error.code() == grpc.StatusCode.ABORTED:
                 self.overtaken += 1
@@ -824,6 +830,8 @@ class Load:
         finally:
             if not first:
                 recorder.joining(-1)
+            now = time.perf_counter()
+            recorder.unanswered_s += [now - sent_at for sent_at in sent.values()]
             call.cancel()
 
     # -- submit mode --
@@ -1170,6 +1178,8 @@ class Load:
             "games_finished": r.games_finished,
             "games_abandoned": r.games_abandoned,
             "games_cut_at_end": r.games_started - r.games_finished - r.games_abandoned,
+            "unanswered_at_end": len(r.unanswered_s),
+            "unanswered_oldest_s": round(max(r.unanswered_s), 3) if r.unanswered_s else None,
             "calls_per_move": round(r.move_calls / r.moves, 4) if r.moves else None,
             "setup_calls_per_game": (
                 round(r.setup_calls / r.games_started, 3) if r.games_started else None
@@ -1461,6 +1471,12 @@ def summary(report: dict[str, Any]) -> str:
         f"  moves                {report['moves']}  ({report['moves_per_s']:.1f}/s)",
         f"  games finished       {report['games_finished']}  (started {report['games_started']},"
         f" abandoned {report['games_abandoned']}, cut at the end {report['games_cut_at_end']})",
+        f"  unanswered at end    {report['unanswered_at_end']}"
+        + (
+            f"  (calls and commands sent, not answered; the oldest {report['unanswered_oldest_s']} s)"
+            if report["unanswered_at_end"]
+            else ""
+        ),
         f"  calls per move       {report['calls_per_move']}  "
         f"(+ {report['setup_calls_per_game']} per game to set up)",
         *(

@@ -446,3 +446,30 @@ def test_sigterm_stops_the_run_and_the_server_it_spawned(tmp_path: Path) -> None
             run.wait()
     assert run.returncode == 1 and "stopped (SIGTERM)" in output, output
     assert not [pid for pid in spawned if Path(f"/proc/{pid}").exists()]
+
+
+def test_a_server_that_stops_answering_shows_in_the_calls_unanswered_at_the_end(
+    tmp_path: Path,
+) -> None:
+    """A hung server (SIGSTOP) fails no call: what it never answered is counted when the run
+    stops, with how long the oldest had waited."""
+    served = serve(tmp_path / "serve.log", f"sqlite:///{tmp_path / 'games.sqlite3'}")
+    out = tmp_path / "out.json"
+    threading.Timer(2.0, served.process.send_signal, (signal.SIGSTOP,)).start()
+    try:
+        result = CliRunner().invoke(
+            main,
+            [
+                *("load", "--address", served.address, "--duration", "4.5"),
+                *("--json", str(out), "--quiet"),
+                *("--studio-key", mint_studio_token(STUDIO_SECRET, int(time.time()) + 600)),
+            ],
+        )
+    finally:
+        served.process.send_signal(signal.SIGCONT)
+        stop(served)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["moves"] > 0 and report["unanswered_at_end"] > 0
+    assert report["unanswered_oldest_s"] > 1.0  # hung for the run's last 2.5 s
+    assert "unanswered at end" in result.output
