@@ -430,13 +430,20 @@ def open_channels(
     ]
 
 
-async def wait_ready(channels: list[list[grpc.aio.Channel]], timeout: float) -> None:
-    try:
-        await asyncio.wait_for(
-            asyncio.gather(*(c.channel_ready() for row in channels for c in row)), timeout
-        )
-    except TimeoutError:
-        raise LoadError(f"no server answered within {timeout:.0f} s") from None
+async def wait_ready(
+    channels: list[list[grpc.aio.Channel]], timeout: float, addresses: Sequence[str] = ()
+) -> None:
+    """Every channel connected within ``timeout``; else an error naming the addresses (one
+    row of ``channels`` each) that did not answer."""
+    rows = [asyncio.gather(*(c.channel_ready() for c in row)) for row in channels]
+    done, _ = await asyncio.wait(rows, timeout=timeout) if rows else (set(), set())
+    silent = [i for i, row in enumerate(rows) if row not in done or row.exception() is not None]
+    for row in rows:
+        row.cancel()
+    if silent:
+        named = [addresses[i] for i in silent] if len(addresses) == len(rows) else []
+        where = f" at {', '.join(named)}" if named else ""
+        raise LoadError(f"no server answered{where} within {timeout:.0f} s")
 
 
 # --- the games -----------------------------------------------------------------------------------
@@ -1397,7 +1404,7 @@ async def run(config: LoadConfig) -> dict[str, Any]:
             raise LoadError("give --address (or --spawn)")
         channels = open_channels(config.addresses, config.channels, config.tls)
         try:
-            await wait_ready(channels, config.connect_timeout)
+            await wait_ready(channels, config.connect_timeout, config.addresses)
             watch = ProcWatch(config.server_pids) if config.server_pids else None
             if watch is not None and (missing := watch.missing()):
                 raise LoadError(f"no process {', '.join(map(str, missing))} (--server-pid)")

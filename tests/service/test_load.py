@@ -172,7 +172,28 @@ def test_load_needs_a_server() -> None:
             *("--studio-key", "studio.v1.any"),
         ],
     )
-    assert result.exit_code != 0 and "no server answered" in result.output
+    assert result.exit_code != 0 and "no server answered at 127.0.0.1:1 within" in result.output
+
+
+def test_load_names_the_address_that_did_not_answer(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'games.sqlite3'}")
+    server = ServerThread(
+        "127.0.0.1:0", store, TokenSigner(b"s" * 32), studio_keys=KeyRing(b"k" * 32)
+    )
+    port = server.start()
+    try:
+        result = CliRunner().invoke(
+            main,
+            [
+                *("load", "--addresses", f"127.0.0.1:{port},127.0.0.1:1", "--games", "1"),
+                *("--connect-timeout", "1", "--studio-key", "studio.v1.any"),
+            ],
+        )
+    finally:
+        server.stop(grace=None)
+        store.close()
+    assert result.exit_code != 0
+    assert "no server answered at 127.0.0.1:1 within" in result.output, result.output
 
 
 def serving_workers(text: str) -> list[tuple[int, int]]:
