@@ -968,6 +968,8 @@ def load(
             load_tool.write_json(report, json_path)
         except OSError as error:
             raise click.ClickException(f"the JSON report was not written: {error}") from None
+    if report.get("interrupted"):  # the shell's code for a run its signal ended
+        raise SystemExit(128 + signal.Signals[report["interrupted"]].value)
 
 
 @main.group()

@@ -1367,8 +1367,21 @@ async def _watched(
 # --- the whole run -------------------------------------------------------------------------------
 
 
-async def run(config: LoadConfig) -> dict[str, Any]:
-    """Run the load as configured; returns the report (see :func:`summary`)."""
+def _measured(load: Load, watch: ProcWatch | None) -> dict[str, Any]:
+    """The run's report, with the local server's CPU and memory when it is watched."""
+    report = load.report()
+    if watch is not None:
+        server = watch.stop()
+        moves = report["moves"]
+        server["cpu_ms_per_move"] = round(server["cpu_s"] * 1000 / moves, 4) if moves else None
+        report["server"] = server
+    return report
+
+
+async def run(config: LoadConfig, partial: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Run the load as configured; returns the report (see :func:`summary`). Interrupted once
+    the games have started, the report so far is put in ``partial`` before the cancellation goes
+    on."""
     if config.mode not in MODES:
         raise ValueError(f"mode: one of {', '.join(MODES)}")
     if config.duration is None and config.games is None:
@@ -1409,17 +1422,15 @@ async def run(config: LoadConfig) -> dict[str, Any]:
             if watch is not None and (missing := watch.missing()):
                 raise LoadError(f"no process {', '.join(map(str, missing))} (--server-pid)")
             load = Load(config, channels, watch)
-            await load.run()
+            try:
+                await load.run()
+            except asyncio.CancelledError:  # Ctrl-C, SIGTERM: what was measured is kept
+                if partial is not None:
+                    partial.append(_measured(load, watch))
+                raise
             if load.refused is not None:
                 raise refused_credential(load.refused)
-            report = load.report()
-            if watch is not None:
-                server = watch.stop()
-                moves = report["moves"]
-                server["cpu_ms_per_move"] = (
-                    round(server["cpu_s"] * 1000 / moves, 4) if moves else None
-                )
-                report["server"] = server
+            report = _measured(load, watch)
         finally:
             for row in channels:
                 for channel in row:
@@ -1475,6 +1486,11 @@ def summary(report: dict[str, Any]) -> str:
         f"{report['games_in_flight']} games in flight, {report['elapsed_s']:.1f} s "
         f"against {', '.join(report['addresses'])}",
         "",
+        *(
+            [f"  INTERRUPTED ({report['interrupted']}): the figures are of the run until then"]
+            if report.get("interrupted")
+            else []
+        ),
         f"  moves                {report['moves']}  ({report['moves_per_s']:.1f}/s)",
         f"  games finished       {report['games_finished']}  (started {report['games_started']},"
         f" abandoned {report['games_abandoned']}, cut at the end {report['games_cut_at_end']})",
@@ -1584,10 +1600,18 @@ def main(config: LoadConfig) -> dict[str, Any]:
     and its full collections' pauses would be counted against the server's latency."""
     collector = Collector()
     collector.install()
+    partial: list[dict[str, Any]] = []
     try:
-        return asyncio.run(run(config))
-    except asyncio.CancelledError:
-        raise LoadError("stopped (SIGTERM): the servers it started are stopped") from None
+        return asyncio.run(run(config, partial))
+    except (KeyboardInterrupt, asyncio.CancelledError) as stopped:
+        # asyncio.run: KeyboardInterrupt for Ctrl-C; SIGTERM cancels the run itself.
+        signal_name = "SIGINT" if isinstance(stopped, KeyboardInterrupt) else "SIGTERM"
+        if not partial:
+            raise LoadError(
+                f"stopped ({signal_name}) before the games started: the servers it started "
+                "are stopped"
+            ) from None
+        return {**partial[0], "interrupted": signal_name}
     finally:
         collector.uninstall()
 

@@ -446,9 +446,17 @@ def test_a_server_that_ends_during_the_run_keeps_the_cpu_it_used() -> None:
     assert load.ProcWatch([child.pid]).missing() == [child.pid]
 
 
-def test_sigterm_stops_the_run_and_the_server_it_spawned(tmp_path: Path) -> None:
+def test_a_signal_stops_the_run_and_the_server_it_spawned_and_keeps_the_report(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM (as Ctrl-C) during the games: the server the tool spawned is stopped, the report
+    so far is printed and written, marked interrupted, and the exit code is the signal's."""
+    out = tmp_path / "out.json"
     run = subprocess.Popen(
-        [str(Path(sys.executable).parent / "croupier"), "load", "--spawn", "--duration", "60"],
+        [
+            *(str(Path(sys.executable).parent / "croupier"), "load", "--spawn"),
+            *("--duration", "60", "--quiet", "--json", str(out)),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -458,14 +466,17 @@ def test_sigterm_stops_the_run_and_the_server_it_spawned(tmp_path: Path) -> None
             assert time.monotonic() < deadline and run.poll() is None
             time.sleep(0.1)
         spawned = [pid for pid in load._proc_tree([run.pid]) if pid != run.pid]
-        time.sleep(1.0)
+        time.sleep(4.0)  # the games under way
         run.send_signal(signal.SIGTERM)
         output = run.communicate(timeout=60)[0].decode()
     finally:
         if run.poll() is None:
             run.kill()
             run.wait()
-    assert run.returncode == 1 and "stopped (SIGTERM)" in output, output
+    assert run.returncode == 128 + signal.SIGTERM, output
+    assert "INTERRUPTED (SIGTERM)" in output, output
+    report = json.loads(out.read_text())
+    assert report["interrupted"] == "SIGTERM" and report["moves"] > 0
     assert not [pid for pid in spawned if Path(f"/proc/{pid}").exists()]
 
 
