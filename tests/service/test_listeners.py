@@ -5,6 +5,7 @@ core, fail on a port another server holds, and all go at a stop."""
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import grpc
 import pytest
@@ -38,6 +39,14 @@ def _free(port: int) -> bool:
     return True
 
 
+def _refused_with_any_listeners(tmp_path: Path, address: str) -> None:
+    """A server on ``address``, with one listener or several, fails: the port is busy."""
+    for listeners in (1, LISTENERS):
+        other = _thread(f"sqlite:///{tmp_path / 'other.sqlite3'}", address, listeners)
+        with pytest.raises(PortInUse, match="cannot listen on"):
+            other.start()
+
+
 def test_listeners_share_one_port_and_serve_one_core(tmp_path) -> None:
     server = _thread(f"sqlite:///{tmp_path / 'games.sqlite3'}")
     port = server.start()
@@ -62,12 +71,7 @@ def test_listeners_share_one_port_and_serve_one_core(tmp_path) -> None:
         for channel in channels:
             channel.close()
         # Another server on the port fails, with one listener or several.
-        for listeners in (1, LISTENERS):
-            other = _thread(
-                f"sqlite:///{tmp_path / 'other.sqlite3'}", f"127.0.0.1:{port}", listeners
-            )
-            with pytest.raises(PortInUse, match="cannot listen on"):
-                other.start()
+        _refused_with_any_listeners(tmp_path, f"127.0.0.1:{port}")
     finally:
         server.stop(grace=None)
     assert _free(port)  # every listener is gone
@@ -93,12 +97,7 @@ def test_a_host_name_whose_addresses_are_partly_taken_is_a_busy_port(tmp_path) -
     holder.listen()
     port = holder.getsockname()[1]
     try:
-        for listeners in (1, LISTENERS):
-            other = _thread(
-                f"sqlite:///{tmp_path / 'other.sqlite3'}", f"localhost:{port}", listeners
-            )
-            with pytest.raises(PortInUse, match="cannot listen on"):
-                other.start()
+        _refused_with_any_listeners(tmp_path, f"localhost:{port}")
     finally:
         holder.close()
 
