@@ -259,11 +259,6 @@ def cpu_by_pid(pids: Sequence[int]) -> dict[int, float]:
     return found
 
 
-def cpu_seconds(pids: Sequence[int]) -> float:
-    """User + system CPU time of the processes still there."""
-    return sum(cpu_by_pid(pids).values())
-
-
 def memory_kb(pids: Sequence[int]) -> dict[str, int]:
     """VmRSS and VmHWM (peak) of the processes, summed, in kB."""
     found = {"vmrss_kb": 0, "vmhwm_kb": 0}
