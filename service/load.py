@@ -176,6 +176,9 @@ class Recorder:
         # Calls and Play commands still unanswered when the run stopped: how long each had
         # waited (a server that stopped answering shows here, not in the latencies).
         self.unanswered_s: list[float] = []
+        # Play streams the server ended (UNAVAILABLE: a shutdown, a lost connection) that the
+        # bots resumed after their newest event.
+        self.resumed = 0
 
     def joining(self, change: int) -> None:
         """A seat's stream starts (+1) or stops (-1) waiting for its first state (0: bring the
@@ -562,6 +565,11 @@ SETUP_CALLS_IN_FLIGHT = 32
 SENT_KEPT = 64
 
 
+#: How often one seat's Play stream is resumed after the server ended it or went away.
+MAX_RESUMES = 5
+#: The statuses of a Play stream the server ended by going away: the bots join again.
+RESUMABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
+
 #: How often the local server's CPU is looked at during a run (a process that ends keeps it).
 SAMPLE_S = 0.5
 
@@ -740,101 +748,122 @@ class Load:
         idle: frozenset[int],
     ) -> None:
         recorder = self.recorder
-        recorder.calls["Play"] += 1
         recorder.joining(+1)
-        call = stub.Play(metadata=auth(token))
         joined = time.perf_counter()
         recorder.setup_calls += 1
         sent: dict[str, float] = {}
+        # The commands sent and not yet answered: sent again on a resumed stream (each applied
+        # once by its id), as a mobile client does after a reconnect.
+        unanswered: dict[str, service_pb2.PlayRequest] = {}
         last_sent = -1
+        seen = 0  # the newest event this seat has: a resumed stream joins after it
         closed = first = False
+        resumes = 0
 
         def reached(event: service_pb2.GameEvent) -> None:
             """An event reached this seat: how long after the command it follows was sent."""
+            nonlocal seen
+            seen = max(seen, event.version)
             started = info.sent_at.get(event.version - 1)
             if started is not None:
                 recorder.observe("command→event, each seat", time.perf_counter() - started)
 
         try:
-            await call.write(
-                service_pb2.PlayRequest(
-                    join=service_pb2.PlayJoin(
-                        game_id=game_id, after_version=0, include=INCLUDE, batched=True
-                    )
-                )
-            )
             while True:
-                response = await call.read()
-                if not isinstance(response, service_pb2.PlayResponse):
-                    break  # EOF: the server ended the stream
-                kind = response.WhichOneof("kind")
-                if kind == "batch":  # each event, then the state after them
-                    for event in response.batch.events:
-                        reached(event)
-                    if not response.batch.HasField("state"):
-                        continue
-                if kind in ("state", "batch"):
-                    state = response.state if kind == "state" else response.batch.state
-                    if not first:
-                        first = True
-                        recorder.joining(-1)
-                        recorder.observe("Play join→state", time.perf_counter() - joined)
-                    if state.version > info.version:
-                        info.version = state.version
-                        progress[0] = time.monotonic()
-                    if state.finished:
-                        if not closed:
-                            closed = True
-                            await call.done_writing()
-                        continue
-                    if (
-                        state.to_act
-                        and acting_seat(state.to_act, idle)[0] == seat
-                        and state.version > last_sent
-                        and state.legal_moves
-                    ):
-                        move = choose(list(state.legal_moves), rng)
-                        command_id = uuid.uuid4().hex
-                        last_sent = state.version
-                        sent[command_id] = info.sent_at[state.version] = time.perf_counter()
-                        info.sent_at.pop(state.version - SENT_KEPT, None)
-                        await call.write(
-                            service_pb2.PlayRequest(
-                                command=service_pb2.PlayCommand(
-                                    command_id=command_id,
-                                    expected_version=state.version,
-                                    command=move.command,
+                recorder.calls["Play"] += 1
+                # A resumed stream waits for the server to be back (a restart, a rolling update).
+                call = stub.Play(metadata=auth(token), wait_for_ready=resumes > 0 or None)
+                try:
+                    join = service_pb2.PlayJoin(
+                        game_id=game_id, after_version=seen, include=INCLUDE, batched=True
+                    )
+                    await call.write(service_pb2.PlayRequest(join=join))
+                    for request in list(unanswered.values()):
+                        await call.write(request)
+                    while True:
+                        response = await call.read()
+                        if not isinstance(response, service_pb2.PlayResponse):
+                            return  # EOF: the server ended the stream (the game is over)
+                        kind = response.WhichOneof("kind")
+                        if kind == "batch":  # each event, then the state after them
+                            for event in response.batch.events:
+                                reached(event)
+                            if not response.batch.HasField("state"):
+                                continue
+                        if kind in ("state", "batch"):
+                            state = response.state if kind == "state" else response.batch.state
+                            if not first:
+                                first = True
+                                recorder.joining(-1)
+                                recorder.observe("Play join→state", time.perf_counter() - joined)
+                            if state.version > info.version:
+                                info.version = state.version
+                                progress[0] = time.monotonic()
+                            if state.finished:
+                                if not closed:
+                                    closed = True
+                                    await call.done_writing()
+                                continue
+                            if (
+                                state.to_act
+                                and acting_seat(state.to_act, idle)[0] == seat
+                                and state.version > last_sent
+                                and state.legal_moves
+                            ):
+                                move = choose(list(state.legal_moves), rng)
+                                command_id = uuid.uuid4().hex
+                                last_sent = state.version
+                                sent[command_id] = info.sent_at[state.version] = time.perf_counter()
+                                info.sent_at.pop(state.version - SENT_KEPT, None)
+                                request = service_pb2.PlayRequest(
+                                    command=service_pb2.PlayCommand(
+                                        command_id=command_id,
+                                        expected_version=state.version,
+                                        command=move.command,
+                                    )
                                 )
-                            )
-                        )
-                elif kind == "event":
-                    reached(response.event)
-                elif kind == "accepted":
-                    started = sent.pop(response.accepted.command_id, None)
-                    if started is not None:
-                        recorder.move_calls += 1
-                        recorder.observe("Play command→accepted", time.perf_counter() - started)
-                    recorder.moves += 1
-                    progress[0] = time.monotonic()
-                elif kind == "refused":
-                    if sent.pop(response.refused.command_id, None) is not None:
-                        recorder.move_calls += 1
-                    status = response.refused.status or "REFUSED"
-                    if self.config.turn_time_ms and status == "ABORTED":
-                        # A time-out was due before the command: recorded first (its state
-                        # comes next), as docs/rules/common.md §5.1 says.
-                        recorder.overtaken += 1
-                    else:
-                        recorder.error("Play command", status)
-        except grpc.aio.AioRpcError as error:
-            recorder.error("Play", error.code().name)
-            raise
+                                unanswered[command_id] = request
+                                await call.write(request)
+                        elif kind == "event":
+                            reached(response.event)
+                        elif kind == "accepted":
+                            unanswered.pop(response.accepted.command_id, None)
+                            started = sent.pop(response.accepted.command_id, None)
+                            if started is not None:
+                                recorder.move_calls += 1
+                                recorder.observe(
+                                    "Play command→accepted", time.perf_counter() - started
+                                )
+                            recorder.moves += 1
+                            progress[0] = time.monotonic()
+                        elif kind == "refused":
+                            unanswered.pop(response.refused.command_id, None)
+                            if sent.pop(response.refused.command_id, None) is not None:
+                                recorder.move_calls += 1
+                            status = response.refused.status or "REFUSED"
+                            if self.config.turn_time_ms and status == "ABORTED":
+                                # A time-out was due before the command: recorded first (its
+                                # state comes next), as docs/rules/common.md §5.1 says.
+                                recorder.overtaken += 1
+                            else:
+                                recorder.error("Play command", status)
+                except grpc.aio.AioRpcError as error:
+                    # The server went away (a shutdown, a lost connection): resume after the
+                    # newest event, as docs/operations.md tells clients to. (A stream that came
+                    # in as the server was stopping can end CANCELLED, the server's cancel.)
+                    if error.code() not in RESUMABLE or resumes >= MAX_RESUMES:
+                        recorder.error("Play", error.code().name)
+                        raise
+                    resumes += 1
+                    recorder.resumed += 1
+                    closed = False
+                finally:
+                    call.cancel()
         finally:
             if not first:
                 recorder.joining(-1)
             now = time.perf_counter()
             recorder.unanswered_s += [now - sent_at for sent_at in sent.values()]
-            call.cancel()
 
     # -- submit mode --
 
@@ -1180,6 +1209,7 @@ class Load:
             "games_finished": r.games_finished,
             "games_abandoned": r.games_abandoned,
             "games_cut_at_end": r.games_started - r.games_finished - r.games_abandoned,
+            "play_streams_resumed": r.resumed,
             "unanswered_at_end": len(r.unanswered_s),
             "unanswered_oldest_s": round(max(r.unanswered_s), 3) if r.unanswered_s else None,
             "calls_per_move": round(r.move_calls / r.moves, 4) if r.moves else None,
@@ -1489,6 +1519,14 @@ def summary(report: dict[str, Any]) -> str:
         f"  moves                {report['moves']}  ({report['moves_per_s']:.1f}/s)",
         f"  games finished       {report['games_finished']}  (started {report['games_started']},"
         f" abandoned {report['games_abandoned']}, cut at the end {report['games_cut_at_end']})",
+        *(
+            [
+                f"  Play streams resumed {report['play_streams_resumed']}  (ended by the server "
+                "or a lost connection, joined again after the newest event)"
+            ]
+            if report.get("play_streams_resumed")
+            else []
+        ),
         f"  unanswered at end    {report['unanswered_at_end']}"
         + (
             f"  (calls and commands sent, not answered; the oldest {report['unanswered_oldest_s']} s)"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -397,8 +398,9 @@ def test_a_refused_studio_credential_stops_the_run_with_the_server_s_reason(
 
 
 def test_a_server_killed_during_the_run_is_reported_as_such(tmp_path: Path) -> None:
-    """Games cut by a dead server are abandoned, its refused CreateGames are errors and no
-    game (the report's games add up); its CPU is counted to the last look and it is named."""
+    """The bots' streams on a dead server are resumed (waiting for it to come back), its
+    refused CreateGames are errors and no game (the report's games add up); its CPU is counted
+    to the last look and it is named."""
     served = serve(tmp_path / "serve.log", f"sqlite:///{tmp_path / 'games.sqlite3'}")
     out = tmp_path / "out.json"
     threading.Timer(2.0, served.process.kill).start()
@@ -418,7 +420,7 @@ def test_a_server_killed_during_the_run_is_reported_as_such(tmp_path: Path) -> N
     assert report["moves"] > 0 and report["games_cut_at_end"] >= 0
     games = ("games_finished", "games_abandoned", "games_cut_at_end")
     assert sum(report[key] for key in games) == report["games_started"]
-    assert any("UNAVAILABLE" in key for key in report["errors_by_call"])
+    assert report["play_streams_resumed"] > 0 and report["unanswered_at_end"] > 0
     assert report["server"]["exited"] == [served.process.pid]
     assert report["server"]["cpu_s"] > 0 and report["server"]["cpu_ms_per_move"] > 0
     assert f"server pids exited   {served.process.pid}" in result.output
@@ -505,3 +507,41 @@ def test_a_server_that_stops_answering_shows_in_the_calls_unanswered_at_the_end(
     assert report["moves"] > 0 and report["unanswered_at_end"] > 0
     assert report["unanswered_oldest_s"] > 1.0  # hung for the run's last 2.5 s
     assert "unanswered at end" in result.output
+
+
+def test_the_bots_resume_their_streams_across_a_server_restart(tmp_path: Path) -> None:
+    """A graceful restart (SIGTERM, then the same port and store): every Play stream the server
+    ended is joined again after its newest event, unanswered commands are sent again (applied
+    once by their ids), and the games go on to their end: none abandoned."""
+    store = f"sqlite:///{tmp_path / 'games.sqlite3'}"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    servers = [serve(tmp_path / "first.log", store, address=address)]
+
+    def restart() -> None:
+        servers[0].process.send_signal(signal.SIGTERM)
+        servers[0].process.wait(timeout=30)
+        servers.append(serve(tmp_path / "second.log", store, address=address))
+
+    restarting = threading.Timer(2.0, restart)
+    restarting.start()
+    out = tmp_path / "out.json"
+    try:
+        result = CliRunner().invoke(
+            main,
+            [
+                *("load", "--address", address, "--duration", "8", "--games-in-flight", "4"),
+                *("--json", str(out), "--quiet"),
+                *("--studio-key", mint_studio_token(STUDIO_SECRET, int(time.time()) + 600)),
+            ],
+        )
+    finally:
+        restarting.join()
+        for served in servers:
+            stop(served)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert len(servers) == 2 and report["play_streams_resumed"] > 0
+    assert report["games_abandoned"] == 0 and report["games_finished"] > 0, result.output
+    assert not [key for key in report["errors_by_call"] if key.startswith("Play")]
