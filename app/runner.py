@@ -139,10 +139,9 @@ class Pool:
         for _ in self._threads:
             self._queue.put((Rank.STOP, next(self._order), None, None))
 
-    def join(self, timeout: float) -> bool:
-        """After :meth:`shutdown`, wait up to ``timeout`` seconds for the threads to end:
-        whether they all did."""
-        deadline = time.monotonic() + timeout
+    def join(self, deadline: float) -> bool:
+        """After :meth:`shutdown`, wait until ``deadline`` (``time.monotonic()``) for the threads
+        to end: whether they all did."""
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
         return not any(thread.is_alive() for thread in self._threads)
@@ -437,7 +436,7 @@ class AsyncLog:
 
         def join() -> bool:  # every pool, one deadline for all
             deadline = time.monotonic() + CLOSE_JOIN_S
-            ended = [pool.join(max(0.0, deadline - time.monotonic())) for pool in pools]
+            ended = [pool.join(deadline) for pool in pools]
             return all(ended)  # each pool waited for, even after one did not end
 
         if not await asyncio.to_thread(join):

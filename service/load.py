@@ -223,18 +223,22 @@ class Recorder:
         return sum(self.errors.values())
 
 
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command's name (the 3rd on: state, ppid, …), or
+    ``None`` when the process is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2 :].split()
+
+
 def _proc_tree(pids: Sequence[int]) -> list[int]:
     """``pids`` and all their descendants that are alive (the workers of ``serve --workers``)."""
     parents: dict[int, list[int]] = defaultdict(list)
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        parents[int(fields[1])].append(int(entry.name))
+        if entry.name.isdigit() and (fields := _stat_fields(int(entry.name))) is not None:
+            parents[int(fields[1])].append(int(entry.name))
     seen: list[int] = []
     todo = list(pids)
     while todo:
@@ -251,13 +255,9 @@ def cpu_by_pid(pids: Sequence[int]) -> dict[int, float]:
     ticks = os.sysconf("SC_CLK_TCK")
     found: dict[int, float] = {}
     for pid in pids:
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] in ("Z", "X"):
-            continue  # ended, its parent not yet told: gone all the same
+        fields = _stat_fields(pid)
+        if fields is None or fields[0] in ("Z", "X"):
+            continue  # gone, or ended with its parent not yet told: gone all the same
         found[pid] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime: 14th, 15th
     return found
 

@@ -292,9 +292,9 @@ def test_closing_waits_for_every_pool_within_one_deadline_and_the_store_within_i
     joined: list[str] = []
     real_join = runner.Pool.join
 
-    def join(self: runner.Pool, timeout: float) -> bool:
+    def join(self: runner.Pool, deadline: float) -> bool:
         joined.append(self._threads[0].name)
-        return real_join(self, timeout)
+        return real_join(self, deadline)
 
     monkeypatch.setattr(runner.Pool, "join", join)
     read_started = threading.Event()
