@@ -60,6 +60,19 @@ def _threads_of_the_store_s_own_append(
     return threads
 
 
+async def _in_turn(
+    log: AsyncLog, game_id: str, version: int, command_ids: list[str], event: NewEvent
+) -> list[CommandResult]:
+    """One append of ``event`` per command id, each at the version the one before reached
+    (recorded at ``version + 1`` ms on)."""
+    results = []
+    for command_id in command_ids:
+        made = await log.append(game_id, version, [event], command_id, 0, version + 1, False, b"")
+        results.append(made)
+        version = made.last_version
+    return results
+
+
 def test_an_append_at_the_known_end_is_made_on_the_loop_and_the_rest_the_store_s_way(
     store: PostgresEventStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -151,14 +164,10 @@ def test_a_connection_lost_under_an_append_is_answered_the_store_s_way_and_made_
             with psycopg.connect(postgres_url, autocommit=True) as admin:
                 for pid in backends:
                     admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-            version = 2
-            for i in range(3):  # the dead connection met, then new ones
-                made = await log.append(
-                    game_id, version, [NewEvent("B", b"b")], f"b{i}", 0, 3 + i, False, b""
-                )
-                results.append(made)
-                version = made.last_version
-            return results
+            # The dead connection met, then new ones.
+            return results + await _in_turn(
+                log, game_id, 2, ["b0", "b1", "b2"], NewEvent("B", b"b")
+            )
         finally:
             await log.aclose()
 
@@ -272,14 +281,7 @@ def test_a_refused_connection_leaves_the_appends_to_the_threads_for_a_while(
     async def scenario() -> list[CommandResult]:
         log = AsyncLog(store)
         try:
-            results, version = [], 1
-            for i in range(5):
-                made = await log.append(
-                    game_id, version, [NewEvent("A", b"a")], f"c{i}", 0, 2 + i, False, b""
-                )
-                results.append(made)
-                version = made.last_version
-            return results
+            return await _in_turn(log, game_id, 1, [f"c{i}" for i in range(5)], NewEvent("A", b"a"))
         finally:
             await log.aclose()
 
