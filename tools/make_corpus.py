@@ -215,7 +215,6 @@ def make(directory: Path) -> list[Path]:
                         overrides=overrides,
                         rng=random.Random(name),
                         client_seed=f"corpus {name}",
-                        max_moves=10000,
                         claims=name in CLAIMING,
                         idle_seats=idle,
                     )

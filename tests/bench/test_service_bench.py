@@ -54,7 +54,6 @@ def long_match(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Event
             kind=common_pb2.GAME_KIND_KOIKOI,
             rng=random.Random(1),
             client_seed="bench",
-            max_moves=6000,
         )
     thread.stop(grace=None)
     yield store, result.game_id, result.version

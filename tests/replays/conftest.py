@@ -60,7 +60,6 @@ def replays(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Repl
                     overrides=overrides,
                     rng=random.Random(name),
                     client_seed=f"{name} seed",
-                    max_moves=6000,
                 )
                 found[name] = build(store.game(result.game_id), store.read(result.game_id))
         yield found

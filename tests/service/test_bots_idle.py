@@ -8,7 +8,13 @@ import random
 
 import pytest
 
-from croupier.service.bots import clock_rules, play_game, time_outs
+from croupier.service.bots import (
+    MovesRanOut,
+    clock_rules,
+    finish_game,
+    play_game,
+    time_outs,
+)
 from croupier.v1 import common_pb2, service_pb2
 
 from .conftest import Running, studio_token
@@ -41,7 +47,6 @@ def test_idle_seats_are_played_by_the_clock_and_the_game_finishes(
         rng=random.Random(name),
         idle_seats=idle,
         on_tick=waited.append,
-        max_moves=5000,
     )
     view = server.stub.GetView(
         service_pb2.GetViewRequest(game_id=result.game_id), metadata=auth(result.tokens[0])
@@ -72,3 +77,25 @@ def test_a_game_needs_a_seat_that_plays(server: Running) -> None:
             overrides=clock_rules(kind, None, TURN_MS),
             idle_seats=(0, 1),
         )
+
+
+def test_bots_out_of_moves_say_so_and_leave_the_game_as_it_was(server: Running) -> None:
+    """A game still going when the bots reach their most moves is reported as such, not met as
+    GetSettlement's "not over yet"; the game is untouched and plays on."""
+    created: list[service_pb2.CreateGameResponse] = []
+    with pytest.raises(MovesRanOut, match="still going after 5 moves"):
+        play_game(
+            server.channel,
+            studio=studio_token(),
+            kind=common_pb2.GAME_KIND_GIN,
+            seats=2,
+            rng=random.Random(3),
+            max_moves=5,
+            on_created=created.append,
+        )
+    game_id, tokens = created[0].game_id, [t.token for t in created[0].tokens]
+    view = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game_id), metadata=auth(tokens[0])
+    )
+    assert not view.finished
+    assert finish_game(server.channel, game_id, tokens, random.Random(3)).final.net

@@ -25,7 +25,6 @@ def test_a_whole_match_is_played_settled_and_chained(server: Running) -> None:
         rng=random.Random(5),
         client_seed="gin",
         overrides=overrides,
-        max_moves=6000,
     )
     assert result.final.outcome == "MATCH_OVER" and result.rounds
     assert list(result.final.net) == [sum(r.net[s] for r in result.rounds) for s in (0, 1)]

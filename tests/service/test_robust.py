@@ -389,7 +389,6 @@ def test_a_game_at_the_greatest_options_plays_to_its_end(
         kind=kind,
         overrides=rules,
         rng=random.Random(7),
-        max_moves=5000,
     )
     assert result.final.net, "the game ended with a settlement"
     replay = server.stub.ExportReplay(

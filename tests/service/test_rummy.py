@@ -23,7 +23,6 @@ def test_a_whole_game_is_played_settled_and_chained(server: Running) -> None:
         kind=RUMMY,
         rng=random.Random(7),
         client_seed="r",
-        max_moves=4000,
     )
     assert result.final is not None and result.final.outcome in ("WENT_OUT", "STOCK_OUT")
     assert sum(result.final.net) == 0

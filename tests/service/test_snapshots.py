@@ -42,7 +42,6 @@ def long_game(server: Running) -> tuple[str, str, service_pb2.GetViewResponse]:
         kind=common_pb2.GAME_KIND_KOIKOI,
         rng=random.Random(4),
         client_seed="long",
-        max_moves=6000,
     )
     token = result.tokens[0]
     view = server.stub.GetView(

@@ -49,7 +49,7 @@ def test_the_timeline_shows_a_time_out_an_away_seat_and_its_return(server: Runni
         ),
         metadata=auth(tokens[late.seat]),
     )
-    finish_game(server.channel, game.game_id, tokens, random.Random(7), max_moves=5000)
+    finish_game(server.channel, game.game_id, tokens, random.Random(7))
     exported = server.stub.ExportReplay(
         service_pb2.ExportReplayRequest(game_id=game.game_id), metadata=auth(tokens[0])
     )
