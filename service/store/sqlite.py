@@ -5,11 +5,20 @@ A write in WAL mode with ``synchronous=NORMAL`` only appends pages to the WAL fi
 of work: less than handing it to a thread costs. So the application makes its calls on its event
 loop through :meth:`without_waiting`, a view of the store with no busy timeout: a call that meets
 another writer's lock raises :class:`StoreBusy` having done nothing, and the application tries it
-again soon (``app/runner.py``). The disk is flushed only at checkpoints, which SQLite makes after the commit that takes
-the WAL past 1,000 pages (a few milliseconds, every few hundred appends): done there, by the one
-connection that writes, they keep the WAL bounded. (A checkpointing thread beside the loop never
-caught up with it: the WAL only starts over after a checkpoint that has, and it grew by 250 MB a
-second.)
+again soon (``app/runner.py``).
+
+The disk is flushed only at checkpoints, which copy the WAL into the database file. SQLite makes
+one after the commit that takes the WAL past 1,000 pages, on the connection that commits: on the
+loop's, every few hundred appends, and their fsyncs froze the whole loop (every game, stream and
+health check on it) for 2–100 ms, and for 1.5 s once when the disk was busy. So a thread of the
+store's makes them, once a second (:data:`CHECKPOINT_S`): first without stopping anyone (PASSIVE:
+it copies what is there while the loop writes on), then once more with new writes held back
+(RESTART: the few pages written meanwhile; the loop's appends meet :class:`StoreBusy` and are
+tried again while the loop goes on with everything else). Only the second lets the WAL start
+over: a checkpoint that the loop writes past leaves it growing (PASSIVE alone grew it by 250 MB a
+second). The loop's connection checkpoints itself only past a much larger WAL
+(:data:`LOOP_CHECKPOINT_PAGES`), where the thread cannot keep up: writes that never pause leave
+its RESTART no moment.
 """
 
 from __future__ import annotations
@@ -23,9 +32,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from croupier.log import StoreBusy
 from croupier.log.store import AppendListener, AppendPoll
 from croupier.service.store.sql import SqlEventStore, apply_migrations
+
+log = structlog.get_logger("croupier.store")
 
 # How often the listener looks whether another connection committed (PRAGMA data_version: no I/O).
 POLL_S = 0.01
@@ -33,6 +46,16 @@ POLL_S = 0.01
 BUSY_TIMEOUT_MS = 30_000
 # How long close() waits for the statements under way before it leaves their connections open.
 CLOSE_WAIT_S = 5.0
+# How often the checkpointer copies the WAL into the database file (see the module's docstring):
+# about a second of appends, some thousands of pages, so that the WAL stays a few MB.
+CHECKPOINT_S = 1.0
+# How long the checkpoint that lets the WAL start over waits for the writer and the readers under
+# way (new writes wait meanwhile); past it, the checkpoint is left to the next turn.
+RESTART_WAIT_MS = 100
+# The WAL's size at which the loop's own connection checkpoints after all: only when the
+# checkpointer cannot keep up (writes that never pause leave its RESTART no moment), so that the
+# WAL stays bounded (40 MB) whatever comes.
+LOOP_CHECKPOINT_PAGES = 10_000
 
 
 @contextmanager
@@ -76,6 +99,7 @@ class SqliteEventStore(SqlEventStore):
         self._closed = threading.Event()
         self._listening = threading.Event()
         self._at_once: _AtOnce | None = None
+        self._checkpointer: threading.Thread | None = None
 
     #: PRAGMAs of every connection this store opens.
     _pragmas: tuple[str, ...] = (
@@ -122,7 +146,30 @@ class SqliteEventStore(SqlEventStore):
         with self._lock:
             if self._at_once is None:
                 self._at_once = _AtOnce(self)
+                # The loop's view leaves checkpoints to this thread (up to LOOP_CHECKPOINT_PAGES).
+                self._checkpointer = threading.Thread(
+                    target=self._checkpoint, name="sqlite-checkpoint", daemon=True
+                )
+                self._checkpointer.start()
             return self._at_once
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL into the database file every :data:`CHECKPOINT_S`, off the loop: first
+        while the loop writes on, then once more with writes held back, so that the WAL starts
+        over (see the module's docstring)."""
+        conn = sqlite3.connect(
+            self.path, timeout=RESTART_WAIT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        try:
+            while not self._closed.wait(CHECKPOINT_S):
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
+                except sqlite3.Error as error:
+                    if not _busy(error):  # busy: another worker checkpoints; the next turn will
+                        log.warning("checkpoint failed", error=str(error))
+        finally:
+            conn.close()
 
     #: Whether a call that meets another writer's lock answers :class:`StoreBusy` at once (the
     #: loop's view) rather than wait for it (up to ``BUSY_TIMEOUT_MS``).
@@ -188,8 +235,9 @@ class SqliteEventStore(SqlEventStore):
         self._closed.set()
         if self._at_once is not None:
             self._at_once.close()
-        if self._poller is not None:
-            self._poller.join(timeout=5)
+        for thread in (self._poller, self._checkpointer):
+            if thread is not None:
+                thread.join(timeout=5)
         with self._lock:
             connections, self._connections = self._connections, []
         deadline = time.monotonic() + CLOSE_WAIT_S
@@ -244,7 +292,7 @@ class _Changes:
         return list(newest.items())
 
 
-def _busy(error: sqlite3.OperationalError) -> bool:
+def _busy(error: sqlite3.Error) -> bool:
     """SQLITE_BUSY or SQLITE_LOCKED, whatever the extended code (BUSY_RECOVERY, BUSY_SNAPSHOT…);
     not an error of the sqlite3 module's own, which has no code."""
     code = getattr(error, "sqlite_errorcode", 0) or 0
@@ -256,7 +304,12 @@ class _AtOnce(SqliteEventStore):
     with no busy timeout; a call that meets another writer's lock raises :class:`StoreBusy`
     before it has done anything."""
 
-    _pragmas = ("busy_timeout=0", "synchronous=NORMAL", "foreign_keys=ON")
+    _pragmas = (
+        "busy_timeout=0",
+        "synchronous=NORMAL",
+        "foreign_keys=ON",
+        f"wal_autocheckpoint={LOOP_CHECKPOINT_PAGES}",
+    )
     _answers_busy = True
 
     def __init__(self, store: SqliteEventStore) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 import uuid
 
 import pytest
@@ -13,7 +14,7 @@ from croupier.engine.hoola.rules import rules_for
 from croupier.engine.hoola.scoring import HoolaOutcome, Outcome, settle
 from croupier.engine.hoola.state import Phase
 from croupier.engine.shuffle import Seeds
-from croupier.log import GameRecord, NewEvent
+from croupier.log import GameRecord, NewEvent, StoreBusy
 from croupier.service.store import open_store
 
 GAME = HoolaGame()
@@ -132,6 +133,45 @@ def test_store_append(benchmark, store) -> None:
         version[0] += 1
 
     benchmark(append)
+
+
+# What a loop does between its appends (the rest of a move) in the benchmark below.
+LOOP_WORK_S = 0.0005
+
+
+def test_store_append_on_the_loop(benchmark, tmp_path) -> None:
+    """SQLite appends as the server's event loop makes them (the store's view without waiting,
+    16 games in turn, other work between appends, each tried again while a checkpoint holds
+    writes back): how long each holds the loop. Its max and mean show whether checkpoints (and
+    their fsyncs) are made on the loop (service/store/sqlite.py)."""
+    store = open_store(f"sqlite:///{tmp_path / 'bench.sqlite3'}")
+    at_once = store.without_waiting()
+    games = []
+    for _ in range(16):
+        game_id = str(uuid.uuid4())
+        store.create_game(
+            GameRecord(game_id, "hoola", 3, b"s" * 32, "c", 0), [NewEvent("E", b"x" * 200)], 0
+        )
+        games.append([game_id, 1])
+    turn = iter(range(1 << 30))
+
+    def append():
+        game = games[next(turn) % len(games)]
+        events = [NewEvent("E", random.randbytes(250)), NewEvent("F", random.randbytes(120))]
+        while True:
+            try:
+                at_once.append(game[0], game[1], events, uuid.uuid4().hex, 0, 0)
+                break
+            except StoreBusy:
+                time.sleep(LOOP_WORK_S)
+        game[1] += len(events)
+
+    try:
+        benchmark.pedantic(
+            append, setup=lambda: time.sleep(LOOP_WORK_S), rounds=4000, warmup_rounds=100
+        )
+    finally:
+        store.close()
 
 
 def test_store_read_a_game(benchmark, store) -> None:

@@ -22,6 +22,7 @@ import pytest
 from croupier.app import runner
 from croupier.app.runner import AsyncLog
 from croupier.log import GameRecord, NewEvent, StoreBusy
+from croupier.service.store import sqlite
 from croupier.service.store.sqlite import SqliteEventStore
 
 
@@ -135,21 +136,57 @@ def test_a_write_that_met_the_lock_for_long_waits_on_the_writer_thread(
     assert threads == {"log-write-0"}
 
 
-def test_the_wal_stays_bounded_while_writes_go_on(store: SqliteEventStore) -> None:
-    """Writes that never pause, through the loop's view: the WAL only starts over after a
-    checkpoint that has caught up with it, which the writing connection's own checkpoints do.
-    (A checkpointing thread beside such a writer never caught up: 37 MB of WAL and more.)"""
+def _appended(store: SqliteEventStore, appends: int, pause_s: float) -> int:
+    """``appends`` writes of a page or more each through the loop's view, ``pause_s`` apart (a
+    loop does other work between them), each tried again while busy; the WAL's largest size
+    meanwhile, in bytes."""
     at_once = store.without_waiting()
     wal = Path(f"{store.path}-wal")
     game_id = _game(store)
     payload = b"p" * 3000  # a page of its own per event
     largest = 0
-    for version in range(1, 1501):
-        at_once.append(game_id, version, [NewEvent("A", payload)], f"c{version}", 0, 2)
+    for version in range(1, appends + 1):
+        while True:
+            try:
+                at_once.append(game_id, version, [NewEvent("A", payload)], f"c{version}", 0, 2)
+                break
+            except StoreBusy:  # a checkpoint holds writes back: tried again, as the app does
+                time.sleep(0.0005)
         if version % 50 == 0:
             largest = max(largest, wal.stat().st_size)
-    assert store.game(game_id).version == 1501
-    assert largest < 12_000_000, largest
+        if pause_s:
+            time.sleep(pause_s)
+    assert store.game(game_id).version == appends + 1
+    return largest
+
+
+def test_the_wal_stays_bounded_while_writes_go_on_without_a_pause(store: SqliteEventStore) -> None:
+    """Writes that never pause leave the checkpointer's RESTART no moment: the loop's own
+    connection checkpoints past LOOP_CHECKPOINT_PAGES. (A checkpointing thread alone never caught
+    up with such a writer: 37 MB of WAL and more.)"""
+    bound = sqlite.LOOP_CHECKPOINT_PAGES * 4096
+    # Some 5 pages an append: without the loop's checkpoints, twice the bound.
+    largest = _appended(store, 4000, 0.0)
+    assert largest < bound * 1.1, largest
+
+
+def test_the_checkpoints_are_made_off_the_loop_and_the_wal_starts_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes paced as a loop makes them (it does other work between appends): the store's thread
+    checkpoints and lets the WAL start over, far below the size where the loop's own connection
+    would; closing the store stops the thread."""
+    monkeypatch.setattr(sqlite, "CHECKPOINT_S", 0.02)
+    store = SqliteEventStore(tmp_path / "events.sqlite3")
+    try:
+        largest = _appended(store, 1500, 0.0005)  # 7,500 pages or so, without a checkpoint
+        with store.without_waiting()._connection() as loops:  # this thread's: the appends'
+            made_by_the_loop = loops.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+        assert made_by_the_loop == sqlite.LOOP_CHECKPOINT_PAGES
+        assert largest < sqlite.LOOP_CHECKPOINT_PAGES * 4096 / 4, largest
+    finally:
+        store.close()
+    assert not [t for t in threading.enumerate() if t.name == "sqlite-checkpoint"]
 
 
 class _BusyReads(SqliteEventStore):
