@@ -186,7 +186,8 @@ def test_the_checkpoints_are_made_off_the_loop_and_the_wal_starts_over(
         assert largest < sqlite.LOOP_CHECKPOINT_PAGES * 4096 / 4, largest
     finally:
         store.close()
-    assert not [t for t in threading.enumerate() if t.name == "sqlite-checkpoint"]
+    thread = store._checkpointer
+    assert thread is not None and thread.name == "sqlite-checkpoint" and not thread.is_alive()
 
 
 class _BusyReads(SqliteEventStore):
