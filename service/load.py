@@ -569,6 +569,21 @@ SENT_KEPT = 64
 MAX_RESUMES = 5
 #: The statuses of a Play stream the server ended by going away: the bots join again.
 RESUMABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
+#: What grpc's Python (aio) client makes of a stream whose request it was writing as the server
+#: ended the call (a shutdown): its own INTERNAL with these details, the server's status lost. A
+#: server's INTERNAL names an error id instead (docs/operations.md).
+CUT_WHILE_WRITING = "Internal error from Core"
+
+
+def resumable(error: grpc.aio.AioRpcError) -> bool:
+    """Whether a Play stream ended by ``error`` was ended by the server going away, so that its
+    client joins again: UNAVAILABLE, CANCELLED, or the client library's INTERNAL of a request cut
+    while it was written."""
+    code = error.code()
+    return code in RESUMABLE or (
+        code == grpc.StatusCode.INTERNAL and error.details() == CUT_WHILE_WRITING
+    )
+
 
 #: How often the local server's CPU is looked at during a run (a process that ends keeps it).
 SAMPLE_S = 0.5
@@ -851,7 +866,7 @@ class Load:
                     # The server went away (a shutdown, a lost connection): resume after the
                     # newest event, as docs/operations.md tells clients to. (A stream that came
                     # in as the server was stopping can end CANCELLED, the server's cancel.)
-                    if error.code() not in RESUMABLE or resumes >= MAX_RESUMES:
+                    if not resumable(error) or resumes >= MAX_RESUMES:
                         recorder.error("Play", error.code().name)
                         raise
                     resumes += 1
