@@ -438,6 +438,7 @@ async def wait_ready(
     silent = [i for i, row in enumerate(rows) if row not in done or row.exception() is not None]
     for row in rows:
         row.cancel()
+    await asyncio.gather(*rows, return_exceptions=True)  # taken: asyncio would log each at exit
     if silent:
         named = [addresses[i] for i in silent] if len(addresses) == len(rows) else []
         where = f" at {', '.join(named)}" if named else ""
@@ -636,6 +637,10 @@ class Load:
         self.tickets = 0
         #: A CreateGame that refused the studio credential: the run stopped, and fails with it.
         self.refused: grpc.aio.AioRpcError | None = None
+        #: The last CreateGame met no server (UNAVAILABLE): the next ones wait for one to be back
+        #: (a restart, a rolling update) rather than fail again every few ms, which filled the
+        #: report's errors with the tool's own retries (165 in a restart of 2 s).
+        self.unreachable = False
         self.stopping = asyncio.Event()
         self.started = 0.0
         self.elapsed = 0.0
@@ -699,10 +704,15 @@ class Load:
     async def _create(self, number: int) -> service_pb2.CreateGameResponse:
         try:
             created = await self.recorder.call(
-                "CreateGame", self.stub(number).CreateGame(self.request, metadata=self.studio)
+                "CreateGame",
+                self.stub(number).CreateGame(
+                    self.request, metadata=self.studio, wait_for_ready=self.unreachable or None
+                ),
             )
         except grpc.aio.AioRpcError as error:
+            self.unreachable = error.code() == grpc.StatusCode.UNAVAILABLE
             raise NotCreated(error) from error
+        self.unreachable = False
         self.recorder.games_started += 1
         self.recorder.setup_calls += 1
         return created
