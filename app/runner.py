@@ -43,6 +43,7 @@ from croupier.log import (
     CommandResult,
     EventStore,
     GameRecord,
+    HeldBack,
     Loaded,
     NewEvent,
     Snapshot,
@@ -190,10 +191,13 @@ class AsyncLog:
             while True:
                 try:
                     return operation(self._at_once)(*args, **kwargs)
-                except StoreBusy:
+                except StoreBusy as busy:
                     if time.monotonic() >= deadline:
                         break
-                await asyncio.sleep(delay)
+                    # Held back by this process's own checkpoint, which lets go in a few ms:
+                    # tried again as soon, not later and later.
+                    held_back = isinstance(busy, HeldBack)
+                await asyncio.sleep(BUSY_RETRY_FIRST_S if held_back else delay)
                 delay = min(delay * 2, BUSY_RETRY_MAX_S)
         return await self._on_thread_told(pool, rank, late, operation, *args, **kwargs)
 

@@ -33,6 +33,7 @@ from croupier.log.records import (
 from croupier.log.store import (
     EventStore,
     GameNotFound,
+    HeldBack,
     StoreBusy,
     StoreError,
     VersionConflict,
@@ -49,6 +50,7 @@ __all__ = [
     "EventStore",
     "GameNotFound",
     "GameRecord",
+    "HeldBack",
     "Loaded",
     "NewEvent",
     "Snapshot",

@@ -35,6 +35,11 @@ class StoreBusy(StoreError):
     nothing (see :meth:`EventStore.without_waiting`)."""
 
 
+class HeldBack(StoreBusy):
+    """A write that may not wait was held back for a moment by the store's own work (SQLite's
+    checkpoint letting the WAL start over); it did nothing, and may be tried again at once."""
+
+
 class VersionConflict(StoreError):
     """The game moved on: the expected version is not the current one."""
 

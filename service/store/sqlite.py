@@ -10,15 +10,26 @@ again soon (``app/runner.py``).
 The disk is flushed only at checkpoints, which copy the WAL into the database file. SQLite makes
 one after the commit that takes the WAL past 1,000 pages, on the connection that commits: on the
 loop's, every few hundred appends, and their fsyncs froze the whole loop (every game, stream and
-health check on it) for 2–100 ms, and for 1.5 s once when the disk was busy. So a thread of the
-store's makes them, once a second (:data:`CHECKPOINT_S`): first without stopping anyone (PASSIVE:
-it copies what is there while the loop writes on), then once more with new writes held back
-(RESTART: the few pages written meanwhile; the loop's appends meet :class:`StoreBusy` and are
-tried again while the loop goes on with everything else). Only the second lets the WAL start
-over: a checkpoint that the loop writes past leaves it growing (PASSIVE alone grew it by 250 MB a
-second). The loop's connection checkpoints itself only past a much larger WAL
-(:data:`LOOP_CHECKPOINT_PAGES`), where the thread cannot keep up: writes that never pause leave
-its RESTART no moment.
+health check on it) for 2–100 ms, and for 0.5–1.5 s when the disk was busy. So a thread of the
+store's makes them, every quarter second (:data:`CHECKPOINT_S`): first without stopping anyone
+(PASSIVE: it copies what is there while the loop writes on), then, once the WAL is past
+:data:`RESTART_PAGES`, once more with new writes held back (RESTART: the few pages written
+meanwhile). Only the second lets the WAL start over: a checkpoint that the loop
+writes past leaves it growing (PASSIVE alone grew it by 250 MB a second). While it waits for the
+write lock, this process's loop starts no write (its appends meet :class:`HeldBack` and are
+tried again every half millisecond, the loop going on with everything else), so that it gets
+the lock at once even from a loop that writes without a pause.
+
+A reader that holds an old snapshot (a long read transaction: a backup, a shell left in a
+transaction) keeps any checkpoint from copying past it, and the WAL grows until it ends. The
+RESTART waits for it only :data:`RESTART_WAIT_MS`, holding every write back meanwhile, and after
+each such miss it is tried less often (up to :data:`MAX_RESTART_SKIPS` turns apart). The loop's
+own connection checkpoints only past :data:`LOOP_CHECKPOINT_PAGES`, should the thread fall
+behind.
+
+Durability is SQLite's with ``synchronous=NORMAL``: a commit is written to the WAL but not
+flushed, and the checkpoint flushes it. A crash of the process loses nothing; a power loss or a
+crash of the machine can lose the appends of the last quarter second or so.
 """
 
 from __future__ import annotations
@@ -34,7 +45,7 @@ from typing import Any
 
 import structlog
 
-from croupier.log import StoreBusy
+from croupier.log import HeldBack, StoreBusy
 from croupier.log.store import AppendListener, AppendPoll
 from croupier.service.store.sql import SqlEventStore, apply_migrations
 
@@ -46,15 +57,18 @@ POLL_S = 0.01
 BUSY_TIMEOUT_MS = 30_000
 # How long close() waits for the statements under way before it leaves their connections open.
 CLOSE_WAIT_S = 5.0
-# How often the checkpointer copies the WAL into the database file (see the module's docstring):
-# about a second of appends, some thousands of pages, so that the WAL stays a few MB.
-CHECKPOINT_S = 1.0
-# How long the checkpoint that lets the WAL start over waits for the writer and the readers under
-# way (new writes wait meanwhile); past it, the checkpoint is left to the next turn.
-RESTART_WAIT_MS = 100
-# The WAL's size at which the loop's own connection checkpoints after all: only when the
-# checkpointer cannot keep up (writes that never pause leave its RESTART no moment), so that the
-# WAL stays bounded (40 MB) whatever comes.
+# How often the checkpointer copies the WAL into the database file (see the module's docstring).
+CHECKPOINT_S = 0.25
+# The WAL's size (pages of 4 KB) past which the checkpointer lets it start over (RESTART).
+RESTART_PAGES = 1_000
+# How long that checkpoint waits for the write under way and the readers on older snapshots
+# (new writes wait meanwhile); past it, it is left to a later turn.
+RESTART_WAIT_MS = 20
+# The most turns left out after such a wait failed (4 s): while a long reader lasts, the writes
+# are held back 20 ms every 4 s at most.
+MAX_RESTART_SKIPS = 16
+# The WAL's size at which the loop's own connection checkpoints after all (40 MB), should the
+# checkpointer fall behind.
 LOOP_CHECKPOINT_PAGES = 10_000
 
 
@@ -100,6 +114,9 @@ class SqliteEventStore(SqlEventStore):
         self._listening = threading.Event()
         self._at_once: _AtOnce | None = None
         self._checkpointer: threading.Thread | None = None
+        # Set while the checkpointer waits to let the WAL start over: the loop's view starts no
+        # write (its appends meet StoreBusy and are tried again soon).
+        self._holding_back = threading.Event()
 
     #: PRAGMAs of every connection this store opens.
     _pragmas: tuple[str, ...] = (
@@ -154,17 +171,30 @@ class SqliteEventStore(SqlEventStore):
             return self._at_once
 
     def _checkpoint(self) -> None:
-        """Copy the WAL into the database file every :data:`CHECKPOINT_S`, off the loop: first
-        while the loop writes on, then once more with writes held back, so that the WAL starts
-        over (see the module's docstring)."""
+        """Copy the WAL into the database file every :data:`CHECKPOINT_S`, off the loop, and let
+        it start over once it is large (see the module's docstring)."""
         conn = sqlite3.connect(
             self.path, timeout=RESTART_WAIT_MS / 1000, isolation_level=None, check_same_thread=False
         )
+        skip = misses = 0
         try:
             while not self._closed.wait(CHECKPOINT_S):
                 try:
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                    conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
+                    pages = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+                    if pages < RESTART_PAGES:
+                        continue
+                    if skip:  # a reader held an old snapshot lately
+                        skip -= 1
+                        continue
+                    self._holding_back.set()  # this process's loop starts no write meanwhile
+                    try:
+                        busy = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()[0]
+                    finally:
+                        self._holding_back.clear()
+                    # A reader still on an old snapshot after the wait: tried again less and
+                    # less often while it lasts, since each try holds the writes back.
+                    misses = misses + 1 if busy else 0
+                    skip = min(2**misses - 1, MAX_RESTART_SKIPS)
                 except sqlite3.Error as error:
                     if not _busy(error):  # busy: another worker checkpoints; the next turn will
                         log.warning("checkpoint failed", error=str(error))
@@ -181,6 +211,8 @@ class SqliteEventStore(SqlEventStore):
         with in_use:  # the store is not closed under it (as _connection(), inlined: hot path)
             if self._closed.is_set():  # its connection may have been left open (close())
                 raise sqlite3.ProgrammingError("the store is closed")
+            if write and self._answers_busy and self._holding_back.is_set():
+                raise HeldBack("a checkpoint is letting the WAL start over")
             cur = conn.cursor()
             try:
                 cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
@@ -317,6 +349,7 @@ class _AtOnce(SqliteEventStore):
         self.path, self.url = store.path, store.url
         self._store = store
         self._open()
+        self._holding_back = store._holding_back
 
     def without_waiting(self) -> SqliteEventStore:
         return self

@@ -6,6 +6,7 @@ off the loop."""
 from __future__ import annotations
 
 import asyncio
+import math
 import sqlite3
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -136,58 +138,127 @@ def test_a_write_that_met_the_lock_for_long_waits_on_the_writer_thread(
     assert threads == {"log-write-0"}
 
 
-def _appended(store: SqliteEventStore, appends: int, pause_s: float) -> int:
+@dataclass
+class Appended:
+    largest: int  # the WAL's largest size meanwhile, in bytes
+    held_back: int  # the appends' tries that met StoreBusy
+
+
+def _appended(
+    store: SqliteEventStore, appends: int, pause_s: float, game_id: str | None = None
+) -> Appended:
     """``appends`` writes of a page or more each through the loop's view, ``pause_s`` apart (a
-    loop does other work between them), each tried again while busy; the WAL's largest size
-    meanwhile, in bytes."""
+    loop does other work between them), each tried again while busy, as the application does."""
     at_once = store.without_waiting()
     wal = Path(f"{store.path}-wal")
-    game_id = _game(store)
+    game_id = game_id or _game(store)
     payload = b"p" * 3000  # a page of its own per event
-    largest = 0
-    for version in range(1, appends + 1):
+    largest = held_back = 0
+    first = store.game(game_id).version
+    for version in range(first, first + appends):
         while True:
             try:
                 at_once.append(game_id, version, [NewEvent("A", payload)], f"c{version}", 0, 2)
                 break
-            except StoreBusy:  # a checkpoint holds writes back: tried again, as the app does
+            except StoreBusy:
+                held_back += 1
                 time.sleep(0.0005)
         if version % 50 == 0:
             largest = max(largest, wal.stat().st_size)
         if pause_s:
             time.sleep(pause_s)
-    assert store.game(game_id).version == appends + 1
-    return largest
+    assert store.game(game_id).version == first + appends
+    return Appended(largest, held_back)
+
+
+def _wal_pages(store: SqliteEventStore) -> int:
+    """The pages in the WAL now (a look of another connection's, which copies what it can)."""
+    probe = sqlite3.connect(store.path, isolation_level=None)
+    try:
+        return int(probe.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1])
+    finally:
+        probe.close()
 
 
 def test_the_wal_stays_bounded_while_writes_go_on_without_a_pause(store: SqliteEventStore) -> None:
-    """Writes that never pause leave the checkpointer's RESTART no moment: the loop's own
-    connection checkpoints past LOOP_CHECKPOINT_PAGES. (A checkpointing thread alone never caught
-    up with such a writer: 37 MB of WAL and more.)"""
+    """Writes that never pause but to be tried again: the checkpointer holds the loop's writes
+    back to let the WAL start over (SQLite's own wait for the lock would never find it free),
+    and the loop's own connection checkpoints past LOOP_CHECKPOINT_PAGES should it fall behind.
+    (A checkpointing thread alone never caught up with such a writer: 37 MB of WAL and more.)"""
     bound = sqlite.LOOP_CHECKPOINT_PAGES * 4096
-    # Some 5 pages an append: without the loop's checkpoints, twice the bound.
-    largest = _appended(store, 4000, 0.0)
-    assert largest < bound * 1.1, largest
+    # Some 5 pages an append: without checkpoints, twice the bound.
+    assert _appended(store, 4000, 0.0).largest < bound * 1.1
 
 
-def test_the_checkpoints_are_made_off_the_loop_and_the_wal_starts_over(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def often(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checkpointer's turns 20 ms apart rather than 250."""
+    monkeypatch.setattr(sqlite, "CHECKPOINT_S", 0.02)
+
+
+@pytest.mark.usefixtures("often")
+def test_the_checkpoints_are_made_off_the_loop_and_the_wal_starts_over(tmp_path: Path) -> None:
     """Writes paced as a loop makes them (it does other work between appends): the store's thread
     checkpoints and lets the WAL start over, far below the size where the loop's own connection
     would; closing the store stops the thread."""
-    monkeypatch.setattr(sqlite, "CHECKPOINT_S", 0.02)
     store = SqliteEventStore(tmp_path / "events.sqlite3")
     try:
-        largest = _appended(store, 1500, 0.0005)  # 7,500 pages or so, without a checkpoint
+        appended = _appended(store, 1500, 0.0005)  # 7,500 pages or so, without a checkpoint
+        assert appended.largest < sqlite.LOOP_CHECKPOINT_PAGES * 4096 / 4, appended
+        assert appended.held_back > 0  # the WAL started over: writes were held back for it
         with store.without_waiting()._connection() as loops:  # this thread's: the appends'
             made_by_the_loop = loops.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
         assert made_by_the_loop == sqlite.LOOP_CHECKPOINT_PAGES
-        assert largest < sqlite.LOOP_CHECKPOINT_PAGES * 4096 / 4, largest
     finally:
         store.close()
     thread = store._checkpointer
     assert thread is not None and thread.name == "sqlite-checkpoint" and not thread.is_alive()
+
+
+class _Counted(threading.Event):
+    """The checkpointer's hold on the loop's writes, counting how often it is taken (once per
+    try to let the WAL start over)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.taken = 0
+
+    def set(self) -> None:
+        self.taken += 1
+        super().set()
+
+
+@pytest.mark.usefixtures("often")
+def test_a_reader_holding_an_old_snapshot_is_waited_for_less_and_less_often(
+    store: SqliteEventStore,
+) -> None:
+    """While a long read transaction holds an old snapshot, no checkpoint can copy past it, and
+    each try to let the WAL start over holds every write back for its wait (RESTART_WAIT_MS) and
+    fails: the tries come further and further apart (1, 2, 4… turns), and once the reader is
+    gone the WAL starts over again."""
+    store._holding_back = hold = _Counted()
+    game_id = _game(store)
+    reader = sqlite3.connect(store.path, isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM events").fetchone()  # its snapshot, from here on
+    started = time.monotonic()
+    try:
+        _appended(store, 600, 0.0005, game_id)
+        pages_pinned = _wal_pages(store)
+    finally:
+        turns = (time.monotonic() - started) / sqlite.CHECKPOINT_S
+        reader.execute("ROLLBACK")
+        reader.close()
+    assert pages_pinned > sqlite.RESTART_PAGES  # every append since the snapshot: not copied
+    # A try at turns 1, 3, 7, 15…: at most one per doubling of the turns (every turn: 3119
+    # writes held back, 100 ms each second).
+    assert 1 <= hold.taken <= math.log2(turns + 1) + 1, (hold.taken, turns)
+    for _ in range(20):  # the next try may be some turns away yet
+        _appended(store, 100, 0.0005, game_id)
+        if _wal_pages(store) < pages_pinned / 2:
+            break  # it started over
+    else:
+        pytest.fail("the WAL did not start over once the reader was gone")
 
 
 class _BusyReads(SqliteEventStore):
@@ -496,3 +567,30 @@ def test_closing_the_log_waits_for_its_threads_work_under_way(
         return finished.is_set()
 
     assert asyncio.run(scenario())
+
+
+def test_a_write_held_back_by_the_checkpoint_is_tried_again_every_half_millisecond(
+    store: SqliteEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkpointer holds this process's writes back for a few ms while it lets the WAL
+    start over: the loop tries them again at the shortest wait each time, not at the longer and
+    longer waits of another process's lock (they added up to 5 ms to a command's answer)."""
+    game_id = _game(store)
+    log = AsyncLog(store)
+    store._holding_back.set()
+    waits: list[float] = []
+    sleep = asyncio.sleep
+
+    async def recorded(delay: float) -> None:
+        waits.append(delay)
+        if len(waits) == 12:
+            store._holding_back.clear()  # the checkpoint is done
+        await sleep(0)
+
+    monkeypatch.setattr(runner.asyncio, "sleep", recorded)
+    try:
+        result = asyncio.run(log.append(game_id, 1, [NewEvent("A", b"a")], "c", 0, 2, False, b""))
+    finally:
+        log.close()
+    assert result.last_version == 2
+    assert waits == [runner.BUSY_RETRY_FIRST_S] * 12
