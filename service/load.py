@@ -566,6 +566,11 @@ SETUP_CALLS_IN_FLIGHT = 32
 SENT_KEPT = 64
 
 
+#: A refused CreateGame's game slot waits this long before the next, then twice as long each
+#: time up to the most.
+CREATE_RETRY_FIRST_S = 0.05
+CREATE_RETRY_MAX_S = 1.0
+
 #: How often one seat's Play stream is resumed after the server ended it or went away.
 MAX_RESUMES = 5
 #: The statuses of a Play stream the server ended by going away: the bots join again.
@@ -676,6 +681,7 @@ class Load:
         return self.tickets - 1
 
     async def _worker(self, index: int) -> None:
+        refused_for = 0.0  # how long the last CreateGame refusals in a row were waited out
         while (number := self._take_ticket()) is not None:
             rng = random.Random(
                 None if self.config.seed is None else f"{self.config.seed}-{number}"
@@ -685,11 +691,15 @@ class Load:
                     await self._submit_game(number, rng)
                 else:
                     await self._play_game(number, rng)
+                refused_for = 0.0
             except NotCreated as failed:  # an error of CreateGame's (counted): no game started
                 if failed.error.code() in CREDENTIAL_REFUSALS:
                     self.refused = self.refused or failed.error
                     self.stopping.set()  # every other CreateGame would be refused too
-                await asyncio.sleep(0.05)
+                # Waited out longer each time, as a client backs off from a server that refuses
+                # (one stopping refuses UNAVAILABLE until it is gone: it was asked every 50 ms).
+                refused_for = min(max(2 * refused_for, CREATE_RETRY_FIRST_S), CREATE_RETRY_MAX_S)
+                await asyncio.sleep(refused_for)
             except grpc.aio.AioRpcError:
                 self.recorder.games_abandoned += 1
                 await asyncio.sleep(0.05)  # the call was counted; do not spin on a sick server
