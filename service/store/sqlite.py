@@ -14,11 +14,11 @@ health check on it) for 2–100 ms, and for 0.5–1.5 s when the disk was busy. 
 store's makes them, every quarter second (:data:`CHECKPOINT_S`): first without stopping anyone
 (PASSIVE: it copies what is there while the loop writes on), then, once the WAL is past
 :data:`RESTART_PAGES`, once more with new writes held back (RESTART: the few pages written
-meanwhile). Only the second lets the WAL start over: a checkpoint that the loop
-writes past leaves it growing (PASSIVE alone grew it by 250 MB a second). While it waits for the
-write lock, this process's loop starts no write (its appends meet :class:`HeldBack` and are
-tried again every half millisecond, the loop going on with everything else), so that it gets
-the lock at once even from a loop that writes without a pause.
+meanwhile). Only the second lets the WAL start over: a checkpoint that the loop writes past
+leaves it growing (PASSIVE alone grew it by 250 MB a second). While it waits for the write lock,
+this process's loop starts no write (its appends meet :class:`HeldBack` and are tried again
+every half millisecond, the loop going on with everything else), so that it gets the lock at
+once even from a loop that writes without a pause.
 
 A reader that holds an old snapshot (a long read transaction: a backup, a shell left in a
 transaction) keeps any checkpoint from copying past it, and the WAL grows until it ends. The
@@ -114,8 +114,8 @@ class SqliteEventStore(SqlEventStore):
         self._listening = threading.Event()
         self._at_once: _AtOnce | None = None
         self._checkpointer: threading.Thread | None = None
-        # Set while the checkpointer waits to let the WAL start over: the loop's view starts no
-        # write (its appends meet StoreBusy and are tried again soon).
+        # Set while the checkpointer lets the WAL start over: the loop's view starts no write
+        # (its appends meet HeldBack and are tried again soon).
         self._holding_back = threading.Event()
 
     #: PRAGMAs of every connection this store opens.
