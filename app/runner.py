@@ -191,14 +191,15 @@ class AsyncLog:
             while True:
                 try:
                     return operation(self._at_once)(*args, **kwargs)
-                except StoreBusy as busy:
-                    if time.monotonic() >= deadline:
-                        break
-                    # Held back by this process's own checkpoint, which lets go in a few ms:
-                    # tried again as soon, not later and later.
-                    held_back = isinstance(busy, HeldBack)
-                await asyncio.sleep(BUSY_RETRY_FIRST_S if held_back else delay)
-                delay = min(delay * 2, BUSY_RETRY_MAX_S)
+                except HeldBack:
+                    # By this process's own checkpoint, which lets go in some ms: tried again
+                    # as soon each time, not at longer and longer waits.
+                    wait = BUSY_RETRY_FIRST_S
+                except StoreBusy:
+                    wait, delay = delay, min(delay * 2, BUSY_RETRY_MAX_S)
+                if time.monotonic() >= deadline:
+                    break
+                await asyncio.sleep(wait)
         return await self._on_thread_told(pool, rank, late, operation, *args, **kwargs)
 
     async def _on_thread(

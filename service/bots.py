@@ -351,6 +351,8 @@ def play_game(
     ``turn_time_ms``, see :func:`clock_rules`) plays them. When only they are to act, the bots
     wait for the service to record the time-out (a ``StreamEvents`` wait, bounded by
     ``IDLE_WAIT_S``) and pass the events of what they waited for to ``on_tick``.
+
+    A game still going after ``max_moves`` moves (or waits) raises :class:`MovesRanOut`.
     """
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
@@ -429,7 +431,7 @@ def finish_game(
     on_tick: Callable[[list[service_pb2.GameEvent]], None] | None = None,
 ) -> GameResult:
     """Play the game ``game_id`` (whatever state it is in, one token per seat) to the end, as
-    :func:`play_game` does (``idle_seats`` and ``on_tick`` too)."""
+    :func:`play_game` does (``idle_seats``, ``on_tick`` and :class:`MovesRanOut` too)."""
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
     tokens = list(tokens)

@@ -642,10 +642,6 @@ class Load:
         self.tickets = 0
         #: A CreateGame that refused the studio credential: the run stopped, and fails with it.
         self.refused: grpc.aio.AioRpcError | None = None
-        #: The last CreateGame met no server (UNAVAILABLE): the next ones wait for one to be back
-        #: (a restart, a rolling update) rather than fail again every few ms, which filled the
-        #: report's errors with the tool's own retries (165 in a restart of 2 s).
-        self.unreachable = False
         self.stopping = asyncio.Event()
         self.started = 0.0
         self.elapsed = 0.0
@@ -697,7 +693,7 @@ class Load:
                     self.refused = self.refused or failed.error
                     self.stopping.set()  # every other CreateGame would be refused too
                 # Waited out longer each time, as a client backs off from a server that refuses
-                # (one stopping refuses UNAVAILABLE until it is gone: it was asked every 50 ms).
+                # or is gone (a restart: it was asked every 50 ms, 165 errors of the tool's own).
                 refused_for = min(max(2 * refused_for, CREATE_RETRY_FIRST_S), CREATE_RETRY_MAX_S)
                 await asyncio.sleep(refused_for)
             except grpc.aio.AioRpcError:
@@ -715,14 +711,10 @@ class Load:
         try:
             created = await self.recorder.call(
                 "CreateGame",
-                self.stub(number).CreateGame(
-                    self.request, metadata=self.studio, wait_for_ready=self.unreachable or None
-                ),
+                self.stub(number).CreateGame(self.request, metadata=self.studio),
             )
         except grpc.aio.AioRpcError as error:
-            self.unreachable = error.code() == grpc.StatusCode.UNAVAILABLE
             raise NotCreated(error) from error
-        self.unreachable = False
         self.recorder.games_started += 1
         self.recorder.setup_calls += 1
         return created

@@ -548,10 +548,12 @@ def test_the_bots_resume_their_streams_across_a_server_restart(tmp_path: Path) -
     report = json.loads(out.read_text())
     assert len(servers) == 2 and report["play_streams_resumed"] > 0
     assert not [k for k in report["errors_by_call"] if k.startswith("Play")], result.output
-    # A game slot refused by the server stopping waits longer each time, and for a server gone
-    # until it is back (it asked every 50 ms: 165 errors, all the tool's own; now 1 to 15).
-    assert set(report["errors_by_call"]) <= {"CreateGame UNAVAILABLE"}, result.output
-    assert report["errors_by_call"].get("CreateGame UNAVAILABLE", 0) <= 40, result.output
+    # A game slot refused by the server stopping, or meeting none, waits longer each time (it
+    # asked every 50 ms: 165 errors, all the tool's own). A CreateGame cut as the server stops
+    # can end CANCELLED on the client.
+    refused = {"CreateGame UNAVAILABLE", "CreateGame CANCELLED"}
+    assert set(report["errors_by_call"]) <= refused, result.output
+    assert sum(report["errors_by_call"].values()) <= 40, result.output
     assert report["games_abandoned"] == 0 and report["games_finished"] > 0, result.output
 
 

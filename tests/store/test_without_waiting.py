@@ -180,35 +180,42 @@ def _wal_pages(store: SqliteEventStore) -> int:
         probe.close()
 
 
-def test_the_wal_stays_bounded_while_writes_go_on_without_a_pause(store: SqliteEventStore) -> None:
-    """Writes that never pause but to be tried again: the checkpointer holds the loop's writes
-    back to let the WAL start over (SQLite's own wait for the lock would never find it free),
-    and the loop's own connection checkpoints past LOOP_CHECKPOINT_PAGES should it fall behind.
-    (A checkpointing thread alone never caught up with such a writer: 37 MB of WAL and more.)"""
-    bound = sqlite.LOOP_CHECKPOINT_PAGES * 4096
-    # Some 5 pages an append: without checkpoints, twice the bound.
-    assert _appended(store, 4000, 0.0).largest < bound * 1.1
-
-
 @pytest.fixture
 def often(monkeypatch: pytest.MonkeyPatch) -> None:
     """The checkpointer's turns 20 ms apart rather than 250."""
     monkeypatch.setattr(sqlite, "CHECKPOINT_S", 0.02)
 
 
+# The WAL's size that the checkpointer keeps it under in these tests: a quarter of what their
+# appends write without a checkpoint.
+BOUND = 10_000_000
+
+
+@pytest.mark.usefixtures("often")
+def test_the_wal_stays_bounded_while_writes_go_on_without_a_pause(store: SqliteEventStore) -> None:
+    """Writes that never pause but to be tried again: the checkpointer holds the loop's writes
+    back to let the WAL start over (SQLite's own wait for the lock would never find it free; a
+    checkpointing thread without it never caught up with such a writer: 37 MB of WAL and more).
+    How large the WAL gets meanwhile depends on the disk's flushes, which such a writer outruns
+    (12–52 MB here); the server's loop writes a quarter as fast at most."""
+    appended = _appended(store, 4000, 0.0)  # some 5 pages each: 80 MB without a checkpoint
+    wal = Path(f"{store.path}-wal").stat().st_size
+    assert appended.held_back > 0
+    assert _wal_pages(store) * 4096 < 0.9 * wal  # it started over: fewer pages than it held
+
+
 @pytest.mark.usefixtures("often")
 def test_the_checkpoints_are_made_off_the_loop_and_the_wal_starts_over(tmp_path: Path) -> None:
     """Writes paced as a loop makes them (it does other work between appends): the store's thread
-    checkpoints and lets the WAL start over, far below the size where the loop's own connection
-    would; closing the store stops the thread."""
+    checkpoints and lets the WAL start over; the loop's connection makes no checkpoint (SQLite's
+    own would copy and flush on the loop); closing the store stops the thread."""
     store = SqliteEventStore(tmp_path / "events.sqlite3")
     try:
         appended = _appended(store, 1500, 0.0005)  # 7,500 pages or so, without a checkpoint
-        assert appended.largest < sqlite.LOOP_CHECKPOINT_PAGES * 4096 / 4, appended
+        assert appended.largest < BOUND, appended
         assert appended.held_back > 0  # the WAL started over: writes were held back for it
         with store.without_waiting()._connection() as loops:  # this thread's: the appends'
-            made_by_the_loop = loops.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
-        assert made_by_the_loop == sqlite.LOOP_CHECKPOINT_PAGES
+            assert loops.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
     finally:
         store.close()
     thread = store._checkpointer
@@ -259,6 +266,19 @@ def test_a_reader_holding_an_old_snapshot_is_waited_for_less_and_less_often(
             break  # it started over
     else:
         pytest.fail("the WAL did not start over once the reader was gone")
+
+
+def test_an_idle_store_holds_no_write_back(
+    store: SqliteEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the WAL was let start over, nothing is written: the next write starts it from the
+    top, and until then it still counts its pages, all copied. The checkpointer lets it be,
+    rather than take the write lock and hold the loop's writes back every turn."""
+    monkeypatch.setattr(sqlite, "CHECKPOINT_S", 0.3)
+    store._holding_back = hold = _Counted()
+    _appended(store, 300, 0.0)  # 1,500 pages or so, well within the first turn
+    time.sleep(8 * sqlite.CHECKPOINT_S)
+    assert hold.taken == 1  # the turn that found the WAL over its size, and no other
 
 
 class _BusyReads(SqliteEventStore):
