@@ -14,7 +14,7 @@ health check on it) for 2–100 ms, and for 0.5–1.5 s when the disk was busy. 
 store's makes them, every quarter second (:data:`CHECKPOINT_S`): first without stopping anyone
 (PASSIVE: it copies what is there while the loop writes on), then, once the WAL is past
 :data:`RESTART_PAGES`, once more with new writes held back (RESTART: the pages written meanwhile,
-and the flushes; 8.5 ms at the median, up to 31 ms, at 16 games in flight). Only the second lets the WAL start over: a checkpoint that the loop writes past
+and the flushes; at 16 games in flight, about once a second, 12 ms at the median, up to 27 ms). Only the second lets the WAL start over: a checkpoint that the loop writes past
 leaves it growing (PASSIVE alone grew it by 250 MB a second). While it waits for the write lock,
 this process's loop starts no write (its appends meet :class:`HeldBack` and are tried again
 every half millisecond, the loop going on with everything else), so that it gets the lock at
@@ -60,8 +60,10 @@ BUSY_TIMEOUT_MS = 30_000
 CLOSE_WAIT_S = 5.0
 # How often the checkpointer copies the WAL into the database file (see the module's docstring).
 CHECKPOINT_S = 0.25
-# The WAL's size (pages of 4 KB) past which the checkpointer lets it start over (RESTART).
-RESTART_PAGES = 1_000
+# The WAL's size (pages of 4 KB) past which the checkpointer lets it start over (RESTART), each
+# time holding the process's writes back for some ms: past 1,000, four times as many holds put
+# 6-7 ms on the commands' p99 at 16 games in flight; past 4,000, none (and less CPU per move).
+RESTART_PAGES = 4_000
 # How long that checkpoint waits for the write under way and the readers on older snapshots
 # (new writes wait meanwhile); past it, it is left to a later turn.
 RESTART_WAIT_MS = 20

@@ -182,8 +182,10 @@ def _wal_pages(store: SqliteEventStore) -> int:
 
 @pytest.fixture
 def often(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The checkpointer's turns 20 ms apart rather than 250."""
+    """The checkpointer's turns 20 ms apart rather than 250, and the WAL let start over past
+    1,000 pages rather than 4,000: the tests' appends are fewer than a server's."""
     monkeypatch.setattr(sqlite, "CHECKPOINT_S", 0.02)
+    monkeypatch.setattr(sqlite, "RESTART_PAGES", 1_000)
 
 
 # The WAL's size that the checkpointer keeps it under in these tests: a quarter of what their
@@ -275,6 +277,7 @@ def test_an_idle_store_holds_no_write_back(
     top, and until then it still counts its pages, all copied. The checkpointer lets it be,
     rather than take the write lock and hold the loop's writes back every turn."""
     monkeypatch.setattr(sqlite, "CHECKPOINT_S", 0.3)
+    monkeypatch.setattr(sqlite, "RESTART_PAGES", 1_000)
     store._holding_back = hold = _Counted()
     _appended(store, 300, 0.0)  # 1,500 pages or so, well within the first turn
     time.sleep(8 * sqlite.CHECKPOINT_S)
