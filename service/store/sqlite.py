@@ -75,6 +75,12 @@ MAX_RESTART_SKIPS = 16
 LOOP_AUTOCHECKPOINT = "wal_autocheckpoint=0"
 
 
+def _connect(path: Path, timeout_s: float) -> sqlite3.Connection:
+    """A connection to the file in autocommit mode (BEGIN is ours to issue), which waits up to
+    ``timeout_s`` for a lock; closed by whichever thread (close() closes them all)."""
+    return sqlite3.connect(path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
+
+
 @contextmanager
 def migration_lock(path: Path) -> Iterator[None]:
     """An exclusive lock of ``PATH.migrate.lock`` (flock) while the schema is migrated: the
@@ -134,13 +140,7 @@ class SqliteEventStore(SqlEventStore):
         local = self._local
         conn: sqlite3.Connection | None = getattr(local, "conn", None)
         if conn is None:
-            # One connection per thread; autocommit mode so that BEGIN is ours to issue.
-            conn = sqlite3.connect(
-                self.path,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+            conn = _connect(self.path, BUSY_TIMEOUT_MS / 1000)  # one connection per thread
             for pragma in self._pragmas:
                 conn.execute(f"PRAGMA {pragma}")
             in_use = threading.Lock()
@@ -184,12 +184,7 @@ class SqliteEventStore(SqlEventStore):
             while not self._closed.wait(CHECKPOINT_S):
                 try:
                     if conn is None:
-                        conn = sqlite3.connect(
-                            self.path,
-                            timeout=RESTART_WAIT_MS / 1000,
-                            isolation_level=None,
-                            check_same_thread=False,
-                        )
+                        conn = _connect(self.path, RESTART_WAIT_MS / 1000)
                     pages = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
                     # The WAL starts over at the next write after a RESTART: until then it still
                     # counts its pages, all copied (an idle server would RESTART every turn).
@@ -268,7 +263,7 @@ class SqliteEventStore(SqlEventStore):
             self._poller.start()
 
     def _poll(self) -> None:
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn = _connect(self.path, 30)
         try:
             changes = _Changes(conn)
             self._listening.set()

@@ -188,11 +188,6 @@ def often(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sqlite, "RESTART_PAGES", 1_000)
 
 
-# The WAL's size that the checkpointer keeps it under in these tests: a quarter of what their
-# appends write without a checkpoint.
-BOUND = 10_000_000
-
-
 @pytest.mark.usefixtures("often")
 def test_the_wal_stays_bounded_while_writes_go_on_without_a_pause(store: SqliteEventStore) -> None:
     """Writes that never pause but to be tried again: the checkpointer holds the loop's writes
@@ -214,8 +209,9 @@ def test_the_checkpoints_are_made_off_the_loop_and_the_wal_starts_over(tmp_path:
     store = SqliteEventStore(tmp_path / "events.sqlite3")
     try:
         appended = _appended(store, 1500, 0.0005)  # 7,500 pages or so, without a checkpoint
-        assert appended.largest < BOUND, appended
-        assert appended.held_back > 0  # the WAL started over: writes were held back for it
+        assert appended.held_back > 0  # writes were held back to let the WAL start over
+        wal = Path(f"{store.path}-wal").stat().st_size
+        assert _wal_pages(store) * 4096 < 0.9 * wal  # it did: fewer pages than it held
         with store.without_waiting()._connection() as loops:  # this thread's: the appends'
             assert loops.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
     finally:
@@ -605,9 +601,10 @@ def test_a_write_held_back_by_the_checkpoint_is_tried_again_every_half_milliseco
     sleep = asyncio.sleep
 
     async def recorded(delay: float) -> None:
-        waits.append(delay)
-        if len(waits) == 12:
-            store._holding_back.clear()  # the checkpoint is done
+        if delay != sqlite.POLL_S:  # not the loop's look for other processes' appends
+            waits.append(delay)
+            if len(waits) == 12:
+                store._holding_back.clear()  # the checkpoint is done
         await sleep(0)
 
     monkeypatch.setattr(runner.asyncio, "sleep", recorded)
