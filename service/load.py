@@ -710,8 +710,7 @@ class Load:
     async def _create(self, number: int) -> service_pb2.CreateGameResponse:
         try:
             created = await self.recorder.call(
-                "CreateGame",
-                self.stub(number).CreateGame(self.request, metadata=self.studio),
+                "CreateGame", self.stub(number).CreateGame(self.request, metadata=self.studio)
             )
         except grpc.aio.AioRpcError as error:
             raise NotCreated(error) from error

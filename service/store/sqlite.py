@@ -195,17 +195,14 @@ class SqliteEventStore(SqlEventStore):
                         continue
                     self._holding_back.set()  # this process's loop starts no write meanwhile
                     try:
-                        busy, restarted, _ = conn.execute(
-                            "PRAGMA wal_checkpoint(RESTART)"
-                        ).fetchone()
+                        busy, left, _ = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
                     finally:
                         self._holding_back.clear()
+                    restarted = -1 if busy else left
                     # A reader still on an old snapshot after the wait: tried again less and
                     # less often while it lasts, since each try holds the writes back.
                     misses = misses + 1 if busy else 0
                     skip = min(2**misses - 1, MAX_RESTART_SKIPS)
-                    if busy:
-                        restarted = -1
                 except sqlite3.Error as error:
                     if not _busy(error):  # busy: another worker checkpoints; the next turn will
                         log.warning("checkpoint failed", error=str(error))
