@@ -188,21 +188,71 @@ def often(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sqlite, "RESTART_PAGES", 1_000)
 
 
+class _Restarts(list[bool]):
+    """Whether each of the checkpointer's RESTARTs let the WAL start over (SQLite's answer: not
+    busy). Counted where they are made: how full the WAL looks at the end depends on when the
+    last one was, which a loaded machine's scheduling decides."""
+
+
+@dataclass
+class _Rows:
+    """A cursor's stand-in: what the checkpointer reads of one."""
+
+    rows: list[Any]
+
+    def fetchone(self) -> Any:
+        return self.rows[0]
+
+
+class _Checkpointing:
+    """The checkpointer's connection, recording what its RESTARTs answered."""
+
+    def __init__(self, real: sqlite3.Connection, restarts: _Restarts) -> None:
+        self.real, self.restarts = real, restarts
+
+    def execute(self, sql: str) -> Any:
+        rows = self.real.execute(sql).fetchall()
+        if "RESTART" in sql:
+            self.restarts.append(rows[0][0] == 0)
+        return _Rows(rows)
+
+    def close(self) -> None:
+        self.real.close()
+
+
+@pytest.fixture
+def restarts(monkeypatch: pytest.MonkeyPatch) -> _Restarts:
+    made = _Restarts()
+    connect = sqlite._connect
+
+    def recorded(path: Path, timeout_s: float) -> Any:
+        conn = connect(path, timeout_s)
+        if threading.current_thread().name == "sqlite-checkpoint":
+            return _Checkpointing(conn, made)
+        return conn
+
+    monkeypatch.setattr(sqlite, "_connect", recorded)
+    return made
+
+
 @pytest.mark.usefixtures("often")
-def test_the_wal_stays_bounded_while_writes_go_on_without_a_pause(store: SqliteEventStore) -> None:
+def test_the_wal_stays_bounded_while_writes_go_on_without_a_pause(
+    store: SqliteEventStore, restarts: _Restarts
+) -> None:
     """Writes that never pause but to be tried again: the checkpointer holds the loop's writes
     back to let the WAL start over (SQLite's own wait for the lock would never find it free; a
     checkpointing thread without it never caught up with such a writer: 37 MB of WAL and more).
     How large the WAL gets meanwhile depends on the disk's flushes, which such a writer outruns
     (12–52 MB here); the server's loop writes a quarter as fast at most."""
     appended = _appended(store, 4000, 0.0)  # some 5 pages each: 80 MB without a checkpoint
-    wal = Path(f"{store.path}-wal").stat().st_size
     assert appended.held_back > 0
-    assert _wal_pages(store) * 4096 < 0.9 * wal  # it started over: fewer pages than it held
+    assert any(restarts)  # it started over
 
 
 @pytest.mark.usefixtures("often")
-def test_the_checkpoints_are_made_off_the_loop_and_the_wal_starts_over(tmp_path: Path) -> None:
+def test_the_checkpoints_are_made_off_the_loop_and_the_wal_starts_over(
+    tmp_path: Path, restarts: _Restarts
+) -> None:
     """Writes paced as a loop makes them (it does other work between appends): the store's thread
     checkpoints and lets the WAL start over; the loop's connection makes no checkpoint (SQLite's
     own would copy and flush on the loop); closing the store stops the thread."""
@@ -210,8 +260,7 @@ def test_the_checkpoints_are_made_off_the_loop_and_the_wal_starts_over(tmp_path:
     try:
         appended = _appended(store, 1500, 0.0005)  # 7,500 pages or so, without a checkpoint
         assert appended.held_back > 0  # writes were held back to let the WAL start over
-        wal = Path(f"{store.path}-wal").stat().st_size
-        assert _wal_pages(store) * 4096 < 0.9 * wal  # it did: fewer pages than it held
+        assert any(restarts)  # and it did
         with store.without_waiting()._connection() as loops:  # this thread's: the appends'
             assert loops.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
     finally:
