@@ -41,6 +41,7 @@ from croupier.app.errors import (
     StaleVersion,
     from_rejection,
     invalid,
+    log_failure,
     require,
 )
 from croupier.app.memo import Memo
@@ -400,8 +401,8 @@ class Croupier:
                 continue
             try:
                 versions = await self.log.versions(watched)
-            except Exception:  # the store is down: the streams wait, and the next look retries
-                log.exception("streams' recheck failed", games=len(watched))
+            except Exception as error:  # the store is down: the streams wait, the next look retries
+                log_failure(log, "streams' recheck failed", error, games=len(watched))
                 continue
             for game_id, version in versions.items():
                 if version > self.notifier.latest(game_id):  # news: the game's streams wake
@@ -915,8 +916,10 @@ class Croupier:
             return folded, state, version
         try:
             await self.tick(folded.record.game_id)
-        except Exception:  # the command is recorded: answer it with the parts at its version
-            log.exception("time-outs after a command not recorded", game=folded.record.game_id)
+        except Exception as error:  # the command is recorded: answer with the parts at its version
+            log_failure(
+                log, "time-outs after a command not recorded", error, game=folded.record.game_id
+            )
             return folded, state, version
         ticked = self.cache.get(folded.record.game_id)
         if ticked is None or ticked.version <= version:
@@ -1106,7 +1109,7 @@ class Croupier:
         # Retrieved here: every caller waiting on it may have gone (a stream closed).
         failure = None if done.cancelled() else done.exception()
         if failure is not None:
-            log.error("tick failed", game=game_id, exc_info=failure)
+            log_failure(log, "tick failed", failure, game=game_id)
 
     def _current(self, folded: Folded) -> bool:
         """Whether this process's copy of a game is as new as anything the process heard of (its

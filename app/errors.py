@@ -7,7 +7,10 @@ fault.
 
 from __future__ import annotations
 
+from typing import Any
+
 from croupier.contract.rejections import ILLEGAL
+from croupier.log import StoreUnavailable
 from croupier.v1 import common_pb2
 
 #: The most characters of a message an error carries, and of each metadata value and field name:
@@ -67,12 +70,34 @@ class Forbidden(AppError):
     """A genuine token, but not for this game or this seat."""
 
 
-class RateLimited(AppError):
+class RetryLater(AppError):
+    """Nothing wrong with the call: made again after ``retry_after_ms`` (a ``RetryInfo``), it
+    may well succeed."""
+
+    def __init__(self, reason: str, message: str, retry_after_ms: int) -> None:
+        super().__init__(reason, message, {"retry_after_ms": str(retry_after_ms)})
+        self.retry_after_ms = retry_after_ms
+
+
+class RateLimited(RetryLater):
     """A seat sends commands faster than its allowance: retry after ``retry_after_ms``."""
 
     def __init__(self, message: str, retry_after_ms: int) -> None:
-        super().__init__("RATE_LIMITED", message, {"retry_after_ms": str(retry_after_ms)})
-        self.retry_after_ms = retry_after_ms
+        super().__init__("RATE_LIMITED", message, retry_after_ms)
+
+
+class Unavailable(RetryLater):
+    """The event store cannot be reached now (the database restarts, fails over, is down or
+    its disk full): nothing was done, or, for a command, it may have been; the same call again,
+    a command with the same id, is applied once."""
+
+    def __init__(self, message: str, retry_after_ms: int) -> None:
+        super().__init__(
+            STORE_UNAVAILABLE,
+            f"the game store is unavailable ({message}): try again (a command with the same "
+            "command_id is applied once)",
+            retry_after_ms,
+        )
 
 
 class ShuttingDown(AppError):
@@ -91,6 +116,8 @@ class ShuttingDown(AppError):
 
 #: The reason of ShuttingDown (UNAVAILABLE).
 SERVER_SHUTTING_DOWN = "SERVER_SHUTTING_DOWN"
+#: The reason of Unavailable (UNAVAILABLE).
+STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
 # Reasons of BadCredentials (UNAUTHENTICATED); the token's own faults (INVALID_TOKEN, UNKNOWN_KEY,
 # TOKEN_EXPIRED) are named in croupier.app.tokens.
 MISSING_TOKEN = "MISSING_TOKEN"  # a seat call with no token at all
@@ -119,3 +146,13 @@ def from_rejection(stored: common_pb2.Rejection) -> AppError:
     if (stored.status or ILLEGAL) == ILLEGAL:
         return NotNow(stored.reason, stored.message, metadata)
     return BadRequest(stored.reason, stored.message, metadata, field=stored.field)
+
+
+def log_failure(logger: Any, event: str, error: BaseException, **fields: object) -> None:
+    """A failure of work nobody waits on (a sweep, the streams' recheck, a tick), logged: the
+    store being away passes, and is a warning without a traceback; anything else is a bug, an
+    error with its traceback."""
+    if isinstance(error, Unavailable | StoreUnavailable):
+        logger.warning(event, reason=STORE_UNAVAILABLE, error=str(error), **fields)
+    else:
+        logger.error(event, exc_info=error, **fields)

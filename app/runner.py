@@ -39,6 +39,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import structlog
 
+from croupier.app.errors import Unavailable, log_failure
 from croupier.log import (
     CommandResult,
     EventStore,
@@ -49,6 +50,7 @@ from croupier.log import (
     Snapshot,
     StoreBusy,
     StoredEvent,
+    StoreUnavailable,
 )
 from croupier.log.store import AppendListener, AppendPoll
 
@@ -61,12 +63,20 @@ READERS = 8
 BUSY_RETRY_FIRST_S = 0.0005
 BUSY_RETRY_MAX_S = 0.005
 BUSY_RETRY_FOR_S = 5.0
+# A call that found the store unavailable (its database restarts, fails over, is down) is
+# answered so, with this delay before the client tries again.
+UNAVAILABLE_RETRY_MS = 1000
 # After a failed look for other processes' appends, the next waits this long.
 POLL_FAILED_WAIT_S = 1.0
 # How long closing waits for the store's threads to finish the work under way (one call each).
 CLOSE_JOIN_S = 10.0
 
 log = structlog.get_logger("croupier.app")
+
+
+def unavailable(error: StoreUnavailable) -> Unavailable:
+    """The answer to a call that found the store unavailable: try again (after a while)."""
+    return Unavailable(str(error).splitlines()[0] if str(error) else "", UNAVAILABLE_RETRY_MS)
 
 
 def _told(late: Callable[[T], None] | None, done: asyncio.Future[T | None]) -> None:
@@ -191,6 +201,8 @@ class AsyncLog:
             while True:
                 try:
                     return operation(self._at_once)(*args, **kwargs)
+                except StoreUnavailable as error:
+                    raise unavailable(error) from error
                 except HeldBack:
                     # By this process's own checkpoint, which lets go in some ms: tried again
                     # as soon each time, not at longer and longer waits.
@@ -230,14 +242,17 @@ class AsyncLog:
             rank, functools.partial(context.run, operation(self.store), *args, **kwargs)
         )
         waited = asyncio.wrap_future(work)
-        if late is None:
-            return await waited
         try:
+            if late is None:
+                return await waited
             return await asyncio.shield(waited)
+        except StoreUnavailable as error:
+            raise unavailable(error) from error
         except asyncio.CancelledError:
-            # The caller has gone; the thread goes on (its statement cannot be taken back), and
-            # what it did is told all the same.
-            waited.add_done_callback(functools.partial(_told, late))
+            if late is not None:
+                # The caller has gone; the thread goes on (its statement cannot be taken
+                # back), and what it did is told all the same.
+                waited.add_done_callback(functools.partial(_told, late))
             raise
 
     async def create_game(
@@ -417,8 +432,8 @@ class AsyncLog:
             await asyncio.sleep(poll.every_s)
             try:
                 grown = poll.poll()
-            except Exception:  # the file is unreadable for now: the streams' recheck remains
-                log.exception("looking for other processes' appends failed")
+            except Exception as error:  # unreadable for now: the streams' recheck remains
+                log_failure(log, "looking for other processes' appends failed", error)
                 await asyncio.sleep(POLL_FAILED_WAIT_S)
                 continue
             for game_id, version in grown:

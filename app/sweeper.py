@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from croupier.app.errors import log_failure
+
 if TYPE_CHECKING:
     from croupier.app.core import Croupier
 
@@ -181,8 +183,8 @@ class Sweeper:
                         upcoming = await self.core.log.next_due()
             except asyncio.CancelledError:
                 raise
-            except Exception:  # the store is away: try again a little later
-                log.exception("sweep failed")
+            except Exception as error:  # the store is away: try again a little later
+                log_failure(log, "sweep failed", error)
                 upcoming = None
             now = self.core.clock()
             wait_ms = self.settings.poll_ms - (now - self._last_look)

@@ -36,6 +36,7 @@ from croupier.log.store import (
     HeldBack,
     StoreBusy,
     StoreError,
+    StoreUnavailable,
     VersionConflict,
 )
 
@@ -56,6 +57,7 @@ __all__ = [
     "Snapshot",
     "StoreBusy",
     "StoreError",
+    "StoreUnavailable",
     "StoredEvent",
     "VersionConflict",
     "chain_hash",

@@ -40,6 +40,13 @@ class HeldBack(StoreBusy):
     checkpoint letting the WAL start over); it did nothing, and may be tried again at once."""
 
 
+class StoreUnavailable(StoreError):
+    """The database could not be reached, or the connection was lost during the call (a
+    restart, a failover, a network that dropped it), or its lock was not had in the time a call
+    may wait. A read did nothing; whether a write went through is not known: sent again with the
+    same command id, it is applied once."""
+
+
 class VersionConflict(StoreError):
     """The game moved on: the expected version is not the current one."""
 

@@ -591,6 +591,18 @@ def resumable(error: grpc.aio.AioRpcError) -> bool:
     )
 
 
+#: How long a command refused UNAVAILABLE waits to be sent again when the refusal says nothing.
+UNAVAILABLE_RETRY_S = 1.0
+
+
+def _retry_after_s(refused: service_pb2.PlayRefused) -> float:
+    """The delay a refusal asks for before the same command is sent again."""
+    try:
+        return int(refused.metadata["retry_after_ms"]) / 1000
+    except (KeyError, ValueError):
+        return UNAVAILABLE_RETRY_S
+
+
 #: How often the local server's CPU is looked at during a run (a process that ends keeps it).
 SAMPLE_S = 0.5
 
@@ -863,10 +875,20 @@ class Load:
                             recorder.moves += 1
                             progress[0] = time.monotonic()
                         elif kind == "refused":
-                            unanswered.pop(response.refused.command_id, None)
-                            if sent.pop(response.refused.command_id, None) is not None:
+                            refused = response.refused
+                            status = refused.status or "REFUSED"
+                            again = unanswered.get(refused.command_id)
+                            if status == "UNAVAILABLE" and again is not None:
+                                # The store could not be reached: the same command again after
+                                # the delay asked for (applied once, whatever the first did).
+                                recorder.error("Play command", status)
                                 recorder.move_calls += 1
-                            status = response.refused.status or "REFUSED"
+                                await asyncio.sleep(_retry_after_s(refused))
+                                await call.write(again)
+                                continue
+                            unanswered.pop(refused.command_id, None)
+                            if sent.pop(refused.command_id, None) is not None:
+                                recorder.move_calls += 1
                             if self.config.turn_time_ms and status == "ABORTED":
                                 # A time-out was due before the command: recorded first (its
                                 # state comes next), as docs/rules/common.md §5.1 says.

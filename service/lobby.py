@@ -27,7 +27,7 @@ import structlog
 from google.protobuf import json_format
 
 from croupier.app.core import Caller, Croupier
-from croupier.app.errors import AppError, RateLimited, StaleVersion
+from croupier.app.errors import AppError, RetryLater, StaleVersion
 from croupier.app.ratelimit import RateLimit, RateLimiter
 from croupier.app.tokens import mint_studio_token
 from croupier.service.bots import KIND_FIELDS, choose, move_kind
@@ -256,7 +256,7 @@ class Lobby:
                 )
             except StaleVersion:
                 continue  # someone moved first (a claim, a person): look again
-            except RateLimited as error:
+            except RetryLater as error:  # its allowance, or the store, is back
                 await asyncio.sleep(error.retry_after_ms / 1000)
             except AppError as error:
                 failures += 1

@@ -70,6 +70,7 @@ def configure(fmt: str = "console", level: str = "INFO") -> None:
         renderer = structlog.processors.JSONRenderer()
     else:
         renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    _route_libraries(processors, renderer)
     structlog.configure(
         processors=[*processors, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
@@ -78,3 +79,30 @@ def configure(fmt: str = "console", level: str = "INFO") -> None:
         logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+#: The level from which the libraries' own log records are written (psycopg's pool, asyncio…).
+LIBRARY_LEVEL = logging.WARNING
+_handler: logging.Handler | None = None
+
+
+def _route_libraries(
+    processors: list[structlog.types.Processor], renderer: structlog.types.Processor
+) -> None:
+    """The records of the standard library's logging (the libraries': psycopg's pool losing a
+    connection, asyncio's unretrieved exceptions) rendered as ours, with the logger's name: a
+    JSON run writes JSON lines only (they were plain text, which a log shipper cannot parse)."""
+    global _handler
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[structlog.stdlib.add_logger_name, *processors],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        )
+    )
+    root = logging.getLogger()
+    if _handler is not None:  # configured again (the workers of serve --workers, the tests)
+        root.removeHandler(_handler)
+    root.addHandler(handler)
+    root.setLevel(LIBRARY_LEVEL)
+    _handler = handler

@@ -19,8 +19,10 @@ from croupier.app.errors import (
     NotFound,
     NotNow,
     RateLimited,
+    RetryLater,
     ShuttingDown,
     StaleVersion,
+    Unavailable,
 )
 
 DOMAIN = "croupier.v1"
@@ -43,6 +45,9 @@ CODES: dict[type[AppError], grpc.StatusCode] = {
     RateLimited: grpc.StatusCode.RESOURCE_EXHAUSTED,
     # The process stops (SIGTERM): the client reconnects, to another replica, and resumes.
     ShuttingDown: grpc.StatusCode.UNAVAILABLE,
+    # The event store cannot be reached now (STORE_UNAVAILABLE, with a RetryInfo): try again, a
+    # command with the same id (applied once).
+    Unavailable: grpc.StatusCode.UNAVAILABLE,
 }
 
 
@@ -80,7 +85,7 @@ def status_of(error: AppError) -> status_pb2.Status:
             )
         )
         status.details.append(bad)
-    if isinstance(error, RateLimited):
+    if isinstance(error, RetryLater):
         retry = any_pb2.Any()
         delay = duration_pb2.Duration()
         delay.FromMilliseconds(error.retry_after_ms)

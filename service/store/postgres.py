@@ -8,13 +8,13 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 import structlog
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from croupier.log import (
     GENESIS_HASH,
@@ -22,6 +22,7 @@ from croupier.log import (
     GameRecord,
     NewEvent,
     StoredEvent,
+    StoreUnavailable,
     VersionConflict,
 )
 from croupier.log.store import AppendListener, LoopAppender, LoopListener
@@ -52,6 +53,26 @@ CONNECT_AGAIN_S = 1.0
 LISTEN_RETRY_S = 1.0
 #: ``croupier_append``'s answer when it appended (anything else: it wrote nothing).
 APPENDED = "appended"
+#: How long a call on a thread waits for a connection of the pool (while the database is down,
+#: the pool's tries to connect): past it, the call answers that the store is unavailable rather
+#: than hold its thread, and the calls queued behind it, for psycopg_pool's 30 s.
+POOL_WAIT_S = 5.0
+#: How long the pool tries to replace a lost connection (at 1 s, then at this limit) before it
+#: gives up on it: the next call that waits for a connection then asks for one at once. (With
+#: psycopg_pool's default, 5 minutes, the tries come 1, 2, 4, 8… s apart: the pool finds the
+#: database back up to as long after its return as it was away.)
+RECONNECT_FOR_S = 2.0
+
+
+@contextmanager
+def _reachable() -> Iterator[None]:
+    """psycopg's OperationalError (a connection refused or lost, a server shutting down, the
+    pool's wait for a connection run out) as :class:`StoreUnavailable`: its callers answer that
+    the store is unavailable, to be tried again, rather than fail as on a bug."""
+    try:
+        yield
+    except psycopg.OperationalError as error:
+        raise StoreUnavailable(str(error).strip() or type(error).__name__) from error
 
 
 @dataclass(frozen=True)
@@ -113,7 +134,13 @@ class PostgresEventStore(SqlEventStore):
             _yoyo_url(url), "postgresql", migration_lock(url)
         )
         self._pool = ConnectionPool(
-            url, min_size=min_size, max_size=max_size, open=True, kwargs={"autocommit": False}
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            open=True,
+            timeout=POOL_WAIT_S,
+            reconnect_timeout=RECONNECT_FOR_S,
+            kwargs={"autocommit": False, "connect_timeout": CONNECT_TIMEOUT_S},
         )
         self._closed = threading.Event()
         self._listeners: list[AppendListener] = []
@@ -168,7 +195,7 @@ class PostgresEventStore(SqlEventStore):
             statement, params, notice = self._at_once(at_head, moved, next_deadline_ms)
             outcome = None
             try:
-                with self._pool.connection() as conn:
+                with _reachable(), self._pool.connection() as conn:
                     # One statement is its own transaction: no BEGIN, no COMMIT to wait for.
                     conn.autocommit = True
                     try:
@@ -176,6 +203,13 @@ class PostgresEventStore(SqlEventStore):
                     finally:
                         conn.autocommit = False
                     outcome = row[0] if row else None
+            except StoreUnavailable as error:
+                if isinstance(error.__cause__, PoolTimeout):
+                    raise  # no connection to be had: the database is down, or every one in use
+                # The connection was lost with the statement out: whether it went through is
+                # not known. The general way reads the command's answer first, so it answers
+                # either way, on a connection the pool has checked (or finds the store down).
+                log.warning("an append lost its connection", game=game_id)
             finally:
                 self._settle(moved, notice, outcome)
             if outcome == APPENDED:
@@ -298,8 +332,26 @@ class PostgresEventStore(SqlEventStore):
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
-        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            yield cur
+        with _reachable():
+            for last_try in (False, True):
+                held = ExitStack()
+                try:
+                    conn = held.enter_context(self._pool.connection())
+                    held.enter_context(conn.transaction())  # BEGIN: its first round trip
+                except psycopg.OperationalError:
+                    held.close()  # a broken connection goes back to be dropped
+                    if last_try:
+                        raise
+                    # Dead before anything was done: the database restarted (or dropped idle
+                    # connections). The pool's others are looked at now, the dead dropped
+                    # and replaced, and the call made again on a new one. (psycopg_pool's own
+                    # check on every hand-out costs a round trip, and after a restart it waits
+                    # 1, 2, 4 s between the dead ones it meets: a call waited out POOL_WAIT_S.)
+                    self._pool.check()
+                    continue
+                with held, conn.cursor() as cur:
+                    yield cur
+                return
 
     def _after_append(self, cursor: Any, game_id: str, version: int) -> None:
         cursor.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self._notice(game_id, version)))

@@ -46,7 +46,7 @@ from typing import Any
 
 import structlog
 
-from croupier.log import HeldBack, StoreBusy
+from croupier.log import HeldBack, StoreBusy, StoreUnavailable
 from croupier.log.store import AppendListener, AppendPoll
 from croupier.service.store.sql import SqlEventStore, apply_migrations
 
@@ -127,9 +127,9 @@ class SqliteEventStore(SqlEventStore):
         # (its appends meet HeldBack and are tried again soon).
         self._holding_back = threading.Event()
 
-    #: PRAGMAs of every connection this store opens.
+    #: PRAGMAs of every connection this store opens (each waits up to BUSY_TIMEOUT_MS for a
+    #: lock, as it is connected).
     _pragmas: tuple[str, ...] = (
-        f"busy_timeout={BUSY_TIMEOUT_MS}",
         "synchronous=NORMAL",
         "foreign_keys=ON",
     )
@@ -231,6 +231,7 @@ class SqliteEventStore(SqlEventStore):
                 cur.close()
                 if self._answers_busy and _busy(error):
                     raise StoreBusy(str(error)) from None
+                _raise_if_unavailable(error)
                 raise
             try:
                 yield cur
@@ -241,12 +242,17 @@ class SqliteEventStore(SqlEventStore):
                 # database fails.
                 if self._answers_busy and not write and _busy(error):
                     raise StoreBusy(str(error)) from None
+                _raise_if_unavailable(error)
                 raise
             except BaseException:
                 cur.execute("ROLLBACK")
                 raise
             else:
-                cur.execute("COMMIT")
+                try:
+                    cur.execute("COMMIT")
+                except sqlite3.OperationalError as error:
+                    _raise_if_unavailable(error)
+                    raise
             finally:
                 cur.close()
 
@@ -338,8 +344,34 @@ class _Changes:
 def _busy(error: sqlite3.Error) -> bool:
     """SQLITE_BUSY or SQLITE_LOCKED, whatever the extended code (BUSY_RECOVERY, BUSY_SNAPSHOT…);
     not an error of the sqlite3 module's own, which has no code."""
-    code = getattr(error, "sqlite_errorcode", 0) or 0
-    return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return _primary_code(error) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _primary_code(error: sqlite3.Error) -> int:
+    """The error's primary result code (the extended code's low byte); 0 for the sqlite3
+    module's own errors, which have none."""
+    return (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF
+
+
+#: The database's failures that are not the call's nor a bug's: its lock not had in the time a
+#: call may wait, the disk full or failing, the file gone. The call is answered that the store is
+#: unavailable, to be tried again.
+UNAVAILABLE_CODES = frozenset(
+    {
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_CANTOPEN,
+    }
+)
+
+
+def _raise_if_unavailable(error: sqlite3.Error) -> None:
+    """:class:`StoreUnavailable` for ``error`` when it is one of :data:`UNAVAILABLE_CODES`
+    (whatever the extended code)."""
+    if _primary_code(error) in UNAVAILABLE_CODES:
+        raise StoreUnavailable(str(error)) from error
 
 
 class _AtOnce(SqliteEventStore):

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -571,3 +572,56 @@ def test_the_bots_resume_on_a_server_going_away_and_on_nothing_else() -> None:
     assert load.resumable(ended(grpc.StatusCode.INTERNAL, load.CUT_WHILE_WRITING))
     assert not load.resumable(ended(grpc.StatusCode.INTERNAL, server_bug))
     assert not load.resumable(ended(grpc.StatusCode.INVALID_ARGUMENT, "JOIN_FIRST"))
+
+
+def test_the_bots_send_a_command_again_when_the_store_was_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process holds SQLite's write lock for a while, past the time a call waits for it:
+    the commands meanwhile are refused STORE_UNAVAILABLE on their Play streams, which stay open;
+    the bots send each again after the refusal's delay, and every game goes on (none abandoned,
+    no other error)."""
+    from croupier.app import runner
+    from croupier.service.store import sqlite
+
+    monkeypatch.setattr(runner, "BUSY_RETRY_FOR_S", 0.05)
+    monkeypatch.setattr(sqlite, "BUSY_TIMEOUT_MS", 200)
+    path = tmp_path / "games.sqlite3"
+    store = open_store(f"sqlite:///{path}")
+    server = ServerThread(
+        "127.0.0.1:0", store, TokenSigner(os.urandom(32)), studio_keys=KeyRing(STUDIO_SECRET)
+    )
+    port = server.start()
+
+    def hold_the_lock() -> None:
+        other = sqlite3.connect(path, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            time.sleep(1.5)
+            other.execute("ROLLBACK")
+        finally:
+            other.close()
+
+    holding = threading.Timer(1.5, hold_the_lock)
+    holding.start()
+    out = tmp_path / "out.json"
+    try:
+        result = CliRunner().invoke(
+            main,
+            [
+                *("load", "--address", f"127.0.0.1:{port}", "--duration", "5"),
+                *("--games-in-flight", "4", "--json", str(out), "--quiet"),
+                *("--studio-key", mint_studio_token(STUDIO_SECRET, int(time.time()) + 600)),
+            ],
+        )
+    finally:
+        holding.join()
+        server.stop(grace=None)
+        store.close()
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    errors = report["errors_by_call"]
+    assert errors.get("Play command UNAVAILABLE", 0) > 0, result.output
+    # A game set up while the lock was held may have its CreateGame refused too (and retried).
+    assert set(errors) <= {"Play command UNAVAILABLE", "CreateGame UNAVAILABLE"}, result.output
+    assert report["games_abandoned"] == 0 and report["games_finished"] > 0, result.output

@@ -104,3 +104,40 @@ def test_the_console_keeps_its_readable_line(tmp_path: Path) -> None:
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
+
+
+LIBRARIES_LOG = """
+import logging
+from croupier.service import logs
+logs.configure({fmt!r})
+logging.getLogger("psycopg.pool").warning("error connecting in %r: %s", "pool-1", "refused")
+logging.getLogger("psycopg.pool").info("adding new connection to the pool")
+try:
+    raise ZeroDivisionError("division by zero")
+except ZeroDivisionError:
+    logging.getLogger("asyncio").exception("Task exception was never retrieved")
+"""
+
+
+def test_the_libraries_log_lines_are_written_as_ours(tmp_path: Path) -> None:
+    """psycopg's pool (a lost connection, a refused one) and asyncio log through the standard
+    library: in a JSON run their warnings and errors are JSON lines with the logger's name (they
+    were plain text), and below a warning they are left out."""
+    err = tmp_path / "err.log"
+    with err.open("wb") as out:
+        subprocess.run(
+            [sys.executable, "-c", LIBRARIES_LOG.format(fmt="json")], stderr=out, check=True
+        )
+    lines = json_lines(err)
+    assert [(line["logger"], line["level"], line["event"]) for line in lines] == [
+        ("psycopg.pool", "warning", "error connecting in 'pool-1': refused"),
+        ("asyncio", "error", "Task exception was never retrieved"),
+    ]
+    assert "ZeroDivisionError: division by zero" in str(lines[1]["exception"])
+    console = subprocess.run(
+        [sys.executable, "-c", LIBRARIES_LOG.format(fmt="console")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
+    assert "[warning  ] error connecting in 'pool-1': refused [psycopg.pool]" in console

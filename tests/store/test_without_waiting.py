@@ -23,7 +23,7 @@ import pytest
 
 from croupier.app import runner
 from croupier.app.runner import AsyncLog
-from croupier.log import GameRecord, NewEvent, StoreBusy
+from croupier.log import GameRecord, NewEvent, StoreBusy, StoreUnavailable
 from croupier.service.store import sqlite
 from croupier.service.store.sqlite import SqliteEventStore
 
@@ -458,15 +458,17 @@ def test_a_read_busy_at_its_first_statement_did_nothing_a_write_busy_past_begin_
 ) -> None:
     """A read takes its lock at its first statement: busy there (whatever the extended code),
     it did nothing and may be made again. A write holds the lock from BEGIN IMMEDIATE: a busy
-    statement after it is the database failing, not a call to make again."""
+    statement after it is the database failing, not a call to make again at once: the store is
+    unavailable (its client tries again later); nothing was written."""
     game_id = _game(store)
     view = store.without_waiting()
     real, in_use = view._held()
     view._held = lambda: (_Connection(real), in_use)  # type: ignore[method-assign,assignment,return-value]
     with pytest.raises(StoreBusy):
         view.read(game_id)
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StoreUnavailable) as unavailable:
         view.append(game_id, 1, [NewEvent("A", b"a")], "cmd", 0, 2)
+    assert not isinstance(unavailable.value, StoreBusy)
     assert not real.in_transaction and store.game(game_id).version == 1
 
 

@@ -1,0 +1,98 @@
+"""PostgreSQL going away and coming back, as the store's pool of connections for its threads
+meets it: after a restart no call meets a connection the restart killed; while the database
+refuses connections, a call says the store is unavailable within the pool's wait; once it is
+back, the pool finds it within a second or two rather than after a backoff as long as the
+outage. Needs PostgreSQL (skips without it, except in CI)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from croupier.log import GameRecord, NewEvent, StoreUnavailable
+from croupier.service.store import postgres
+from croupier.service.store.postgres import PostgresEventStore
+
+pytestmark = pytest.mark.postgres
+
+#: Connections the pool keeps open, as many as it may have (a busy server's pool grows to its
+#: most): each is one the restart kills, whose replacement the pool then tries to connect.
+KEPT = 4
+
+
+@pytest.fixture
+def store(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[PostgresEventStore]:
+    monkeypatch.setattr(postgres, "POOL_WAIT_S", 0.5)
+    store = PostgresEventStore(postgres_url, min_size=KEPT, max_size=KEPT)
+    store._pool.wait(timeout=10)  # every kept connection open
+    yield store
+    store.close()
+
+
+def _game(store: PostgresEventStore) -> str:
+    game_id = str(uuid.uuid4())
+    store.create_game(
+        GameRecord(game_id, "hoola", 2, b"s" * 32, "c" * 64, 1), [NewEvent("E", b"e")], 1
+    )
+    return game_id
+
+
+def _admin(url: str) -> psycopg.Connection[tuple[object, ...]]:
+    """A connection to the server's maintenance database (a database's own connections cannot
+    bar connections to it)."""
+    return psycopg.connect(f"{url.rpartition('/')[0]}/postgres", autocommit=True)
+
+
+def _drop_connections(admin: psycopg.Connection[tuple[object, ...]], url: str) -> int:
+    row = admin.execute(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s",
+        (url.rpartition("/")[2],),
+    ).fetchone()
+    assert row is not None
+    return int(str(row[0]))
+
+
+def test_after_a_restart_no_call_meets_a_connection_it_killed(
+    store: PostgresEventStore, postgres_url: str
+) -> None:
+    game_id = _game(store)
+    with _admin(postgres_url) as admin:
+        assert _drop_connections(admin, postgres_url) >= KEPT
+    # Each call takes the next kept connection (the pool hands them out in turn): each is found
+    # dead as it is handed out, and replaced.
+    for _ in range(2 * KEPT):
+        assert store.game(game_id).version == 1
+
+
+def test_while_the_database_refuses_connections_calls_say_so_and_find_it_back_soon(
+    store: PostgresEventStore, postgres_url: str
+) -> None:
+    game_id = _game(store)
+    name = postgres_url.rpartition("/")[2]
+    away_s = 3.5  # long enough for a doubling backoff's tries to come 1, 2, 4 s apart
+    with _admin(postgres_url) as admin:
+        admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS false')
+        try:
+            _drop_connections(admin, postgres_url)
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable):
+                store.game(game_id)
+            assert time.monotonic() - started < 5 * postgres.POOL_WAIT_S  # not psycopg's 30 s
+            time.sleep(max(0.0, away_s - (time.monotonic() - started)))
+        finally:
+            admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true')
+    back = time.monotonic()
+    while True:
+        try:
+            assert store.game(game_id).version == 1
+            break
+        except StoreUnavailable:
+            # Found back within about a second of its return: the pool gave up on its tries
+            # after RECONNECT_FOR_S, and the next call asked anew (here at once, 8 ms). With
+            # psycopg_pool's default its tries came 1, 2, 4 s apart: found back 2.9 s late.
+            assert time.monotonic() - back < 1.5
+            time.sleep(0.1)
