@@ -584,7 +584,7 @@ def test_the_bots_send_a_command_again_when_the_store_was_unavailable(
     from croupier.app import runner
     from croupier.service.store import sqlite
 
-    GAMES = 40  # noqa: N806 (the run's size, named for the assertion)
+    GAMES = 40  # the run's size
 
     monkeypatch.setattr(runner, "BUSY_RETRY_FOR_S", 0.05)
     monkeypatch.setattr(sqlite, "BUSY_TIMEOUT_MS", 200)
