@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +16,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from croupier.app.runner import AsyncLog
-from croupier.log import CommandResult, GameRecord, NewEvent, VersionConflict, key_of, verify_chain
+from croupier.log import CommandResult, NewEvent, VersionConflict, key_of, verify_chain
 from croupier.service.metrics import Metrics
 from croupier.service.store import postgres
 from croupier.service.store.observed import ObservedStore
@@ -26,6 +25,7 @@ from croupier.service.store.postgres import (
     PostgresEventStore,
     PostgresLoopAppender,
 )
+from tests.store.games import new_game
 
 pytestmark = pytest.mark.postgres
 
@@ -35,14 +35,6 @@ def store(postgres_url: str) -> Iterator[PostgresEventStore]:
     store = PostgresEventStore(postgres_url)
     yield store
     store.close()
-
-
-def _game(store: PostgresEventStore) -> str:
-    game_id = str(uuid.uuid4())
-    store.create_game(
-        GameRecord(game_id, "hoola", 2, b"s" * 32, "c" * 64, 1), [NewEvent("E", b"e")], 1
-    )
-    return game_id
 
 
 def _threads_of_the_store_s_own_append(
@@ -76,7 +68,7 @@ async def _in_turn(
 def test_an_append_at_the_known_end_is_made_on_the_loop_and_the_rest_the_store_s_way(
     store: PostgresEventStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    game_id = _game(store)  # the store knows where the chain ends: version 1
+    game_id = new_game(store)  # the store knows where the chain ends: version 1
     threads = _threads_of_the_store_s_own_append(store, monkeypatch)
 
     async def scenario() -> list[CommandResult]:
@@ -112,7 +104,7 @@ def test_a_caller_gone_while_its_statement_is_out_is_told_what_it_made(
     """Another connection holds the game's row, so the loop's statement waits in the database;
     the caller is cancelled meanwhile. The statement cannot be taken back: once it is through,
     what it appended is handed to ``late``, and the loop's connection serves the next append."""
-    game_id = _game(store)
+    game_id = new_game(store)
     told: list[CommandResult] = []
 
     async def scenario() -> CommandResult:
@@ -151,7 +143,7 @@ def test_a_connection_lost_under_an_append_is_answered_the_store_s_way_and_made_
     """The database drops the loop's connections (a restart, a network cut): the next append on
     each is not lost to the client; the store's own append, which reads first, makes it, and the
     appends after it are the loop's again, on new connections."""
-    game_id = _game(store)
+    game_id = new_game(store)
 
     async def scenario() -> list[CommandResult]:
         log = AsyncLog(store)
@@ -183,8 +175,8 @@ def test_an_append_waiting_for_its_game_holds_up_no_other_game(
     """Another connection holds one game's row (another replica's transaction, paused): that
     game's append waits for it on a connection of its own, and every other game's appends go on
     meanwhile, more of them than there are connections."""
-    locked = _game(store)
-    others = [_game(store) for _ in range(2 * LOOP_CONNECTIONS)]
+    locked = new_game(store)
+    others = [new_game(store) for _ in range(2 * LOOP_CONNECTIONS)]
 
     async def scenario() -> tuple[bool, list[int]]:
         log = AsyncLog(store)
@@ -222,8 +214,8 @@ def test_appends_waiting_for_a_connection_go_on_when_those_out_are_lost(
     for a connection. The database drops the connections out (a restart): their appends go the
     store's way, and the one waiting gets a new connection at once, with the rows still held."""
     monkeypatch.setattr(postgres, "LOOP_CONNECTIONS", 2)
-    locked = [_game(store) for _ in range(2)]
-    free = _game(store)
+    locked = [new_game(store) for _ in range(2)]
+    free = new_game(store)
 
     async def scenario() -> tuple[bool, int]:
         log = AsyncLog(store)
@@ -269,7 +261,7 @@ def test_a_refused_connection_leaves_the_appends_to_the_threads_for_a_while(
 ) -> None:
     """The database refuses new connections (its limit reached): the appends are made the
     store's way, and the loop does not ask for a connection again at every append."""
-    game_id = _game(store)
+    game_id = new_game(store)
     tries: list[str] = []
 
     async def refused(*args: Any, **kwargs: Any) -> Any:
@@ -297,7 +289,7 @@ def test_other_processes_appends_are_heard_on_the_loop_and_its_own_are_not(
     append is told to the loop's listener, on the loop's thread; the process's own appends,
     which it told of as it made them, are passed over, and so is a notice on the channel that
     is not an append's (someone's NOTIFY), without ending the listening."""
-    mine, theirs = _game(store), _game(store)
+    mine, theirs = new_game(store), new_game(store)
     heard: list[tuple[str, int, str]] = []
 
     def from_thread(game: str, version: int) -> None:
@@ -339,7 +331,7 @@ def test_an_observed_store_counts_each_append_once_wherever_it_was_made(
 ) -> None:
     registry = CollectorRegistry()
     observed = ObservedStore(store, Metrics(registry))
-    game_id = _game(store)
+    game_id = new_game(store)
 
     async def scenario() -> None:
         log = AsyncLog(observed)

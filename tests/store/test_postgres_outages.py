@@ -7,15 +7,15 @@ outage. Needs PostgreSQL (skips without it, except in CI)."""
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 
-from croupier.log import GameRecord, NewEvent, StoreUnavailable
+from croupier.log import StoreUnavailable
 from croupier.service.store import postgres
 from croupier.service.store.postgres import PostgresEventStore
+from tests.store.games import new_game
 
 pytestmark = pytest.mark.postgres
 
@@ -31,14 +31,6 @@ def store(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Postgr
     store._pool.wait(timeout=10)  # every kept connection open
     yield store
     store.close()
-
-
-def _game(store: PostgresEventStore) -> str:
-    game_id = str(uuid.uuid4())
-    store.create_game(
-        GameRecord(game_id, "hoola", 2, b"s" * 32, "c" * 64, 1), [NewEvent("E", b"e")], 1
-    )
-    return game_id
 
 
 def _admin(url: str) -> psycopg.Connection[tuple[object, ...]]:
@@ -59,7 +51,7 @@ def _drop_connections(admin: psycopg.Connection[tuple[object, ...]], url: str) -
 def test_after_a_restart_no_call_meets_a_connection_it_killed(
     store: PostgresEventStore, postgres_url: str
 ) -> None:
-    game_id = _game(store)
+    game_id = new_game(store)
     with _admin(postgres_url) as admin:
         assert _drop_connections(admin, postgres_url) >= KEPT
     # Each call takes the next kept connection (the pool hands them out in turn): each is found
@@ -71,7 +63,7 @@ def test_after_a_restart_no_call_meets_a_connection_it_killed(
 def test_while_the_database_refuses_connections_calls_say_so_and_find_it_back_soon(
     store: PostgresEventStore, postgres_url: str
 ) -> None:
-    game_id = _game(store)
+    game_id = new_game(store)
     name = postgres_url.rpartition("/")[2]
     away_s = 3.5  # long enough for a doubling backoff's tries to come 1, 2, 4 s apart
     with _admin(postgres_url) as admin:

@@ -13,7 +13,6 @@ import sys
 import textwrap
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +22,10 @@ import pytest
 
 from croupier.app import runner
 from croupier.app.runner import AsyncLog
-from croupier.log import GameRecord, NewEvent, StoreBusy, StoreUnavailable
+from croupier.log import NewEvent, StoreBusy, StoreUnavailable
 from croupier.service.store import sqlite
 from croupier.service.store.sqlite import SqliteEventStore
+from tests.store.games import new_game
 
 
 @pytest.fixture
@@ -33,14 +33,6 @@ def store(tmp_path: Path) -> Iterator[SqliteEventStore]:
     store = SqliteEventStore(tmp_path / "events.sqlite3")
     yield store
     store.close()
-
-
-def _game(store: SqliteEventStore) -> str:
-    game_id = str(uuid.uuid4())
-    store.create_game(
-        GameRecord(game_id, "hoola", 2, b"s" * 32, "c" * 64, 1), [NewEvent("E", b"e")], 1
-    )
-    return game_id
 
 
 def _held(store: SqliteEventStore) -> sqlite3.Connection:
@@ -53,7 +45,7 @@ def _held(store: SqliteEventStore) -> sqlite3.Connection:
 def test_a_write_that_meets_the_lock_held_writes_nothing_and_says_so_at_once(
     store: SqliteEventStore,
 ) -> None:
-    game_id = _game(store)
+    game_id = new_game(store)
     at_once = store.without_waiting()
     other = _held(store)
     started = time.monotonic()
@@ -70,7 +62,7 @@ def test_a_write_that_meets_the_lock_held_writes_nothing_and_says_so_at_once(
 def _wait_for_the_lock(store: SqliteEventStore, log: AsyncLog, held_s: float) -> tuple[int, int]:
     """An append through the application while another connection holds the write lock for
     ``held_s``: the append's version, and how often the loop ticked (every 10 ms) meanwhile."""
-    game_id = _game(store)
+    game_id = new_game(store)
     other = _held(store)
 
     async def scenario() -> tuple[int, int]:
@@ -151,7 +143,7 @@ def _appended(
     loop does other work between them), each tried again while busy, as the application does."""
     at_once = store.without_waiting()
     wal = Path(f"{store.path}-wal")
-    game_id = game_id or _game(store)
+    game_id = game_id or new_game(store)
     payload = b"p" * 3000  # a page of its own per event
     largest = held_back = 0
     first = store.game(game_id).version
@@ -291,7 +283,7 @@ def test_a_reader_holding_an_old_snapshot_is_waited_for_less_and_less_often(
     fails: the tries come further and further apart (1, 2, 4… turns), and once the reader is
     gone the WAL starts over again."""
     store._holding_back = hold = _Counted()
-    game_id = _game(store)
+    game_id = new_game(store)
     reader = sqlite3.connect(store.path, isolation_level=None)
     reader.execute("BEGIN")
     reader.execute("SELECT count(*) FROM events").fetchone()  # its snapshot, from here on
@@ -358,7 +350,7 @@ def test_a_read_that_meets_the_lock_for_long_is_made_on_a_reader_thread(
 ) -> None:
     monkeypatch.setattr(runner, "BUSY_RETRY_FOR_S", 0.05)
     store = _BusyReads(tmp_path / "events.sqlite3")
-    game_id = _game(store)
+    game_id = new_game(store)
     log = AsyncLog(store)
     try:
         loaded = asyncio.run(log.load(game_id))
@@ -374,7 +366,7 @@ def test_calls_are_made_on_the_loop_where_the_store_can_make_them_without_waitin
     store: SqliteEventStore,
 ) -> None:
     """No thread of the application's store pools is used: the loop's own thread makes them."""
-    game_id = _game(store)
+    game_id = new_game(store)
     log = AsyncLog(store)
     threads: set[str] = set()
     view = store.without_waiting()
@@ -411,7 +403,7 @@ def test_a_busy_call_is_counted_as_busy_not_as_a_failure_nor_a_call(
     observed = ObservedStore(store, Metrics(registry))
     view = observed.without_waiting()
     assert view is not None
-    game_id = _game(store)
+    game_id = new_game(store)
     other = _held(store)
     try:
         with pytest.raises(StoreBusy):
@@ -460,7 +452,7 @@ def test_a_read_busy_at_its_first_statement_did_nothing_a_write_busy_past_begin_
     it did nothing and may be made again. A write holds the lock from BEGIN IMMEDIATE: a busy
     statement after it is the database failing, not a call to make again at once: the store is
     unavailable (its client tries again later); nothing was written."""
-    game_id = _game(store)
+    game_id = new_game(store)
     view = store.without_waiting()
     real, in_use = view._held()
     view._held = lambda: (_Connection(real), in_use)  # type: ignore[method-assign,assignment,return-value]
@@ -474,7 +466,7 @@ def test_a_read_busy_at_its_first_statement_did_nothing_a_write_busy_past_begin_
 
 def test_closing_the_store_closes_the_loops_connections(tmp_path: Path) -> None:
     store = SqliteEventStore(tmp_path / "events.sqlite3")
-    game_id = _game(store)
+    game_id = new_game(store)
     view = store.without_waiting()
     view.read(game_id)
     with view._connection() as conn:
@@ -490,7 +482,7 @@ def test_the_loops_poll_tells_other_connections_appends_and_not_its_own(
     """The loop's look for other processes' appends is one PRAGMA on its own connection, whose
     change counter its own commits do not move: what the loop appended (and told already) is
     not told again; another connection's appends are, each game once, at its newest version."""
-    mine, theirs = _game(store), _game(store)
+    mine, theirs = new_game(store), new_game(store)
     at_once = store.without_waiting()
     assert at_once is not None
     poll = at_once.append_poll()
@@ -510,7 +502,7 @@ def test_the_loops_poll_tells_other_connections_appends_and_not_its_own(
 def test_the_application_hears_other_processes_on_the_loop(store: SqliteEventStore) -> None:
     """AsyncLog.listen polls on the loop where the store offers it; the thread's listener is
     never called."""
-    game_id = _game(store)
+    game_id = new_game(store)
     heard: list[tuple[str, int]] = []
 
     def from_thread(game: str, version: int) -> None:
@@ -538,7 +530,7 @@ def test_a_look_that_fails_is_made_again_in_full(store: SqliteEventStore) -> Non
     leaves the marks where they were: the next look reads those rows again."""
     from croupier.service.store.sqlite import _Changes
 
-    game_id = _game(store)
+    game_id = new_game(store)
     conn = sqlite3.connect(store.path, isolation_level=None)
 
     class Flaky:
@@ -645,7 +637,7 @@ def test_a_write_held_back_by_the_checkpoint_is_tried_again_every_half_milliseco
     """The checkpointer holds this process's writes back for a few ms while it lets the WAL
     start over: the loop tries them again at the shortest wait each time, not at the longer and
     longer waits of another process's lock (they added up to 5 ms to a command's answer)."""
-    game_id = _game(store)
+    game_id = new_game(store)
     log = AsyncLog(store)
     store._holding_back.set()
     waits: list[float] = []
