@@ -64,6 +64,35 @@ POOL_WAIT_S = 5.0
 RECONNECT_FOR_S = 2.0
 
 
+# How a connection finds out that the database is gone without a word (its host lost, the
+# network cut): TCP keepalives on an idle connection (the LISTEN one waits for notices for
+# hours) find a silent peer in 10 + 3 x 5 s, and a statement whose bytes go unacknowledged fails
+# after 15 s. Without them the kernel's defaults apply: two hours, and some fifteen minutes,
+# with the call, its thread or its append's connection held all the while. (A statement that
+# waits for a lock is acknowledged: these never cut it short.)
+KEEPALIVE_IDLE_S = 10
+KEEPALIVE_INTERVAL_S = 5
+KEEPALIVE_COUNT = 3
+TCP_USER_TIMEOUT_MS = 15_000
+
+
+def connection_info(url: str) -> str:
+    """``url`` with this store's connection options where it sets none of its own (the
+    operator's URL decides): the time a connection may take, and how a lost peer is found."""
+    given = psycopg.conninfo.conninfo_to_dict(url)
+    options = {
+        "connect_timeout": CONNECT_TIMEOUT_S,
+        "keepalives": 1,
+        "keepalives_idle": KEEPALIVE_IDLE_S,
+        "keepalives_interval": KEEPALIVE_INTERVAL_S,
+        "keepalives_count": KEEPALIVE_COUNT,
+        "tcp_user_timeout": TCP_USER_TIMEOUT_MS,
+    }
+    return psycopg.conninfo.make_conninfo(
+        url, **{name: value for name, value in options.items() if name not in given}
+    )
+
+
 @contextmanager
 def _reachable() -> Iterator[None]:
     """psycopg's OperationalError (a connection refused or lost, a server shutting down, the
@@ -130,17 +159,19 @@ class PostgresEventStore(SqlEventStore):
 
     def __init__(self, url: str, min_size: int = 1, max_size: int = 10) -> None:
         self.url = url
+        # What every connection of the store is made with (the URL and the options it leaves).
+        self.conninfo = connection_info(url)
         self.migrations_applied = apply_migrations(
             _yoyo_url(url), "postgresql", migration_lock(url)
         )
         self._pool = ConnectionPool(
-            url,
+            self.conninfo,
             min_size=min_size,
             max_size=max_size,
             open=True,
             timeout=POOL_WAIT_S,
             reconnect_timeout=RECONNECT_FOR_S,
-            kwargs={"autocommit": False, "connect_timeout": CONNECT_TIMEOUT_S},
+            kwargs={"autocommit": False},
         )
         self._closed = threading.Event()
         self._listeners: list[AppendListener] = []
@@ -425,7 +456,7 @@ class PostgresEventStore(SqlEventStore):
     def _listen(self) -> None:
         while not self._closed.is_set():
             try:
-                with psycopg.connect(self.url, autocommit=True) as conn:
+                with psycopg.connect(self.conninfo, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     self._listening.set()
                     while not self._closed.is_set():
@@ -492,7 +523,7 @@ class PostgresLoopAppender(LoopAppender):
                 try:
                     # Only ever one statement, its own transaction: no BEGIN, no COMMIT.
                     return await psycopg.AsyncConnection.connect(
-                        self._store.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
+                        self._store.conninfo, autocommit=True
                     )
                 except psycopg.OperationalError as error:
                     self._connect_again_at = time.monotonic() + CONNECT_AGAIN_S
@@ -577,9 +608,7 @@ class PostgresLoopListener(LoopListener):
         try:
             while True:
                 try:
-                    conn = await psycopg.AsyncConnection.connect(
-                        store.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
-                    )
+                    conn = await psycopg.AsyncConnection.connect(store.conninfo, autocommit=True)
                     async with conn:
                         await conn.execute(f"LISTEN {CHANNEL}")
                         store._listening.set()

@@ -6,8 +6,13 @@ outage. Needs PostgreSQL (skips without it, except in CI)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -15,6 +20,7 @@ import pytest
 from croupier.log import StoreUnavailable
 from croupier.service.store import postgres
 from croupier.service.store.postgres import PostgresEventStore
+from tests.store import network
 from tests.store.games import new_game
 
 pytestmark = pytest.mark.postgres
@@ -88,3 +94,65 @@ def test_while_the_database_refuses_connections_calls_say_so_and_find_it_back_so
             # psycopg_pool's default its tries came 1, 2, 4 s apart: found back 2.9 s late.
             assert time.monotonic() - back < 1.5
             time.sleep(0.1)
+
+
+@pytest.fixture
+def silent_path(postgres_url: str) -> Iterator[tuple[network.Path, str]]:
+    """A way to the test database over a network the test can cut (tests/store/network.py),
+    and the database's URL through it. Skips where it cannot be made, except in CI."""
+    why = network.available()
+    if why is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but a network of the test's own cannot be made: {why}")
+        pytest.skip(why)
+    url = urlsplit(postgres_url)
+    with network.path_to(url.hostname or "127.0.0.1", url.port or 5432) as path:
+        user = f"{url.netloc.rpartition('@')[0]}@" if "@" in url.netloc else ""
+        yield path, urlunsplit(url._replace(netloc=f"{user}{path.host}:{path.port}"))
+
+
+def test_a_database_gone_silent_is_found_out_and_found_again(
+    silent_path: tuple[network.Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The network to the database drops everything (its host lost, a partition): nothing
+    refuses, nothing resets. A call's statement goes unacknowledged and fails after the
+    store's TCP_USER_TIMEOUT_MS, and the call says the store is unavailable; without it the
+    kernel retransmits for some fifteen minutes, holding the call's thread. Once the network
+    is back, the calls go through again."""
+    path, url = silent_path
+    monkeypatch.setattr(postgres, "TCP_USER_TIMEOUT_MS", 1000)
+    monkeypatch.setattr(postgres, "CONNECT_TIMEOUT_S", 2)
+    store = PostgresEventStore(url, min_size=1, max_size=1)
+    try:
+        game_id = new_game(store)
+        path.cut()
+        answered: list[BaseException | int] = []
+
+        def call() -> None:
+            try:
+                answered.append(store.game(game_id).version)
+            except BaseException as error:
+                answered.append(error)
+
+        started = time.monotonic()
+        caller = threading.Thread(target=call, daemon=True)
+        caller.start()
+        caller.join(timeout=30)
+        took = time.monotonic() - started
+        assert not caller.is_alive(), "the call still waits on a silent database after 30 s"
+        assert len(answered) == 1 and isinstance(answered[0], StoreUnavailable), answered
+        # The statement's 1 s, a look at the pool's other connection... and the pool's wait.
+        assert took < 10, took
+        path.mend()
+        back_by = time.monotonic() + 15
+        while True:
+            try:
+                assert store.game(game_id).version == 1
+                break
+            except StoreUnavailable:
+                assert time.monotonic() < back_by
+                time.sleep(0.2)
+    finally:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            path.mend()
+        store.close()
