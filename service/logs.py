@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
 
 import structlog
 from opentelemetry import trace
@@ -106,3 +107,15 @@ def _route_libraries(
     root.addHandler(handler)
     root.setLevel(LIBRARY_LEVEL)
     _handler = handler
+    threading.excepthook = _thread_failed
+
+
+def _thread_failed(failure: threading.ExceptHookArgs) -> None:
+    """A thread ended by an exception: logged as every other line (Python printed it as text)."""
+    if failure.exc_type is SystemExit:
+        return
+    name = failure.thread.name if failure.thread is not None else "?"
+    logging.getLogger("threading").error(
+        f"thread {name} failed",
+        exc_info=(failure.exc_type, failure.exc_value, failure.exc_traceback),  # type: ignore[arg-type]
+    )

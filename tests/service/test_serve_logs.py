@@ -116,13 +116,20 @@ try:
     raise ZeroDivisionError("division by zero")
 except ZeroDivisionError:
     logging.getLogger("asyncio").exception("Task exception was never retrieved")
+import threading
+def fails():
+    raise RuntimeError("a bug in a thread")
+thread = threading.Thread(target=fails, name="sqlite-listen")
+thread.start()
+thread.join()
 """
 
 
 def test_the_libraries_log_lines_are_written_as_ours(tmp_path: Path) -> None:
     """psycopg's pool (a lost connection, a refused one) and asyncio log through the standard
-    library: in a JSON run their warnings and errors are JSON lines with the logger's name (they
-    were plain text), and below a warning they are left out."""
+    library, and a thread's uncaught exception is printed by Python: in a JSON run these are
+    JSON lines with the logger's name (they were plain text), and below a warning they are left
+    out."""
     err = tmp_path / "err.log"
     with err.open("wb") as out:
         subprocess.run(
@@ -132,8 +139,10 @@ def test_the_libraries_log_lines_are_written_as_ours(tmp_path: Path) -> None:
     assert [(line["logger"], line["level"], line["event"]) for line in lines] == [
         ("psycopg.pool", "warning", "error connecting in 'pool-1': refused"),
         ("asyncio", "error", "Task exception was never retrieved"),
+        ("threading", "error", "thread sqlite-listen failed"),
     ]
     assert "ZeroDivisionError: division by zero" in str(lines[1]["exception"])
+    assert "RuntimeError: a bug in a thread" in str(lines[2]["exception"])
     console = subprocess.run(
         [sys.executable, "-c", LIBRARIES_LOG.format(fmt="console")],
         capture_output=True,
