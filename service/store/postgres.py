@@ -366,8 +366,9 @@ class PostgresEventStore(SqlEventStore):
         with _reachable():
             for last_try in (False, True):
                 held = ExitStack()
+                # No connection within POOL_WAIT_S: the database is away (answered so at once).
+                conn = held.enter_context(self._pool.connection())
                 try:
-                    conn = held.enter_context(self._pool.connection())
                     held.enter_context(conn.transaction())  # BEGIN: its first round trip
                 except psycopg.OperationalError:
                     held.close()  # a broken connection goes back to be dropped
