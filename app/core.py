@@ -17,9 +17,9 @@ import hashlib
 import secrets
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 
@@ -39,6 +39,7 @@ from croupier.app.errors import (
     RateLimited,
     ShuttingDown,
     StaleVersion,
+    Unavailable,
     from_rejection,
     invalid,
     log_failure,
@@ -107,6 +108,8 @@ from croupier.replays.verify import Report, verify
 from croupier.v1 import common_pb2, service_pb2
 
 log = structlog.get_logger("croupier.app")
+
+T = TypeVar("T")
 
 #: Milliseconds since the epoch, now. Injected so that tests move time instead of sleeping.
 Clock = Callable[[], int]
@@ -1277,6 +1280,23 @@ class Croupier:
             for event in batch:
                 yield event
 
+    async def _while_away(self, after: int, read: Callable[[], Awaitable[T]]) -> T:
+        """A stream's ``read`` of the store; while the store is unavailable, made again after
+        each answer's delay: the stream stays open, and its client is sent nothing more until the
+        store is back (as when nobody moves), rather than see it end and join again into the
+        same outage. A shutdown meanwhile ends it as every other stream (after ``after``)."""
+        while True:
+            try:
+                return await read()
+            except GameNotFound as error:
+                raise _store_error(error) from None
+            except Unavailable as error:
+                if self.draining:
+                    raise ShuttingDown(after) from None
+                await asyncio.sleep(error.retry_after_ms / 1000)
+                if self.draining:
+                    raise ShuttingDown(after) from None
+
     async def _batches(
         self, game_id: str, seat: int, after_version: int, field: str
     ) -> AsyncIterator[list[service_pb2.GameEvent]]:
@@ -1302,10 +1322,9 @@ class Croupier:
                 ):
                     new = recent.after(after)
                 if new is None:
-                    try:
-                        loaded = await self.log.load(game_id, after)
-                    except GameNotFound as error:
-                        raise _store_error(error) from None
+                    loaded = await self._while_away(
+                        after, functools.partial(self.log.load, game_id, after)
+                    )
                     binding = BY_NAME[loaded.record.kind]
                     record = loaded.record
                     self.recent.add(game_id, loaded.events, record.version, record.finished)
@@ -1455,11 +1474,13 @@ class Croupier:
                 if cached is not None and cached.version >= after:
                     folded = cached
                 else:
-                    folded, _ = await self._fold(join.game_id)
+                    folded, _ = await self._while_away(
+                        after, functools.partial(self._fold, join.game_id)
+                    )
                 if self._turn_ran_out(folded, self.clock()):
                     # A turn ran out: record it now and push the state after it (with the
                     # batch it makes), rather than moves a command could only meet as ABORTED.
-                    await self.tick(join.game_id)
+                    await self._while_away(after, functools.partial(self.tick, join.game_id))
                     continue
                 parts = self._parts(folded, folded.state, folded.version, seat, join.include)
                 # Built in place: a message given to another message's constructor is copied,

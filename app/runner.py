@@ -66,6 +66,9 @@ BUSY_RETRY_FOR_S = 5.0
 # A call that found the store unavailable (its database restarts, fails over, is down) is
 # answered so, with this delay before the client tries again.
 UNAVAILABLE_RETRY_MS = 1000
+RETRY_MS = UNAVAILABLE_RETRY_MS
+# While it is, one call in this long tries the store; the others are answered at once.
+PROBE_S = 0.5
 # After a failed look for other processes' appends, the next waits this long.
 POLL_FAILED_WAIT_S = 1.0
 # How long closing waits for the store's threads to finish the work under way (one call each).
@@ -100,10 +103,59 @@ class Rank(IntEnum):
     STOP = 2  # a thread's last item: after the work already queued
 
 
+class Outage:
+    """Whether the store was found unavailable by a pool's last calls. While it is, a call is
+    let through to try the store once every :data:`PROBE_S` and the others are answered at once:
+    each would wait out the database (PostgreSQL's pool wait, SQLite's lock), and under load
+    they queued for the pool's threads behind each other, answered after 15–26 s or never
+    refused at all. The first call that succeeds ends it."""
+
+    def __init__(self) -> None:
+        #: When the store was last found unavailable (``None``: it was not, or it is back).
+        self.since: float | None = None
+        self.error = ""
+        self._next_probe = 0.0
+        self._probing = False
+
+    def admit(self) -> bool:
+        """Let a call try the store, or answer it at once that the store is unavailable: whether
+        it is the one call trying it meanwhile (the probe, whose end is told: :meth:`probed`).
+        One at a time: each may wait out the database, and SQLite's writes queue for one thread."""
+        if self.since is None:
+            return False
+        now = time.monotonic()
+        if self._probing or now < self._next_probe:
+            raise Unavailable(f"still, since {now - self.since:.1f} s: {self.error}", RETRY_MS)
+        self._probing, self._next_probe = True, now + PROBE_S
+        return True
+
+    def probed(self) -> None:
+        """The probe's work is done, whatever came of it."""
+        self._probing = False
+
+    def failed(self, error: StoreUnavailable) -> Unavailable:
+        """A call found the store unavailable: the answer to give."""
+        answer = unavailable(error)
+        if self.since is None:
+            self.since = time.monotonic()
+            self._next_probe = self.since + PROBE_S
+            log.warning("the store is unavailable: calls answered so", error=answer.message)
+        self.error = str(error).splitlines()[0] if str(error) else ""
+        return answer
+
+    def back(self) -> None:
+        """A call went through: the store is back."""
+        if self.since is not None:
+            log.info("the store is back", after_s=round(time.monotonic() - self.since, 3))
+            self.since = None
+
+
 class Pool:
     """Worker threads that take queued work by :class:`Rank`, then in order of arrival."""
 
     def __init__(self, workers: int, name: str) -> None:
+        #: Whether its calls found the store unavailable lately.
+        self.outage = Outage()
         self._queue: queue.PriorityQueue[
             tuple[int, int, Future[object] | None, Callable[[], object] | None]
         ] = queue.PriorityQueue()
@@ -192,7 +244,11 @@ class AsyncLog:
         """:meth:`_call`, and if the caller goes (cancelled) while a thread does the work, its
         result is handed to ``late`` once done. On the loop the work is done at once, before
         anything could cancel the caller."""
-        if self._at_once is not None:
+        if self._at_once is None:
+            return await self._on_thread_told(pool, rank, late, operation, *args, **kwargs)
+        probe = pool.outage.admit()
+        handed = False
+        try:
             # Another process holds the file's write lock (a worker of the group): tried again
             # on the loop, soon and often (a write holds it ~0.1 ms). SQLite's own busy handler,
             # on a thread, sleeps up to 100 ms between tries and is not fair: with two workers,
@@ -200,9 +256,12 @@ class AsyncLog:
             delay, deadline = BUSY_RETRY_FIRST_S, time.monotonic() + BUSY_RETRY_FOR_S
             while True:
                 try:
-                    return operation(self._at_once)(*args, **kwargs)
+                    made = operation(self._at_once)(*args, **kwargs)
+                    if pool.outage.since is not None:
+                        pool.outage.back()
+                    return made
                 except StoreUnavailable as error:
-                    raise unavailable(error) from error
+                    raise pool.outage.failed(error) from error
                 except HeldBack:
                     # By this process's own checkpoint, which lets go in some ms: tried again
                     # as soon each time, not at longer and longer waits.
@@ -212,7 +271,11 @@ class AsyncLog:
                 if time.monotonic() >= deadline:
                     break
                 await asyncio.sleep(wait)
-        return await self._on_thread_told(pool, rank, late, operation, *args, **kwargs)
+            handed = True
+            return await self._thread_work(pool, rank, late, probe, operation, *args, **kwargs)
+        finally:
+            if probe and not handed:
+                pool.outage.probed()
 
     async def _on_thread(
         self,
@@ -235,25 +298,57 @@ class AsyncLog:
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> T:
+        probe = pool.outage.admit()
+        return await self._thread_work(pool, rank, late, probe, operation, *args, **kwargs)
+
+    async def _thread_work(
+        self,
+        pool: Pool,
+        rank: Rank,
+        late: Callable[[T], None] | None,
+        probe: bool,
+        operation: Callable[[EventStore], Callable[P, T]],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """``operation`` on ``pool``'s threads, the call admitted (``probe``: as the one call
+        trying the store while it is unavailable, :class:`Outage`)."""
         # In the caller's context (as asyncio.to_thread does): the store's work belongs to the
         # call that asked for it (its trace span, its log context).
         context = contextvars.copy_context()
-        work = pool.submit(
-            rank, functools.partial(context.run, operation(self.store), *args, **kwargs)
-        )
+        call = functools.partial(context.run, operation(self.store), *args, **kwargs)
+        outage = pool.outage
+
+        def run() -> T:
+            # Found unavailable while this waited its turn: told so at once, rather than wait
+            # out the database after the call before it did (the probe tries it).
+            if outage.since is not None and not probe:
+                raise StoreUnavailable(outage.error)
+            return call()
+
+        try:
+            work = pool.submit(rank, run)
+        except BaseException:
+            if probe:
+                pool.outage.probed()
+            raise
+        if probe:  # told when the thread is done, even if the caller has gone
+            loop = asyncio.get_running_loop()
+            work.add_done_callback(lambda _: loop.call_soon_threadsafe(pool.outage.probed))
         waited = asyncio.wrap_future(work)
         try:
-            if late is None:
-                return await waited
-            return await asyncio.shield(waited)
+            made = await (waited if late is None else asyncio.shield(waited))
         except StoreUnavailable as error:
-            raise unavailable(error) from error
+            raise pool.outage.failed(error) from error
         except asyncio.CancelledError:
             if late is not None:
                 # The caller has gone; the thread goes on (its statement cannot be taken
                 # back), and what it did is told all the same.
                 waited.add_done_callback(functools.partial(_told, late))
             raise
+        if pool.outage.since is not None:
+            pool.outage.back()
+        return made
 
     async def create_game(
         self,

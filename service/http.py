@@ -265,6 +265,9 @@ class ConnectCalls:
         except ConnectError as error:  # the runtime's own (a client gone, a deadline)
             call.ended(error.code.name)
             raise
+        except asyncio.CancelledError:  # the client went away: the call's line says so
+            call.cancelled()
+            raise
         except Exception as error:  # every bug becomes INTERNAL with an id
             raise connect_error(call.crashed(error)) from None
         call.ok()

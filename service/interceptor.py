@@ -14,6 +14,7 @@ that id (never gRPC's bare ``UNKNOWN``), on unary and streaming calls alike.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -120,6 +121,10 @@ class CallInterceptor(grpc.aio.ServerInterceptor):
             except grpc.aio.AbortError:
                 self._aborted(call, context)
                 raise  # a status the handler set itself
+            except asyncio.CancelledError:
+                # The client went away, or its deadline passed: the call's line says so.
+                call.cancelled()
+                raise
             except Exception as error:  # every bug becomes INTERNAL with an id
                 await self._abort(context, call.crashed(error))
             call.ok()

@@ -992,9 +992,14 @@ class Load:
                     clock_race = (
                         bool(self.config.turn_time_ms) and error.code() == grpc.StatusCode.ABORTED
                     )
-                    failures = 0 if clock_race else failures + 1
+                    # Nor is the store's being away (the game stalls past STALL_S if it lasts):
+                    # the same again after the RetryInfo's delay.
+                    away = error.code() == grpc.StatusCode.UNAVAILABLE
+                    failures = 0 if clock_race else failures + (not away)
                     if failures >= MAX_FAILURES:
                         raise
+                    if away:
+                        await asyncio.sleep(UNAVAILABLE_RETRY_S)
                     version, to_act, finished = await self._look(number, game_id, tokens)
                     legal_for = None
                     continue
@@ -1057,14 +1062,24 @@ class Load:
     async def _look(
         self, number: int, game_id: str, tokens: list[str]
     ) -> tuple[int, list[service_pb2.SeatToAct], bool]:
-        view = await self.recorder.call(
-            "GetView",
-            self.stub(number).GetView(
-                service_pb2.GetViewRequest(game_id=game_id), metadata=auth(tokens[0])
-            ),
-            move=True,
-        )
-        return view.version, list(view.to_act), view.finished
+        """Who is to act, and the version; while the server answers UNAVAILABLE (the store
+        away), asked again after the refusal's delay, up to the game's stall limit."""
+        give_up_at = time.monotonic() + STALL_S
+        while True:
+            try:
+                view = await self.recorder.call(
+                    "GetView",
+                    self.stub(number).GetView(
+                        service_pb2.GetViewRequest(game_id=game_id), metadata=auth(tokens[0])
+                    ),
+                    move=True,
+                )
+            except grpc.aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > give_up_at:
+                    raise
+                await asyncio.sleep(UNAVAILABLE_RETRY_S)
+                continue
+            return view.version, list(view.to_act), view.finished
 
     # -- extra streams --
 

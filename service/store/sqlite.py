@@ -55,7 +55,10 @@ log = structlog.get_logger("croupier.store")
 # How often the listener looks whether another connection committed (PRAGMA data_version: no I/O).
 POLL_S = 0.01
 # How long a write waits for another writer's lock (ours: the writer thread; other processes).
-BUSY_TIMEOUT_MS = 30_000
+# (5 s: a write of another worker holds it ~0.1 ms; past 5 s on top of the loop's own 5 s of
+# tries, the store is answered unavailable. At 30 s, each write queued behind the writer thread
+# waited its own 30 s: the third was answered after 65 s, and games under load stalled.)
+BUSY_TIMEOUT_MS = 5_000
 # How long close() waits for the statements under way before it leaves their connections open.
 CLOSE_WAIT_S = 5.0
 # How often the checkpointer copies the WAL into the database file (see the module's docstring).
@@ -64,6 +67,8 @@ CHECKPOINT_S = 0.25
 # time holding the process's writes back for some ms: past 1,000, four times as many holds put
 # 6-7 ms on the commands' p99 at 16 games in flight; past 4,000, none (and less CPU per move).
 RESTART_PAGES = 4_000
+# How often a checkpoint failure that lasts (a full disk) is logged again.
+SAID_AGAIN_S = 60.0
 # How long that checkpoint waits for the write under way and the readers on older snapshots
 # (new writes wait meanwhile); past it, it is left to a later turn.
 RESTART_WAIT_MS = 20
@@ -180,6 +185,7 @@ class SqliteEventStore(SqlEventStore):
         conn: sqlite3.Connection | None = None
         skip = misses = 0
         restarted = -1  # the WAL's pages as the last RESTART left them: nothing written since
+        said, said_at = "", 0.0  # the last failure logged, and when
         try:
             while not self._closed.wait(CHECKPOINT_S):
                 try:
@@ -204,8 +210,13 @@ class SqliteEventStore(SqlEventStore):
                     misses = misses + 1 if busy else 0
                     skip = min(2**misses - 1, MAX_RESTART_SKIPS)
                 except sqlite3.Error as error:
-                    if not _busy(error):  # busy: another worker checkpoints; the next turn will
-                        log.warning("checkpoint failed", error=str(error))
+                    # Busy: another worker checkpoints; the next turn will. Else said once, and
+                    # again every SAID_AGAIN_S while it lasts (a full disk failed every turn:
+                    # four lines a second).
+                    now = time.monotonic()
+                    if not _busy(error) and (str(error) != said or now >= said_at + SAID_AGAIN_S):
+                        said, said_at = str(error), now
+                        log.warning("checkpoint failed", error=said)
                 except Exception:  # a bug: said, and the next turn tried all the same
                     log.exception("checkpoint failed")
         finally:

@@ -579,13 +579,14 @@ def test_the_bots_resume_on_a_server_going_away_and_on_nothing_else() -> None:
     assert not load.resumable(ended(grpc.StatusCode.INVALID_ARGUMENT, "JOIN_FIRST"))
 
 
+@pytest.mark.parametrize("mode", ["play", "submit"])
 def test_the_bots_send_a_command_again_when_the_store_was_unavailable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
     """Another process holds SQLite's write lock for a while, past the time a call waits for it:
-    the commands meanwhile are refused STORE_UNAVAILABLE on their Play streams, which stay open;
-    the bots send each again after the refusal's delay, and every game goes on (none abandoned,
-    no other error)."""
+    the commands meanwhile are refused STORE_UNAVAILABLE (on their Play streams, which stay open;
+    or as SubmitCommand's status); the bots send each again after the refusal's delay, and every
+    game goes on (none abandoned, no other error)."""
     from croupier.app import runner
     from croupier.service.store import sqlite
 
@@ -613,7 +614,16 @@ def test_the_bots_send_a_command_again_when_the_store_was_unavailable(
     holding.start()
     out = tmp_path / "out.json"
     try:
-        result = _load(f"127.0.0.1:{port}", out, "--games", str(GAMES), "--games-in-flight", "4")
+        result = _load(
+            f"127.0.0.1:{port}",
+            out,
+            "--games",
+            str(GAMES),
+            "--games-in-flight",
+            "4",
+            "--mode",
+            mode,
+        )
     finally:
         holding.join()
         server.stop(grace=None)
@@ -621,9 +631,10 @@ def test_the_bots_send_a_command_again_when_the_store_was_unavailable(
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
     errors = report["errors_by_call"]
-    assert errors.get("Play command UNAVAILABLE", 0) > 0, result.output
+    refusal = "Play command UNAVAILABLE" if mode == "play" else "SubmitCommand UNAVAILABLE"
+    assert errors.get(refusal, 0) > 0, result.output
     # A game set up while the lock was held may have its CreateGame refused too (and retried).
-    assert set(errors) <= {"Play command UNAVAILABLE", "CreateGame UNAVAILABLE"}, result.output
+    assert set(errors) <= {refusal, "CreateGame UNAVAILABLE"}, result.output
     # Each game started played to its end (a command not sent again would hold its game for
     # good: the run ends only once the tool gives it up as stalled, STALL_S later). A refused
     # CreateGame takes one of the run's games.

@@ -8,6 +8,7 @@ need it, and skip without it except in CI)."""
 
 from __future__ import annotations
 
+import logging
 import queue
 import sqlite3
 import threading
@@ -16,13 +17,15 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 import psycopg
 import pytest
+import structlog
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+from structlog.testing import capture_logs
 
 from croupier.app import runner
 from croupier.log import EventStore
@@ -275,3 +278,147 @@ def test_after_a_database_restart_no_call_fails_on_a_connection_the_restart_kill
         channel.close()
         thread.stop(grace=None)
         store.close()
+
+
+def test_while_the_store_is_away_calls_are_not_each_kept_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a call found the store unavailable, the others are answered at once while one at a
+    time tries it: they no longer wait out the database each in turn (SQLite's writes queue for
+    one thread: the k-th command was answered after k waits for the lock, 65 s for the third)."""
+    monkeypatch.setattr(runner, "BUSY_RETRY_FOR_S", 0.05)
+    monkeypatch.setattr(sqlite, "BUSY_TIMEOUT_MS", 1000)
+    path = tmp_path / "croupier.sqlite3"
+    store = open_store(f"sqlite:///{path}")
+    thread = server_thread(store)
+    port = thread.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    served = Served(service_pb2_grpc.GameServiceStub(channel), channel, nullcontext, store)
+    try:
+        games = [_acting(served) for _ in range(6)]
+        took: list[float] = []
+        codes: list[grpc.StatusCode] = []
+
+        def submit(game_id: str, me: tuple[tuple[str, str], ...], move: Any, version: int) -> None:
+            started = time.monotonic()
+            try:
+                served.stub.SubmitCommand(
+                    service_pb2.SubmitCommandRequest(
+                        game_id=game_id,
+                        command_id="queued",
+                        expected_version=version,
+                        command=move.command,
+                    ),
+                    metadata=me,
+                    timeout=30,
+                )
+            except grpc.RpcError as error:
+                codes.append(error.code())
+            took.append(time.monotonic() - started)
+
+        with _sqlite_lock_held(path):
+            callers = [threading.Thread(target=submit, args=game) for game in games]
+            for caller in callers:
+                caller.start()
+            for caller in callers:
+                caller.join(timeout=60)
+        assert codes == [grpc.StatusCode.UNAVAILABLE] * len(games)
+        # The first waits for the lock (1 s here) and the rest are told as soon: without it,
+        # each waited its turn (the last some 6 s).
+        assert max(took) < 3.0, took
+    finally:
+        channel.close()
+        thread.stop(grace=None)
+        store.close()
+
+
+@pytest.mark.postgres
+def test_a_stream_whose_read_finds_the_store_away_waits_for_it_and_goes_on(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Play stream on a replica that has not read the game yet joins while the database is
+    away: its read is made again after each refusal's delay, and the stream stays open (it ended
+    UNAVAILABLE, and its client joined again into the same outage); once the database is back,
+    it gets the game's state and plays on."""
+    monkeypatch.setattr(postgres, "POOL_WAIT_S", 0.5)
+    stores = [open_store(postgres_url) for _ in range(2)]
+    threads = [server_thread(store) for store in stores]
+    channels = [grpc.insecure_channel(f"127.0.0.1:{thread.start()}") for thread in threads]
+    first, other = (service_pb2_grpc.GameServiceStub(channel) for channel in channels)
+    try:
+        game_id, me, move, version = _acting(Served(first, channels[0], nullcontext, stores[0]))
+        requests: queue.Queue[service_pb2.PlayRequest | None] = queue.Queue()
+        answers: queue.Queue[service_pb2.PlayResponse | grpc.RpcError] = queue.Queue()
+
+        def sent() -> Iterator[service_pb2.PlayRequest]:
+            while (request := requests.get()) is not None:
+                yield request
+
+        stream = other.Play(sent(), metadata=me)
+
+        def read() -> None:
+            try:
+                for answer in stream:
+                    answers.put(answer)
+            except grpc.RpcError as error:
+                answers.put(error)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            with _postgres_down(postgres_url):
+                join = service_pb2.PlayJoin(game_id=game_id, batched=True)
+                requests.put(service_pb2.PlayRequest(join=join))
+                time.sleep(2.5)  # several of the read's tries
+                assert answers.empty() and reader.is_alive()  # waiting, not ended
+            joined = answers.get(timeout=BACK_WITHIN_S + 5)
+            assert isinstance(joined, service_pb2.PlayResponse), joined
+            assert joined.batch.state.version == version
+            requests.put(
+                service_pb2.PlayRequest(
+                    command=service_pb2.PlayCommand(
+                        command_id="after", expected_version=version, command=move.command
+                    )
+                )
+            )
+            while not isinstance(answer := answers.get(timeout=30), grpc.RpcError):
+                if answer.WhichOneof("kind") == "accepted":
+                    break
+            assert not isinstance(answer, grpc.RpcError), answer
+            assert answer.accepted.version == version + 1
+        finally:
+            requests.put(None)
+            stream.cancel()
+            reader.join(timeout=10)
+    finally:
+        for channel in channels:
+            channel.close()
+        for thread in threads:
+            thread.stop(grace=None)
+        for store in stores:
+            store.close()
+
+
+def test_a_call_its_client_gave_up_on_is_logged_cancelled(served: Served) -> None:
+    """A call still waiting for the store when its client's deadline passes has its `rpc` line
+    all the same, outcome CANCELLED (it had none: an operator saw the client's errors and no
+    trace of the calls)."""
+    game_id, me, move, version = _acting(served)
+    submit = service_pb2.SubmitCommandRequest(
+        game_id=game_id, command_id="gave-up", expected_version=version, command=move.command
+    )
+    every = structlog.get_config()["wrapper_class"]
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+    try:
+        with capture_logs() as logged, served.outage():
+            with pytest.raises(grpc.RpcError) as gone:
+                served.stub.SubmitCommand(submit, metadata=me, timeout=0.2)
+            assert gone.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+            deadline = time.monotonic() + 10
+            while not [e for e in logged if e.get("method") == "SubmitCommand"]:
+                assert time.monotonic() < deadline, logged
+                time.sleep(0.05)
+    finally:
+        structlog.configure(wrapper_class=every)
+    [line] = [e for e in logged if e.get("method") == "SubmitCommand"]
+    assert line["event"] == "rpc" and line["outcome"] == "CANCELLED"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from croupier.app import runner
 from croupier.app.runner import AsyncLog
@@ -51,7 +52,7 @@ def test_a_write_that_meets_the_lock_held_writes_nothing_and_says_so_at_once(
     started = time.monotonic()
     with pytest.raises(StoreBusy):
         at_once.append(game_id, 1, [NewEvent("A", b"a")], "cmd", 0, 2)
-    assert time.monotonic() - started < 1.0  # no busy timeout (the store's is 30 s)
+    assert time.monotonic() - started < 1.0  # no busy timeout (the store's is 5 s)
     other.execute("ROLLBACK")
     other.close()
     assert store.game(game_id).version == 1 and store.result_of(game_id, "cmd") is None
@@ -657,3 +658,34 @@ def test_a_write_held_back_by_the_checkpoint_is_tried_again_every_half_milliseco
         log.close()
     assert result.last_version == 2
     assert waits == [runner.BUSY_RETRY_FIRST_S] * 12
+
+
+class _Failing:
+    """The checkpointer's connection on a disk that fails every statement."""
+
+    def execute(self, sql: str) -> Any:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.usefixtures("often")
+def test_a_checkpoint_that_fails_every_turn_is_said_once(
+    store: SqliteEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full or failing disk fails every turn of the checkpointer: the warning is logged once
+    (and again a minute later while it lasts), not four times a second."""
+    connect = sqlite._connect
+
+    def failing(path: Path, timeout_s: float) -> Any:
+        if threading.current_thread().name == "sqlite-checkpoint":
+            return _Failing()
+        return connect(path, timeout_s)
+
+    monkeypatch.setattr(sqlite, "_connect", failing)
+    with capture_logs() as logged:
+        store.without_waiting()  # starts the checkpointer
+        time.sleep(30 * sqlite.CHECKPOINT_S)
+    said = [e for e in logged if e["event"] == "checkpoint failed"]
+    assert [e["error"] for e in said] == ["disk I/O error"]
