@@ -14,7 +14,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,12 +31,19 @@ from croupier.app import runner
 from croupier.log import EventStore
 from croupier.service.bots import auth
 from croupier.service.store import open_store, postgres, sqlite
-from croupier.v1 import service_pb2, service_pb2_grpc
+from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
-from .conftest import server_thread
-from .test_play import new_game
+from .conftest import server_thread, studio_auth
+from .test_streams import replicas
 
 T = TypeVar("T")
+
+#: A 3-seat Hoola game of one round.
+HOOLA = service_pb2.CreateGameRequest(
+    kind=common_pb2.GAME_KIND_HOOLA,
+    seats=3,
+    overrides=service_pb2.Rules(hoola=hoola_pb2.HoolaRules(rounds=1)),
+)
 
 
 @contextmanager
@@ -72,7 +79,6 @@ def _postgres_down(url: str) -> Iterator[None]:
 @dataclass
 class Served:
     stub: service_pb2_grpc.GameServiceStub
-    channel: grpc.Channel
     #: Takes the store away for as long as its context lasts.
     outage: Callable[[], AbstractContextManager[None]]
     store: EventStore
@@ -99,25 +105,38 @@ def served(
         def outage() -> AbstractContextManager[None]:
             return _postgres_down(url)
 
+    with _serving(url) as (stub, store):
+        yield Served(stub, outage, store)
+
+
+@contextmanager
+def _serving(url: str) -> Iterator[tuple[service_pb2_grpc.GameServiceStub, EventStore]]:
+    """A server on the store at ``url``: a client of it, and the store."""
     store = open_store(url)
     thread = server_thread(store)
     port = thread.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:
-        yield Served(service_pb2_grpc.GameServiceStub(channel), channel, outage, store)
+        yield service_pb2_grpc.GameServiceStub(channel), store
     finally:
         channel.close()
         thread.stop(grace=None)
         store.close()
 
 
-def _acting(served: Served) -> tuple[str, tuple[tuple[str, str], ...], service_pb2.LegalMove, int]:
-    game = new_game(served)  # type: ignore[arg-type]
-    view = served.stub.GetView(
+Metadata = tuple[tuple[str, str], ...]
+
+
+def _acting(
+    stub: service_pb2_grpc.GameServiceStub,
+) -> tuple[str, Metadata, service_pb2.LegalMove, int]:
+    """A new game's acting seat: the game, the seat's credentials, a legal move and the version."""
+    game = stub.CreateGame(HOOLA, metadata=studio_auth())
+    view = stub.GetView(
         service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
     )
     me = auth(game.tokens[view.to_act[0].seat].token)
-    legal = served.stub.ListLegalMoves(
+    legal = stub.ListLegalMoves(
         service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=me
     )
     return game.game_id, me, legal.moves[0], legal.version
@@ -156,13 +175,64 @@ def _once_back(call: Callable[[], T]) -> T:
             time.sleep(delay_ms / 1000)
 
 
+class _PlayStream:
+    """A seat's Play stream, read on a thread of its own: its answers, and the status it ended
+    with (``None`` while open)."""
+
+    def __init__(self, stub: service_pb2_grpc.GameServiceStub, me: Metadata) -> None:
+        self._requests: queue.Queue[service_pb2.PlayRequest | None] = queue.Queue()
+        self.answers: queue.Queue[service_pb2.PlayResponse] = queue.Queue()
+        self.ended: grpc.StatusCode | None = None
+        self._call = stub.Play(iter(self._requests.get, None), metadata=me)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        try:
+            for answer in self._call:
+                self.answers.put(answer)
+        except grpc.RpcError as error:
+            self.ended = error.code()
+
+    def send(self, request: service_pb2.PlayRequest) -> None:
+        self._requests.put(request)
+
+    def next(self, timeout: float) -> service_pb2.PlayResponse:
+        return self.answers.get(timeout=timeout)
+
+    def close(self) -> grpc.StatusCode | None:
+        """Hang up; how the stream had ended before (CANCELLED: it was open until then)."""
+        self._requests.put(None)
+        self._call.cancel()
+        self._reader.join(timeout=10)
+        return self.ended
+
+
+def _join(game_id: str) -> service_pb2.PlayRequest:
+    return service_pb2.PlayRequest(join=service_pb2.PlayJoin(game_id=game_id, batched=True))
+
+
+def _command(command_id: str, version: int, move: service_pb2.LegalMove) -> service_pb2.PlayRequest:
+    return service_pb2.PlayRequest(
+        command=service_pb2.PlayCommand(
+            command_id=command_id, expected_version=version, command=move.command
+        )
+    )
+
+
+def _submit(
+    game_id: str, command_id: str, version: int, move: service_pb2.LegalMove
+) -> service_pb2.SubmitCommandRequest:
+    return service_pb2.SubmitCommandRequest(
+        game_id=game_id, command_id=command_id, expected_version=version, command=move.command
+    )
+
+
 def test_a_command_while_the_store_is_away_is_answered_unavailable_and_applied_once_after(
     served: Served,
 ) -> None:
-    game_id, me, move, version = _acting(served)
-    submit = service_pb2.SubmitCommandRequest(
-        game_id=game_id, command_id="while-down", expected_version=version, command=move.command
-    )
+    game_id, me, move, version = _acting(served.stub)
+    submit = _submit(game_id, "while-down", version, move)
     with served.outage(), pytest.raises(grpc.RpcError) as refused:
         served.stub.SubmitCommand(submit, metadata=me, timeout=30)
     assert _unavailable(refused.value) == ("STORE_UNAVAILABLE", runner.UNAVAILABLE_RETRY_MS)
@@ -180,40 +250,15 @@ def test_a_command_while_the_store_is_away_is_answered_unavailable_and_applied_o
 def test_a_play_stream_refuses_a_command_while_the_store_is_away_and_stays_open(
     served: Served,
 ) -> None:
-    game_id, me, move, version = _acting(served)
-    requests: queue.Queue[service_pb2.PlayRequest | None] = queue.Queue()
-    answers: queue.Queue[service_pb2.PlayResponse] = queue.Queue()
-
-    def sent() -> Iterator[service_pb2.PlayRequest]:
-        while (request := requests.get()) is not None:
-            yield request
-
-    stream = served.stub.Play(sent(), metadata=me)
-
-    ended: list[grpc.StatusCode] = []
-
-    def read() -> None:
-        try:
-            for answer in stream:
-                answers.put(answer)
-        except grpc.RpcError as error:
-            ended.append(error.code())
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
+    game_id, me, move, version = _acting(served.stub)
+    stream = _PlayStream(served.stub, me)
     try:
-        requests.put(
-            service_pb2.PlayRequest(join=service_pb2.PlayJoin(game_id=game_id, batched=True))
-        )
-        assert answers.get(timeout=10).WhichOneof("kind") == "batch"  # joined
-        command = service_pb2.PlayRequest(
-            command=service_pb2.PlayCommand(
-                command_id="while-down", expected_version=version, command=move.command
-            )
-        )
+        stream.send(_join(game_id))
+        assert stream.next(10).WhichOneof("kind") == "batch"  # joined
+        command = _command("while-down", version, move)
         with served.outage():
-            requests.put(command)
-            refused = answers.get(timeout=30)
+            stream.send(command)
+            refused = stream.next(30)
         assert refused.WhichOneof("kind") == "refused", refused
         assert (refused.refused.status, refused.refused.reason) == (
             "UNAVAILABLE",
@@ -223,36 +268,28 @@ def test_a_play_stream_refuses_a_command_while_the_store_is_away_and_stays_open(
         # The store is back: sent again on the same stream after each refusal's delay, it is
         # applied once.
         back_by = time.monotonic() + BACK_WITHIN_S
-        requests.put(command)
-        while (answer := answers.get(timeout=30)).WhichOneof("kind") != "accepted":
+        stream.send(command)
+        while (answer := stream.next(30)).WhichOneof("kind") != "accepted":
             if answer.WhichOneof("kind") == "refused":
                 assert answer.refused.reason == "STORE_UNAVAILABLE"
                 assert time.monotonic() < back_by
                 time.sleep(runner.UNAVAILABLE_RETRY_MS / 1000)
-                requests.put(command)
+                stream.send(command)
         assert answer.accepted.version == version + 1
     finally:
-        requests.put(None)
-        stream.cancel()
-        reader.join(timeout=10)
-    assert ended == [grpc.StatusCode.CANCELLED]  # open until the test's own cancel
+        ended = stream.close()
+    assert ended == grpc.StatusCode.CANCELLED  # open until the test's own cancel
 
 
 @pytest.mark.postgres
 def test_after_a_database_restart_no_call_fails_on_a_connection_the_restart_killed(
     postgres_url: str,
 ) -> None:
-    """The database drops every connection and takes new ones at once (it restarted): the
-    server's pooled connections are checked as they are handed out and its loop's are made anew,
-    so every call after succeeds."""
-    store = open_store(postgres_url)
-    thread = server_thread(store)
-    port = thread.start()
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-    stub = service_pb2_grpc.GameServiceStub(channel)
-    try:
-        served = Served(stub, channel, nullcontext, store)
-        games = [_acting(served) for _ in range(3)]  # connections in the pool and on the loop
+    """The database drops every connection and takes new ones at once (it restarted): a pooled
+    connection is found dead at its BEGIN and the call made again on a new one, the loop's
+    appends are made the store's way and their connections anew, so every call after succeeds."""
+    with _serving(postgres_url) as (stub, _):
+        games = [_acting(stub) for _ in range(3)]  # connections in the pool and on the loop
         name = postgres_url.rpartition("/")[2]
         with psycopg.connect(postgres_url, autocommit=True) as admin:
             killed = admin.execute(
@@ -263,21 +300,10 @@ def test_after_a_database_restart_no_call_fails_on_a_connection_the_restart_kill
         assert killed is not None and killed[0] >= 2
         for game_id, me, move, version in games:
             answer = stub.SubmitCommand(
-                service_pb2.SubmitCommandRequest(
-                    game_id=game_id,
-                    command_id="after-restart",
-                    expected_version=version,
-                    command=move.command,
-                ),
-                metadata=me,
-                timeout=30,
+                _submit(game_id, "after-restart", version, move), metadata=me, timeout=30
             )
             assert answer.version == version + 1
-        assert _acting(served)[3] >= 1  # a new game: CreateGame and reads on the pool
-    finally:
-        channel.close()
-        thread.stop(grace=None)
-        store.close()
+        assert _acting(stub)[3] >= 1  # a new game: CreateGame and reads on the pool
 
 
 def test_while_the_store_is_away_calls_are_not_each_kept_waiting(
@@ -289,28 +315,16 @@ def test_while_the_store_is_away_calls_are_not_each_kept_waiting(
     monkeypatch.setattr(runner, "BUSY_RETRY_FOR_S", 0.05)
     monkeypatch.setattr(sqlite, "BUSY_TIMEOUT_MS", 1000)
     path = tmp_path / "croupier.sqlite3"
-    store = open_store(f"sqlite:///{path}")
-    thread = server_thread(store)
-    port = thread.start()
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-    served = Served(service_pb2_grpc.GameServiceStub(channel), channel, nullcontext, store)
-    try:
-        games = [_acting(served) for _ in range(6)]
+    with _serving(f"sqlite:///{path}") as (stub, _):
+        games = [_acting(stub) for _ in range(6)]
         took: list[float] = []
         codes: list[grpc.StatusCode] = []
 
-        def submit(game_id: str, me: tuple[tuple[str, str], ...], move: Any, version: int) -> None:
+        def submit(game_id: str, me: Metadata, move: Any, version: int) -> None:
             started = time.monotonic()
             try:
-                served.stub.SubmitCommand(
-                    service_pb2.SubmitCommandRequest(
-                        game_id=game_id,
-                        command_id="queued",
-                        expected_version=version,
-                        command=move.command,
-                    ),
-                    metadata=me,
-                    timeout=30,
+                stub.SubmitCommand(
+                    _submit(game_id, "queued", version, move), metadata=me, timeout=30
                 )
             except grpc.RpcError as error:
                 codes.append(error.code())
@@ -326,10 +340,6 @@ def test_while_the_store_is_away_calls_are_not_each_kept_waiting(
         # The first waits for the lock (1 s here) and the rest are told as soon: without it,
         # each waited its turn (the last some 6 s).
         assert max(took) < 3.0, took
-    finally:
-        channel.close()
-        thread.stop(grace=None)
-        store.close()
 
 
 @pytest.mark.postgres
@@ -341,72 +351,31 @@ def test_a_stream_whose_read_finds_the_store_away_waits_for_it_and_goes_on(
     UNAVAILABLE, and its client joined again into the same outage); once the database is back,
     it gets the game's state and plays on."""
     monkeypatch.setattr(postgres, "POOL_WAIT_S", 0.5)
-    stores = [open_store(postgres_url) for _ in range(2)]
-    threads = [server_thread(store) for store in stores]
-    channels = [grpc.insecure_channel(f"127.0.0.1:{thread.start()}") for thread in threads]
-    first, other = (service_pb2_grpc.GameServiceStub(channel) for channel in channels)
-    try:
-        game_id, me, move, version = _acting(Served(first, channels[0], nullcontext, stores[0]))
-        requests: queue.Queue[service_pb2.PlayRequest | None] = queue.Queue()
-        answers: queue.Queue[service_pb2.PlayResponse | grpc.RpcError] = queue.Queue()
-
-        def sent() -> Iterator[service_pb2.PlayRequest]:
-            while (request := requests.get()) is not None:
-                yield request
-
-        stream = other.Play(sent(), metadata=me)
-
-        def read() -> None:
-            try:
-                for answer in stream:
-                    answers.put(answer)
-            except grpc.RpcError as error:
-                answers.put(error)
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
+    with replicas(postgres_url) as both:
+        first, other = both.stubs
+        game_id, me, move, version = _acting(first)
+        stream = _PlayStream(other, me)
         try:
             with _postgres_down(postgres_url):
-                join = service_pb2.PlayJoin(game_id=game_id, batched=True)
-                requests.put(service_pb2.PlayRequest(join=join))
+                stream.send(_join(game_id))
                 time.sleep(2.5)  # several of the read's tries
-                assert answers.empty() and reader.is_alive()  # waiting, not ended
-            joined = answers.get(timeout=BACK_WITHIN_S + 5)
-            assert isinstance(joined, service_pb2.PlayResponse), joined
+                assert stream.answers.empty() and stream.ended is None  # waiting, not ended
+            joined = stream.next(BACK_WITHIN_S + 5)
             assert joined.batch.state.version == version
-            requests.put(
-                service_pb2.PlayRequest(
-                    command=service_pb2.PlayCommand(
-                        command_id="after", expected_version=version, command=move.command
-                    )
-                )
-            )
-            while not isinstance(answer := answers.get(timeout=30), grpc.RpcError):
-                if answer.WhichOneof("kind") == "accepted":
-                    break
-            assert not isinstance(answer, grpc.RpcError), answer
+            stream.send(_command("after", version, move))
+            while (answer := stream.next(30)).WhichOneof("kind") != "accepted":
+                assert answer.WhichOneof("kind") != "refused", answer
             assert answer.accepted.version == version + 1
         finally:
-            requests.put(None)
-            stream.cancel()
-            reader.join(timeout=10)
-    finally:
-        for channel in channels:
-            channel.close()
-        for thread in threads:
-            thread.stop(grace=None)
-        for store in stores:
-            store.close()
+            assert stream.close() == grpc.StatusCode.CANCELLED
 
 
 def test_a_call_its_client_gave_up_on_is_logged_cancelled(served: Served) -> None:
     """A call still waiting for the store when its client's deadline passes has its `rpc` line
     all the same, outcome CANCELLED (it had none: an operator saw the client's errors and no
     trace of the calls)."""
-    game_id, me, move, version = _acting(served)
-    submit = service_pb2.SubmitCommandRequest(
-        game_id=game_id, command_id="gave-up", expected_version=version, command=move.command
-    )
+    game_id, me, move, version = _acting(served.stub)
+    submit = _submit(game_id, "gave-up", version, move)
     every = structlog.get_config()["wrapper_class"]
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
     try:
