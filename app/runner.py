@@ -66,7 +66,6 @@ BUSY_RETRY_FOR_S = 5.0
 # A call that found the store unavailable (its database restarts, fails over, is down) is
 # answered so, with this delay before the client tries again.
 UNAVAILABLE_RETRY_MS = 1000
-RETRY_MS = UNAVAILABLE_RETRY_MS
 # While it is, one call in this long tries the store; the others are answered at once.
 PROBE_S = 0.5
 # After a failed look for other processes' appends, the next waits this long.
@@ -125,7 +124,9 @@ class Outage:
             return False
         now = time.monotonic()
         if self._probing or now < self._next_probe:
-            raise Unavailable(f"still, since {now - self.since:.1f} s: {self.error}", RETRY_MS)
+            raise Unavailable(
+                f"still, since {now - self.since:.1f} s: {self.error}", UNAVAILABLE_RETRY_MS
+            )
         self._probing, self._next_probe = True, now + PROBE_S
         return True
 

@@ -239,7 +239,8 @@ class PostgresEventStore(SqlEventStore):
                     raise  # no connection to be had: the database is down, or every one in use
                 # The connection was lost with the statement out: whether it went through is
                 # not known. The general way reads the command's answer first, so it answers
-                # either way, on a connection the pool has checked (or finds the store down).
+                # either way (a dead connection met at its BEGIN is replaced; a database still
+                # away is answered unavailable).
                 log.warning("an append lost its connection", game=game_id)
             finally:
                 self._settle(moved, notice, outcome)
