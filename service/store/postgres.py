@@ -93,14 +93,30 @@ def connection_info(url: str) -> str:
     )
 
 
+#: The SQLSTATE classes of a database that cannot serve now, whatever the statement: connection
+#: exceptions (08), insufficient resources (53: too many connections, disk full), operator
+#: intervention (57: shutting down, restarting) and system errors (58: I/O).
+UNAVAILABLE_CLASSES = frozenset({"08", "53", "57", "58"})
+
+
+def _away(error: psycopg.OperationalError) -> bool:
+    """Whether ``error`` says the database cannot be reached or serve now: no answer of the
+    server's (a connection refused or lost, the pool's wait run out) or one of
+    :data:`UNAVAILABLE_CLASSES`. Not an answer to the statement itself (a deadlock, a
+    statement timed out): those are the call's, not an outage."""
+    return error.sqlstate is None or error.sqlstate[:2] in UNAVAILABLE_CLASSES
+
+
 @contextmanager
 def _reachable() -> Iterator[None]:
-    """psycopg's OperationalError (a connection refused or lost, a server shutting down, the
-    pool's wait for a connection run out) as :class:`StoreUnavailable`: its callers answer that
-    the store is unavailable, to be tried again, rather than fail as on a bug."""
+    """A database that cannot be reached or serve now (:func:`_away`) as
+    :class:`StoreUnavailable`: its callers answer that the store is unavailable, to be tried
+    again, rather than fail as on a bug."""
     try:
         yield
     except psycopg.OperationalError as error:
+        if not _away(error):
+            raise
         raise StoreUnavailable(str(error).strip() or type(error).__name__) from error
 
 

@@ -15,7 +15,9 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+import psycopg.errors
 import pytest
+from psycopg_pool import PoolTimeout
 
 from croupier.log import StoreUnavailable
 from croupier.service.store import postgres
@@ -156,3 +158,24 @@ def test_a_database_gone_silent_is_found_out_and_found_again(
         with contextlib.suppress(subprocess.CalledProcessError):
             path.mend()
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("error", "away"),
+    [
+        (psycopg.OperationalError("server closed the connection unexpectedly"), True),
+        (PoolTimeout("couldn't get a connection after 5.00 sec"), True),
+        (psycopg.errors.AdminShutdown("terminating connection"), True),  # 57P01: a restart
+        (psycopg.errors.CannotConnectNow("the database system is starting up"), True),
+        (psycopg.errors.TooManyConnections("too many clients already"), True),  # 53300
+        (psycopg.errors.DiskFull("could not extend file"), True),  # 53100
+        (psycopg.errors.DeadlockDetected("deadlock detected"), False),  # the call's own
+        (psycopg.errors.SerializationFailure("could not serialize access"), False),
+    ],
+)
+def test_what_says_the_database_is_away_and_what_is_the_call_s_own(
+    error: psycopg.OperationalError, away: bool
+) -> None:
+    """Only a database that cannot be reached or serve now is an outage (answered
+    STORE_UNAVAILABLE, the other calls told at once); a statement's own failure is not."""
+    assert postgres._away(error) is away
