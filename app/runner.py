@@ -115,6 +115,7 @@ class Outage:
         self.error = ""
         self._next_probe = 0.0
         self._probing = False
+        self._said = False  # whether this outage was logged
 
     def admit(self) -> bool:
         """Let a call try the store, or answer it at once that the store is unavailable: whether
@@ -134,21 +135,29 @@ class Outage:
         """The probe's work is done, whatever came of it."""
         self._probing = False
 
-    def failed(self, error: StoreUnavailable) -> Unavailable:
-        """A call found the store unavailable: the answer to give."""
-        answer = unavailable(error)
+    def mark(self, error: StoreUnavailable) -> None:
+        """A call found the store unavailable; said from the store's thread as it happens, so
+        that the work queued behind it, which the thread takes next, is answered at once (told
+        on the loop, the thread had already begun the next one's wait)."""
         if self.since is None:
             self.since = time.monotonic()
             self._next_probe = self.since + PROBE_S
-            log.warning("the store is unavailable: calls answered so", error=answer.message)
         self.error = str(error).splitlines()[0] if str(error) else ""
+
+    def failed(self, error: StoreUnavailable) -> Unavailable:
+        """A call found the store unavailable: the answer to give."""
+        self.mark(error)
+        answer = unavailable(error)
+        if not self._said:
+            self._said = True
+            log.warning("the store is unavailable: calls answered so", error=answer.message)
         return answer
 
     def back(self) -> None:
         """A call went through: the store is back."""
         if self.since is not None:
             log.info("the store is back", after_s=round(time.monotonic() - self.since, 3))
-            self.since = None
+            self.since, self._said = None, False
 
 
 class Pool:
@@ -272,6 +281,9 @@ class AsyncLog:
                 if time.monotonic() >= deadline:
                     break
                 await asyncio.sleep(wait)
+                if pool.outage.since is not None and not probe:
+                    # Another call found the store unavailable meanwhile: told at once.
+                    raise pool.outage.failed(StoreUnavailable(pool.outage.error))
             handed = True
             return await self._thread_work(pool, rank, late, probe, operation, *args, **kwargs)
         finally:
@@ -325,7 +337,11 @@ class AsyncLog:
             # out the database after the call before it did (the probe tries it).
             if outage.since is not None and not probe:
                 raise StoreUnavailable(outage.error)
-            return call()
+            try:
+                return call()
+            except StoreUnavailable as error:
+                outage.mark(error)
+                raise
 
         try:
             work = pool.submit(rank, run)

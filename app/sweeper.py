@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from croupier.app.errors import log_failure
+from croupier.app.errors import RetryLater, log_failure
 
 if TYPE_CHECKING:
     from croupier.app.core import Croupier
@@ -186,6 +186,12 @@ class Sweeper:
             except Exception as error:  # the store is away: try again a little later
                 log_failure(log, "sweep failed", error)
                 upcoming = None
+                if isinstance(error, RetryLater):
+                    # Looked at again after the delay it asks, not at the next poll (every
+                    # 40 ms: refused at once while the store is away, 25 lines a second).
+                    self._last_look = (
+                        self.core.clock() + error.retry_after_ms - self.settings.poll_ms
+                    )
             now = self.core.clock()
             wait_ms = self.settings.poll_ms - (now - self._last_look)
             if self._was_full:  # due games wait for room: a finished tick wakes the sweeper

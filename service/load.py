@@ -884,7 +884,10 @@ class Load:
                                 recorder.error("Play command", status)
                                 recorder.move_calls += 1
                                 await asyncio.sleep(_retry_after_s(refused))
-                                await call.write(again)
+                                # Unless the server ended the stream meanwhile (a shutdown): the
+                                # next read says how, and a resume sends it again.
+                                with contextlib.suppress(asyncio.InvalidStateError):
+                                    await call.write(again)
                                 continue
                             unanswered.pop(refused.command_id, None)
                             if sent.pop(refused.command_id, None) is not None:

@@ -257,7 +257,7 @@ class PostgresEventStore(SqlEventStore):
                 # not known. The general way reads the command's answer first, so it answers
                 # either way (a dead connection met at its BEGIN is replaced; a database still
                 # away is answered unavailable).
-                log.warning("an append lost its connection", game=game_id)
+                log.warning("an append lost its connection", game_id=game_id)
             finally:
                 self._settle(moved, notice, outcome)
             if outcome == APPENDED:
@@ -601,7 +601,7 @@ class PostgresLoopAppender(LoopAppender):
             # The connection broke (the database restarted, the network dropped it): whether the
             # statement went through is not known. The store's own append reads the command's
             # result first, so it answers either way; the next append here connects anew.
-            log.warning("an append on the event loop lost its connection", game=game_id)
+            log.warning("an append on the event loop lost its connection", game_id=game_id)
             return None
         finally:
             store._settle(moved, notice, outcome)
