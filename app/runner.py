@@ -76,11 +76,6 @@ CLOSE_JOIN_S = 10.0
 log = structlog.get_logger("croupier.app")
 
 
-def unavailable(error: StoreUnavailable) -> Unavailable:
-    """The answer to a call that found the store unavailable: try again (after a while)."""
-    return Unavailable(str(error).splitlines()[0] if str(error) else "", UNAVAILABLE_RETRY_MS)
-
-
 def _told(late: Callable[[T], None] | None, done: asyncio.Future[T | None]) -> None:
     """An append whose caller had gone, now done (on a thread, or sent from the loop): what it
     made to ``late``. ``None`` made nothing (the loop left it to the store's own append, and
@@ -147,7 +142,7 @@ class Outage:
     def failed(self, error: StoreUnavailable) -> Unavailable:
         """A call found the store unavailable: the answer to give."""
         self.mark(error)
-        answer = unavailable(error)
+        answer = Unavailable(self.error, UNAVAILABLE_RETRY_MS)
         if not self._said:
             self._said = True
             log.warning("the store is unavailable: calls answered so", error=answer.message)
@@ -347,24 +342,24 @@ class AsyncLog:
             work = pool.submit(rank, run)
         except BaseException:
             if probe:
-                pool.outage.probed()
+                outage.probed()
             raise
         if probe:  # told when the thread is done, even if the caller has gone
             loop = asyncio.get_running_loop()
-            work.add_done_callback(lambda _: loop.call_soon_threadsafe(pool.outage.probed))
+            work.add_done_callback(lambda _: loop.call_soon_threadsafe(outage.probed))
         waited = asyncio.wrap_future(work)
         try:
             made = await (waited if late is None else asyncio.shield(waited))
         except StoreUnavailable as error:
-            raise pool.outage.failed(error) from error
+            raise outage.failed(error) from error
         except asyncio.CancelledError:
             if late is not None:
                 # The caller has gone; the thread goes on (its statement cannot be taken
                 # back), and what it did is told all the same.
                 waited.add_done_callback(functools.partial(_told, late))
             raise
-        if pool.outage.since is not None:
-            pool.outage.back()
+        if outage.since is not None:
+            outage.back()
         return made
 
     async def create_game(

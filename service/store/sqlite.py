@@ -230,7 +230,8 @@ class SqliteEventStore(SqlEventStore):
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
         conn, in_use = self._held()
-        with in_use:  # the store is not closed under it (as _connection(), inlined: hot path)
+        # (in_use: the store is not closed under it, as _connection(), inlined: hot path)
+        with in_use, _reachable():
             if self._closed.is_set():  # its connection may have been left open (close())
                 raise sqlite3.ProgrammingError("the store is closed")
             if write and self._answers_busy and self._holding_back.is_set():
@@ -242,7 +243,6 @@ class SqliteEventStore(SqlEventStore):
                 cur.close()
                 if self._answers_busy and _busy(error):
                     raise StoreBusy(str(error)) from None
-                _raise_if_unavailable(error)
                 raise
             try:
                 yield cur
@@ -253,17 +253,12 @@ class SqliteEventStore(SqlEventStore):
                 # database fails.
                 if self._answers_busy and not write and _busy(error):
                     raise StoreBusy(str(error)) from None
-                _raise_if_unavailable(error)
                 raise
             except BaseException:
                 cur.execute("ROLLBACK")
                 raise
             else:
-                try:
-                    cur.execute("COMMIT")
-                except sqlite3.OperationalError as error:
-                    _raise_if_unavailable(error)
-                    raise
+                cur.execute("COMMIT")
             finally:
                 cur.close()
 
@@ -378,10 +373,16 @@ UNAVAILABLE_CODES = frozenset(
 )
 
 
-def _raise_if_unavailable(error: sqlite3.Error) -> None:
-    """:class:`StoreUnavailable` for ``error`` when it is one of :data:`UNAVAILABLE_CODES`
-    (whatever the extended code)."""
-    if _primary_code(error) in UNAVAILABLE_CODES:
+@contextmanager
+def _reachable() -> Iterator[None]:
+    """The database's failures of :data:`UNAVAILABLE_CODES` (whatever the extended code) as
+    :class:`StoreUnavailable`: its callers answer that the store is unavailable, to be tried
+    again, rather than fail as on a bug."""
+    try:
+        yield
+    except sqlite3.OperationalError as error:
+        if _primary_code(error) not in UNAVAILABLE_CODES:
+            raise
         raise StoreUnavailable(str(error)) from error
 
 
