@@ -86,7 +86,9 @@ from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
 from croupier.log import (
     TICK_PREFIX,
+    AlreadyCreated,
     CommandResult,
+    CreateRequest,
     EventStore,
     GameNotFound,
     GameRecord,
@@ -140,6 +142,24 @@ CACHE_SIZE = 2048
 def _fingerprint(seat: int, command: bytes) -> bytes:
     """What a command id is used for: the acting seat and the command's deterministic bytes."""
     return hashlib.sha256(b"%d:" % seat + command).digest()
+
+
+def _request_fingerprint(
+    kind: common_pb2.GameKind.ValueType,
+    preset: str,
+    seats: int,
+    overrides: service_pb2.Rules | None,
+    client_seeds: Sequence[str],
+    players: Sequence[str],
+) -> bytes:
+    """What a CreateGame request id is used for: the request's deterministic bytes, as sent
+    (its id left out), so that a retry matches its first attempt and nothing else does."""
+    asked = service_pb2.CreateGameRequest(
+        kind=kind, preset=preset, seats=seats, client_seeds=client_seeds, players=players
+    )
+    if overrides is not None:
+        asked.overrides.CopyFrom(overrides)
+    return hashlib.sha256(asked.SerializeToString(deterministic=True)).digest()
 
 
 def now_ms() -> int:
@@ -692,11 +712,22 @@ class Croupier:
         overrides: service_pb2.Rules | None,
         client_seeds: Sequence[str],
         players: Sequence[str],
+        request_id: str = "",
     ) -> service_pb2.CreateGameResponse:
         """A new game, dealt. Only the studio creates games: the player ids it names are what
-        recall trusts, so nobody else may put a player id on a seat."""
+        recall trusts, so nobody else may put a player id on a seat. With a ``request_id`` that
+        made a game before, that game again (a retry after a lost answer), as first answered."""
         self._studio(caller)
         binding = _binding(kind)
+        limits.check_text(request_id, "request_id", limits.MAX_REQUEST_ID)
+        request = (
+            CreateRequest(
+                request_id,
+                _request_fingerprint(kind, preset, seats, overrides, client_seeds, players),
+            )
+            if request_id
+            else None
+        )
         # An unset seat count (0) is the game's default where it has one (Rummy: 4).
         seats = seats or binding.default_seats
         try:
@@ -738,9 +769,12 @@ class Croupier:
         for event in events:
             state = binding.game.evolve(state, event)
         due = binding.game.next_deadline(state)
-        stored = await self.log.create_game(
-            record, _new_events(binding, events), record.created_at_ms, players, due
-        )
+        try:
+            stored = await self.log.create_game(
+                record, _new_events(binding, events), record.created_at_ms, players, due, request
+            )
+        except AlreadyCreated as made:
+            return self._made_before(made, request, binding, rules, seats, players)
         version = stored[-1].version if stored else 0
         self._armed(due, record.game_id)
         created = dataclasses.replace(record, version=version)
@@ -750,9 +784,47 @@ class Croupier:
         self.recent.add(game_id, stored, version, False)
         self.notifier.notify(game_id, version)
         structlog.contextvars.bind_contextvars(game_id=game_id, kind=binding.game.kind, seats=seats)
+        return self._created(game_id, seeds.commitment, binding, rules, version, seats, players)
+
+    def _made_before(
+        self,
+        made: AlreadyCreated,
+        request: CreateRequest | None,
+        binding: GameBinding,
+        rules: Any,
+        seats: int,
+        players: tuple[str, ...],
+    ) -> service_pb2.CreateGameResponse:
+        """A request id's retry: the game its first attempt made, answered as then (the rules
+        and players are this request's, the same as the first's: the fingerprints match)."""
+        if request is None or made.fingerprint != request.fingerprint:
+            # A retry repeats its request; the same id for another one is a client's bug, and
+            # answering it with another request's game would hide it.
+            raise invalid(
+                "REQUEST_ID_REUSED",
+                "this request id already created a game for another request",
+                "request_id",
+            )
+        structlog.contextvars.bind_contextvars(
+            game_id=made.game_id, kind=binding.game.kind, seats=seats, duplicate=True
+        )
+        return self._created(
+            made.game_id, made.commitment, binding, rules, made.version, seats, players
+        )
+
+    def _created(
+        self,
+        game_id: str,
+        commitment: str,
+        binding: GameBinding,
+        rules: Any,
+        version: int,
+        seats: int,
+        players: tuple[str, ...],
+    ) -> service_pb2.CreateGameResponse:
         return service_pb2.CreateGameResponse(
             game_id=game_id,
-            commitment=seeds.commitment,
+            commitment=commitment,
             rules=binding.rules_to_proto(rules),
             version=version,
             tokens=[

@@ -17,6 +17,8 @@ MAX_GAME_ID = 64
 MAX_COMMAND_ID = 128
 #: A studio's opaque player id.
 MAX_PLAYER_ID = 128
+#: A studio's CreateGame request id (a UUID is 36 characters).
+MAX_REQUEST_ID = 128
 #: Client seeds: at most this many, each at most ``MAX_CLIENT_SEED`` characters (a hex SHA-512
 #: is 128).
 MAX_CLIENT_SEEDS = 16

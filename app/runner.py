@@ -42,6 +42,7 @@ import structlog
 from croupier.app.errors import Unavailable, log_failure
 from croupier.log import (
     CommandResult,
+    CreateRequest,
     EventStore,
     GameRecord,
     HeldBack,
@@ -369,6 +370,7 @@ class AsyncLog:
         recorded_at_ms: int,
         players: Sequence[str],
         next_deadline_ms: int | None = None,
+        request: CreateRequest | None = None,
     ) -> tuple[StoredEvent, ...]:
         return await self._call(
             self._writes,
@@ -379,6 +381,7 @@ class AsyncLog:
             recorded_at_ms,
             players,
             next_deadline_ms,
+            request,
         )
 
     async def load(

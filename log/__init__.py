@@ -24,6 +24,7 @@ from croupier.log.chain import (
 from croupier.log.records import (
     TICK_PREFIX,
     CommandResult,
+    CreateRequest,
     GameRecord,
     Loaded,
     NewEvent,
@@ -31,6 +32,7 @@ from croupier.log.records import (
     StoredEvent,
 )
 from croupier.log.store import (
+    AlreadyCreated,
     EventStore,
     GameNotFound,
     HeldBack,
@@ -47,7 +49,9 @@ __all__ = [
     "LOG_FORMAT_VERSION",
     "PLAIN_FORMAT",
     "TICK_PREFIX",
+    "AlreadyCreated",
     "CommandResult",
+    "CreateRequest",
     "EventStore",
     "GameNotFound",
     "GameRecord",

@@ -33,6 +33,16 @@ class GameRecord:
 
 
 @dataclass(frozen=True)
+class CreateRequest:
+    """A game's creation as the studio named it: its request id and a hash of what it asked for,
+    so that a retry (same id, same request) gets the game the first attempt made, and the same id
+    for another request is told apart from a retry."""
+
+    request_id: str
+    fingerprint: bytes
+
+
+@dataclass(frozen=True)
 class NewEvent:
     """An event to append: its type name and its serialized body (deterministic protobuf)."""
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from croupier.log.records import (
     CommandResult,
+    CreateRequest,
     GameRecord,
     Loaded,
     NewEvent,
@@ -28,6 +29,22 @@ class GameNotFound(StoreError):
     def __init__(self, game_id: str) -> None:
         super().__init__(f"no game {game_id!r}")
         self.game_id = game_id
+
+
+class AlreadyCreated(StoreError):
+    """A creation's request id made a game before: nothing was written. ``game_id`` is that
+    game, ``version`` its version when made, ``commitment`` its seeds' commitment and
+    ``fingerprint`` the hash of the request that made it (:class:`CreateRequest`)."""
+
+    def __init__(
+        self, request_id: str, game_id: str, version: int, commitment: str, fingerprint: bytes
+    ) -> None:
+        super().__init__(f"request {request_id!r} made game {game_id} before")
+        self.request_id = request_id
+        self.game_id = game_id
+        self.version = version
+        self.commitment = commitment
+        self.fingerprint = fingerprint
 
 
 class StoreBusy(StoreError):
@@ -129,10 +146,14 @@ class EventStore(ABC):
         recorded_at_ms: int,
         players: Sequence[str] = (),
         next_deadline_ms: int | None = None,
+        request: CreateRequest | None = None,
     ) -> tuple[StoredEvent, ...]:
         """Store a new game with its opening events (and who sits where, if known); returns the
         stored events (the game's version is the last one's). ``next_deadline_ms``: when it
-        first has something due by time alone (see :meth:`claim_due`)."""
+        first has something due by time alone (see :meth:`claim_due`). With a ``request``
+        whose id made a game before (in any process), nothing is written and
+        :class:`AlreadyCreated` names that game: the database's unique key decides between
+        two attempts made at once."""
 
     @abstractmethod
     def game(self, game_id: str) -> GameRecord:

@@ -41,6 +41,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             request.overrides if request.HasField("overrides") else None,
             request.client_seeds,
             request.players,
+            request.request_id,
         )
 
     async def SubmitCommand(

@@ -649,6 +649,8 @@ class Load:
             config.game, config.seats, config.preset, config.rounds, config.turn_time_ms
         )
         self.studio = auth(config.studio_key)
+        #: The run's CreateGame request ids are this and the game's number.
+        self.run_id = f"load-{uuid.uuid4()}"
         self.recorder = Recorder()
         self.running: dict[str, Running] = {}
         self.tickets = 0
@@ -690,7 +692,9 @@ class Load:
 
     async def _worker(self, index: int) -> None:
         refused_for = 0.0  # how long the last CreateGame refusals in a row were waited out
-        while (number := self._take_ticket()) is not None:
+        again: int | None = None  # a game whose CreateGame was refused: asked for again
+        while (number := again if again is not None else self._take_ticket()) is not None:
+            again = None
             rng = random.Random(
                 None if self.config.seed is None else f"{self.config.seed}-{number}"
             )
@@ -708,6 +712,9 @@ class Load:
                 # or is gone (a restart: it was asked every 50 ms, 165 errors of the tool's own).
                 refused_for = min(max(2 * refused_for, CREATE_RETRY_FIRST_S), CREATE_RETRY_MAX_S)
                 await asyncio.sleep(refused_for)
+                # The same game asked for again, with its request id: if the refusal was a lost
+                # answer (the game was made), the retry gets that game rather than a second.
+                again = None if self.stopping.is_set() else number
             except grpc.aio.AioRpcError:
                 self.recorder.games_abandoned += 1
                 await asyncio.sleep(0.05)  # the call was counted; do not spin on a sick server
@@ -720,9 +727,12 @@ class Load:
                 await asyncio.sleep(0.05)
 
     async def _create(self, number: int) -> service_pb2.CreateGameResponse:
+        request = service_pb2.CreateGameRequest()
+        request.CopyFrom(self.request)
+        request.request_id = f"{self.run_id}-{number}"
         try:
             created = await self.recorder.call(
-                "CreateGame", self.stub(number).CreateGame(self.request, metadata=self.studio)
+                "CreateGame", self.stub(number).CreateGame(request, metadata=self.studio)
             )
         except grpc.aio.AioRpcError as error:
             raise NotCreated(error) from error

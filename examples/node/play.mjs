@@ -7,7 +7,7 @@
 // a local `make run` writes to data/dev-studio-credential (--studio-key-file to read another).
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { connect, GameKind, submit } from "@croupier/client";
+import { connect, createGame, GameKind, submit } from "@croupier/client";
 
 const { values: args } = parseArgs({
   options: {
@@ -77,7 +77,9 @@ function choose(game, moves) {
 }
 
 async function play(croupier, studio, spec) {
-  const created = await croupier.as(studio).createGame({
+  // createGame resends a CreateGame whose answer was lost with the same request id (made for
+  // it): the retry gets the game the first attempt made, never a second one.
+  const created = await createGame(croupier.as(studio), {
     kind: spec.kind,
     preset: spec.preset,
     seats: spec.seats,

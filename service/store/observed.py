@@ -18,6 +18,7 @@ from opentelemetry import trace
 
 from croupier.log import (
     CommandResult,
+    CreateRequest,
     EventStore,
     GameRecord,
     Loaded,
@@ -116,6 +117,7 @@ class ObservedStore(EventStore):
         recorded_at_ms: int,
         players: Sequence[str] = (),
         next_deadline_ms: int | None = None,
+        request: CreateRequest | None = None,
     ) -> tuple[StoredEvent, ...]:
         return self._call(
             "create_game",
@@ -126,6 +128,7 @@ class ObservedStore(EventStore):
             recorded_at_ms,
             players,
             next_deadline_ms,
+            request,
         )
 
     def game(self, game_id: str) -> GameRecord:

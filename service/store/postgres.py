@@ -19,6 +19,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from croupier.log import (
     GENESIS_HASH,
     CommandResult,
+    CreateRequest,
     GameRecord,
     NewEvent,
     StoredEvent,
@@ -212,8 +213,11 @@ class PostgresEventStore(SqlEventStore):
         recorded_at_ms: int,
         players: Sequence[str] = (),
         next_deadline_ms: int | None = None,
+        request: CreateRequest | None = None,
     ) -> tuple[StoredEvent, ...]:
-        stored = super().create_game(game, events, recorded_at_ms, players, next_deadline_ms)
+        stored = super().create_game(
+            game, events, recorded_at_ms, players, next_deadline_ms, request
+        )
         if stored:
             self._remember(Head(game, stored[-1].version, stored[-1].hash))
         return stored

@@ -12,7 +12,9 @@ from typing import Any
 
 from croupier.log import (
     GENESIS_HASH,
+    AlreadyCreated,
     CommandResult,
+    CreateRequest,
     EventStore,
     GameNotFound,
     GameRecord,
@@ -179,6 +181,10 @@ def _result_row(command_id: str, row: Sequence[Any]) -> CommandResult:
     )
 
 
+class _RequestTaken(Exception):
+    """Inside a creation's transaction: its request id made a game before (rolls it back)."""
+
+
 def _game_row(row: Sequence[Any]) -> GameRecord:
     return GameRecord(
         row[0], row[1], row[2], bytes(row[3]), row[4], row[5], row[6], bool(row[7]), row[8]
@@ -264,6 +270,36 @@ class SqlEventStore(EventStore):
         recorded_at_ms: int,
         players: Sequence[str] = (),
         next_deadline_ms: int | None = None,
+        request: CreateRequest | None = None,
+    ) -> tuple[StoredEvent, ...]:
+        try:
+            return self._create_game(
+                game, events, recorded_at_ms, players, next_deadline_ms, request
+            )
+        except _RequestTaken:
+            # Rolled back; read what the request's first attempt made (committed: another
+            # attempt's insert waits for the first to end before it is refused).
+            assert request is not None
+            with self._transaction(write=False) as cur:
+                row = self._run(
+                    cur,
+                    "SELECT r.game_id, r.version, g.commitment, r.fingerprint "
+                    "FROM create_requests r JOIN games g ON g.game_id = r.game_id "
+                    "WHERE r.request_id = ?",
+                    (request.request_id,),
+                ).fetchone()
+            raise AlreadyCreated(
+                request.request_id, row[0], row[1], row[2], bytes(row[3])
+            ) from None
+
+    def _create_game(
+        self,
+        game: GameRecord,
+        events: Sequence[NewEvent],
+        recorded_at_ms: int,
+        players: Sequence[str],
+        next_deadline_ms: int | None,
+        request: CreateRequest | None,
     ) -> tuple[StoredEvent, ...]:
         with self._transaction(write=True) as cur:
             self._run(
@@ -291,6 +327,17 @@ class SqlEventStore(EventStore):
             if stored:
                 self._run(cur, *events_insert(stored))
             version = stored[-1].version if stored else 0
+            if request is not None:
+                # The unique key decides between attempts made at once; the loser's insert
+                # waits for the winner's transaction and then does nothing.
+                taken = self._run(
+                    cur,
+                    "INSERT INTO create_requests (request_id, game_id, version, fingerprint) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING",
+                    (request.request_id, game.game_id, version, request.fingerprint),
+                )
+                if taken.rowcount == 0:
+                    raise _RequestTaken
             self._run(
                 cur,
                 "UPDATE games SET version = ?, next_deadline_ms = ? WHERE game_id = ?",

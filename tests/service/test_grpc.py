@@ -251,6 +251,54 @@ def test_a_command_id_reused_for_another_command_or_seat_is_refused(server: Runn
     assert view(server, game, 0).version == drawn.version
 
 
+def test_a_retried_create_game_answers_with_the_game_it_made(server: Running) -> None:
+    """A studio that resends CreateGame (its answer was lost) gets the game the first attempt
+    made, as first answered, even once that game has gone on; never a second game."""
+    asked = {
+        "request_id": f"table-{uuid.uuid4()}",
+        "client_seeds": ["theirs"],
+        "players": ["ann", "bo", "cy"],
+        "preset": "hangame",
+        "overrides": service_pb2.Rules(hoola=hoola_pb2.HoolaRules(hoola_multiplier=3)),
+    }
+    first = create(server, **asked)
+    turn = view(server, game=first, seat=0).view.hoola.turn
+    drawn = submit(server, first, turn, DRAW, first.version)
+    again = create(server, **asked)
+    assert again == first  # the game, its tokens, commitment, rules and first version
+    assert view(server, again, turn).version == drawn.version  # one game: it went on
+    # Another request id, or none, makes another game.
+    assert (
+        create(server, **{**asked, "request_id": f"table-{uuid.uuid4()}"}).game_id != first.game_id
+    )
+    assert create(server, **{**asked, "request_id": ""}).game_id != first.game_id
+
+
+def test_a_request_id_reused_for_another_request_is_refused(server: Running) -> None:
+    """The same id with anything of the request changed is a studio's bug: refused, naming the
+    field, rather than answered with a game made for another request."""
+    asked = {
+        "request_id": f"table-{uuid.uuid4()}",
+        "client_seeds": ["x"],
+        "players": ["a", "b", "c"],
+    }
+    first = create(server, **asked)
+    for changed in [
+        {"seats": 2, "players": ["a", "b"]},
+        {"preset": "hangame"},
+        {"client_seeds": ["y"]},
+        {"players": ["a", "b", "d"]},
+        {"overrides": service_pb2.Rules(hoola=hoola_pb2.HoolaRules(hoola_multiplier=3))},
+    ]:
+        code, info, fields = error_of(lambda c=changed: create(server, **{**asked, **c}))
+        assert (code, info.reason, fields) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "REQUEST_ID_REUSED",
+            ["request_id"],
+        ), changed
+    assert create(server, **asked) == first
+
+
 @pytest.fixture(scope="module")
 def replica(server: Running) -> Iterator[Running]:
     """A second process on the server's store (a replica behind the same load balancer)."""
@@ -302,6 +350,31 @@ def test_concurrent_retries_of_one_command_all_get_its_first_answer(
     assert all(isinstance(a, service_pb2.SubmitCommandResponse) for a in answers), answers
     assert all(a == answers[0] for a in answers)
     assert view(server, game, turn).version == game.version + 1
+
+
+def test_concurrent_attempts_of_one_create_game_make_one_game(
+    server: Running, replica: Running
+) -> None:
+    """A studio's resent CreateGame that reaches another replica while the first attempt is in
+    flight: every attempt is answered with the one game."""
+    request_id = f"table-{uuid.uuid4()}"
+    answers: list[object] = []
+    barrier = threading.Barrier(4)
+
+    def attempt(via: Running) -> None:
+        barrier.wait()
+        try:
+            answers.append(create(via, request_id=request_id, players=["a", "b", "c"]))
+        except grpc.RpcError as error:
+            answers.append(error.code().name)
+
+    threads = [threading.Thread(target=attempt, args=(r,)) for r in [server, replica] * 2]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(isinstance(a, service_pb2.CreateGameResponse) for a in answers), answers
+    assert all(a == answers[0] for a in answers)
 
 
 def test_two_concurrent_commands_at_one_version_one_is_aborted(server: Running) -> None:

@@ -203,11 +203,13 @@ def test_a_nul_in_an_id_is_invalid_on_every_store(server: Running, game_id: str)
     )
 
 
-def test_player_ids_and_client_seeds_are_bounded(server: Running) -> None:
+def test_player_ids_client_seeds_and_request_ids_are_bounded(server: Running) -> None:
     for request, reason, field in [
         ({"players": [MEGABYTE, "b"]}, "TOO_LONG", "players[0]"),
         ({"client_seeds": ["y" * 3_900_000]}, "TOO_LONG", "client_seeds[0]"),
         ({"client_seeds": ["s"] * 17}, "TOO_MANY", "client_seeds"),
+        ({"request_id": "r" * 129}, "TOO_LONG", "request_id"),
+        ({"request_id": "r\x00"}, "INVALID_CHARACTER", "request_id"),
     ]:
         code, got, fields, error = refused(
             lambda r=request: server.stub.CreateGame(  # type: ignore[misc]
@@ -219,7 +221,11 @@ def test_player_ids_and_client_seeds_are_bounded(server: Running) -> None:
     # At the bounds, accepted.
     server.stub.CreateGame(
         service_pb2.CreateGameRequest(
-            kind=HOOLA, seats=2, players=["p" * 128, "q"], client_seeds=["s" * 256] * 16
+            kind=HOOLA,
+            seats=2,
+            players=["p" * 128, "q"],
+            client_seeds=["s" * 256] * 16,
+            request_id=f"{uuid.uuid4()}".ljust(128, "r"),
         ),
         metadata=studio_auth(),
     )

@@ -18,7 +18,9 @@ from croupier.log import (
     GENESIS_HASH,
     LOG_FORMAT_VERSION,
     PLAIN_FORMAT,
+    AlreadyCreated,
     CommandResult,
+    CreateRequest,
     EventStore,
     GameNotFound,
     GameRecord,
@@ -317,6 +319,90 @@ class StoreContract:
         refused = store.record_rejection(game_id, "no", b"why", 3, fingerprint=b"second")
         assert store.result_of(game_id, "no") == dataclasses.replace(refused, duplicate=True)
         assert store.result_of(game_id, "no").fingerprint == b"second"  # type: ignore[union-attr]
+
+    def test_a_request_id_makes_one_game(self, store: EventStore) -> None:
+        """A creation sent again with its request id writes nothing and names the game the first
+        made, at the version it was made at, with the first request's fingerprint."""
+        request = CreateRequest(f"req-{uuid.uuid4()}", b"asked")
+        first, second = str(uuid.uuid4()), str(uuid.uuid4())
+        made = store.create_game(
+            GameRecord(first, "hoola", 2, b"s" * 32, "c" * 64, 1),
+            [NewEvent("E0", b"zero"), NewEvent("E1", b"one")],
+            10,
+            ("ann", "bo"),
+            request=request,
+        )
+        store.append(first, 2, [NewEvent("A", b"a")], "cmd", 0, 20)  # the game goes on
+        with pytest.raises(AlreadyCreated) as told:
+            store.create_game(
+                GameRecord(second, "hoola", 2, b"t" * 32, "d" * 64, 2),
+                [NewEvent("E0", b"other")],
+                30,
+                ("cy", "di"),
+                request=dataclasses.replace(request, fingerprint=b"another"),
+            )
+        assert (told.value.game_id, told.value.version, told.value.commitment) == (
+            first,
+            made[-1].version,
+            "c" * 64,
+        )
+        assert told.value.fingerprint == b"asked"  # the caller tells a retry from a reuse
+        with pytest.raises(GameNotFound):
+            store.game(second)  # nothing of the second attempt was kept
+        assert store.game(first).version == 3
+        # Without a request id, or with another, every creation makes a game.
+        assert store.game(new_game(store)).version == 2
+        store.create_game(
+            GameRecord(second, "hoola", 2, b"t" * 32, "d" * 64, 2),
+            [NewEvent("E0", b"other")],
+            30,
+            request=CreateRequest(f"req-{uuid.uuid4()}", b"asked"),
+        )
+        assert store.game(second).version == 1
+
+    def test_attempts_of_one_request_made_at_once_make_one_game(self, store: EventStore) -> None:
+        """Attempts racing on two stores of one database (two replicas): the database's unique
+        key lets one make the game; every other is told of it and leaves nothing behind."""
+        request = CreateRequest(f"req-{uuid.uuid4()}", b"asked")
+        other = open_store(store.url)
+        attempts = 8
+        barrier = threading.Barrier(attempts)
+        made: list[str] = []
+        told: list[str] = []
+        busy: list[str] = []
+        tried = [str(uuid.uuid4()) for _ in range(attempts)]
+
+        def attempt(i: int) -> None:
+            on = store if i % 2 else other
+            barrier.wait()
+            try:
+                on.create_game(
+                    GameRecord(tried[i], "hoola", 2, b"s" * 32, "c" * 64, 1),
+                    [NewEvent("E0", bytes([i]))],
+                    10,
+                    request=request,
+                )
+                made.append(tried[i])
+            except AlreadyCreated as error:
+                told.append(error.game_id)
+            except StoreBusy:
+                busy.append(tried[i])
+
+        try:
+            threads = [threading.Thread(target=attempt, args=(i,)) for i in range(attempts)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            other.close()
+        assert len(made) == 1 and len(made) + len(told) + len(busy) == attempts
+        assert not busy or self.may_be_busy
+        assert told == [made[0]] * len(told)
+        for game_id in tried:
+            if game_id != made[0]:
+                with pytest.raises(GameNotFound):
+                    store.game(game_id)
 
     def test_concurrent_appends_at_one_version_one_wins(self, store: EventStore) -> None:
         game_id = new_game(store)

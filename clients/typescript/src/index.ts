@@ -1,5 +1,5 @@
 // @croupier/client: the contract's messages and GameService (generated from proto/ by buf into
-// src/gen), and a thin layer over connect: tokens, submit with safe retries, decoded errors.
+// src/gen), and a thin layer over connect: tokens, submit and createGame with safe retries, decoded errors.
 export * from "./gen/croupier/v1/common_pb.js";
 export * from "./gen/croupier/v1/gin_pb.js";
 export * from "./gen/croupier/v1/hoola_pb.js";
@@ -29,6 +29,7 @@ export {
 } from "./errors.js";
 export {
   backoffMs,
+  createGame,
   DEFAULT_RETRY,
   isRetryable,
   RATE_LIMITED,

@@ -1,6 +1,7 @@
 // SubmitCommand with retries that are safe: every attempt sends the same command id, and the
 // service answers a repeated id with its first answer, applying nothing twice (docs/event-log.md,
 // "Concurrency and idempotency"). So a command whose answer was lost is retried without fear.
+// CreateGame likewise, with a request id.
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -8,6 +9,8 @@ import { Code, type CallOptions } from "@connectrpc/connect";
 import type { GameClient } from "./auth.js";
 import { CroupierError, decodeError } from "./errors.js";
 import type {
+  CreateGameRequestSchema,
+  CreateGameResponse,
   SubmitCommandRequestSchema,
   SubmitCommandResponse,
 } from "./gen/croupier/v1/service_pb.js";
@@ -72,6 +75,29 @@ export function backoffMs(error: CroupierError, attempt: number, policy: RetryPo
   return Math.max(jittered, error.retryDelayMs ?? 0);
 }
 
+/** Make `call` until it answers, `retryable` says no, or the policy's attempts are spent. */
+async function retrying<T>(
+  call: (options: CallOptions) => Promise<T>,
+  retryable: (error: CroupierError) => boolean,
+  options: SubmitOptions,
+): Promise<T> {
+  const { retry, onRetry, ...callOptions } = options;
+  const policy: RetryPolicy = { ...DEFAULT_RETRY, ...retry };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call(callOptions);
+    } catch (thrown) {
+      const error = decodeError(thrown);
+      if (attempt >= policy.attempts || !retryable(error)) {
+        throw error;
+      }
+      const waitMs = backoffMs(error, attempt, policy);
+      onRetry?.(error, attempt, waitMs);
+      await delay(waitMs, undefined, { signal: callOptions.signal });
+    }
+  }
+}
+
 /**
  * Submit one command, retrying transient failures (isRetryable) with the same command id, so
  * that it is applied at most once. A request without a command id gets a random one. Throws a
@@ -82,21 +108,33 @@ export async function submit(
   request: MessageInitShape<typeof SubmitCommandRequestSchema>,
   options: SubmitOptions = {},
 ): Promise<SubmitCommandResponse> {
-  const { retry, onRetry, ...callOptions } = options;
-  const policy: RetryPolicy = { ...DEFAULT_RETRY, ...retry };
   const sent = { ...request, commandId: request.commandId || randomUUID() };
   const expected = BigInt(request.expectedVersion ?? 0n);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await client.submitCommand(sent, callOptions);
-    } catch (thrown) {
-      const error = decodeError(thrown);
-      if (attempt >= policy.attempts || !isRetryable(error, expected)) {
-        throw error;
-      }
-      const waitMs = backoffMs(error, attempt, policy);
-      onRetry?.(error, attempt, waitMs);
-      await delay(waitMs, undefined, { signal: callOptions.signal });
-    }
-  }
+  return retrying(
+    (callOptions) => client.submitCommand(sent, callOptions),
+    (error) => isRetryable(error, expected),
+    options,
+  );
+}
+
+/**
+ * CreateGame (with the studio's token), retrying UNAVAILABLE and RATE_LIMITED with the same
+ * request id, so that one game is made however many attempts it takes: a retry whose first
+ * attempt made the game is answered with that game (service.proto, CreateGameRequest.request_id).
+ * A request without a request id gets a random one. Throws a CroupierError for anything else, or
+ * when the attempts are spent.
+ */
+export async function createGame(
+  client: GameClient,
+  request: MessageInitShape<typeof CreateGameRequestSchema>,
+  options: SubmitOptions = {},
+): Promise<CreateGameResponse> {
+  const sent = { ...request, requestId: request.requestId || randomUUID() };
+  return retrying(
+    (callOptions) => client.createGame(sent, callOptions),
+    (error) =>
+      error.code === Code.Unavailable ||
+      (error.code === Code.ResourceExhausted && error.reason === RATE_LIMITED),
+    options,
+  );
 }

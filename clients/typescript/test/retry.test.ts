@@ -1,14 +1,16 @@
-// submit's retry decisions, against a stand-in for the service that fails as ours does (the
+// submit's and createGame's retry decisions, against a stand-in for the service that fails as ours does (the
 // statuses and details of service/status.py): which failures it sends again, with which id.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
+  createGame,
   CroupierError,
   DOMAIN,
   ErrorInfoSchema,
   RetryInfoSchema,
   submit,
+  type CreateGameResponse,
   type GameClient,
   type SubmitCommandResponse,
 } from "../src/index.js";
@@ -129,4 +131,32 @@ test("CroupierError is a ConnectError, and only decoded errors are CroupierError
   assert.equal(decoded.reason, "GAME_NOT_FOUND");
   assert.equal(decoded.info["game_id"], "g");
   assert.equal(ConnectError.from(decoded), decoded);
+});
+
+test("createGame resends UNAVAILABLE with one request id, and never a refused request", async () => {
+  const ids: string[] = [];
+  const failures = [
+    new ConnectError("gone", Code.Unavailable),
+    failure(Code.InvalidArgument, "REQUEST_ID_REUSED"),
+  ];
+  const client = {
+    async createGame(request: { requestId: string }): Promise<CreateGameResponse> {
+      ids.push(request.requestId);
+      const next = failures.shift();
+      if (next) {
+        throw next;
+      }
+      return { gameId: "made" } as CreateGameResponse;
+    },
+  } as unknown as GameClient;
+  await assert.rejects(createGame(client, { seats: 2 }, { retry: FAST }), (error) => {
+    assert.ok(error instanceof CroupierError);
+    assert.equal(error.reason, "REQUEST_ID_REUSED");
+    return true;
+  });
+  assert.equal(ids.length, 2);
+  assert.ok(ids[0]!.length > 0, "a request id is made when none is given");
+  assert.equal(ids[1], ids[0], "one request id for every attempt");
+  assert.equal((await createGame(client, { requestId: "mine" }, { retry: FAST })).gameId, "made");
+  assert.equal(ids[2], "mine");
 });

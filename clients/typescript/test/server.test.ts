@@ -12,6 +12,7 @@ import {
   Code,
   ConnectError,
   connect,
+  createGame,
   CroupierError,
   DOMAIN,
   GameKind,
@@ -216,6 +217,37 @@ describe("a Croupier server over native gRPC", () => {
     const batches = replay.events.filter((e) => e.commandId === sentIds[0]);
     assert.equal(batches.length, answer.events.length, "its events were recorded once");
     assert.ok(batches.length > 0);
+  });
+
+  test("a CreateGame whose answer was lost is retried with its request id: one game", async () => {
+    // The studio's first CreateGame is made and its answer lost (UNAVAILABLE, as when the
+    // connection drops after the request went out); createGame asks again with the same
+    // request id and is answered with that game.
+    const sentIds: string[] = [];
+    const answers: string[] = [];
+    const loseFirstAnswer: Interceptor = (next) => async (request) => {
+      sentIds.push((request.message as { requestId?: string }).requestId ?? "");
+      const response = await next(request);
+      answers.push((response.message as unknown as { gameId: string }).gameId);
+      if (sentIds.length === 1) {
+        throw new ConnectError("connection lost", Code.Unavailable);
+      }
+      return response;
+    };
+    const lossy = connect({ address: server.address, interceptors: [loseFirstAnswer] });
+    const retries: Code[] = [];
+    const created = await createGame(
+      lossy.as(server.studioToken),
+      { kind: GameKind.GIN, preset: "single-hand", seats: 2 },
+      { onRetry: (error) => retries.push(error.code) },
+    );
+    assert.deepEqual(retries, [Code.Unavailable]);
+    assert.equal(sentIds.length, 2);
+    assert.ok(sentIds[0]!.length > 0, "a request id is made when none is given");
+    assert.equal(sentIds[1], sentIds[0], "the retry sent the same request id");
+    assert.deepEqual(answers, [created.gameId, created.gameId], "both attempts: one game");
+    const seat = croupier.as(created.tokens[0]!.token);
+    assert.equal((await seat.getView({ gameId: created.gameId })).version, created.version);
   });
 
   test("a command on a stale version is ABORTED at once, with the current version", async () => {
