@@ -277,6 +277,54 @@ def memory_kb(pids: Sequence[int]) -> dict[str, int]:
     return found
 
 
+def machine_cpu_s() -> tuple[float, float] | None:
+    """(busy, all) CPU seconds of the whole machine since it booted, every core (/proc/stat's
+    first line; idle and I/O wait are not busy); None where there is no /proc/stat."""
+    try:
+        first = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    # user nice system idle iowait irq softirq steal (guest time is counted in user already)
+    ticks = [int(value) for value in first[1:9]]
+    every = sum(ticks)
+    per_s = os.sysconf("SC_CLK_TCK")
+    return (every - ticks[3] - ticks[4]) / per_s, every / per_s
+
+
+#: From this share of the machine's CPU busy, a run's figures are the machine's limit as much as
+#: the server's: the report says so.
+MACHINE_SATURATED = 0.9
+
+
+@dataclass
+class Usage:
+    """The load tool's own CPU and the whole machine's over a run. The tool's bots cost CPU too;
+    on a machine the server shares with them, a run that keeps every core busy measures what the
+    machine can do, and the tool's share says how much of it the tool took."""
+
+    own_s: float
+    machine: tuple[float, float] | None
+
+    @classmethod
+    def start(cls) -> Usage:
+        return cls(time.process_time(), machine_cpu_s())
+
+    def stop(self, done: int, unit: str) -> dict[str, Any]:
+        """The tool's CPU (all its threads) per ``unit`` done, and how busy the machine was."""
+        own = time.process_time() - self.own_s
+        found: dict[str, Any] = {
+            "client": {
+                "cpu_s": round(own, 3),
+                f"cpu_ms_per_{unit}": round(own * 1000 / done, 4) if done else None,
+            }
+        }
+        now = machine_cpu_s()
+        if self.machine is not None and now is not None and now[1] > self.machine[1]:
+            busy = (now[0] - self.machine[0]) / (now[1] - self.machine[1])
+            found["machine"] = {"cores": os.cpu_count(), "busy": round(busy, 3)}
+        return found
+
+
 class ProcWatch:
     """CPU time over a run and memory of local server processes (with their descendants). A
     process that ends during the run (killed, restarted) counts its CPU up to the last look
@@ -659,6 +707,8 @@ class Load:
         self.stopping = asyncio.Event()
         self.started = 0.0
         self.elapsed = 0.0
+        self.usage: Usage | None = None  # the tool's and the machine's CPU, from the games' start
+        self.used: dict[str, Any] = {}  # ... to when the run stopped
         self.streams_open = 0
         self.streams_opened = 0
         self.streams_ended = 0  # ended by the server (a shutdown)
@@ -1233,6 +1283,7 @@ class Load:
             if self.watch is not None:
                 self.watch.start()
                 watchers.append(asyncio.create_task(self._watch_server(self.watch)))
+            self.usage = Usage.start()
             self.started = time.monotonic()  # no seat has joined yet: their integral is 0
             workers = [asyncio.create_task(self._worker(i)) for i in range(config.games_in_flight)]
             await asyncio.wait(workers, timeout=config.duration)
@@ -1262,6 +1313,8 @@ class Load:
     def _stop_clock(self) -> None:
         """The run's length, and the seats' time waiting to join, up to now."""
         self.elapsed = time.monotonic() - self.started
+        if self.usage is not None and not self.used:
+            self.used = self.usage.stop(self.recorder.moves, "move")
         self.recorder.joining(0)
         self.joining_seat_s = self.recorder.joining_seat_s
 
@@ -1296,6 +1349,7 @@ class Load:
             "latency": {kind: summarize(values) for kind, values in sorted(r.latencies.items())},
             "errors": dict(by_code),
             "errors_by_call": {f"{kind} {code}": n for (kind, code), n in r.errors.items()},
+            **self.used,
         }
         if self.config.mode == "play":
             report["seats_joining_avg"] = round(self.joining_seat_s / elapsed, 2)
@@ -1447,12 +1501,14 @@ async def _watched(
     counted: each ``unit`` (a call, a move) done, with its latency, and the errors."""
     watch = ProcWatch([pid])
     watch.start()
+    usage = Usage.start()
     began = time.monotonic()
     await asyncio.gather(*runs)
     elapsed = time.monotonic() - began
     server = watch.stop()
     done = len(latencies)
     return {
+        **usage.stop(done, unit),
         "elapsed_s": round(elapsed, 3),
         f"{unit}s": done,
         f"{unit}s_per_s": round(done / elapsed, 2),
@@ -1580,6 +1636,33 @@ def primary_call(report: dict[str, Any]) -> str:
     return "SubmitCommand" if report["mode"] == "submit" else "Play command→accepted"
 
 
+def _usage_lines(report: dict[str, Any]) -> list[str]:
+    """The tool's own CPU and the machine's, and a word when the machine was the limit."""
+    lines: list[str] = []
+    client = report.get("client")
+    if client:
+        lines += [
+            "",
+            f"  load tool CPU        {client['cpu_s']:.2f} s, {client['cpu_ms_per_move']} ms per "
+            "move (the bots' side, this process)",
+        ]
+    machine = report.get("machine")
+    if machine:
+        lines.append(
+            f"  machine CPU          {machine['busy']:.0%} busy of {machine['cores']} cores"
+            + (
+                (
+                    ": the figures are the machine's limit (the server and the load tool share it)"
+                    if report.get("server")
+                    else ": the load tool's machine is the limit (its bots), perhaps not the server"
+                )
+                if machine["busy"] >= MACHINE_SATURATED
+                else ""
+            )
+        )
+    return lines
+
+
 def summary(report: dict[str, Any]) -> str:
     """The report as a readable table."""
     lines = [
@@ -1650,6 +1733,7 @@ def summary(report: dict[str, Any]) -> str:
                 f"  server pids exited   {' '.join(map(str, server['exited']))} during the run: "
                 f"CPU counted to the last look (every {SAMPLE_S:g} s), memory of the others only"
             )
+    lines += _usage_lines(report)
     clock = report.get("clock")
     if clock:
         late = clock["lateness"]
@@ -1683,7 +1767,8 @@ def summary(report: dict[str, Any]) -> str:
             "",
             f"  echo baseline        {baseline['calls']} calls ({baseline['calls_per_s']:.1f}/s),"
             f" p50 {baseline['latency']['p50_ms']:.2f} ms, p99 {baseline['latency']['p99_ms']:.2f}"
-            f" ms, CPU {baseline['server']['cpu_ms_per_call']} ms per call",
+            f" ms, CPU {baseline['server']['cpu_ms_per_call']} ms per call (the client's "
+            f"{baseline['client']['cpu_ms_per_call']})",
             f"  commands/s ÷ echo calls/s          {ratios['commands_per_s_vs_echo_calls_per_s']}",
             f"  CPU per move ÷ echo CPU per call   {ratios['cpu_per_move_vs_echo_cpu_per_call']}",
         ]
@@ -1691,7 +1776,8 @@ def summary(report: dict[str, Any]) -> str:
         lines += [
             f"  bare table moves     {table['moves']} moves ({table['moves_per_s']:.1f}/s) at "
             f"{table['seats']} seats, p99 {table['latency']['p99_ms']:.2f} ms, CPU "
-            f"{table['server']['cpu_ms_per_move']} ms per move (the transport's part of a move)",
+            f"{table['server']['cpu_ms_per_move']} ms per move (the transport's part of a move; "
+            f"the client's {table['client']['cpu_ms_per_move']})",
             f"  moves/s ÷ bare table moves/s       {ratios['moves_per_s_vs_bare_table_moves_per_s']}",
             "  CPU per move ÷ bare table CPU per move   "
             f"{ratios['cpu_per_move_vs_bare_table_cpu_per_move']}",

@@ -88,6 +88,33 @@ def test_load_spawns_a_server_plays_games_and_measures(tmp_path: Path) -> None:
     assert ratios["cpu_per_move_vs_bare_table_cpu_per_move"] > 0
     assert ratios["moves_per_s_vs_bare_table_moves_per_s"] > 0
     assert "CPU per move ÷ bare table CPU per move" in result.output
+    # The bots' own CPU, and the machine's, for the games and for each yardstick.
+    assert report["client"]["cpu_ms_per_move"] > 0 and 0 < report["machine"]["busy"] <= 1
+    assert report["baseline"]["client"]["cpu_ms_per_call"] > 0
+    assert table["client"]["cpu_ms_per_move"] > 0
+    assert "load tool CPU" in result.output and "machine CPU" in result.output
+
+
+def test_the_tools_own_cpu_and_the_machines_are_measured() -> None:
+    """CPU burnt by the tool's process (any thread) is counted as the client's, and shows in the
+    machine's busy share."""
+    usage = load.Usage.start()
+    began = time.process_time()
+    while time.process_time() - began < 0.3:
+        sum(range(1000))
+    used = usage.stop(10, "move")
+    assert used["client"]["cpu_s"] >= 0.3 and used["client"]["cpu_ms_per_move"] >= 30
+    assert used["machine"]["cores"] == os.cpu_count() and 0 < used["machine"]["busy"] <= 1
+
+
+def test_a_machine_kept_busy_is_named_the_limit() -> None:
+    client = {"cpu_s": 1.0, "cpu_ms_per_move": 0.5}
+    busy = "\n".join(load._usage_lines({"client": client, "machine": {"cores": 2, "busy": 0.95}}))
+    assert "95% busy of 2 cores" in busy and "the load tool's machine is the limit" in busy
+    local = {"client": client, "machine": {"cores": 2, "busy": 0.95}, "server": {"cpu_s": 1}}
+    assert "the server and the load tool share it" in "\n".join(load._usage_lines(local))
+    calm = "\n".join(load._usage_lines({"client": client, "machine": {"cores": 2, "busy": 0.5}}))
+    assert "50% busy of 2 cores" in calm and "limit" not in calm
 
 
 @pytest.mark.slow
