@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
@@ -299,6 +300,26 @@ def test_a_request_id_reused_for_another_request_is_refused(server: Running) -> 
     assert create(server, **asked) == first
 
 
+def at_once(attempts: list[Callable[[], object]]) -> list[object]:
+    """Make ``attempts`` in threads released together: each one's answer, or its status's name."""
+    answers: list[object] = []
+    barrier = threading.Barrier(len(attempts))
+
+    def run(attempt: Callable[[], object]) -> None:
+        barrier.wait()
+        try:
+            answers.append(attempt())
+        except grpc.RpcError as error:
+            answers.append(error.code().name)
+
+    threads = [threading.Thread(target=run, args=(attempt,)) for attempt in attempts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return answers
+
+
 @pytest.fixture(scope="module")
 def replica(server: Running) -> Iterator[Running]:
     """A second process on the server's store (a replica behind the same load balancer)."""
@@ -332,21 +353,12 @@ def test_concurrent_retries_of_one_command_all_get_its_first_answer(
     game = create(server, client_seeds=[f"retries-{trial}"])
     turn = view(server, game, 0).view.hoola.turn
     # The replica has not read the game yet: it reads it while the other appends.
-    answers: list[object] = []
-    barrier = threading.Barrier(4)
-
-    def attempt(via: Running) -> None:
-        barrier.wait()
-        try:
-            answers.append(submit(via, game, turn, DRAW, game.version, f"retry-{trial}"))
-        except grpc.RpcError as error:
-            answers.append(error.code().name)
-
-    threads = [threading.Thread(target=attempt, args=(r,)) for r in [server, replica] * 2]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    answers = at_once(
+        [
+            functools.partial(submit, via, game, turn, DRAW, game.version, f"retry-{trial}")
+            for via in [server, replica] * 2
+        ]
+    )
     assert all(isinstance(a, service_pb2.SubmitCommandResponse) for a in answers), answers
     assert all(a == answers[0] for a in answers)
     assert view(server, game, turn).version == game.version + 1
@@ -358,21 +370,12 @@ def test_concurrent_attempts_of_one_create_game_make_one_game(
     """A studio's resent CreateGame that reaches another replica while the first attempt is in
     flight: every attempt is answered with the one game."""
     request_id = f"table-{uuid.uuid4()}"
-    answers: list[object] = []
-    barrier = threading.Barrier(4)
-
-    def attempt(via: Running) -> None:
-        barrier.wait()
-        try:
-            answers.append(create(via, request_id=request_id, players=["a", "b", "c"]))
-        except grpc.RpcError as error:
-            answers.append(error.code().name)
-
-    threads = [threading.Thread(target=attempt, args=(r,)) for r in [server, replica] * 2]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    answers = at_once(
+        [
+            functools.partial(create, via, request_id=request_id, players=["a", "b", "c"])
+            for via in [server, replica] * 2
+        ]
+    )
     assert all(isinstance(a, service_pb2.CreateGameResponse) for a in answers), answers
     assert all(a == answers[0] for a in answers)
 
