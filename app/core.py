@@ -146,19 +146,18 @@ def _fingerprint(seat: int, command: bytes) -> bytes:
 
 def _request_fingerprint(
     kind: common_pb2.GameKind.ValueType,
-    preset: str,
+    rules: service_pb2.Rules,
     seats: int,
-    overrides: service_pb2.Rules | None,
     client_seeds: Sequence[str],
     players: Sequence[str],
 ) -> bytes:
-    """What a CreateGame request id is used for: the request's deterministic bytes, as sent
-    (its id left out), so that a retry matches its first attempt and nothing else does."""
+    """What a CreateGame request id is used for: the game it asks for, as resolved (the kind,
+    the seat count and every rule after the preset and the overrides, the seeds, the players),
+    so that a retry matches its first attempt however it spells the same game (a default seat
+    count sent or left out, an empty overrides message), and no other game does."""
     asked = service_pb2.CreateGameRequest(
-        kind=kind, preset=preset, seats=seats, client_seeds=client_seeds, players=players
+        kind=kind, seats=seats, overrides=rules, client_seeds=client_seeds, players=players
     )
-    if overrides is not None:
-        asked.overrides.CopyFrom(overrides)
     return hashlib.sha256(asked.SerializeToString(deterministic=True)).digest()
 
 
@@ -720,14 +719,6 @@ class Croupier:
         self._studio(caller)
         binding = _binding(kind)
         limits.check_text(request_id, "request_id", limits.MAX_REQUEST_ID)
-        request = (
-            CreateRequest(
-                request_id,
-                _request_fingerprint(kind, preset, seats, overrides, client_seeds, players),
-            )
-            if request_id
-            else None
-        )
         # An unset seat count (0) is the game's default where it has one (Rummy: 4).
         seats = seats or binding.default_seats
         try:
@@ -757,6 +748,14 @@ class Croupier:
             raise invalid(
                 "INVALID_PLAYERS", f"name one player per seat ({seats}), or none", "players"
             )
+        resolved = binding.rules_to_proto(rules)
+        request = (
+            CreateRequest(
+                request_id, _request_fingerprint(kind, resolved, seats, client_seeds, players)
+            )
+            if request_id
+            else None
+        )
         server_seed = self.seed_source()
         seeds = Seeds(server_seed, tuple(client_seeds))
         game_id = str(uuid.uuid4())
@@ -774,7 +773,7 @@ class Croupier:
                 record, _new_events(binding, events), record.created_at_ms, players, due, request
             )
         except AlreadyCreated as made:
-            return self._made_before(made, request, binding, rules, seats, players)
+            return self._made_before(made, request, binding.game.kind, resolved, seats, players)
         version = stored[-1].version if stored else 0
         self._armed(due, record.game_id)
         created = dataclasses.replace(record, version=version)
@@ -784,19 +783,21 @@ class Croupier:
         self.recent.add(game_id, stored, version, False)
         self.notifier.notify(game_id, version)
         structlog.contextvars.bind_contextvars(game_id=game_id, kind=binding.game.kind, seats=seats)
-        return self._created(game_id, seeds.commitment, binding, rules, version, seats, players)
+        return self._created(game_id, seeds.commitment, resolved, version, seats, players)
 
     def _made_before(
         self,
         made: AlreadyCreated,
         request: CreateRequest | None,
-        binding: GameBinding,
-        rules: Any,
+        kind: str,
+        rules: service_pb2.Rules,
         seats: int,
         players: tuple[str, ...],
     ) -> service_pb2.CreateGameResponse:
-        """A request id's retry: the game its first attempt made, answered as then (the rules
-        and players are this request's, the same as the first's: the fingerprints match)."""
+        """A request id's retry: the game its first attempt made, answered as then (the rules,
+        seats and players are this request's, the same as the first's: the fingerprints
+        match). The tokens are signed again, with the signing key of now: the same after a
+        key rotation only in what they grant."""
         if request is None or made.fingerprint != request.fingerprint:
             # A retry repeats its request; the same id for another one is a client's bug, and
             # answering it with another request's game would hide it.
@@ -806,18 +807,15 @@ class Croupier:
                 "request_id",
             )
         structlog.contextvars.bind_contextvars(
-            game_id=made.game_id, kind=binding.game.kind, seats=seats, duplicate=True
+            game_id=made.game_id, kind=kind, seats=seats, duplicate=True
         )
-        return self._created(
-            made.game_id, made.commitment, binding, rules, made.version, seats, players
-        )
+        return self._created(made.game_id, made.commitment, rules, made.version, seats, players)
 
     def _created(
         self,
         game_id: str,
         commitment: str,
-        binding: GameBinding,
-        rules: Any,
+        rules: service_pb2.Rules,
         version: int,
         seats: int,
         players: tuple[str, ...],
@@ -825,7 +823,7 @@ class Croupier:
         return service_pb2.CreateGameResponse(
             game_id=game_id,
             commitment=commitment,
-            rules=binding.rules_to_proto(rules),
+            rules=rules,
             version=version,
             tokens=[
                 service_pb2.SeatToken(

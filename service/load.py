@@ -1636,6 +1636,12 @@ def primary_call(report: dict[str, Any]) -> str:
     return "SubmitCommand" if report["mode"] == "submit" else "Play command→accepted"
 
 
+def _busy(run: dict[str, Any]) -> str:
+    """How busy the machine was during a yardstick's run, as a clause for its line."""
+    machine = run.get("machine")
+    return f", the machine {machine['busy']:.0%} busy" if machine else ""
+
+
 def _usage_lines(report: dict[str, Any]) -> list[str]:
     """The tool's own CPU and the machine's, and a word when the machine was the limit."""
     lines: list[str] = []
@@ -1768,7 +1774,7 @@ def summary(report: dict[str, Any]) -> str:
             f"  echo baseline        {baseline['calls']} calls ({baseline['calls_per_s']:.1f}/s),"
             f" p50 {baseline['latency']['p50_ms']:.2f} ms, p99 {baseline['latency']['p99_ms']:.2f}"
             f" ms, CPU {baseline['server']['cpu_ms_per_call']} ms per call (the client's "
-            f"{baseline['client']['cpu_ms_per_call']})",
+            f"{baseline['client']['cpu_ms_per_call']}){_busy(baseline)}",
             f"  commands/s ÷ echo calls/s          {ratios['commands_per_s_vs_echo_calls_per_s']}",
             f"  CPU per move ÷ echo CPU per call   {ratios['cpu_per_move_vs_echo_cpu_per_call']}",
         ]
@@ -1777,7 +1783,7 @@ def summary(report: dict[str, Any]) -> str:
             f"  bare table moves     {table['moves']} moves ({table['moves_per_s']:.1f}/s) at "
             f"{table['seats']} seats, p99 {table['latency']['p99_ms']:.2f} ms, CPU "
             f"{table['server']['cpu_ms_per_move']} ms per move (the transport's part of a move; "
-            f"the client's {table['client']['cpu_ms_per_move']})",
+            f"the client's {table['client']['cpu_ms_per_move']}){_busy(table)}",
             f"  moves/s ÷ bare table moves/s       {ratios['moves_per_s_vs_bare_table_moves_per_s']}",
             "  CPU per move ÷ bare table CPU per move   "
             f"{ratios['cpu_per_move_vs_bare_table_cpu_per_move']}",

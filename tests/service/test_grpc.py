@@ -300,6 +300,31 @@ def test_a_request_id_reused_for_another_request_is_refused(server: Running) -> 
     assert create(server, **asked) == first
 
 
+def test_a_retry_may_spell_the_same_game_another_way(server: Running) -> None:
+    """The request id stands for the game asked for, as resolved: a default sent or left out,
+    an empty overrides message, the preset's own value as an override, are the same game."""
+    hoola = {"request_id": f"table-{uuid.uuid4()}", "preset": "hangame"}
+    first = create(server, **hoola)
+    same = [
+        {"overrides": service_pb2.Rules(hoola=hoola_pb2.HoolaRules())},
+        {"overrides": service_pb2.Rules(hoola=first.rules.hoola)},  # every rule as it is
+    ]
+    for spelled in same:
+        assert create(server, **{**hoola, **spelled}) == first, spelled
+    rummy_id = f"table-{uuid.uuid4()}"
+
+    def rummy(seats: int) -> service_pb2.CreateGameResponse:
+        return server.stub.CreateGame(
+            service_pb2.CreateGameRequest(
+                kind=common_pb2.GAME_KIND_RUMMY, seats=seats, request_id=rummy_id
+            ),
+            metadata=studio_auth(),
+        )
+
+    unset = rummy(0)  # Rummy's default seat count (4)
+    assert len(unset.tokens) == 4 and rummy(4) == unset
+
+
 def at_once(attempts: list[Callable[[], object]]) -> list[object]:
     """Make ``attempts`` in threads released together: each one's answer, or its status's name."""
     answers: list[object] = []

@@ -93,6 +93,7 @@ def test_load_spawns_a_server_plays_games_and_measures(tmp_path: Path) -> None:
     assert report["baseline"]["client"]["cpu_ms_per_call"] > 0
     assert table["client"]["cpu_ms_per_move"] > 0
     assert "load tool CPU" in result.output and "machine CPU" in result.output
+    assert result.output.count("% busy") == 3  # the games' run and each yardstick's
 
 
 def test_the_tools_own_cpu_and_the_machines_are_measured() -> None:

@@ -31,6 +31,7 @@ export {
   backoffMs,
   createGame,
   DEFAULT_RETRY,
+  isConnectionLoss,
   isRetryable,
   RATE_LIMITED,
   submit,

@@ -40,8 +40,9 @@ export interface SubmitOptions extends CallOptions {
 /**
  * Whether a failed SubmitCommand may be sent again as it is (same command id, same
  * expected_version), and is worth it:
- * - UNAVAILABLE: the connection failed; the command may or may not have been applied, and the
- *   same id makes the retry return the first answer if it was.
+ * - a lost connection (isConnectionLoss: UNAVAILABLE, or a transport's failure without an
+ *   ErrorInfo): the command may or may not have been applied, and the same id makes the retry
+ *   return the first answer if it was.
  * - RESOURCE_EXHAUSTED RATE_LIMITED: refused before anything was decided; come back after the
  *   RetryInfo's delay.
  * - ABORTED VERSION_CONFLICT whose current_version is the expected_version we sent: the service
@@ -54,9 +55,10 @@ export interface SubmitOptions extends CallOptions {
  * service looks up the id before it reports a conflict).
  */
 export function isRetryable(error: CroupierError, expectedVersion: bigint): boolean {
+  if (isConnectionLoss(error)) {
+    return true;
+  }
   switch (error.code) {
-    case Code.Unavailable:
-      return true;
     case Code.ResourceExhausted:
       return error.reason === RATE_LIMITED;
     case Code.Aborted:
@@ -64,6 +66,22 @@ export function isRetryable(error: CroupierError, expectedVersion: bigint): bool
     default:
       return false;
   }
+}
+
+/** What the transport makes of a connection lost under a call (connect-node: a stream closed
+ * under it is CANCELED, a reset connection ABORTED "read ECONNRESET"), with no answer of the
+ * service's: its every error carries an ErrorInfo (so a reason); these never do. */
+const LOSSES = new Set([Code.Canceled, Code.Aborted, Code.Unknown, Code.Internal]);
+
+/**
+ * Whether a call failed for want of a connection rather than by the service's answer: UNAVAILABLE,
+ * or a transport's failure that carries no ErrorInfo. The request may or may not have been
+ * carried out; with the same command id (request id) a retry is answered as it was. The caller's
+ * own cancellation is not retried (see `retrying`), nor its deadline (DEADLINE_EXCEEDED: the
+ * caller's budget for the call is spent).
+ */
+export function isConnectionLoss(error: CroupierError): boolean {
+  return error.code === Code.Unavailable || (error.reason === "" && LOSSES.has(error.code));
 }
 
 /** The wait before attempt `attempt + 1`: exponential with jitter, at least the server's
@@ -88,7 +106,8 @@ async function retrying<T>(
       return await call(callOptions);
     } catch (thrown) {
       const error = decodeError(thrown);
-      if (attempt >= policy.attempts || !retryable(error)) {
+      // The caller's own cancellation is CANCELED too: never sent again.
+      if (attempt >= policy.attempts || callOptions.signal?.aborted || !retryable(error)) {
         throw error;
       }
       const waitMs = backoffMs(error, attempt, policy);
@@ -118,11 +137,11 @@ export async function submit(
 }
 
 /**
- * CreateGame (with the studio's token), retrying UNAVAILABLE and RATE_LIMITED with the same
- * request id, so that one game is made however many attempts it takes: a retry whose first
- * attempt made the game is answered with that game (service.proto, CreateGameRequest.request_id).
- * A request without a request id gets a random one. Throws a CroupierError for anything else, or
- * when the attempts are spent.
+ * CreateGame (with the studio's token), retrying a lost connection (isConnectionLoss) and
+ * RATE_LIMITED with the same request id, so that one game is made however many attempts it
+ * takes: a retry whose first attempt made the game is answered with that game (service.proto,
+ * CreateGameRequest.request_id). A request without a request id gets a random one. Throws a
+ * CroupierError for anything else, or when the attempts are spent.
  */
 export async function createGame(
   client: GameClient,
@@ -133,7 +152,7 @@ export async function createGame(
   return retrying(
     (callOptions) => client.createGame(sent, callOptions),
     (error) =>
-      error.code === Code.Unavailable ||
+      isConnectionLoss(error) ||
       (error.code === Code.ResourceExhausted && error.reason === RATE_LIMITED),
     options,
   );

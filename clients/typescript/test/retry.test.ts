@@ -160,3 +160,25 @@ test("createGame resends UNAVAILABLE with one request id, and never a refused re
   assert.equal((await createGame(client, { requestId: "mine" }, { retry: FAST })).gameId, "made");
   assert.equal(ids[2], "mine");
 });
+
+test("a connection lost under the call is retried with the same id; the caller's cancel is not", async () => {
+  // connect-node: a stream closed under the call is CANCELED, a reset connection ABORTED, with
+  // no ErrorInfo; the service's own ABORTED always names its reason.
+  const { client, ids } = standIn([
+    new ConnectError("http/2 stream closed with error code CANCEL", Code.Canceled),
+    new ConnectError("read ECONNRESET", Code.Aborted),
+  ]);
+  const answer = await submit(client, request, { retry: FAST });
+  assert.equal(answer.version, EXPECTED + 1n);
+  assert.equal(ids.length, 3);
+  assert.equal(new Set(ids).size, 1, "one command id for every attempt");
+
+  const cancelled = new AbortController();
+  cancelled.abort();
+  const mine = standIn([new ConnectError("the caller cancelled", Code.Canceled)]);
+  await assert.rejects(
+    submit(mine.client, request, { retry: FAST, signal: cancelled.signal }),
+    (error) => error instanceof CroupierError && error.code === Code.Canceled,
+  );
+  assert.equal(mine.ids.length, 1, "the caller's own cancellation is not sent again");
+});

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
+import { createServer, connect as netConnect, type AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -24,6 +25,10 @@ import { startCroupier, type Server } from "../src/testing.js";
 
 /** Moves played in the first test: enough to cross several turns of both seats. */
 const MOVES = 40;
+/** The lost-answer proxy: bytes from the client past which its request has gone up (the HTTP/2
+ * preface and settings are fewer), and the size past which a chunk down is the answer. */
+const ANSWERED_AFTER_BYTES = 300;
+const ANSWER_BYTES = 200;
 
 let server: Server;
 let croupier: Croupier;
@@ -220,34 +225,64 @@ describe("a Croupier server over native gRPC", () => {
   });
 
   test("a CreateGame whose answer was lost is retried with its request id: one game", async () => {
-    // The studio's first CreateGame is made and its answer lost (UNAVAILABLE, as when the
-    // connection drops after the request went out); createGame asks again with the same
-    // request id and is answered with that game.
-    const sentIds: string[] = [];
-    const answers: string[] = [];
-    const loseFirstAnswer: Interceptor = (next) => async (request) => {
-      sentIds.push((request.message as { requestId?: string }).requestId ?? "");
-      const response = await next(request);
-      answers.push((response.message as unknown as { gameId: string }).gameId);
-      if (sentIds.length === 1) {
-        throw new ConnectError("connection lost", Code.Unavailable);
+    // A proxy between client and server that passes the request on, then closes the client's
+    // connection as the server's answer comes back (the game was made; the studio never hears
+    // of it). connect-node reports it as it reports a real lost connection; createGame sends
+    // the same request id again, on a new connection, and is answered with that game.
+    const [host, port] = server.address.split(":");
+    let connections = 0;
+    let answersLost = 0;
+    const proxy = createServer((client) => {
+      const first = ++connections === 1;
+      const upstream = netConnect(Number(port), host!);
+      let sent = 0;
+      client.on("data", (chunk: Buffer) => {
+        sent += chunk.length;
+        upstream.write(chunk);
+      });
+      upstream.on("data", (chunk: Buffer) => {
+        // Past the connection's preface and settings, the request went up; a large chunk
+        // down is the answer (its tokens and rules), small ones are HTTP/2's own frames.
+        if (first && sent > ANSWERED_AFTER_BYTES && chunk.length > ANSWER_BYTES) {
+          answersLost++;
+          client.destroy();
+          upstream.destroy();
+          return;
+        }
+        client.write(chunk);
+      });
+      for (const end of [client, upstream]) {
+        end.on("error", () => {
+          client.destroy();
+          upstream.destroy();
+        });
+        end.on("close", () => {
+          client.destroy();
+          upstream.destroy();
+        });
       }
-      return response;
-    };
-    const lossy = connect({ address: server.address, interceptors: [loseFirstAnswer] });
+    });
+    await new Promise<void>((listening) => proxy.listen(0, "127.0.0.1", listening));
+    const lossy = connect({ address: `127.0.0.1:${(proxy.address() as AddressInfo).port}` });
     const retries: Code[] = [];
-    const created = await createGame(
-      lossy.as(server.studioToken),
-      { kind: GameKind.GIN, preset: "single-hand", seats: 2 },
-      { onRetry: (error) => retries.push(error.code) },
-    );
-    assert.deepEqual(retries, [Code.Unavailable]);
-    assert.equal(sentIds.length, 2);
-    assert.ok(sentIds[0]!.length > 0, "a request id is made when none is given");
-    assert.equal(sentIds[1], sentIds[0], "the retry sent the same request id");
-    assert.deepEqual(answers, [created.gameId, created.gameId], "both attempts: one game");
-    const seat = croupier.as(created.tokens[0]!.token);
-    assert.equal((await seat.getView({ gameId: created.gameId })).version, created.version);
+    const requestId = `lost-answer-${Date.now()}`;
+    const request = { kind: GameKind.GIN, preset: "single-hand", seats: 2, requestId };
+    try {
+      const created = await createGame(lossy.as(server.studioToken), request, {
+        onRetry: (error) => retries.push(error.code),
+      });
+      assert.equal(answersLost, 1, "the first attempt was answered, and the answer lost");
+      assert.equal(retries.length, 1, `one retry (${retries.map((c) => Code[c])})`);
+      // The game the lost answer named: the same request id, asked directly, names it too.
+      const direct = await croupier.as(server.studioToken).createGame(request);
+      assert.equal(created.gameId, direct.gameId);
+      assert.deepEqual(
+        created.tokens.map((t) => t.token),
+        direct.tokens.map((t) => t.token),
+      );
+    } finally {
+      proxy.close();
+    }
   });
 
   test("a command on a stale version is ABORTED at once, with the current version", async () => {
