@@ -41,9 +41,11 @@ import structlog
 
 from croupier.app.errors import Unavailable, log_failure
 from croupier.log import (
+    AlreadyCreated,
     CommandResult,
     CreateRequest,
     EventStore,
+    GameNotFound,
     GameRecord,
     HeldBack,
     Loaded,
@@ -52,6 +54,7 @@ from croupier.log import (
     StoreBusy,
     StoredEvent,
     StoreUnavailable,
+    VersionConflict,
 )
 from croupier.log.store import AppendListener, AppendPoll
 
@@ -96,6 +99,11 @@ class Rank(IntEnum):
     CLOCK = 0  # the sweeper's claims and looks, and every tick's append (time-outs, awards)
     CALL = 1  # everything else
     STOP = 2  # a thread's last item: after the work already queued
+
+
+#: The database's answers that are not failures (no such game, a version moved on, a request id
+#: taken): it was reached, so an outage is over.
+ANSWERS = (GameNotFound, VersionConflict, AlreadyCreated)
 
 
 class Outage:
@@ -268,6 +276,9 @@ class AsyncLog:
                     return made
                 except StoreUnavailable as error:
                     raise pool.outage.failed(error) from error
+                except ANSWERS:
+                    pool.outage.back()
+                    raise
                 except HeldBack:
                     # By this process's own checkpoint, which lets go in some ms: tried again
                     # as soon each time, not at longer and longer waits.
@@ -353,6 +364,9 @@ class AsyncLog:
             made = await (waited if late is None else asyncio.shield(waited))
         except StoreUnavailable as error:
             raise outage.failed(error) from error
+        except ANSWERS:
+            outage.back()
+            raise
         except asyncio.CancelledError:
             if late is not None:
                 # The caller has gone; the thread goes on (its statement cannot be taken
