@@ -871,6 +871,24 @@ def demo(
     type=click.IntRange(0),
     help="The games' turn time (docs/rules/common.md §5.1); 0: no clock.",
 )
+@click.option(
+    "--think-ms",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0),
+    help="How long a bot thinks before each move, on average (between half and one and a half "
+    "times it): with players' pace, --games-in-flight is how many games the server holds open "
+    "rather than how many keep it saturated; 0: at once.",
+)
+@click.option(
+    "--warmup",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0),
+    help="Seconds played first and not measured (the games' start: all created and joined at "
+    "once), before --duration: moves, latencies, errors and CPU are counted after it; games "
+    "started and finished are counted over the whole run.",
+)
 @click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False, writable=True))
 @click.option("--quiet", is_flag=True, help="No progress display.")
 @click.option("--connect-timeout", default=10.0, show_default=True)
@@ -898,6 +916,8 @@ def load(
     seed: int | None,
     idle_seats: int,
     turn_time_ms: int,
+    think_ms: int,
+    warmup: float,
     json_path: str | None,
     quiet: bool,
     connect_timeout: float,
@@ -946,6 +966,8 @@ def load(
         seed=seed,
         idle_seats=idle_seats,
         turn_time_ms=turn_time_ms,
+        think_ms=think_ms,
+        warmup=warmup,
         connect_timeout=connect_timeout,
         progress=None if quiet else sys.stderr,
         tls=secure,

@@ -116,6 +116,13 @@ class LoadConfig:
     idle_seats: int = 0
     #: The games' turn clock (0: the preset's, no clock by default).
     turn_time_ms: int = 0
+    #: How long a bot thinks before each move, on average (each time between half and one and a
+    #: half times it): players' pace, so that a run measures a server with that many games open
+    #: rather than saturated (0: at once).
+    think_ms: int = 0
+    #: Seconds played first and not measured (the games' start, their moves falling out of
+    #: step), before ``duration``.
+    warmup: float = 0.0
     #: Call the servers over TLS (``None``: plaintext).
     tls: ClientTLS | None = None
 
@@ -553,6 +560,17 @@ def check_idle(config: LoadConfig) -> None:
         )
 
 
+#: A bot's think time is drawn between these fractions of --think-ms.
+THINK_SPREAD = (0.5, 1.5)
+
+
+async def think(think_ms: int, rng: random.Random) -> None:
+    """A player's pause before a move: ``think_ms`` on average, spread evenly by THINK_SPREAD
+    (so that the games' moves do not fall in step)."""
+    if think_ms:
+        await asyncio.sleep(rng.uniform(*THINK_SPREAD) * think_ms / 1000)
+
+
 def idle_seats(number: int, seats: int, idle: int) -> frozenset[int]:
     """The idle seats of game ``number``: ``idle`` seats in a row from a seat that moves on with
     each game, so that idle seats deal, lead and follow in turn."""
@@ -908,6 +926,7 @@ class Load:
                                 and state.version > last_sent
                                 and state.legal_moves
                             ):
+                                await think(self.config.think_ms, rng)
                                 move = choose(list(state.legal_moves), rng)
                                 command_id = uuid.uuid4().hex
                                 last_sent = state.version
@@ -1034,6 +1053,7 @@ class Load:
                         version, to_act, finished = await self._look(number, game_id, tokens)
                         legal_for = None
                         continue
+                    await think(self.config.think_ms, rng)
                     move = choose(legal, rng)
                     answer = await recorder.call(
                         "SubmitCommand",
@@ -1286,6 +1306,11 @@ class Load:
             self.usage = Usage.start()
             self.started = time.monotonic()  # no seat has joined yet: their integral is 0
             workers = [asyncio.create_task(self._worker(i)) for i in range(config.games_in_flight)]
+            if config.warmup:
+                # Played, not measured: the games' start (every game created and joined at
+                # once) is over, and with --think-ms their moves have fallen out of step.
+                await asyncio.wait(workers, timeout=config.warmup)
+                self._measure_from_now()
             await asyncio.wait(workers, timeout=config.duration)
             self._stop_clock()
             self.streams_open_at_end = self.streams_open
@@ -1310,6 +1335,23 @@ class Load:
             await asyncio.sleep(SAMPLE_S)
             watch.sample()
 
+    def _measure_from_now(self) -> None:
+        """The warm-up is over: the moves, calls, latencies, errors and CPU counted so far are
+        dropped, and the run's time starts now. The games' own counts (started, finished) stay
+        whole-run: a game started in the warm-up finishes in the measured time."""
+        r = self.recorder
+        r.latencies.clear()
+        r.window.clear()
+        r.errors.clear()
+        r.calls.clear()
+        r.moves = r.move_calls = 0
+        r.joining(0)
+        r.joining_seat_s = 0.0
+        if self.watch is not None:
+            self.watch.start()
+        self.usage = Usage.start()
+        self.started = time.monotonic()
+
     def _stop_clock(self) -> None:
         """The run's length, and the seats' time waiting to join, up to now."""
         self.elapsed = time.monotonic() - self.started
@@ -1331,6 +1373,8 @@ class Load:
             "preset": self.config.preset,
             "addresses": self.config.addresses,
             "games_in_flight": self.config.games_in_flight,
+            "think_ms": self.config.think_ms,
+            "warmup_s": self.config.warmup,
             "elapsed_s": round(elapsed, 3),
             "moves": r.moves,
             "moves_per_s": round(r.moves / elapsed, 2),
@@ -1673,8 +1717,10 @@ def summary(report: dict[str, Any]) -> str:
     """The report as a readable table."""
     lines = [
         f"{report['game']} × {report['seats']} seats, mode {report['mode']}, "
-        f"{report['games_in_flight']} games in flight, {report['elapsed_s']:.1f} s "
-        f"against {', '.join(report['addresses'])}",
+        f"{report['games_in_flight']} games in flight"
+        + (f", {report['think_ms']} ms to think a move" if report.get("think_ms") else "")
+        + (f", measured after {report['warmup_s']:g} s" if report.get("warmup_s") else "")
+        + f", {report['elapsed_s']:.1f} s against {', '.join(report['addresses'])}",
         "",
         *(
             [f"  INTERRUPTED ({report['interrupted']}): the figures are of the run until then"]

@@ -716,3 +716,67 @@ def test_a_create_game_whose_answer_was_lost_is_asked_again_for_the_same_game(
     with sqlite3.connect(path) as db:
         made = db.execute("SELECT count(*), sum(finished) FROM games").fetchone()
     assert made == (games, games)  # every game made was played to its end
+
+
+@pytest.mark.parametrize("mode", ["play", "submit"])
+def test_bots_that_think_pace_their_games(tmp_path: Path, mode: str) -> None:
+    """With --think-ms each bot waits at least half of it before each move: a game makes at most
+    one move per half think time, however fast the server (a bound slowness cannot break)."""
+    out = tmp_path / "out.json"
+    think_ms, games, duration = 100, 2, 2.0
+    result = CliRunner().invoke(
+        main,
+        [
+            "load",
+            "--spawn",
+            "--mode",
+            mode,
+            "--games-in-flight",
+            str(games),
+            "--duration",
+            str(duration),
+            "--think-ms",
+            str(think_ms),
+            "--json",
+            str(out),
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["think_ms"] == think_ms and report["errors"] == {}
+    fastest = games / (load.THINK_SPREAD[0] * think_ms / 1000)  # moves/s with the least thought
+    assert 0 < report["moves_per_s"] <= fastest
+    assert f"{think_ms} ms to think a move" in result.output
+
+
+def test_the_warmup_is_played_and_not_measured(tmp_path: Path) -> None:
+    """--warmup: the games' start is played first; the calls, moves and their latencies are
+    counted from its end, while the games started and finished count over the whole run."""
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(
+        main,
+        [
+            "load",
+            "--spawn",
+            "--games-in-flight",
+            "2",
+            "--think-ms",
+            "50",
+            "--warmup",
+            "1",
+            "--duration",
+            "1",
+            "--json",
+            str(out),
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["warmup_s"] == 1 and report["errors"] == {} and report["moves"] > 0
+    # Both games were created in the warm-up: their CreateGames are not among the measured.
+    created = report["latency"].get("CreateGame", {"count": 0})["count"]
+    assert report["games_started"] >= 2 and created <= report["games_started"] - 2
+    assert report["latency"]["Play command→accepted"]["count"] == report["moves"]
+    assert "measured after 1 s" in result.output
