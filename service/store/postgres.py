@@ -8,7 +8,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,7 @@ from croupier.service.store.sql import (
     apply_migrations,
     chained,
     events_insert,
+    reachable,
 )
 
 log = structlog.get_logger("croupier.store")
@@ -108,17 +109,10 @@ def _away(error: psycopg.OperationalError) -> bool:
     return error.sqlstate is None or error.sqlstate[:2] in UNAVAILABLE_CLASSES
 
 
-@contextmanager
-def _reachable() -> Iterator[None]:
+def _reachable() -> AbstractContextManager[None]:
     """A database that cannot be reached or serve now (:func:`_away`) as
-    :class:`StoreUnavailable`: its callers answer that the store is unavailable, to be tried
-    again, rather than fail as on a bug."""
-    try:
-        yield
-    except psycopg.OperationalError as error:
-        if not _away(error):
-            raise
-        raise StoreUnavailable(str(error).strip() or type(error).__name__) from error
+    :class:`StoreUnavailable`."""
+    return reachable(psycopg.OperationalError, _away)
 
 
 @dataclass(frozen=True)

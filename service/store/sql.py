@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from abc import abstractmethod
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from croupier.log import (
     GENESIS_HASH,
@@ -22,6 +22,7 @@ from croupier.log import (
     NewEvent,
     Snapshot,
     StoredEvent,
+    StoreUnavailable,
     VersionConflict,
     event_hash,
     key_of,
@@ -179,6 +180,22 @@ def _result_row(command_id: str, row: Sequence[Any]) -> CommandResult:
         duplicate=True,
         fingerprint=b"" if row[4] is None else bytes(row[4]),
     )
+
+
+E = TypeVar("E", bound=Exception)
+
+
+@contextmanager
+def reachable(driver_error: type[E], away: Callable[[E], bool]) -> Iterator[None]:
+    """The driver's ``driver_error`` that say the database cannot be reached or serve now
+    (``away``, the dialect's judgement) as :class:`StoreUnavailable`: its callers answer that the
+    store is unavailable, to be tried again, rather than fail as on a bug."""
+    try:
+        yield
+    except driver_error as error:
+        if not away(error):
+            raise
+        raise StoreUnavailable(str(error).strip() or type(error).__name__) from error
 
 
 class _RequestTaken(Exception):

@@ -40,15 +40,15 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-from croupier.log import HeldBack, StoreBusy, StoreUnavailable
+from croupier.log import HeldBack, StoreBusy
 from croupier.log.store import AppendListener, AppendPoll
-from croupier.service.store.sql import SqlEventStore, apply_migrations
+from croupier.service.store.sql import SqlEventStore, apply_migrations, reachable
 
 log = structlog.get_logger("croupier.store")
 
@@ -373,17 +373,14 @@ UNAVAILABLE_CODES = frozenset(
 )
 
 
-@contextmanager
-def _reachable() -> Iterator[None]:
-    """The database's failures of :data:`UNAVAILABLE_CODES` (whatever the extended code) as
-    :class:`StoreUnavailable`: its callers answer that the store is unavailable, to be tried
-    again, rather than fail as on a bug."""
-    try:
-        yield
-    except sqlite3.OperationalError as error:
-        if _primary_code(error) not in UNAVAILABLE_CODES:
-            raise
-        raise StoreUnavailable(str(error)) from error
+def _away(error: sqlite3.OperationalError) -> bool:
+    """Whether ``error`` is one of :data:`UNAVAILABLE_CODES` (whatever the extended code)."""
+    return _primary_code(error) in UNAVAILABLE_CODES
+
+
+def _reachable() -> AbstractContextManager[None]:
+    """The database's failures of :data:`UNAVAILABLE_CODES` as :class:`StoreUnavailable`."""
+    return reachable(sqlite3.OperationalError, _away)
 
 
 class _AtOnce(SqliteEventStore):
