@@ -32,8 +32,9 @@ import itertools
 import queue
 import threading
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 from enum import IntEnum
 from typing import Any, ParamSpec, TypeVar
 
@@ -163,6 +164,19 @@ class Outage:
             log.info("the store is back", after_s=round(time.monotonic() - self.since, 3))
             self.since, self._said = None, False
 
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """Around a call of the store: what came of it told (unavailable: the answer to give;
+        done, or answered by the database: the store is back)."""
+        try:
+            yield
+        except StoreUnavailable as error:
+            raise self.failed(error) from error
+        except ANSWERS:
+            self.back()
+            raise
+        self.back()
+
 
 class Pool:
     """Worker threads that take queued work by :class:`Rank`, then in order of arrival."""
@@ -270,15 +284,8 @@ class AsyncLog:
             delay, deadline = BUSY_RETRY_FIRST_S, time.monotonic() + BUSY_RETRY_FOR_S
             while True:
                 try:
-                    made = operation(self._at_once)(*args, **kwargs)
-                    if pool.outage.since is not None:
-                        pool.outage.back()
-                    return made
-                except StoreUnavailable as error:
-                    raise pool.outage.failed(error) from error
-                except ANSWERS:
-                    pool.outage.back()
-                    raise
+                    with pool.outage.answering():
+                        return operation(self._at_once)(*args, **kwargs)
                 except HeldBack:
                     # By this process's own checkpoint, which lets go in some ms: tried again
                     # as soon each time, not at longer and longer waits.
@@ -361,21 +368,14 @@ class AsyncLog:
             work.add_done_callback(lambda _: loop.call_soon_threadsafe(outage.probed))
         waited = asyncio.wrap_future(work)
         try:
-            made = await (waited if late is None else asyncio.shield(waited))
-        except StoreUnavailable as error:
-            raise outage.failed(error) from error
-        except ANSWERS:
-            outage.back()
-            raise
+            with outage.answering():
+                return await (waited if late is None else asyncio.shield(waited))
         except asyncio.CancelledError:
             if late is not None:
                 # The caller has gone; the thread goes on (its statement cannot be taken
                 # back), and what it did is told all the same.
                 waited.add_done_callback(functools.partial(_told, late))
             raise
-        if outage.since is not None:
-            outage.back()
-        return made
 
     async def create_game(
         self,
