@@ -145,8 +145,11 @@ class Outage:
         that the work queued behind it, which the thread takes next, is answered at once (told
         on the loop, the thread had already begun the next one's wait)."""
         if self.since is None:
+            # The next call may try the store at once: one call's failure may be its own
+            # connection's (killed by the database, the rest of the pool sound), and calls are
+            # refused only while that try is under way, then one try each PROBE_S.
             self.since = time.monotonic()
-            self._next_probe = self.since + PROBE_S
+            self._next_probe = self.since
         self.error = str(error).splitlines()[0] if str(error) else ""
 
     def failed(self, error: StoreUnavailable) -> Unavailable:
