@@ -23,7 +23,7 @@ from croupier.app.ratelimit import DEFAULT_COMMAND_BURST, DEFAULT_COMMANDS_PER_S
 from croupier.service import config, logs
 from croupier.service import shutdown as shutdown_options
 from croupier.service import tls as tls_options
-from croupier.service.collector import DEFAULT_THAW_S as DEFAULT_GC_THAW_S
+from croupier.service.collector import DEFAULT_THAW_GROWTH as DEFAULT_GC_THAW_GROWTH
 from croupier.service.collector import THAW_ENV as GC_THAW_ENV
 from croupier.service.collector import Collector
 
@@ -152,15 +152,15 @@ def main() -> None:
     "CROUPIER_METRICS_ADDRESS.",
 )
 @click.option(
-    "--gc-thaw",
+    "--gc-thaw-growth",
     type=click.FloatRange(0),
-    default=config.env_default(GC_THAW_ENV, DEFAULT_GC_THAW_S),
-    show_default=f"{DEFAULT_GC_THAW_S:g}",
-    help="Python's garbage collector: the objects that survive a full collection (open "
-    "streams, mostly) are frozen, so later ones walk only what is new; the first full "
-    "collection this many seconds after the last thaw hands them back (the next walks them "
-    "all once); 0: Python's own way, nothing frozen (docs/operations.md). Environment: "
-    f"{GC_THAW_ENV}.",
+    default=config.env_default(GC_THAW_ENV, DEFAULT_GC_THAW_GROWTH),
+    show_default=f"{DEFAULT_GC_THAW_GROWTH:g}",
+    help="Python's garbage collector: the objects that survive a collection are frozen, so "
+    "later ones walk only what is new; when the process's peak memory has grown by this "
+    "fraction since the last thaw, they are handed back and collected once (freeing the "
+    "garbage cycles among them); 0: Python's own way, nothing frozen (docs/operations.md). "
+    f"Environment: {GC_THAW_ENV}.",
 )
 @click.option(
     "--listeners",
@@ -191,7 +191,7 @@ def serve(
     tls_client_ca: Path | None,
     shutdown_grace: float,
     metrics_address: str,
-    gc_thaw: float,
+    gc_thaw_growth: float,
     listeners: int,
     worker_of_group: str | None,
 ) -> None:
@@ -225,7 +225,7 @@ def serve(
             *(["--tls-cert", str(tls_cert), "--tls-key", str(tls_key)] if tls else []),
             *(["--tls-client-ca", str(tls_client_ca)] if tls_client_ca else []),
             *("--shutdown-grace", str(shutdown_grace)),
-            *("--gc-thaw", str(gc_thaw)),
+            *("--gc-thaw-growth", str(gc_thaw_growth)),
             *("--listeners", str(listeners)),
         ]
         _serve_workers(
@@ -282,9 +282,9 @@ def serve(
 
     async def run() -> None:
         # Set once the process has started: what start-up made is frozen with it.
-        collector = Collector(gc_thaw)
+        collector = Collector(gc_thaw_growth)
         collector.install()
-        reporting = asyncio.create_task(collector.report(metrics.metrics().gc_pause))
+        maintaining = asyncio.create_task(collector.maintain(metrics.metrics().gc_pause))
         serving = await create_server(
             address,
             store,
@@ -355,7 +355,7 @@ def serve(
         finally:
             await serving.stop(grace=None)  # nothing left to do once shut down
             await serving.core.close()
-            reporting.cancel()
+            maintaining.cancel()
 
     try:
         asyncio.run(run())

@@ -1,31 +1,43 @@
-"""Python's garbage collector, set for a server that holds many long-lived streams (``serve``).
+"""Python's garbage collector, set for a server whose objects die by reference counting.
 
-Each open stream is about 100 objects the collector tracks (gRPC's coroutines, futures, contexts
-and scopes, and ours). With 10,000 streams open, a full collection walks a million objects and
-stops the event loop for about 0.6 s; under load CPython 3.11 runs one every 10 to 20 s (when
-the objects that survived a younger collection since the last full one reach a quarter of those
-that survived it). Every call in flight waits out the pause.
+Nearly every object this server makes is freed by reference counting the moment nothing refers to
+it; garbage cycles are rare (measured: some twenty objects a second at 256 tables in play, nearly
+all of them gRPC's per-call handler lookups). But CPython's generational collector walks every
+object that outlives one collection again at the next, older, one, and in a server with many
+open streams most young objects outlive one: each waiting stream's futures, coroutines and
+iterator steps are made anew at each move and live until the next (a second or more at players'
+pace). Measured with ``croupier load --think-ms 1000 --games-in-flight 256`` (BENCHMARKS.md):
+middle collections walked some 48,000 such objects every 2.5 s, 30-45 ms each, and full ones
+50-95 ms, every call in flight waiting them out: a command's p99 of 23-48 ms, max 100-230 ms,
+against 8 ms with the collector off. A collection's time is its objects' references followed
+over a heap of 200 MB, cache misses rather than work; fewer collections of the same objects are
+the remedy, not other thresholds.
 
-Most survivors of a full collection live long: the open streams, the cached games, the modules.
-After each full collection they are frozen (:func:`gc.freeze`), so that the next full
-collections walk only what is new since. A frozen object is still freed as soon as nothing
-refers to it (reference counting frees nearly everything here); only garbage cycles that reach a
-frozen object wait (newer objects in such a cycle too), for the thaw: at the first full
-collection ``thaw_s`` after the last thaw, the frozen objects go back to the collector, and the
-full collection after that walks them all once (one long pause per thaw).
+So the survivors of every collection are frozen (:func:`gc.freeze`): a collection walks only
+what was made since the one before, and an object that lives on is walked once. A frozen object
+is still freed as soon as nothing refers to it; only a garbage cycle that outlives its first
+collection waits, for a thaw: the frozen objects go back to the collector and one full
+collection walks them all, freeing those cycles and freezing what survives (one long pause:
+0.2-0.3 s at 256 tables, about 0.6 s with 10,000 streams open). A thaw comes when the process's
+peak memory has grown by ``thaw_growth`` (half, by default) since the last one, checked each
+second on the event loop (:meth:`Collector.maintain`): so the memory frozen cycles can hold is
+bounded, as CPython bounds its own with full collections (a quarter of what survived the last
+one), and a process whose memory holds steady, as under a steady load, is not stopped at all. A
+thaw on a clock instead (tried: every 15 s) stopped every call in flight for 0.2-0.3 s, to free
+a few hundred objects. The same runs with this policy: a command's p99 9-13 ms, max 21-31 ms,
+the process's memory the same.
 
-Measured with ``croupier load --streams 10000 --games-in-flight 4`` (BENCHMARKS.md): full
-collections of 350-585 ms became 36-63 ms, and the slowest move 717 ms became 51 ms; the
-server's memory over six rounds of 10,000 streams opened and closed was the same as without
-freezing. Written for CPython 3.11's generational collector (the image's; 3.12 and 3.13 collect
-the same way). A collector that seldom reports full collections (3.14's incremental one) would
-seldom freeze: harmless, but then the policy does little.
+Written for CPython 3.11's generational collector (the image's; 3.12 and 3.13 collect the same
+way). Freezing also sets the collector's counts to zero, so with this policy no middle or full
+collection starts on its own: each young collection freezes first. Were that to change, they
+would walk only what is new, which is the point of it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import resource
 import time
 from collections import deque
 from collections.abc import Callable
@@ -35,48 +47,57 @@ import structlog
 
 log = structlog.get_logger("croupier.collector")
 
-#: How often the frozen objects go back to the collector (0: never freeze; CPython's own way).
-DEFAULT_THAW_S = 600.0
-THAW_ENV = "CROUPIER_GC_THAW_S"
+#: The growth of the process's peak memory since the last thaw that makes the next one (0: never
+#: freeze; CPython's own way).
+DEFAULT_THAW_GROWTH = 0.5
+THAW_ENV = "CROUPIER_GC_THAW_GROWTH"
 #: CPython's oldest generation: a collection of it is a full collection.
 OLDEST = 2
 #: Pauses kept until they are reported (a collection is rarely under a few per second).
 PAUSES_KEPT = 10_000
-#: How often the pauses kept are handed to the metrics.
+#: How often the pauses kept are handed to the metrics, and a thaw's need checked.
 REPORT_EVERY_S = 1.0
+
+
+def peak_memory() -> float:
+    """The process's peak resident memory (in the platform's unit: only ratios are used)."""
+    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
 
 #: Told of each collection: its generation and how long it stopped the process, in seconds.
 PauseObserver = Callable[[int, float], None]
 
 
 class Collector:
-    """The process's collector policy (:meth:`install` once, in the serving process)."""
+    """The process's collector policy (:meth:`install` once, in the serving process, and
+    :meth:`maintain` on its event loop for the thaws)."""
 
     def __init__(
         self,
-        thaw_s: float = DEFAULT_THAW_S,
-        clock: Callable[[], float] = time.monotonic,
+        thaw_growth: float = DEFAULT_THAW_GROWTH,
+        memory: Callable[[], float] = peak_memory,
     ) -> None:
-        self.thaw_s = thaw_s
-        self._clock = clock
-        # Each collection's (generation, seconds), until :meth:`report` hands them on. Not
+        self.thaw_growth = thaw_growth
+        self._memory = memory
+        # Each collection's (generation, seconds), until :meth:`pauses` hands them on. Not
         # observed from the callback itself: a collection starts at any allocation, perhaps one
         # made while a metric's (non-reentrant) lock is held.
         self._pauses: deque[tuple[int, float]] = deque(maxlen=PAUSES_KEPT)
         self._started = 0.0
+        # The peak memory at the last thaw (or the install).
         self._thawed_at = 0.0
-        #: Full collections seen, and how many of them froze their survivors.
-        self.full = 0
+        #: Collections whose survivors were frozen, and thaws made.
         self.frozen = 0
+        self.thaws = 0
 
     @property
     def freezing(self) -> bool:
-        return self.thaw_s > 0
+        return self.thaw_growth > 0
 
     def install(self) -> None:
-        """From now on: each collection is timed, and (unless ``thaw_s`` is 0) the survivors of
-        each full collection are frozen. What start-up made (modules, classes) is frozen now."""
-        self._thawed_at = self._clock()
+        """From now on: each collection is timed, and (unless ``thaw_growth`` is 0) what survives
+        it is frozen. What start-up made (modules, classes) is frozen now."""
+        self._thawed_at = self._memory()
         if self.freezing:
             gc.freeze()
         gc.callbacks.append(self._collected)
@@ -91,20 +112,23 @@ class Collector:
         if phase == "start":
             self._started = time.perf_counter()
             return
-        generation: int = info["generation"]
-        self._pauses.append((generation, time.perf_counter() - self._started))
-        if generation != OLDEST or not self.freezing:
-            return
-        self.full += 1
-        now = self._clock()
-        if now - self._thawed_at >= self.thaw_s:
-            # Handed back: the next full collection walks every object once, and frees the
-            # garbage cycles among those frozen since the last thaw.
-            gc.unfreeze()
-            self._thawed_at = now
-        else:
+        self._pauses.append((info["generation"], time.perf_counter() - self._started))
+        if self.freezing:
             gc.freeze()
             self.frozen += 1
+
+    @property
+    def thaw_due(self) -> bool:
+        return self.freezing and self._memory() >= self._thawed_at * (1 + self.thaw_growth)
+
+    def thaw(self) -> int:
+        """Hand every frozen object back and collect them all once (freeing the garbage cycles
+        frozen since the last thaw; the survivors are frozen again). Returns the objects freed."""
+        gc.unfreeze()
+        self.thaws += 1
+        freed = gc.collect()
+        self._thawed_at = self._memory()
+        return freed
 
     def pauses(self) -> list[tuple[int, float]]:
         """The collections since the last call: (generation, seconds the process stopped)."""
@@ -113,10 +137,24 @@ class Collector:
             taken.append(self._pauses.popleft())
         return taken
 
-    async def report(self, observe: PauseObserver, every_s: float = REPORT_EVERY_S) -> None:
-        """Hand each collection's pause to ``observe``, every ``every_s``, until cancelled."""
+    async def maintain(
+        self, observe: PauseObserver | None = None, every_s: float = REPORT_EVERY_S
+    ) -> None:
+        """Every ``every_s`` until cancelled: hand each collection's pause to ``observe``, and
+        thaw when a thaw is due (on the event loop, so that it stops the process between calls'
+        steps, as any collection does)."""
         while True:
             await asyncio.sleep(every_s)
+            if self.thaw_due:
+                started = time.perf_counter()
+                freed = self.thaw()
+                log.info(
+                    "frozen objects handed back to the collector and collected",
+                    freed=freed,
+                    seconds=round(time.perf_counter() - started, 3),
+                )
+            if observe is None:
+                continue
             try:
                 for generation, seconds in self.pauses():
                     observe(generation, seconds)

@@ -1848,8 +1848,16 @@ def main(config: LoadConfig) -> dict[str, Any]:
     collector = Collector()
     collector.install()
     partial: list[dict[str, Any]] = []
+
+    async def collected() -> dict[str, Any]:
+        maintaining = asyncio.create_task(collector.maintain())
+        try:
+            return await run(config, partial)
+        finally:
+            maintaining.cancel()
+
     try:
-        return asyncio.run(run(config, partial))
+        return asyncio.run(collected())
     except (KeyboardInterrupt, asyncio.CancelledError) as stopped:
         # asyncio.run: KeyboardInterrupt for Ctrl-C; SIGTERM cancels the run itself.
         signal_name = "SIGINT" if isinstance(stopped, KeyboardInterrupt) else "SIGTERM"

@@ -158,7 +158,7 @@ def test_a_socket_file_has_one_listener(tmp_path) -> None:
         ("CROUPIER_WORKERS", "integer"),
         ("CROUPIER_COMMAND_BURST", "integer"),
         ("CROUPIER_COMMAND_RATE", "float"),
-        ("CROUPIER_GC_THAW_S", "float"),
+        ("CROUPIER_GC_THAW_GROWTH", "float"),
         ("CROUPIER_SHUTDOWN_GRACE", "float"),
     ],
 )
