@@ -24,6 +24,7 @@ from croupier.service import config, logs
 from croupier.service import shutdown as shutdown_options
 from croupier.service import tls as tls_options
 from croupier.service.collector import DEFAULT_THAW_GROWTH as DEFAULT_GC_THAW_GROWTH
+from croupier.service.collector import RETIRED_THAW_ENV as RETIRED_GC_THAW_ENV
 from croupier.service.collector import THAW_ENV as GC_THAW_ENV
 from croupier.service.collector import Collector
 
@@ -244,6 +245,8 @@ def serve(
         return
     logs.configure(log_format)
     worker = worker_of_group is not None
+    if not worker:
+        _warn_of_retired_settings()
     if worker:
         # Every line of a worker says which process wrote it.
         pid = os.getpid()
@@ -425,6 +428,16 @@ def _write_dev_credential(store_url: str, studio: config.Keys) -> None:
     )
 
 
+def _warn_of_retired_settings() -> None:
+    """Settings an earlier release read and this one ignores: said once, at the start."""
+    if os.environ.get(RETIRED_GC_THAW_ENV):
+        log.warning(
+            f"{RETIRED_GC_THAW_ENV} is no longer read: the garbage collector's frozen objects are "
+            f"handed back when the process's memory has grown ({GC_THAW_ENV}, --gc-thaw-growth; "
+            "docs/operations.md, Scale)"
+        )
+
+
 def _serve_workers(
     address: str,
     store_url: str,
@@ -461,6 +474,7 @@ def _serve_workers(
     from croupier.service.store import StoreError, open_store
 
     logs.configure(log_format)
+    _warn_of_retired_settings()
     host, port, hold = _reserve(address, "--address")
     http_address, cors_origins = http
     held = [hold]

@@ -19,13 +19,15 @@ is still freed as soon as nothing refers to it; only a garbage cycle that outliv
 collection waits, for a thaw: the frozen objects go back to the collector and one full
 collection walks them all, freeing those cycles and freezing what survives (one long pause:
 0.2-0.3 s at 256 tables, about 0.6 s with 10,000 streams open). A thaw comes when the process's
-peak memory has grown by ``thaw_growth`` (half, by default) since the last one, checked each
-second on the event loop (:meth:`Collector.maintain`): so the memory frozen cycles can hold is
-bounded, as CPython bounds its own with full collections (a quarter of what survived the last
-one), and a process whose memory holds steady, as under a steady load, is not stopped at all. A
-thaw on a clock instead (tried: every 15 s) stopped every call in flight for 0.2-0.3 s, to free
-a few hundred objects. The same runs with this policy: a command's p99 9-13 ms, max 21-31 ms,
-the process's memory the same.
+peak memory has doubled (``thaw_growth`` 1, the default) since the last one, checked each second
+on the event loop (:meth:`Collector.maintain`): so what frozen cycles hold is bounded by what
+the process held at the last thaw, and a process whose memory holds steady, as under a steady
+load, is not stopped at all. A starting process thaws once or twice as its caches and streams
+fill (at 80 MB → 160 MB, within seconds at 384 tables). Tried and dropped: a thaw on a clock
+(every 15 s: each stopped every call in flight for 0.2-0.3 s, to free a few hundred objects),
+and at half as much again (a third thaw while 384 tables started: p99 151 ms in its 30 s). The
+same runs with this policy: a command's p99 9-13 ms, max 20-31 ms, the process's memory the
+same.
 
 Written for CPython 3.11's generational collector (the image's; 3.12 and 3.13 collect the same
 way). Freezing also sets the collector's counts to zero, so with this policy no middle or full
@@ -49,8 +51,10 @@ log = structlog.get_logger("croupier.collector")
 
 #: The growth of the process's peak memory since the last thaw that makes the next one (0: never
 #: freeze; CPython's own way).
-DEFAULT_THAW_GROWTH = 0.5
+DEFAULT_THAW_GROWTH = 1.0
 THAW_ENV = "CROUPIER_GC_THAW_GROWTH"
+#: The setting of a thaw on a clock (seconds), before 2026-12-02: no longer read.
+RETIRED_THAW_ENV = "CROUPIER_GC_THAW_S"
 #: CPython's oldest generation: a collection of it is a full collection.
 OLDEST = 2
 #: Pauses kept until they are reported (a collection is rarely under a few per second).

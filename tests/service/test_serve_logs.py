@@ -63,7 +63,8 @@ def json_lines(path: Path) -> list[dict[str, object]]:
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_every_line_of_a_json_run_is_json(tmp_path: Path, workers: int) -> None:
-    env = {**BARE, "CROUPIER_LOG_FORMAT": "json"}  # the environment alone picks the format
+    # The environment alone picks the format; a retired setting is said to be ignored.
+    env = {**BARE, "CROUPIER_LOG_FORMAT": "json", "CROUPIER_GC_THAW_S": "600"}
     process = serve(tmp_path, "--workers", str(workers), env=env)
     try:
         addresses = wait_for(process, tmp_path / "err.log", workers)
@@ -81,6 +82,7 @@ def test_every_line_of_a_json_run_is_json(tmp_path: Path, workers: int) -> None:
     events = [line["event"] for line in lines]
     assert events.count("serving") == workers
     assert sum("no CROUPIER_SECRET" in str(e) for e in events) == 1
+    assert sum("CROUPIER_GC_THAW_S is no longer read" in str(e) for e in events) == 1
 
 
 def test_a_failed_start_is_a_json_line_too(tmp_path: Path) -> None:
