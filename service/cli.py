@@ -158,11 +158,14 @@ def main() -> None:
     default=config.env_default(GC_THAW_ENV, DEFAULT_GC_THAW_GROWTH),
     show_default=f"{DEFAULT_GC_THAW_GROWTH:g}",
     help="Python's garbage collector: the objects that survive a collection are frozen, so "
-    "later ones walk only what is new; when the process's peak memory has grown by this "
-    "fraction since the last thaw, they are handed back and collected once (freeing the "
-    "garbage cycles among them); 0: Python's own way, nothing frozen (docs/operations.md). "
-    f"Environment: {GC_THAW_ENV}.",
+    "later ones walk only what is new; when the memory the process holds has grown by this "
+    "fraction since just after the last thaw (and at least hourly), they are handed back and "
+    "collected once (freeing the garbage cycles among them); 0: Python's own way, nothing "
+    f"frozen (docs/operations.md). Environment: {GC_THAW_ENV}.",
 )
+# An earlier release's thaw on a clock: still accepted, so that a command line that gives it
+# still starts, and said to be ignored.
+@click.option("--gc-thaw", "retired_gc_thaw", type=float, default=None, hidden=True)
 @click.option(
     "--listeners",
     type=click.IntRange(1, 64),
@@ -193,6 +196,7 @@ def serve(
     shutdown_grace: float,
     metrics_address: str,
     gc_thaw_growth: float,
+    retired_gc_thaw: float | None,
     listeners: int,
     worker_of_group: str | None,
 ) -> None:
@@ -241,12 +245,13 @@ def serve(
             (http, cors_origins),
             forwarded,
             metrics_address,
+            retired_gc_thaw,
         )
         return
     logs.configure(log_format)
     worker = worker_of_group is not None
     if not worker:
-        _warn_of_retired_settings()
+        _warn_of_retired_settings(retired_gc_thaw)
     if worker:
         # Every line of a worker says which process wrote it.
         pid = os.getpid()
@@ -428,13 +433,17 @@ def _write_dev_credential(store_url: str, studio: config.Keys) -> None:
     )
 
 
-def _warn_of_retired_settings() -> None:
+def _warn_of_retired_settings(gc_thaw: float | None) -> None:
     """Settings an earlier release read and this one ignores: said once, at the start."""
-    if os.environ.get(RETIRED_GC_THAW_ENV):
+    retired = [
+        *(["--gc-thaw"] if gc_thaw is not None else []),
+        *([RETIRED_GC_THAW_ENV] if os.environ.get(RETIRED_GC_THAW_ENV) else []),
+    ]
+    if retired:
         log.warning(
-            f"{RETIRED_GC_THAW_ENV} is no longer read: the garbage collector's frozen objects are "
-            f"handed back when the process's memory has grown ({GC_THAW_ENV}, --gc-thaw-growth; "
-            "docs/operations.md, Scale)"
+            f"{' and '.join(retired)}: no longer read; the garbage collector's frozen objects are "
+            f"handed back when the memory the process holds has grown (--gc-thaw-growth, "
+            f"{GC_THAW_ENV}; docs/operations.md, Scale)"
         )
 
 
@@ -450,6 +459,7 @@ def _serve_workers(
     http: tuple[str | None, str],
     forwarded: list[str],
     metrics_address: str = "",
+    retired_gc_thaw: float | None = None,
 ) -> None:
     """Start ``workers`` processes serving on one port (SO_REUSEPORT), forward SIGTERM and SIGINT
     to them (each shuts down gracefully), and exit when they have all exited. ``http``: the HTTP
@@ -474,7 +484,7 @@ def _serve_workers(
     from croupier.service.store import StoreError, open_store
 
     logs.configure(log_format)
-    _warn_of_retired_settings()
+    _warn_of_retired_settings(retired_gc_thaw)
     host, port, hold = _reserve(address, "--address")
     http_address, cors_origins = http
     held = [hold]

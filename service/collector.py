@@ -1,8 +1,8 @@
 """Python's garbage collector, set for a server whose objects die by reference counting.
 
 Nearly every object this server makes is freed by reference counting the moment nothing refers to
-it; garbage cycles are rare (measured: some twenty objects a second at 256 tables in play, nearly
-all of them gRPC's per-call handler lookups). But CPython's generational collector walks every
+it; garbage cycles are rare (measured: some twenty objects a second at 256 tables in play, most of
+them gRPC's per-call objects and context-variable tokens). But CPython's generational collector walks every
 object that outlives one collection again at the next, older, one, and in a server with many
 open streams most young objects outlive one: each waiting stream's futures, coroutines and
 iterator steps are made anew at each move and live until the next (a second or more at players'
@@ -18,16 +18,20 @@ what was made since the one before, and an object that lives on is walked once. 
 is still freed as soon as nothing refers to it; only a garbage cycle that outlives its first
 collection waits, for a thaw: the frozen objects go back to the collector and one full
 collection walks them all, freeing those cycles and freezing what survives (one long pause:
-0.2-0.3 s at 256 tables, about 0.6 s with 10,000 streams open). A thaw comes when the process's
-peak memory has doubled (``thaw_growth`` 1, the default) since the last one, checked each second
-on the event loop (:meth:`Collector.maintain`): so what frozen cycles hold is bounded by what
-the process held at the last thaw, and a process whose memory holds steady, as under a steady
-load, is not stopped at all. A starting process thaws once or twice as its caches and streams
-fill (at 80 MB → 160 MB, within seconds at 384 tables). Tried and dropped: a thaw on a clock
-(every 15 s: each stopped every call in flight for 0.2-0.3 s, to free a few hundred objects),
-and at half as much again (a third thaw while 384 tables started: p99 151 ms in its 30 s). The
-same runs with this policy: a command's p99 9-13 ms, max 20-31 ms, the process's memory the
-same.
+0.2-0.3 s at 256 tables, about 0.6 s with 10,000 streams open). A thaw comes when the memory
+blocks the process holds (:func:`sys.getallocatedblocks`, live objects and frozen cycles alike,
+not memory freed and kept for reuse) have doubled (``thaw_growth`` 1, the default) since just
+after the last one, checked each second on the event loop (:meth:`Collector.maintain`): so
+frozen cycles hold at most as much again as the process held then, and a process whose memory
+holds steady, as under a steady load, is not stopped for them. A starting process thaws once
+or twice as its caches and streams fill. And at least once an hour
+(:data:`THAW_AT_LEAST_EVERY_S`): a cycle that holds little memory may hold a socket or a file.
+Tried and dropped: a thaw every 15 s (each stopped every call in flight for 0.2-0.3 s, to free
+a few hundred objects); the process's peak memory as the measure (memory a thaw frees stays in
+the process, so each thaw raised the next one's threshold: a reviewer's process making cycles
+grew to 4 GB in 20 s); a thaw at half as much again (a third thaw while 384 tables started: p99
+151 ms in its 30 s). The same runs with this policy: a command's p99 9-13 ms, max 20-40 ms (but
+for a thaw), the process's memory the same.
 
 Written for CPython 3.11's generational collector (the image's; 3.12 and 3.13 collect the same
 way). Freezing also sets the collector's counts to zero, so with this policy no middle or full
@@ -39,7 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import resource
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -49,9 +53,11 @@ import structlog
 
 log = structlog.get_logger("croupier.collector")
 
-#: The growth of the process's peak memory since the last thaw that makes the next one (0: never
-#: freeze; CPython's own way).
+#: The growth of the memory blocks held since just after the last thaw that makes the next one
+#: (0: never freeze; CPython's own way).
 DEFAULT_THAW_GROWTH = 1.0
+#: The longest between two thaws, whatever the memory: a garbage cycle may hold a socket or a file.
+THAW_AT_LEAST_EVERY_S = 3600.0
 THAW_ENV = "CROUPIER_GC_THAW_GROWTH"
 #: The setting of a thaw on a clock (seconds), before 2026-12-02: no longer read.
 RETIRED_THAW_ENV = "CROUPIER_GC_THAW_S"
@@ -63,9 +69,10 @@ PAUSES_KEPT = 10_000
 REPORT_EVERY_S = 1.0
 
 
-def peak_memory() -> float:
-    """The process's peak resident memory (in the platform's unit: only ratios are used)."""
-    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+def memory_blocks() -> float:
+    """The memory blocks the process's objects hold now (frozen garbage included; memory freed
+    and kept for reuse not): a count, not bytes, and cheap (tens of microseconds)."""
+    return float(sys.getallocatedblocks())
 
 
 #: Told of each collection: its generation and how long it stopped the process, in seconds.
@@ -79,16 +86,21 @@ class Collector:
     def __init__(
         self,
         thaw_growth: float = DEFAULT_THAW_GROWTH,
-        memory: Callable[[], float] = peak_memory,
+        memory: Callable[[], float] = memory_blocks,
+        clock: Callable[[], float] = time.monotonic,
+        thaw_every_s: float = THAW_AT_LEAST_EVERY_S,
     ) -> None:
         self.thaw_growth = thaw_growth
+        self.thaw_every_s = thaw_every_s
         self._memory = memory
+        self._clock = clock
         # Each collection's (generation, seconds), until :meth:`pauses` hands them on. Not
         # observed from the callback itself: a collection starts at any allocation, perhaps one
         # made while a metric's (non-reentrant) lock is held.
         self._pauses: deque[tuple[int, float]] = deque(maxlen=PAUSES_KEPT)
         self._started = 0.0
-        # The peak memory at the last thaw (or the install).
+        # The memory held just after the last thaw (or the install), and when that was.
+        self._held_after_thaw = 0.0
         self._thawed_at = 0.0
         #: Collections whose survivors were frozen, and thaws made.
         self.frozen = 0
@@ -101,7 +113,8 @@ class Collector:
     def install(self) -> None:
         """From now on: each collection is timed, and (unless ``thaw_growth`` is 0) what survives
         it is frozen. What start-up made (modules, classes) is frozen now."""
-        self._thawed_at = self._memory()
+        self._held_after_thaw = self._memory()
+        self._thawed_at = self._clock()
         if self.freezing:
             gc.freeze()
         gc.callbacks.append(self._collected)
@@ -123,7 +136,10 @@ class Collector:
 
     @property
     def thaw_due(self) -> bool:
-        return self.freezing and self._memory() >= self._thawed_at * (1 + self.thaw_growth)
+        if not self.freezing:
+            return False
+        grown = self._memory() >= self._held_after_thaw * (1 + self.thaw_growth)
+        return grown or self._clock() - self._thawed_at >= self.thaw_every_s
 
     def thaw(self) -> int:
         """Hand every frozen object back and collect them all once (freeing the garbage cycles
@@ -131,7 +147,8 @@ class Collector:
         gc.unfreeze()
         self.thaws += 1
         freed = gc.collect()
-        self._thawed_at = self._memory()
+        self._held_after_thaw = self._memory()
+        self._thawed_at = self._clock()
         return freed
 
     def pauses(self) -> list[tuple[int, float]]:
@@ -142,21 +159,25 @@ class Collector:
         return taken
 
     async def maintain(
-        self, observe: PauseObserver | None = None, every_s: float = REPORT_EVERY_S
+        self,
+        observe: PauseObserver | None = None,
+        every_s: float = REPORT_EVERY_S,
+        announce: bool = True,
     ) -> None:
         """Every ``every_s`` until cancelled: hand each collection's pause to ``observe``, and
         thaw when a thaw is due (on the event loop, so that it stops the process between calls'
-        steps, as any collection does)."""
+        steps, as any collection does), logging it if ``announce``."""
         while True:
             await asyncio.sleep(every_s)
             if self.thaw_due:
                 started = time.perf_counter()
                 freed = self.thaw()
-                log.info(
-                    "frozen objects handed back to the collector and collected",
-                    freed=freed,
-                    seconds=round(time.perf_counter() - started, 3),
-                )
+                if announce:
+                    log.info(
+                        "frozen objects handed back to the collector and collected",
+                        freed=freed,
+                        seconds=round(time.perf_counter() - started, 3),
+                    )
             if observe is None:
                 continue
             try:

@@ -1850,7 +1850,8 @@ def main(config: LoadConfig) -> dict[str, Any]:
     partial: list[dict[str, Any]] = []
 
     async def collected() -> dict[str, Any]:
-        maintaining = asyncio.create_task(collector.maintain())
+        # Its thaws are not logged: the tool's output is its progress and report.
+        maintaining = asyncio.create_task(collector.maintain(announce=False))
         try:
             return await run(config, partial)
         finally:

@@ -6,22 +6,35 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
+import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from croupier.service.collector import OLDEST, Collector
 
+#: How long a test waits for the event loop's task to act.
+WAIT_S = 10.0
+
 
 class Memory:
-    """The process's peak memory, as the test sets it."""
+    """The memory blocks the process holds, as the test sets them."""
 
     def __init__(self) -> None:
-        self.peak = 100.0
+        self.held = 100.0
 
     def __call__(self) -> float:
-        return self.peak
+        return self.held
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 class Node:
@@ -36,14 +49,26 @@ def tracked(obj: object) -> bool:
     return any(o is obj for o in gc.get_objects())
 
 
+async def until(done: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not done():
+        assert time.monotonic() < deadline, "the collector's task did not act"
+        await asyncio.sleep(0.01)
+
+
 @pytest.fixture
 def memory() -> Memory:
     return Memory()
 
 
 @pytest.fixture
-def collector(memory: Memory) -> Iterator[Collector]:
-    policy = Collector(thaw_growth=0.5, memory=memory)
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def collector(memory: Memory, clock: Clock) -> Iterator[Collector]:
+    policy = Collector(thaw_growth=1.0, memory=memory, clock=clock, thaw_every_s=3600.0)
     policy.install()
     # Only the tests' own collections: one started by an allocation would freeze what a test
     # is about to look at.
@@ -100,19 +125,62 @@ def test_a_thaw_hands_frozen_cycles_back_to_be_freed(collector: Collector, memor
     del one, two
     gc.collect()
     assert freed() is not None  # frozen: even a full collection before the thaw does not walk it
-    memory.peak = 149.0
-    assert not collector.thaw_due  # the peak has grown by less than half
-    memory.peak = 150.0
+    memory.held = 199.0
+    assert not collector.thaw_due  # the memory held has not doubled
+    memory.held = 200.0
     assert collector.thaw_due
+    memory.held = 120.0  # what the thaw leaves (the cycles it frees)
     assert collector.thaw() >= 2  # walks everything once: the cycle is freed
     assert freed() is None
     assert gc.get_freeze_count() > 0  # and what survives is frozen again
-    # The next thaw waits for half as much again as the peak at this one.
+    # The next thaw waits for twice what this one left, not twice what it found.
     assert not collector.thaw_due and collector.thaws == 1
-    memory.peak = 224.0
+    memory.held = 239.0
     assert not collector.thaw_due
-    memory.peak = 225.0
+    memory.held = 240.0
     assert collector.thaw_due
+
+
+def test_a_thaw_comes_at_least_once_an_hour(collector: Collector, clock: Clock) -> None:
+    """A cycle may hold little memory and a socket: the memory alone may never call a thaw."""
+    clock.now += 3599.0
+    assert not collector.thaw_due
+    clock.now += 1.0
+    assert collector.thaw_due
+    collector.thaw()
+    assert not collector.thaw_due
+
+
+def test_cycles_that_pile_up_call_a_thaw_which_frees_them(clock: Clock) -> None:
+    """With the process's own measure (the blocks it holds): frozen garbage cycles raise it, the
+    thaw frees them, and the next thaw is measured from what is left, so that cycles made on and
+    on are freed on and on (a peak-memory measure kept rising with them)."""
+    policy = Collector(thaw_growth=0.1, clock=clock)
+    policy.install()
+    automatic = gc.isenabled()
+    gc.disable()
+    try:
+        start = sys.getallocatedblocks()
+        for _ in range(3):
+            made = 0
+            while not policy.thaw_due:
+                batch = []
+                for _ in range(5_000):
+                    one, two = Node(), Node()
+                    one.other, two.other = two, one
+                    batch.append(one)
+                gc.collect(0)  # they outlive a collection: frozen
+                del batch, one, two  # and die in their cycles
+                made += 5_000
+                assert made < 2_000_000, "frozen cycles never called a thaw"
+            freed = policy.thaw()
+            assert freed >= made  # every cycle made since the last thaw, at least
+            assert not policy.thaw_due
+            assert sys.getallocatedblocks() < start * 1.05
+    finally:
+        if automatic:
+            gc.enable()
+        policy.uninstall()
 
 
 def test_the_event_loop_thaws_when_a_thaw_is_due(collector: Collector, memory: Memory) -> None:
@@ -126,17 +194,16 @@ def test_the_event_loop_thaws_when_a_thaw_is_due(collector: Collector, memory: M
         task = asyncio.create_task(collector.maintain(every_s=0.01))
         await asyncio.sleep(0.05)
         assert freed() is not None and collector.thaws == 0  # not due yet
-        memory.peak *= 2
-        while collector.thaws == 0:
-            await asyncio.sleep(0.01)
+        memory.held *= 2
+        await until(lambda: collector.thaws > 0)
         task.cancel()
 
     asyncio.run(maintained())
     assert freed() is None
 
 
-def test_with_no_thaw_nothing_is_frozen(memory: Memory) -> None:
-    policy = Collector(thaw_growth=0, memory=memory)
+def test_with_no_thaw_nothing_is_frozen(memory: Memory, clock: Clock) -> None:
+    policy = Collector(thaw_growth=0, memory=memory, clock=clock)
     policy.install()
     try:
         kept = Node()
@@ -144,7 +211,8 @@ def test_with_no_thaw_nothing_is_frozen(memory: Memory) -> None:
         assert tracked(kept) and gc.get_freeze_count() == 0
         assert OLDEST in [generation for generation, _ in policy.pauses()]
         assert policy.frozen == 0
-        memory.peak *= 10
+        memory.held *= 10
+        clock.now += 10 * policy.thaw_every_s
         assert not policy.thaw_due
     finally:
         policy.uninstall()
@@ -166,8 +234,7 @@ def test_every_collection_is_reported_with_its_generation(collector: Collector) 
             collector.maintain(lambda g, s: seen.append((g, s)), every_s=0.01)
         )
         gc.collect()
-        while not seen:
-            await asyncio.sleep(0.01)
+        await until(lambda: bool(seen))
         task.cancel()
 
     asyncio.run(report())

@@ -22,6 +22,7 @@ CROUPIER = str(Path(sys.executable).parent / "croupier")
 #: No secrets: the start then also logs its warnings (generated keys, the dev credential).
 BARE = {k: v for k, v in os.environ.items() if not k.startswith("CROUPIER_")}
 START_S = 30
+THAWED = "frozen objects handed back to the collector and collected"
 
 
 def serve(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -49,6 +50,15 @@ def wait_for(process: subprocess.Popen[bytes], log: Path, found: int) -> list[st
         time.sleep(0.05)
 
 
+def thawed_by(log: Path) -> set[object]:
+    """The processes (a worker's ``pid``; ``None``: a lone process) that logged a thaw."""
+    return {
+        json.loads(line).get("pid")
+        for line in log.read_text().splitlines()
+        if THAWED in line and line.endswith("}")
+    }
+
+
 def json_lines(path: Path) -> list[dict[str, object]]:
     lines = []
     for line in path.read_text().splitlines():
@@ -63,9 +73,15 @@ def json_lines(path: Path) -> list[dict[str, object]]:
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_every_line_of_a_json_run_is_json(tmp_path: Path, workers: int) -> None:
-    # The environment alone picks the format; a retired setting is said to be ignored.
-    env = {**BARE, "CROUPIER_LOG_FORMAT": "json", "CROUPIER_GC_THAW_S": "600"}
-    process = serve(tmp_path, "--workers", str(workers), env=env)
+    # The environment alone picks the format; retired settings are said to be ignored, and a
+    # thaw is due at any growth of the memory held: the collector's task runs and logs it.
+    env = {
+        **BARE,
+        "CROUPIER_LOG_FORMAT": "json",
+        "CROUPIER_GC_THAW_S": "600",
+        "CROUPIER_GC_THAW_GROWTH": "1e-9",
+    }
+    process = serve(tmp_path, "--workers", str(workers), "--gc-thaw", "600", env=env)
     try:
         addresses = wait_for(process, tmp_path / "err.log", workers)
         with grpc.insecure_channel(addresses[0]) as channel:
@@ -73,6 +89,10 @@ def test_every_line_of_a_json_run_is_json(tmp_path: Path, workers: int) -> None:
                 health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=10
             )
         assert answer.status == health_pb2.HealthCheckResponse.SERVING
+        deadline = time.monotonic() + START_S
+        while len(thawed_by(tmp_path / "err.log")) < workers:
+            assert time.monotonic() < deadline, "no thaw logged by each serving process"
+            time.sleep(0.1)
     finally:
         process.send_signal(signal.SIGTERM)
         code = process.wait(timeout=30)
@@ -82,7 +102,9 @@ def test_every_line_of_a_json_run_is_json(tmp_path: Path, workers: int) -> None:
     events = [line["event"] for line in lines]
     assert events.count("serving") == workers
     assert sum("no CROUPIER_SECRET" in str(e) for e in events) == 1
-    assert sum("CROUPIER_GC_THAW_S is no longer read" in str(e) for e in events) == 1
+    [retired] = [e for e in events if "no longer read" in str(e)]
+    assert "--gc-thaw and CROUPIER_GC_THAW_S" in str(retired)
+    assert len(thawed_by(tmp_path / "err.log")) == workers  # each runs the policy it was given
 
 
 def test_a_failed_start_is_a_json_line_too(tmp_path: Path) -> None:
