@@ -177,6 +177,8 @@ class Collector:
                         "frozen objects handed back to the collector and collected",
                         freed=freed,
                         seconds=round(time.perf_counter() - started, 3),
+                        # What the next thaw's growth is measured from.
+                        memory_blocks=int(self._held_after_thaw),
                     )
             if observe is None:
                 continue
