@@ -1,12 +1,12 @@
 """Python's garbage collector, set for a server whose objects die by reference counting.
 
-Nearly every object this server makes is freed by reference counting the moment nothing refers to
-it; garbage cycles are rare (measured: some twenty objects a second at 256 tables in play, most of
-them gRPC's per-call objects and context-variable tokens). But CPython's generational collector walks every
-object that outlives one collection again at the next, older, one, and in a server with many
-open streams most young objects outlive one: each waiting stream's futures, coroutines and
-iterator steps are made anew at each move and live until the next (a second or more at players'
-pace). Measured with ``croupier load --think-ms 1000 --games-in-flight 256`` (BENCHMARKS.md):
+Nearly every object this server makes is freed by reference counting the moment nothing refers
+to it; garbage cycles are rare (measured: some twenty objects a second at 256 tables in play,
+most of them gRPC's per-call objects and context-variable tokens). But CPython's generational
+collector walks every object that outlives one collection again at the next, older, one, and in
+a server with many open streams most young objects outlive one: each waiting stream's futures,
+coroutines and iterator steps are made anew at each move and live until the next (a second or
+more at players' pace). Measured with ``croupier load --think-ms 1000 --games-in-flight 256`` (BENCHMARKS.md):
 middle collections walked some 48,000 such objects every 2.5 s, 30-45 ms each, and full ones
 50-95 ms, every call in flight waiting them out: a command's p99 of 23-48 ms, max 100-230 ms,
 against 8 ms with the collector off. A collection's time is its objects' references followed
@@ -63,7 +63,7 @@ THAW_ENV = "CROUPIER_GC_THAW_GROWTH"
 RETIRED_THAW_ENV = "CROUPIER_GC_THAW_S"
 #: CPython's oldest generation: a collection of it is a full collection.
 OLDEST = 2
-#: Pauses kept until they are reported (a collection is rarely under a few per second).
+#: Pauses kept until they are reported (under load, some twenty young collections a second).
 PAUSES_KEPT = 10_000
 #: How often the pauses kept are handed to the metrics, and a thaw's need checked.
 REPORT_EVERY_S = 1.0
