@@ -6,12 +6,12 @@ most of them gRPC's per-call objects and context-variable tokens). But CPython's
 collector walks every object that outlives one collection again at the next, older, one, and in
 a server with many open streams most young objects outlive one: each waiting stream's futures,
 coroutines and iterator steps are made anew at each move and live until the next (a second or
-more at players' pace). Measured with ``croupier load --think-ms 1000 --games-in-flight 256`` (BENCHMARKS.md):
-middle collections walked some 48,000 such objects every 2.5 s, 30-45 ms each, and full ones
-50-95 ms, every call in flight waiting them out: a command's p99 of 23-48 ms, max 100-230 ms,
-against 8 ms with the collector off. A collection's time is its objects' references followed
-over a heap of 200 MB, cache misses rather than work; fewer collections of the same objects are
-the remedy, not other thresholds.
+more at players' pace). Measured with ``croupier load --think-ms 1000 --games-in-flight 256``
+(BENCHMARKS.md): middle collections walked some 48,000 such objects every 2.5 s, 30-45 ms each,
+and full ones 50-95 ms, every call in flight waiting them out: a command's p99 of 23-48 ms, max
+100-230 ms, against 8 ms with the collector off. A collection's time is its objects' references
+followed over a heap of 200 MB, cache misses rather than work; fewer collections of the same
+objects are the remedy, not other thresholds.
 
 So the survivors of every collection are frozen (:func:`gc.freeze`): a collection walks only
 what was made since the one before, and an object that lives on is walked once. A frozen object
