@@ -649,6 +649,12 @@ class Croupier:
         return timed, game.advance(timed, Context(folded.seeds, now))
 
     @staticmethod
+    def _deadline_passed(folded: Folded, now: int) -> bool:
+        """Whether the game's next deadline (a turn's time-out, a claim window's close) has
+        passed by ``now``: what :meth:`tick` records is due."""
+        return folded.deadline is not None and folded.deadline <= now
+
+    @staticmethod
     def _turn_ran_out(folded: Folded, now: int) -> bool:
         """Whether a seat's turn time (and bank) ran out by ``now``: its time-out is due."""
         deadline = folded.turn_deadline
@@ -1091,13 +1097,18 @@ class Croupier:
         # One instant for the decision and the record: a replay re-decides at the recorded time,
         # so a claim window closes there exactly as it did live.
         now = self.clock()
-        if self._turn_ran_out(folded, now):
-            # A turn ran out before this command: its time-out is recorded first (at its
-            # deadline), and the command, made on what came before, meets a newer version.
+        if self._deadline_passed(folded, now):
+            # Time made something due before this command (a turn's time-out, a battle claim
+            # window's award): it is recorded first, and the command, made on what came before,
+            # meets a newer version (ABORTED: look again), as it would have had the sweeper come
+            # first. Deciding it after the award instead refused a command that was legal when
+            # its seat looked (FAILED_PRECONDITION "it is seat 3's turn" for the seat that was
+            # to act before a claimant was awarded the discard).
             current = await self.tick(game_id)
-            return await self._answered_or_conflict(
-                folded, command_id, VersionConflict(game_id, expected_version, current)
-            )
+            if current != folded.version:
+                return await self._answered_or_conflict(
+                    folded, command_id, VersionConflict(game_id, expected_version, current)
+                )
         try:
             events = game.decide(folded.state, seat, engine_command, Context(folded.seeds, now))
         except CommandError as error:
