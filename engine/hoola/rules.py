@@ -48,7 +48,10 @@ Decisions where the rules are silent (each tested):
   not draw, stop or declare, but may take the card by thank-you at once (being nearest, they would
   win anyway). The first command recorded after the window closes records the award to the nearest
   claimant first (only recorded claims decide it, so it is the same whenever it is recorded); reads
-  show the awarded position as soon as the window has closed.
+  show the awarded position as soon as the window has closed. (The service records the award
+  itself as the window closes, and answers a command that comes after the close and before that
+  record ABORTED, the award recorded first: ``decide`` applying it first is what replays of games
+  recorded before 2026-12-02 rely on.)
 * A straight flush may hold jokers, as any run may (the seven cards form one run of one suit).
 * A straight flush, like four sevens, may be declared on any turn (``first_turn_combinations``
   speaks of low and high hands only).
