@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import grpc
 import pytest
 
 from croupier.app.sweeper import SweepSettings
-from croupier.v1 import common_pb2, gin_pb2, service_pb2, service_pb2_grpc
+from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import Running, server_thread, studio_auth
 from .test_grpc import auth, error_of, settle
@@ -387,3 +387,140 @@ def _every_due_game_timed_out(server: Running) -> None:
         stream.cancel()
         assert first.body.gin.turn_timed_out.deadline_ms == deadline
         assert timed_out(server, game) == [deadline]
+
+
+#: Battle Hoola with a claim window (docs/rules/hoola.md §1.7): claims wait for it to close.
+BATTLE = service_pb2.Rules(
+    hoola=hoola_pb2.HoolaRules(
+        out_of_turn_thank_you=True,
+        claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN,
+        claim_window_ms=1_000,
+        rounds=1,
+    )
+)
+#: Games and moves tried before a seat out of turn may claim a discard (it comes within a few).
+GAMES_TRIED = 20
+MOVES_TRIED = 60
+
+
+def _claimed(server: Running) -> tuple[service_pb2.CreateGameResponse, int] | None:
+    """A battle Hoola game in which a seat out of turn has just claimed a discard (its window
+    open), and that seat; ``None`` if no claim came in the moves tried."""
+    game = server.stub.CreateGame(
+        service_pb2.CreateGameRequest(
+            kind=common_pb2.GAME_KIND_HOOLA, seats=4, preset="korean", overrides=BATTLE
+        ),
+        metadata=studio_auth(),
+    )
+    seats = [auth(t.token) for t in game.tokens]
+    for _ in range(MOVES_TRIED):
+        shown = server.stub.GetView(
+            service_pb2.GetViewRequest(game_id=game.game_id), metadata=seats[0]
+        )
+        if shown.finished or not shown.to_act:
+            return None
+        turn = shown.to_act[0].seat
+        for seat in range(len(seats)):
+            legal = server.stub.ListLegalMoves(
+                service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=seats[seat]
+            )
+            if seat != turn and legal.moves:  # out of turn, only a claim is legal
+                server.stub.SubmitCommand(
+                    service_pb2.SubmitCommandRequest(
+                        game_id=game.game_id,
+                        command_id=f"claim-{legal.version}",
+                        expected_version=legal.version,
+                        command=legal.moves[0].command,
+                    ),
+                    metadata=seats[seat],
+                )
+                # A window is open while nobody is to act (the nearest seat's claim, the next
+                # player's, takes the card at once: then play on).
+                after = server.stub.GetView(
+                    service_pb2.GetViewRequest(game_id=game.game_id), metadata=seats[0]
+                )
+                if not after.to_act:
+                    return game, seat
+                break
+        else:
+            _play_on(server, game, seats, turn)
+    return None
+
+
+def _play_on(
+    server: Running,
+    game: service_pb2.CreateGameResponse,
+    seats: Sequence[tuple[tuple[str, str], ...]],
+    turn: int,
+) -> None:
+    """The seat to act plays its last legal move: a draw or a discard, rarely a meld."""
+    legal = server.stub.ListLegalMoves(
+        service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=seats[turn]
+    )
+    server.stub.SubmitCommand(
+        service_pb2.SubmitCommandRequest(
+            game_id=game.game_id,
+            command_id=f"move-{legal.version}",
+            expected_version=legal.version,
+            command=legal.moves[-1].command,
+        ),
+        metadata=seats[turn],
+    )
+
+
+def test_a_command_after_a_claim_window_closed_meets_the_award_first(server: Running) -> None:
+    """Time made the award due: a command sent after the window's close, on what the seat read
+    then, meets the award recorded first (ABORTED, as after a turn's time-out), rather than being
+    decided after an award its seat had not seen (it was refused FAILED_PRECONDITION when the
+    award took the turn from it); read again, it is accepted."""
+    core = server.thread.core
+    log, alarm = core.log, core.on_deadline
+
+    async def nothing_due() -> int | None:
+        return None
+
+    async def nothing_claimed(now_ms: int, lease_ms: int, limit: int) -> list[str]:
+        return []
+
+    # The sweeper does not tick the award here (nor hears of it, nor finds it in the database):
+    # the command after the close is what meets it.
+    core.on_deadline = None
+    log.next_due = nothing_due  # type: ignore[method-assign]
+    log.claim_due = nothing_claimed  # type: ignore[method-assign]
+    try:
+        _after_the_close(server)
+    finally:
+        core.on_deadline = alarm
+        del log.next_due, log.claim_due  # the instance's own methods again
+
+
+def _after_the_close(server: Running) -> None:
+    found = next(filter(None, (_claimed(server) for _ in range(GAMES_TRIED))), None)
+    assert found is not None, f"no claim out of turn in {GAMES_TRIED} games"
+    game, claimant = found
+    seats = [auth(t.token) for t in game.tokens]
+    server.clock.advance(BATTLE.hoola.claim_window_ms)
+    # Reads show the award as soon as the window has closed: the claimant acts.
+    shown = server.stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id), metadata=seats[0])
+    assert [s.seat for s in shown.to_act] == [claimant]
+    legal = server.stub.ListLegalMoves(
+        service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=seats[claimant]
+    )
+    move = service_pb2.SubmitCommandRequest(
+        game_id=game.game_id,
+        command_id="after-the-close",
+        expected_version=legal.version,
+        command=legal.moves[0].command,
+    )
+    code, info, _ = error_of(lambda: server.stub.SubmitCommand(move, metadata=seats[claimant]))
+    assert (code, info.reason) == (grpc.StatusCode.ABORTED, "VERSION_CONFLICT")
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+    award = replay.events[-1]
+    assert award.version == legal.version + 1 and award.command_id.startswith("tick:")
+    again = server.stub.ListLegalMoves(
+        service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=seats[claimant]
+    )
+    assert again.version == award.version and list(again.moves) == list(legal.moves)
+    move.command_id, move.expected_version = "read-again", again.version
+    answer = server.stub.SubmitCommand(move, metadata=seats[claimant])
+    assert answer.version > again.version
