@@ -1266,10 +1266,7 @@ class Croupier:
         in it by ``now`` (a turn's deadline, a claim window's close): a tick may go ahead on it
         without asking the store first."""
         cached = self.cache.peek(game_id)
-        if cached is None or not self._current(cached):
-            return False
-        due = cached.deadline
-        return due is not None and due <= now
+        return cached is not None and self._current(cached) and self._deadline_passed(cached, now)
 
     def _with_seed(self, folded: Folded, new: list[NewEvent], finished: bool) -> list[NewEvent]:
         """The batch, with the revealed seed after it when it ends the game."""
