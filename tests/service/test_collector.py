@@ -10,6 +10,7 @@ import sys
 import time
 import weakref
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -66,12 +67,11 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture
-def collector(memory: Memory, clock: Clock) -> Iterator[Collector]:
-    policy = Collector(thaw_growth=1.0, memory=memory, clock=clock, thaw_every_s=3600.0)
+@contextmanager
+def installed(policy: Collector) -> Iterator[Collector]:
+    """``policy`` installed, with only the test's own collections: one started by an allocation
+    would freeze what a test is about to look at."""
     policy.install()
-    # Only the tests' own collections: one started by an allocation would freeze what a test
-    # is about to look at.
     automatic = gc.isenabled()
     gc.disable()
     try:
@@ -80,6 +80,14 @@ def collector(memory: Memory, clock: Clock) -> Iterator[Collector]:
         if automatic:
             gc.enable()
         policy.uninstall()
+
+
+@pytest.fixture
+def collector(memory: Memory, clock: Clock) -> Iterator[Collector]:
+    with installed(
+        Collector(thaw_growth=1.0, memory=memory, clock=clock, thaw_every_s=3600.0)
+    ) as policy:
+        yield policy
     assert gc.get_freeze_count() == 0
 
 
@@ -155,11 +163,7 @@ def test_cycles_that_pile_up_call_a_thaw_which_frees_them(clock: Clock) -> None:
     """With the process's own measure (the blocks it holds): frozen garbage cycles raise it, the
     thaw frees them, and the next thaw is measured from what is left, so that cycles made on and
     on are freed on and on (a peak-memory measure kept rising with them)."""
-    policy = Collector(thaw_growth=0.1, clock=clock)
-    policy.install()
-    automatic = gc.isenabled()
-    gc.disable()
-    try:
+    with installed(Collector(thaw_growth=0.1, clock=clock)) as policy:
         start = sys.getallocatedblocks()
         for _ in range(3):
             made = 0
@@ -177,10 +181,6 @@ def test_cycles_that_pile_up_call_a_thaw_which_frees_them(clock: Clock) -> None:
             assert freed >= made  # every cycle made since the last thaw, at least
             assert not policy.thaw_due
             assert sys.getallocatedblocks() < start * 1.05
-    finally:
-        if automatic:
-            gc.enable()
-        policy.uninstall()
 
 
 def test_the_event_loop_thaws_when_a_thaw_is_due(collector: Collector, memory: Memory) -> None:

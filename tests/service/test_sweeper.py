@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import grpc
 import pytest
@@ -103,14 +104,11 @@ def test_an_away_seat_whose_clock_is_not_running_is_listed_as_away(server: Runni
     assert not entries[1 - idle].away and entries[1 - idle].deadline_ms > 0
 
 
-def test_a_deadline_this_process_recorded_is_ticked_without_asking_the_database(
-    server: Running,
-) -> None:
-    """The process that recorded a deadline ticks the game when it passes from its own copy:
-    with the database's looks answering nothing due and its claims claiming nothing, the
-    time-out is still recorded (and seen by a stream) at its deadline."""
+@contextmanager
+def _database_says_nothing_is_due(server: Running, looks: list[str]) -> Iterator[None]:
+    """The sweeper's looks in the database answer that nothing is due and its claims claim
+    nothing (each look noted in ``looks``)."""
     log = server.thread.core.log
-    looks: list[str] = []
 
     async def nothing_due() -> int | None:
         looks.append("next_due")
@@ -123,9 +121,20 @@ def test_a_deadline_this_process_recorded_is_ticked_without_asking_the_database(
     log.next_due = nothing_due  # type: ignore[method-assign]
     log.claim_due = nothing_claimed  # type: ignore[method-assign]
     try:
-        game, deadline, first = _first_time_out(server)
+        yield
     finally:
         del log.next_due, log.claim_due  # the instance's own methods again
+
+
+def test_a_deadline_this_process_recorded_is_ticked_without_asking_the_database(
+    server: Running,
+) -> None:
+    """The process that recorded a deadline ticks the game when it passes from its own copy:
+    with the database's looks answering nothing due and its claims claiming nothing, the
+    time-out is still recorded (and seen by a stream) at its deadline."""
+    looks: list[str] = []
+    with _database_says_nothing_is_due(server, looks):
+        game, deadline, first = _first_time_out(server)
     assert first.body.gin.turn_timed_out.deadline_ms == deadline
     assert timed_out(server, game) == [deadline]
     assert looks, "the database was still looked at, and said nothing was due"
@@ -420,11 +429,11 @@ def _claimed(server: Running) -> tuple[service_pb2.CreateGameResponse, int] | No
         if shown.finished or not shown.to_act:
             return None
         turn = shown.to_act[0].seat
-        for seat in range(len(seats)):
+        for seat in (s for s in range(len(seats)) if s != turn):
             legal = server.stub.ListLegalMoves(
                 service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=seats[seat]
             )
-            if seat != turn and legal.moves:  # out of turn, only a claim is legal
+            if legal.moves:  # out of turn, only a claim is legal
                 server.stub.SubmitCommand(
                     service_pb2.SubmitCommandRequest(
                         game_id=game.game_id,
@@ -473,25 +482,15 @@ def test_a_command_after_a_claim_window_closed_meets_the_award_first(server: Run
     then, meets the award recorded first (ABORTED, as after a turn's time-out), rather than being
     decided after an award its seat had not seen (it was refused FAILED_PRECONDITION when the
     award took the turn from it); read again, it is accepted."""
-    core = server.thread.core
-    log, alarm = core.log, core.on_deadline
-
-    async def nothing_due() -> int | None:
-        return None
-
-    async def nothing_claimed(now_ms: int, lease_ms: int, limit: int) -> list[str]:
-        return []
-
     # The sweeper does not tick the award here (nor hears of it, nor finds it in the database):
     # the command after the close is what meets it.
-    core.on_deadline = None
-    log.next_due = nothing_due  # type: ignore[method-assign]
-    log.claim_due = nothing_claimed  # type: ignore[method-assign]
+    core = server.thread.core
+    alarm, core.on_deadline = core.on_deadline, None
     try:
-        _after_the_close(server)
+        with _database_says_nothing_is_due(server, []):
+            _after_the_close(server)
     finally:
         core.on_deadline = alarm
-        del log.next_due, log.claim_due  # the instance's own methods again
 
 
 def _after_the_close(server: Running) -> None:
