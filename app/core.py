@@ -1343,7 +1343,8 @@ class Croupier:
         return service_pb2.GetViewResponse(
             view=folded.binding.view_to_proto(game.view(now, acting)),
             version=folded.version,
-            finished=game.is_finished(folded.state),
+            # As of now, as the view and who is to act: an award due may have ended the game.
+            finished=game.is_finished(now),
             to_act=self._to_act(folded, now),
         )
 
