@@ -410,6 +410,8 @@ BATTLE = service_pb2.Rules(
 #: Games and moves tried before a seat out of turn may claim a discard (it comes within a few).
 GAMES_TRIED = 20
 MOVES_TRIED = 60
+#: Moved past a deadline by this much more than it takes (the wall clock may step back).
+CLOCK_MARGIN_MS = 100
 
 
 def _claimed(server: Running) -> tuple[service_pb2.CreateGameResponse, int] | None:
@@ -443,12 +445,12 @@ def _claimed(server: Running) -> tuple[service_pb2.CreateGameResponse, int] | No
                     ),
                     metadata=seats[seat],
                 )
-                # A window is open while nobody is to act (the nearest seat's claim, the next
-                # player's, takes the card at once: then play on).
+                # The claim opened a window (the nearest seat's, the next player's, takes the
+                # card at once: then play on).
                 after = server.stub.GetView(
                     service_pb2.GetViewRequest(game_id=game.game_id), metadata=seats[0]
                 )
-                if not after.to_act:
+                if after.view.hoola.claim_window_end_ms:
                     return game, seat
                 break
         else:
@@ -484,24 +486,67 @@ def test_a_command_after_a_claim_window_closed_meets_the_award_first(server: Run
     award took the turn from it); read again, it is accepted."""
     # The sweeper does not tick the award here (nor hears of it, nor finds it in the database):
     # the command after the close is what meets it.
+    with _sweeper_held_off(server):
+        _after_the_close(server)
+
+
+@contextmanager
+def _sweeper_held_off(server: Running) -> Iterator[None]:
+    """The sweeper records nothing: it neither hears of deadlines nor finds them in the
+    database (what time makes due waits for a command, or a read's showing)."""
     core = server.thread.core
     alarm, core.on_deadline = core.on_deadline, None
     try:
         with _database_says_nothing_is_due(server, []):
-            _after_the_close(server)
+            yield
     finally:
         core.on_deadline = alarm
 
 
+def test_a_read_after_a_deadline_that_ends_the_game_shows_it_finished(server: Running) -> None:
+    """A seat that forfeits when away (``max_timeouts`` 1) ends a game of two with its time-out:
+    read before anything records it, the game shows finished, nobody to act, at the version
+    recorded (the view and who acts were already as of now; ``finished`` was not)."""
+    rules = gin_pb2.GinRules(turn_time_ms=TURN_MS, max_timeouts=1, forfeit_when_away=True)
+    game = server.stub.CreateGame(
+        service_pb2.CreateGameRequest(
+            kind=GIN, seats=2, preset="single-hand", overrides=service_pb2.Rules(gin=rules)
+        ),
+        metadata=studio_auth(),
+    )
+    with _sweeper_held_off(server):
+        before = view(server, game)
+        assert not before.finished and before.to_act
+        server.clock.advance(before.to_act[0].deadline_ms - server.clock() + CLOCK_MARGIN_MS)
+        after = view(server, game)
+    assert (after.finished, list(after.to_act), after.version) == (True, [], before.version)
+
+
+def _closed(server: Running) -> tuple[service_pb2.CreateGameResponse, int] | None:
+    """A battle Hoola game whose claim window has just closed, its award not yet recorded, and the
+    claimant, who is to act; ``None`` if no claim came, or its award ended the game (a claim's meld
+    may empty the claimant's hand)."""
+    found = _claimed(server)
+    if found is None:
+        return None
+    game, claimant = found
+    # The servers' clock is the wall clock moved on by the test: a margin for it stepping back.
+    server.clock.advance(BATTLE.hoola.claim_window_ms + CLOCK_MARGIN_MS)
+    # Reads show the award as soon as the window has closed: the claimant acts, or all is over.
+    shown = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    )
+    if shown.finished:
+        return None
+    assert [s.seat for s in shown.to_act] == [claimant]
+    return found
+
+
 def _after_the_close(server: Running) -> None:
-    found = next(filter(None, (_claimed(server) for _ in range(GAMES_TRIED))), None)
-    assert found is not None, f"no claim out of turn in {GAMES_TRIED} games"
+    found = next(filter(None, (_closed(server) for _ in range(GAMES_TRIED))), None)
+    assert found is not None, f"no claim out of turn left a move in {GAMES_TRIED} games"
     game, claimant = found
     seats = [auth(t.token) for t in game.tokens]
-    server.clock.advance(BATTLE.hoola.claim_window_ms)
-    # Reads show the award as soon as the window has closed: the claimant acts.
-    shown = server.stub.GetView(service_pb2.GetViewRequest(game_id=game.game_id), metadata=seats[0])
-    assert [s.seat for s in shown.to_act] == [claimant]
     legal = server.stub.ListLegalMoves(
         service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=seats[claimant]
     )
