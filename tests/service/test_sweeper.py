@@ -399,11 +399,12 @@ def _every_due_game_timed_out(server: Running) -> None:
 
 
 #: Battle Hoola with a claim window (docs/rules/hoola.md §1.7): claims wait for it to close.
+#: The window is long (the clock runs in real time too, and the test moves it past the close).
 BATTLE = service_pb2.Rules(
     hoola=hoola_pb2.HoolaRules(
         out_of_turn_thank_you=True,
         claim_priority=hoola_pb2.CLAIM_PRIORITY_NEAREST_IN_TURN,
-        claim_window_ms=1_000,
+        claim_window_ms=30_000,
         rounds=1,
     )
 )
