@@ -539,7 +539,10 @@ def _closed(server: Running) -> tuple[service_pb2.CreateGameResponse, int] | Non
     )
     if shown.finished:
         return None
-    assert [s.seat for s in shown.to_act] == [claimant]
+    hoola = shown.view.hoola
+    assert [s.seat for s in shown.to_act] == [claimant], (
+        f"at {server.clock()}: window to {hoola.claim_window_end_ms}, turn {hoola.turn}"
+    )
     return found
 
 
