@@ -608,6 +608,9 @@ def _reserve(address: str, option: str) -> tuple[str, int, socket.socket]:
     try:
         hold = socket.socket(family, socket.SOCK_STREAM)
         hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        # As every listener: the connections of a server just stopped (TIME_WAIT) do not make
+        # the port busy (``claim`` found nothing listening there).
+        hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         hold.bind((bind_host, port))
     except OSError as error:
         raise click.ClickException(

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import click
 import grpc
 import pytest
 from click.testing import CliRunner, Result
@@ -351,6 +352,26 @@ def test_serve_workers_share_a_port_and_accept_each_others_tokens(
     assert parent.wait(timeout=20) == 0
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists() or "Z" in _state(pid)
+
+
+def test_workers_take_a_port_whose_last_server_left_only_closed_connections() -> None:
+    """A server just stopped leaves its side of the connections it closed (TIME_WAIT) on the
+    port, nothing listening: ``serve --workers`` takes the port, as a plain ``serve`` does (it
+    said "Address already in use" for up to a minute); a port something listens on it refuses."""
+    from croupier.service.cli import _reserve
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = listener.accept()
+    accepted.close()  # the server's side closes first: it waits in TIME_WAIT
+    client.close()
+    with pytest.raises(click.ClickException, match="is another server running there"):
+        _reserve(f"127.0.0.1:{port}", "--address")
+    listener.close()
+    _, reserved, hold = _reserve(f"127.0.0.1:{port}", "--address")
+    hold.close()
+    assert reserved == port
 
 
 def test_workers_stop_when_their_parent_is_killed(workers) -> None:
