@@ -957,7 +957,13 @@ def load(
     tls_server_name: str,
 ) -> None:
     """Bots play many concurrent games through the public API; measure moves per second,
-    latencies, errors and (local server) CPU per move. Stops after --duration or --games."""
+    latencies, errors and (local server) CPU per move. Stops after --duration or --games (by
+    default after 10 s).
+
+    Exit code 1 when the service failed the run (the FAILED line says how): games abandoned, a
+    server it watches ended, seats left joining again after losing their stream, or a call
+    unanswered for over 10 s. Errors the bots got over (a refusal sent again, a stream
+    resumed, an address passed over for another of --addresses) are counted, not failures."""
     from croupier.service import load as load_tool
 
     targets = [*addresses, *(a.strip() for a in address_list.split(",") if a.strip())]
@@ -1019,6 +1025,8 @@ def load(
             raise click.ClickException(f"the JSON report was not written: {error}") from None
     if report.get("interrupted"):  # the shell's code for a run its signal ended
         raise SystemExit(128 + signal.Signals[report["interrupted"]].value)
+    if report["failed"]:  # the service failed the run (the summary's FAILED line says how)
+        raise SystemExit(1)
 
 
 @main.group()

@@ -186,6 +186,9 @@ class Recorder:
         # Play streams the server ended (UNAVAILABLE: a shutdown, a lost connection) that the
         # bots resumed after their newest event.
         self.resumed = 0
+        # Seats whose stream was lost and that were still waiting to join again when the run
+        # stopped (their server gone): each is among the unanswered, from the resume on.
+        self.rejoining_at_end = 0
 
     def joining(self, change: int) -> None:
         """A seat's stream starts (+1) or stops (-1) waiting for its first state (0: bring the
@@ -647,6 +650,14 @@ RESUMABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
 CUT_WHILE_WRITING = "Internal error from Core"
 
 
+async def _write(call: Any, request: service_pb2.PlayRequest) -> None:
+    """Send ``request`` on a Play stream, unless the server has ended it (a shutdown, a lost
+    connection: grpc.aio raises InvalidStateError then): the next read says how, and the stream
+    resumed sends what is unanswered again."""
+    with contextlib.suppress(asyncio.InvalidStateError):
+        await call.write(request)
+
+
 def resumable(error: grpc.aio.AioRpcError) -> bool:
     """Whether a Play stream ended by ``error`` was ended by the server going away, so that its
     client joins again: UNAVAILABLE, CANCELLED, or the client library's INTERNAL of a request cut
@@ -656,6 +667,13 @@ def resumable(error: grpc.aio.AioRpcError) -> bool:
         code == grpc.StatusCode.INTERNAL and error.details() == CUT_WHILE_WRITING
     )
 
+
+#: A call or command unanswered this long when the run stops fails it: a healthy server, even
+#: saturated, answers within a few seconds (a seat's first join included, which is not counted).
+UNANSWERED_FAILS_S = 10.0
+
+#: How long an address that answered UNAVAILABLE is passed over for the others.
+PASSED_OVER_S = 5.0
 
 #: How long a command refused UNAVAILABLE waits to be sent again when the refusal says nothing.
 UNAVAILABLE_RETRY_S = 1.0
@@ -719,6 +737,8 @@ class Load:
         self.run_id = f"load-{uuid.uuid4()}"
         self.recorder = Recorder()
         self.running: dict[str, Running] = {}
+        #: Per address (its row): until when it is passed over, having answered UNAVAILABLE.
+        self.down_until: dict[int, float] = {}
         self.tickets = 0
         #: A CreateGame that refused the studio credential: the run stopped, and fails with it.
         self.refused: grpc.aio.AioRpcError | None = None
@@ -742,13 +762,37 @@ class Load:
 
     # Which channel a game's call goes on: games alternate over the addresses, then over the
     # channels of an address; a game's seats share its channel (one connection: one worker of a
-    # SO_REUSEPORT group), or alternate over the addresses with split seats.
+    # SO_REUSEPORT group), or alternate over the addresses with split seats. An address that
+    # answered UNAVAILABLE is passed over for the next one for a while (any replica serves any
+    # game: a client fails over), unless every one is.
     def stub(self, game: int, seat: int = 0) -> service_pb2_grpc.GameServiceAsyncStub:
         addresses = len(self.stubs)
         row = (game + (seat if self.split_seats else 0)) % addresses
+        if self.down_until:
+            now = time.monotonic()
+            up = [
+                r
+                for r in (i % addresses for i in range(row, row + addresses))
+                if self.down_until.get(r, 0.0) <= now
+            ]
+            row = up[0] if up else row
         column = (game // addresses) % len(self.stubs[row])
         stub: service_pb2_grpc.GameServiceAsyncStub = self.stubs[row][column]
         return stub
+
+    def passed_over(self, stub: service_pb2_grpc.GameServiceAsyncStub) -> None:
+        """``stub``'s address answered UNAVAILABLE: the next calls go to the others for
+        ``PASSED_OVER_S`` (then it is tried again: a replica restarted takes its share)."""
+        if len(self.stubs) > 1:
+            row = next(r for r, stubs in enumerate(self.stubs) if stub in stubs)
+            self.down_until[row] = time.monotonic() + PASSED_OVER_S
+
+    def all_down(self) -> bool:
+        """Whether every address is being passed over (a caller then waits for one)."""
+        now = time.monotonic()
+        return len(self.stubs) == 1 or all(
+            self.down_until.get(r, 0.0) > now for r in range(len(self.stubs))
+        )
 
     def _take_ticket(self) -> int | None:
         if self.stopping.is_set():
@@ -798,11 +842,14 @@ class Load:
         request = service_pb2.CreateGameRequest()
         request.CopyFrom(self.request)
         request.request_id = f"{self.run_id}-{number}"
+        stub = self.stub(number)
         try:
             created = await self.recorder.call(
-                "CreateGame", self.stub(number).CreateGame(request, metadata=self.studio)
+                "CreateGame", stub.CreateGame(request, metadata=self.studio)
             )
         except grpc.aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.UNAVAILABLE:
+                self.passed_over(stub)  # asked again at the next address, if there are several
             raise NotCreated(error) from error
         self.recorder.games_started += 1
         self.recorder.setup_calls += 1
@@ -823,7 +870,7 @@ class Load:
                     created.game_id,
                     t.seat,
                     t.token,
-                    self.stub(number, t.seat),
+                    number,
                     rng,
                     info,
                     progress,
@@ -857,7 +904,7 @@ class Load:
         game_id: str,
         seat: int,
         token: str,
-        stub: service_pb2_grpc.GameServiceAsyncStub,
+        number: int,
         rng: random.Random,
         info: Running,
         progress: list[float],
@@ -865,7 +912,7 @@ class Load:
     ) -> None:
         recorder = self.recorder
         recorder.joining(+1)
-        joined = time.perf_counter()
+        joined = joining = time.perf_counter()
         recorder.setup_calls += 1
         sent: dict[str, float] = {}
         # The commands sent and not yet answered: sent again on a resumed stream (each applied
@@ -874,7 +921,8 @@ class Load:
         last_sent = -1
         seen = 0  # the newest event this seat has: a resumed stream joins after it
         closed = first = False
-        resumes = 0
+        in_game = False  # this stream has sent the seat its state (it is not joining)
+        resumes = 0  # in a row, without a state between them
 
         def reached(event: service_pb2.GameEvent) -> None:
             """An event reached this seat: how long after the command it follows was sent."""
@@ -887,15 +935,18 @@ class Load:
         try:
             while True:
                 recorder.calls["Play"] += 1
-                # A resumed stream waits for the server to be back (a restart, a rolling update).
-                call = stub.Play(metadata=auth(token), wait_for_ready=resumes > 0 or None)
+                # A resumed stream goes on to the next address, if there are several; when none
+                # answers, it waits for the server to be back (a restart, a rolling update).
+                stub = self.stub(number, seat)
+                waits = resumes > 0 and self.all_down()
+                call = stub.Play(metadata=auth(token), wait_for_ready=waits or None)
                 try:
                     join = service_pb2.PlayJoin(
                         game_id=game_id, after_version=seen, include=INCLUDE, batched=True
                     )
-                    await call.write(service_pb2.PlayRequest(join=join))
+                    await _write(call, service_pb2.PlayRequest(join=join))
                     for request in list(unanswered.values()):
-                        await call.write(request)
+                        await _write(call, request)
                     while True:
                         response = await call.read()
                         if not isinstance(response, service_pb2.PlayResponse):
@@ -908,9 +959,11 @@ class Load:
                                 continue
                         if kind in ("state", "batch"):
                             state = response.state if kind == "state" else response.batch.state
+                            if not in_game:
+                                in_game, resumes = True, 0
+                                recorder.joining(-1)
                             if not first:
                                 first = True
-                                recorder.joining(-1)
                                 recorder.observe("Play join→state", time.perf_counter() - joined)
                             if state.version > info.version:
                                 info.version = state.version
@@ -918,7 +971,8 @@ class Load:
                             if state.finished:
                                 if not closed:
                                     closed = True
-                                    await call.done_writing()
+                                    with contextlib.suppress(asyncio.InvalidStateError):
+                                        await call.done_writing()
                                 continue
                             if (
                                 state.to_act
@@ -940,7 +994,7 @@ class Load:
                                     )
                                 )
                                 unanswered[command_id] = request
-                                await call.write(request)
+                                await _write(call, request)
                         elif kind == "event":
                             reached(response.event)
                         elif kind == "accepted":
@@ -963,10 +1017,7 @@ class Load:
                                 recorder.error("Play command", status)
                                 recorder.move_calls += 1
                                 await asyncio.sleep(_retry_after_s(refused))
-                                # Unless the server ended the stream meanwhile (a shutdown): the
-                                # next read says how, and a resume sends it again.
-                                with contextlib.suppress(asyncio.InvalidStateError):
-                                    await call.write(again)
+                                await _write(call, again)
                                 continue
                             unanswered.pop(refused.command_id, None)
                             if sent.pop(refused.command_id, None) is not None:
@@ -987,12 +1038,19 @@ class Load:
                     resumes += 1
                     recorder.resumed += 1
                     closed = False
+                    if in_game:  # joining again: counted as joining until its state comes
+                        in_game, joining = False, time.perf_counter()
+                        recorder.joining(+1)
+                    self.passed_over(stub)
                 finally:
                     call.cancel()
         finally:
-            if not first:
-                recorder.joining(-1)
             now = time.perf_counter()
+            if not in_game:
+                recorder.joining(-1)
+                if first:  # a seat still joining again (its server gone) waits unanswered
+                    recorder.unanswered_s.append(now - joining)
+                    recorder.rejoining_at_end += 1
             recorder.unanswered_s += [now - sent_at for sent_at in sent.values()]
 
     # -- submit mode --
@@ -1018,6 +1076,7 @@ class Load:
             legal_for: int | None = None
             failures = 0
             last_progress = time.monotonic()
+            stub = self.stub(number)  # the acting seat's, once there is one
             while not finished:
                 if time.monotonic() - last_progress > STALL_S:
                     raise Stalled(game_id)
@@ -1082,6 +1141,8 @@ class Load:
                     if failures >= MAX_FAILURES:
                         raise
                     if away:
+                        # At the next address, if there are several (this one may be down).
+                        self.passed_over(stub)
                         await asyncio.sleep(UNAVAILABLE_RETRY_S)
                     version, to_act, finished = await self._look(number, game_id, tokens)
                     legal_for = None
@@ -1149,10 +1210,11 @@ class Load:
         away), asked again after the refusal's delay, up to the game's stall limit."""
         give_up_at = time.monotonic() + STALL_S
         while True:
+            stub = self.stub(number)
             try:
                 view = await self.recorder.call(
                     "GetView",
-                    self.stub(number).GetView(
+                    stub.GetView(
                         service_pb2.GetViewRequest(game_id=game_id), metadata=auth(tokens[0])
                     ),
                     move=True,
@@ -1160,6 +1222,7 @@ class Load:
             except grpc.aio.AioRpcError as error:
                 if error.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > give_up_at:
                     raise
+                self.passed_over(stub)  # the next address, if there are several
                 await asyncio.sleep(UNAVAILABLE_RETRY_S)
                 continue
             return view.version, list(view.to_act), view.finished
@@ -1383,6 +1446,7 @@ class Load:
             "games_abandoned": r.games_abandoned,
             "games_cut_at_end": r.games_started - r.games_finished - r.games_abandoned,
             "play_streams_resumed": r.resumed,
+            "seats_rejoining_at_end": r.rejoining_at_end,
             "unanswered_at_end": len(r.unanswered_s),
             "unanswered_oldest_s": round(max(r.unanswered_s), 3) if r.unanswered_s else None,
             "calls_per_move": round(r.move_calls / r.moves, 4) if r.moves else None,
@@ -1569,14 +1633,38 @@ async def _watched(
 
 
 def _measured(load: Load, watch: ProcWatch | None) -> dict[str, Any]:
-    """The run's report, with the local server's CPU and memory when it is watched."""
+    """The run's report, with the local server's CPU and memory when it is watched, and why the
+    service failed the run if it did."""
     report = load.report()
     if watch is not None:
         server = watch.stop()
         moves = report["moves"]
         server["cpu_ms_per_move"] = round(server["cpu_s"] * 1000 / moves, 4) if moves else None
         report["server"] = server
+    report["failed"] = failures(report)
     return report
+
+
+def failures(report: dict[str, Any]) -> list[str]:
+    """Why the service failed the run (``croupier load`` then exits 1): games were lost, a
+    watched server ended, seats could not join again, or a call waited past any healthy
+    server's answer. Errors the bots got over (a refusal sent again, a stream resumed) are
+    counted in the report, not failures."""
+    failed = []
+    if report["games_abandoned"]:
+        failed.append(f"{report['games_abandoned']} games abandoned")
+    exited = report.get("server", {}).get("exited")
+    if exited:
+        failed.append(f"server pids {' '.join(map(str, exited))} exited during the run")
+    if report.get("seats_rejoining_at_end"):
+        failed.append(
+            f"{report['seats_rejoining_at_end']} seats still joining again after losing their "
+            "stream"
+        )
+    oldest = report["unanswered_oldest_s"]
+    if oldest is not None and oldest > UNANSWERED_FAILS_S:
+        failed.append(f"a call unanswered for {oldest} s at the end")
+    return failed
 
 
 async def run(config: LoadConfig, partial: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -1727,6 +1815,11 @@ def summary(report: dict[str, Any]) -> str:
             if report.get("interrupted")
             else []
         ),
+        *(
+            [f"  FAILED: {'; '.join(report['failed'])}"]
+            if report.get("failed") and not report.get("interrupted")
+            else []
+        ),
         f"  moves                {report['moves']}  ({report['moves_per_s']:.1f}/s)",
         f"  games finished       {report['games_finished']}  (started {report['games_started']},"
         f" abandoned {report['games_abandoned']}, cut at the end {report['games_cut_at_end']})",
@@ -1741,6 +1834,11 @@ def summary(report: dict[str, Any]) -> str:
         f"  unanswered at end    {report['unanswered_at_end']}"
         + (
             f"  (calls and commands sent, not answered; the oldest {report['unanswered_oldest_s']} s)"
+            + (
+                f"; {report['seats_rejoining_at_end']} of them seats joining again"
+                if report.get("seats_rejoining_at_end")
+                else ""
+            )
             if report["unanswered_at_end"]
             else ""
         ),

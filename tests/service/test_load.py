@@ -450,9 +450,10 @@ def test_a_refused_studio_credential_stops_the_run_with_the_server_s_reason(
 
 
 def test_a_server_killed_during_the_run_is_reported_as_such(tmp_path: Path) -> None:
-    """The bots' streams on a dead server are resumed (waiting for it to come back), its
-    refused CreateGames are errors and no game (the report's games add up); its CPU is counted
-    to the last look and it is named."""
+    """The bots' streams on a dead server are resumed (waiting for it to come back: each seat
+    counted as joining again, unanswered), its refused CreateGames are errors and no game (the
+    report's games add up); its CPU is counted to the last look and it is named; the run fails
+    (exit code 1), saying why."""
     served = serve(tmp_path / "serve.log", f"sqlite:///{tmp_path / 'games.sqlite3'}")
     out = tmp_path / "out.json"
     threading.Timer(2.0, served.process.kill).start()
@@ -467,9 +468,16 @@ def test_a_server_killed_during_the_run_is_reported_as_such(tmp_path: Path) -> N
         )
     finally:
         stop(served)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     report = json.loads(out.read_text())
     assert report["moves"] > 0 and report["games_cut_at_end"] >= 0
+    rejoining = report["seats_rejoining_at_end"]
+    assert 0 < rejoining <= report["unanswered_at_end"], result.output
+    assert report["failed"] == [
+        f"server pids {served.process.pid} exited during the run",
+        f"{rejoining} seats still joining again after losing their stream",
+    ]
+    assert f"FAILED: {'; '.join(report['failed'])}" in result.output
     games = ("games_finished", "games_abandoned", "games_cut_at_end")
     assert sum(report[key] for key in games) == report["games_started"]
     assert report["play_streams_resumed"] > 0 and report["unanswered_at_end"] > 0
@@ -611,6 +619,65 @@ def test_the_bots_resume_their_streams_across_a_server_restart(tmp_path: Path) -
     assert set(report["errors_by_call"]) <= refused, result.output
     assert sum(report["errors_by_call"].values()) <= 40, result.output
     assert report["games_abandoned"] == 0 and report["games_finished"] > 0, result.output
+
+
+@pytest.mark.parametrize("mode", ["play", "submit"])
+def test_the_bots_fail_over_to_the_replica_left_when_one_is_killed(
+    tmp_path: Path, mode: str
+) -> None:
+    """Two replicas on one store, one killed outright during the run: as clients do, the bots
+    pass its address over (any replica serves any game) and every game goes on at the other: no
+    game is lost, no seat is left waiting on the dead address, nothing waits unanswered, and the
+    run does not fail (it stalled every game the dead replica held: its seats waited for it)."""
+    store = f"sqlite:///{tmp_path / 'games.sqlite3'}"
+    kept, killed = (serve(tmp_path / f"{name}.log", store) for name in ("kept", "killed"))
+    threading.Timer(2.0, killed.process.kill).start()
+    out = tmp_path / "out.json"
+    try:
+        result = CliRunner().invoke(
+            main,
+            [
+                *("load", "--addresses", f"{kept.address},{killed.address}", "--mode", mode),
+                *("--duration", "6", "--games-in-flight", "4", "--json", str(out), "--quiet"),
+                *("--studio-key", mint_studio_token(STUDIO_SECRET, int(time.time()) + 600)),
+            ],
+        )
+    finally:
+        stop(kept)
+        stop(killed)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["failed"] == [] and report["games_abandoned"] == 0, result.output
+    assert report["seats_rejoining_at_end"] == 0, result.output
+    assert (report["unanswered_oldest_s"] or 0) < 1.5, result.output  # nothing on the dead one
+    # Games were made and played after the kill (every 4 in flight finish within a second).
+    assert report["games_finished"] > 8, result.output
+
+
+def test_the_service_fails_the_run_when_work_was_lost_or_hung() -> None:
+    """``croupier load`` exits 1 when games were abandoned, a watched server ended, seats could
+    not join again, or a call waited past any healthy answer; errors the bots got over do not
+    fail it."""
+    healthy: dict[str, Any] = {
+        "games_abandoned": 0,
+        "seats_rejoining_at_end": 0,
+        "unanswered_oldest_s": 0.2,
+        "errors": {"UNAVAILABLE": 3},
+        "server": {"exited": []},
+    }
+    assert load.failures(healthy) == []
+    assert load.failures({**healthy, "games_abandoned": 2}) == ["2 games abandoned"]
+    assert load.failures({**healthy, "server": {"exited": [7, 9]}}) == [
+        "server pids 7 9 exited during the run"
+    ]
+    assert load.failures({**healthy, "seats_rejoining_at_end": 3}) == [
+        "3 seats still joining again after losing their stream"
+    ]
+    late = load.UNANSWERED_FAILS_S + 0.5
+    assert load.failures({**healthy, "unanswered_oldest_s": late}) == [
+        f"a call unanswered for {late} s at the end"
+    ]
+    assert load.failures({**healthy, "unanswered_oldest_s": None}) == []
 
 
 def test_the_bots_resume_on_a_server_going_away_and_on_nothing_else() -> None:
