@@ -369,7 +369,8 @@ class ProcWatch:
             "pids": self.pids,
             "exited": self.exited,
             "cpu_s": round(used, 3),
-            **memory_kb(alive),
+            # None: every process had ended (nothing to measure, rather than 0 kB).
+            **(memory_kb(alive) if alive else {"vmrss_kb": None, "vmhwm_kb": None}),
         }
 
 
@@ -1842,7 +1843,7 @@ def summary(report: dict[str, Any]) -> str:
             if report["unanswered_at_end"]
             else ""
         ),
-        f"  calls per move       {report['calls_per_move']}  "
+        f"  calls per move       {_shown(report['calls_per_move'], 'none: no move was made')}  "
         f"(+ {report['setup_calls_per_game']} per game to set up)",
         *(
             [
@@ -1874,9 +1875,13 @@ def summary(report: dict[str, Any]) -> str:
             "",
             f"  server pids          {' '.join(map(str, server['pids']))}",
             f"  server CPU           {server['cpu_s']:.2f} s, "
-            f"{server['cpu_ms_per_move']} ms per move",
-            f"  server memory        VmRSS {server['vmrss_kb'] / 1024:.1f} MiB, "
-            f"VmHWM {server['vmhwm_kb'] / 1024:.1f} MiB",
+            f"{_shown(server['cpu_ms_per_move'])} ms per move",
+            "  server memory        "
+            + (
+                f"VmRSS {server['vmrss_kb'] / 1024:.1f} MiB, VmHWM {server['vmhwm_kb'] / 1024:.1f} MiB"
+                if server["vmrss_kb"] is not None
+                else "not measured: every server process had ended"
+            ),
         ]
         if server.get("exited"):
             lines.append(
@@ -1919,8 +1924,13 @@ def summary(report: dict[str, Any]) -> str:
             f" p50 {baseline['latency']['p50_ms']:.2f} ms, p99 {baseline['latency']['p99_ms']:.2f}"
             f" ms, CPU {baseline['server']['cpu_ms_per_call']} ms per call (the client's "
             f"{baseline['client']['cpu_ms_per_call']}){_busy(baseline)}",
-            f"  commands/s ÷ echo calls/s          {ratios['commands_per_s_vs_echo_calls_per_s']}",
-            f"  CPU per move ÷ echo CPU per call   {ratios['cpu_per_move_vs_echo_cpu_per_call']}",
+            "  commands/s ÷ echo calls/s          "
+            f"{_shown(ratios['commands_per_s_vs_echo_calls_per_s'])}",
+            "  CPU per move ÷ echo CPU per call   "
+            + _shown(
+                ratios["cpu_per_move_vs_echo_cpu_per_call"],
+                "not measured: the server's CPU is measured with --spawn or --server-pid",
+            ),
         ]
         table = baseline["table"]
         lines += [
@@ -1928,11 +1938,20 @@ def summary(report: dict[str, Any]) -> str:
             f"{table['seats']} seats, p99 {table['latency']['p99_ms']:.2f} ms, CPU "
             f"{table['server']['cpu_ms_per_move']} ms per move (the transport's part of a move; "
             f"the client's {table['client']['cpu_ms_per_move']}){_busy(table)}",
-            f"  moves/s ÷ bare table moves/s       {ratios['moves_per_s_vs_bare_table_moves_per_s']}",
+            "  moves/s ÷ bare table moves/s       "
+            f"{_shown(ratios['moves_per_s_vs_bare_table_moves_per_s'])}",
             "  CPU per move ÷ bare table CPU per move   "
-            f"{ratios['cpu_per_move_vs_bare_table_cpu_per_move']}",
+            + _shown(
+                ratios["cpu_per_move_vs_bare_table_cpu_per_move"],
+                "not measured: the server's CPU is measured with --spawn or --server-pid",
+            ),
         ]
     return "\n".join(lines)
+
+
+def _shown(value: object, missing: str = "n/a") -> str:
+    """A figure of the report as printed: ``missing`` says why when there is none."""
+    return missing if value is None else str(value)
 
 
 def write_json(report: dict[str, Any], path: str) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -484,6 +485,9 @@ def test_a_server_killed_during_the_run_is_reported_as_such(tmp_path: Path) -> N
     assert report["server"]["exited"] == [served.process.pid]
     assert report["server"]["cpu_s"] > 0 and report["server"]["cpu_ms_per_move"] > 0
     assert f"server pids exited   {served.process.pid}" in result.output
+    # Its memory is not measured once it has ended (it read 0 kB).
+    assert report["server"]["vmrss_kb"] is None and report["server"]["vmhwm_kb"] is None
+    assert "server memory        not measured: every server process had ended" in result.output
 
 
 def test_a_server_that_ends_during_the_run_keeps_the_cpu_it_used() -> None:
@@ -678,6 +682,27 @@ def test_the_service_fails_the_run_when_work_was_lost_or_hung() -> None:
         f"a call unanswered for {late} s at the end"
     ]
     assert load.failures({**healthy, "unanswered_oldest_s": None}) == []
+
+
+def test_a_write_on_a_stream_the_server_ended_is_left_to_the_next_read() -> None:
+    """grpc.aio raises InvalidStateError on a write to a call already ended (a shutdown): the
+    bots' writes let the next read say how it ended (and resume), rather than abandon the game
+    on an exception that is no status code."""
+    sent: list[service_pb2.PlayRequest] = []
+
+    class Call:
+        def __init__(self, ended: bool) -> None:
+            self.ended = ended
+
+        async def write(self, request: service_pb2.PlayRequest) -> None:
+            if self.ended:
+                raise asyncio.InvalidStateError("the call is finished")
+            sent.append(request)
+
+    request = service_pb2.PlayRequest(join=service_pb2.PlayJoin(game_id="g"))
+    asyncio.run(load._write(Call(ended=True), request))
+    asyncio.run(load._write(Call(ended=False), request))
+    assert sent == [request]
 
 
 def test_the_bots_resume_on_a_server_going_away_and_on_nothing_else() -> None:
