@@ -1015,6 +1015,9 @@ def load(
             )
     try:
         report = load_tool.main(settings)
+    except load_tool.StoppedEarly as stopped:  # the shell's code for a run its signal ended
+        click.echo(f"Error: {stopped}", err=True)
+        raise SystemExit(128 + signal.Signals[stopped.signal_name].value) from None
     except load_tool.LoadError as error:
         raise click.ClickException(str(error)) from None
     click.echo(load_tool.summary(report))  # first: a report that cannot be written loses nothing

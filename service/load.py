@@ -87,6 +87,17 @@ class LoadError(RuntimeError):
     """The run could not start (no server, the spawned server failed…)."""
 
 
+class StoppedEarly(LoadError):
+    """A signal stopped the run before its games started: no report, the signal's exit code."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(
+            f"stopped ({signal_name}) before the games started: the servers it started are "
+            "stopped, and there is no report"
+        )
+        self.signal_name = signal_name
+
+
 @dataclass
 class LoadConfig:
     addresses: list[str] = field(default_factory=list)
@@ -1980,10 +1991,7 @@ def main(config: LoadConfig) -> dict[str, Any]:
         # asyncio.run: KeyboardInterrupt for Ctrl-C; SIGTERM cancels the run itself.
         signal_name = "SIGINT" if isinstance(stopped, KeyboardInterrupt) else "SIGTERM"
         if not partial:
-            raise LoadError(
-                f"stopped ({signal_name}) before the games started: the servers it started "
-                "are stopped"
-            ) from None
+            raise StoppedEarly(signal_name) from None
         return {**partial[0], "interrupted": signal_name}
     finally:
         collector.uninstall()
@@ -1992,6 +2000,7 @@ def main(config: LoadConfig) -> dict[str, Any]:
 __all__ = [
     "LoadConfig",
     "LoadError",
+    "StoppedEarly",
     "Recorder",
     "main",
     "percentile",

@@ -546,6 +546,39 @@ def test_a_signal_stops_the_run_and_the_server_it_spawned_and_keeps_the_report(
     assert not [pid for pid in spawned if Path(f"/proc/{pid}").exists()]
 
 
+def test_a_signal_before_the_games_start_stops_what_was_spawned_with_the_signal_s_code(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM while the spawned server starts and the extra streams open: no report yet, the
+    server stopped, and the exit code the signal's (as when it comes during the games; it was
+    1)."""
+    out = tmp_path / "out.json"
+    run = subprocess.Popen(
+        [
+            *(str(Path(sys.executable).parent / "croupier"), "load", "--spawn"),
+            *("--streams", "5000", "--duration", "60", "--quiet", "--json", str(out)),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(load._proc_tree([run.pid])) < 2:  # the server it spawned is starting
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.05)
+        spawned = [pid for pid in load._proc_tree([run.pid]) if pid != run.pid]
+        run.send_signal(signal.SIGTERM)
+        output = run.communicate(timeout=60)[0].decode()
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 128 + signal.SIGTERM, output
+    assert "stopped (SIGTERM) before the games started" in output, output
+    assert not out.exists()
+    assert not [pid for pid in spawned if Path(f"/proc/{pid}").exists()]
+
+
 def test_a_server_that_stops_answering_shows_in_the_calls_unanswered_at_the_end(
     tmp_path: Path,
 ) -> None:
