@@ -2000,8 +2000,8 @@ def main(config: LoadConfig) -> dict[str, Any]:
 __all__ = [
     "LoadConfig",
     "LoadError",
-    "StoppedEarly",
     "Recorder",
+    "StoppedEarly",
     "main",
     "percentile",
     "run",
