@@ -36,8 +36,9 @@ def local_target(address: str) -> str:
     return f"{WILDCARDS.get(host, host)}:{port}"
 
 
-def serving(target: str, service: str = SERVICE, timeout_s: float = TIMEOUT_S) -> bool:
-    """Whether the server at ``target`` reports ``service`` SERVING within ``timeout_s``."""
+def status(target: str, service: str = SERVICE, timeout_s: float = TIMEOUT_S) -> str:
+    """What the server at ``target`` reports of ``service`` within ``timeout_s`` (``SERVING``,
+    ``NOT_SERVING``, ``SERVICE_UNKNOWN``), or why it reports nothing."""
     with grpc.insecure_channel(target) as channel:
         # The method by hand: the health stubs' types do not declare HealthStub's methods.
         check = channel.unary_unary(
@@ -47,9 +48,24 @@ def serving(target: str, service: str = SERVICE, timeout_s: float = TIMEOUT_S) -
         )
         try:
             answer = check(health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)
-        except grpc.RpcError:
-            return False
-    return answer.status == health_pb2.HealthCheckResponse.SERVING
+        except grpc.RpcError as error:
+            # A call's error (every one here) has its status code; RpcError itself declares none.
+            code_of = getattr(error, "code", None)
+            code = code_of() if callable(code_of) else None
+            if code == grpc.StatusCode.UNAVAILABLE:
+                return "nothing answers there (UNAVAILABLE)"
+            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                return f"no answer within {timeout_s:g} s"
+            return f"the check failed ({code.name if code else error})"
+    return str(health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status))
+
+
+def serving(target: str, service: str = SERVICE, timeout_s: float = TIMEOUT_S) -> bool:
+    """Whether the server at ``target`` reports ``service`` SERVING within ``timeout_s``."""
+    return status(target, service, timeout_s) == SERVING
+
+
+SERVING = health_pb2.HealthCheckResponse.ServingStatus.Name(health_pb2.HealthCheckResponse.SERVING)
 
 
 def main() -> int:
@@ -59,9 +75,10 @@ def main() -> int:
     except ValueError as error:
         print(error, file=sys.stderr)
         return 1
-    if serving(target):
+    found = status(target)
+    if found == SERVING:
         return 0
-    print(f"{SERVICE} is not SERVING at {target}", file=sys.stderr)
+    print(f"{SERVICE} is not SERVING at {target}: {found}", file=sys.stderr)
     return 1
 
 
