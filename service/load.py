@@ -1804,6 +1804,7 @@ def _usage_lines(report: dict[str, Any]) -> list[str]:
                 (
                     ": the figures are the machine's limit (the server and the load tool share it)"
                     if report.get("server")
+                    or all(map(_on_this_machine, report.get("addresses", [""])))
                     else ": the load tool's machine is the limit (its bots), perhaps not the server"
                 )
                 if machine["busy"] >= MACHINE_SATURATED
@@ -1958,6 +1959,12 @@ def summary(report: dict[str, Any]) -> str:
             ),
         ]
     return "\n".join(lines)
+
+
+def _on_this_machine(address: str) -> bool:
+    """Whether ``address`` (HOST:PORT) is a loopback one: its server shares the tool's machine."""
+    host = address.rpartition(":")[0].strip("[]")
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def _shown(value: object, missing: str = "n/a") -> str:

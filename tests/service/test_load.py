@@ -111,11 +111,20 @@ def test_the_tools_own_cpu_and_the_machines_are_measured() -> None:
 
 
 def test_a_machine_kept_busy_is_named_the_limit() -> None:
+    """A busy machine is the limit: the bots' alone against a server elsewhere, or the server's
+    and the bots' when it is watched or listens on loopback."""
     client = {"cpu_s": 1.0, "cpu_ms_per_move": 0.5}
-    busy = "\n".join(load._usage_lines({"client": client, "machine": {"cores": 2, "busy": 0.95}}))
+    machine = {"cores": 2, "busy": 0.95}
+    busy = "\n".join(load._usage_lines({"client": client, "machine": machine}))
     assert "95% busy of 2 cores" in busy and "the load tool's machine is the limit" in busy
-    local = {"client": client, "machine": {"cores": 2, "busy": 0.95}, "server": {"cpu_s": 1}}
-    assert "the server and the load tool share it" in "\n".join(load._usage_lines(local))
+    remote = {"client": client, "machine": machine, "addresses": ["10.0.0.7:50051", "[::1]:1"]}
+    assert "the load tool's machine is the limit" in "\n".join(load._usage_lines(remote))
+    shared = "the server and the load tool share it"
+    local = {"client": client, "machine": machine, "server": {"cpu_s": 1}}
+    assert shared in "\n".join(load._usage_lines(local))
+    for address in ("127.0.0.1:50051", "localhost:7000", "[::1]:50051"):
+        loopback = {"client": client, "machine": machine, "addresses": [address]}
+        assert shared in "\n".join(load._usage_lines(loopback)), address
     calm = "\n".join(load._usage_lines({"client": client, "machine": {"cores": 2, "busy": 0.5}}))
     assert "50% busy of 2 cores" in calm and "limit" not in calm
 
