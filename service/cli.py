@@ -858,7 +858,11 @@ def demo(
     "costs the transport).",
 )
 @click.option(
-    "--server-pid", "server_pids", multiple=True, type=int, help="The local server's pid."
+    "--server-pid",
+    "server_pids",
+    multiple=True,
+    type=int,
+    help="A local server's pid, its workers counted with it; repeated for several (replicas).",
 )
 @click.option("--spawn", is_flag=True, help="Start `croupier serve` on a free port, stop it after.")
 @click.option(
