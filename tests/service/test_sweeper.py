@@ -509,13 +509,15 @@ def test_a_read_after_a_deadline_that_ends_the_game_shows_it_finished(server: Ru
     read before anything records it, the game shows finished, nobody to act, at the version
     recorded (the view and who acts were already as of now; ``finished`` was not)."""
     rules = gin_pb2.GinRules(turn_time_ms=TURN_MS, max_timeouts=1, forfeit_when_away=True)
-    game = server.stub.CreateGame(
-        service_pb2.CreateGameRequest(
-            kind=GIN, seats=2, preset="single-hand", overrides=service_pb2.Rules(gin=rules)
-        ),
-        metadata=studio_auth(),
-    )
+    # Created with the sweeper held off: it must not hear of the deadline (it would tick it from
+    # its own copy, within its poll, once the clock passes it).
     with _sweeper_held_off(server):
+        game = server.stub.CreateGame(
+            service_pb2.CreateGameRequest(
+                kind=GIN, seats=2, preset="single-hand", overrides=service_pb2.Rules(gin=rules)
+            ),
+            metadata=studio_auth(),
+        )
         before = view(server, game)
         assert not before.finished and before.to_act
         server.clock.advance(before.to_act[0].deadline_ms - server.clock() + CLOCK_MARGIN_MS)
