@@ -1032,7 +1032,7 @@ def load(
             raise click.ClickException(f"the JSON report was not written: {error}") from None
     if report.get("interrupted"):  # the shell's code for a run its signal ended
         raise SystemExit(128 + signal.Signals[report["interrupted"]].value)
-    if report["failed"]:  # the service failed the run (the summary's FAILED line says how)
+    if report.get("failed"):  # the service failed the run (the summary's FAILED line says how)
         raise SystemExit(1)
 
 

@@ -24,6 +24,8 @@ CHECK_METHOD = "/grpc.health.v1.Health/Check"
 SERVICE = service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name
 #: Under Docker's own HEALTHCHECK timeout (3 s in deploy/Dockerfile), so the check says why.
 TIMEOUT_S = 2.0
+#: What a server that takes game calls reports.
+SERVING = health_pb2.HealthCheckResponse.ServingStatus.Name(health_pb2.HealthCheckResponse.SERVING)
 #: A listening host that is no address to connect to, and the loopback that reaches it.
 WILDCARDS = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "[::]": "[::1]", "::": "[::1]"}
 
@@ -63,9 +65,6 @@ def status(target: str, service: str = SERVICE, timeout_s: float = TIMEOUT_S) ->
 def serving(target: str, service: str = SERVICE, timeout_s: float = TIMEOUT_S) -> bool:
     """Whether the server at ``target`` reports ``service`` SERVING within ``timeout_s``."""
     return status(target, service, timeout_s) == SERVING
-
-
-SERVING = health_pb2.HealthCheckResponse.ServingStatus.Name(health_pb2.HealthCheckResponse.SERVING)
 
 
 def main() -> int:

@@ -1060,7 +1060,9 @@ class Load:
             now = time.perf_counter()
             if not in_game:
                 recorder.joining(-1)
-                if first:  # a seat still joining again (its server gone) waits unanswered
+                if first and self.stopping.is_set():
+                    # The run stopped while the seat joined again (its server gone): it waits
+                    # unanswered (not a game given up meanwhile, counted as abandoned).
                     recorder.unanswered_s.append(now - joining)
                     recorder.rejoining_at_end += 1
             recorder.unanswered_s += [now - sent_at for sent_at in sent.values()]
