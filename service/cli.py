@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import functools
 import os
 import random
@@ -606,17 +607,36 @@ def _reserve(address: str, option: str) -> tuple[str, int, socket.socket]:
     except PortInUse as error:
         raise click.ClickException(f"{error} (is another server running there?)") from None
     try:
-        hold = socket.socket(family, socket.SOCK_STREAM)
-        hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        # As every listener: the connections of a server just stopped (TIME_WAIT) do not make
-        # the port busy (``claim`` found nothing listening there).
-        hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        hold.bind((bind_host, port))
+        hold = _hold(family, bind_host, port, reuse_address=False)
     except OSError as error:
-        raise click.ClickException(
-            f"cannot listen on {address}: {error} (is another server running there?)"
-        ) from None
+        if error.errno != errno.EADDRINUSE:
+            raise click.ClickException(
+                f"cannot listen on {address}: {error} (is another server running there?)"
+            ) from None
+        try:
+            # Only the connections of a server just stopped (TIME_WAIT) are there: ``claim``
+            # found nothing listening. Without SO_REUSEADDR a hold also keeps out a second
+            # server's ``claim`` until the workers listen, so it is used only now.
+            hold = _hold(family, bind_host, port, reuse_address=True)
+        except OSError as again:
+            raise click.ClickException(
+                f"cannot listen on {address}: {again} (is another server running there?)"
+            ) from None
     return host, port, hold
+
+
+def _hold(family: int, host: str, port: int, reuse_address: bool) -> socket.socket:
+    """A bound, non-listening SO_REUSEPORT socket on ``host``:``port`` (closed if it fails)."""
+    hold = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        if reuse_address:
+            hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        hold.bind((host, port))
+    except OSError:
+        hold.close()
+        raise
+    return hold
 
 
 def _safe(url: str) -> str:
@@ -964,10 +984,10 @@ def load(
     latencies, errors and (local server) CPU per move. Stops after --duration or --games (by
     default after 10 s).
 
-    Exit code 1 when the service failed the run (the FAILED line says how): games abandoned, a
-    server it watches ended, seats left joining again after losing their stream, or a call
-    unanswered for over 10 s. Errors the bots got over (a refusal sent again, a stream
-    resumed, an address passed over for another of --addresses) are counted, not failures."""
+    Exit code 1 when the service failed the run (the FAILED line says how): no move made, games
+    abandoned, no move in the run's last 5 s (or three --think-ms, if longer), or a call
+    unanswered for over 10 s. Errors the bots got over (a refusal sent again, a stream resumed,
+    an address passed over for another of --addresses) are counted, not failures."""
     from croupier.service import load as load_tool
 
     targets = [*addresses, *(a.strip() for a in address_list.split(",") if a.strip())]

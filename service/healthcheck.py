@@ -55,7 +55,10 @@ def status(target: str, service: str = SERVICE, timeout_s: float = TIMEOUT_S) ->
             code_of = getattr(error, "code", None)
             code = code_of() if callable(code_of) else None
             if code == grpc.StatusCode.UNAVAILABLE:
-                return "nothing answers there (UNAVAILABLE)"
+                # Nothing listening, a server shutting down, TLS asked in plaintext…: its words.
+                details_of = getattr(error, "details", None)
+                details = details_of() if callable(details_of) else ""
+                return f"no answer (UNAVAILABLE: {details})"
             if code == grpc.StatusCode.DEADLINE_EXCEEDED:
                 return f"no answer within {timeout_s:g} s"
             return f"the check failed ({code.name if code else error})"

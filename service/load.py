@@ -197,6 +197,8 @@ class Recorder:
         # Play streams the server ended (UNAVAILABLE: a shutdown, a lost connection) that the
         # bots resumed after their newest event.
         self.resumed = 0
+        #: When the last move was accepted (perf_counter; None: none yet).
+        self.last_move_at: float | None = None
         # Seats whose stream was lost and that were still waiting to join again when the run
         # stopped (their server gone): each is among the unanswered, from the resume on.
         self.rejoining_at_end = 0
@@ -684,6 +686,11 @@ def resumable(error: grpc.aio.AioRpcError) -> bool:
 #: saturated, answers within a few seconds (a seat's first join included, which is not counted).
 UNANSWERED_FAILS_S = 10.0
 
+#: No move accepted in the run's last this many seconds (or this many bots' longest thinking,
+#: if more) fails it: games were in flight, so a server that answers would have moved them.
+QUIET_FAILS_S = 5.0
+QUIET_THINKS = 3
+
 #: How long an address that answered UNAVAILABLE is passed over for the others.
 PASSED_OVER_S = 5.0
 
@@ -757,6 +764,7 @@ class Load:
         self.stopping = asyncio.Event()
         self.started = 0.0
         self.elapsed = 0.0
+        self.quiet_s = 0.0  # how long before the run stopped the last move was accepted
         self.usage: Usage | None = None  # the tool's and the machine's CPU, from the games' start
         self.used: dict[str, Any] = {}  # ... to when the run stopped
         self.streams_open = 0
@@ -1018,6 +1026,7 @@ class Load:
                                     "Play command→accepted", time.perf_counter() - started
                                 )
                             recorder.moves += 1
+                            recorder.last_move_at = time.perf_counter()
                             progress[0] = time.monotonic()
                         elif kind == "refused":
                             refused = response.refused
@@ -1079,13 +1088,8 @@ class Load:
         game_id = created.game_id
         try:
             recorder.setup_calls += 1
-            view = await recorder.call(
-                "GetView",
-                self.stub(number).GetView(
-                    service_pb2.GetViewRequest(game_id=game_id), metadata=auth(tokens[0])
-                ),
-            )
-            version, to_act, finished = view.version, list(view.to_act), view.finished
+            # As every later look: an address that answers UNAVAILABLE is passed over.
+            version, to_act, finished = await self._look(number, game_id, tokens, move=False)
             legal: list[service_pb2.LegalMove] = []
             legal_for: int | None = None
             failures = 0
@@ -1163,6 +1167,7 @@ class Load:
                     continue
                 failures = 0
                 recorder.moves += 1
+                recorder.last_move_at = time.perf_counter()
                 last_progress = time.monotonic()
                 # The parts are as of state_version: past time-outs recorded after the command.
                 version = answer.state_version or answer.version
@@ -1203,12 +1208,17 @@ class Load:
         """On a clock: read the finished game's log for its time-outs (see :func:`check_clock`)."""
         if not self.config.turn_time_ms:
             return
-        replay = await self.recorder.call(
-            "GetReplay (clock check)",
-            self.stub(number).GetReplay(
-                service_pb2.GetReplayRequest(game_id=game_id), metadata=auth(token)
-            ),
-        )
+        stub = self.stub(number)
+        try:
+            replay = await self.recorder.call(
+                "GetReplay (clock check)",
+                stub.GetReplay(service_pb2.GetReplayRequest(game_id=game_id), metadata=auth(token)),
+            )
+        except grpc.aio.AioRpcError as error:
+            # Counted as the check's error; the game itself finished (not abandoned).
+            if error.code() == grpc.StatusCode.UNAVAILABLE:
+                self.passed_over(stub)
+            return
         found = check_clock(replay.events, idle)
         r = self.recorder
         r.lateness_ms += found.lateness_ms
@@ -1218,7 +1228,7 @@ class Load:
         r.games_checked += 1
 
     async def _look(
-        self, number: int, game_id: str, tokens: list[str]
+        self, number: int, game_id: str, tokens: list[str], move: bool = True
     ) -> tuple[int, list[service_pb2.SeatToAct], bool]:
         """Who is to act, and the version; while the server answers UNAVAILABLE (the store
         away), asked again after the refusal's delay, up to the game's stall limit."""
@@ -1231,7 +1241,7 @@ class Load:
                     stub.GetView(
                         service_pb2.GetViewRequest(game_id=game_id), metadata=auth(tokens[0])
                     ),
-                    move=True,
+                    move=move,
                 )
             except grpc.aio.AioRpcError as error:
                 if error.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > give_up_at:
@@ -1432,6 +1442,10 @@ class Load:
     def _stop_clock(self) -> None:
         """The run's length, and the seats' time waiting to join, up to now."""
         self.elapsed = time.monotonic() - self.started
+        last = self.recorder.last_move_at
+        self.quiet_s = (
+            self.elapsed if last is None else min(time.perf_counter() - last, self.elapsed)
+        )
         if self.usage is not None and not self.used:
             self.used = self.usage.stop(self.recorder.moves, "move")
         self.recorder.joining(0)
@@ -1461,6 +1475,8 @@ class Load:
             "games_cut_at_end": r.games_started - r.games_finished - r.games_abandoned,
             "play_streams_resumed": r.resumed,
             "seats_rejoining_at_end": r.rejoining_at_end,
+            "no_move_for_s_at_end": round(self.quiet_s, 3),
+            "no_move_fails_after_s": max(QUIET_FAILS_S, QUIET_THINKS * self.config.think_ms / 1000),
             "unanswered_at_end": len(r.unanswered_s),
             "unanswered_oldest_s": round(max(r.unanswered_s), 3) if r.unanswered_s else None,
             "calls_per_move": round(r.move_calls / r.moves, 4) if r.moves else None,
@@ -1660,21 +1676,22 @@ def _measured(load: Load, watch: ProcWatch | None) -> dict[str, Any]:
 
 
 def failures(report: dict[str, Any]) -> list[str]:
-    """Why the service failed the run (``croupier load`` then exits 1): games were lost, a
-    watched server ended, seats could not join again, or a call waited past any healthy
-    server's answer. Errors the bots got over (a refusal sent again, a stream resumed) are
-    counted in the report, not failures."""
+    """Why the service failed the run (``croupier load`` then exits 1): no move was made, games
+    were given up, no move came in the run's last seconds (a server gone or hung: its bots wait,
+    failing no call), or a call waited past any healthy server's answer. Errors the bots got
+    over (a refusal sent again, a stream resumed, an address passed over) and servers that
+    ended while the others played on are counted in the report, not failures. A run a signal
+    stopped is not judged."""
+    if report.get("interrupted"):
+        return []
     failed = []
+    if not report["moves"]:
+        failed.append("no move was made")
     if report["games_abandoned"]:
         failed.append(f"{report['games_abandoned']} games abandoned")
-    exited = report.get("server", {}).get("exited")
-    if exited:
-        failed.append(f"server pids {' '.join(map(str, exited))} exited during the run")
-    if report.get("seats_rejoining_at_end"):
-        failed.append(
-            f"{report['seats_rejoining_at_end']} seats still joining again after losing their "
-            "stream"
-        )
+    quiet, limit = report["no_move_for_s_at_end"], report["no_move_fails_after_s"]
+    if report["moves"] and quiet > limit:
+        failed.append(f"no move in the run's last {quiet:.1f} s")
     oldest = report["unanswered_oldest_s"]
     if oldest is not None and oldest > UNANSWERED_FAILS_S:
         failed.append(f"a call unanswered for {oldest} s at the end")
@@ -1734,6 +1751,8 @@ async def run(config: LoadConfig, partial: list[dict[str, Any]] | None = None) -
             if load.refused is not None:
                 raise refused_credential(load.refused)
             report = _measured(load, watch)
+            if partial is not None:  # a signal from here on (the baseline) keeps it
+                partial.append(report)
         finally:
             for row in channels:
                 for channel in row:
@@ -2001,7 +2020,8 @@ def main(config: LoadConfig) -> dict[str, Any]:
         signal_name = "SIGINT" if isinstance(stopped, KeyboardInterrupt) else "SIGTERM"
         if not partial:
             raise StoppedEarly(signal_name) from None
-        return {**partial[0], "interrupted": signal_name}
+        stopped_run = {**partial[0], "interrupted": signal_name}
+        return {**stopped_run, "failed": failures(stopped_run)}
     finally:
         collector.uninstall()
 
