@@ -785,7 +785,11 @@ class Load:
     # SO_REUSEPORT group), or alternate over the addresses with split seats. An address that
     # answered UNAVAILABLE is passed over for the next one for a while (any replica serves any
     # game: a client fails over), unless every one is.
-    def stub(self, game: int, seat: int = 0) -> service_pb2_grpc.GameServiceAsyncStub:
+    def stub(
+        self, game: int, seat: int = 0, attempt: int = 0
+    ) -> service_pb2_grpc.GameServiceAsyncStub:
+        """The channel for ``game``'s ``seat``; ``attempt``: when every address is passed over,
+        the caller's attempts go round them (one may be back before the others)."""
         addresses = len(self.stubs)
         row = (game + (seat if self.split_seats else 0)) % addresses
         if self.down_until:
@@ -795,7 +799,7 @@ class Load:
                 for r in (i % addresses for i in range(row, row + addresses))
                 if self.down_until.get(r, 0.0) <= now
             ]
-            row = up[0] if up else row
+            row = up[0] if up else (row + attempt) % addresses
         column = (game // addresses) % len(self.stubs[row])
         stub: service_pb2_grpc.GameServiceAsyncStub = self.stubs[row][column]
         return stub
@@ -808,7 +812,8 @@ class Load:
             self.down_until[row] = time.monotonic() + PASSED_OVER_S
 
     def all_down(self) -> bool:
-        """Whether every address is being passed over (a caller then waits for one)."""
+        """Whether every address is being passed over (callers then try each in turn; with
+        one address, they wait for it)."""
         now = time.monotonic()
         return len(self.stubs) == 1 or all(
             self.down_until.get(r, 0.0) > now for r in range(len(self.stubs))
@@ -955,10 +960,16 @@ class Load:
         try:
             while True:
                 recorder.calls["Play"] += 1
-                # A resumed stream goes on to the next address, if there are several; when none
-                # answers, it waits for the server to be back (a restart, a rolling update).
-                stub = self.stub(number, seat)
-                waits = resumes > 0 and self.all_down()
+                # A resumed stream goes on to the next address, if there are several. With one,
+                # it waits for the server to be back (a restart, a rolling update); with several
+                # all passed over, it tries each in turn, backing off (any may come back first).
+                several_down = len(self.stubs) > 1 and resumes > 1 and self.all_down()
+                if several_down:
+                    await asyncio.sleep(
+                        min(CREATE_RETRY_FIRST_S * 2 ** (resumes - 2), CREATE_RETRY_MAX_S)
+                    )
+                stub = self.stub(number, seat, resumes)
+                waits = resumes > 0 and len(self.stubs) == 1
                 call = stub.Play(metadata=auth(token), wait_for_ready=waits or None)
                 try:
                     join = service_pb2.PlayJoin(
@@ -1053,7 +1064,10 @@ class Load:
                     # The server went away (a shutdown, a lost connection): resume after the
                     # newest event, as docs/operations.md tells clients to. (A stream that came
                     # in as the server was stopping can end CANCELLED, the server's cancel.)
-                    if not resumable(error) or resumes >= MAX_RESUMES:
+                    # Addresses all passed over: tried in turn until one answers (the game's
+                    # stall limit holds), not given up after a few.
+                    every_down = len(self.stubs) > 1 and self.all_down()
+                    if not resumable(error) or (resumes >= MAX_RESUMES and not every_down):
                         recorder.error("Play", error.code().name)
                         raise
                     resumes += 1

@@ -735,6 +735,30 @@ def test_the_bots_fail_over_to_the_replica_left_when_one_is_killed(
         assert report["errors"].get("UNAVAILABLE", 0) > 0, result.output
 
 
+def test_an_address_that_answered_unavailable_is_passed_over_for_a_while() -> None:
+    """Calls go to the next address while one is passed over; with all passed over, a caller's
+    attempts go round them; once its time is over, an address takes calls again."""
+
+    async def choose() -> None:
+        channels = [[grpc.aio.insecure_channel(f"127.0.0.1:{port}")] for port in (1, 2)]
+        run = load.Load(load.LoadConfig(addresses=["127.0.0.1:1", "127.0.0.1:2"]), channels)
+        a, b = run.stubs[0][0], run.stubs[1][0]
+        try:
+            assert (run.stub(0), run.stub(1)) == (a, b) and not run.all_down()
+            run.passed_over(a)
+            assert (run.stub(0), run.stub(1)) == (b, b) and not run.all_down()
+            run.passed_over(b)
+            assert run.all_down()
+            assert [run.stub(0, attempt=k) for k in range(3)] == [a, b, a]
+            run.down_until[0] = time.monotonic() - 1  # a's time is over: tried again
+            assert (run.stub(0), run.stub(1)) == (a, a) and not run.all_down()
+        finally:
+            for row in channels:
+                await row[0].close()
+
+    asyncio.run(choose())
+
+
 def test_the_service_fails_the_run_when_work_was_lost_or_hung() -> None:
     """``croupier load`` exits 1 when no move was made, games were abandoned, no move came in
     the run's last seconds, or a call waited past any healthy answer; errors the bots got over,
