@@ -534,33 +534,40 @@ def test_a_server_that_ends_during_the_run_keeps_the_cpu_it_used() -> None:
     assert load.ProcWatch([child.pid]).missing() == [child.pid]
 
 
-def test_a_signal_stops_the_run_and_the_server_it_spawned_and_keeps_the_report(
-    tmp_path: Path,
-) -> None:
-    """SIGTERM (as Ctrl-C) during the games: the server the tool spawned is stopped, the report
-    so far is printed and written, marked interrupted, and the exit code is the signal's."""
-    out = tmp_path / "out.json"
+def _signalled_spawn(*args: str, after_s: float) -> tuple[subprocess.Popen[bytes], str, list[int]]:
+    """``croupier load --spawn ARGS`` sent SIGTERM ``after_s`` after its server process appeared:
+    the run, its output and the server's pids."""
     run = subprocess.Popen(
-        [
-            *(str(Path(sys.executable).parent / "croupier"), "load", "--spawn"),
-            *("--duration", "60", "--quiet", "--json", str(out)),
-        ],
+        [str(Path(sys.executable).parent / "croupier"), "load", "--spawn", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 60
-        while len(load._proc_tree([run.pid])) < 2:  # the server it spawned is up
+        while len(load._proc_tree([run.pid])) < 2:  # the server it spawned is starting
             assert time.monotonic() < deadline and run.poll() is None
-            time.sleep(0.1)
+            time.sleep(0.05)
         spawned = [pid for pid in load._proc_tree([run.pid]) if pid != run.pid]
-        time.sleep(4.0)  # the games under way
+        time.sleep(after_s)
         run.send_signal(signal.SIGTERM)
         output = run.communicate(timeout=60)[0].decode()
     finally:
         if run.poll() is None:
             run.kill()
             run.wait()
+    return run, output, spawned
+
+
+def test_a_signal_stops_the_run_and_the_server_it_spawned_and_keeps_the_report(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM (as Ctrl-C) during the games: the server the tool spawned is stopped, the report
+    so far is printed and written, marked interrupted, and the exit code is the signal's."""
+    out = tmp_path / "out.json"
+    run, output, spawned = _signalled_spawn(
+        *("--duration", "60", "--quiet", "--json", str(out)),
+        after_s=4.0,  # the games under way
+    )
     assert run.returncode == 128 + signal.SIGTERM, output
     assert "INTERRUPTED (SIGTERM)" in output, output
     report = json.loads(out.read_text())
@@ -575,26 +582,9 @@ def test_a_signal_before_the_games_start_stops_what_was_spawned_with_the_signal_
     server stopped, and the exit code the signal's (as when it comes during the games; it was
     1)."""
     out = tmp_path / "out.json"
-    run = subprocess.Popen(
-        [
-            *(str(Path(sys.executable).parent / "croupier"), "load", "--spawn"),
-            *("--streams", "5000", "--duration", "60", "--quiet", "--json", str(out)),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+    run, output, spawned = _signalled_spawn(
+        *("--streams", "5000", "--duration", "60", "--quiet", "--json", str(out)), after_s=0.0
     )
-    try:
-        deadline = time.monotonic() + 60
-        while len(load._proc_tree([run.pid])) < 2:  # the server it spawned is starting
-            assert time.monotonic() < deadline and run.poll() is None
-            time.sleep(0.05)
-        spawned = [pid for pid in load._proc_tree([run.pid]) if pid != run.pid]
-        run.send_signal(signal.SIGTERM)
-        output = run.communicate(timeout=60)[0].decode()
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
     assert run.returncode == 128 + signal.SIGTERM, output
     assert "stopped (SIGTERM) before the games started" in output, output
     assert not out.exists()
