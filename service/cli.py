@@ -270,8 +270,6 @@ def serve(
         store = open_store(store_url)
     except StoreError as error:
         raise click.ClickException(str(error)) from None
-    if studio.generated and not worker:
-        _write_dev_credential(store_url, studio)
     where = (
         store_url
         if not store_url.startswith("sqlite:///")
@@ -330,6 +328,10 @@ def serve(
                 )
                 await listener.start()
                 http_url = f"http://{http.rsplit(':', 1)[0]}:{listener.port}"
+            if studio.generated and not worker:
+                # Only once both ports are this server's: a start that fails on a busy port
+                # must not replace the credential of the server that holds it.
+                _write_dev_credential(store_url, studio)
             security = "plaintext" if tls is None else "mTLS" if tls.client_ca else "TLS"
             log.info(
                 "serving",

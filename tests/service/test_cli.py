@@ -116,6 +116,34 @@ def test_serve_answers_json_over_http_and_a_busy_http_port_fails_clearly(
     assert f"cannot listen on {busy}" in second.stderr
 
 
+def test_a_start_that_fails_on_a_busy_port_leaves_the_running_servers_credential(
+    tmp_path: Path,
+) -> None:
+    """`make run` a second time, from the same directory, while the first still serves: the
+    second start fails on the busy port (gRPC's, then HTTP's) before it writes anything, so the
+    local tools still hold the credential of the server that answers them (it was replaced)."""
+    with open(tmp_path / "serve.log", "w+") as log:
+        for address, log_path in _serve(log, tmp_path, BARE, store=False):
+            credential = tmp_path / "data" / "dev-studio-credential"
+            first = credential.read_text()
+            busy_http = HTTP_URL.search(log_path.read_text()).group(1).removeprefix("http://")
+            for busy, flags in (
+                (address, ("--address", address, "--http-address", "off")),
+                (busy_http, ("--address", "127.0.0.1:0", "--http-address", busy_http)),
+            ):
+                second = subprocess.run(
+                    [CROUPIER, "serve", *flags],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    env=BARE,
+                    cwd=tmp_path,
+                )
+                assert second.returncode != 0
+                assert f"cannot listen on {busy}" in second.stderr
+                assert credential.read_text() == first, f"replaced by a start failing on {busy}"
+
+
 def test_serve_then_demo_plays_a_whole_game(served) -> None:
     address, log_path = served
     demo = subprocess.run(
