@@ -697,6 +697,22 @@ def _studio_credential(given: str, addresses: list[str], key_file: Path | None) 
         raise click.ClickException(str(error)) from None
 
 
+def _refused_hint(given: str, key_file: Path | None) -> str:
+    """What to try when CreateGame refuses a credential the tool found by itself: the local
+    development one, which a server writes beside its SQLite file (``data/`` by default)."""
+    if (
+        given.strip()
+        or key_file is not None
+        or os.environ.get(config.STUDIO_SECRET_ENV, "").strip()
+    ):
+        return ""
+    return (
+        f" (the tool sent the development credential of {config.DEFAULT_DEV_CREDENTIAL.resolve()}; "
+        "a server started from another folder, or with a --store elsewhere, writes its own "
+        f"{config.DEV_CREDENTIAL_NAME} beside its SQLite file: pass that with --studio-key-file)"
+    )
+
+
 @main.command()
 @click.option(
     "--address", default=config.DEFAULT_ADDRESS, show_default=True, help="The server to play on."
@@ -830,7 +846,12 @@ def demo(
         except ValueError as error:
             raise click.UsageError(str(error)) from None
         except grpc.RpcError as error:
-            raise click.ClickException(f"{error.code().name}: {error.details()}") from None
+            hint = (
+                _refused_hint(studio_key, studio_key_file)
+                if error.code() == grpc.StatusCode.UNAUTHENTICATED
+                else ""
+            )
+            raise click.ClickException(f"{error.code().name}: {error.details()}{hint}") from None
     click.echo(result.describe())
 
 
@@ -1044,6 +1065,9 @@ def load(
     except load_tool.StoppedEarly as stopped:  # the shell's code for a run its signal ended
         click.echo(f"Error: {stopped}", err=True)
         raise SystemExit(128 + signal.Signals[stopped.signal_name].value) from None
+    except load_tool.CredentialRefused as error:
+        hint = "" if spawn else _refused_hint(studio_key, studio_key_file)
+        raise click.ClickException(f"{error}{hint}") from None
     except load_tool.LoadError as error:
         raise click.ClickException(str(error)) from None
     click.echo(load_tool.summary(report))  # first: a report that cannot be written loses nothing

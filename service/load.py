@@ -724,8 +724,12 @@ class NotCreated(Exception):
         self.error = error
 
 
+class CredentialRefused(LoadError):
+    """CreateGame refused the studio credential the run was given."""
+
+
 def refused_credential(error: grpc.aio.AioRpcError) -> LoadError:
-    return LoadError(
+    return CredentialRefused(
         f"CreateGame refused the studio credential ({error.code().name}): {error.details()}"
     )
 
@@ -2041,6 +2045,7 @@ def main(config: LoadConfig) -> dict[str, Any]:
 
 
 __all__ = [
+    "CredentialRefused",
     "LoadConfig",
     "LoadError",
     "Recorder",

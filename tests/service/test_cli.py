@@ -319,6 +319,24 @@ def test_a_fresh_machine_serves_and_demos_without_any_secret(tmp_path: Path) -> 
                 cwd=elsewhere,
             )
             assert wrong.returncode != 0 and "UNAUTHENTICATED" in wrong.stderr
+            assert "--studio-key-file" not in wrong.stderr  # it was given: no hint of the file
+            # A credential left in this folder by another server: the refusal says which file
+            # the tool read, and how to pass the right one.
+            (elsewhere / "data").mkdir()
+            (elsewhere / "data" / "dev-studio-credential").write_text(forged + "\n")
+            for tool in (["demo"], ["load", "--games", "1", "--quiet"]):
+                stale = subprocess.run(
+                    [CROUPIER, *tool, "--address", address],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    env=BARE,
+                    cwd=elsewhere,
+                )
+                assert stale.returncode != 0 and "UNAUTHENTICATED" in stale.stderr
+                said = stale.stderr
+                assert str(elsewhere / "data" / "dev-studio-credential") in said, said
+                assert "--studio-key-file" in said, said
 
 
 @pytest.mark.parametrize(
