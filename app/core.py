@@ -1349,15 +1349,29 @@ class Croupier:
         )
 
     async def subscribe(
-        self, caller: Caller, game_id: str, after_version: int = 0
-    ) -> AsyncIterator[service_pb2.GameEvent]:
+        self,
+        caller: Caller,
+        game_id: str,
+        after_version: int = 0,
+        include: service_pb2.Include | None = None,
+    ) -> AsyncIterator[service_pb2.GameEvent | service_pb2.PlayState]:
         """The seat's copies of the game's events after ``after_version``, live, until the game
-        ends. Cancelling the iteration drops the stream at once."""
+        ends; with ``include`` asking for any part, after each batch the seat's state (as
+        :meth:`play` sends it). Cancelling the iteration drops the stream at once."""
         seat = self._seat(caller, game_id)
         limits.check_version(after_version, "after_version")
+        stated = include is not None and (include.view or include.legal_moves or include.to_act)
+        after = after_version
         async for batch in self._batches(game_id, seat, after_version, "after_version"):
             for event in batch:
                 yield event
+            after = batch[-1].version if batch else after
+            if stated and include is not None:
+                folded = await self._folded_for_state(game_id, after)
+                if folded is not None:
+                    state = service_pb2.PlayState()
+                    self._fill_state(state, folded, seat, include)
+                    yield state
 
     async def _while_away(self, after: int, read: Callable[[], Awaitable[T]]) -> T:
         """A stream's ``read`` of the store; while the store is unavailable, made again after
@@ -1547,21 +1561,9 @@ class Croupier:
                     for event in batch:
                         out.put_nowait(service_pb2.PlayResponse(event=event))
                 after = batch[-1].version if batch else after
-                # The game as this process last folded it, when that is as new as the batch
-                # (the usual case: the command came through here); else one more read.
-                cached = self.cache.get(join.game_id)
-                if cached is not None and cached.version >= after:
-                    folded = cached
-                else:
-                    folded, _ = await self._while_away(
-                        after, functools.partial(self._fold, join.game_id)
-                    )
-                if self._turn_ran_out(folded, self.clock()):
-                    # A turn ran out: record it now and push the state after it (with the
-                    # batch it makes), rather than moves a command could only meet as ABORTED.
-                    await self._while_away(after, functools.partial(self.tick, join.game_id))
+                folded = await self._folded_for_state(join.game_id, after)
+                if folded is None:
                     continue
-                parts = self._parts(folded, folded.state, folded.version, seat, join.include)
                 # Built in place: a message given to another message's constructor is copied,
                 # and the legal moves, the view and the events were copied two or three times.
                 response = service_pb2.PlayResponse()
@@ -1571,18 +1573,46 @@ class Croupier:
                     state = response.batch.state
                 else:
                     state = response.state
-                state.version = folded.version
-                state.finished = folded.record.finished
-                state.legal_moves.extend(parts.legal_moves)
-                state.to_act.extend(parts.to_act)
-                if parts.view is not None:
-                    state.view.CopyFrom(parts.view)
+                self._fill_state(state, folded, seat, join.include)
                 out.put_nowait(response)
         finally:
             if pending:  # the stream ends before their state: the events still go out
                 batched = service_pb2.PlayBatch(events=pending)
                 out.put_nowait(service_pb2.PlayResponse(batch=batched))
             out.put_nowait(None)
+
+    async def _folded_for_state(self, game_id: str, after: int) -> Folded | None:
+        """The game to tell a seat's state from, once the events up to ``after`` are sent: as
+        this process last folded it, when that is as new (the usual case: the command came
+        through here), else read again. ``None`` when a turn ran out: it is recorded now, and
+        the batch it makes brings the state after it (rather than moves a command could only
+        meet as ABORTED)."""
+        cached = self.cache.get(game_id)
+        if cached is not None and cached.version >= after:
+            folded = cached
+        else:
+            folded, _ = await self._while_away(after, functools.partial(self._fold, game_id))
+        if self._turn_ran_out(folded, self.clock()):
+            await self._while_away(after, functools.partial(self.tick, game_id))
+            return None
+        return folded
+
+    def _fill_state(
+        self,
+        state: service_pb2.PlayState,
+        folded: Folded,
+        seat: int,
+        include: service_pb2.Include,
+    ) -> None:
+        """``state`` (empty, in place) filled with the seat's state in ``folded``: its version,
+        whether the game is over, and the parts ``include`` asks for."""
+        parts = self._parts(folded, folded.state, folded.version, seat, include)
+        state.version = folded.version
+        state.finished = folded.record.finished
+        state.legal_moves.extend(parts.legal_moves)
+        state.to_act.extend(parts.to_act)
+        if parts.view is not None:
+            state.view.CopyFrom(parts.view)
 
     async def settlement(
         self, caller: Caller, game_id: str, round_number: int = 0, final: bool = False

@@ -75,8 +75,14 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     async def StreamEvents(
         self, request: service_pb2.StreamEventsRequest, context: Context
     ) -> AsyncIterator[service_pb2.StreamEventsResponse]:
-        async for event in self.core.subscribe(caller(), request.game_id, request.after_version):
-            yield service_pb2.StreamEventsResponse(event=event)
+        include = request.include if request.HasField("include") else None
+        async for sent in self.core.subscribe(
+            caller(), request.game_id, request.after_version, include
+        ):
+            if isinstance(sent, service_pb2.PlayState):
+                yield service_pb2.StreamEventsResponse(state=sent)
+            else:
+                yield service_pb2.StreamEventsResponse(event=sent)
 
     async def GetSettlement(
         self, request: service_pb2.GetSettlementRequest, context: Context

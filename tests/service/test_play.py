@@ -326,3 +326,94 @@ def test_a_join_after_a_version_the_game_has_not_reached_is_refused(server: Runn
     assert again.next("state").state.version == game.version
     again.close()
     again.cancel()
+
+
+class Watch:
+    """One seat's StreamEvents call, read on a thread into ``received`` (``None`` at its end)."""
+
+    def __init__(
+        self,
+        stub: service_pb2_grpc.GameServiceStub,
+        game_id: str,
+        token: str,
+        include: service_pb2.Include | None,
+    ) -> None:
+        request = service_pb2.StreamEventsRequest(game_id=game_id, include=include)
+        self.call = stub.StreamEvents(request, metadata=auth(token))
+        self.received: queue.Queue[service_pb2.StreamEventsResponse | None] = queue.Queue()
+        self.log: list[service_pb2.StreamEventsResponse] = []
+        self.state: service_pb2.PlayState | None = None
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            for response in self.call:
+                self.received.put(response)
+        finally:
+            self.received.put(None)
+
+    def state_at(self, version: int) -> service_pb2.PlayState:
+        """The newest state pushed, once one is at ``version`` or later."""
+        while self.state is None or self.state.version < version:
+            response = self.received.get(timeout=30)
+            assert response is not None, "the stream ended"
+            self.log.append(response)
+            if response.HasField("state"):
+                assert not response.HasField("event"), "one of them per message"
+                self.state = response.state
+        return self.state
+
+    def rest(self) -> list[service_pb2.StreamEventsResponse]:
+        """Everything up to the stream's end (it ends once the game is over)."""
+        while (response := self.received.get(timeout=30)) is not None:
+            self.log.append(response)
+        return self.log
+
+
+def test_a_browser_plays_a_whole_game_with_one_call_per_move_on_pushed_states(
+    server: Running,
+) -> None:
+    """A client that cannot hold Play (a browser): each seat's StreamEvents with ``include`` is
+    pushed its state after each batch, so the only call a move takes is its SubmitCommand."""
+    game = new_game(server)
+    asked = service_pb2.Include(legal_moves=True, to_act=True)
+    watches = [Watch(server.stub, game.game_id, t.token, asked) for t in game.tokens]
+    plain = Watch(server.stub, game.game_id, game.tokens[0].token, None)  # events only
+    states = [w.state_at(game.version) for w in watches]
+    rng, moves, version = random.Random(5), 0, game.version
+    while not states[0].finished:
+        assert states[0].to_act, "someone is to act while the game is on"
+        seat = states[0].to_act[0].seat
+        mine = states[seat]
+        me = auth(game.tokens[seat].token)
+        # What was pushed is what the seat would have been answered had it asked.
+        legal = server.stub.ListLegalMoves(
+            service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=me
+        )
+        assert (legal.version, list(legal.moves)) == (mine.version, list(mine.legal_moves))
+        answer = server.stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id,
+                command_id=uuid.uuid4().hex,
+                expected_version=mine.version,
+                command=choose(list(mine.legal_moves), rng).command,
+            ),
+            metadata=me,
+        )
+        moves, version = moves + 1, answer.version
+        states = [w.state_at(version) for w in watches]
+        assert {s.version for s in states} == {version}  # nobody else moved meanwhile
+        assert all(list(s.to_act) == list(states[0].to_act) for s in states)
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+    everything = [e.version for e in replay.events]
+    for watch in watches:
+        log = watch.rest()
+        assert [r.event.version for r in log if r.HasField("event")] == everything
+        pushed = [r.state for r in log if r.HasField("state")]
+        assert pushed[-1].finished and pushed[-1].version == version
+        assert len(pushed) >= moves  # a state after each move's batch, at least
+    # Without include, the same stream sends the events only.
+    log = plain.rest()
+    assert all(r.HasField("event") for r in log)
+    assert [r.event.version for r in log] == everything
+    assert moves > 0
