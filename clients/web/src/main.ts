@@ -292,7 +292,9 @@ class Table {
       : h("div");
   }
 
-  /** The events as this seat may see them, live; reopened after a break, from the last one. */
+  /** The events as this seat may see them, live, and after each batch the seat's state (its
+   * view, legal moves and who is to act: `include`), pushed, so that a move is one call
+   * (SubmitCommand) and nothing is polled; reopened after a break, from the last event. */
   private async follow(): Promise<void> {
     let after = 0n;
     for (;;) {
@@ -300,7 +302,20 @@ class Table {
         for await (const answer of this.client.streamEvents({
           gameId: this.gameId,
           afterVersion: after,
+          include: { view: true, legalMoves: true, toAct: true },
         })) {
+          const state = answer.state;
+          if (state) {
+            this.reads++; // any read in flight is older than this state
+            this.showIfNewer(
+              state.view,
+              state.legalMoves,
+              state.toAct,
+              state.version,
+              state.finished,
+            );
+            continue;
+          }
           const event = answer.event;
           if (!event) continue;
           after = event.version;
@@ -312,10 +327,8 @@ class Table {
           item.dataset.version = String(event.version);
           if (event.seat !== undefined) item.dataset.seat = String(event.seat);
           this.parts.events.prepend(item);
-          if (event.version > this.version) this.soon();
         }
-        this.soon();
-        return; // the game is over: the server closed the stream
+        return; // the game is over (its last state came with its last events): the stream ended
       } catch (error) {
         this.parts.status.textContent = `The event stream broke (${message(error)}); reconnecting…`;
         await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
@@ -347,6 +360,17 @@ class Table {
     } catch (error) {
       this.parts.status.textContent = `Cannot read the game: ${message(error)}`;
     }
+  }
+
+  /** The answer and the stream's states race each other: the page never goes back. */
+  private showIfNewer(
+    view: View | undefined,
+    moves: LegalMove[],
+    toAct: SeatToAct[],
+    version: bigint,
+    finished: boolean,
+  ): void {
+    if (version >= this.version) this.show(view, moves, toAct, version, finished);
   }
 
   private show(
@@ -427,7 +451,7 @@ class Table {
       this.busy = false;
       // The parts are as of stateVersion (past an away seat's turn played right after ours).
       const version = answer.stateVersion || answer.version;
-      this.show(answer.view, answer.legalMoves, answer.toAct, version, answer.finished);
+      this.showIfNewer(answer.view, answer.legalMoves, answer.toAct, version, answer.finished);
     } catch (error) {
       this.busy = false;
       main.dataset.played = "";

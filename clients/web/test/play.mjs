@@ -108,9 +108,14 @@ async function main() {
     viewport: { width: 1280, height: 900 },
   });
   const errors = [];
-  const report = { kind: args.kind, moves: 0, live: 0, refused: 0, finalSeen: [] };
+  // calls: the pages' requests to the service, by method (a move should cost one).
+  const report = { kind: args.kind, moves: 0, live: 0, refused: 0, finalSeen: [], calls: {} };
   const watch = (page, name) => {
     page.on("pageerror", (error) => errors.push(`${name}: ${error.message}`));
+    page.on("request", (request) => {
+      const method = /\/croupier\.v1\.GameService\/(\w+)$/.exec(new URL(request.url()).pathname);
+      if (method) report.calls[method[1]] = (report.calls[method[1]] ?? 0) + 1;
+    });
     page.on("console", (m) => {
       if (m.type() !== "error") return;
       // A move sent as the game moved on (a bot's move, a time-out) is answered ABORTED, HTTP
