@@ -276,6 +276,13 @@ def test_demo_without_a_server_says_so() -> None:
     assert demo.returncode != 0 and "no Croupier server" in demo.stderr
 
 
+def _tool(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """A local tool (``demo``, ``load``) run from ``where`` with no secret in its environment."""
+    return subprocess.run(
+        [CROUPIER, *args], capture_output=True, text=True, timeout=60, env=BARE, cwd=where
+    )
+
+
 def test_a_fresh_machine_serves_and_demos_without_any_secret(tmp_path: Path) -> None:
     """The newcomer's flow: `make run` (serve, default store, no secrets) then `croupier demo`
     in another terminal, from the same directory. Creation is not open: the demo gets in with
@@ -300,24 +307,10 @@ def test_a_fresh_machine_serves_and_demos_without_any_secret(tmp_path: Path) -> 
             # Elsewhere (no credential file), and with a wrong credential, no game is created.
             elsewhere = tmp_path / "elsewhere"
             elsewhere.mkdir()
-            lost = subprocess.run(
-                [CROUPIER, "demo", "--address", address],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                env=BARE,
-                cwd=elsewhere,
-            )
+            lost = _tool(elsewhere, "demo", "--address", address)
             assert lost.returncode != 0 and "studio's credential" in lost.stderr
             forged = credential.read_text().strip()[:-4] + "0000"
-            wrong = subprocess.run(
-                [CROUPIER, "demo", "--address", address, "--studio-key", forged],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                env=BARE,
-                cwd=elsewhere,
-            )
+            wrong = _tool(elsewhere, "demo", "--address", address, "--studio-key", forged)
             assert wrong.returncode != 0 and "UNAUTHENTICATED" in wrong.stderr
             assert "--studio-key-file" not in wrong.stderr  # it was given: no hint of the file
             # A credential left in this folder by another server: the refusal says which file
@@ -325,16 +318,9 @@ def test_a_fresh_machine_serves_and_demos_without_any_secret(tmp_path: Path) -> 
             (elsewhere / "data").mkdir()
             (elsewhere / "data" / "dev-studio-credential").write_text(forged + "\n")
             for tool in (["demo"], ["load", "--games", "1", "--quiet"]):
-                stale = subprocess.run(
-                    [CROUPIER, *tool, "--address", address],
-                    capture_output=True,
-                    text=True,
-                    timeout=60,
-                    env=BARE,
-                    cwd=elsewhere,
-                )
-                assert stale.returncode != 0 and "UNAUTHENTICATED" in stale.stderr
+                stale = _tool(elsewhere, *tool, "--address", address)
                 said = stale.stderr
+                assert stale.returncode != 0 and "UNAUTHENTICATED" in said, said
                 assert str(elsewhere / "data" / "dev-studio-credential") in said, said
                 assert "--studio-key-file" in said, said
 

@@ -307,13 +307,7 @@ class Table {
           const state = answer.state;
           if (state) {
             this.reads++; // any read in flight is older than this state
-            this.showIfNewer(
-              state.view,
-              state.legalMoves,
-              state.toAct,
-              state.version,
-              state.finished,
-            );
+            this.showIfNewer(state);
             continue;
           }
           const event = answer.event;
@@ -362,15 +356,17 @@ class Table {
     }
   }
 
-  /** The answer and the stream's states race each other: the page never goes back. */
-  private showIfNewer(
-    view: View | undefined,
-    moves: LegalMove[],
-    toAct: SeatToAct[],
-    version: bigint,
-    finished: boolean,
-  ): void {
-    if (version >= this.version) this.show(view, moves, toAct, version, finished);
+  /** A state pushed by the stream, or a move's answer: they race each other, and the page
+   * never goes back. */
+  private showIfNewer(state: {
+    view?: View;
+    legalMoves: LegalMove[];
+    toAct: SeatToAct[];
+    version: bigint;
+    finished: boolean;
+  }): void {
+    if (state.version < this.version) return;
+    this.show(state.view, state.legalMoves, state.toAct, state.version, state.finished);
   }
 
   private show(
@@ -451,7 +447,7 @@ class Table {
       this.busy = false;
       // The parts are as of stateVersion (past an away seat's turn played right after ours).
       const version = answer.stateVersion || answer.version;
-      this.showIfNewer(answer.view, answer.legalMoves, answer.toAct, version, answer.finished);
+      this.showIfNewer({ ...answer, version });
     } catch (error) {
       this.busy = false;
       main.dataset.played = "";
