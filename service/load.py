@@ -1922,6 +1922,8 @@ def summary(report: dict[str, Any]) -> str:
         )
     server = report.get("server")
     if server:
+        measured = len(server["pids"]) - len(server.get("exited", []))
+        summed = f" (the sum of {measured} processes)" if measured > 1 else ""
         lines += [
             "",
             f"  server pids          {' '.join(map(str, server['pids']))}",
@@ -1930,6 +1932,7 @@ def summary(report: dict[str, Any]) -> str:
             "  server memory        "
             + (
                 f"VmRSS {server['vmrss_kb'] / 1024:.1f} MiB, VmHWM {server['vmhwm_kb'] / 1024:.1f} MiB"
+                f"{summed}"
                 if server["vmrss_kb"] is not None
                 else "not measured: every server process had ended"
             ),

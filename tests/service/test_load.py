@@ -96,6 +96,11 @@ def test_load_spawns_a_server_plays_games_and_measures(tmp_path: Path) -> None:
     assert table["client"]["cpu_ms_per_move"] > 0
     assert "load tool CPU" in result.output and "machine CPU" in result.output
     assert result.output.count("% busy") == 3  # the games' run and each yardstick's
+    # One server process: its own memory. Several (workers, replicas): said to be their sum.
+    memory = next(line for line in result.output.splitlines() if "server memory" in line)
+    assert "MiB" in memory and "sum" not in memory
+    two = {**report, "server": {**report["server"], "pids": [*report["server"]["pids"], 1]}}
+    assert "(the sum of 2 processes)" in load.summary(two)
 
 
 def test_the_tools_own_cpu_and_the_machines_are_measured() -> None:
