@@ -99,17 +99,42 @@ def test_the_curl_commands_run(tmp_path: Path) -> None:
             text=True,
             timeout=60,
         )
+        assert done.returncode == 0, done.stderr
+        decoder = json.JSONDecoder()
+        answers, rest = [], done.stdout.strip()
+        while rest:
+            answer, end = decoder.raw_decode(rest)
+            answers.append(answer)
+            rest = rest[end:].strip()
+        presets, game = answers
+        assert {p["name"] for p in presets["presets"]} >= {"standard", "single-hand", "big-gin"}
+        assert len(game["tokens"]) == 2 and len(game["commitment"]) == 64
+        assert game["gameId"] and game["version"] == "2"  # int64 and uint64 are strings in JSON
+        # The streaming example on that game (cut after 3 s: the stream stays open while the
+        # game goes on): its events, then the seat's state, each in its frame.
+        streaming = section.split("```sh\n")[2].split("```", 1)[0]
+        assert streaming.count("curl -sN http://127.0.0.1:8080/") == 1
+        script = streaming.replace("127.0.0.1:8080", f"127.0.0.1:{server.http_port}")
+        script = script.replace("curl -sN", "curl -sN --max-time 3")
+        seat = next(t for t in game["tokens"] if t.get("seat", 0) == 0)["token"]
+        streamed = subprocess.run(
+            ["bash", "-uo", "pipefail", "-c", script],
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=60,
+            env={**os.environ, "GAME": game["gameId"], "SEAT": seat},
+        )
     finally:
         server.stop(grace=None)
         store.close()
-    assert done.returncode == 0, done.stderr
-    decoder = json.JSONDecoder()
-    answers, rest = [], done.stdout.strip()
-    while rest:
-        answer, end = decoder.raw_decode(rest)
-        answers.append(answer)
-        rest = rest[end:].strip()
-    presets, game = answers
-    assert {p["name"] for p in presets["presets"]} >= {"standard", "single-hand", "big-gin"}
-    assert len(game["tokens"]) == 2 and len(game["commitment"]) == 64
-    assert game["gameId"] and game["version"] == "2"  # int64 and uint64 are strings in JSON
+    assert streamed.returncode == 28, streamed.stderr  # curl's: the time was up, as meant
+    frames, rest_bytes = [], streamed.stdout
+    while rest_bytes:
+        flags, size = rest_bytes[0], int.from_bytes(rest_bytes[1:5], "big")
+        frames.append((flags, json.loads(rest_bytes[5 : 5 + size])))
+        rest_bytes = rest_bytes[5 + size :]
+    events = [m["event"] for flags, m in frames if flags == 0 and "event" in m]
+    states = [m["state"] for flags, m in frames if flags == 0 and "state" in m]
+    assert [int(e["version"]) for e in events] == [1, 2]
+    # Whoever deals, someone is to act (seat 0's entry is {}: defaults are left out of JSON).
+    assert states and states[0]["version"] == "2" and states[0]["toAct"]
