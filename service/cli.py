@@ -877,9 +877,10 @@ def demo(
     "--mode",
     default="play",
     show_default=True,
-    type=click.Choice(["play", "submit"]),
+    type=click.Choice(["play", "submit", "browser"]),
     help="play: a Play stream per seat, one message per move; submit: SubmitCommand with "
-    "include, ListLegalMoves when the acting seat changes.",
+    "include, ListLegalMoves when the acting seat changes; browser: each seat's StreamEvents "
+    "with include pushes its state, each move is one SubmitCommand (as a browser plays).",
 )
 @click.option(
     "--games-in-flight", default=16, show_default=True, type=click.IntRange(1), help="Concurrency."

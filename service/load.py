@@ -11,6 +11,8 @@ Two ways to play a game:
   from its pushed legal moves. One client message per move.
 - ``submit``: ``SubmitCommand`` with ``include`` (legal moves, to act); ``ListLegalMoves`` only
   when the acting seat changes.
+- ``browser``: as a browser plays (it cannot hold ``Play``): each seat's ``StreamEvents`` with
+  ``include`` pushes its state after each batch, and each move is one ``SubmitCommand``.
 
 What it measures: moves per second, games finished, latency percentiles per call kind, errors by
 status code, calls per move, and for a local server (``--spawn`` or ``--server-pid``) its CPU time
@@ -65,7 +67,7 @@ from croupier.v1 import (
 T = TypeVar("T")
 
 GAMES = ("hoola", "koikoi", "gin", "rummy")
-MODES = ("play", "submit")
+MODES = ("play", "submit", "browser")
 # The life of the studio credential minted for a spawned server: longer than any run.
 SPAWN_TOKEN_S = 7 * 24 * 3600
 INCLUDE = service_pb2.Include(legal_moves=True, to_act=True)
@@ -940,6 +942,9 @@ class Load:
         idle: frozenset[int],
     ) -> None:
         recorder = self.recorder
+        # A browser's seat (--mode browser): its StreamEvents pushes the same events and states,
+        # and each move is a SubmitCommand of its own rather than a message on the stream.
+        browser = self.config.mode == "browser"
         recorder.joining(+1)
         joined = joining = time.perf_counter()
         recorder.setup_calls += 1
@@ -963,7 +968,7 @@ class Load:
 
         try:
             while True:
-                recorder.calls["Play"] += 1
+                recorder.calls["StreamEvents" if browser else "Play"] += 1
                 # A resumed stream goes on to the next address, if there are several. With one,
                 # it waits for the server to be back (a restart, a rolling update); with several
                 # all passed over, it tries each in turn, backing off (any may come back first).
@@ -974,19 +979,33 @@ class Load:
                     )
                 stub = self.stub(number, seat, resumes)
                 waits = resumes > 0 and len(self.stubs) == 1
-                call = stub.Play(metadata=auth(token), wait_for_ready=waits or None)
-                try:
-                    join = service_pb2.PlayJoin(
-                        game_id=game_id, after_version=seen, include=INCLUDE, batched=True
+                call: Any
+                if browser:
+                    watch = service_pb2.StreamEventsRequest(
+                        game_id=game_id, after_version=seen, include=INCLUDE
                     )
-                    await _write(call, service_pb2.PlayRequest(join=join))
-                    for request in list(unanswered.values()):
-                        await _write(call, request)
+                    call = stub.StreamEvents(
+                        watch, metadata=auth(token), wait_for_ready=waits or None
+                    )
+                else:
+                    call = stub.Play(metadata=auth(token), wait_for_ready=waits or None)
+                try:
+                    if not browser:
+                        join = service_pb2.PlayJoin(
+                            game_id=game_id, after_version=seen, include=INCLUDE, batched=True
+                        )
+                        await _write(call, service_pb2.PlayRequest(join=join))
+                        for request in list(unanswered.values()):
+                            await _write(call, request)
                     while True:
                         response = await call.read()
-                        if not isinstance(response, service_pb2.PlayResponse):
+                        kind: str | None
+                        if isinstance(response, service_pb2.StreamEventsResponse):
+                            kind = "state" if response.HasField("state") else "event"
+                        elif isinstance(response, service_pb2.PlayResponse):
+                            kind = response.WhichOneof("kind")
+                        else:
                             return  # EOF: the server ended the stream (the game is over)
-                        kind = response.WhichOneof("kind")
                         if kind == "batch":  # each event, then the state after them
                             for event in response.batch.events:
                                 reached(event)
@@ -999,12 +1018,15 @@ class Load:
                                 recorder.joining(-1)
                             if not first:
                                 first = True
-                                recorder.observe("Play join→state", time.perf_counter() - joined)
+                                recorder.observe(
+                                    "StreamEvents open→state" if browser else "Play join→state",
+                                    time.perf_counter() - joined,
+                                )
                             if state.version > info.version:
                                 info.version = state.version
                                 progress[0] = time.monotonic()
                             if state.finished:
-                                if not closed:
+                                if not closed and not browser:
                                     closed = True
                                     with contextlib.suppress(asyncio.InvalidStateError):
                                         await call.done_writing()
@@ -1019,8 +1041,21 @@ class Load:
                                 move = choose(list(state.legal_moves), rng)
                                 command_id = uuid.uuid4().hex
                                 last_sent = state.version
-                                sent[command_id] = info.sent_at[state.version] = time.perf_counter()
+                                info.sent_at[state.version] = time.perf_counter()
                                 info.sent_at.pop(state.version - SENT_KEPT, None)
+                                if browser:
+                                    submit = service_pb2.SubmitCommandRequest(
+                                        game_id=game_id,
+                                        command_id=command_id,
+                                        expected_version=state.version,
+                                        command=move.command,
+                                    )
+                                    if not await self._submit_move(
+                                        submit, number, seat, token, progress
+                                    ):
+                                        last_sent = -1  # not applied: the next state may retry
+                                    continue
+                                sent[command_id] = info.sent_at[state.version]
                                 request = service_pb2.PlayRequest(
                                     command=service_pb2.PlayCommand(
                                         command_id=command_id,
@@ -1093,6 +1128,40 @@ class Load:
                     recorder.unanswered_s.append(now - joining)
                     recorder.rejoining_at_end += 1
             recorder.unanswered_s += [now - sent_at for sent_at in sent.values()]
+
+    async def _submit_move(
+        self,
+        request: service_pb2.SubmitCommandRequest,
+        number: int,
+        seat: int,
+        token: str,
+        progress: list[float],
+    ) -> bool:
+        """A browser seat's move (``--mode browser``): its SubmitCommand, sent again with the
+        same command id (applied once) after UNAVAILABLE, at the next address if there are
+        several. Whether it was applied: a refusal (the game moved on, a time-out came first)
+        leaves the seat to its next pushed state."""
+        recorder = self.recorder
+        for attempt in range(MAX_FAILURES):
+            stub = self.stub(number, seat, attempt)
+            try:
+                await recorder.call(
+                    "SubmitCommand",
+                    stub.SubmitCommand(request, metadata=auth(token)),
+                    move=True,
+                    overtaken=bool(self.config.turn_time_ms),
+                )
+            except grpc.aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.UNAVAILABLE:
+                    return False
+                self.passed_over(stub)
+                await asyncio.sleep(UNAVAILABLE_RETRY_S)
+                continue
+            recorder.moves += 1
+            recorder.last_move_at = time.perf_counter()
+            progress[0] = time.monotonic()
+            return True
+        return False
 
     # -- submit mode --
 
@@ -1359,7 +1428,7 @@ class Load:
     # -- progress --
 
     def _primary(self) -> str:
-        return "SubmitCommand" if self.config.mode == "submit" else "Play command→accepted"
+        return "Play command→accepted" if self.config.mode == "play" else "SubmitCommand"
 
     async def _progress(self, out: TextIO) -> None:
         tty = out.isatty()
@@ -1507,7 +1576,7 @@ class Load:
             "errors_by_call": {f"{kind} {code}": n for (kind, code), n in r.errors.items()},
             **self.used,
         }
-        if self.config.mode == "play":
+        if self.config.mode != "submit":  # the seats' streams, Play or StreamEvents
             report["seats_joining_avg"] = round(self.joining_seat_s / elapsed, 2)
         if self.config.turn_time_ms:
             # Lateness in ms: summarize takes seconds.
@@ -1816,7 +1885,7 @@ def _ratio(numerator: float | None, denominator: float | None, digits: int) -> f
 
 def primary_call(report: dict[str, Any]) -> str:
     """The call that makes a move in the report's mode."""
-    return "SubmitCommand" if report["mode"] == "submit" else "Play command→accepted"
+    return "Play command→accepted" if report["mode"] == "play" else "SubmitCommand"
 
 
 def _busy(run: dict[str, Any]) -> str:
@@ -1877,8 +1946,9 @@ def summary(report: dict[str, Any]) -> str:
         f" abandoned {report['games_abandoned']}, cut at the end {report['games_cut_at_end']})",
         *(
             [
-                f"  Play streams resumed {report['play_streams_resumed']}  (ended by the server "
-                "or a lost connection, joined again after the newest event)"
+                f"  {'Play streams' if report['mode'] == 'play' else 'streams':<12} resumed "
+                f"{report['play_streams_resumed']}  (ended by the server or a lost connection, "
+                "joined again after the newest event)"
             ]
             if report.get("play_streams_resumed")
             else []
@@ -1898,8 +1968,9 @@ def summary(report: dict[str, Any]) -> str:
         f"(+ {report['setup_calls_per_game']} per game to set up)",
         *(
             [
-                f"  seats joining        {report['seats_joining_avg']} on average (Play streams "
-                "opened and waiting for their first state)"
+                f"  seats joining        {report['seats_joining_avg']} on average (their "
+                f"{'Play' if report['mode'] == 'play' else 'StreamEvents'} streams opened and "
+                "waiting for their first state)"
             ]
             if "seats_joining_avg" in report
             else []

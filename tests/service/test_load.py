@@ -103,6 +103,28 @@ def test_load_spawns_a_server_plays_games_and_measures(tmp_path: Path) -> None:
     assert "(the sum of 2 processes)" in load.summary(two)
 
 
+def test_load_in_browser_mode_plays_with_one_call_per_move(tmp_path: Path) -> None:
+    """--mode browser: each seat's StreamEvents with include pushes its state, and a move is one
+    SubmitCommand; nothing is read between moves."""
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(
+        main,
+        [
+            *("load", "--spawn", "--mode", "browser", "--game", "koikoi", "--games", "3"),
+            *("--games-in-flight", "3", "--json", str(out), "--quiet"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["games_finished"] == 3 and report["errors"] == {}
+    assert report["calls_per_move"] == 1 and report["moves"] > 0
+    calls = report["calls"]
+    assert calls["SubmitCommand"] == report["moves"] and calls["StreamEvents"] == 3 * 2
+    assert "ListLegalMoves" not in calls and "GetView" not in calls
+    assert report["latency"]["StreamEvents open→state"]["count"] == 3 * 2  # each seat's first
+    assert "seats_joining_avg" in report
+
+
 def test_the_tools_own_cpu_and_the_machines_are_measured() -> None:
     """CPU burnt by the tool's process (any thread) is counted as the client's, and shows in the
     machine's busy share."""
@@ -169,7 +191,7 @@ def test_load_in_submit_mode_with_extra_streams(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["play", "submit"])
+@pytest.mark.parametrize("mode", ["play", "submit", "browser"])
 def test_load_with_idle_seats_reports_time_out_latency(tmp_path: Path, mode: str) -> None:
     """A quarter of Rummy's seats idle: the clock plays them, every game still finishes, and
     the report gives each recorded time-out's lateness after its deadline (measured, not
@@ -684,7 +706,7 @@ def test_the_bots_resume_their_streams_across_a_server_restart(tmp_path: Path) -
     assert report["games_abandoned"] == 0 and report["games_finished"] == 8, result.output
 
 
-@pytest.mark.parametrize("mode", ["play", "submit"])
+@pytest.mark.parametrize("mode", ["play", "submit", "browser"])
 def test_the_bots_fail_over_to_the_replica_left_when_one_is_killed(
     tmp_path: Path, mode: str
 ) -> None:
@@ -724,10 +746,13 @@ def test_the_bots_fail_over_to_the_replica_left_when_one_is_killed(
     assert report["failed"] == [] and report["games_abandoned"] == 0, result.output
     assert report["games_finished"] == GAMES, result.output
     # The killed replica was in use: its streams were resumed, or its calls refused.
+    resumed, refused = report["play_streams_resumed"], report["errors"].get("UNAVAILABLE", 0)
     if mode == "play":
-        assert report["play_streams_resumed"] > 0, result.output
-    else:
-        assert report["errors"].get("UNAVAILABLE", 0) > 0, result.output
+        assert resumed > 0, result.output
+    elif mode == "submit":
+        assert refused > 0, result.output
+    else:  # a browser's seat: its StreamEvents resumed, or its SubmitCommand refused
+        assert resumed + refused > 0, result.output
 
 
 def test_an_address_that_answered_unavailable_is_passed_over_for_a_while() -> None:
@@ -821,7 +846,7 @@ def test_the_bots_resume_on_a_server_going_away_and_on_nothing_else() -> None:
     assert not load.resumable(ended(grpc.StatusCode.INVALID_ARGUMENT, "JOIN_FIRST"))
 
 
-@pytest.mark.parametrize("mode", ["play", "submit"])
+@pytest.mark.parametrize("mode", ["play", "submit", "browser"])
 def test_the_bots_send_a_command_again_when_the_store_was_unavailable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
@@ -931,7 +956,7 @@ def test_a_create_game_whose_answer_was_lost_is_asked_again_for_the_same_game(
     assert made == (games, games)  # every game made was played to its end
 
 
-@pytest.mark.parametrize("mode", ["play", "submit"])
+@pytest.mark.parametrize("mode", ["play", "submit", "browser"])
 def test_bots_that_think_pace_their_games(tmp_path: Path, mode: str) -> None:
     """With --think-ms each bot waits at least half of it before each move: a game makes at most
     one move per half think time, however fast the server (a bound slowness cannot break)."""
