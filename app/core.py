@@ -1354,24 +1354,43 @@ class Croupier:
         game_id: str,
         after_version: int = 0,
         include: service_pb2.Include | None = None,
-    ) -> AsyncIterator[service_pb2.GameEvent | service_pb2.PlayState]:
+        batched: bool = False,
+    ) -> AsyncIterator[service_pb2.StreamEventsResponse]:
         """The seat's copies of the game's events after ``after_version``, live, until the game
         ends; with ``include`` asking for any part, after each batch the seat's state (as
-        :meth:`play` sends it). Cancelling the iteration drops the stream at once."""
+        :meth:`play` sends it); ``batched``: each batch and its state in one message. Cancelling
+        the iteration drops the stream at once."""
         seat = self._seat(caller, game_id)
         limits.check_version(after_version, "after_version")
         stated = include is not None and (include.view or include.legal_moves or include.to_act)
         after = after_version
+        # Batched: the events not yet sent (a time-out recorded before their state: they go
+        # with the state after it, as on Play).
+        pending: list[service_pb2.GameEvent] = []
         async for batch in self._batches(game_id, seat, after_version, "after_version"):
-            for event in batch:
-                yield event
+            if batched:
+                pending.extend(batch)
+            else:
+                for event in batch:
+                    yield service_pb2.StreamEventsResponse(event=event)
             after = batch[-1].version if batch else after
+            # Built in place, as Play's (a message given to a constructor is copied).
+            response = service_pb2.StreamEventsResponse()
             if stated and include is not None:
                 folded = await self._folded_for_state(game_id, after)
-                if folded is not None:
-                    state = service_pb2.PlayState()
-                    self._fill_state(state, folded, seat, include)
-                    yield state
+                if folded is None:
+                    continue
+                self._fill_state(
+                    response.batch.state if batched else response.state, folded, seat, include
+                )
+            elif not (batched and pending):
+                continue
+            if batched:
+                response.batch.events.extend(pending)
+                pending = []
+            yield response
+        if pending:  # the stream ends before their state: the events still go out
+            yield service_pb2.StreamEventsResponse(batch=service_pb2.PlayBatch(events=pending))
 
     async def _while_away(self, after: int, read: Callable[[], Awaitable[T]]) -> T:
         """A stream's ``read`` of the store; while the store is unavailable, made again after

@@ -76,13 +76,10 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         self, request: service_pb2.StreamEventsRequest, context: Context
     ) -> AsyncIterator[service_pb2.StreamEventsResponse]:
         include = request.include if request.HasField("include") else None
-        async for sent in self.core.subscribe(
-            caller(), request.game_id, request.after_version, include
+        async for response in self.core.subscribe(
+            caller(), request.game_id, request.after_version, include, request.batched
         ):
-            if isinstance(sent, service_pb2.PlayState):
-                yield service_pb2.StreamEventsResponse(state=sent)
-            else:
-                yield service_pb2.StreamEventsResponse(event=sent)
+            yield response
 
     async def GetSettlement(
         self, request: service_pb2.GetSettlementRequest, context: Context

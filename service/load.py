@@ -12,7 +12,8 @@ Two ways to play a game:
 - ``submit``: ``SubmitCommand`` with ``include`` (legal moves, to act); ``ListLegalMoves`` only
   when the acting seat changes.
 - ``browser``: as a browser plays (it cannot hold ``Play``): each seat's ``StreamEvents`` with
-  ``include`` pushes its state after each batch, and each move is one ``SubmitCommand``.
+  ``include`` (and ``batched``) pushes each batch with its state, and each move is one
+  ``SubmitCommand``.
 
 What it measures: moves per second, games finished, latency percentiles per call kind, errors by
 status code, calls per move, and for a local server (``--spawn`` or ``--server-pid``) its CPU time
@@ -982,7 +983,7 @@ class Load:
                 call: Any
                 if browser:
                     watch = service_pb2.StreamEventsRequest(
-                        game_id=game_id, after_version=seen, include=INCLUDE
+                        game_id=game_id, after_version=seen, include=INCLUDE, batched=True
                     )
                     call = stub.StreamEvents(
                         watch, metadata=auth(token), wait_for_ready=waits or None
@@ -1001,7 +1002,9 @@ class Load:
                         response = await call.read()
                         kind: str | None
                         if isinstance(response, service_pb2.StreamEventsResponse):
-                            kind = "state" if response.HasField("state") else "event"
+                            kind = next(
+                                (k for k in ("batch", "state") if response.HasField(k)), "event"
+                            )
                         elif isinstance(response, service_pb2.PlayResponse):
                             kind = response.WhichOneof("kind")
                         else:

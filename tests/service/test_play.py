@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Iterator
 
 import grpc
+import pytest
 
 from croupier.service.bots import auth, choose
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
@@ -337,8 +338,9 @@ class Watch:
         game_id: str,
         token: str,
         include: service_pb2.Include | None,
+        batched: bool = False,
     ) -> None:
-        request = service_pb2.StreamEventsRequest(game_id=game_id, include=include)
+        request = service_pb2.StreamEventsRequest(game_id=game_id, include=include, batched=batched)
         self.call = stub.StreamEvents(request, metadata=auth(token))
         self.received: queue.Queue[service_pb2.StreamEventsResponse | None] = queue.Queue()
         self.log: list[service_pb2.StreamEventsResponse] = []
@@ -358,10 +360,28 @@ class Watch:
             response = self.received.get(timeout=30)
             assert response is not None, "the stream ended"
             self.log.append(response)
+            sent = [response.HasField(f) for f in ("event", "state", "batch")]
+            assert sum(sent) == 1, f"one of them per message: {response}"
             if response.HasField("state"):
-                assert not response.HasField("event"), "one of them per message"
                 self.state = response.state
+            elif response.batch.HasField("state"):
+                self.state = response.batch.state
         return self.state
+
+    def events(self) -> list[int]:
+        """The versions of the events received, one a message or in batches."""
+        return [
+            e.version
+            for r in self.log
+            for e in (r.batch.events if r.HasField("batch") else [r.event] * r.HasField("event"))
+        ]
+
+    def states(self) -> list[service_pb2.PlayState]:
+        return [
+            r.batch.state if r.HasField("batch") else r.state
+            for r in self.log
+            if r.HasField("state") or r.batch.HasField("state")
+        ]
 
     def rest(self) -> list[service_pb2.StreamEventsResponse]:
         """Everything up to the stream's end (it ends once the game is over)."""
@@ -370,15 +390,18 @@ class Watch:
         return self.log
 
 
+@pytest.mark.parametrize("batched", [False, True])
 def test_a_browser_plays_a_whole_game_with_one_call_per_move_on_pushed_states(
-    server: Running,
+    server: Running, batched: bool
 ) -> None:
     """A client that cannot hold Play (a browser): each seat's StreamEvents with ``include`` is
-    pushed its state after each batch, so the only call a move takes is its SubmitCommand."""
+    pushed its state after each batch, so the only call a move takes is its SubmitCommand
+    (``batched``: each batch and its state in one message)."""
     game = new_game(server)
     asked = service_pb2.Include(legal_moves=True, to_act=True)
-    watches = [Watch(server.stub, game.game_id, t.token, asked) for t in game.tokens]
-    plain = Watch(server.stub, game.game_id, game.tokens[0].token, None)  # events only
+    watches = [Watch(server.stub, game.game_id, t.token, asked, batched) for t in game.tokens]
+    # Events only, one a message or batched.
+    plain = Watch(server.stub, game.game_id, game.tokens[0].token, None, batched)
     states = [w.state_at(game.version) for w in watches]
     rng, moves, version = random.Random(5), 0, game.version
     while not states[0].finished:
@@ -407,13 +430,15 @@ def test_a_browser_plays_a_whole_game_with_one_call_per_move_on_pushed_states(
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
     everything = [e.version for e in replay.events]
     for watch in watches:
-        log = watch.rest()
-        assert [r.event.version for r in log if r.HasField("event")] == everything
-        pushed = [r.state for r in log if r.HasField("state")]
+        watch.rest()
+        assert watch.events() == everything
+        pushed = watch.states()
         assert pushed[-1].finished and pushed[-1].version == version
         assert len(pushed) >= moves  # a state after each move's batch, at least
+        # Batched: a message per batch (its state with it); else a message per event and state.
+        assert len(watch.log) == (len(pushed) if batched else len(everything) + len(pushed))
     # Without include, the same stream sends the events only.
-    log = plain.rest()
-    assert all(r.HasField("event") for r in log)
-    assert [r.event.version for r in log] == everything
+    plain.rest()
+    assert not plain.states() and plain.events() == everything
+    assert all(r.HasField("batch" if batched else "event") for r in plain.log)
     assert moves > 0

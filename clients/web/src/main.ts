@@ -14,6 +14,7 @@ import {
   GameService,
   submit,
   type GameClient,
+  type GameEvent,
   type LegalMove,
   type Preset,
   type SeatToAct,
@@ -292,9 +293,10 @@ class Table {
       : h("div");
   }
 
-  /** The events as this seat may see them, live, and after each batch the seat's state (its
-   * view, legal moves and who is to act: `include`), pushed, so that a move is one call
-   * (SubmitCommand) and nothing is polled; reopened after a break, from the last event. */
+  /** The events as this seat may see them, live, each batch with the seat's state after it
+   * (its view, legal moves and who is to act: `include`, `batched`), pushed, so that a move is
+   * one call (SubmitCommand) and nothing is polled; reopened after a break, from the last
+   * event. */
   private async follow(): Promise<void> {
     let after = 0n;
     for (;;) {
@@ -303,24 +305,18 @@ class Table {
           gameId: this.gameId,
           afterVersion: after,
           include: { view: true, legalMoves: true, toAct: true },
+          batched: true,
         })) {
-          const state = answer.state;
-          if (state) {
-            this.reads++; // any read in flight is older than this state
-            this.showIfNewer(state);
-            continue;
+          const batch = answer.batch;
+          if (!batch) continue;
+          for (const event of batch.events) {
+            after = event.version;
+            this.logEvent(event);
           }
-          const event = answer.event;
-          if (!event) continue;
-          after = event.version;
-          const item = h(
-            "li",
-            event.seat === this.seat ? "mine" : "",
-            describeEvent(event, this.seat),
-          );
-          item.dataset.version = String(event.version);
-          if (event.seat !== undefined) item.dataset.seat = String(event.seat);
-          this.parts.events.prepend(item);
+          if (batch.state) {
+            this.reads++; // any read in flight is older than this state
+            this.showIfNewer(batch.state);
+          }
         }
         return; // the game is over (its last state came with its last events): the stream ended
       } catch (error) {
@@ -328,6 +324,13 @@ class Table {
         await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
       }
     }
+  }
+
+  private logEvent(event: GameEvent): void {
+    const item = h("li", event.seat === this.seat ? "mine" : "", describeEvent(event, this.seat));
+    item.dataset.version = String(event.version);
+    if (event.seat !== undefined) item.dataset.seat = String(event.seat);
+    this.parts.events.prepend(item);
   }
 
   private soon(): void {
