@@ -214,6 +214,11 @@ class Recorder:
         self.seats_joining += change
         self._joining_since = now
 
+    def moved(self) -> None:
+        """A move was applied (its command accepted)."""
+        self.moves += 1
+        self.last_move_at = time.perf_counter()
+
     def observe(self, kind: str, seconds: float) -> None:
         self.latencies[kind].append(seconds)
         self.window[kind].append(seconds)
@@ -1078,8 +1083,7 @@ class Load:
                                 recorder.observe(
                                     "Play command→accepted", time.perf_counter() - started
                                 )
-                            recorder.moves += 1
-                            recorder.last_move_at = time.perf_counter()
+                            recorder.moved()
                             progress[0] = time.monotonic()
                         elif kind == "refused":
                             refused = response.refused
@@ -1160,8 +1164,7 @@ class Load:
                 self.passed_over(stub)
                 await asyncio.sleep(UNAVAILABLE_RETRY_S)
                 continue
-            recorder.moves += 1
-            recorder.last_move_at = time.perf_counter()
+            recorder.moved()
             progress[0] = time.monotonic()
             return True
         return False
@@ -1256,8 +1259,7 @@ class Load:
                     legal_for = None
                     continue
                 failures = 0
-                recorder.moves += 1
-                recorder.last_move_at = time.perf_counter()
+                recorder.moved()
                 last_progress = time.monotonic()
                 # The parts are as of state_version: past time-outs recorded after the command.
                 version = answer.state_version or answer.version
