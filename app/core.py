@@ -1362,7 +1362,12 @@ class Croupier:
         the iteration drops the stream at once."""
         seat = self._seat(caller, game_id)
         limits.check_version(after_version, "after_version")
-        stated = include is not None and (include.view or include.legal_moves or include.to_act)
+        # The parts asked for; none (or no include): events only.
+        asked = (
+            include
+            if include is not None and (include.view or include.legal_moves or include.to_act)
+            else None
+        )
         after = after_version
         # Batched: the events not yet sent (a time-out recorded before their state: they go
         # with the state after it, as on Play).
@@ -1376,12 +1381,12 @@ class Croupier:
             after = batch[-1].version if batch else after
             # Built in place, as Play's (a message given to a constructor is copied).
             response = service_pb2.StreamEventsResponse()
-            if stated and include is not None:
+            if asked is not None:
                 folded = await self._folded_for_state(game_id, after)
                 if folded is None:
                     continue
                 self._fill_state(
-                    response.batch.state if batched else response.state, folded, seat, include
+                    response.batch.state if batched else response.state, folded, seat, asked
                 )
             elif not (batched and pending):
                 continue

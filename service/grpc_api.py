@@ -75,9 +75,8 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     async def StreamEvents(
         self, request: service_pb2.StreamEventsRequest, context: Context
     ) -> AsyncIterator[service_pb2.StreamEventsResponse]:
-        include = request.include if request.HasField("include") else None
         async for response in self.core.subscribe(
-            caller(), request.game_id, request.after_version, include, request.batched
+            caller(), request.game_id, request.after_version, request.include, request.batched
         ):
             yield response
 
