@@ -700,11 +700,7 @@ def _studio_credential(given: str, addresses: list[str], key_file: Path | None) 
 def _refused_hint(given: str, key_file: Path | None) -> str:
     """What to try when CreateGame refuses a credential the tool found by itself: the local
     development one, which a server writes beside its SQLite file (``data/`` by default)."""
-    if (
-        given.strip()
-        or key_file is not None
-        or os.environ.get(config.STUDIO_SECRET_ENV, "").strip()
-    ):
+    if not config.takes_dev_credential(given, key_file):
         return ""
     return (
         f" (the tool sent the development credential of {config.DEFAULT_DEV_CREDENTIAL.resolve()}; "

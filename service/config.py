@@ -147,6 +147,18 @@ def is_local(address: str) -> bool:
     return host in LOCAL_HOSTS
 
 
+def takes_dev_credential(
+    given: str | None, key_file: Path | None = None, env: Mapping[str, str] | None = None
+) -> bool:
+    """Whether :func:`studio_credential` is left with a local server's development credential:
+    no credential given, no key file, no ``CROUPIER_STUDIO_SECRET`` (a refusal of it is then
+    worth a word on where that file comes from)."""
+    env = os.environ if env is None else env
+    return not (
+        (given and given.strip()) or key_file is not None or env.get(STUDIO_SECRET_ENV, "").strip()
+    )
+
+
 def studio_credential(
     given: str | None,
     addresses: list[str],
@@ -158,14 +170,14 @@ def studio_credential(
     minted from ``CROUPIER_STUDIO_SECRET``; and, when every server is local, the development
     credential a local server wrote (a remote server never gets it)."""
     env = os.environ if env is None else env
-    if given and given.strip():
-        return given.strip()
-    if key_file is not None:
-        try:
-            return key_file.read_text().strip()
-        except OSError as error:
-            raise ConfigError(f"--studio-key-file: cannot read {key_file}: {error}") from None
-    if env.get(STUDIO_SECRET_ENV, "").strip():
+    if not takes_dev_credential(given, key_file, env):
+        if given and given.strip():
+            return given.strip()
+        if key_file is not None:
+            try:
+                return key_file.read_text().strip()
+            except OSError as error:
+                raise ConfigError(f"--studio-key-file: cannot read {key_file}: {error}") from None
         ring = studio_keys(env).ring
         return mint_studio_token(ring.signing, int(time.time()) + TOOL_TOKEN_TTL_S)
     if all(is_local(a) for a in addresses):
