@@ -485,15 +485,30 @@ class Croupier:
         structlog.contextvars.bind_contextvars(seat=identity.seat)
         return identity.seat
 
-    def _seat_if_any(self, caller: Caller, game_id: str) -> int | None:
+    def _seat_if_any(self, caller: Caller, game_id: str, seat: int | None = None) -> int | None:
         """The caller's seat when a seat token came with the call, else a spectator (``None``):
-        a studio or player token sees what anyone may see, no more."""
+        a studio or player token sees what anyone may see, no more. ``seat``: the seat the
+        request claims, if any; a spectator claims none."""
         if caller.identity is None:
+            if seat is not None:
+                raise BadCredentials(
+                    SEAT_TOKEN_REQUIRED,
+                    f"seat {seat}'s part needs its seat token (CreateGame returned it); a studio "
+                    "or player token watches as a spectator, with no seat in the request",
+                )
             require(game_id, "game_id")
             limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
             structlog.contextvars.bind_contextvars(game_id=game_id)
             return None
-        return self._seat(caller, game_id)
+        return self._seat(caller, game_id, seat)
+
+    def _watcher(self, caller: Caller, game_id: str, seat: int | None = None) -> int | None:
+        """Who watches a game live (GetView, StreamEvents): a seat, by its token, or a spectator,
+        by a studio or player token (a spectator screen, the studio's backend following its
+        games). Not anonymously: a stream holds the server's memory while it is open."""
+        if caller.identity is None and caller.studio is None and caller.player is None:
+            return self._seat(caller, game_id, seat)  # MISSING_TOKEN
+        return self._seat_if_any(caller, game_id, seat)
 
     # -- the log ----------------------------------------------------------------------------------
 
@@ -1006,9 +1021,14 @@ class Croupier:
         return ticked, ticked.state, ticked.version
 
     def _parts(
-        self, folded: Folded, state: Any, version: int, seat: int, include: service_pb2.Include
+        self,
+        folded: Folded,
+        state: Any,
+        version: int,
+        seat: int | None,
+        include: service_pb2.Include,
     ) -> Parts:
-        """What ``include`` asks for, for ``seat``, of the game in ``state`` (at ``version``) as
+        """What ``include`` asks for, for ``seat`` (``None``: a spectator, who has no moves), of the game in ``state`` (at ``version``) as
         of now."""
         binding, game = folded.binding, folded.binding.game
         now = self._advanced(folded, state)
@@ -1018,7 +1038,11 @@ class Croupier:
         at = version if now is state else None
         return Parts(
             view=binding.view_to_proto(game.view(now, seat)) if include.view else None,
-            legal_moves=self._moves(folded, now, at, seat) if include.legal_moves else [],
+            legal_moves=(
+                self._moves(folded, now, at, seat)
+                if include.legal_moves and seat is not None
+                else []
+            ),
             to_act=self._seats_to_act(folded, now, at) if include.to_act else [],
         )
 
@@ -1337,7 +1361,7 @@ class Croupier:
     async def view(
         self, caller: Caller, game_id: str, seat: int | None = None
     ) -> service_pb2.GetViewResponse:
-        acting = self._seat(caller, game_id, seat)
+        acting = self._watcher(caller, game_id, seat)
         folded, _ = await self._fold(game_id)
         game, now = folded.binding.game, self._as_of_now(folded)
         return service_pb2.GetViewResponse(
@@ -1356,12 +1380,18 @@ class Croupier:
         include: service_pb2.Include | None = None,
         batched: bool = False,
     ) -> AsyncIterator[service_pb2.StreamEventsResponse]:
-        """The seat's copies of the game's events after ``after_version``, live, until the game
-        ends; with ``include`` asking for any part, after each batch the seat's state (as
-        :meth:`play` sends it); ``batched``: each batch and its state in one message. Cancelling
-        the iteration drops the stream at once."""
-        seat = self._seat(caller, game_id)
+        """The seat's copies of the game's events after ``after_version`` (a spectator's, for a
+        studio or player token), live, until the game ends; with ``include`` asking for any
+        part, after each batch the seat's state (as :meth:`play` sends it); ``batched``: each
+        batch and its state in one message. Cancelling the iteration drops the stream at once."""
+        seat = self._watcher(caller, game_id)
         limits.check_version(after_version, "after_version")
+        if seat is None and include is not None and include.legal_moves:
+            raise BadCredentials(
+                SEAT_TOKEN_REQUIRED,
+                "legal moves are a seat's: send the seat token (a studio or player token "
+                "watches as a spectator: its state has the view and who is to act)",
+            )
         # The parts asked for; none (or no include): events only.
         asked = (
             include
@@ -1415,9 +1445,9 @@ class Croupier:
                     raise ShuttingDown(after) from None
 
     async def _batches(
-        self, game_id: str, seat: int, after_version: int, field: str
+        self, game_id: str, seat: int | None, after_version: int, field: str
     ) -> AsyncIterator[list[service_pb2.GameEvent]]:
-        """The game's new events as ``seat`` may see them, a read at a time (the first batch may
+        """The game's new events as ``seat`` (``None``: a spectator) may see them, a read at a time (the first batch may
         be empty: the caller is up to date), until the game is over. An ``after_version`` past
         the game's version (``field`` names it) is refused."""
         after, first = after_version, True
@@ -1625,10 +1655,10 @@ class Croupier:
         self,
         state: service_pb2.PlayState,
         folded: Folded,
-        seat: int,
+        seat: int | None,
         include: service_pb2.Include,
     ) -> None:
-        """``state`` (empty, in place) filled with the seat's state in ``folded``: its version,
+        """``state`` (empty, in place) filled with the seat's (or a spectator's) state in ``folded``: its version,
         whether the game is over, and the parts ``include`` asks for."""
         parts = self._parts(folded, folded.state, folded.version, seat, include)
         state.version = folded.version

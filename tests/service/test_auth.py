@@ -52,12 +52,28 @@ def test_create_game_takes_the_studio_credential(server: Running) -> None:
     )
     # The studio's and the players' tokens do not act as seats; they watch as anyone may.
     view = service_pb2.GetViewRequest(game_id=game.game_id)
+    as_seat = service_pb2.GetViewRequest(game_id=game.game_id, seat=0)
+    moves = service_pb2.ListLegalMovesRequest(game_id=game.game_id)
+    streamed = service_pb2.StreamEventsRequest(
+        game_id=game.game_id, include=service_pb2.Include(legal_moves=True)
+    )
+    seats_view = stub.GetView(view, metadata=seat).view.hoola
     for other in (studio_auth(), player):
-        assert unauthenticated(lambda o=other: stub.GetView(view, metadata=o)) == (
-            "SEAT_TOKEN_REQUIRED"
-        )
+        seen = stub.GetView(view, metadata=other)
+        assert not seen.view.hoola.HasField("seat") and not seen.view.hoola.hand
+        assert seen.view.hoola.hand_counts == seats_view.hand_counts and seats_view.hand
+        for refused in (
+            lambda o=other: stub.GetView(as_seat, metadata=o),
+            lambda o=other: stub.ListLegalMoves(moves, metadata=o),
+            lambda o=other: next(iter(stub.StreamEvents(streamed, metadata=o))),
+        ):
+            assert unauthenticated(refused) == "SEAT_TOKEN_REQUIRED"
         replay = stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id), metadata=other)
         assert not replay.server_seed and replay.events[1].redacted
+    # Watching live takes a token of some kind (a stream holds the server's memory).
+    assert unauthenticated(lambda: stub.GetView(view)) == "MISSING_TOKEN"
+    anonymous = service_pb2.StreamEventsRequest(game_id=game.game_id)
+    assert unauthenticated(lambda: next(iter(stub.StreamEvents(anonymous)))) == "MISSING_TOKEN"
 
 
 @pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER", "bEaReR"])

@@ -71,15 +71,17 @@ def codes(message: Message) -> Counter[str]:
 
 
 def watch(server: Running, game: service_pb2.CreateGameResponse) -> list[dict[int, object]]:
-    """Open every seat's stream; returns per seat the copies it receives, by version."""
-    shown: list[dict[int, object]] = [{} for _ in game.tokens]
+    """Open every seat's stream, and a spectator's (the studio's token) after them; returns per
+    seat, then for the spectator, the copies it receives, by version."""
+    watchers = [t.token for t in game.tokens] + [studio_token()]
+    shown: list[dict[int, object]] = [{} for _ in watchers]
     stub = service_pb2_grpc.GameServiceStub(server.channel)
-    ready = threading.Barrier(len(game.tokens) + 1)
+    ready = threading.Barrier(len(watchers) + 1)
 
     def read(seat: int) -> None:
         stream = stub.StreamEvents(
             service_pb2.StreamEventsRequest(game_id=game.game_id),
-            metadata=auth(game.tokens[seat].token),
+            metadata=auth(watchers[seat]),
         )
         ready.wait()
         try:
@@ -88,7 +90,7 @@ def watch(server: Running, game: service_pb2.CreateGameResponse) -> list[dict[in
         except grpc.RpcError:  # pragma: no cover - a stream ends with its game
             pass
 
-    for seat in range(len(game.tokens)):
+    for seat in range(len(watchers)):
         threading.Thread(target=read, args=(seat,), daemon=True).start()
     ready.wait()
     return shown
@@ -154,6 +156,7 @@ def test_no_seat_can_derive_what_it_is_not_shown(
     deck = {card.code: card for e in replay.events for card in cards_in(e.body)}  # type: ignore[attr-defined]
     key = chain_key(replay.log_format, bytes.fromhex(replay.server_seed), replay.game_id)
     attacked = 0
+    # Every seat's copies, then the spectator's (its "seat" is none of the game's).
     for seat, shown in enumerate(streams[0]):
         for _ in range(1_500):  # the streams end with the game: wait for the last copies
             if len(shown) == len(full):
@@ -201,6 +204,17 @@ def test_no_seat_can_derive_what_it_is_not_shown(
                 # With the revealed seed the same search names the card: the attack is real.
                 assert candidates_for(truth, card, deck, key, after.prev_hash) == [card]
     assert attacked or kind == common_pb2.GAME_KIND_KOIKOI
+    # The spectator was shown no card of any hand while the game was on: every copy that hides
+    # something from it hides at least what each seat's copy hides from that seat.
+    spectator = streams[0][-1]
+    for version, copy in spectator.items():
+        assert isinstance(copy, service_pb2.GameEvent)
+        for seat_shown in streams[0][:-1]:
+            seats = seat_shown[version]
+            assert isinstance(seats, service_pb2.GameEvent)
+            assert not (codes(full[version].body) - codes(seats.body)) - (
+                codes(full[version].body) - codes(copy.body)
+            ), (version, "the spectator saw what a seat did not")
 
 
 def test_a_battle_claims_cards_are_shown_to_no_other_seat(server: Running) -> None:

@@ -336,12 +336,13 @@ class Watch:
         self,
         stub: service_pb2_grpc.GameServiceStub,
         game_id: str,
-        token: str,
+        token: str | list[tuple[str, str]],
         include: service_pb2.Include | None,
         batched: bool = False,
     ) -> None:
         request = service_pb2.StreamEventsRequest(game_id=game_id, include=include, batched=batched)
-        self.call = stub.StreamEvents(request, metadata=auth(token))
+        metadata = auth(token) if isinstance(token, str) else token
+        self.call = stub.StreamEvents(request, metadata=metadata)
         self.received: queue.Queue[service_pb2.StreamEventsResponse | None] = queue.Queue()
         self.log: list[service_pb2.StreamEventsResponse] = []
         self.state: service_pb2.PlayState | None = None
@@ -402,6 +403,10 @@ def test_a_browser_plays_a_whole_game_with_one_call_per_move_on_pushed_states(
     watches = [Watch(server.stub, game.game_id, t.token, asked, batched) for t in game.tokens]
     # Events only, one a message or batched.
     plain = Watch(server.stub, game.game_id, game.tokens[0].token, None, batched)
+    # A spectator (the studio's token: a spectator screen, the studio's backend) is pushed
+    # the spectator's copies, view and who is to act.
+    looking = service_pb2.Include(view=True, to_act=True)
+    spectator = Watch(server.stub, game.game_id, studio_auth(), looking, batched)
     states = [w.state_at(game.version) for w in watches]
     rng, moves, version = random.Random(5), 0, game.version
     while not states[0].finished:
@@ -427,6 +432,18 @@ def test_a_browser_plays_a_whole_game_with_one_call_per_move_on_pushed_states(
         states = [w.state_at(version) for w in watches]
         assert {s.version for s in states} == {version}  # nobody else moved meanwhile
         assert all(list(s.to_act) == list(states[0].to_act) for s in states)
+        seen = spectator.state_at(version)
+        assert (seen.version, list(seen.to_act)) == (version, list(states[0].to_act))
+        assert not seen.legal_moves and not seen.view.hoola.HasField("seat")
+        assert not seen.view.hoola.hand  # nobody's hand
+        assert len(seen.view.hoola.hand_counts) == len(game.tokens)
+        # What GetView answers the studio's token at that version.
+        assert (
+            seen.view
+            == server.stub.GetView(
+                service_pb2.GetViewRequest(game_id=game.game_id), metadata=studio_auth()
+            ).view
+        )
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
     everything = [e.version for e in replay.events]
     for watch in watches:
@@ -437,6 +454,18 @@ def test_a_browser_plays_a_whole_game_with_one_call_per_move_on_pushed_states(
         assert len(pushed) >= moves  # a state after each move's batch, at least
         # Batched: a message per batch (its state with it); else a message per event and state.
         assert len(watch.log) == (len(pushed) if batched else len(everything) + len(pushed))
+    # The spectator's copies hid every hand while the game was on.
+    spectator.rest()
+    assert spectator.events() == everything and spectator.states()[-1].finished
+    dealt = [
+        e
+        for r in spectator.log
+        for e in (r.batch.events if r.HasField("batch") else [r.event] * r.HasField("event"))
+        if e.body.hoola.HasField("round_dealt")
+    ]
+    assert dealt and all(e.redacted and not e.hash for e in dealt)
+    assert all(not h.cards for e in dealt for h in e.body.hoola.round_dealt.hands)
+    assert all(not e.body.hoola.round_dealt.stock for e in dealt)
     # Without include, the same stream sends the events only.
     plain.rest()
     assert not plain.states() and plain.events() == everything
