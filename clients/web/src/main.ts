@@ -263,7 +263,8 @@ class Table {
         h("aside", "log", h("h2", "", "What happens"), p.events, this.otherSeats()),
       ),
     );
-    void this.refresh();
+    // The stream's first message is every event so far with the seat's state after them: the
+    // page reads nothing else as it opens.
     void this.follow();
     setInterval(() => this.drawSeats(), CLOCK_TICK_MS);
   }
