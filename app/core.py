@@ -133,6 +133,9 @@ PRESENTED_MEMO_SIZE = 16384
 DECODED_MEMO_SIZE = 4096
 # Seats' legal moves remembered (by game, version and seat).
 MOVES_MEMO_SIZE = 8192
+# Views remembered (by game, version and seat or spectator): every spectator of a game, and each
+# stream of one seat, is pushed the same view after a move.
+VIEWS_MEMO_SIZE = 4096
 # The seats to act remembered (by game and version).
 TO_ACT_MEMO_SIZE = 4096
 # Folded games kept in memory (most recently used first out last).
@@ -357,6 +360,8 @@ class Croupier:
         self.to_act_memo: Memo[tuple[str, int], list[service_pb2.SeatToAct]] = Memo(
             TO_ACT_MEMO_SIZE
         )
+        # Only ever copied into answers (CopyFrom), never changed.
+        self.views_memo: Memo[tuple[str, int, int | None], service_pb2.View] = Memo(VIEWS_MEMO_SIZE)
         self.notifier = Notifier()
         self._listening = False
         self._background: set[asyncio.Task[None]] = set()
@@ -1028,16 +1033,28 @@ class Croupier:
         seat: int | None,
         include: service_pb2.Include,
     ) -> Parts:
-        """What ``include`` asks for, for ``seat`` (``None``: a spectator, who has no moves), of the game in ``state`` (at ``version``) as
-        of now."""
+        """What ``include`` asks for, for ``seat`` (``None``: a spectator, who has no moves), of
+        the game in ``state`` (at ``version``) as of now."""
         binding, game = folded.binding, folded.binding.game
         now = self._advanced(folded, state)
-        # Legal moves are worked out once per version and seat, whoever asks, and the seats to
-        # act once per version (every seat's stream wants them after each move); neither when
-        # time has changed the state.
+        # Views and legal moves are worked out once per version and seat, whoever asks, and the
+        # seats to act once per version (every seat's stream wants them after each move); none
+        # of them when time has changed the state.
         at = version if now is state else None
+
+        def view() -> service_pb2.View:
+            return binding.view_to_proto(game.view(now, seat))
+
         return Parts(
-            view=binding.view_to_proto(game.view(now, seat)) if include.view else None,
+            view=(
+                (
+                    view()
+                    if at is None
+                    else self.views_memo.get_or_make((folded.record.game_id, at, seat), view)
+                )
+                if include.view
+                else None
+            ),
             legal_moves=(
                 self._moves(folded, now, at, seat)
                 if include.legal_moves and seat is not None

@@ -891,6 +891,15 @@ def demo(
     "while the games are played.",
 )
 @click.option(
+    "--spectators",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Spectators per game: each a StreamEvents with the studio's token, pushed the "
+    "spectator's view and who is to act after each batch (a spectator screen); the report gives "
+    "how soon a command reaches them. With --mode play or browser.",
+)
+@click.option(
     "--baseline",
     is_flag=True,
     help="Also measure a bare grpc.aio echo server, as long as the games ran: unary calls at the "
@@ -977,6 +986,7 @@ def load(
     duration: float | None,
     game_count: int | None,
     streams: int,
+    spectators: int,
     baseline: bool,
     server_pids: tuple[int, ...],
     spawn: bool,
@@ -1018,6 +1028,8 @@ def load(
     secure = tls_options.client_tls_of(tls, tls_ca, tls_cert, tls_key, tls_server_name)
     if spawn and secure is not None:
         raise click.UsageError("--spawn starts a plaintext server: leave out the --tls options")
+    if spectators and mode == "submit":
+        raise click.UsageError("--spectators watch games played in --mode play or browser")
     servers = targets or ([] if spawn else [config.DEFAULT_ADDRESS])
     # A spawned server gets its studio secret from the tool (load.run); any other, a credential.
     studio = "" if spawn else _studio_credential(studio_key, servers, studio_key_file)
@@ -1033,6 +1045,7 @@ def load(
         duration=duration,
         games=game_count,
         streams=streams,
+        spectators=spectators,
         baseline=baseline,
         server_pids=list(server_pids),
         spawn=spawn,

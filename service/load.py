@@ -72,6 +72,8 @@ MODES = ("play", "submit", "browser")
 # The life of the studio credential minted for a spawned server: longer than any run.
 SPAWN_TOKEN_S = 7 * 24 * 3600
 INCLUDE = service_pb2.Include(legal_moves=True, to_act=True)
+#: What a spectator screen asks for (a spectator has no legal moves).
+SPECTATOR_INCLUDE = service_pb2.Include(view=True, to_act=True)
 # A game that makes no progress for this long is abandoned (counted as a STALLED error).
 STALL_S = 30.0
 # Consecutive failed calls after which a game is abandoned.
@@ -139,6 +141,9 @@ class LoadConfig:
     warmup: float = 0.0
     #: Call the servers over TLS (``None``: plaintext).
     tls: ClientTLS | None = None
+    #: Spectators per game: each a ``StreamEvents`` with the studio's token, pushed the
+    #: spectator's copies, view and who is to act, as a spectator screen is.
+    spectators: int = 0
 
 
 # --- measuring -----------------------------------------------------------------------------------
@@ -917,6 +922,11 @@ class Load:
             for t in created.tokens
             if t.seat not in idle
         ]
+        # Spectators: their streams end with the game, as the seats' do.
+        seats += [
+            asyncio.create_task(self._spectate(created.game_id, number, info))
+            for _ in range(self.config.spectators)
+        ]
         try:
             while True:
                 done, pending = await asyncio.wait(seats, timeout=1.0)
@@ -1135,6 +1145,43 @@ class Load:
                     recorder.unanswered_s.append(now - joining)
                     recorder.rejoining_at_end += 1
             recorder.unanswered_s += [now - sent_at for sent_at in sent.values()]
+
+    async def _spectate(self, game_id: str, number: int, info: Running) -> None:
+        """A spectator screen (``--spectators``): the game's ``StreamEvents`` with the studio's
+        token, batched, pushed the spectator's view and who is to act after each batch, until
+        the game ends; resumed after its newest event when its server goes away."""
+        recorder = self.recorder
+        seen = resumes = 0
+        while True:
+            recorder.calls["StreamEvents (spectator)"] += 1
+            stub = self.stub(number, 0, resumes)
+            request = service_pb2.StreamEventsRequest(
+                game_id=game_id, after_version=seen, include=SPECTATOR_INCLUDE, batched=True
+            )
+            waits = resumes > 0 and len(self.stubs) == 1
+            call = stub.StreamEvents(request, metadata=self.studio, wait_for_ready=waits or None)
+            try:
+                async for response in call:
+                    for event in response.batch.events:
+                        seen = max(seen, event.version)
+                        started = info.sent_at.get(event.version - 1)
+                        if started is not None:
+                            recorder.observe(
+                                "command→event, spectators", time.perf_counter() - started
+                            )
+                    if response.batch.state.finished:
+                        return
+                return
+            except grpc.aio.AioRpcError as error:
+                every_down = len(self.stubs) > 1 and self.all_down()
+                if not resumable(error) or (resumes >= MAX_RESUMES and not every_down):
+                    recorder.error("StreamEvents (spectator)", error.code().name)
+                    raise
+                resumes += 1
+                recorder.resumed += 1
+                self.passed_over(stub)
+            finally:
+                call.cancel()
 
     async def _submit_move(
         self,

@@ -125,6 +125,33 @@ def test_load_in_browser_mode_plays_with_one_call_per_move(tmp_path: Path) -> No
     assert "seats_joining_avg" in report
 
 
+@pytest.mark.parametrize("mode", ["play", "browser"])
+def test_load_with_spectators_measures_how_soon_a_move_reaches_them(
+    tmp_path: Path, mode: str
+) -> None:
+    """--spectators N: each game is watched by N spectator screens (StreamEvents with the
+    studio's token), each reached by every move's first event, without an error."""
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(
+        main,
+        [
+            *("load", "--spawn", "--mode", mode, "--games", "3", "--games-in-flight", "3"),
+            *("--spectators", "2", "--json", str(out), "--quiet"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["games_finished"] == 3 and report["errors"] == {}
+    assert report["calls"]["StreamEvents (spectator)"] == 3 * 2
+    # Each move's first event reached both spectators of its game.
+    assert report["latency"]["command→event, spectators"]["count"] == 2 * report["moves"] > 0
+
+
+def test_spectators_watch_play_and_browser_games_only() -> None:
+    result = CliRunner().invoke(main, ["load", "--spawn", "--mode", "submit", "--spectators", "1"])
+    assert result.exit_code == 2 and "--spectators watch games" in result.output
+
+
 def test_the_tools_own_cpu_and_the_machines_are_measured() -> None:
     """CPU burnt by the tool's process (any thread) is counted as the client's, and shows in the
     machine's busy share."""
@@ -688,7 +715,11 @@ def test_the_bots_resume_their_streams_across_a_server_restart(tmp_path: Path) -
     try:
         # A number of games, not a duration: the run lasts until they are played, the restart
         # included (CI saw the second server up 7 s after the first went down, past an 8 s run).
-        result = _load(address, out, "--games", "8", "--duration", "120", "--games-in-flight", "4")
+        result = _load(
+            address,
+            out,
+            *("--games", "8", "--duration", "120", "--games-in-flight", "4", "--spectators", "1"),
+        )
     finally:
         restarting.join()
         for served in servers:
@@ -697,6 +728,9 @@ def test_the_bots_resume_their_streams_across_a_server_restart(tmp_path: Path) -
     report = json.loads(out.read_text())
     assert len(servers) == 2 and report["play_streams_resumed"] > 0
     assert not [k for k in report["errors_by_call"] if k.startswith("Play")], result.output
+    # The spectators' streams resumed too: each game's was answered to its end.
+    assert report["calls"]["StreamEvents (spectator)"] >= 8
+    assert report["latency"]["command→event, spectators"]["count"] == report["moves"]
     # A game slot refused by the server stopping, or meeting none, waits longer each time (it
     # asked every 50 ms: 165 errors, all the tool's own). A CreateGame cut as the server stops
     # can end CANCELLED on the client.
