@@ -1159,15 +1159,27 @@ class Load:
                 game_id=game_id, after_version=seen, include=SPECTATOR_INCLUDE, batched=True
             )
             waits = resumes > 0 and len(self.stubs) == 1
+            opened = time.perf_counter()
             call = stub.StreamEvents(request, metadata=self.studio, wait_for_ready=waits or None)
+            # The first message catches the spectator up (the game goes on while its stream
+            # waits to be let in): its events are timed as the stream's opening, the later
+            # ones as how soon a move reaches a spectator.
+            live = False
             try:
                 async for response in call:
                     for event in response.batch.events:
                         seen = max(seen, event.version)
                         started = info.sent_at.get(event.version - 1)
-                        if started is not None:
+                        if live and started is not None:
                             recorder.observe(
                                 "command→event, spectators", time.perf_counter() - started
+                            )
+                    if not live:
+                        live = True
+                        if not resumes:
+                            recorder.observe(
+                                "StreamEvents (spectator) open→state",
+                                time.perf_counter() - opened,
                             )
                     if response.batch.state.finished:
                         return

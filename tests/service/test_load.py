@@ -143,8 +143,13 @@ def test_load_with_spectators_measures_how_soon_a_move_reaches_them(
     report = json.loads(out.read_text())
     assert report["games_finished"] == 3 and report["errors"] == {}
     assert report["calls"]["StreamEvents (spectator)"] == 3 * 2
-    # Each move's first event reached both spectators of its game.
-    assert report["latency"]["command→event, spectators"]["count"] == 2 * report["moves"] > 0
+    latency = report["latency"]
+    assert latency["StreamEvents (spectator) open→state"]["count"] == 3 * 2
+    # Each move's first event reached both spectators of its game, live, but for the moves made
+    # before a spectator's stream was let in (its first message catches it up: timed as the
+    # opening), a few a game at this load.
+    live = latency["command→event, spectators"]["count"]
+    assert 2 * report["moves"] - 2 * 3 * 10 <= live <= 2 * report["moves"], (live, report)
 
 
 def test_spectators_watch_play_and_browser_games_only() -> None:
@@ -728,9 +733,11 @@ def test_the_bots_resume_their_streams_across_a_server_restart(tmp_path: Path) -
     report = json.loads(out.read_text())
     assert len(servers) == 2 and report["play_streams_resumed"] > 0
     assert not [k for k in report["errors_by_call"] if k.startswith("Play")], result.output
-    # The spectators' streams resumed too: each game's was answered to its end.
+    # The spectators' streams resumed too: each game's was answered to its end, and the moves
+    # reached them live but for those made while a stream was (re)opening.
     assert report["calls"]["StreamEvents (spectator)"] >= 8
-    assert report["latency"]["command→event, spectators"]["count"] == report["moves"]
+    assert report["latency"]["StreamEvents (spectator) open→state"]["count"] == 8
+    assert 0 < report["latency"]["command→event, spectators"]["count"] <= report["moves"]
     # A game slot refused by the server stopping, or meeting none, waits longer each time (it
     # asked every 50 ms: 165 errors, all the tool's own). A CreateGame cut as the server stops
     # can end CANCELLED on the client.
