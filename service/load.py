@@ -975,11 +975,13 @@ class Load:
         resumes = 0  # in a row, without a state between them
 
         def reached(event: service_pb2.GameEvent) -> None:
-            """An event reached this seat: how long after the command it follows was sent."""
+            """An event reached this seat: how long after the command it follows was sent. Not
+            timed on a stream still joining: its first batch catches it up on the moves made
+            while it waited to be let in (the join's time), rather than pushing a move to it."""
             nonlocal seen
             seen = max(seen, event.version)
             started = info.sent_at.get(event.version - 1)
-            if started is not None:
+            if started is not None and in_game:
                 recorder.observe("command→event, each seat", time.perf_counter() - started)
 
         try:
