@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 import grpc
+import pytest
 from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -215,6 +216,55 @@ def test_no_seat_can_derive_what_it_is_not_shown(
             assert not (codes(full[version].body) - codes(seats.body)) - (
                 codes(full[version].body) - codes(copy.body)
             ), (version, "the spectator saw what a seat did not")
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: f"{g[0]}-{g[1]}-{g[2]}-{g[4]}")
+@settings(
+    max_examples=2,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_a_spectator_s_view_shows_only_the_cards_every_seat_sees(
+    server: Running,
+    game: tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules | None, bool],
+    seed: int,
+) -> None:
+    """A studio's or player's token watches as a spectator: after every move of a random game,
+    its view holds no card but those in every seat's view (no hand, no stock)."""
+    kind, seats, preset, overrides, claims = game
+    created: list[service_pb2.CreateGameResponse] = []
+    checked = 0
+
+    def look(*_: object) -> None:
+        nonlocal checked
+        (made,) = created
+        request = service_pb2.GetViewRequest(game_id=made.game_id)
+        spectator = server.stub.GetView(request, metadata=auth(studio_token()))
+        views = [server.stub.GetView(request, metadata=auth(t.token)) for t in made.tokens]
+        if len({v.version for v in views} | {spectator.version}) > 1:
+            return  # a claim window closed between the reads: the next move looks again
+        everyone = set.intersection(*(set(codes(v.view)) for v in views))
+        assert set(codes(spectator.view)) <= everyone, (spectator.version, kind)
+        assert [s.seat for s in spectator.to_act] == [s.seat for s in views[0].to_act]
+        checked += 1
+
+    play_game(
+        server.channel,
+        studio=studio_token(),
+        seats=seats,
+        preset=preset,
+        rng=random.Random(seed),
+        client_seed=str(seed),
+        overrides=overrides,
+        kind=kind,
+        claims=claims,
+        max_rounds=1,
+        on_created=created.append,
+        on_move=look,
+    )
+    assert checked > 0
 
 
 def test_a_battle_claims_cards_are_shown_to_no_other_seat(server: Running) -> None:
