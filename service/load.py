@@ -1122,10 +1122,7 @@ class Load:
                     # The server went away (a shutdown, a lost connection): resume after the
                     # newest event, as docs/operations.md tells clients to. (A stream that came
                     # in as the server was stopping can end CANCELLED, the server's cancel.)
-                    # Addresses all passed over: tried in turn until one answers (the game's
-                    # stall limit holds), not given up after a few.
-                    every_down = len(self.stubs) > 1 and self.all_down()
-                    if not resumable(error) or (resumes >= MAX_RESUMES and not every_down):
+                    if self._given_up(error, resumes):
                         recorder.error("Play", error.code().name)
                         raise
                     resumes += 1
@@ -1147,6 +1144,14 @@ class Load:
                     recorder.unanswered_s.append(now - joining)
                     recorder.rejoining_at_end += 1
             recorder.unanswered_s += [now - sent_at for sent_at in sent.values()]
+
+    def _given_up(self, error: grpc.aio.AioRpcError, resumes: int) -> bool:
+        """Whether a stream that ``error`` ended is given up rather than resumed: the server did
+        not go away, or the stream was resumed ``MAX_RESUMES`` times in a row. With every
+        address passed over, it is tried in turn until one answers (the game's stall limit
+        holds), not given up after a few."""
+        every_down = len(self.stubs) > 1 and self.all_down()
+        return not resumable(error) or (resumes >= MAX_RESUMES and not every_down)
 
     async def _spectate(self, game_id: str, number: int, info: Running) -> None:
         """A spectator screen (``--spectators``): the game's ``StreamEvents`` with the studio's
@@ -1187,8 +1192,7 @@ class Load:
                         return
                 return
             except grpc.aio.AioRpcError as error:
-                every_down = len(self.stubs) > 1 and self.all_down()
-                if not resumable(error) or (resumes >= MAX_RESUMES and not every_down):
+                if self._given_up(error, resumes):
                     recorder.error("StreamEvents (spectator)", error.code().name)
                     raise
                 resumes += 1

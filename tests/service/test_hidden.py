@@ -13,6 +13,7 @@ import random
 import threading
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -21,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from croupier.log import chain_hash, chain_key, record_bytes
-from croupier.service.bots import auth, play_game
+from croupier.service.bots import GameResult, auth, play_game
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import Running, studio_token
@@ -97,6 +98,30 @@ def watch(server: Running, game: service_pb2.CreateGameResponse) -> list[dict[in
     return shown
 
 
+def play(
+    server: Running,
+    game: tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules | None, bool],
+    seed: int,
+    **hooks: Any,
+) -> GameResult:
+    """One round of ``game`` played by the bots, seeded by ``seed``, with ``hooks``
+    (``on_created``, ``on_move``) to watch it."""
+    kind, seats, preset, overrides, claims = game
+    return play_game(
+        server.channel,
+        studio=studio_token(),
+        seats=seats,
+        preset=preset,
+        rng=random.Random(seed),
+        client_seed=str(seed),
+        overrides=overrides,
+        kind=kind,
+        claims=claims,
+        max_rounds=1,
+        **hooks,
+    )
+
+
 def candidates_for(
     full: service_pb2.GameEvent, hidden: str, deck: dict[str, Message], key: bytes | None, at: str
 ) -> list[str]:
@@ -137,20 +162,10 @@ def test_no_seat_can_derive_what_it_is_not_shown(
     game: tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules | None, bool],
     seed: int,
 ) -> None:
-    kind, seats, preset, overrides, claims = game
+    kind = game[0]
     streams: list[list[dict[int, object]]] = []
-    played = play_game(
-        server.channel,
-        studio=studio_token(),
-        seats=seats,
-        preset=preset,
-        rng=random.Random(seed),
-        client_seed=str(seed),
-        overrides=overrides,
-        kind=kind,
-        claims=claims,
-        max_rounds=1,
-        on_created=lambda created: streams.append(watch(server, created)),
+    played = play(
+        server, game, seed, on_created=lambda created: streams.append(watch(server, created))
     )
     replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=played.game_id))
     full = {e.version: e for e in replay.events}
@@ -233,7 +248,7 @@ def test_a_spectator_s_view_shows_only_the_cards_every_seat_sees(
 ) -> None:
     """A studio's or player's token watches as a spectator: after every move of a random game,
     its view holds no card but those in every seat's view (no hand, no stock)."""
-    kind, seats, preset, overrides, claims = game
+    kind = game[0]
     created: list[service_pb2.CreateGameResponse] = []
     checked = 0
 
@@ -250,20 +265,7 @@ def test_a_spectator_s_view_shows_only_the_cards_every_seat_sees(
         assert [s.seat for s in spectator.to_act] == [s.seat for s in views[0].to_act]
         checked += 1
 
-    play_game(
-        server.channel,
-        studio=studio_token(),
-        seats=seats,
-        preset=preset,
-        rng=random.Random(seed),
-        client_seed=str(seed),
-        overrides=overrides,
-        kind=kind,
-        claims=claims,
-        max_rounds=1,
-        on_created=created.append,
-        on_move=look,
-    )
+    play(server, game, seed, on_created=created.append, on_move=look)
     assert checked > 0
 
 

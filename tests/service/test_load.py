@@ -103,20 +103,27 @@ def test_load_spawns_a_server_plays_games_and_measures(tmp_path: Path) -> None:
     assert "(the sum of 2 processes)" in load.summary(two)
 
 
-def test_load_in_browser_mode_plays_with_one_call_per_move(tmp_path: Path) -> None:
-    """--mode browser: each seat's StreamEvents with include pushes its state, and a move is one
-    SubmitCommand; nothing is read between moves."""
+def _three_games(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """``croupier load --spawn`` playing three games at once with ``args``: its JSON report,
+    once the run is checked to have finished them all without an error."""
     out = tmp_path / "out.json"
     result = CliRunner().invoke(
         main,
         [
-            *("load", "--spawn", "--mode", "browser", "--game", "koikoi", "--games", "3"),
-            *("--games-in-flight", "3", "--json", str(out), "--quiet"),
+            *("load", "--spawn", "--games", "3", "--games-in-flight", "3", *args),
+            *("--json", str(out), "--quiet"),
         ],
     )
     assert result.exit_code == 0, result.output
-    report = json.loads(out.read_text())
+    report: dict[str, Any] = json.loads(out.read_text())
     assert report["games_finished"] == 3 and report["errors"] == {}
+    return report
+
+
+def test_load_in_browser_mode_plays_with_one_call_per_move(tmp_path: Path) -> None:
+    """--mode browser: each seat's StreamEvents with include pushes its state, and a move is one
+    SubmitCommand; nothing is read between moves."""
+    report = _three_games(tmp_path, "--mode", "browser", "--game", "koikoi")
     assert report["calls_per_move"] == 1 and report["moves"] > 0
     calls = report["calls"]
     assert calls["SubmitCommand"] == report["moves"] and calls["StreamEvents"] == 3 * 2
@@ -131,17 +138,7 @@ def test_load_with_spectators_measures_how_soon_a_move_reaches_them(
 ) -> None:
     """--spectators N: each game is watched by N spectator screens (StreamEvents with the
     studio's token), each reached by every move's first event, without an error."""
-    out = tmp_path / "out.json"
-    result = CliRunner().invoke(
-        main,
-        [
-            *("load", "--spawn", "--mode", mode, "--games", "3", "--games-in-flight", "3"),
-            *("--spectators", "2", "--json", str(out), "--quiet"),
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    report = json.loads(out.read_text())
-    assert report["games_finished"] == 3 and report["errors"] == {}
+    report = _three_games(tmp_path, "--mode", mode, "--spectators", "2")
     assert report["calls"]["StreamEvents (spectator)"] == 3 * 2
     latency = report["latency"]
     assert latency["StreamEvents (spectator) open→state"]["count"] == 3 * 2
