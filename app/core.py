@@ -512,7 +512,11 @@ class Croupier:
         by a studio or player token (a spectator screen, the studio's backend following its
         games). Not anonymously: a stream holds the server's memory while it is open."""
         if caller.identity is None and caller.studio is None and caller.player is None:
-            return self._seat(caller, game_id, seat)  # MISSING_TOKEN
+            raise BadCredentials(
+                MISSING_TOKEN,
+                "send a seat token as 'authorization: Bearer <token>', or a studio or player "
+                "token to watch as a spectator",
+            )
         return self._seat_if_any(caller, game_id, seat)
 
     # -- the log ----------------------------------------------------------------------------------

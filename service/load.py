@@ -205,6 +205,7 @@ class Recorder:
         # Play streams the server ended (UNAVAILABLE: a shutdown, a lost connection) that the
         # bots resumed after their newest event.
         self.resumed = 0
+        self.spectators_resumed = 0  # the same, of the spectators' streams
         #: When the last move was accepted (perf_counter; None: none yet).
         self.last_move_at: float | None = None
         # Seats whose stream was lost and that were still waiting to join again when the run
@@ -1196,7 +1197,7 @@ class Load:
                     recorder.error("StreamEvents (spectator)", error.code().name)
                     raise
                 resumes += 1
-                recorder.resumed += 1
+                recorder.spectators_resumed += 1
                 self.passed_over(stub)
             finally:
                 call.cancel()
@@ -1631,6 +1632,8 @@ class Load:
             "games_abandoned": r.games_abandoned,
             "games_cut_at_end": r.games_started - r.games_finished - r.games_abandoned,
             "play_streams_resumed": r.resumed,
+            "spectators_per_game": self.config.spectators,
+            "spectator_streams_resumed": r.spectators_resumed,
             "seats_rejoining_at_end": r.rejoining_at_end,
             "no_move_for_s_at_end": round(self.quiet_s, 3),
             "no_move_fails_after_s": max(QUIET_FAILS_S, QUIET_THINKS * self.config.think_ms / 1000),
@@ -1992,8 +1995,14 @@ def _usage_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: The latency table's first column, at the least.
+LATENCY_NAME_WIDTH = 24
+
+
 def summary(report: dict[str, Any]) -> str:
     """The report as a readable table."""
+    # The latency table's first column, as wide as its longest name.
+    width = max([LATENCY_NAME_WIDTH, *(len(kind) + 1 for kind in report["latency"])])
     lines = [
         f"{report['game']} × {report['seats']} seats, mode {report['mode']}, "
         f"{report['games_in_flight']} games in flight"
@@ -2038,6 +2047,16 @@ def summary(report: dict[str, Any]) -> str:
         f"(+ {report['setup_calls_per_game']} per game to set up)",
         *(
             [
+                f"  spectators           {report['spectators_per_game']} a game  (each a "
+                "StreamEvents with the studio's token, not counted in the calls above; "
+                f"{report['calls'].get('StreamEvents (spectator)', 0)} opened, "
+                f"{report['spectator_streams_resumed']} resumed)"
+            ]
+            if report.get("spectators_per_game")
+            else []
+        ),
+        *(
+            [
                 f"  seats joining        {report['seats_joining_avg']} on average (their "
                 f"{'Play' if report['mode'] == 'play' else 'StreamEvents'} streams opened and "
                 "waiting for their first state)"
@@ -2054,11 +2073,11 @@ def summary(report: dict[str, Any]) -> str:
             else ""
         ),
         "",
-        f"  {'latency (ms)':<24}{'count':>8}{'p50':>9}{'p95':>9}{'p99':>9}{'max':>9}",
+        f"  {'latency (ms)':<{width}}{'count':>8}{'p50':>9}{'p95':>9}{'p99':>9}{'max':>9}",
     ]
     for kind, s in report["latency"].items():
         lines.append(
-            f"  {kind:<24}{s['count']:>8}{s['p50_ms']:>9.2f}{s['p95_ms']:>9.2f}"
+            f"  {kind:<{width}}{s['count']:>8}{s['p50_ms']:>9.2f}{s['p95_ms']:>9.2f}"
             f"{s['p99_ms']:>9.2f}{s['max_ms']:>9.2f}"
         )
     server = report.get("server")

@@ -70,8 +70,12 @@ def test_create_game_takes_the_studio_credential(server: Running) -> None:
             assert unauthenticated(refused) == "SEAT_TOKEN_REQUIRED"
         replay = stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id), metadata=other)
         assert not replay.server_seed and replay.events[1].redacted
-    # Watching live takes a token of some kind (a stream holds the server's memory).
+    # Watching live takes a token of some kind (a stream holds the server's memory), and the
+    # refusal says which will do.
     assert unauthenticated(lambda: stub.GetView(view)) == "MISSING_TOKEN"
+    with pytest.raises(grpc.RpcError) as refused:
+        stub.GetView(view)
+    assert "a studio or player token to watch" in refused.value.details()
     anonymous = service_pb2.StreamEventsRequest(game_id=game.game_id)
     assert unauthenticated(lambda: next(iter(stub.StreamEvents(anonymous)))) == "MISSING_TOKEN"
 

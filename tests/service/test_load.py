@@ -733,6 +733,7 @@ def test_the_bots_resume_their_streams_across_a_server_restart(tmp_path: Path) -
     # The spectators' streams resumed too: each game's was answered to its end, and the moves
     # reached them live but for those made while a stream was (re)opening.
     assert report["calls"]["StreamEvents (spectator)"] >= 8
+    assert report["spectator_streams_resumed"] > 0
     assert report["latency"]["StreamEvents (spectator) open→state"]["count"] == 8
     assert 0 < report["latency"]["command→event, spectators"]["count"] <= report["moves"]
     # A game slot refused by the server stopping, or meeting none, waits longer each time (it
