@@ -1039,26 +1039,13 @@ class Croupier:
     ) -> Parts:
         """What ``include`` asks for, for ``seat`` (``None``: a spectator, who has no moves), of
         the game in ``state`` (at ``version``) as of now."""
-        binding, game = folded.binding, folded.binding.game
         now = self._advanced(folded, state)
         # Views and legal moves are worked out once per version and seat, whoever asks, and the
         # seats to act once per version (every seat's stream wants them after each move); none
         # of them when time has changed the state.
         at = version if now is state else None
-
-        def view() -> service_pb2.View:
-            return binding.view_to_proto(game.view(now, seat))
-
         return Parts(
-            view=(
-                (
-                    view()
-                    if at is None
-                    else self.views_memo.get_or_make((folded.record.game_id, at, seat), view)
-                )
-                if include.view
-                else None
-            ),
+            view=self._view(folded, now, at, seat) if include.view else None,
             legal_moves=(
                 self._moves(folded, now, at, seat)
                 if include.legal_moves and seat is not None
@@ -1085,6 +1072,19 @@ class Croupier:
         if version is None:
             return listed()
         return self.moves_memo.get_or_make((folded.record.game_id, version, seat), listed)
+
+    def _view(
+        self, folded: Folded, state: Any, version: int | None, seat: int | None
+    ) -> service_pb2.View:
+        """What ``seat`` (``None``: a spectator) sees, remembered for ``version`` when it is
+        given: every spectator of a game, and each stream of one seat, is sent the same."""
+        binding, game = folded.binding, folded.binding.game
+        if version is None:
+            return binding.view_to_proto(game.view(state, seat))
+        return self.views_memo.get_or_make(
+            (folded.record.game_id, version, seat),
+            lambda: binding.view_to_proto(game.view(state, seat)),
+        )
 
     def _seats_to_act(
         self, folded: Folded, state: Any, version: int | None
@@ -1385,8 +1385,9 @@ class Croupier:
         acting = self._watcher(caller, game_id, seat)
         folded, _ = await self._fold(game_id)
         game, now = folded.binding.game, self._as_of_now(folded)
+        at = folded.version if now is folded.state else None
         return service_pb2.GetViewResponse(
-            view=folded.binding.view_to_proto(game.view(now, acting)),
+            view=self._view(folded, now, at, acting),
             version=folded.version,
             # As of now, as the view and who is to act: an award due may have ended the game.
             finished=game.is_finished(now),
@@ -1468,8 +1469,8 @@ class Croupier:
     async def _batches(
         self, game_id: str, seat: int | None, after_version: int, field: str
     ) -> AsyncIterator[list[service_pb2.GameEvent]]:
-        """The game's new events as ``seat`` (``None``: a spectator) may see them, a read at a time (the first batch may
-        be empty: the caller is up to date), until the game is over. An ``after_version`` past
+        """The game's new events as ``seat`` (``None``: a spectator) may see them, a read at a
+        time (the first batch may be empty: the caller is up to date), until the game is over. An ``after_version`` past
         the game's version (``field`` names it) is refused."""
         after, first = after_version, True
         cached = self.cache.get(game_id)
@@ -1679,8 +1680,8 @@ class Croupier:
         seat: int | None,
         include: service_pb2.Include,
     ) -> None:
-        """``state`` (empty, in place) filled with the seat's (or a spectator's) state in ``folded``: its version,
-        whether the game is over, and the parts ``include`` asks for."""
+        """``state`` (empty, in place) filled with the seat's (or a spectator's) state in
+        ``folded``: its version, whether the game is over, and the parts ``include`` asks for."""
         parts = self._parts(folded, folded.state, folded.version, seat, include)
         state.version = folded.version
         state.finished = folded.record.finished
