@@ -29,9 +29,12 @@ from .conftest import Running, studio_token
 
 CARD_TYPES = ("croupier.v1.Card", "croupier.v1.HanafudaCard")
 
+#: A kind, its seats, preset, overrides, and whether the bots make battle claims.
+Case = tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules | None, bool]
+
 #: (kind, seats, preset, overrides, battle claims): every kind, and battle Hoola's claims (whose
 #: ClaimMade hides the claimed cards from the other seats).
-GAMES: list[tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules | None, bool]] = [
+GAMES: list[Case] = [
     (common_pb2.GAME_KIND_HOOLA, 3, "korean", None, False),
     (
         common_pb2.GAME_KIND_HOOLA,
@@ -100,7 +103,7 @@ def watch(server: Running, game: service_pb2.CreateGameResponse) -> list[dict[in
 
 def play(
     server: Running,
-    game: tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules | None, bool],
+    game: Case,
     seed: int,
     **hooks: Any,
 ) -> GameResult:
@@ -159,7 +162,7 @@ def candidates_for(
 @given(game=st.sampled_from(GAMES), seed=st.integers(0, 2**32 - 1))
 def test_no_seat_can_derive_what_it_is_not_shown(
     server: Running,
-    game: tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules | None, bool],
+    game: Case,
     seed: int,
 ) -> None:
     kind = game[0]
@@ -243,7 +246,7 @@ def test_no_seat_can_derive_what_it_is_not_shown(
 @given(seed=st.integers(0, 2**32 - 1))
 def test_a_spectator_s_view_shows_only_the_cards_every_seat_sees(
     server: Running,
-    game: tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules | None, bool],
+    game: Case,
     seed: int,
 ) -> None:
     """A studio's or player's token watches as a spectator: after every move of a random game,
