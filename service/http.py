@@ -18,7 +18,8 @@ loop of the gRPC server, in the same process.
 Bidirectional streaming (``Play``) needs HTTP/2, which browsers only speak over TLS and then not
 with streaming request bodies: browsers use ``SubmitCommand`` with ``include`` and
 ``StreamEvents`` instead. Over HTTP/2 without TLS (prior knowledge), non-browser Connect or gRPC
-clients can hold a ``Play`` stream here too.
+clients can hold a ``Play`` stream here too (hypercorn's HTTP/2 protocol mended for it:
+service/http2.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import structlog
 from connectrpc.code import Code
 from connectrpc.codec import Codec
 from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
@@ -51,6 +53,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from croupier.app.core import Croupier
 from croupier.app.errors import AppError, invalid
+from croupier.service import http2
 from croupier.service.calls import Call
 from croupier.service.grpc_api import GameServicer
 from croupier.service.metrics import BIDI_STREAM, SERVER_STREAM, UNARY, metrics
@@ -78,6 +81,12 @@ CORS_EXPOSE_HEADERS = ("Grpc-Status", "Grpc-Message", "Grpc-Status-Details-Bin")
 CORS_MAX_AGE_S = 7200
 #: The seconds a stopping listener gives open calls (streams) before it drops them.
 DEFAULT_GRACE_S = 2.0
+#: After the grace, hypercorn cancels the calls still open; a call that then waits to send to a
+#: client that no longer reads is let go this much later (service/http2.py), and the listener
+#: stops waiting for its server this much later again.
+RELEASE_AFTER_S = 1.0
+
+log = structlog.get_logger("croupier.http")
 
 
 # --- the service -------------------------------------------------------------------------------
@@ -490,6 +499,7 @@ class HttpListener:
 
     async def start(self) -> int:
         """Listen, serve in the background, and return the port."""
+        http2.install()
         sock = self._bind()
         self.port = sock.getsockname()[1]
         config = Config()
@@ -506,6 +516,21 @@ class HttpListener:
     async def stop(self) -> None:
         """Stop listening; open calls get ``grace_s`` to end, then are dropped."""
         self._stopping.set()
-        if self._task is not None:
-            await self._task
-            self._task = None
+        task, self._task = self._task, None
+        if task is None:
+            return
+        done, _ = await asyncio.wait({task}, timeout=self.grace_s + RELEASE_AFTER_S)
+        if not done:
+            # Calls waiting to send to clients that no longer read (service/http2.py).
+            connections = await http2.release_all()
+            done, _ = await asyncio.wait({task}, timeout=RELEASE_AFTER_S)
+            log.warning(
+                "http calls outlived the shutdown grace",
+                grace_s=self.grace_s,
+                connections_released=connections,
+                stopped=bool(done),
+            )
+        if done:
+            await task  # its failure, if it failed
+        else:
+            task.cancel()  # not waited for: the process is stopping
