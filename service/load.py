@@ -46,6 +46,8 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 
 from croupier.app.tokens import MIN_SECRET_BYTES, mint_studio_token
 from croupier.service.bots import auth, choose, time_outs
@@ -433,7 +435,8 @@ def spawn_server(
     timeout: float = 30.0,
     env: Mapping[str, str] | None = None,
 ) -> Spawned:
-    """``croupier serve`` on a free local port with ``store`` (and ``env``: the environment);
+    """``croupier serve`` on a free local port with ``store`` and ``workers`` (and ``env``: the
+    environment, whose ``CROUPIER_*`` settings the flags given here do not set reach it);
     returns once it listens."""
     command = [
         sys.executable,
@@ -450,8 +453,10 @@ def spawn_server(
         "--http-address",
         "off",
     ]
-    if workers > 1:
-        command += ["--workers", str(workers)]
+    # Always said, so that a CROUPIER_WORKERS in the caller's environment cannot make the
+    # server another shape than the report says (its other settings do reach it: the rate
+    # limit, the listeners, a metrics address).
+    command += ["--workers", str(workers)]
     with log.open("wb") as sink:
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink, env=env)
     deadline = time.monotonic() + timeout
@@ -718,6 +723,28 @@ def _retry_after_s(refused: service_pb2.PlayRefused) -> float:
         return int(refused.metadata["retry_after_ms"]) / 1000
     except (KeyError, ValueError):
         return UNAVAILABLE_RETRY_S
+
+
+def _sent_again(refused: service_pb2.PlayRefused) -> bool:
+    """Whether a Play refusal asks for the same command again: the store was unavailable, or
+    the refusal names a delay (a seat over its command rate, RATE_LIMITED), after which the
+    command, which was not applied, may well be."""
+    return refused.status == "UNAVAILABLE" or "retry_after_ms" in refused.metadata
+
+
+def _retry_info_s(error: grpc.aio.AioRpcError) -> float | None:
+    """The delay a refused call's ``RetryInfo`` asks for before it is made again (a seat over
+    its command rate, the store unavailable), or ``None`` when it carries none."""
+    try:
+        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    except ValueError:
+        return None
+    for detail in status.details if status is not None else ():
+        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            info = error_details_pb2.RetryInfo()
+            detail.Unpack(info)
+            return float(info.retry_delay.ToMilliseconds()) / 1000
+    return None
 
 
 #: How often the local server's CPU is looked at during a run (a process that ends keeps it).
@@ -1102,9 +1129,10 @@ class Load:
                             refused = response.refused
                             status = refused.status or "REFUSED"
                             again = unanswered.get(refused.command_id)
-                            if status == "UNAVAILABLE" and again is not None:
-                                # The store could not be reached: the same command again after
-                                # the delay asked for (applied once, whatever the first did).
+                            if again is not None and _sent_again(refused):
+                                # The store could not be reached, or the seat is over its rate:
+                                # the same command again after the delay asked for (applied
+                                # once, whatever the first did).
                                 recorder.error("Play command", status)
                                 recorder.move_calls += 1
                                 await asyncio.sleep(_retry_after_s(refused))
@@ -1212,10 +1240,12 @@ class Load:
     ) -> bool:
         """A browser seat's move (``--mode browser``): its SubmitCommand, sent again with the
         same command id (applied once) after UNAVAILABLE, at the next address if there are
-        several. Whether it was applied: a refusal (the game moved on, a time-out came first)
-        leaves the seat to its next pushed state."""
+        several, and after the delay a rate limit asks for (however often: it was not applied).
+        Whether it was applied: a refusal (the game moved on, a time-out came first) leaves the
+        seat to its next pushed state."""
         recorder = self.recorder
-        for attempt in range(MAX_FAILURES):
+        attempt = 0
+        while attempt < MAX_FAILURES:
             stub = self.stub(number, seat, attempt)
             try:
                 await recorder.call(
@@ -1225,10 +1255,15 @@ class Load:
                     overtaken=bool(self.config.turn_time_ms),
                 )
             except grpc.aio.AioRpcError as error:
-                if error.code() != grpc.StatusCode.UNAVAILABLE:
+                delay = _retry_info_s(error)
+                if error.code() == grpc.StatusCode.UNAVAILABLE:
+                    self.passed_over(stub)
+                    attempt += 1
+                elif delay is None:
                     return False
-                self.passed_over(stub)
-                await asyncio.sleep(UNAVAILABLE_RETRY_S)
+                # The store away, the server going, or the seat over its rate: the same command
+                # again (applied once) after the delay asked for.
+                await asyncio.sleep(UNAVAILABLE_RETRY_S if delay is None else delay)
                 continue
             recorder.moved()
             progress[0] = time.monotonic()
@@ -1311,16 +1346,19 @@ class Load:
                     clock_race = (
                         bool(self.config.turn_time_ms) and error.code() == grpc.StatusCode.ABORTED
                     )
-                    # Nor is the store's being away (the game stalls past STALL_S if it lasts):
-                    # the same again after the RetryInfo's delay.
+                    # Nor is the store's being away (the game stalls past STALL_S if it lasts),
+                    # nor the seat's being over its rate: again after the RetryInfo's delay.
                     away = error.code() == grpc.StatusCode.UNAVAILABLE
-                    failures = 0 if clock_race else failures + (not away)
+                    delay = _retry_info_s(error)
+                    wait = away or delay is not None
+                    failures = 0 if clock_race else failures + (not wait)
                     if failures >= MAX_FAILURES:
                         raise
                     if away:
                         # At the next address, if there are several (this one may be down).
                         self.passed_over(stub)
-                        await asyncio.sleep(UNAVAILABLE_RETRY_S)
+                    if wait:
+                        await asyncio.sleep(UNAVAILABLE_RETRY_S if delay is None else delay)
                     version, to_act, finished = await self._look(number, game_id, tokens)
                     legal_for = None
                     continue

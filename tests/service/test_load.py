@@ -120,6 +120,30 @@ def _three_games(tmp_path: Path, *args: str) -> dict[str, Any]:
     return report
 
 
+@pytest.mark.parametrize("mode", ["play", "submit", "browser"])
+def test_bots_over_their_command_rate_wait_as_asked_and_send_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """A server that limits each seat to 5 commands a second (after a burst of 3) refuses the
+    bots RESOURCE_EXHAUSTED RATE_LIMITED with the delay to wait: they wait it and send the
+    command again, and every game ends (before, a refusal stalled the game for good)."""
+    monkeypatch.setenv("CROUPIER_COMMAND_RATE", "5")
+    monkeypatch.setenv("CROUPIER_COMMAND_BURST", "3")
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(
+        main,
+        [
+            *("load", "--spawn", "--games", "3", "--games-in-flight", "3", "--mode", mode),
+            *("--json", str(out), "--quiet"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["games_finished"] == 3 and report["games_abandoned"] == 0
+    refused: dict[str, int] = report["errors"]
+    assert refused and all(kind.endswith("RESOURCE_EXHAUSTED") for kind in refused), refused
+
+
 def test_load_in_browser_mode_plays_with_one_call_per_move(tmp_path: Path) -> None:
     """--mode browser: each seat's StreamEvents with include pushes its state, and a move is one
     SubmitCommand; nothing is read between moves."""
