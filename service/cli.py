@@ -212,7 +212,7 @@ def serve(
     from croupier.service.shutdown import shut_down
     from croupier.service.store import StoreError, open_store
     from croupier.service.tls import server_tls
-    from croupier.service.web import default_web_root, web_app
+    from croupier.service.web import web_app
 
     # Secrets and certificates first: a bad one stops the start with one line, before anything
     # else happens.
@@ -313,7 +313,7 @@ def serve(
             games = Lobby(serving.core) if lobby and http is not None else None
             if http is not None:
                 # At /: the web client, its timeline pages and (--lobby) the lobby (service/web.py).
-                root = web_app(serving.core, web_root or default_web_root(), games)
+                root = web_app(serving.core, web_root, games)
                 listener = HttpListener(
                     create_http_app(
                         serving.core,

@@ -2,8 +2,9 @@
 game's replay timeline at ``/games/<id>/timeline``, and (``--lobby`` only) the lobby.
 
 The web client is built by ``make web`` into ``clients/web/dist`` (not committed): the default
-``--web-root`` is that folder of the repository the package is installed from, when it exists.
-Without it, ``/`` says how to build it; the API is served all the same.
+``--web-root`` is that folder of the repository the package is installed from. Until a client
+is built there, ``/`` says how to build it (a client built while the server runs is served at
+the next reload); the API is served all the same.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from pathlib import Path
 import structlog
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from croupier.app.core import ANONYMOUS, Croupier
 from croupier.app.errors import AppError, NotFound, NotNow
@@ -48,11 +49,6 @@ NOT_BUILT = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <pre>curl -s {base}/croupier.v1.GameService/ListPresets -H 'content-type: application/json' \\
   -d '{{"kind": "GAME_KIND_GIN"}}'</pre></body></html>
 """
-
-
-def default_web_root() -> Path | None:
-    """The repository's built client, when it was built."""
-    return DEFAULT_WEB_ROOT if (DEFAULT_WEB_ROOT / "index.html").is_file() else None
 
 
 def _error(status: int, reason: str, message: str, retry_after_s: int | None = None) -> Response:
@@ -104,17 +100,31 @@ def timeline_routes(core: Croupier) -> list[BaseRoute]:
     return [Route("/games/{game_id}/timeline", show)]
 
 
-def static_routes(web_root: Path | None) -> list[BaseRoute]:
-    """The built web client at ``/``, or a page that says how to build it."""
-    if web_root is not None and (web_root / "index.html").is_file():
-        return [Mount("/", app=StaticFiles(directory=web_root, html=True), name="web")]
-    where = f" ({html.escape(str(web_root))} has no index.html)" if web_root else ""
+class WebClient:
+    """The built web client at ``/`` (``index.html`` there), or until it is built a page saying
+    how to build it (other paths 404). The build is looked for at each request until found, so
+    that a client built while the server runs (``make web``) is served at the next reload."""
 
-    async def not_built(request: Request) -> Response:
-        base = f"{request.url.scheme}://{request.url.netloc}"
-        return HTMLResponse(NOT_BUILT.format(where=where, base=base), headers=NO_CACHE)
+    def __init__(self, web_root: Path | None) -> None:
+        #: ``--web-root``, else where ``make web`` builds the client.
+        self.web_root = web_root or DEFAULT_WEB_ROOT
+        self._where = f" ({html.escape(str(web_root))} has no index.html)" if web_root else ""
+        self._files: StaticFiles | None = None
 
-    return [Route("/", not_built)]
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._files is None and (self.web_root / "index.html").is_file():
+            self._files = StaticFiles(directory=self.web_root, html=True)
+        if self._files is not None:
+            await self._files(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        if request.url.path != "/":
+            response: Response = PlainTextResponse("Not found.\n", status_code=404)
+        else:
+            base = f"{request.url.scheme}://{request.url.netloc}"
+            page = NOT_BUILT.format(where=self._where, base=base)
+            response = HTMLResponse(page, headers=NO_CACHE)
+        await response(scope, receive, send)
 
 
 async def _no_icon(_: Request) -> Response:
@@ -127,7 +137,7 @@ def web_routes(core: Croupier, web_root: Path | None, lobby: Lobby | None) -> li
     routes: list[BaseRoute] = [Route("/favicon.ico", _no_icon), *timeline_routes(core)]
     if lobby is not None:
         routes += lobby_routes(lobby)
-    return routes + static_routes(web_root)
+    return [*routes, Mount("/", app=WebClient(web_root), name="web")]
 
 
 def web_app(core: Croupier, web_root: Path | None, lobby: Lobby | None) -> ASGIApp:

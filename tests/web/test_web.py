@@ -113,11 +113,21 @@ def test_without_lobby_the_lobby_route_does_not_exist(tmp_path: Path) -> None:
         assert request(f"{served.url}/")[2] == "<p>the web client</p>"
 
 
-def test_without_a_built_client_root_says_how_to_build_it(tmp_path: Path) -> None:
-    with serve(tmp_path, None, tmp_path / "nowhere") as served:
+def test_without_a_built_client_root_says_how_to_build_it_until_it_is_built(
+    tmp_path: Path,
+) -> None:
+    """Until the client is built, / says how (other paths are 404); built while the server
+    runs, it is served at the next reload, as the page says."""
+    root = tmp_path / "later"
+    with serve(tmp_path, None, root) as served:
         status, _, page = request(f"{served.url}/")
         assert status == 200 and "make web" in page and "ListPresets" in page
         assert request(f"{served.url}/lobby/games", GIN, "POST")[0] == 404
+        assert request(f"{served.url}/assets/app.js")[0] == 404
+        root.mkdir()
+        (root / "index.html").write_text("<p>built meanwhile</p>")
+        status, _, page = request(f"{served.url}/")
+        assert (status, page) == (200, "<p>built meanwhile</p>")
 
 
 def _play_seat(served: Served, game_id: str, token: str) -> int:
