@@ -208,7 +208,7 @@ def serve(
     from croupier.service import metrics, tracing
     from croupier.service.http import HttpListener, create_http_app, is_off, parse_origins
     from croupier.service.lobby import Lobby
-    from croupier.service.server import PortInUse, create_server
+    from croupier.service.server import PortInUse, claim, create_server
     from croupier.service.shutdown import shut_down
     from croupier.service.store import StoreError, open_store
     from croupier.service.tls import server_tls
@@ -264,6 +264,15 @@ def serve(
         processors = structlog.get_config()["processors"]
         structlog.configure(processors=[add_pid, *processors])
     signer = TokenSigner(keys.ring)
+    if not worker:
+        # Both ports first: a server that cannot listen leaves no store file behind (the gRPC
+        # server and the HTTP listener claim them again as they bind).
+        for taken in (address, http):
+            if taken is not None and not taken.startswith("unix:"):
+                try:
+                    claim(taken)
+                except PortInUse as error:
+                    raise click.ClickException(error.hint()) from None
     if keys.generated and not worker:
         _warn_generated_secret()
     try:
@@ -371,7 +380,7 @@ def serve(
     try:
         asyncio.run(run())
     except PortInUse as error:
-        raise click.ClickException(f"{error} (is another server running there?)") from None
+        raise click.ClickException(error.hint()) from None
     finally:
         store.close()
         if metrics_server is not None:
@@ -607,14 +616,12 @@ def _reserve(address: str, option: str) -> tuple[str, int, socket.socket]:
     try:
         port = int(claim(address).rpartition(":")[2])
     except PortInUse as error:
-        raise click.ClickException(f"{error} (is another server running there?)") from None
+        raise click.ClickException(error.hint()) from None
     try:
         hold = _hold(family, bind_host, port, reuse_address=False)
     except OSError as error:
         if error.errno != errno.EADDRINUSE:
-            raise click.ClickException(
-                f"cannot listen on {address}: {error} (is another server running there?)"
-            ) from None
+            raise click.ClickException(f"cannot listen on {address}: {error}") from None
         try:
             # Only the connections of a server just stopped (TIME_WAIT) are there: ``claim``
             # found nothing listening. Without SO_REUSEADDR a hold also keeps out a second

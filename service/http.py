@@ -25,6 +25,7 @@ service/http2.py).
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -482,7 +483,9 @@ class HttpListener:
         try:
             port = int(port_text)
         except ValueError:
-            raise PortInUse(f"--http-address: HOST:PORT, not {self.address!r}") from None
+            raise PortInUse(
+                f"--http-address: HOST:PORT, not {self.address!r}", busy=False
+            ) from None
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -494,7 +497,9 @@ class HttpListener:
             sock.listen(socket.SOMAXCONN)
         except OSError as error:
             sock.close()
-            raise PortInUse(f"cannot listen on {self.address}: {error}") from None
+            raise PortInUse(
+                f"cannot listen on {self.address}: {error}", busy=error.errno == errno.EADDRINUSE
+            ) from None
         return sock
 
     async def start(self) -> int:

@@ -83,7 +83,16 @@ class ConnectionLimits:
 
 
 class PortInUse(RuntimeError):
-    """The address is taken (or cannot be listened on)."""
+    """The address cannot be listened on: taken (``busy``: another server may be there), or
+    not one this machine can listen on (a malformed address, a host that is not this one)."""
+
+    def __init__(self, message: str, busy: bool = True) -> None:
+        super().__init__(message)
+        self.busy = busy
+
+    def hint(self) -> str:
+        """The message, with the likely cause when the address was taken."""
+        return f"{self} (is another server running there?)" if self.busy else str(self)
 
 
 @dataclass
@@ -111,24 +120,32 @@ def claim(address: str) -> str:
     last server's connections linger in TIME_WAIT is free; one a server listens on is not.)"""
     host, _, port_text = address.rpartition(":")
     name = host.strip("[]")
+    if not port_text.isdigit():
+        raise PortInUse(f"cannot listen on {address!r}: give HOST:PORT", busy=False)
+    port = int(port_text)
     try:
-        port = int(port_text)
         found = [(family, where[0]) for family, *_, where in socket.getaddrinfo(name or None, port)]
-        if name == "localhost":  # gRPC binds both loopbacks, whatever the resolver says
-            found += [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")]
-        for family, ip in dict.fromkeys(found):
-            with socket.socket(family, socket.SOCK_STREAM) as probe:
-                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                try:
-                    probe.bind((ip, port))
-                except OSError as error:
-                    if error.errno == errno.EADDRNOTAVAIL:
-                        continue  # not an address of this machine (no IPv6): gRPC skips it too
-                    raise
-                # Port 0: the first address picks a free port, the others must have it too.
-                port = port or probe.getsockname()[1]
-    except (OSError, ValueError) as error:
-        raise PortInUse(f"cannot listen on {address}: {error}") from None
+    except OSError as error:  # a host name that does not resolve
+        raise PortInUse(f"cannot listen on {address}: {error}", busy=False) from None
+    if name == "localhost":  # gRPC binds both loopbacks, whatever the resolver says
+        found += [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")]
+    bound = False
+    for family, ip in dict.fromkeys(found):
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((ip, port))
+            except OSError as error:
+                if error.errno == errno.EADDRNOTAVAIL:
+                    continue  # not an address of this machine (no IPv6): gRPC skips it too
+                raise PortInUse(
+                    f"cannot listen on {address}: {error}", busy=error.errno == errno.EADDRINUSE
+                ) from None
+            bound = True
+            # Port 0: the first address picks a free port, the others must have it too.
+            port = port or probe.getsockname()[1]
+    if not bound:
+        raise PortInUse(f"cannot listen on {address}: not an address of this machine", busy=False)
     return f"{host}:{port}"
 
 

@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from croupier.service.cli import main
 from croupier.service.logs import serving_addresses
 
 CROUPIER = str(Path(sys.executable).parent / "croupier")
@@ -81,6 +83,29 @@ def test_a_second_server_on_a_busy_port_fails_clearly(served, tmp_path: Path) ->
     )
     assert second.returncode != 0
     assert f"cannot listen on {address}" in second.stderr
+    assert "is another server running there?" in second.stderr
+    assert not (tmp_path / "b.db").exists(), "a start that cannot listen made a store"
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("--address", "nonsense"), "cannot listen on 'nonsense': give HOST:PORT"),
+        (("--address", "10.255.255.1:50197"), "not an address of this machine"),
+        (("--address", "127.0.0.1:0", "--http-address", "x:y"), "'x:y': give HOST:PORT"),
+    ],
+)
+def test_an_address_that_cannot_be_listened_on_says_why(
+    tmp_path: Path, flags: tuple[str, ...], said: str
+) -> None:
+    """Not a busy port: the message says what is wrong, and not that another server may be
+    there; no store is made."""
+    result = CliRunner().invoke(
+        main, ["serve", *flags, "--store", f"sqlite:///{tmp_path / 'x.db'}"], env=CONFIGURED
+    )
+    assert result.exit_code != 0
+    assert said in result.output and "another server" not in result.output
+    assert not (tmp_path / "x.db").exists()
 
 
 HTTP_URL = re.compile(r'"http": "(http://127\.0\.0\.1:\d+)"')  # the JSON "serving" line's
