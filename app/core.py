@@ -1601,9 +1601,19 @@ class Croupier:
     ) -> None:
         try:
             async for request in requests:
-                if request.WhichOneof("kind") != "command":
+                kind = request.WhichOneof("kind")
+                if kind != "command":
                     out.put_nowait(
-                        Refused("", invalid("JOIN_ONCE", "a Play stream joins once", "join"))
+                        Refused(
+                            "",
+                            invalid("JOIN_ONCE", "a Play stream joins once", "join")
+                            if kind == "join"
+                            else invalid(
+                                "MISSING_FIELD",
+                                "a Play message after the join carries a command",
+                                "command",
+                            ),
+                        )
                     )
                     continue
                 move = request.command

@@ -123,6 +123,10 @@ class PlayConnection:
             )
         )
 
+    def request(self, request: service_pb2.PlayRequest) -> None:
+        """Send ``request`` as it is (a malformed one, say)."""
+        self._outgoing.put(request)
+
     def send(self, command_id: str, version: int, command: service_pb2.Command) -> None:
         self.sent += 1
         self._outgoing.put(
@@ -308,6 +312,29 @@ def test_play_must_join_first(server: Running) -> None:
     assert connection.received.get(timeout=30) is None  # the stream ends with an error
     assert connection.error is not None
     assert connection.error.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+
+
+def test_after_the_join_a_second_join_or_an_empty_message_is_refused_for_what_it_is(
+    server: Running,
+) -> None:
+    """Each is refused INVALID_ARGUMENT with its own reason, and the stream stays open."""
+    game = new_game(server)
+    turn = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    ).view.hoola.turn
+    connection = connect(server, game.tokens[turn].token)
+    connection.join(game.game_id)
+    connection.next("state")
+    connection.join(game.game_id)
+    again = connection.next("refused").refused
+    assert (again.status, again.reason, again.command_id) == ("INVALID_ARGUMENT", "JOIN_ONCE", "")
+    connection.request(service_pb2.PlayRequest())
+    empty = connection.next("refused").refused
+    assert (empty.status, empty.reason) == ("INVALID_ARGUMENT", "MISSING_FIELD")
+    assert "command" in empty.message
+    connection.send("draw", game.version, DRAW)  # still open: a command is answered
+    assert connection.next("accepted").accepted.command_id == "draw"
+    connection.cancel()
 
 
 def test_a_join_after_a_version_the_game_has_not_reached_is_refused(server: Running) -> None:
