@@ -224,6 +224,12 @@ CONNECT_CODES: dict[int, Code] = {
 }
 
 
+def grpc_name(code: Code) -> str:
+    """A Connect code by its gRPC name (CANCELLED, not Connect's CANCELED): the calls' log lines
+    and metrics name outcomes the same on every transport."""
+    return "CANCELLED" if code == Code.CANCELED else code.name
+
+
 def connect_error(status: status_pb2.Status) -> ConnectError:
     """A ``google.rpc.Status`` as the Connect error of the same code, message and details
     (Connect's JSON error ``details``; gRPC-Web's ``grpc-status-details-bin``)."""
@@ -273,7 +279,7 @@ class ConnectCalls:
         except AppError as error:
             raise connect_error(call.failed(error)) from None
         except ConnectError as error:  # the runtime's own (a client gone, a deadline)
-            call.ended(error.code.name)
+            call.ended(grpc_name(error.code))
             raise
         except asyncio.CancelledError:  # the client went away: the call's line says so
             call.cancelled()
@@ -298,7 +304,7 @@ class ConnectCalls:
         except AppError as error:
             raise connect_error(call.failed(error)) from None
         except ConnectError as error:
-            call.ended(error.code.name)
+            call.ended(grpc_name(error.code))
             raise
         except Exception as error:  # every bug becomes INTERNAL with an id
             raise connect_error(call.crashed(error)) from None

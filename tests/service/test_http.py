@@ -32,8 +32,10 @@ from croupier.app.ratelimit import RateLimit
 from croupier.app.tokens import TokenSigner
 from croupier.service.bots import auth
 from croupier.service.http import (
+    CONNECT_CODES,
     HttpListener,
     create_http_app,
+    grpc_name,
     is_off,
     parse_origins,
     static_site,
@@ -524,6 +526,14 @@ def test_play_over_connect_on_http2(served: Served) -> None:
     assert kinds[-1] == "accepted" and seen[-1].accepted.command_id == "first"
     assert "state" in kinds and "event" in kinds
     assert seen[-1].accepted.version > game.version
+
+
+def test_every_connect_code_is_logged_by_its_grpc_name() -> None:
+    """An HTTP call's outcome is spelled as on the gRPC port (CANCELLED, not CANCELED), so one
+    log filter or metric label finds both."""
+    for code in grpc.StatusCode:
+        if code != grpc.StatusCode.OK:
+            assert grpc_name(CONNECT_CODES[code.value[0]]) == code.name
 
 
 def test_http_address_and_origins_settings() -> None:
