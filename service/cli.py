@@ -898,6 +898,21 @@ def demo(
     "while the games are played.",
 )
 @click.option(
+    "--streams-over",
+    type=click.Choice(["grpc", "connect"]),
+    default="grpc",
+    show_default=True,
+    help="How the --streams are held. connect: as browsers hold them, Connect StreamEvents over "
+    "HTTP/1.1, a connection each, on the server's HTTP listener (--http-address; a spawned "
+    "server gets one).",
+)
+@click.option(
+    "--http-address",
+    default="",
+    help="The server's HTTP listener, HOST:PORT, for --streams-over connect (with --spawn: the "
+    "spawned server's).",
+)
+@click.option(
     "--spectators",
     default=0,
     show_default=True,
@@ -993,6 +1008,8 @@ def load(
     duration: float | None,
     game_count: int | None,
     streams: int,
+    streams_over: str,
+    http_address: str,
     spectators: int,
     baseline: bool,
     server_pids: tuple[int, ...],
@@ -1037,6 +1054,14 @@ def load(
         raise click.UsageError("--spawn starts a plaintext server: leave out the --tls options")
     if spectators and mode == "submit":
         raise click.UsageError("--spectators watch games played in --mode play or browser")
+    if streams_over == "connect" and not streams:
+        raise click.UsageError(
+            "--streams-over connect says how the --streams are held: give --streams"
+        )
+    if streams_over == "connect" and not (spawn or http_address):
+        raise click.UsageError("--streams-over connect needs the server's --http-address")
+    if spawn and http_address:
+        raise click.UsageError("--spawn starts its own server: leave out --http-address")
     servers = targets or ([] if spawn else [config.DEFAULT_ADDRESS])
     # A spawned server gets its studio secret from the tool (load.run); any other, a credential.
     studio = "" if spawn else _studio_credential(studio_key, servers, studio_key_file)
@@ -1052,6 +1077,8 @@ def load(
         duration=duration,
         games=game_count,
         streams=streams,
+        streams_over=streams_over,
+        http_address=http_address,
         spectators=spectators,
         baseline=baseline,
         server_pids=list(server_pids),

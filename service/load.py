@@ -21,7 +21,8 @@ per move and memory, from ``/proc``. ``--baseline`` runs a bare grpc.aio echo se
 (:mod:`croupier.service.echo`) the same way for comparison: unary calls, and moves on bare tables
 of streams shaped as the games' Play streams. ``--streams N`` first opens N
 ``StreamEvents`` streams on games of their own, left idle (N clients connected to quiet games),
-counts each open once the server has answered it, then holds them while the games are played.
+counts each open once the server has answered it, then holds them while the games are played;
+``--streams-over connect`` holds them as browsers do, Connect over HTTP/1.1 on the HTTP listener.
 """
 
 from __future__ import annotations
@@ -40,14 +41,16 @@ import tempfile
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import grpc
+from connectrpc.errors import ConnectError
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+from pyqwest import Client, HTTPTransport, HTTPVersion
 
 from croupier.app.tokens import MIN_SECRET_BYTES, mint_studio_token
 from croupier.service.bots import auth, choose, time_outs
@@ -55,7 +58,8 @@ from croupier.service.collector import Collector
 from croupier.service.config import STUDIO_SECRET_ENV, as_setting, studio_keys
 from croupier.service.echo import METHOD as ECHO_METHOD
 from croupier.service.echo import TABLE_METHOD
-from croupier.service.logs import serving_addresses
+from croupier.service.http import grpc_name
+from croupier.service.logs import serving_addresses, serving_http_ports
 from croupier.service.tls import CERT_ENV, CLIENT_CA_ENV, KEY_ENV, ClientTLS, aio_channel
 from croupier.v1 import (
     common_pb2,
@@ -66,6 +70,7 @@ from croupier.v1 import (
     service_pb2,
     service_pb2_grpc,
 )
+from croupier.v1.service_connect import GameServiceClient
 
 T = TypeVar("T")
 
@@ -117,6 +122,11 @@ class LoadConfig:
     duration: float | None = None
     games: int | None = None
     streams: int = 0
+    #: How the extra streams are held: "grpc" (StreamEvents), or "connect": as browsers hold
+    #: them, Connect StreamEvents over HTTP/1.1, a connection each, at ``http_address``.
+    streams_over: str = "grpc"
+    #: The server's HTTP listener, HOST:PORT (with ``spawn``: set once the server listens).
+    http_address: str = ""
     baseline: bool = False
     server_pids: list[int] = field(default_factory=list)
     spawn: bool = False
@@ -409,10 +419,14 @@ class ProcWatch:
 class Spawned:
     """A process the tool started and stops at the end."""
 
-    def __init__(self, process: subprocess.Popen[Any], port: int, log: Path | None) -> None:
+    def __init__(
+        self, process: subprocess.Popen[Any], port: int, log: Path | None, http_port: int = 0
+    ) -> None:
         self.process = process
         self.port = port
         self.log = log
+        #: Its HTTP listener's port (0: none).
+        self.http_port = http_port
 
     @property
     def pid(self) -> int:
@@ -434,6 +448,7 @@ def spawn_server(
     workers: int = 1,
     timeout: float = 30.0,
     env: Mapping[str, str] | None = None,
+    http: bool = False,
 ) -> Spawned:
     """``croupier serve`` on a free local port with ``store`` and ``workers`` (and ``env``: the
     environment, whose ``CROUPIER_*`` settings the flags given here do not set reach it);
@@ -449,9 +464,9 @@ def spawn_server(
         store,
         "--log-format",
         "json",
-        # The load is on gRPC: no HTTP listener (nor its port) for the spawned server.
+        # The load is on gRPC: an HTTP listener (on a free port) only for streams held over it.
         "--http-address",
-        "off",
+        "127.0.0.1:0" if http else "off",
     ]
     # Always said, so that a CROUPIER_WORKERS in the caller's environment cannot make the
     # server another shape than the report says (its other settings do reach it: the rate
@@ -464,7 +479,8 @@ def spawn_server(
         text = log.read_text(errors="replace")
         found = serving_addresses(text)
         if len(found) >= workers:
-            return Spawned(process, int(found[0].rpartition(":")[2]), log)
+            http_port = next(iter(serving_http_ports(text)), 0)
+            return Spawned(process, int(found[0].rpartition(":")[2]), log, http_port)
         if process.poll() is not None:
             raise LoadError(f"the server exited ({process.returncode}):\n{text[-2000:]}")
         time.sleep(0.05)
@@ -717,6 +733,13 @@ PASSED_OVER_S = 5.0
 UNAVAILABLE_RETRY_S = 1.0
 
 
+def _code_name(error: grpc.aio.AioRpcError | ConnectError) -> str:
+    """A failed call's status code by its gRPC name, over gRPC or Connect."""
+    if isinstance(error, ConnectError):
+        return grpc_name(error.code)
+    return error.code().name
+
+
 def _retry_after_s(refused: service_pb2.PlayRefused) -> float:
     """The delay a refusal asks for before the same command is sent again."""
     try:
@@ -821,6 +844,16 @@ class Load:
         self.stream_events = 0
         self.streams_open_min: int | None = None
         self.streams_open_at_end = 0
+        #: With ``streams_over`` "connect": the extra streams' Connect client, on HTTP/1.1 (a
+        #: connection per stream, as a browser without HTTP/2 holds them).
+        self._connect: GameServiceClient | None = (
+            GameServiceClient(
+                f"http://{config.http_address}",
+                http_client=Client(HTTPTransport(http_version=HTTPVersion.HTTP1)),
+            )
+            if config.streams_over == "connect" and config.streams
+            else None
+        )
         self.joining_seat_s = 0.0  # the recorder's integral when the run stopped
         split = config.split_seats
         self.split_seats = len(channels) > 1 if split is None else split
@@ -1477,31 +1510,42 @@ class Load:
     ) -> None:
         """One extra StreamEvents stream, on a watched game: open once the server has answered
         it (the game's first events), held until the run ends. The streams open at a steady
-        pace (``STREAM_RAMP_PER_S``), as clients connect."""
+        pace (``STREAM_RAMP_PER_S``), as clients connect. Over gRPC, or (``streams_over``
+        "connect") as a browser holds it: Connect over HTTP/1.1, on a connection of its own."""
         await asyncio.sleep(index / STREAM_RAMP_PER_S)
         token = game.tokens[index % len(game.tokens)].token
-        self.recorder.calls["StreamEvents"] += 1
+        request = service_pb2.StreamEventsRequest(game_id=game.game_id)
         self.streams_opened += 1
-        call = self.stub(index).StreamEvents(
-            service_pb2.StreamEventsRequest(game_id=game.game_id), metadata=auth(token)
-        )
+        events: AsyncIterable[service_pb2.StreamEventsResponse]
+        if self._connect is not None:
+            self.recorder.calls["StreamEvents (Connect)"] += 1
+            events = self._connect.stream_events(
+                request, headers={"authorization": f"Bearer {token}"}
+            )
+        else:
+            self.recorder.calls["StreamEvents"] += 1
+            events = self.stub(index).StreamEvents(request, metadata=auth(token))
         first = True
         try:
-            async for _ in call:
+            async for _ in events:
                 self.stream_events += 1
                 if first:
                     first = False
                     self.streams_open += 1
                     self._all_answered(answered)
             self.streams_ended += 1  # the server ended it (a shutdown)
-        except grpc.aio.AioRpcError as error:
+        except (grpc.aio.AioRpcError, ConnectError) as error:
             if not self.stopping.is_set():
-                self.streams_failed[error.code().name] += 1
+                self.streams_failed[_code_name(error)] += 1
                 self._all_answered(answered)
         finally:
             if not first:
                 self.streams_open -= 1
-            call.cancel()
+            if isinstance(events, grpc.aio.UnaryStreamCall):
+                events.cancel()
+            elif isinstance(events, AsyncGenerator):  # a Connect stream: its connection closed
+                with contextlib.suppress(Exception):
+                    await events.aclose()
 
     def _all_answered(self, answered: asyncio.Event) -> None:
         """Set ``answered`` once the server has answered every extra stream (or failed it)."""
@@ -1610,6 +1654,8 @@ class Load:
             for task in [*workers, *watchers]:
                 task.cancel()
             await asyncio.gather(*workers, *watchers, return_exceptions=True)
+            if self._connect is not None:
+                await self._connect.close()
 
     @staticmethod
     async def _watch_server(watch: ProcWatch) -> None:
@@ -1712,6 +1758,7 @@ class Load:
             ]
             report["streams"] = {
                 "requested": self.config.streams,
+                "over": self.config.streams_over,
                 "open_at_start": self.streams_open_at_start,
                 "open_s": round(self.streams_open_s, 3),
                 "open_at_end": self.streams_open_at_end,
@@ -1927,9 +1974,18 @@ async def run(config: LoadConfig, partial: list[dict[str, Any]] | None = None) -
             config.studio_key = mint_studio_token(ring.signing, int(time.time()) + SPAWN_TOKEN_S)
             log = Path(scratch.name) / "server.log"
             spawned = await started(
-                functools.partial(spawn_server, store, log, config.server_workers, env=env)
+                functools.partial(
+                    spawn_server,
+                    store,
+                    log,
+                    config.server_workers,
+                    env=env,
+                    http=config.streams_over == "connect",
+                )
             )
             config.addresses = [f"127.0.0.1:{spawned.port}"]
+            if spawned.http_port:
+                config.http_address = f"127.0.0.1:{spawned.http_port}"
             config.server_pids = [spawned.pid]
         if not config.addresses:
             raise LoadError("give --address (or --spawn)")
@@ -2160,7 +2216,9 @@ def summary(report: dict[str, Any]) -> str:
     if streams:
         lines += [
             "",
-            f"  extra streams        {streams['open_at_start']} of {streams['requested']} answered "
+            f"  extra streams        {streams['open_at_start']} of {streams['requested']}"
+            + (" (Connect over HTTP/1.1)" if streams.get("over") == "connect" else "")
+            + " answered "
             f"by the server in {streams['open_s']:.1f} s before the games began; while they were "
             f"played, {streams['open_min']} open at the fewest, {streams['open_at_end']} at the end;"
             f" failed {streams['failed'] or 0}",

@@ -6,6 +6,7 @@ import json
 import logging
 import sys
 import threading
+from typing import Any
 
 import structlog
 from opentelemetry import trace
@@ -22,9 +23,9 @@ TRACEBACK_LIMIT = 20000
 SERVING_EVENT = "serving"
 
 
-def serving_addresses(text: str) -> list[str]:
-    """The ``address`` of every ``serving`` line in a server's JSON log (one line per worker);
-    the lines that are not JSON objects are skipped."""
+def _serving_lines(text: str) -> list[dict[str, Any]]:
+    """The ``serving`` lines of a server's JSON log (one per worker); the lines that are not
+    JSON objects are skipped."""
     found = []
     for line in text.splitlines():
         try:
@@ -32,8 +33,20 @@ def serving_addresses(text: str) -> list[str]:
         except ValueError:
             continue
         if isinstance(entry, dict) and entry.get("event") == SERVING_EVENT:
-            found.append(str(entry.get("address", "")))
+            found.append(entry)
     return found
+
+
+def serving_addresses(text: str) -> list[str]:
+    """The gRPC ``address`` of every ``serving`` line in a server's JSON log."""
+    return [str(entry.get("address", "")) for entry in _serving_lines(text)]
+
+
+def serving_http_ports(text: str) -> list[int]:
+    """The HTTP listener's port of every ``serving`` line in a server's JSON log that has one
+    (its ``http`` URL; ``off`` has none)."""
+    ports = (str(entry.get("http", "")).rpartition(":")[2] for entry in _serving_lines(text))
+    return [int(port) for port in ports if port.isdigit()]
 
 
 def clip_values(_: object, __: str, event: structlog.types.EventDict) -> structlog.types.EventDict:

@@ -243,6 +243,35 @@ def test_load_in_submit_mode_with_extra_streams(tmp_path: Path) -> None:
     assert streams["open_at_end"] == 30 and streams["events"] >= 30
 
 
+def test_extra_streams_held_as_browsers_hold_them_over_the_http_listener(tmp_path: Path) -> None:
+    """--streams-over connect: the spawned server gets an HTTP listener, and the extra streams
+    are Connect StreamEvents over HTTP/1.1 on it, each answered and held while games are played
+    over gRPC."""
+    report = _three_games(tmp_path, "--streams", "40", "--streams-over", "connect")
+    streams = report["streams"]
+    assert streams["over"] == "connect" and report["calls"]["StreamEvents (Connect)"] == 40
+    assert "StreamEvents" not in report["calls"]
+    assert streams["open_at_start"] == 40 and streams["open_min"] == 40
+    assert streams["open_at_end"] == 40 and streams["failed"] == {}
+    assert streams["events"] >= 40
+    assert "(Connect over HTTP/1.1)" in load.summary(report)
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("--spawn", "--streams-over", "connect"), "give --streams"),
+        (("--streams", "5", "--streams-over", "connect"), "needs the server's --http-address"),
+        (("--spawn", "--http-address", "127.0.0.1:8080"), "leave out --http-address"),
+    ],
+)
+def test_connect_streams_need_streams_and_an_http_listener(
+    flags: tuple[str, ...], said: str
+) -> None:
+    result = CliRunner().invoke(main, ["load", *flags])
+    assert result.exit_code == 2 and said in result.output
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["play", "submit", "browser"])
 def test_load_with_idle_seats_reports_time_out_latency(tmp_path: Path, mode: str) -> None:
