@@ -1,6 +1,6 @@
-"""Hypercorn's HTTP/2 protocol with two of its faults mended, for the HTTP listener (service/http.py).
+"""Hypercorn's HTTP/2 protocol with three of its faults mended, for the HTTP listener (service/http.py).
 
-Both are open upstream in the release we pin (hypercorn 0.18.0, the newest), and both hit the
+All are open upstream in the release we pin (hypercorn 0.18.0, the newest); the first two hit the
 ``Play`` stream over HTTP/2, whose client keeps sending while the server's response ends:
 
 * **Data for a stream whose response is over.** A gRPC or Connect client half-closes its request
@@ -18,6 +18,9 @@ Both are open upstream in the release we pin (hypercorn 0.18.0, the newest), and
   outlived SIGTERM). When the connection closes, every such wait is let go (the bytes go
   nowhere: the client is gone); :func:`release_all` lets go of them on every live connection,
   for a shutdown whose grace is over.
+* **A connection left idle during a shutdown** was given a new idle timer in a task group that
+  was shutting down: refused (``RuntimeError``), the timer's coroutine never awaited. It is
+  closed instead, as hypercorn's HTTP/1.1 protocol does.
 
 :func:`install` puts :class:`MendedH2Protocol` where hypercorn makes its HTTP/2 connections
 (``hypercorn.protocol.H2Protocol``). It checks the hypercorn version it was written against, so
@@ -34,7 +37,7 @@ from typing import Any, ClassVar
 import h2.events
 import h2.exceptions
 import hypercorn.protocol
-from hypercorn.events import Closed, Event
+from hypercorn.events import Closed, Event, Updated
 from hypercorn.protocol.h2 import H2Protocol
 
 #: The hypercorn release these mends were written for and checked against.
@@ -42,7 +45,7 @@ MENDED_VERSION = "0.18.0"
 
 
 class MendedH2Protocol(H2Protocol):
-    """Hypercorn's HTTP/2 connection, minus the two faults this module's docstring names."""
+    """Hypercorn's HTTP/2 connection, minus the faults this module's docstring names."""
 
     #: Every connection still open, for :func:`release_all` (weak: a closed one just goes).
     live: ClassVar[weakref.WeakSet[MendedH2Protocol]] = weakref.WeakSet()
@@ -50,6 +53,16 @@ class MendedH2Protocol(H2Protocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         MendedH2Protocol.live.add(self)
+        self._connection_send = self.send
+        self.send = self._send_or_close
+
+    async def _send_or_close(self, event: Event) -> None:
+        """To the connection; but a connection left idle once the server is stopping is closed,
+        as hypercorn's HTTP/1.1 does, rather than given an idle timer in its task group, which
+        is shutting down (the timer was refused with RuntimeError and left never awaited)."""
+        if isinstance(event, Updated) and event.idle and self.context.terminated.is_set():
+            event = Closed()
+        await self._connection_send(event)
 
     async def handle(self, event: Event) -> None:
         await super().handle(event)

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 from hypercorn.asyncio.worker_context import WorkerContext
 from hypercorn.config import Config
-from hypercorn.events import Event
+from hypercorn.events import Closed, Event, Updated
 from hypercorn.protocol.h2 import H2Protocol
 from hypercorn.typing import ConnectionState
 from starlette.types import Receive, Scope, Send
@@ -36,9 +36,13 @@ from tests.service.processes import STUDIO_SECRET, serve, stop
 HANG_S = 30.0
 
 
-def _protocol(kind: type[H2Protocol]) -> H2Protocol:
+def _protocol(kind: type[H2Protocol], told: list[Event] | None = None) -> H2Protocol:
+    """A connection's protocol with no socket behind it: what it sends the connection goes to
+    ``told``."""
+
     async def send(event: Event) -> None:
-        pass
+        if told is not None:
+            told.append(event)
 
     return kind(
         None,  # type: ignore[arg-type]  # no stream is made: no app is called
@@ -120,6 +124,23 @@ def test_a_response_a_client_never_reads_does_not_keep_the_listener_from_stoppin
         await asyncio.wait_for(listener.stop(), HANG_S)
         assert app.ended.is_set()
         writer.close()
+
+    asyncio.run(run())
+
+
+def test_a_connection_left_idle_while_the_server_stops_is_closed() -> None:
+    """Idle during a shutdown, a connection is closed rather than given an idle timer (hypercorn
+    asks its task group, then shutting down, for one: refused, the timer never awaited); idle
+    otherwise, it is told so as before."""
+
+    async def run() -> None:
+        told: list[Event] = []
+        protocol = _protocol(http2.MendedH2Protocol, told)
+        await protocol.send(Updated(idle=True))
+        await protocol.context.terminated.set()
+        await protocol.send(Updated(idle=False))
+        await protocol.send(Updated(idle=True))
+        assert told == [Updated(idle=True), Updated(idle=False), Closed()]
 
     asyncio.run(run())
 
