@@ -28,4 +28,7 @@ $LOAD --games-in-flight 16 --mode submit --json "$OUT/sqlite-submit-16.json" > "
 $LOAD --games-in-flight 16 --streams 10000 --json "$OUT/streams-10000.json" > "$OUT/streams-10000.txt"
 $LOAD --games-in-flight 4 --streams 10000 --json "$OUT/streams-10000-4.json" \
   > "$OUT/streams-10000-4.txt"
+# The same 10,000 held as browsers hold them: Connect over HTTP/1.1 on the HTTP listener.
+$LOAD --games-in-flight 4 --streams 10000 --streams-over connect \
+  --json "$OUT/streams-10000-connect-4.json" > "$OUT/streams-10000-connect-4.txt"
 echo "wrote $OUT/"
