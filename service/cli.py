@@ -267,12 +267,17 @@ def serve(
     if not worker:
         # Both ports first: a server that cannot listen leaves no store file behind (the gRPC
         # server and the HTTP listener claim them again as they bind).
-        for taken in (address, http):
+        grpc_port, http_port = (a.rpartition(":")[2] for a in (address, http or ""))
+        if grpc_port == http_port and grpc_port.strip("0"):
+            raise click.ClickException(
+                f"--address and --http-address both name port {grpc_port}: give each its own"
+            )
+        for option, taken in (("--address", address), ("--http-address", http)):
             if taken is not None and not taken.startswith("unix:"):
                 try:
                     claim(taken)
                 except PortInUse as error:
-                    raise click.ClickException(error.hint()) from None
+                    raise click.ClickException(f"{option}: {error.hint()}") from None
     if keys.generated and not worker:
         _warn_generated_secret()
     try:
@@ -1039,8 +1044,8 @@ def load(
     default after 10 s).
 
     Exit code 1 when the service failed the run (the FAILED line says how): no move made, games
-    abandoned, no move in the run's last 5 s (or three --think-ms, if longer), or a call
-    unanswered for over 10 s. Errors the bots got over (a refusal sent again, a stream resumed,
+    abandoned, no move in the run's last 5 s (or three --think-ms, if longer), a call
+    unanswered for over 10 s, or an extra stream (--streams) failed. Errors the bots got over (a refusal sent again, a stream resumed,
     an address passed over for another of --addresses) are counted, not failures."""
     from croupier.service import load as load_tool
 
@@ -1062,6 +1067,11 @@ def load(
         raise click.UsageError("--streams-over connect needs the server's --http-address")
     if spawn and http_address:
         raise click.UsageError("--spawn starts its own server: leave out --http-address")
+    if http_address and streams_over != "connect":
+        raise click.UsageError("--http-address is where --streams-over connect holds the streams")
+    port = http_address.rpartition(":")[2]
+    if http_address and not (port.isascii() and port.isdigit()):
+        raise click.UsageError(f"--http-address: HOST:PORT, not {http_address!r}")
     servers = targets or ([] if spawn else [config.DEFAULT_ADDRESS])
     # A spawned server gets its studio secret from the tool (load.run); any other, a credential.
     studio = "" if spawn else _studio_credential(studio_key, servers, studio_key_file)

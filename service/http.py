@@ -83,8 +83,8 @@ CORS_MAX_AGE_S = 7200
 #: The seconds a stopping listener gives open calls (streams) before it drops them.
 DEFAULT_GRACE_S = 2.0
 #: After the grace, hypercorn cancels the calls still open; a call that then waits to send to a
-#: client that no longer reads is let go this much later (service/http2.py), and the listener
-#: stops waiting for its server this much later again.
+#: client that no longer reads has its connection cut this much later (service/http2.py), and
+#: the listener stops waiting for its server this much later again.
 RELEASE_AFTER_S = 1.0
 
 log = structlog.get_logger("croupier.http")
@@ -481,6 +481,8 @@ class HttpListener:
         self.grace_s = grace_s
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        #: Hypercorn's settings for this listener: its connections are known by them.
+        self._config: Config | None = None
         self.port = 0
 
     def _bind(self) -> socket.socket:
@@ -501,6 +503,9 @@ class HttpListener:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.bind((host or "0.0.0.0", port))
             sock.listen(socket.SOMAXCONN)
+        except OverflowError:  # a port above 65535
+            sock.close()
+            raise PortInUse(f"--http-address: no port {port}", busy=False) from None
         except OSError as error:
             sock.close()
             raise PortInUse(
@@ -519,6 +524,7 @@ class HttpListener:
         config.graceful_timeout = self.grace_s
         config.loglevel = "WARNING"  # not its start-up banner; its errors, yes
         config.include_server_header = False
+        self._config = config
         self._task = asyncio.create_task(
             serve(self.app, config, shutdown_trigger=self._stopping.wait)  # type: ignore[arg-type]
         )
@@ -531,17 +537,20 @@ class HttpListener:
         if task is None:
             return
         done, _ = await asyncio.wait({task}, timeout=self.grace_s + RELEASE_AFTER_S)
-        if not done:
+        if not done and self._config is not None:
             # Calls waiting to send to clients that no longer read (service/http2.py).
-            connections = await http2.release_all()
+            connections = await http2.cut_all(self._config)
             done, _ = await asyncio.wait({task}, timeout=RELEASE_AFTER_S)
             log.warning(
-                "http calls outlived the shutdown grace",
+                "http calls outlived the shutdown grace: their connections were cut",
                 grace_s=self.grace_s,
-                connections_released=connections,
+                connections_cut=connections,
                 stopped=bool(done),
             )
         if done:
             await task  # its failure, if it failed
         else:
-            task.cancel()  # not waited for: the process is stopping
+            # Not waited for: the process is stopping. Its outcome is taken when it comes, so
+            # that asyncio does not report it as never retrieved.
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            task.cancel()

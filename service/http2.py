@@ -16,8 +16,9 @@ All are open upstream in the release we pin (hypercorn 0.18.0, the newest); the 
   stops reading), hypercorn forgot the stream without letting that wait go, so the handler waited
   for ever, its connection's task with it, and the server's shutdown never ended (the process
   outlived SIGTERM). When the connection closes, every such wait is let go (the bytes go
-  nowhere: the client is gone); :func:`release_all` lets go of them on every live connection,
-  for a shutdown whose grace is over.
+  nowhere: the client is gone); for a shutdown whose grace is over, :func:`cut_all` drops a
+  listener's connections still open, which lets go of their waits too (those of a client that
+  stopped reading included, whose handlers wait for the socket itself).
 * **A connection left idle during a shutdown** was given a new idle timer in a task group that
   was shutting down: refused (``RuntimeError``), the timer's coroutine never awaited. It is
   closed instead, as hypercorn's HTTP/1.1 protocol does.
@@ -29,6 +30,7 @@ that an upgrade has to look again (delete this module if the new release has the
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import weakref
 from importlib.metadata import version
@@ -37,6 +39,7 @@ from typing import Any, ClassVar
 import h2.events
 import h2.exceptions
 import hypercorn.protocol
+from hypercorn.config import Config
 from hypercorn.events import Closed, Event, Updated
 from hypercorn.protocol.h2 import H2Protocol
 
@@ -47,7 +50,7 @@ MENDED_VERSION = "0.18.0"
 class MendedH2Protocol(H2Protocol):
     """Hypercorn's HTTP/2 connection, minus the faults this module's docstring names."""
 
-    #: Every connection still open, for :func:`release_all` (weak: a closed one just goes).
+    #: Every connection still open, for :func:`cut_all` (weak: a closed one just goes).
     live: ClassVar[weakref.WeakSet[MendedH2Protocol]] = weakref.WeakSet()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -71,11 +74,22 @@ class MendedH2Protocol(H2Protocol):
 
     async def release(self) -> None:
         """Let go of every response still waiting for its bytes to go out (the connection is
-        gone, or the shutdown's grace is over): their handlers go on and end."""
+        gone): their handlers go on and end."""
         self.closed = True
         for buffer in list(self.stream_buffers.values()):
             await buffer.close()
         await self.has_data.set()  # the sending task sees ``closed`` and ends
+
+    async def cut(self) -> None:
+        """End the connection at once, unsent bytes dropped, and let go of its responses (the
+        shutdown's grace is over). A client that stopped reading leaves a handler waiting for
+        the socket to drain: only dropping the socket wakes it."""
+        # The connection's sender is hypercorn's TCPServer.protocol_send: its writer's socket.
+        server = getattr(self._connection_send, "__self__", None)
+        writer = getattr(server, "writer", None)
+        if isinstance(writer, asyncio.StreamWriter):
+            writer.transport.abort()
+        await self.release()
 
     async def _handle_events(self, events: list[h2.events.Event]) -> None:
         # One at a time: an event may end a stream that a later one in the same batch names.
@@ -107,9 +121,10 @@ def install() -> None:
     hypercorn.protocol.H2Protocol = MendedH2Protocol  # type: ignore[attr-defined]
 
 
-async def release_all() -> int:
-    """Let go of the waiting responses of every live HTTP/2 connection; how many connections."""
-    connections = list(MendedH2Protocol.live)
+async def cut_all(config: Config) -> int:
+    """End every live HTTP/2 connection of the listener served with ``config`` (:meth:`cut`);
+    how many there were."""
+    connections = [c for c in list(MendedH2Protocol.live) if c.config is config]
     for connection in connections:
-        await connection.release()
+        await connection.cut()
     return len(connections)

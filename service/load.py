@@ -846,14 +846,13 @@ class Load:
         self.streams_open_at_end = 0
         #: With ``streams_over`` "connect": the extra streams' Connect client, on HTTP/1.1 (a
         #: connection per stream, as a browser without HTTP/2 holds them).
-        self._connect: GameServiceClient | None = (
-            GameServiceClient(
-                f"http://{config.http_address}",
-                http_client=Client(HTTPTransport(http_version=HTTPVersion.HTTP1)),
+        self._http: HTTPTransport | None = None
+        self._connect: GameServiceClient | None = None
+        if config.streams_over == "connect" and config.streams:
+            self._http = HTTPTransport(http_version=HTTPVersion.HTTP1)
+            self._connect = GameServiceClient(
+                f"http://{config.http_address}", http_client=Client(self._http)
             )
-            if config.streams_over == "connect" and config.streams
-            else None
-        )
         self.joining_seat_s = 0.0  # the recorder's integral when the run stopped
         split = config.split_seats
         self.split_seats = len(channels) > 1 if split is None else split
@@ -1654,8 +1653,9 @@ class Load:
             for task in [*workers, *watchers]:
                 task.cancel()
             await asyncio.gather(*workers, *watchers, return_exceptions=True)
-            if self._connect is not None:
+            if self._connect is not None and self._http is not None:
                 await self._connect.close()
+                await self._http.aclose()  # the client leaves its transport to whoever made it
 
     @staticmethod
     async def _watch_server(watch: ProcWatch) -> None:
@@ -1925,8 +1925,9 @@ def failures(report: dict[str, Any]) -> list[str]:
     were given up, no move came in the run's last seconds (a server gone or hung: its bots wait,
     failing no call), or a call waited past any healthy server's answer. Errors the bots got
     over (a refusal sent again, a stream resumed, an address passed over) and servers that
-    ended while the others played on are counted in the report, not failures. A run a signal
-    stopped is not judged."""
+    ended while the others played on are counted in the report, not failures; an extra stream
+    the server failed (``--streams``: refused, or cut) is one. A run a signal stopped is not
+    judged."""
     if report.get("interrupted"):
         return []
     failed = []
@@ -1940,6 +1941,10 @@ def failures(report: dict[str, Any]) -> list[str]:
     oldest = report["unanswered_oldest_s"]
     if oldest is not None and oldest > UNANSWERED_FAILS_S:
         failed.append(f"a call unanswered for {oldest} s at the end")
+    streams = report.get("streams") or {}
+    if streams.get("failed"):
+        codes = ", ".join(f"{code}: {n}" for code, n in sorted(streams["failed"].items()))
+        failed.append(f"{sum(streams['failed'].values())} extra streams failed ({codes})")
     return failed
 
 

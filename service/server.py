@@ -82,6 +82,10 @@ class ConnectionLimits:
         ]
 
 
+#: The highest TCP port.
+MAX_PORT = 65_535
+
+
 class PortInUse(RuntimeError):
     """The address cannot be listened on: taken (``busy``: another server may be there), or
     not one this machine can listen on (a malformed address, a host that is not this one)."""
@@ -120,8 +124,11 @@ def claim(address: str) -> str:
     last server's connections linger in TIME_WAIT is free; one a server listens on is not.)"""
     host, _, port_text = address.rpartition(":")
     name = host.strip("[]")
-    if not port_text.isdigit():
-        raise PortInUse(f"cannot listen on {address!r}: give HOST:PORT", busy=False)
+    if not (port_text.isascii() and port_text.isdigit()) or int(port_text) > MAX_PORT:
+        raise PortInUse(
+            f"cannot listen on {address!r}: give HOST:PORT, a port from 0 to {MAX_PORT}",
+            busy=False,
+        )
     port = int(port_text)
     try:
         found = [(family, where[0]) for family, *_, where in socket.getaddrinfo(name or None, port)]

@@ -92,7 +92,10 @@ def test_a_second_server_on_a_busy_port_fails_clearly(served, tmp_path: Path) ->
     [
         (("--address", "nonsense"), "cannot listen on 'nonsense': give HOST:PORT"),
         (("--address", "10.255.255.1:50197"), "not an address of this machine"),
-        (("--address", "127.0.0.1:0", "--http-address", "x:y"), "'x:y': give HOST:PORT"),
+        (("--address", "127.0.0.1:0", "--http-address", "x:y"), "--http-address: cannot listen"),
+        (("--address", "127.0.0.1:99999"), "a port from 0 to 65535"),
+        (("--address", "127.0.0.1:\u00b2"), "a port from 0 to 65535"),
+        (("--address", "127.0.0.1:50282", "--http-address", "127.0.0.1:50282"), "each its own"),
     ],
 )
 def test_an_address_that_cannot_be_listened_on_says_why(

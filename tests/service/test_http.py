@@ -8,6 +8,8 @@ import asyncio
 import base64
 import contextlib
 import json
+import queue
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -25,6 +27,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+from prometheus_client import REGISTRY
 from pyqwest import Client, HTTPTransport, HTTPVersion
 from starlette.responses import PlainTextResponse
 
@@ -534,6 +537,43 @@ def test_every_connect_code_is_logged_by_its_grpc_name() -> None:
     for code in grpc.StatusCode:
         if code != grpc.StatusCode.OK:
             assert grpc_name(CONNECT_CODES[code.value[0]]) == code.name
+
+
+def _handled(method: str, code: str) -> float:
+    return (
+        REGISTRY.get_sample_value(
+            "grpc_server_handled_total",
+            {
+                "grpc_service": "croupier.v1.GameService",
+                "grpc_method": method,
+                "grpc_type": "bidi_stream",
+                "grpc_code": code,
+            },
+        )
+        or 0.0
+    )
+
+
+def test_a_play_stream_its_client_cancels_over_http2_is_counted_cancelled(served: Served) -> None:
+    """A gRPC client's Play stream on the HTTP port (HTTP/2), cancelled by the client once
+    joined: counted (and logged) CANCELLED, as on the gRPC port, never Connect's CANCELED."""
+    game = served.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=GIN, seats=2), metadata=auth(studio_token())
+    )
+    before = _handled("Play", "CANCELLED")
+    with grpc.insecure_channel(served.url.removeprefix("http://")) as channel:
+        outgoing: queue.Queue[service_pb2.PlayRequest | None] = queue.Queue()
+        outgoing.put(service_pb2.PlayRequest(join=service_pb2.PlayJoin(game_id=game.game_id)))
+        call = service_pb2_grpc.GameServiceStub(channel).Play(
+            iter(outgoing.get, None), metadata=auth(game.tokens[0].token)
+        )
+        assert next(call).WhichOneof("kind") in ("event", "state")
+        call.cancel()
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while _handled("Play", "CANCELLED") == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _handled("Play", "CANCELLED") == before + 1
+    assert _handled("Play", "CANCELED") == 0
 
 
 def test_http_address_and_origins_settings() -> None:

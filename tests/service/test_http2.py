@@ -76,54 +76,108 @@ def test_late_data_for_a_finished_stream_is_passed_over() -> None:
 
 
 class _EndsItsResponseWhenCancelled:
-    """An ASGI app shaped like connectrpc's handlers: it streams a response and, when cancelled,
-    still ends it (a status at the end), which waits for the bytes before it to go out."""
+    """An ASGI app shaped like connectrpc's gRPC handlers: it streams ``size`` bytes and, when
+    cancelled, still ends its response with trailers (a status), which waits for the bytes
+    before them to go out."""
 
-    def __init__(self) -> None:
+    def __init__(self, size: int) -> None:
+        self.size = size
         self.started = asyncio.Event()
         self.ended = asyncio.Event()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.start", "status": 200, "headers": [], "trailers": True})
         self.started.set()
         try:
-            await send({"type": "http.response.body", "body": b"x" * 100_000, "more_body": True})
+            await send({"type": "http.response.body", "body": b"x" * self.size, "more_body": True})
             await asyncio.Event().wait()
         finally:
             try:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
+                await send({"type": "http.response.trailers", "headers": [(b"grpc-status", b"0")]})
             finally:
                 self.ended.set()
 
 
-def test_a_response_a_client_never_reads_does_not_keep_the_listener_from_stopping() -> None:
-    """A client that reads nothing (its stream window 0) while the handler, cancelled at the end
-    of the grace, waits to send the end of its response: that wait is let go a moment after the
-    grace, the handler ends, and the listener with it (before, the handler waited for good)."""
+async def _answer(scope: Scope, receive: Receive, send: Send) -> None:
+    """An ASGI app that answers at once."""
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
 
-    async def run() -> None:
-        app = _EndsItsResponseWhenCancelled()
-        listener = HttpListener(app, "127.0.0.1:0", grace_s=0.2)  # type: ignore[arg-type]
-        port = await listener.start()
-        _reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
-        client.local_settings = h2.settings.Settings(
-            client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0}
+
+class _Client:
+    """An HTTP/2 client (prior knowledge) on one connection, with the stream window it says."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, window: int):
+        self.reader, self.writer = reader, writer
+        self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        self.h2.local_settings = h2.settings.Settings(
+            client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: window}
         )
-        client.initiate_connection()
-        client.send_headers(
-            1,
-            [(":method", "GET"), (":path", "/"), (":scheme", "http"), (":authority", "x")],
+        self.h2.initiate_connection()
+        if window:
+            self.h2.increment_flow_control_window(2**30)  # the connection's too
+
+    @classmethod
+    async def connect(cls, port: int, window: int = 65_535) -> _Client:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        return cls(reader, writer, window)
+
+    async def request(self, stream_id: int) -> None:
+        self.h2.send_headers(
+            stream_id,
+            [(":method", "GET"), (":path", "/"), (":scheme", "http"), (":authority", "x")]
+            + [("te", "trailers")],
             end_stream=True,
         )
-        writer.write(client.data_to_send())
-        await writer.drain()
+        self.writer.write(self.h2.data_to_send())
+        await self.writer.drain()
+
+    async def answered(self, stream_id: int) -> bool:
+        """Whether the response on ``stream_id`` comes whole (the connection still serves)."""
+        while data := await self.reader.read(65_536):
+            for event in self.h2.receive_data(data):
+                if isinstance(event, h2.events.StreamEnded) and event.stream_id == stream_id:
+                    return True
+            self.writer.write(self.h2.data_to_send())
+        return False
+
+
+@pytest.mark.parametrize(
+    ("window", "size"),
+    [(0, 100_000), (2**31 - 1, 64 * 2**20)],
+    ids=["reads-no-stream-data", "reads-nothing-off-the-socket"],
+)
+def test_a_response_a_client_never_reads_does_not_keep_the_listener_from_stopping(
+    window: int, size: int
+) -> None:
+    """A client that reads nothing (its stream window 0, or nothing off the socket, so that
+    the handler waits for the socket itself) while the handler, cancelled at the end of the
+    grace, waits to send the end of its response: the connection is cut a moment after the
+    grace, the handler ends, and the listener with it (before, the handler waited for good).
+    Another listener of the process is not touched: its connection still answers."""
+
+    async def run() -> None:
+        app = _EndsItsResponseWhenCancelled(size)
+        stuck = HttpListener(app, "127.0.0.1:0", grace_s=0.2)  # type: ignore[arg-type]
+        other = HttpListener(_answer, "127.0.0.1:0", grace_s=0.2)  # type: ignore[arg-type]
+        neighbour = await _Client.connect(await other.start())
+        await neighbour.request(1)
+        assert await asyncio.wait_for(neighbour.answered(1), HANG_S)
+        silent = await _Client.connect(await stuck.start(), window)
+        await silent.request(1)
         await asyncio.wait_for(app.started.wait(), HANG_S)
-        await asyncio.wait_for(listener.stop(), HANG_S)
+        await asyncio.sleep(0.2)  # the response has filled what it may
+        await asyncio.wait_for(stuck.stop(), HANG_S)
         assert app.ended.is_set()
-        writer.close()
+        await neighbour.request(3)
+        assert await asyncio.wait_for(neighbour.answered(3), HANG_S)
+        await other.stop()
+        for client in (silent, neighbour):
+            client.writer.close()
 
     asyncio.run(run())
 

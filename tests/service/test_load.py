@@ -257,12 +257,41 @@ def test_extra_streams_held_as_browsers_hold_them_over_the_http_listener(tmp_pat
     assert "(Connect over HTTP/1.1)" in load.summary(report)
 
 
+def test_extra_streams_the_server_fails_fail_the_run(tmp_path: Path) -> None:
+    """Connect streams sent where no HTTP listener is: each fails (UNAVAILABLE), and so does
+    the run, saying so, though its games were played."""
+    store = open_store(f"sqlite:///{tmp_path / 'games.sqlite3'}")
+    server = ServerThread(
+        "127.0.0.1:0", store, TokenSigner(b"s" * 32), studio_keys=KeyRing(b"k" * 32)
+    )
+    port = server.start()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        nowhere = f"127.0.0.1:{probe.getsockname()[1]}"  # bound, never listening
+        try:
+            result = CliRunner().invoke(
+                main,
+                [
+                    *("load", "--address", f"127.0.0.1:{port}", "--games", "2", "--quiet"),
+                    *("--streams", "5", "--streams-over", "connect", "--http-address", nowhere),
+                    *("--studio-key", mint_studio_token(b"k" * 32, int(time.time()) + 600)),
+                ],
+            )
+        finally:
+            server.stop(grace=None)
+            store.close()
+    assert result.exit_code == 1, result.output
+    assert "5 extra streams failed (UNAVAILABLE: 5)" in result.output
+
+
 @pytest.mark.parametrize(
     ("flags", "said"),
     [
         (("--spawn", "--streams-over", "connect"), "give --streams"),
         (("--streams", "5", "--streams-over", "connect"), "needs the server's --http-address"),
         (("--spawn", "--http-address", "127.0.0.1:8080"), "leave out --http-address"),
+        (("--streams", "5", "--http-address", "127.0.0.1:8080"), "--streams-over connect holds"),
+        (("--streams", "5", "--streams-over", "connect", "--http-address", "x"), "HOST:PORT"),
     ],
 )
 def test_connect_streams_need_streams_and_an_http_listener(
