@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -34,6 +35,9 @@ from croupier.service.status import internal_status_of
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 from tests.service.processes import STUDIO_SECRET, serve, stop
+
+#: The studio key the servers on a thread here verify (``_server_thread``).
+STUDIO_KEY = b"k" * 32
 
 
 def test_percentiles_are_nearest_rank() -> None:
@@ -103,19 +107,19 @@ def test_load_spawns_a_server_plays_games_and_measures(tmp_path: Path) -> None:
     assert "(the sum of 2 processes)" in load.summary(two)
 
 
+def _spawned(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """``croupier load --spawn`` with ``args``: its JSON report, once the run passed."""
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(main, ["load", "--spawn", *args, "--json", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    report: dict[str, Any] = json.loads(out.read_text())
+    return report
+
+
 def _three_games(tmp_path: Path, *args: str) -> dict[str, Any]:
     """``croupier load --spawn`` playing three games at once with ``args``: its JSON report,
     once the run is checked to have finished them all without an error."""
-    out = tmp_path / "out.json"
-    result = CliRunner().invoke(
-        main,
-        [
-            *("load", "--spawn", "--games", "3", "--games-in-flight", "3", *args),
-            *("--json", str(out), "--quiet"),
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    report: dict[str, Any] = json.loads(out.read_text())
+    report = _spawned(tmp_path, "--games", "3", "--games-in-flight", "3", *args)
     assert report["games_finished"] == 3 and report["errors"] == {}
     return report
 
@@ -129,16 +133,7 @@ def test_bots_over_their_command_rate_wait_as_asked_and_send_again(
     command again, and every game ends (before, a refusal stalled the game for good)."""
     monkeypatch.setenv("CROUPIER_COMMAND_RATE", "5")
     monkeypatch.setenv("CROUPIER_COMMAND_BURST", "3")
-    out = tmp_path / "out.json"
-    result = CliRunner().invoke(
-        main,
-        [
-            *("load", "--spawn", "--games", "3", "--games-in-flight", "3", "--mode", mode),
-            *("--json", str(out), "--quiet"),
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    report = json.loads(out.read_text())
+    report = _spawned(tmp_path, "--games", "3", "--games-in-flight", "3", "--mode", mode)
     assert report["games_finished"] == 3 and report["games_abandoned"] == 0
     refused: dict[str, int] = report["errors"]
     assert refused and all(kind.endswith("RESOURCE_EXHAUSTED") for kind in refused), refused
@@ -257,29 +252,35 @@ def test_extra_streams_held_as_browsers_hold_them_over_the_http_listener(tmp_pat
     assert "(Connect over HTTP/1.1)" in load.summary(report)
 
 
+@contextlib.contextmanager
+def _server_thread(tmp_path: Path) -> Iterator[int]:
+    """A server on a thread of this process, on a SQLite store of its own, verifying the studio
+    key ``STUDIO_KEY``: its port, until the block ends."""
+    store = open_store(f"sqlite:///{tmp_path / 'games.sqlite3'}")
+    server = ServerThread(
+        "127.0.0.1:0", store, TokenSigner(b"s" * 32), studio_keys=KeyRing(STUDIO_KEY)
+    )
+    try:
+        yield server.start()
+    finally:
+        server.stop(grace=None)
+        store.close()
+
+
 def test_extra_streams_the_server_fails_fail_the_run(tmp_path: Path) -> None:
     """Connect streams sent where no HTTP listener is: each fails (UNAVAILABLE), and so does
     the run, saying so, though its games were played."""
-    store = open_store(f"sqlite:///{tmp_path / 'games.sqlite3'}")
-    server = ServerThread(
-        "127.0.0.1:0", store, TokenSigner(b"s" * 32), studio_keys=KeyRing(b"k" * 32)
-    )
-    port = server.start()
-    with socket.socket() as probe:
+    with _server_thread(tmp_path) as port, socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         nowhere = f"127.0.0.1:{probe.getsockname()[1]}"  # bound, never listening
-        try:
-            result = CliRunner().invoke(
-                main,
-                [
-                    *("load", "--address", f"127.0.0.1:{port}", "--games", "2", "--quiet"),
-                    *("--streams", "5", "--streams-over", "connect", "--http-address", nowhere),
-                    *("--studio-key", mint_studio_token(b"k" * 32, int(time.time()) + 600)),
-                ],
-            )
-        finally:
-            server.stop(grace=None)
-            store.close()
+        result = CliRunner().invoke(
+            main,
+            [
+                *("load", "--address", f"127.0.0.1:{port}", "--games", "2", "--quiet"),
+                *("--streams", "5", "--streams-over", "connect", "--http-address", nowhere),
+                *("--studio-key", mint_studio_token(STUDIO_KEY, int(time.time()) + 600)),
+            ],
+        )
     assert result.exit_code == 1, result.output
     assert "5 extra streams failed (UNAVAILABLE: 5)" in result.output
 
@@ -357,12 +358,7 @@ def test_load_needs_a_server() -> None:
 
 
 def test_load_names_the_address_that_did_not_answer(tmp_path: Path) -> None:
-    store = open_store(f"sqlite:///{tmp_path / 'games.sqlite3'}")
-    server = ServerThread(
-        "127.0.0.1:0", store, TokenSigner(b"s" * 32), studio_keys=KeyRing(b"k" * 32)
-    )
-    port = server.start()
-    try:
+    with _server_thread(tmp_path) as port:
         result = CliRunner().invoke(
             main,
             [
@@ -370,9 +366,6 @@ def test_load_names_the_address_that_did_not_answer(tmp_path: Path) -> None:
                 *("--connect-timeout", "1", "--studio-key", "studio.v1.any"),
             ],
         )
-    finally:
-        server.stop(grace=None)
-        store.close()
     assert result.exit_code != 0
     assert "no server answered at 127.0.0.1:1 within" in result.output, result.output
 
@@ -588,12 +581,7 @@ def test_a_refused_studio_credential_stops_the_run_with_the_server_s_reason(
 ) -> None:
     """No retry mends a wrong studio credential: the run stops at once and fails, saying why
     (the games' CreateGame, and the extra streams' too)."""
-    store = open_store(f"sqlite:///{tmp_path / 'games.sqlite3'}")
-    server = ServerThread(
-        "127.0.0.1:0", store, TokenSigner(b"s" * 32), studio_keys=KeyRing(b"k" * 32)
-    )
-    port = server.start()
-    try:
+    with _server_thread(tmp_path) as port:
         for extra in ((), ("--streams", "20")):
             started = time.monotonic()
             result = CliRunner().invoke(
@@ -606,9 +594,6 @@ def test_a_refused_studio_credential_stops_the_run_with_the_server_s_reason(
             assert result.exit_code == 1, result.output
             assert "refused the studio credential (UNAUTHENTICATED)" in result.output
             assert time.monotonic() - started < 20  # not the whole --duration
-    finally:
-        server.stop(grace=None)
-        store.close()
 
 
 def test_a_server_killed_during_the_run_is_reported_as_such(tmp_path: Path) -> None:
