@@ -24,7 +24,10 @@ not memory freed and kept for reuse) have doubled (``thaw_growth`` 1, the defaul
 after the last one, checked each second on the event loop (:meth:`Collector.maintain`): so
 frozen cycles hold at most as much again as the process held then, and a process whose memory
 holds steady, as under a steady load, is not stopped for them. A starting process thaws once
-or twice as its caches and streams fill. And at least once an hour
+or twice as its caches and streams fill; a thaw that freed next to nothing of what the memory
+grew by (:data:`LIVE_GROWTH_SHARE`) found that growth alive, and the next waits for more of it
+(the pause grows with the heap: with 10,000 streams opening, thaws of 0.2, 0.4 and 0.9 s that
+freed 401, 0 and 0 objects). And at least once an hour
 (:data:`THAW_AT_LEAST_EVERY_S`): a cycle that holds little memory may hold a socket or a file.
 Tried and dropped: a thaw every 15 s (each stopped every call in flight for 0.2-0.3 s, to free
 a few hundred objects); the process's peak memory as the measure (memory a thaw frees stays in
@@ -56,6 +59,15 @@ log = structlog.get_logger("croupier.collector")
 #: The growth of the memory blocks held since just after the last thaw that makes the next one
 #: (0: never freeze; CPython's own way).
 DEFAULT_THAW_GROWTH = 1.0
+#: A thaw that freed fewer objects than this share of the memory blocks the process had grown
+#: by since the one before found the growth alive (streams opening, caches filling), not frozen
+#: garbage: it stopped the process for nothing, so the next waits for twice as much growth and
+#: one more (1 → 3 → 7 → 15: the memory doubled, then four times, ...). One that freed more
+#: goes back to ``thaw_growth``. Measured opening 10,000 Connect streams: thaws of 0.21, 0.40
+#: and 0.94 s, freeing 401, 0 and 0 objects.
+LIVE_GROWTH_SHARE = 0.01
+#: The most growth a thaw waits for after thaws that freed nothing (the hourly one still comes).
+MAX_THAW_GROWTH = 15.0
 #: The longest between two thaws, whatever the memory: a garbage cycle may hold a socket or a file.
 THAW_AT_LEAST_EVERY_S = 3600.0
 THAW_ENV = "CROUPIER_GC_THAW_GROWTH"
@@ -91,6 +103,9 @@ class Collector:
         thaw_every_s: float = THAW_AT_LEAST_EVERY_S,
     ) -> None:
         self.thaw_growth = thaw_growth
+        #: The growth the next thaw waits for: ``thaw_growth``, or more after thaws that found
+        #: the growth alive (``LIVE_GROWTH_SHARE``).
+        self.growth = thaw_growth
         self.thaw_every_s = thaw_every_s
         self._memory = memory
         self._clock = clock
@@ -138,15 +153,19 @@ class Collector:
     def thaw_due(self) -> bool:
         if not self.freezing:
             return False
-        grown = self._memory() >= self._held_after_thaw * (1 + self.thaw_growth)
+        grown = self._memory() >= self._held_after_thaw * (1 + self.growth)
         return grown or self._clock() - self._thawed_at >= self.thaw_every_s
 
     def thaw(self) -> int:
         """Hand every frozen object back and collect them all once (freeing the garbage cycles
-        frozen since the last thaw; the survivors are frozen again). Returns the objects freed."""
+        frozen since the last thaw; the survivors are frozen again). Returns the objects freed.
+        The next thaw waits for more growth if this one found the growth alive."""
+        grown = self._memory() - self._held_after_thaw
         gc.unfreeze()
         self.thaws += 1
         freed = gc.collect()
+        alive = grown > 0 and freed < LIVE_GROWTH_SHARE * grown
+        self.growth = min(2 * self.growth + 1, MAX_THAW_GROWTH) if alive else self.thaw_growth
         self._held_after_thaw = self._memory()
         self._thawed_at = self._clock()
         return freed
@@ -177,8 +196,9 @@ class Collector:
                         "frozen objects handed back to the collector and collected",
                         freed=freed,
                         seconds=round(time.perf_counter() - started, 3),
-                        # What the next thaw's growth is measured from.
+                        # What the next thaw's growth is measured from, and that growth.
                         memory_blocks=int(self._held_after_thaw),
+                        next_growth=self.growth,
                     )
             if observe is None:
                 continue

@@ -149,6 +149,35 @@ def test_a_thaw_hands_frozen_cycles_back_to_be_freed(collector: Collector, memor
     assert collector.thaw_due
 
 
+def test_a_thaw_that_finds_the_growth_alive_waits_longer_for_the_next(
+    memory: Memory, clock: Clock
+) -> None:
+    """Memory that grew with live objects (streams opening) frees nothing at its thaw: the next
+    waits for four times the memory, then eight; a thaw that frees cycles goes back to twice."""
+    memory.held = 1e6  # installed at a million blocks
+    with installed(Collector(thaw_growth=1.0, memory=memory, clock=clock)) as policy:
+        memory.held = 2e6  # doubled, by live objects: a thaw frees (next to) nothing of it
+        assert policy.thaw_due
+        assert policy.thaw() < 0.01 * 1e6 and policy.growth == 3.0
+        memory.held = 7.9e6
+        assert not policy.thaw_due  # not at twice the memory, nor at almost four times
+        memory.held = 8e6
+        assert policy.thaw_due
+        policy.thaw()
+        assert policy.growth == 7.0
+        # Cycles made and frozen since: more than a hundredth of the growth, in objects.
+        cycles = []
+        for _ in range(300_000):
+            one, two = Node(), Node()
+            one.other, two.other = two, one
+            cycles.append(one)
+        gc.collect(0)  # they outlive a collection: frozen
+        del cycles, one, two
+        memory.held = 8e6 * 8
+        assert policy.thaw() >= 600_000  # freed: the growth was garbage, not life
+        assert policy.growth == 1.0  # back to the configured growth
+
+
 def test_a_thaw_comes_at_least_once_an_hour(collector: Collector, clock: Clock) -> None:
     """A cycle may hold little memory and a socket: the memory alone may never call a thaw."""
     clock.now += 3599.0
