@@ -214,6 +214,9 @@ class Recorder:
         # Calls and Play commands still unanswered when the run stopped: how long each had
         # waited (a server that stopped answering shows here, not in the latencies).
         self.unanswered_s: list[float] = []
+        #: When the run stopped (perf_counter): an unanswered wait ends there, not when the
+        #: tool got round to cancelling it (with 10,000 streams to close, seconds later).
+        self.stopped_at: float | None = None
         # Play streams the server ended (UNAVAILABLE: a shutdown, a lost connection) that the
         # bots resumed after their newest event.
         self.resumed = 0
@@ -223,6 +226,12 @@ class Recorder:
         # Seats whose stream was lost and that were still waiting to join again when the run
         # stopped (their server gone): each is among the unanswered, from the resume on.
         self.rejoining_at_end = 0
+
+    def waited(self, since: float) -> float:
+        """How long something unanswered since ``since`` (perf_counter) had waited when the run
+        stopped (or until now, if it has not)."""
+        end = self.stopped_at if self.stopped_at is not None else time.perf_counter()
+        return max(0.0, end - since)
 
     def joining(self, change: int) -> None:
         """A seat's stream starts (+1) or stops (-1) waiting for its first state (0: bring the
@@ -255,7 +264,7 @@ class Recorder:
         try:
             result = await call
         except asyncio.CancelledError:  # the run stopped before the answer came
-            self.unanswered_s.append(time.perf_counter() - started)
+            self.unanswered_s.append(self.waited(started))
             raise
         except grpc.aio.AioRpcError as error:
             if overtaken and error.code() == grpc.StatusCode.ABORTED:
@@ -1196,15 +1205,14 @@ class Load:
                 finally:
                     call.cancel()
         finally:
-            now = time.perf_counter()
             if not in_game:
                 recorder.joining(-1)
                 if first and self.stopping.is_set():
                     # The run stopped while the seat joined again (its server gone): it waits
                     # unanswered (not a game given up meanwhile, counted as abandoned).
-                    recorder.unanswered_s.append(now - joining)
+                    recorder.unanswered_s.append(recorder.waited(joining))
                     recorder.rejoining_at_end += 1
-            recorder.unanswered_s += [now - sent_at for sent_at in sent.values()]
+            recorder.unanswered_s += [recorder.waited(sent_at) for sent_at in sent.values()]
 
     def _given_up(self, error: grpc.aio.AioRpcError, resumes: int) -> bool:
         """Whether a stream that ``error`` ended is given up rather than resumed: the server did
@@ -1683,6 +1691,7 @@ class Load:
 
     def _stop_clock(self) -> None:
         """The run's length, and the seats' time waiting to join, up to now."""
+        self.recorder.stopped_at = time.perf_counter()
         self.elapsed = time.monotonic() - self.started
         last = self.recorder.last_move_at
         self.quiet_s = (

@@ -53,6 +53,26 @@ def test_percentiles_are_nearest_rank() -> None:
     }
 
 
+def test_an_unanswered_call_has_waited_until_the_run_stopped_not_until_its_cancellation() -> None:
+    """Closing 10,000 streams takes the tool seconds after the run stops: a call cancelled then
+    had waited until the stop, not until the tool got round to it."""
+
+    async def run() -> None:
+        recorder = Recorder()
+        sent = time.perf_counter()
+        call = asyncio.ensure_future(recorder.call("GetView", asyncio.Event().wait()))
+        await asyncio.sleep(0.05)
+        recorder.stopped_at = time.perf_counter()
+        await asyncio.sleep(0.3)  # the tool busy elsewhere before the cancellation comes
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
+        assert recorder.unanswered_s == [pytest.approx(recorder.stopped_at - sent, abs=0.02)]
+        assert recorder.waited(sent - 1.0) == pytest.approx(recorder.stopped_at - sent + 1.0)
+
+    asyncio.run(run())
+
+
 def test_the_seats_waiting_to_join_are_averaged_over_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Seat-seconds of Play streams waiting for their first state: one seat from 1 s to 3 s and
     another from 2 s to 4 s make 4 seat-seconds, 1 seat on average over 4 s."""
