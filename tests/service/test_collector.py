@@ -45,6 +45,17 @@ class Node:
         self.other: Node | None = None
 
 
+def frozen_cycles(count: int) -> None:
+    """``count`` cycles of two nodes that outlive a collection (frozen), then die in their
+    cycles: garbage that only a thaw frees."""
+    cycles = []
+    for _ in range(count):
+        one, two = Node(), Node()
+        one.other, two.other = two, one
+        cycles.append(one)
+    gc.collect(0)
+
+
 def tracked(obj: object) -> bool:
     """Whether a collection walks ``obj`` (frozen objects are in no generation)."""
     return any(o is obj for o in gc.get_objects())
@@ -165,14 +176,7 @@ def test_a_thaw_that_finds_the_growth_alive_waits_longer_for_the_next(
         assert policy.thaw_due
         policy.thaw()
         assert policy.growth == 7.0
-        # Cycles made and frozen since: more than a hundredth of the growth, in objects.
-        cycles = []
-        for _ in range(300_000):
-            one, two = Node(), Node()
-            one.other, two.other = two, one
-            cycles.append(one)
-        gc.collect(0)  # they outlive a collection: frozen
-        del cycles, one, two
+        frozen_cycles(300_000)  # more than a hundredth of the growth, in objects
         memory.held = 8e6 * 8
         assert policy.thaw() >= 600_000  # freed: the growth was garbage, not life
         assert policy.growth == 1.0  # back to the configured growth
@@ -197,13 +201,7 @@ def test_cycles_that_pile_up_call_a_thaw_which_frees_them(clock: Clock) -> None:
         for _ in range(3):
             made = 0
             while not policy.thaw_due:
-                batch = []
-                for _ in range(5_000):
-                    one, two = Node(), Node()
-                    one.other, two.other = two, one
-                    batch.append(one)
-                gc.collect(0)  # they outlive a collection: frozen
-                del batch, one, two  # and die in their cycles
+                frozen_cycles(5_000)
                 made += 5_000
                 assert made < 2_000_000, "frozen cycles never called a thaw"
             freed = policy.thaw()
