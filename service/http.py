@@ -524,6 +524,10 @@ class HttpListener:
         config.graceful_timeout = self.grace_s
         config.loglevel = "WARNING"  # not its start-up banner; its errors, yes
         config.include_server_header = False
+        # Hypercorn listens again on the socket it is given, with its own backlog (100 by
+        # default): connections a busy loop has not yet accepted queue beyond that, up to the
+        # kernel's limit, rather than being refused as browsers reconnect at once.
+        config.backlog = socket.SOMAXCONN
         self._config = config
         self._task = asyncio.create_task(
             serve(self.app, config, shutdown_trigger=self._stopping.wait)  # type: ignore[arg-type]

@@ -199,6 +199,35 @@ def test_a_connection_left_idle_while_the_server_stops_is_closed() -> None:
     asyncio.run(run())
 
 
+def test_connections_a_busy_listener_has_not_accepted_yet_queue_rather_than_wait() -> None:
+    """Three hundred clients connect while the listener's event loop is busy: the kernel
+    completes every handshake and queues the connections (4,096 deep) until the loop accepts
+    them. With hypercorn's own backlog of 100, connections past it had their handshake dropped
+    and waited for the client's retry, a second later (a browser reconnect storm)."""
+    loop = asyncio.new_event_loop()
+    listener = HttpListener(_answer, "127.0.0.1:0", grace_s=0.2)  # type: ignore[arg-type]
+    port = loop.run_until_complete(listener.start())
+    loop.run_until_complete(asyncio.sleep(0.1))  # hypercorn is serving
+    clients: list[socket.socket] = []
+    connected = 0
+    try:
+        for _ in range(300):  # the loop is not running: nothing is accepted meanwhile
+            client = socket.socket()
+            clients.append(client)
+            client.settimeout(0.9)  # under the client's first retry of a dropped handshake
+            try:
+                client.connect(("127.0.0.1", port))
+            except TimeoutError:
+                break  # its handshake was dropped: the queue is full
+            connected += 1
+    finally:
+        for client in clients:
+            client.close()
+        loop.run_until_complete(listener.stop())
+        loop.close()
+    assert connected == 300
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
