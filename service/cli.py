@@ -267,8 +267,8 @@ def serve(
     if not worker:
         # Both ports first: a server that cannot listen leaves no store file behind (the gRPC
         # server and the HTTP listener claim them again as they bind).
-        grpc_port, http_port = (a.rpartition(":")[2] for a in (address, http or ""))
-        if grpc_port == http_port and grpc_port.strip("0"):
+        grpc_port = config.port_of(address)
+        if grpc_port and grpc_port == config.port_of(http or ""):
             raise click.ClickException(
                 f"--address and --http-address both name port {grpc_port}: give each its own"
             )
@@ -1069,8 +1069,7 @@ def load(
         raise click.UsageError("--spawn starts its own server: leave out --http-address")
     if http_address and streams_over != "connect":
         raise click.UsageError("--http-address is where --streams-over connect holds the streams")
-    port = http_address.rpartition(":")[2]
-    if http_address and not (port.isascii() and port.isdigit()):
+    if http_address and config.port_of(http_address) is None:
         raise click.UsageError(f"--http-address: HOST:PORT, not {http_address!r}")
     servers = targets or ([] if spawn else [config.DEFAULT_ADDRESS])
     # A spawned server gets its studio secret from the tool (load.run); any other, a credential.

@@ -36,6 +36,8 @@ CORS_ORIGINS_ENV = "CROUPIER_CORS_ORIGINS"
 DEFAULT_LISTENERS = 1
 LISTENERS_ENV = "CROUPIER_LISTENERS"
 DATA_DIR = Path("data")
+#: The highest TCP port.
+MAX_PORT = 65_535
 DEFAULT_STORE = f"sqlite:///{DATA_DIR / 'croupier.sqlite3'}"
 
 # Croupier's own keys: the first signs seat tokens and snapshot seals; the previous ones still
@@ -190,3 +192,12 @@ def studio_credential(
         f"{STUDIO_KEY_ENV}) to a token from `croupier token studio`, set {STUDIO_SECRET_ENV}, "
         f"or run a local development server (make run), which writes {DEFAULT_DEV_CREDENTIAL}"
     )
+
+
+def port_of(address: str) -> int | None:
+    """The port of ``HOST:PORT`` (or of a URL that ends in one), or ``None`` when it has none:
+    ASCII digits, 0 to :data:`MAX_PORT`."""
+    text = address.rpartition(":")[2]
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_PORT:
+        return None
+    return int(text)

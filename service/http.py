@@ -56,6 +56,7 @@ from croupier.app.core import Croupier
 from croupier.app.errors import AppError, invalid
 from croupier.service import http2
 from croupier.service.calls import Call
+from croupier.service.config import port_of
 from croupier.service.grpc_api import GameServicer
 from croupier.service.metrics import BIDI_STREAM, SERVER_STREAM, UNARY, metrics
 from croupier.service.server import SERVICE_NAME, PortInUse
@@ -486,14 +487,10 @@ class HttpListener:
         self.port = 0
 
     def _bind(self) -> socket.socket:
-        host, _, port_text = self.address.rpartition(":")
-        host = host.strip("[]")
-        try:
-            port = int(port_text)
-        except ValueError:
-            raise PortInUse(
-                f"--http-address: HOST:PORT, not {self.address!r}", busy=False
-            ) from None
+        host = self.address.rpartition(":")[0].strip("[]")
+        port = port_of(self.address)
+        if port is None:
+            raise PortInUse(f"--http-address: HOST:PORT, not {self.address!r}", busy=False)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -503,9 +500,6 @@ class HttpListener:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.bind((host or "0.0.0.0", port))
             sock.listen(socket.SOMAXCONN)
-        except OverflowError:  # a port above 65535
-            sock.close()
-            raise PortInUse(f"--http-address: no port {port}", busy=False) from None
         except OSError as error:
             sock.close()
             raise PortInUse(

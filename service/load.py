@@ -764,19 +764,20 @@ def _sent_again(refused: service_pb2.PlayRefused) -> bool:
     return refused.status == "UNAVAILABLE" or "retry_after_ms" in refused.metadata
 
 
-def _retry_info_s(error: grpc.aio.AioRpcError) -> float | None:
-    """The delay a refused call's ``RetryInfo`` asks for before it is made again (a seat over
-    its command rate, the store unavailable), or ``None`` when it carries none."""
+def _again_after_s(error: grpc.aio.AioRpcError) -> float | None:
+    """How long to wait before a refused call is made again, the same command (applied once):
+    the delay its ``RetryInfo`` asks for (a seat over its command rate, the store unavailable),
+    else ``UNAVAILABLE_RETRY_S`` for UNAVAILABLE (a server going); ``None``: not again."""
     try:
         status = rpc_status.from_call(error)  # type: ignore[arg-type]
     except ValueError:
-        return None
+        status = None
     for detail in status.details if status is not None else ():
         if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
             info = error_details_pb2.RetryInfo()
             detail.Unpack(info)
             return float(info.retry_delay.ToMilliseconds()) / 1000
-    return None
+    return UNAVAILABLE_RETRY_S if error.code() == grpc.StatusCode.UNAVAILABLE else None
 
 
 #: How often the local server's CPU is looked at during a run (a process that ends keeps it).
@@ -1295,15 +1296,15 @@ class Load:
                     overtaken=bool(self.config.turn_time_ms),
                 )
             except grpc.aio.AioRpcError as error:
-                delay = _retry_info_s(error)
+                # The store away, the server going, or the seat over its rate: the same command
+                # again (applied once) after the delay asked for.
+                again_s = _again_after_s(error)
+                if again_s is None:
+                    return False
                 if error.code() == grpc.StatusCode.UNAVAILABLE:
                     self.passed_over(stub)
                     attempt += 1
-                elif delay is None:
-                    return False
-                # The store away, the server going, or the seat over its rate: the same command
-                # again (applied once) after the delay asked for.
-                await asyncio.sleep(UNAVAILABLE_RETRY_S if delay is None else delay)
+                await asyncio.sleep(again_s)
                 continue
             recorder.moved()
             progress[0] = time.monotonic()
@@ -1388,17 +1389,15 @@ class Load:
                     )
                     # Nor is the store's being away (the game stalls past STALL_S if it lasts),
                     # nor the seat's being over its rate: again after the RetryInfo's delay.
-                    away = error.code() == grpc.StatusCode.UNAVAILABLE
-                    delay = _retry_info_s(error)
-                    wait = away or delay is not None
-                    failures = 0 if clock_race else failures + (not wait)
+                    again_s = _again_after_s(error)
+                    failures = 0 if clock_race else failures + (again_s is None)
                     if failures >= MAX_FAILURES:
                         raise
-                    if away:
+                    if error.code() == grpc.StatusCode.UNAVAILABLE:
                         # At the next address, if there are several (this one may be down).
                         self.passed_over(stub)
-                    if wait:
-                        await asyncio.sleep(UNAVAILABLE_RETRY_S if delay is None else delay)
+                    if again_s is not None:
+                        await asyncio.sleep(again_s)
                     version, to_act, finished = await self._look(number, game_id, tokens)
                     legal_for = None
                     continue

@@ -12,6 +12,7 @@ import structlog
 from opentelemetry import trace
 
 from croupier.app.errors import clip
+from croupier.service.config import port_of
 
 #: The most characters of one value in a log line (a traceback: ``TRACEBACK_LIMIT``): a request's
 #: fields reach the log (the game id a call names…), and a 1 MB id must not make a 1 MB line.
@@ -45,8 +46,8 @@ def serving_addresses(text: str) -> list[str]:
 def serving_http_ports(text: str) -> list[int]:
     """The HTTP listener's port of every ``serving`` line in a server's JSON log that has one
     (its ``http`` URL; ``off`` has none)."""
-    ports = (str(entry.get("http", "")).rpartition(":")[2] for entry in _serving_lines(text))
-    return [int(port) for port in ports if port.isdigit()]
+    ports = (port_of(str(entry.get("http", ""))) for entry in _serving_lines(text))
+    return [port for port in ports if port is not None]
 
 
 def clip_values(_: object, __: str, event: structlog.types.EventDict) -> structlog.types.EventDict:

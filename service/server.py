@@ -23,6 +23,7 @@ from croupier.app.ratelimit import RateLimit
 from croupier.app.tokens import KeyRing, TokenSigner
 from croupier.log import EventStore
 from croupier.service import reflection, tracing
+from croupier.service.config import MAX_PORT, port_of
 from croupier.service.grpc_api import GameServicer
 from croupier.service.interceptor import CallInterceptor
 from croupier.service.metrics import metrics
@@ -82,10 +83,6 @@ class ConnectionLimits:
         ]
 
 
-#: The highest TCP port.
-MAX_PORT = 65_535
-
-
 class PortInUse(RuntimeError):
     """The address cannot be listened on: taken (``busy``: another server may be there), or
     not one this machine can listen on (a malformed address, a host that is not this one)."""
@@ -122,14 +119,14 @@ def claim(address: str) -> str:
     names shows the port free there: the listeners share the port (SO_REUSEPORT), and must not
     share it with a server already on it. (The bind is as gRPC binds, SO_REUSEADDR: a port whose
     last server's connections linger in TIME_WAIT is free; one a server listens on is not.)"""
-    host, _, port_text = address.rpartition(":")
+    host = address.rpartition(":")[0]
     name = host.strip("[]")
-    if not (port_text.isascii() and port_text.isdigit()) or int(port_text) > MAX_PORT:
+    port = port_of(address)
+    if port is None:
         raise PortInUse(
             f"cannot listen on {address!r}: give HOST:PORT, a port from 0 to {MAX_PORT}",
             busy=False,
         )
-    port = int(port_text)
     try:
         found = [(family, where[0]) for family, *_, where in socket.getaddrinfo(name or None, port)]
     except OSError as error:  # a host name that does not resolve
