@@ -613,8 +613,8 @@ def _reserve(address: str, option: str) -> tuple[str, int, socket.socket]:
     socket."""
     from croupier.service.server import PortInUse, claim
 
-    host, _, port_text = address.rpartition(":")
-    if not port_text.isdigit():
+    host = address.rpartition(":")[0]
+    if config.port_of(address) is None:
         raise click.ClickException(f"{option}: HOST:PORT, not {address!r}")
     bind_host = host.strip("[]")
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
