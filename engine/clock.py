@@ -22,8 +22,16 @@ Decisions (where the rules are silent):
   (the ``TurnTimedOut`` event says so). Any command of the seat's own brings it back, with its
   time-outs counted from zero again; its bank is not refilled. When every seat is away, turns
   take their full time again instead of being forced at once: a table of idle players moves at a
-  player's pace (forced moves never knock or go out, so it may never end by itself) and whoever
-  comes back finds a turn of its own within one turn time.
+  player's pace and whoever comes back finds a turn of its own within one turn time.
+* A table nobody attends ends. Gin's and Rummy's forced moves never knock or go out, so a game
+  whose every seat is away would be played for ever (Gin's hands washed at the wall, Rummy's
+  stock rebuilt again and again), a cost to the service and its store with nobody watching. With
+  ``end_when_all_away`` (those games' option, set by their every preset; games recorded before
+  it go on as they were), once every seat still in the game has timed out ``2 × max_timeouts``
+  times in a row (each away, then left ``max_timeouts`` time-outs of its own to come back), the
+  time-out that completes it ends the game, abandoned, at its deadline, instead of its forced
+  move: what was scored stands and nobody pays more (each game's page). Hoola's and Koi-Koi's
+  forced moves end every round, so their tables end by themselves.
 * A time-out plays the rest of the seat's turn: its forced move, step after step, until the seat
   is off the clock (a Gin draw and then a discard) or the round is over. Forced moves are decided at the deadline
   (``Context.now_ms`` is the deadline) by the game's own ``decide``, so they are always legal, and
@@ -48,6 +56,9 @@ MAX_TIME_BANK_MS = 24 * 60 * 60 * 1000
 MAX_TIMEOUTS_LIMIT = 100
 #: A bound on the forced moves one batch may hold (every seat away still ends each round).
 MAX_FORCED_IN_A_BATCH = 10_000
+#: With ``end_when_all_away``: the game is abandoned once every seat in it has timed out this many
+#: times ``max_timeouts`` in a row (away, then as many time-outs again to come back).
+ABANDON_AFTER_AWAY_SPELLS = 2
 
 
 @dataclass(frozen=True)
@@ -244,6 +255,27 @@ class Clocked(Generic[S, E, C]):
         rules, and play goes on without it where the game allows, else the game ends."""
         raise NotImplementedError
 
+    def ends_when_all_away(self, state: S) -> bool:
+        """Whether the game ends, abandoned, once nobody attends it (``end_when_all_away``: only
+        games whose forced moves may never end them have the option)."""
+        return False
+
+    def abandon(self, state: S, ctx: Context) -> list[E]:
+        """The events of the game ending, abandoned, at ``ctx.now_ms`` (every seat in it away
+        for long enough): what was scored stands, nobody pays more."""
+        raise NotImplementedError
+
+    def nobody_attends(self, state: S) -> bool:
+        """Whether every seat still in the game has timed out ``ABANDON_AFTER_AWAY_SPELLS ×
+        max_timeouts`` times in a row (docs/rules/common.md §5.1)."""
+        enough = ABANDON_AFTER_AWAY_SPELLS * state.rules.max_timeouts
+        timeouts = state.clock.timeouts
+        return all(
+            timeouts[seat] >= enough
+            for seat in range(len(timeouts))
+            if not self.out_of_game(state, seat)
+        )
+
     def came_back_rules(self, state: S, event: CameBack) -> S:
         """The game's own fold of :class:`CameBack` (the clock counted the seat back as its batch
         began: most games have nothing more to note)."""
@@ -352,6 +384,12 @@ class Clocked(Generic[S, E, C]):
                 for event in forfeited:
                     state = self.evolve(state, event)
                 events += forfeited
+                continue
+            if self.ends_when_all_away(state) and self.nobody_attends(state):
+                abandoned = self.abandon(state, Context(ctx.seeds, late.deadline_ms))
+                for event in abandoned:
+                    state = self.evolve(state, event)
+                events += abandoned
                 continue
             # The time-out plays the rest of the seat's turn: every step until it is off the clock
             # (or the round is over: what comes next is another turn).

@@ -17,6 +17,8 @@ class MatchOutcome(StrEnum):
     MATCH_DRAWN = "MATCH_DRAWN"
     #: A seat that was away forfeited the match (docs/rules/common.md §5.1).
     FORFEIT = "FORFEIT"
+    #: Every seat was away for long enough: nobody attended the match (docs/rules/common.md §5.1).
+    ABANDONED = "ABANDONED"
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,22 @@ def match_settlement(number: int, totals: tuple[int, ...], stake: int, played: s
         (line,),
         net_of(2, (line,)),
         (f"seat {winner} won the match {totals[winner]} to {totals[loser]}",),
+    )
+
+
+def match_abandoned(number: int, totals: tuple[int, ...], stake: int, why: str) -> Settlement:
+    """A two-seat match by points that nobody attends any more (docs/rules/common.md §5.1): it
+    ends where it stands. The hands (rounds) scored stand, so the lower total pays the difference ×
+    ``stake`` as after a match played out, but nobody wins the match. ``why`` says how it came to
+    end."""
+    scored = match_settlement(number, totals, stake, f"{number} hand(s)")
+    return Settlement(
+        number,
+        (),
+        MatchOutcome.ABANDONED.value,
+        scored.lines,
+        scored.net,
+        (f"{why}, seat 0 at {totals[0]} point(s), seat 1 at {totals[1]}: nobody wins it",),
     )
 
 

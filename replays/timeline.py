@@ -491,7 +491,12 @@ def timeline(replay: Replay) -> Timeline:
                 "turn clock",
                 f"{turn_ms} ms a turn, a bank of {rules.time_bank_ms} ms, away after "
                 f"{rules.max_timeouts} time-outs in a row"
-                + (" (an away seat forfeits)" if rules.forfeit_when_away else ""),
+                + (" (an away seat forfeits)" if rules.forfeit_when_away else "")
+                + (
+                    "; a table nobody attends ends, abandoned"
+                    if getattr(rules, "end_when_all_away", False)
+                    else ""
+                ),
             ),
         )
         if turn_ms

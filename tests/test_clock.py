@@ -15,7 +15,7 @@ from hoola.helpers import CLOCKED as HOOLA_CLOCKED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from croupier.engine.clock import CameBack, ComeBack, TurnTimedOut
+from croupier.engine.clock import ABANDON_AFTER_AWAY_SPELLS, CameBack, ComeBack, TurnTimedOut
 from croupier.engine.game import CommandError, Context
 from croupier.engine.gin import GinGame
 from croupier.engine.koikoi import KoiKoiGame
@@ -113,8 +113,8 @@ def test_clocked_random_games_finish_and_replay(
     rules = _rules(game, preset, seats, changes, turn_time_ms=TURN_MS, time_bank_ms=bank)
     seeds = Seeds(seed.to_bytes(32, "big"), ())
     rng = random.Random(seed)
-    # At least one seat plays: forced moves never knock or go out, so a table of idle players
-    # alone would play on for ever, at a player's pace.
+    # At least one seat plays: a table of idle players alone is the next tests' (it ends
+    # abandoned, or by its forced moves).
     idle = {s % seats for s in idle}
     state, batches = play(game, rules, seats, seeds, rng, idle)
     assert replayed(game, batches) == state
@@ -211,3 +211,111 @@ def test_away_after_max_timeouts_and_back_with_a_command(
     assert not back.clock.away[seat] and back.clock.timeouts[seat] == 0
     assert ComeBack() not in game.legal_commands(back, seat)
     assert dataclasses.replace(back.clock) == back.clock
+
+
+#: The games whose forced moves never end them (they never knock, meld or go out), with the
+#: rule changes that leave them no other way to end: Rummy's stock rebuilt without limit.
+NEVER_ENDING: list[tuple[Any, str, int, dict[str, Any]]] = [
+    (GinGame(), "standard", 2, {}),
+    (GinGame(), "single-hand", 2, {}),
+    (RummyGame(), "standard", 2, {}),
+    (RummyGame(), "open-30", 4, {}),
+]
+#: Time-outs after which a table nobody attends is taken to play on for ever.
+FOR_EVER = 600
+
+
+def left_alone(
+    game: Any, rules: Any, seats: int, seeds: Seeds, back: tuple[int, int] | None = None
+) -> tuple[Any, list[tuple[int, int | None, list[Any]]]]:
+    """A game whose seats never send a command but ``back`` (once that many time-outs are past
+    and that seat is away, it comes back, once), played by time alone, one batch per time-out,
+    until it ends or has timed out ``FOR_EVER`` times."""
+    now = 1_000_000
+    state = game.at(game.initial_state(), now, None)
+    opening = game.start(rules, seats, seeds)
+    for event in opening:
+        state = game.evolve(state, event)
+    batches: list[tuple[int, int | None, list[Any]]] = [(now, None, opening)]
+    for timeouts in range(FOR_EVER):
+        if game.is_finished(state):
+            break
+        if back is not None and timeouts >= back[0] and game.away(state, back[1]):
+            seat, back = back[1], None
+            events = game.decide(state, seat, ComeBack(), Context(seeds, now))
+            state = game.at(state, now, seat)
+            for event in events:
+                state = game.evolve(state, event)
+            batches.append((now, seat, events))
+        now = game.next_deadline(state)
+        assert now is not None, "an idle table is always on the clock"
+        state = game.at(state, now, None)
+        due = game.advance(state, Context(seeds, now))
+        for event in due:
+            state = game.evolve(state, event)
+        batches.append((now, None, due))
+    return state, batches
+
+
+@settings(max_examples=16, deadline=None)
+@given(
+    case=st.sampled_from(NEVER_ENDING),
+    seed=st.integers(0, 2**32 - 1),
+    max_timeouts=st.integers(1, 3),
+    back=st.none() | st.tuples(st.integers(0, 12), st.integers(0, 3)),
+)
+def test_a_table_nobody_attends_ends_abandoned(
+    case: tuple[Any, str, int, dict[str, Any]],
+    seed: int,
+    max_timeouts: int,
+    back: tuple[int, int] | None,
+) -> None:
+    """docs/rules/common.md §5.1: once every seat has timed out twice ``max_timeouts`` times in a
+    row, the time-out that completes it ends the game, abandoned; not one time-out sooner, and a
+    seat that came back meanwhile counts from zero again."""
+    game, preset, seats, changes = case
+    rules = _rules(game, preset, seats, changes, turn_time_ms=TURN_MS, max_timeouts=max_timeouts)
+    assert rules.end_when_all_away, "every preset ends a table nobody attends"
+    if back is not None:
+        back = (back[0], back[1] % seats)
+    seeds = Seeds(seed.to_bytes(32, "big"), ())
+    state, batches = left_alone(game, rules, seats, seeds, back)
+    assert game.is_finished(state), f"still on after {FOR_EVER} time-outs"
+    assert replayed(game, batches) == state
+    # Count each seat's time-outs in a row from the log, as a replay's reader would.
+    enough = ABANDON_AFTER_AWAY_SPELLS * max_timeouts
+    in_a_row = [0] * seats
+    ended_at = None
+    for at_ms, actor, events in batches:
+        if actor is not None:
+            in_a_row[actor] = 0
+        for index, event in enumerate(events):
+            if isinstance(event, TurnTimedOut):
+                assert ended_at is None, "nothing after the end"
+                in_a_row[event.seat] += 1
+                if min(in_a_row) >= enough:
+                    # The end follows this time-out at once, at its deadline, no forced move.
+                    ended_at = event.deadline_ms
+                    assert len(events) == index + 2 and at_ms >= ended_at
+    assert ended_at is not None, "it ended the first time every seat had timed out enough"
+    settlement = game.final_settlement([e for _, _, events in batches for e in events])
+    assert settlement is not None and settlement.outcome == "ABANDONED"
+    assert settlement.winners == () and sum(settlement.net) == 0
+    assert not game.to_act(state) and game.next_deadline(state) is None
+
+
+@pytest.mark.parametrize("case", NEVER_ENDING, ids=lambda c: f"{c[0].kind}-{c[1]}")
+def test_a_game_recorded_before_the_option_is_left_to_play_on(
+    case: tuple[Any, str, int, dict[str, Any]],
+) -> None:
+    """Games recorded before ``end_when_all_away`` (the field unset: false) replay as they were
+    played: a table of idle players goes on."""
+    game, preset, seats, changes = case
+    rules = dataclasses.replace(
+        _rules(game, preset, seats, changes, turn_time_ms=TURN_MS, max_timeouts=1),
+        end_when_all_away=False,
+    )
+    state, _ = left_alone(game, rules, seats, Seeds(bytes(range(32)), ()))
+    assert not game.is_finished(state)
+    # Far past the time-outs that end a game with the option.
+    assert min(state.clock.timeouts) > 10 * ABANDON_AFTER_AWAY_SPELLS * rules.max_timeouts

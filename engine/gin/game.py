@@ -111,6 +111,12 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
     def forfeit(self, state: GinState, seat: int, ctx: Context) -> list[GinEvent]:
         return moves.forfeited(state, seat)
 
+    def ends_when_all_away(self, state: GinState) -> bool:
+        return state.rules.end_when_all_away
+
+    def abandon(self, state: GinState, ctx: Context) -> list[GinEvent]:
+        return moves.abandoned(state)
+
     def validate(self, state: GinState, seat: int, command: GinCommand) -> None:
         if isinstance(command, ComeBack):
             self.came_back(state, seat)

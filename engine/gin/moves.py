@@ -35,6 +35,7 @@ from croupier.engine.gin.events import (
 )
 from croupier.engine.gin.scoring import (
     GinOutcome,
+    abandoned_settlement,
     forfeit_settlement,
     hand_ended,
     match_settlement,
@@ -400,6 +401,12 @@ def forced_command(state: GinState, seat: int) -> GinCommand:
         case Phase.HAND_OVER:
             return NextHand()
     raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_GIN)
+
+
+def abandoned(state: GinState) -> list[GinEvent]:
+    """Both seats are away for long enough (``end_when_all_away``): the match ends where it
+    stands; the hand in play is not scored."""
+    return [MatchEnded(state.hand, state.totals, abandoned_settlement(state))]
 
 
 def forfeited(state: GinState, seat: int) -> list[GinEvent]:

@@ -28,6 +28,8 @@ Decisions where the rules are silent (each tested):
   stake_per_point`` by the other seat, so the hands' payments net to the match's difference.
 * Turn clocks (docs/rules/common.md §5.1, engine/clock.py): between hands the next dealer is on the clock to
   deal. A forfeit loses the match by the point difference, at least a scoring hand's least (1).
+  A match both seats have left (``end_when_all_away``) ends where it stands: the hands scored
+  stand (the lower total pays the difference), the hand in play is not scored, nobody wins it.
 """
 
 from __future__ import annotations
@@ -71,9 +73,14 @@ class GinRules:
     # that leaves the defender the least to lay off (docs/rules/gin.md §4). False, as games recorded before
     # the option were played: the first of them in a fixed order. Every preset sets it.
     knocker_best_melds: bool = field(default=False, metadata=ADDED_LATER)
+    # A match whose seats are both away ends, abandoned, after each has timed out twice
+    # ``max_timeouts`` times in a row (docs/rules/common.md §5.1): forced moves never knock, so
+    # it would never end. False, as games recorded before the option were played. Every preset
+    # sets it.
+    end_when_all_away: bool = field(default=False, metadata=ADDED_LATER)
 
 
-STANDARD = GinRules(knocker_best_melds=True)
+STANDARD = GinRules(knocker_best_melds=True, end_when_all_away=True)
 
 DEFAULT_PRESET = "standard"
 PRESETS: dict[str, GinRules] = {

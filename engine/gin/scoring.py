@@ -10,6 +10,7 @@ from croupier.engine.settlement import (
     Factor,
     MatchOutcome,
     Settlement,
+    match_abandoned,
     match_forfeited,
     points_won,
 )
@@ -132,6 +133,17 @@ def match_settlement(state: GinState) -> Settlement:
 FORFEIT = MatchOutcome.FORFEIT.value
 #: The fewest points a hand that scores is worth: a knock won by one point of deadwood.
 LEAST_HAND_POINTS = 1
+
+
+def abandoned_settlement(state: GinState) -> Settlement:
+    """Both seats away for long enough (docs/rules/common.md §5.1): the match ends where it
+    stands (``settlement.match_abandoned``)."""
+    return match_abandoned(
+        state.hand,
+        state.totals,
+        state.rules.stake_per_point,
+        f"both seats were away and the match was abandoned in hand {state.hand}",
+    )
 
 
 def forfeit_settlement(state: GinState, seat: int) -> Settlement:

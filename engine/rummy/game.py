@@ -118,6 +118,12 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
     def forfeit(self, state: RummyState, seat: int, ctx: Context) -> list[RummyEvent]:
         return moves.forfeit(state, seat, ctx)
 
+    def ends_when_all_away(self, state: RummyState) -> bool:
+        return state.rules.end_when_all_away
+
+    def abandon(self, state: RummyState, ctx: Context) -> list[RummyEvent]:
+        return moves.abandoned(state)
+
     def validate(self, state: RummyState, seat: int, command: RummyCommand) -> None:
         moves.validate(state, seat, command)
 

@@ -638,6 +638,12 @@ def forced_command(state: RummyState, seat: int) -> RummyCommand:
     raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_CLOCK)
 
 
+def abandoned(state: RummyState) -> list[RummyEvent]:
+    """Every seat in play is away for long enough (``end_when_all_away``): the round ends with
+    no winner; nobody pays but the forfeits already paid."""
+    return [round_ended(state, RummyOutcome.ABANDONED, None)]
+
+
 def forfeit(state: RummyState, seat: int, ctx: Context) -> list[RummyEvent]:
     """``seat`` forfeits (it is away, with ``forfeit_when_away``): it pays its hand to every seat
     in play and leaves the round. With two seats or more still in play the round goes on (the

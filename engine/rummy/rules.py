@@ -78,9 +78,14 @@ class RummyRules:
     # the high end and the ace high (docs/rules/rummy.md §3.2). False, as games recorded before the option
     # read it: the ace low. Every preset sets it.
     ace_high_when_ambiguous: bool = field(default=False, metadata=ADDED_LATER)
+    # A round whose every seat in play is away ends, abandoned, after each has timed out twice
+    # ``max_timeouts`` times in a row (docs/rules/common.md §5.1): forced moves never meld, so it
+    # would never end. False, as games recorded before the option were played. Every preset
+    # sets it.
+    end_when_all_away: bool = field(default=False, metadata=ADDED_LATER)
 
 
-STANDARD = RummyRules(ace_high_when_ambiguous=True)
+STANDARD = RummyRules(ace_high_when_ambiguous=True, end_when_all_away=True)
 
 DEFAULT_PRESET = "standard"
 #: The seats of a game whose request leaves ``seats`` unset or 0 (docs/rules/rummy.md §3).

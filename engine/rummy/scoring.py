@@ -43,6 +43,15 @@ class RummyOutcome(StrEnum):
     STOCK_OUT = "STOCK_OUT"
     # Every seat but the winner forfeited (docs/rules/common.md §5.1).
     FORFEIT = "FORFEIT"
+    # Every seat in play was away for long enough: nobody attended the round (§5.1).
+    ABANDONED = "ABANDONED"
+
+
+#: Why a round with no winner ended, for its settlement's notes.
+NO_WINNER_BECAUSE = {
+    RummyOutcome.STOCK_OUT: "the stock ran out and could not be rebuilt",
+    RummyOutcome.ABANDONED: "every seat in play was away and the round was abandoned",
+}
 
 
 def _hand_factors(state: RummyState, seat: int, reason: str) -> tuple[Factor, ...]:
@@ -94,7 +103,7 @@ def round_ended(state: RummyState, outcome: RummyOutcome, winner: int | None) ->
             outcome.value,
             paid,
             net_of(state.seats, paid),
-            (f"the stock ran out and could not be rebuilt: {nobody}",) + forfeit_notes,
+            (f"{NO_WINNER_BECAUSE[outcome]}: {nobody}",) + forfeit_notes,
         )
         return RoundEnded(outcome.value, None, hands, values, settlement)
     losers = [s for s in state.seats_in_play() if s != winner and values[s]]
