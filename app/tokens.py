@@ -46,6 +46,8 @@ PLAYER_PREFIX = "player.v1."
 
 # Why a token is refused (the reason clients see, as ``ErrorInfo.reason``).
 INVALID_TOKEN = "INVALID_TOKEN"  # malformed, or its signature does not match
+#: What a token of no known shape is told: a seat's, a studio's and a player's all fit none.
+MALFORMED_TOKEN = "malformed token: not a seat, studio or player token"
 UNKNOWN_KEY = "UNKNOWN_KEY"  # signed with a key this server does not hold (rotated out?)
 TOKEN_EXPIRED = "TOKEN_EXPIRED"
 
@@ -207,7 +209,9 @@ class TokenSigner:
                 ):
                     return SeatIdentity(game_id, seat)
             raise AuthError(INVALID_TOKEN, "seat token signature does not match")
-        raise AuthError(INVALID_TOKEN, "malformed seat token")
+        # Any token without a studio or player prefix ends here (core.authenticate): it may have
+        # been meant as any of the three, so the message does not say it was a seat's.
+        raise AuthError(INVALID_TOKEN, MALFORMED_TOKEN)
 
 
 # --- studio and player tokens (the studio signs) ----------------------------------------------

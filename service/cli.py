@@ -353,6 +353,7 @@ def serve(
                 http=http_url,
                 store=_safe(where),
                 tls=security,
+                listeners=listeners,  # gRPC servers sharing the port (--listeners)
             )
             if log_format != "json":  # JSON logs are all JSON: there, the "serving" line says it
                 who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
@@ -618,15 +619,16 @@ def _reserve(address: str, option: str) -> tuple[str, int, socket.socket]:
         raise click.ClickException(f"{option}: HOST:PORT, not {address!r}")
     bind_host = host.strip("[]")
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
+    # Each message names the option, as a plain serve's do (the same busy port, the same line).
     try:
         port = int(claim(address).rpartition(":")[2])
     except PortInUse as error:
-        raise click.ClickException(error.hint()) from None
+        raise click.ClickException(f"{option}: {error.hint()}") from None
     try:
         hold = _hold(family, bind_host, port, reuse_address=False)
     except OSError as error:
         if error.errno != errno.EADDRINUSE:
-            raise click.ClickException(f"cannot listen on {address}: {error}") from None
+            raise click.ClickException(f"{option}: cannot listen on {address}: {error}") from None
         try:
             # Only the connections of a server just stopped (TIME_WAIT) are there: ``claim``
             # found nothing listening. Without SO_REUSEADDR a hold also keeps out a second
@@ -634,7 +636,7 @@ def _reserve(address: str, option: str) -> tuple[str, int, socket.socket]:
             hold = _hold(family, bind_host, port, reuse_address=True)
         except OSError as again:
             raise click.ClickException(
-                f"cannot listen on {address}: {again} (is another server running there?)"
+                f"{option}: cannot listen on {address}: {again} (is another server running there?)"
             ) from None
     return host, port, hold
 
@@ -683,6 +685,19 @@ def migrate(store_url: str, log_format: str) -> None:
     log.info("migrated", store=_safe(store_url), applied=list(applied))
 
 
+#: The games whose rules have a number of rounds (proto/croupier/v1: HoolaRules.rounds,
+#: KoiKoiRules.rounds); a Gin match runs to its match points, a Rummy game is one round.
+ROUNDS_GAMES = ("hoola", "koikoi")
+
+
+def _check_rounds(game: str, rounds: int | None) -> None:
+    """``--rounds`` given for a game without such a rule is refused, not silently ignored."""
+    if rounds is not None and game not in ROUNDS_GAMES:
+        raise click.UsageError(
+            f"--rounds applies to {' and '.join(ROUNDS_GAMES)}: {game} has no rounds rule"
+        )
+
+
 def _studio_options(command: Any) -> Any:
     """``--studio-key`` and ``--studio-key-file``: the studio credential CreateGame takes."""
     command = click.option(
@@ -717,7 +732,9 @@ def _refused_hint(given: str, key_file: Path | None) -> str:
     return (
         f" (the tool sent the development credential of {config.DEFAULT_DEV_CREDENTIAL.resolve()}; "
         "a server started from another folder, or with a --store elsewhere, writes its own "
-        f"{config.DEV_CREDENTIAL_NAME} beside its SQLite file: pass that with --studio-key-file)"
+        f"{config.DEV_CREDENTIAL_NAME} beside its SQLite file: pass that with --studio-key-file; "
+        f"a server started with {config.STUDIO_SECRET_ENV} writes none: give the tool the same "
+        f"{config.STUDIO_SECRET_ENV}, or --studio-key with a token from `croupier token studio`)"
     )
 
 
@@ -790,6 +807,9 @@ def demo(
     from croupier.service.tls import channel as open_channel
 
     secure = tls_options.client_tls_of(tls, tls_ca, tls_cert, tls_key, tls_server_name)
+    if config.port_of(address) is None:
+        raise click.UsageError(f"--address: HOST:PORT, not {address!r}")
+    _check_rounds(kind, rounds)
     if idle_seats and not turn_time_ms:
         raise click.UsageError("--idle-seat needs a turn clock: give --turn-time-ms")
     from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2
@@ -1052,8 +1072,14 @@ def load(
     targets = [*addresses, *(a.strip() for a in address_list.split(",") if a.strip())]
     if spawn and targets:
         raise click.UsageError("--spawn starts its own server: leave out --address")
+    for target in targets:  # as serve reads its own (one port parser: config.port_of)
+        if config.port_of(target) is None:
+            raise click.UsageError(f"--address: HOST:PORT, not {target!r}")
     if not spawn and (store_url or server_workers > 1):
         raise click.UsageError("--store and --server-workers go with --spawn")
+    if spawn and server_pids:
+        raise click.UsageError("--spawn measures the server it starts: leave out --server-pid")
+    _check_rounds(game, rounds)
     secure = tls_options.client_tls_of(tls, tls_ca, tls_cert, tls_key, tls_server_name)
     if spawn and secure is not None:
         raise click.UsageError("--spawn starts a plaintext server: leave out the --tls options")
@@ -1104,6 +1130,8 @@ def load(
         connect_timeout=connect_timeout,
         progress=None if quiet else sys.stderr,
         tls=secure,
+        # A failed run keeps its spawned server's log beside its report (REPORT.server.log).
+        server_log=str(Path(json_path).with_suffix(".server.log")) if json_path else None,
     )
     if json_path:
         # Checked before the run, which would otherwise end with nowhere to write its report.

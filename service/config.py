@@ -161,6 +161,25 @@ def takes_dev_credential(
     )
 
 
+#: What a header's value may carry (gRPC's ASCII metadata, HTTP's field values): printable
+#: ASCII, the space included. A credential sent as ``authorization: Bearer …`` must hold only it.
+HEADER_CHARACTERS = frozenset(map(chr, range(0x20, 0x7F)))
+
+
+def header_safe(credential: str, source: str) -> str:
+    """``credential`` (from ``source``: the option or file it came from), once checked to hold
+    only characters a header may carry; else one line saying so (gRPC would refuse each call,
+    INTERNAL "Invalid metadata", with a log line of its core's for every one)."""
+    wrong = next((c for c in credential if c not in HEADER_CHARACTERS), None)
+    if wrong is not None:
+        raise ConfigError(
+            f"the studio credential from {source} holds a character a header may not carry "
+            f"({wrong!r}, at {credential.index(wrong)}): a credential is one line of printable "
+            "ASCII (a token from `croupier token studio`)"
+        )
+    return credential
+
+
 def studio_credential(
     given: str | None,
     addresses: list[str],
@@ -170,23 +189,27 @@ def studio_credential(
     """The studio credential a tool sends with CreateGame, the first of: ``given``
     (``--studio-key`` or ``CROUPIER_STUDIO_KEY``); ``key_file`` (``--studio-key-file``); one
     minted from ``CROUPIER_STUDIO_SECRET``; and, when every server is local, the development
-    credential a local server wrote (a remote server never gets it)."""
+    credential a local server wrote (a remote server never gets it). A credential that could
+    not be sent as a header (:func:`header_safe`) is refused, naming where it came from."""
     env = os.environ if env is None else env
     if not takes_dev_credential(given, key_file, env):
         if given and given.strip():
-            return given.strip()
+            return header_safe(given.strip(), f"--studio-key (or {STUDIO_KEY_ENV})")
         if key_file is not None:
             try:
-                return key_file.read_text().strip()
-            except OSError as error:
+                text = key_file.read_text().strip()
+            except (OSError, UnicodeDecodeError) as error:
                 raise ConfigError(f"--studio-key-file: cannot read {key_file}: {error}") from None
+            return header_safe(text, f"--studio-key-file {key_file}")
         ring = studio_keys(env).ring
         return mint_studio_token(ring.signing, int(time.time()) + TOOL_TOKEN_TTL_S)
     if all(is_local(a) for a in addresses):
         try:
-            return DEFAULT_DEV_CREDENTIAL.read_text().strip()
-        except OSError:
+            text = DEFAULT_DEV_CREDENTIAL.read_text().strip()
+        except (OSError, UnicodeDecodeError):
             pass
+        else:
+            return header_safe(text, str(DEFAULT_DEV_CREDENTIAL))
     raise ConfigError(
         "CreateGame needs the studio's credential: pass --studio-key (or set "
         f"{STUDIO_KEY_ENV}) to a token from `croupier token studio`, set {STUDIO_SECRET_ENV}, "

@@ -34,6 +34,7 @@ import json
 import os
 import random
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -156,6 +157,9 @@ class LoadConfig:
     #: Spectators per game: each a ``StreamEvents`` with the studio's token, pushed the
     #: spectator's copies, view and who is to act, as a spectator screen is.
     spectators: int = 0
+    #: With ``spawn``: where a run that failed keeps its server's log (the scratch folder it was
+    #: written in is removed); ``None``: a ``croupier-load-server-*.log`` of the temp folder.
+    server_log: str | None = None
 
 
 # --- measuring -----------------------------------------------------------------------------------
@@ -221,6 +225,9 @@ class Recorder:
         # bots resumed after their newest event.
         self.resumed = 0
         self.spectators_resumed = 0  # the same, of the spectators' streams
+        # Calls a stopping server cancelled before letting them in (never applied: ``lost``),
+        # by kind: sent again, as a command refused UNAVAILABLE is, and not errors.
+        self.lost: Counter[str] = Counter()
         #: When the last move was accepted (perf_counter; None: none yet).
         self.last_move_at: float | None = None
         # Seats whose stream was lost and that were still waiting to join again when the run
@@ -269,6 +276,8 @@ class Recorder:
         except grpc.aio.AioRpcError as error:
             if overtaken and error.code() == grpc.StatusCode.ABORTED:
                 self.overtaken += 1
+            elif lost(error):  # its callers send it again: no error of the service's
+                self.lost[kind] += 1
             else:
                 self.error(kind, error.code().name)
             self.move_calls += move
@@ -482,7 +491,13 @@ def spawn_server(
     # limit, the listeners, a metrics address).
     command += ["--workers", str(workers)]
     with log.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink, env=env)
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+            env=env,
+            preexec_fn=die_with_parent(),
+        )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         text = log.read_text(errors="replace")
@@ -495,6 +510,54 @@ def spawn_server(
         time.sleep(0.05)
     process.kill()
     raise LoadError(f"the server did not listen within {timeout:.0f} s:\n{log.read_text()[-2000:]}")
+
+
+#: prctl(2)'s option that has the kernel signal a process when its parent dies.
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> Callable[[], None] | None:
+    """What a spawned server runs before its exec (Linux; elsewhere nothing): SIGTERM to it
+    when the tool dies, however (a SIGKILL gives the tool no chance to stop it, and it would
+    serve on for good); SIGTERM shuts it down gracefully. The kernel sends it when the thread
+    that started it ends: a thread of the run's executor, which lives until the run's end, when
+    the server is stopped anyway. libc is loaded here, in the tool: the forked child only calls
+    it (it must not load libraries, other threads may hold locks it would wait on)."""
+    if sys.platform != "linux":
+        return None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def set_signal() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    return set_signal
+
+
+#: The scratch folders (a spawned server's store and log) are named after the tool's pid, so that
+#: a run killed before it could remove its own has it removed by the next.
+SCRATCH_PREFIX = "croupier-load-"
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (another user's included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def scratch_folder() -> tempfile.TemporaryDirectory[str]:
+    """This run's scratch folder, once those of runs that died (SIGKILL) are removed."""
+    for stale in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = stale.name.removeprefix(SCRATCH_PREFIX).partition("-")[0]
+        if stale.is_dir() and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    return tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
 
 
 async def started(start: Callable[[], Spawned]) -> Spawned:
@@ -544,11 +607,29 @@ def open_channels(
     ]
 
 
+#: A call made to learn why a channel has no connection (any method: it is never let in), and
+#: how long it may take.
+PROBE_METHOD = "/grpc.health.v1.Health/Check"
+PROBE_S = 2.0
+
+
+async def last_error(channel: grpc.aio.Channel) -> str:
+    """Why ``channel`` has no connection, in gRPC's words: a call made without waiting for one
+    fails at once with its connection attempts' last error (refused, a name not resolved, a
+    handshake failed, not an HTTP/2 server); empty if it is answered after all."""
+    probe: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(PROBE_METHOD)
+    try:
+        await probe(b"", timeout=PROBE_S)
+    except grpc.aio.AioRpcError as error:
+        return error.details() or error.code().name
+    return ""
+
+
 async def wait_ready(
     channels: list[list[grpc.aio.Channel]], timeout: float, addresses: Sequence[str] = ()
 ) -> None:
     """Every channel connected within ``timeout``; else an error naming the addresses (one
-    row of ``channels`` each) that did not answer."""
+    row of ``channels`` each) that did not answer, each with gRPC's last error."""
     rows = [asyncio.gather(*(c.channel_ready() for c in row)) for row in channels]
     done, _ = await asyncio.wait(rows, timeout=timeout) if rows else (set(), set())
     silent = [i for i, row in enumerate(rows) if row not in done or row.exception() is not None]
@@ -556,7 +637,15 @@ async def wait_ready(
         row.cancel()
     await asyncio.gather(*rows, return_exceptions=True)  # taken: asyncio would log each at exit
     if silent:
-        named = [addresses[i] for i in silent] if len(addresses) == len(rows) else []
+        why = await asyncio.gather(*(last_error(channels[i][0]) for i in silent))
+        named = (
+            [
+                addresses[i] + (f" ({said})" if said else "")
+                for i, said in zip(silent, why, strict=True)
+            ]
+            if len(addresses) == len(rows)
+            else []
+        )
         where = f" at {', '.join(named)}" if named else ""
         raise LoadError(f"no server answered{where} within {timeout:.0f} s")
 
@@ -764,20 +853,44 @@ def _sent_again(refused: service_pb2.PlayRefused) -> bool:
     return refused.status == "UNAVAILABLE" or "retry_after_ms" in refused.metadata
 
 
-def _again_after_s(error: grpc.aio.AioRpcError) -> float | None:
-    """How long to wait before a refused call is made again, the same command (applied once):
-    the delay its ``RetryInfo`` asks for (a seat over its command rate, the store unavailable),
-    else ``UNAVAILABLE_RETRY_S`` for UNAVAILABLE (a server going); ``None``: not again."""
+def _status_details(error: grpc.aio.AioRpcError) -> list[Any]:
+    """The details (``Any`` messages) of a failed call's rich status; none when it has none."""
     try:
         status = rpc_status.from_call(error)  # type: ignore[arg-type]
     except ValueError:
         status = None
-    for detail in status.details if status is not None else ():
+    return list(status.details) if status is not None else []
+
+
+def lost(error: grpc.aio.AioRpcError) -> bool:
+    """Whether a call failed for want of the server's answer rather than by it: CANCELLED with
+    no ``ErrorInfo`` (every status of the service carries one). gRPC core cancels so the calls a
+    server had not yet let in when it began to stop: they were never applied. The bots' own
+    cancellation never comes here (awaiting a call the tool cancelled raises
+    ``asyncio.CancelledError``). As the TypeScript client's ``isConnectionLoss``: sent again."""
+    return error.code() == grpc.StatusCode.CANCELLED and not any(
+        detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR) for detail in _status_details(error)
+    )
+
+
+def gone_away(error: grpc.aio.AioRpcError) -> bool:
+    """Whether a call failed because its server went away (UNAVAILABLE, or a call it cancelled
+    unanswered as it stopped: :func:`lost`): sent again, at the next address if there are
+    several."""
+    return error.code() == grpc.StatusCode.UNAVAILABLE or lost(error)
+
+
+def _again_after_s(error: grpc.aio.AioRpcError) -> float | None:
+    """How long to wait before a refused call is made again, the same command (applied once):
+    the delay its ``RetryInfo`` asks for (a seat over its command rate, the store unavailable),
+    else ``UNAVAILABLE_RETRY_S`` for a server going (UNAVAILABLE, or a call it cancelled before
+    letting it in: :func:`lost`); ``None``: not again."""
+    for detail in _status_details(error):
         if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
             info = error_details_pb2.RetryInfo()
             detail.Unpack(info)
             return float(info.retry_delay.ToMilliseconds()) / 1000
-    return UNAVAILABLE_RETRY_S if error.code() == grpc.StatusCode.UNAVAILABLE else None
+    return UNAVAILABLE_RETRY_S if gone_away(error) else None
 
 
 #: How often the local server's CPU is looked at during a run (a process that ends keeps it).
@@ -798,13 +911,32 @@ class NotCreated(Exception):
         self.error = error
 
 
+#: CreateGame's refusals of the request itself (an unknown preset, seats or rounds the game does
+#: not take): no retry mends them either. The run stops with the server's reason.
+REQUEST_REFUSALS = frozenset({grpc.StatusCode.INVALID_ARGUMENT})
+
+
 class CredentialRefused(LoadError):
     """CreateGame refused the studio credential the run was given."""
+
+
+class RequestRefused(LoadError):
+    """CreateGame refused the game the run asks for (its preset, seats, rounds…)."""
 
 
 def refused_credential(error: grpc.aio.AioRpcError) -> LoadError:
     return CredentialRefused(
         f"CreateGame refused the studio credential ({error.code().name}): {error.details()}"
+    )
+
+
+def refused(error: grpc.aio.AioRpcError) -> LoadError:
+    """The error that stops a run whose CreateGame was refused for good: the credential, or the
+    game asked for, with the server's reason."""
+    if error.code() in CREDENTIAL_REFUSALS:
+        return refused_credential(error)
+    return RequestRefused(
+        f"CreateGame refused the game asked for ({error.code().name}): {error.details()}"
     )
 
 
@@ -836,8 +968,14 @@ class Load:
         self.running: dict[str, Running] = {}
         #: Per address (its row): until when it is passed over, having answered UNAVAILABLE.
         self.down_until: dict[int, float] = {}
+        #: Per address (its row): when it last went away (perf_counter), and its last error.
+        self.gone_since: dict[int, tuple[float, str]] = {}
         self.tickets = 0
-        #: A CreateGame that refused the studio credential: the run stopped, and fails with it.
+        #: The numbers of the games CreateGame made: a game that fails later is abandoned, one
+        #: that fails before was never started (neither finished nor abandoned).
+        self.created: set[int] = set()
+        #: A CreateGame refused for good (the studio credential, or the game asked for): the
+        #: run stopped, and fails with it.
         self.refused: grpc.aio.AioRpcError | None = None
         self.stopping = asyncio.Event()
         self.started = 0.0
@@ -851,6 +989,8 @@ class Load:
         self.streams_open_s = 0.0  # how long they took to open, all of them answered
         self.streams_open_at_start = 0
         self.streams_failed: Counter[str] = Counter()
+        self.streams_last_error = ""  # the last failed extra stream's details
+        self.streams_opened_once = False  # the server answered at least one extra stream
         self.stream_events = 0
         self.streams_open_min: int | None = None
         self.streams_open_at_end = 0
@@ -891,12 +1031,30 @@ class Load:
         stub: service_pb2_grpc.GameServiceAsyncStub = self.stubs[row][column]
         return stub
 
-    def passed_over(self, stub: service_pb2_grpc.GameServiceAsyncStub) -> None:
-        """``stub``'s address answered UNAVAILABLE: the next calls go to the others for
-        ``PASSED_OVER_S`` (then it is tried again: a replica restarted takes its share)."""
+    def passed_over(
+        self,
+        stub: service_pb2_grpc.GameServiceAsyncStub,
+        error: grpc.aio.AioRpcError | None = None,
+    ) -> None:
+        """``stub``'s address answered UNAVAILABLE (``error``, kept as its last word: a run that
+        fails for want of moves names the addresses gone since): the next calls go to the others
+        for ``PASSED_OVER_S`` (then it is tried again: a replica restarted takes its share)."""
+        row = next(r for r, stubs in enumerate(self.stubs) if stub in stubs)
+        if error is not None:
+            said = f"{error.code().name}: {error.details() or 'no details'}"
+            self.gone_since[row] = (time.perf_counter(), said)
         if len(self.stubs) > 1:
-            row = next(r for r, stubs in enumerate(self.stubs) if stub in stubs)
             self.down_until[row] = time.monotonic() + PASSED_OVER_S
+
+    def stopped_answering(self) -> dict[str, str]:
+        """The addresses that went away (their last error) after the last move was accepted (or
+        with none accepted): those the run's games waited for when it stopped."""
+        last_move = self.recorder.last_move_at
+        return {
+            self.config.addresses[row]: said
+            for row, (at, said) in sorted(self.gone_since.items())
+            if (last_move is None or at >= last_move) and row < len(self.config.addresses)
+        }
 
     def all_down(self) -> bool:
         """Whether every address is being passed over (callers then try each in turn; with
@@ -904,6 +1062,15 @@ class Load:
         now = time.monotonic()
         return len(self.stubs) == 1 or all(
             self.down_until.get(r, 0.0) > now for r in range(len(self.stubs))
+        )
+
+    def in_flight(self) -> int:
+        """How many games are played at once: ``--games-in-flight``, or fewer ``--games``."""
+        games = self.config.games
+        return (
+            self.config.games_in_flight
+            if games is None
+            else min(self.config.games_in_flight, games)
         )
 
     def _take_ticket(self) -> int | None:
@@ -929,7 +1096,7 @@ class Load:
                     await self._play_game(number, rng)
                 refused_for = 0.0
             except NotCreated as failed:  # an error of CreateGame's (counted): no game started
-                if failed.error.code() in CREDENTIAL_REFUSALS:
+                if failed.error.code() in CREDENTIAL_REFUSALS | REQUEST_REFUSALS:
                     self.refused = self.refused or failed.error
                     self.stopping.set()  # every other CreateGame would be refused too
                 # Waited out longer each time, as a client backs off from a server that refuses
@@ -947,7 +1114,8 @@ class Load:
                 self.recorder.games_abandoned += 1
             except Exception as error:  # a bug or a surprise: count it, keep the load going
                 self.recorder.error("game", type(error).__name__)
-                self.recorder.games_abandoned += 1
+                # Abandoned only if it was made: the games' counts add up to those started.
+                self.recorder.games_abandoned += number in self.created
                 await asyncio.sleep(0.05)
 
     async def _create(self, number: int) -> service_pb2.CreateGameResponse:
@@ -960,11 +1128,13 @@ class Load:
                 "CreateGame", stub.CreateGame(request, metadata=self.studio)
             )
         except grpc.aio.AioRpcError as error:
-            if error.code() == grpc.StatusCode.UNAVAILABLE:
-                self.passed_over(stub)  # asked again at the next address, if there are several
+            if gone_away(error):
+                # Asked again at the next address, if there are several.
+                self.passed_over(stub, error)
             raise NotCreated(error) from error
         self.recorder.games_started += 1
         self.recorder.setup_calls += 1
+        self.created.add(number)
         return created
 
     # -- play mode --
@@ -1202,7 +1372,7 @@ class Load:
                     if in_game:  # joining again: counted as joining until its state comes
                         in_game, joining = False, time.perf_counter()
                         recorder.joining(+1)
-                    self.passed_over(stub)
+                    self.passed_over(stub, error)
                 finally:
                     call.cancel()
         finally:
@@ -1267,7 +1437,7 @@ class Load:
                     raise
                 resumes += 1
                 recorder.spectators_resumed += 1
-                self.passed_over(stub)
+                self.passed_over(stub, error)
             finally:
                 call.cancel()
 
@@ -1301,8 +1471,8 @@ class Load:
                 again_s = _again_after_s(error)
                 if again_s is None:
                     return False
-                if error.code() == grpc.StatusCode.UNAVAILABLE:
-                    self.passed_over(stub)
+                if gone_away(error):
+                    self.passed_over(stub, error)
                     attempt += 1
                 await asyncio.sleep(again_s)
                 continue
@@ -1393,9 +1563,9 @@ class Load:
                     failures = 0 if clock_race else failures + (again_s is None)
                     if failures >= MAX_FAILURES:
                         raise
-                    if error.code() == grpc.StatusCode.UNAVAILABLE:
+                    if gone_away(error):
                         # At the next address, if there are several (this one may be down).
-                        self.passed_over(stub)
+                        self.passed_over(stub, error)
                     if again_s is not None:
                         await asyncio.sleep(again_s)
                     version, to_act, finished = await self._look(number, game_id, tokens)
@@ -1430,7 +1600,9 @@ class Load:
             # in grpc.aio's send, past its deadline) must not hold the game.
             await asyncio.wait_for(call.read(), CLOCK_WAIT_S + 1)
         except grpc.aio.AioRpcError as error:
-            if error.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+            if lost(error):  # the server stopping: the caller looks again, and waits again
+                self.recorder.lost["StreamEvents (clock wait)"] += 1
+            elif error.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
                 self.recorder.error("StreamEvents (clock wait)", error.code().name)
         except TimeoutError:
             self.recorder.error("StreamEvents (clock wait)", "CLIENT_TIMEOUT")
@@ -1443,16 +1615,25 @@ class Load:
         """On a clock: read the finished game's log for its time-outs (see :func:`check_clock`)."""
         if not self.config.turn_time_ms:
             return
-        stub = self.stub(number)
-        try:
-            replay = await self.recorder.call(
-                "GetReplay (clock check)",
-                stub.GetReplay(service_pb2.GetReplayRequest(game_id=game_id), metadata=auth(token)),
-            )
-        except grpc.aio.AioRpcError as error:
-            # Counted as the check's error; the game itself finished (not abandoned).
-            if error.code() == grpc.StatusCode.UNAVAILABLE:
-                self.passed_over(stub)
+        for attempt in range(MAX_FAILURES):
+            stub = self.stub(number, attempt=attempt)
+            try:
+                replay = await self.recorder.call(
+                    "GetReplay (clock check)",
+                    stub.GetReplay(
+                        service_pb2.GetReplayRequest(game_id=game_id), metadata=auth(token)
+                    ),
+                )
+                break
+            except grpc.aio.AioRpcError as error:
+                # Counted as the check's error; the game itself finished (not abandoned). Lost
+                # (the server stopping before it let the call in): asked again.
+                if gone_away(error):
+                    self.passed_over(stub, error)
+                if not lost(error):
+                    return
+                await asyncio.sleep(UNAVAILABLE_RETRY_S)
+        else:
             return
         found = check_clock(replay.events, idle)
         r = self.recorder
@@ -1466,7 +1647,8 @@ class Load:
         self, number: int, game_id: str, tokens: list[str], move: bool = True
     ) -> tuple[int, list[service_pb2.SeatToAct], bool]:
         """Who is to act, and the version; while the server answers UNAVAILABLE (the store
-        away), asked again after the refusal's delay, up to the game's stall limit."""
+        away) or is gone (:func:`gone_away`), asked again after the refusal's delay, up to the
+        game's stall limit."""
         give_up_at = time.monotonic() + STALL_S
         while True:
             stub = self.stub(number)
@@ -1479,9 +1661,9 @@ class Load:
                     move=move,
                 )
             except grpc.aio.AioRpcError as error:
-                if error.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > give_up_at:
+                if not gone_away(error) or time.monotonic() > give_up_at:
                     raise
-                self.passed_over(stub)  # the next address, if there are several
+                self.passed_over(stub, error)  # the next address, if there are several
                 await asyncio.sleep(UNAVAILABLE_RETRY_S)
                 continue
             return view.version, list(view.to_act), view.finished
@@ -1501,8 +1683,8 @@ class Load:
                         self.request, metadata=self.studio
                     )
                 except grpc.aio.AioRpcError as error:
-                    if error.code() in CREDENTIAL_REFUSALS:
-                        raise refused_credential(error) from None
+                    if error.code() in CREDENTIAL_REFUSALS | REQUEST_REFUSALS:
+                        raise refused(error) from None
                     raise LoadError(
                         f"CreateGame failed for the extra streams' games ({error.code().name}): "
                         f"{error.details()}"
@@ -1538,11 +1720,14 @@ class Load:
                 if first:
                     first = False
                     self.streams_open += 1
+                    self.streams_opened_once = True
                     self._all_answered(answered)
             self.streams_ended += 1  # the server ended it (a shutdown)
         except (grpc.aio.AioRpcError, ConnectError) as error:
             if not self.stopping.is_set():
                 self.streams_failed[_code_name(error)] += 1
+                said = error.message if isinstance(error, ConnectError) else error.details()
+                self.streams_last_error = said or ""
                 self._all_answered(answered)
         finally:
             if not first:
@@ -1573,6 +1758,17 @@ class Load:
                 await answered.wait()
         self.streams_open_s = time.monotonic() - started
         self.streams_open_at_start = self.streams_open
+        if self.streams_failed and not self.streams_opened_once:
+            # Not one could be opened (no listener there, say): the run would measure nothing
+            # it was asked to, for its whole length.
+            for watcher in watchers:
+                watcher.cancel()
+            await asyncio.gather(*watchers, return_exceptions=True)
+            where = f"http://{self.config.http_address}" if self._connect is not None else "gRPC"
+            raise LoadError(
+                f"no extra stream could be opened ({where}): "
+                f"{_counted(self.streams_failed)}; the last: {self.streams_last_error}"
+            )
         return watchers
 
     async def _sample_streams(self) -> None:
@@ -1638,7 +1834,7 @@ class Load:
                 watchers.append(asyncio.create_task(self._watch_server(self.watch)))
             self.usage = Usage.start()
             self.started = time.monotonic()  # no seat has joined yet: their integral is 0
-            workers = [asyncio.create_task(self._worker(i)) for i in range(config.games_in_flight)]
+            workers = [asyncio.create_task(self._worker(i)) for i in range(self.in_flight())]
             if config.warmup:
                 # Played, not measured: the games' start (every game created and joined at
                 # once) is over, and with --think-ms their moves have fallen out of step.
@@ -1679,6 +1875,7 @@ class Load:
         r.latencies.clear()
         r.window.clear()
         r.errors.clear()
+        r.lost.clear()
         r.calls.clear()
         r.moves = r.move_calls = 0
         r.joining(0)
@@ -1713,7 +1910,7 @@ class Load:
             "seats": self.request.seats,
             "preset": self.config.preset,
             "addresses": self.config.addresses,
-            "games_in_flight": self.config.games_in_flight,
+            "games_in_flight": self.in_flight(),
             "think_ms": self.config.think_ms,
             "warmup_s": self.config.warmup,
             "elapsed_s": round(elapsed, 3),
@@ -1723,6 +1920,9 @@ class Load:
             "games_finished": r.games_finished,
             "games_abandoned": r.games_abandoned,
             "games_cut_at_end": r.games_started - r.games_finished - r.games_abandoned,
+            # The seats' streams the bots joined again: Play, or StreamEvents in browser mode
+            # (the old key, kept for the reports' readers, is the same count).
+            "seat_streams_resumed": r.resumed,
             "play_streams_resumed": r.resumed,
             "spectators_per_game": self.config.spectators,
             "spectator_streams_resumed": r.spectators_resumed,
@@ -1739,6 +1939,10 @@ class Load:
             "latency": {kind: summarize(values) for kind, values in sorted(r.latencies.items())},
             "errors": dict(by_code),
             "errors_by_call": {f"{kind} {code}": n for (kind, code), n in r.errors.items()},
+            # Cancelled unanswered by a stopping server (never applied), sent again: not errors.
+            "lost_calls_sent_again": dict(r.lost),
+            # The addresses gone since the last move, each with its last error.
+            "stopped_answering": self.stopped_answering(),
             **self.used,
         }
         if self.config.mode != "submit":  # the seats' streams, Play or StreamEvents
@@ -1939,20 +2143,29 @@ def failures(report: dict[str, Any]) -> list[str]:
     if report.get("interrupted"):
         return []
     failed = []
+    # Why the games waited, when their servers went away: each one's last error.
+    gone = "".join(
+        f"; {address} stopped answering (its last error {said})"
+        for address, said in (report.get("stopped_answering") or {}).items()
+    )
     if not report["moves"]:
-        failed.append("no move was made")
+        failed.append("no move was made" + gone)
     if report["games_abandoned"]:
         failed.append(f"{report['games_abandoned']} games abandoned")
     quiet, limit = report["no_move_for_s_at_end"], report["no_move_fails_after_s"]
     if report["moves"] and quiet > limit:
-        failed.append(f"no move in the run's last {quiet:.1f} s")
+        failed.append(f"no move in the run's last {quiet:.1f} s" + gone)
     oldest = report["unanswered_oldest_s"]
     if oldest is not None and oldest > UNANSWERED_FAILS_S:
         failed.append(f"a call unanswered for {oldest} s at the end")
+    server = report.get("server") or {}
+    if server.get("exit_status"):
+        failed.append(f"the spawned server exited during the run ({server['exit_status']})")
     streams = report.get("streams") or {}
     if streams.get("failed"):
-        codes = ", ".join(f"{code}: {n}" for code, n in sorted(streams["failed"].items()))
-        failed.append(f"{sum(streams['failed'].values())} extra streams failed ({codes})")
+        failed.append(
+            f"{sum(streams['failed'].values())} extra streams failed ({_counted(streams['failed'])})"
+        )
     return failed
 
 
@@ -1971,7 +2184,8 @@ async def run(config: LoadConfig, partial: list[dict[str, Any]] | None = None) -
         if task is not None:
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
     spawned: Spawned | None = None
-    scratch = tempfile.TemporaryDirectory(prefix="croupier-load-")
+    report: dict[str, Any] | None = None
+    scratch = scratch_folder()
     try:
         if config.spawn:
             store = config.store or f"sqlite:///{Path(scratch.name) / 'croupier.sqlite3'}"
@@ -2012,11 +2226,13 @@ async def run(config: LoadConfig, partial: list[dict[str, Any]] | None = None) -
             try:
                 await load.run()
             except asyncio.CancelledError:  # Ctrl-C, SIGTERM: what was measured is kept
-                if partial is not None:
+                # Once the games have started: before (the extra streams opening), nothing was
+                # measured, and the run stops as it does before the server is up.
+                if partial is not None and load.started:
                     partial.append(_measured(load, watch))
                 raise
             if load.refused is not None:
-                raise refused_credential(load.refused)
+                raise refused(load.refused)
             report = _measured(load, watch)
             if partial is not None:  # a signal from here on (the baseline) keeps it
                 partial.append(report)
@@ -2027,9 +2243,14 @@ async def run(config: LoadConfig, partial: list[dict[str, Any]] | None = None) -
         if spawned is not None:
             report["server"]["spawned"] = True
             report["server"]["workers"] = config.server_workers
+            report["server"].update(exited_early(spawned))
+            report["failed"] = failures(report)
     finally:
         if spawned is not None:
             spawned.stop()
+            if report is not None and report["failed"] and spawned.log is not None:
+                # Its INTERNAL errors' ids are looked up there: kept past the scratch folder.
+                report["server"]["log"] = str(keep_log(spawned.log, config.server_log))
         scratch.cleanup()
     if config.baseline:
         baseline = await echo_baseline(
@@ -2059,6 +2280,40 @@ async def run(config: LoadConfig, partial: list[dict[str, Any]] | None = None) -
     return report
 
 
+#: The last lines of a spawned server's log that the report shows when it exited by itself.
+LOG_TAIL_LINES = 10
+
+
+def exit_status(code: int) -> str:
+    """A process's return code in words: its exit status, or the signal that killed it."""
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+        return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def exited_early(spawned: Spawned) -> dict[str, Any]:
+    """For a spawned server that exited during the run (the tool had not stopped it yet): how
+    (``exit_status``) and its log's last lines (``log_tail``); nothing for one still serving."""
+    code = spawned.process.poll()
+    if code is None:
+        return {}
+    tail = spawned.log.read_text(errors="replace").splitlines() if spawned.log else []
+    return {"exit_status": exit_status(code), "log_tail": tail[-LOG_TAIL_LINES:]}
+
+
+def keep_log(log: Path, where: str | None) -> Path:
+    """A copy of the spawned server's ``log`` at ``where`` (else a file of the temp folder)."""
+    if where is None:
+        handle, name = tempfile.mkstemp(prefix="croupier-load-server-", suffix=".log")
+        os.close(handle)
+        where = name
+    kept = Path(where)
+    kept.write_bytes(log.read_bytes())
+    return kept
+
+
 def _ratio(numerator: float | None, denominator: float | None, digits: int) -> float | None:
     return round(numerator / denominator, digits) if numerator and denominator else None
 
@@ -2081,8 +2336,8 @@ def _usage_lines(report: dict[str, Any]) -> list[str]:
     if client:
         lines += [
             "",
-            f"  load tool CPU        {client['cpu_s']:.2f} s, {client['cpu_ms_per_move']} ms per "
-            "move (the bots' side, this process)",
+            f"  load tool CPU        {client['cpu_s']:.2f} s{_per_move(client['cpu_ms_per_move'])}"
+            " (the bots' side, this process)",
         ]
     machine = report.get("machine")
     if machine:
@@ -2132,11 +2387,11 @@ def summary(report: dict[str, Any]) -> str:
         f" abandoned {report['games_abandoned']}, cut at the end {report['games_cut_at_end']})",
         *(
             [
-                f"  {'Play streams' if report['mode'] == 'play' else 'streams':<12} resumed "
-                f"{report['play_streams_resumed']}  (ended by the server or a lost connection, "
-                "joined again after the newest event)"
+                f"  {'Play streams' if report['mode'] == 'play' else 'StreamEvents':<12} resumed "
+                f"{report['seat_streams_resumed']}  (the seats' streams ended by the server or a "
+                "lost connection, joined again after the newest event)"
             ]
-            if report.get("play_streams_resumed")
+            if report.get("seat_streams_resumed")
             else []
         ),
         f"  unanswered at end    {report['unanswered_at_end']}"
@@ -2150,8 +2405,12 @@ def summary(report: dict[str, Any]) -> str:
             if report["unanswered_at_end"]
             else ""
         ),
-        f"  calls per move       {_shown(report['calls_per_move'], 'none: no move was made')}  "
-        f"(+ {report['setup_calls_per_game']} per game to set up)",
+        f"  calls per move       {_shown(report['calls_per_move'], 'none: no move was made')}"
+        + (
+            f"  (+ {report['setup_calls_per_game']} per game to set up)"
+            if report["setup_calls_per_game"] is not None
+            else ""
+        ),
         *(
             [
                 f"  spectators           {report['spectators_per_game']} a game  (each a "
@@ -2169,6 +2428,16 @@ def summary(report: dict[str, Any]) -> str:
                 "waiting for their first state)"
             ]
             if "seats_joining_avg" in report
+            else []
+        ),
+        *(
+            [
+                f"  calls sent again     {sum(report['lost_calls_sent_again'].values())}  ("
+                + ", ".join(f"{k}: {v}" for k, v in sorted(report["lost_calls_sent_again"].items()))
+                + "; cancelled unanswered by a server stopping before it let them in, never "
+                "applied: sent again with the same id)"
+            ]
+            if report.get("lost_calls_sent_again")
             else []
         ),
         f"  errors               {sum(report['errors'].values())}"
@@ -2194,8 +2463,7 @@ def summary(report: dict[str, Any]) -> str:
         lines += [
             "",
             f"  server pids          {' '.join(map(str, server['pids']))}",
-            f"  server CPU           {server['cpu_s']:.2f} s, "
-            f"{_shown(server['cpu_ms_per_move'])} ms per move",
+            f"  server CPU           {server['cpu_s']:.2f} s{_per_move(server['cpu_ms_per_move'])}",
             "  server memory        "
             + (
                 f"VmRSS {server['vmrss_kb'] / 1024:.1f} MiB, VmHWM {server['vmhwm_kb'] / 1024:.1f} MiB"
@@ -2205,10 +2473,19 @@ def summary(report: dict[str, Any]) -> str:
             ),
         ]
         if server.get("exited"):
+            others = ", memory of the others only" if measured else ""
             lines.append(
                 f"  server pids exited   {' '.join(map(str, server['exited']))} during the run: "
-                f"CPU counted to the last look (every {SAMPLE_S:g} s), memory of the others only"
+                f"CPU counted to the last look (every {SAMPLE_S:g} s){others}"
             )
+        if server.get("exit_status"):
+            lines.append(
+                f"  spawned server       exited during the run ({server['exit_status']}); "
+                "its log's last lines:"
+            )
+            lines += [f"    {line}" for line in server.get("log_tail", [])]
+        if server.get("log"):
+            lines.append(f"  server log           kept at {server['log']} (the run failed)")
     lines += _usage_lines(report)
     clock = report.get("clock")
     if clock:
@@ -2234,7 +2511,7 @@ def summary(report: dict[str, Any]) -> str:
             + " answered "
             f"by the server in {streams['open_s']:.1f} s before the games began; while they were "
             f"played, {streams['open_min']} open at the fewest, {streams['open_at_end']} at the end;"
-            f" failed {streams['failed'] or 0}",
+            f" failed {_counted(streams['failed']) or 0}",
             f"  p99 meanwhile        unary calls {streams['unary_p99_ms']:.2f} ms, "
             f"moves ({primary_call(report)}) {streams['move_p99_ms']:.2f} ms",
         ]
@@ -2272,10 +2549,20 @@ def summary(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _counted(by_code: Mapping[str, int]) -> str:
+    """Counts by status code as the report prints them: ``UNAVAILABLE: 50, …``."""
+    return ", ".join(f"{code}: {n}" for code, n in sorted(by_code.items()))
+
+
 def _on_this_machine(address: str) -> bool:
     """Whether ``address`` (HOST:PORT) is a loopback one: its server shares the tool's machine."""
     host = address.rpartition(":")[0].strip("[]")
     return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def _per_move(ms: float | None) -> str:
+    """A CPU time's share per move, as a clause: none when no move was made."""
+    return f", {ms} ms per move" if ms is not None else ", no move made"
 
 
 def _shown(value: object, missing: str = "n/a") -> str:
@@ -2321,6 +2608,7 @@ __all__ = [
     "LoadConfig",
     "LoadError",
     "Recorder",
+    "RequestRefused",
     "StoppedEarly",
     "main",
     "percentile",

@@ -105,6 +105,15 @@ def test_a_tampered_seat_token_is_refused(game_id: str, seat: int, data: st.Data
     assert error.value.reason in (INVALID_TOKEN, UNKNOWN_KEY)
 
 
+def test_a_token_of_no_known_shape_is_not_said_to_be_a_seat_token() -> None:
+    """A studio's or a player's token mistyped reaches the seat tokens' check (it has neither
+    prefix): its refusal names every kind, not a seat token the caller never sent."""
+    with pytest.raises(AuthError) as error:
+        TokenSigner(KEY).verify("garbage")
+    assert error.value.reason == INVALID_TOKEN
+    assert str(error.value) == "malformed token: not a seat, studio or player token"
+
+
 def test_rotation_the_new_key_signs_and_the_old_still_verifies() -> None:
     old = TokenSigner(KEY)
     rotated = TokenSigner(KeyRing.of(OTHER, [KEY]))

@@ -73,18 +73,24 @@ def _serve(log, tmp_path: Path, env: dict[str, str], store: bool = True):
 
 
 def test_a_second_server_on_a_busy_port_fails_clearly(served, tmp_path: Path) -> None:
+    """Alone or as a group of workers, the same line (before, the workers' lacked the option)."""
     address, _ = served
-    second = subprocess.run(
-        [CROUPIER, "serve", "--address", address, "--store", f"sqlite:///{tmp_path / 'b.db'}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=CONFIGURED,
-    )
-    assert second.returncode != 0
-    assert f"cannot listen on {address}" in second.stderr
-    assert "is another server running there?" in second.stderr
-    assert not (tmp_path / "b.db").exists(), "a start that cannot listen made a store"
+    said = []
+    for workers in ("1", "2"):
+        second = subprocess.run(
+            [CROUPIER, "serve", "--address", address, "--store", f"sqlite:///{tmp_path / 'b.db'}"]
+            + ["--workers", workers],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=CONFIGURED,
+        )
+        assert second.returncode != 0
+        assert f"Error: --address: cannot listen on {address}" in second.stderr, second.stderr
+        assert "is another server running there?" in second.stderr
+        assert not (tmp_path / "b.db").exists(), "a start that cannot listen made a store"
+        said.append(second.stderr.strip().splitlines()[-1])
+    assert said[0] == said[1], said
 
 
 @pytest.mark.parametrize(
@@ -351,6 +357,8 @@ def test_a_fresh_machine_serves_and_demos_without_any_secret(tmp_path: Path) -> 
                 assert stale.returncode != 0 and "UNAUTHENTICATED" in said, said
                 assert str(elsewhere / "data" / "dev-studio-credential") in said, said
                 assert "--studio-key-file" in said, said
+                # A server with a studio secret writes no file: the hint says what it takes.
+                assert "give the tool the same CROUPIER_STUDIO_SECRET, or --studio-key" in said
 
 
 @pytest.mark.parametrize(

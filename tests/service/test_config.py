@@ -89,3 +89,19 @@ def test_the_tools_find_the_studio_credential(
     monkeypatch.chdir(tmp_path / "data")
     with pytest.raises(config.ConfigError):
         config.studio_credential(None, local, env={})
+
+
+def test_a_credential_a_header_cannot_carry_is_refused_naming_where_it_came_from(
+    tmp_path: Path,
+) -> None:
+    """gRPC refuses every call whose metadata holds a control character (its core logs a line
+    for each, and the call ends INTERNAL "Invalid metadata"): the tools say so at once, and
+    where the credential came from."""
+    remote = ["croupier.example:50051"]
+    with pytest.raises(config.ConfigError, match=r"from --studio-key .*may not carry"):
+        config.studio_credential("abc\ndef", remote, env={})
+    key_file = tmp_path / "notes.md"
+    key_file.write_text("# a file\n\nof several lines\n")
+    with pytest.raises(config.ConfigError, match=rf"from --studio-key-file {key_file} holds"):
+        config.studio_credential(None, remote, key_file, env={})
+    assert config.studio_credential("studio.v1.a-b_c", remote, env={}) == "studio.v1.a-b_c"

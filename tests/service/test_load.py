@@ -13,6 +13,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import defaultdict
@@ -24,6 +25,7 @@ import click
 import grpc
 import pytest
 from click.testing import CliRunner, Result
+from google.rpc import error_details_pb2, status_pb2
 
 from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
 from croupier.service import load
@@ -287,9 +289,9 @@ def _server_thread(tmp_path: Path) -> Iterator[int]:
         store.close()
 
 
-def test_extra_streams_the_server_fails_fail_the_run(tmp_path: Path) -> None:
-    """Connect streams sent where no HTTP listener is: each fails (UNAVAILABLE), and so does
-    the run, saying so, though its games were played."""
+def test_extra_streams_none_of_which_opens_stop_the_run_at_once(tmp_path: Path) -> None:
+    """Connect streams sent where no HTTP listener is: each fails (UNAVAILABLE), and the run
+    stops at once saying so (before, it played its whole length, then printed a dict)."""
     with _server_thread(tmp_path) as port, socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         nowhere = f"127.0.0.1:{probe.getsockname()[1]}"  # bound, never listening
@@ -302,7 +304,25 @@ def test_extra_streams_the_server_fails_fail_the_run(tmp_path: Path) -> None:
             ],
         )
     assert result.exit_code == 1, result.output
-    assert "5 extra streams failed (UNAVAILABLE: 5)" in result.output
+    assert f"no extra stream could be opened (http://{nowhere}): UNAVAILABLE: 5;" in result.output
+    assert "moves" not in result.output  # no games were played
+
+
+def test_extra_streams_that_failed_are_printed_by_code() -> None:
+    """Some extra streams failed: the run fails, and the report says how many of each status,
+    as its errors line does (before: a Python dict, ``failed {'UNAVAILABLE': 50}``)."""
+    streams = {"failed": {"UNAVAILABLE": 50, "CANCELLED": 2}}
+    played: dict[str, Any] = {
+        "moves": 500,
+        "games_abandoned": 0,
+        "no_move_for_s_at_end": 0.01,
+        "no_move_fails_after_s": 5.0,
+        "unanswered_oldest_s": 0.2,
+    }
+    assert load.failures({**played, "streams": streams}) == [
+        "52 extra streams failed (CANCELLED: 2, UNAVAILABLE: 50)"
+    ]
+    assert load._counted(streams["failed"]) == "CANCELLED: 2, UNAVAILABLE: 50"
 
 
 @pytest.mark.parametrize(
@@ -320,6 +340,22 @@ def test_connect_streams_need_streams_and_an_http_listener(
 ) -> None:
     result = CliRunner().invoke(main, ["load", *flags])
     assert result.exit_code == 2 and said in result.output
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("load", "--game", "gin", "--rounds", "3"), "--rounds applies to hoola and koikoi"),
+        (("load", "--game", "rummy", "--rounds", "2"), "rummy has no rounds rule"),
+        (("demo", "--game", "gin", "--rounds", "3"), "gin has no rounds rule"),
+        (("load", "--spawn", "--server-pid", "1"), "leave out --server-pid"),
+    ],
+)
+def test_options_that_would_be_ignored_are_refused(flags: tuple[str, ...], said: str) -> None:
+    """Before, ``--rounds`` of a game without a rounds rule and ``--server-pid`` with
+    ``--spawn`` were silently ignored."""
+    result = CliRunner().invoke(main, list(flags))  # refused before any server is sought
+    assert result.exit_code == 2 and said in result.output, result.output
 
 
 @pytest.mark.slow
@@ -374,7 +410,24 @@ def test_load_needs_a_server() -> None:
             *("--studio-key", "studio.v1.any"),
         ],
     )
-    assert result.exit_code != 0 and "no server answered at 127.0.0.1:1 within" in result.output
+    assert result.exit_code != 0 and "no server answered at 127.0.0.1:1 (" in result.output
+    # gRPC's last error says why (before: only that none answered, after the whole wait).
+    assert "Connection refused) within" in result.output, result.output
+
+
+@pytest.mark.parametrize(
+    ("address", "said"),
+    [("nohost.invalid:50051", "nohost.invalid"), ("127.0.0.1", "HOST:PORT, not '127.0.0.1'")],
+)
+def test_an_address_without_a_server_or_a_port_says_why(address: str, said: str) -> None:
+    result = CliRunner().invoke(
+        main,
+        [
+            *("load", "--address", address, "--games", "1", "--connect-timeout", "0.5"),
+            *("--studio-key", "studio.v1.any"),
+        ],
+    )
+    assert result.exit_code != 0 and said in result.output, result.output
 
 
 def test_load_names_the_address_that_did_not_answer(tmp_path: Path) -> None:
@@ -387,7 +440,7 @@ def test_load_names_the_address_that_did_not_answer(tmp_path: Path) -> None:
             ],
         )
     assert result.exit_code != 0
-    assert "no server answered at 127.0.0.1:1 within" in result.output, result.output
+    assert "no server answered at 127.0.0.1:1 (" in result.output, result.output
 
 
 def serving_workers(text: str) -> list[tuple[int, int]]:
@@ -602,17 +655,71 @@ def test_a_refused_studio_credential_stops_the_run_with_the_server_s_reason(
     """No retry mends a wrong studio credential: the run stops at once and fails, saying why
     (the games' CreateGame, and the extra streams' too)."""
     with _server_thread(tmp_path) as port:
-        for extra in ((), ("--streams", "20")):
+        for key, extra in (
+            ("studio.v1.not-a-credential", ()),
+            ("studio.v1.not-a-credential", ("--streams", "20")),
+            ("garbage", ()),
+        ):
             started = time.monotonic()
             result = CliRunner().invoke(
                 main,
                 [
                     *("load", "--address", f"127.0.0.1:{port}", "--duration", "30", "--quiet"),
-                    *("--studio-key", "studio.v1.not-a-credential", *extra),
+                    *("--studio-key", key, *extra),
                 ],
             )
             assert result.exit_code == 1, result.output
             assert "refused the studio credential (UNAUTHENTICATED)" in result.output
+            assert time.monotonic() - started < 20  # not the whole --duration
+        # A token of no known shape is not said to be a seat token (it was "malformed seat token").
+        assert "malformed token: not a seat, studio or player token" in result.output
+
+
+def test_a_credential_a_header_cannot_carry_stops_load_and_demo_with_one_line(
+    tmp_path: Path,
+) -> None:
+    """A studio key holding a newline (or a whole file of text): before, gRPC's core logged a
+    line per call and the run reported hundreds of abandoned games; demo said only INTERNAL."""
+    readme = tmp_path / "README.md"
+    readme.write_text("# Croupier\n\nA card-game service.\n")
+    with _server_thread(tmp_path) as port:
+        address = f"127.0.0.1:{port}"
+        for tool, key in (
+            (("load", "--duration", "30", "--quiet"), ("--studio-key", "abc\ndef")),
+            (("load", "--duration", "30", "--quiet"), ("--studio-key-file", str(readme))),
+            (("demo",), ("--studio-key", "abc\ndef")),
+        ):
+            started = time.monotonic()
+            result = CliRunner().invoke(main, [*tool, "--address", address, *key])
+            assert result.exit_code == 1, result.output
+            assert "holds a character a header may not carry" in result.output, result.output
+            assert f"from {key[0]}" in result.output and len(result.output.splitlines()) == 1
+            assert time.monotonic() - started < 10
+
+
+def test_a_game_the_server_refuses_stops_the_run_with_the_server_s_reason(
+    tmp_path: Path,
+) -> None:
+    """CreateGame refused INVALID_ARGUMENT (an unknown preset, seats the game does not seat) is
+    mended by no retry: the run stops at once with the server's message (before, it retried all
+    run long and ended "no move was made" without the reason)."""
+    key = mint_studio_token(STUDIO_KEY, int(time.time()) + 600)
+    with _server_thread(tmp_path) as port:
+        for game, said in (
+            (("--preset", "nope"), "unknown Hoola preset 'nope'"),
+            (("--game", "gin", "--seats", "3", "--streams", "20"), "INVALID_ARGUMENT"),
+        ):
+            started = time.monotonic()
+            result = CliRunner().invoke(
+                main,
+                [
+                    *("load", "--address", f"127.0.0.1:{port}", "--duration", "30", "--quiet"),
+                    *("--studio-key", key, *game),
+                ],
+            )
+            assert result.exit_code == 1, result.output
+            assert "CreateGame refused the game asked for (INVALID_ARGUMENT)" in result.output
+            assert said in result.output, result.output
             assert time.monotonic() - started < 20  # not the whole --duration
 
 
@@ -642,7 +749,13 @@ def test_a_server_killed_during_the_run_is_reported_as_such(tmp_path: Path) -> N
     assert 0 < rejoining <= report["unanswered_at_end"], result.output
     quiet = report["no_move_for_s_at_end"]
     assert quiet > report["no_move_fails_after_s"] == load.QUIET_FAILS_S, result.output
-    assert report["failed"] == [f"no move in the run's last {quiet:.1f} s"]
+    # The reason names the address that stopped answering, with its last error.
+    [failed] = report["failed"]
+    assert failed.startswith(
+        f"no move in the run's last {quiet:.1f} s; {served.address} stopped answering "
+        "(its last error UNAVAILABLE: "
+    ), failed
+    assert list(report["stopped_answering"]) == [served.address]
     assert f"FAILED: {'; '.join(report['failed'])}" in result.output
     games = ("games_finished", "games_abandoned", "games_cut_at_end")
     assert sum(report[key] for key in games) == report["games_started"]
@@ -701,6 +814,73 @@ def _signalled_spawn(*args: str, after_s: float) -> tuple[subprocess.Popen[bytes
     return run, output, spawned
 
 
+def test_a_spawned_server_that_dies_is_named_with_its_exit_status_and_its_log_is_kept(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL of the server ``load --spawn`` started: the run fails saying that it exited and
+    how, with its log's last lines, and keeps that log beside the JSON report (before: only "no
+    move in the run's last 5.9 s", and the log deleted with the scratch folder)."""
+    out = tmp_path / "r.json"
+    run = subprocess.Popen(
+        [str(Path(sys.executable).parent / "croupier"), "load", "--spawn", "--duration", "7"]
+        + ["--quiet", "--json", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(load._proc_tree([run.pid])) < 2:
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.05)
+        [server] = [pid for pid in load._proc_tree([run.pid]) if pid != run.pid]
+        time.sleep(3.0)  # serving, the games under way
+        os.kill(server, signal.SIGKILL)
+        output = run.communicate(timeout=60)[0].decode()
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 1, output
+    report = json.loads(out.read_text())
+    assert report["server"]["exit_status"] == "killed by SIGKILL", output
+    assert "the spawned server exited during the run (killed by SIGKILL)" in report["failed"]
+    kept = tmp_path / "r.server.log"
+    assert report["server"]["log"] == str(kept) and '"serving"' in kept.read_text()
+    assert report["server"]["log_tail"] and f"kept at {kept}" in output
+    assert "memory of the others only" not in output, output
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
+def test_a_spawned_server_dies_with_a_load_tool_killed_outright() -> None:
+    """SIGKILL of ``load --spawn`` gives it no chance to stop its server: the kernel signals the
+    server (SIGTERM) as its parent dies, and it shuts down (before: it served on for good); the
+    scratch folder the killed run left is removed by the next."""
+    run = subprocess.Popen(
+        [str(Path(sys.executable).parent / "croupier"), "load", "--spawn", "--duration", "60"]
+        + ["--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(load._proc_tree([run.pid])) < 2:
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.05)
+        [server] = [pid for pid in load._proc_tree([run.pid]) if pid != run.pid]
+        scratch = list(Path(tempfile.gettempdir()).glob(f"croupier-load-{run.pid}-*"))
+        assert len(scratch) == 1
+        time.sleep(1.0)
+    finally:
+        run.kill()
+        run.wait()
+    deadline = time.monotonic() + 30
+    while load._alive(server) and _state(server) != "Z":
+        assert time.monotonic() < deadline, "the spawned server outlived its tool"
+        time.sleep(0.1)
+    load.scratch_folder().cleanup()  # the next run's
+    assert not scratch[0].exists()
+
+
 def test_a_signal_stops_the_run_and_the_server_it_spawned_and_keeps_the_report(
     tmp_path: Path,
 ) -> None:
@@ -724,14 +904,17 @@ def test_a_signal_before_the_games_start_stops_what_was_spawned_with_the_signal_
     """SIGTERM while the spawned server starts and the extra streams open: no report yet, the
     server stopped, and the exit code the signal's (as when it comes during the games; it was
     1)."""
-    out = tmp_path / "out.json"
-    run, output, spawned = _signalled_spawn(
-        *("--streams", "5000", "--duration", "60", "--quiet", "--json", str(out)), after_s=0.0
-    )
-    assert run.returncode == 128 + signal.SIGTERM, output
-    assert "stopped (SIGTERM) before the games started" in output, output
-    assert not out.exists()
-    assert not [pid for pid in spawned if Path(f"/proc/{pid}").exists()]
+    for after_s in (0.0, 3.5):  # the server starting; the extra streams opening
+        out = tmp_path / f"out-{after_s}.json"
+        run, output, spawned = _signalled_spawn(
+            *("--streams", "4000", "--duration", "60", "--quiet", "--json", str(out)),
+            after_s=after_s,
+        )
+        assert run.returncode == 128 + signal.SIGTERM, output
+        # Before: with the streams opening, a report of nothing ("0.0 s against", "None open").
+        assert "stopped (SIGTERM) before the games started" in output, output
+        assert "None" not in output and not out.exists()
+        assert not [pid for pid in spawned if Path(f"/proc/{pid}").exists()]
 
 
 def test_a_server_that_stops_answering_shows_in_the_calls_unanswered_at_the_end(
@@ -905,6 +1088,41 @@ def test_an_address_that_answered_unavailable_is_passed_over_for_a_while() -> No
     asyncio.run(choose())
 
 
+def test_a_report_of_no_moves_says_so_in_words_and_its_labels_are_true() -> None:
+    """A run that made no move prints no ``None``; a game that failed before CreateGame made it
+    is no game abandoned (the counts went negative: "cut at the end -304"); the header gives
+    the games in flight there were (--games 5: 5, not 16); a browser's seats resume their
+    StreamEvents, said so (the JSON's old key kept)."""
+
+    async def run() -> dict[str, Any]:
+        channel = grpc.aio.insecure_channel("127.0.0.1:1")
+        config = load.LoadConfig(addresses=["127.0.0.1:1"], games=5, mode="browser")
+        run = load.Load(config, [[channel]])
+
+        async def failing(number: int, rng: object) -> None:
+            raise ValueError("before CreateGame")
+
+        run._play_game = failing  # type: ignore[method-assign]
+        try:
+            await run._worker(0)
+        finally:
+            await channel.close()
+        run.recorder.resumed = 58
+        report = run.report()
+        report["client"] = {"cpu_s": 0.5, "cpu_ms_per_move": None}
+        return report
+
+    report = asyncio.run(run())
+    assert report["games_abandoned"] == 0 and report["games_cut_at_end"] == 0
+    assert report["errors_by_call"] == {"game ValueError": 5}
+    assert report["games_in_flight"] == 5
+    assert report["seat_streams_resumed"] == report["play_streams_resumed"] == 58
+    text = load.summary(report)
+    assert "None" not in text, text
+    assert "5 games in flight" in text and "StreamEvents resumed 58" in text
+    assert "load tool CPU        0.50 s, no move made" in text
+
+
 def test_the_service_fails_the_run_when_work_was_lost_or_hung() -> None:
     """``croupier load`` exits 1 when no move was made, games were abandoned, no move came in
     the run's last seconds, or a call waited past any healthy answer; errors the bots got over,
@@ -933,6 +1151,15 @@ def test_the_service_fails_the_run_when_work_was_lost_or_hung() -> None:
     assert load.failures({**healthy, "unanswered_oldest_s": None}) == []
     stopped = {**healthy, "moves": 0, "games_abandoned": 4, "interrupted": "SIGINT"}
     assert load.failures(stopped) == []
+    # Servers gone since the last move are named with their last error; a spawned one that
+    # exited by itself is a failure of its own.
+    gone = {"h:1": "UNAVAILABLE: Connection refused"}
+    assert load.failures({**healthy, "moves": 0, "stopped_answering": gone}) == [
+        "no move was made; h:1 stopped answering (its last error UNAVAILABLE: Connection refused)"
+    ]
+    killed = {**healthy, "server": {"exited": [7], "exit_status": "killed by SIGKILL"}}
+    assert load.failures(killed) == ["the spawned server exited during the run (killed by SIGKILL)"]
+    assert load.exit_status(-9) == "killed by SIGKILL" and load.exit_status(3) == "exit status 3"
 
 
 def test_a_write_on_a_stream_the_server_ended_is_left_to_the_next_read() -> None:
@@ -970,6 +1197,67 @@ def test_the_bots_resume_on_a_server_going_away_and_on_nothing_else() -> None:
     assert load.resumable(ended(grpc.StatusCode.INTERNAL, load.CUT_WHILE_WRITING))
     assert not load.resumable(ended(grpc.StatusCode.INTERNAL, server_bug))
     assert not load.resumable(ended(grpc.StatusCode.INVALID_ARGUMENT, "JOIN_FIRST"))
+
+
+def _failed(code: grpc.StatusCode, details: str = "", *rich: Any) -> grpc.aio.AioRpcError:
+    """A failed call as grpc.aio raises it, with ``rich`` details (``ErrorInfo``…) in its
+    status if given."""
+    trailing = grpc.aio.Metadata()
+    if rich:
+        status = status_pb2.Status(code=code.value[0], message=details)
+        for detail in rich:
+            status.details.add().Pack(detail)
+        trailing = grpc.aio.Metadata(("grpc-status-details-bin", status.SerializeToString()))
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), trailing, details)
+
+
+def test_a_call_a_stopping_server_cancelled_before_letting_it_in_is_sent_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """gRPC core cancels the calls a server had not yet let in when it begins to stop (CANCELLED,
+    no status details): never applied, so the bots send them again with the same command id,
+    counted as sent again rather than as errors (before: an error each, and the move dropped).
+    A CANCELLED of the service's (with its ErrorInfo) is no such loss."""
+    monkeypatch.setattr(load, "UNAVAILABLE_RETRY_S", 0.0)
+    cut = _failed(grpc.StatusCode.CANCELLED)
+    answered = _failed(
+        grpc.StatusCode.CANCELLED, "gone", error_details_pb2.ErrorInfo(reason="X", domain="d")
+    )
+    assert load.lost(cut) and load.gone_away(cut) and load._again_after_s(cut) == 0.0
+    assert not load.lost(answered) and load._again_after_s(answered) is None
+    assert not load.lost(_failed(grpc.StatusCode.UNAVAILABLE))
+
+    class Stub:
+        def __init__(self) -> None:
+            self.sent: list[str] = []
+
+        async def answer(self, request: service_pb2.SubmitCommandRequest) -> object:
+            self.sent.append(request.command_id)
+            if len(self.sent) == 1:
+                raise cut
+            return service_pb2.SubmitCommandResponse()
+
+        def SubmitCommand(self, request: Any, metadata: Any) -> Any:
+            return self.answer(request)
+
+    async def submit() -> None:
+        channel = grpc.aio.insecure_channel("127.0.0.1:1")
+        run = load.Load(load.LoadConfig(addresses=["127.0.0.1:1"], mode="browser"), [[channel]])
+        stub = Stub()
+        run.stubs = [[stub]]  # type: ignore[list-item]
+        try:
+            request = service_pb2.SubmitCommandRequest(game_id="g", command_id="c1")
+            assert await run._submit_move(request, 0, 0, "token", [0.0])
+        finally:
+            await channel.close()
+        assert stub.sent == ["c1", "c1"]  # the same command id: applied once
+        assert run.recorder.errors == {} and run.recorder.lost == {"SubmitCommand": 1}
+        assert run.recorder.moves == 1
+        report = run.report()
+        assert report["lost_calls_sent_again"] == {"SubmitCommand": 1}
+        assert "calls sent again     1  (SubmitCommand: 1;" in load.summary(report)
+
+    asyncio.run(submit())
 
 
 @pytest.mark.parametrize("mode", ["play", "submit", "browser"])

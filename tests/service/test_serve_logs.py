@@ -107,6 +107,19 @@ def test_every_line_of_a_json_run_is_json(tmp_path: Path, workers: int) -> None:
     assert len(thawed_by(tmp_path / "err.log")) == workers  # each runs the policy it was given
 
 
+def test_the_serving_line_says_how_many_listeners_share_the_port(tmp_path: Path) -> None:
+    """``serve --listeners 4`` says so where it says where it serves (it was not said)."""
+    env = {**BARE, "CROUPIER_LOG_FORMAT": "json"}
+    process = serve(tmp_path, "--listeners", "4", "--http-address", "off", env=env)
+    try:
+        wait_for(process, tmp_path / "err.log", 1)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    [serving] = [line for line in json_lines(tmp_path / "err.log") if line["event"] == "serving"]
+    assert serving["listeners"] == 4
+
+
 def test_a_failed_start_is_a_json_line_too(tmp_path: Path) -> None:
     env = {**BARE, "CROUPIER_SECRET": "hex:00"}  # too short: refused before anything else
     process = serve(tmp_path, "--log-format", "json", env=env)
