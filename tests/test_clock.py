@@ -41,18 +41,25 @@ def _rules(game: Any, preset: str, seats: int, changes: dict[str, Any], **clock:
     return game.rules_for(preset, {**changes, **clock}, seats)
 
 
+def started(
+    game: Any, rules: Any, seats: int, seeds: Seeds
+) -> tuple[int, Any, list[tuple[int, int | None, list[Any]]]]:
+    """The time, the state and the log's first batch of a game just created."""
+    now = 1_000_000
+    state = game.at(game.initial_state(), now, None)
+    opening = game.start(rules, seats, seeds)
+    for event in opening:
+        state = game.evolve(state, event)
+    return now, state, [(now, None, opening)]
+
+
 def play(
     game: Any, rules: Any, seats: int, seeds: Seeds, rng: random.Random, idle: set[int]
 ) -> tuple[Any, list[tuple[int, int | None, list[Any]]]]:
     """Play to the end: active seats move at random moments, idle seats never; what time makes
     due is recorded as batches of its own. Returns the state and the batches (time, seat,
     events) as a log would hold them."""
-    now = 1_000_000
-    state = game.at(game.initial_state(), now, None)
-    opening = game.start(rules, seats, seeds)
-    for event in opening:
-        state = game.evolve(state, event)
-    batches: list[tuple[int, int | None, list[Any]]] = [(now, None, opening)]
+    now, state, batches = started(game, rules, seats, seeds)
     for _ in range(MAX_BATCHES):
         if game.is_finished(state):
             return state, batches
@@ -231,12 +238,7 @@ def left_alone(
     """A game whose seats never send a command but ``back`` (once that many time-outs are past
     and that seat is away, it comes back, once), played by time alone, one batch per time-out,
     until it ends or has timed out ``FOR_EVER`` times."""
-    now = 1_000_000
-    state = game.at(game.initial_state(), now, None)
-    opening = game.start(rules, seats, seeds)
-    for event in opening:
-        state = game.evolve(state, event)
-    batches: list[tuple[int, int | None, list[Any]]] = [(now, None, opening)]
+    now, state, batches = started(game, rules, seats, seeds)
     for timeouts in range(FOR_EVER):
         if game.is_finished(state):
             break

@@ -814,6 +814,16 @@ def _signalled_spawn(*args: str, after_s: float) -> tuple[subprocess.Popen[bytes
     return run, output, spawned
 
 
+def _its_server(run: subprocess.Popen[bytes]) -> int:
+    """The pid of the server ``load --spawn`` (``run``) started, once it is there."""
+    deadline = time.monotonic() + 60
+    while len(load._proc_tree([run.pid])) < 2:
+        assert time.monotonic() < deadline and run.poll() is None
+        time.sleep(0.05)
+    [server] = [pid for pid in load._proc_tree([run.pid]) if pid != run.pid]
+    return server
+
+
 def test_a_spawned_server_that_dies_is_named_with_its_exit_status_and_its_log_is_kept(
     tmp_path: Path,
 ) -> None:
@@ -828,11 +838,7 @@ def test_a_spawned_server_that_dies_is_named_with_its_exit_status_and_its_log_is
         stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 60
-        while len(load._proc_tree([run.pid])) < 2:
-            assert time.monotonic() < deadline and run.poll() is None
-            time.sleep(0.05)
-        [server] = [pid for pid in load._proc_tree([run.pid]) if pid != run.pid]
+        server = _its_server(run)
         time.sleep(3.0)  # serving, the games under way
         os.kill(server, signal.SIGKILL)
         output = run.communicate(timeout=60)[0].decode()
@@ -862,11 +868,7 @@ def test_a_spawned_server_dies_with_a_load_tool_killed_outright() -> None:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
-        while len(load._proc_tree([run.pid])) < 2:
-            assert time.monotonic() < deadline and run.poll() is None
-            time.sleep(0.05)
-        [server] = [pid for pid in load._proc_tree([run.pid]) if pid != run.pid]
+        server = _its_server(run)
         scratch = list(Path(tempfile.gettempdir()).glob(f"croupier-load-{run.pid}-*"))
         assert len(scratch) == 1
         time.sleep(1.0)
