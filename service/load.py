@@ -1399,6 +1399,9 @@ class Load:
         the game ends; resumed after its newest event when its server goes away."""
         recorder = self.recorder
         seen = resumes = 0
+        # Whether its opening is timed: once, by the stream that brought its first state (one
+        # that its server ended before that, a restart while it waited to be let in, is not).
+        timed = False
         while True:
             recorder.calls["StreamEvents (spectator)"] += 1
             stub = self.stub(number, 0, resumes)
@@ -1423,7 +1426,8 @@ class Load:
                             )
                     if not live:
                         live = True
-                        if not resumes:
+                        if not timed:
+                            timed = True
                             recorder.observe(
                                 "StreamEvents (spectator) open→state",
                                 time.perf_counter() - opened,
