@@ -57,6 +57,15 @@ _QUIET = {
 TIME_MADE_DUE = "What time made due"
 #: The prefix of an event a time-out forced.
 FORCED = "forced: "
+#: How a time-out's line ends, and how it ends instead when it ended a game nobody attended
+#: (docs/rules/common.md §5.1): no move was forced then.
+MOVES_FORCED = "; the moves below were forced"
+NOBODY_ATTENDED = (
+    "; every seat had now timed out twice as often in a row as makes a seat away, so the game "
+    "ended there, abandoned, with no forced move (docs/rules/common.md §5.1)"
+)
+#: The settlement outcome of a game nobody attended.
+ABANDONED = "ABANDONED"
 
 
 @dataclass(frozen=True)
@@ -242,13 +251,19 @@ def clock_time(ms: int) -> str:
     return time.strftime("%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}"
 
 
+def _outcome_of(event: Any) -> str | None:
+    """The outcome of the settlement ``event`` carries, if it carries one."""
+    settlement = getattr(event, "settlement", None)
+    return settlement.outcome if isinstance(settlement, Settlement) else None
+
+
 def _timed_out(event: TurnTimedOut, recorded_at_ms: int, was_away: bool) -> str:
     """A time-out in words; ``was_away``: the seat was away already (its turn was forced as it
     began), else whether this time-out made it away."""
     late = recorded_at_ms - event.deadline_ms
     line = (
         f"Seat {event.seat} timed out: its deadline was {clock_time(event.deadline_ms)} UTC, "
-        f"recorded {late} ms after it; the moves below were forced"
+        f"recorded {late} ms after it{MOVES_FORCED}"
     )
     if was_away:
         line += " (the seat is away: its turns are forced as they begin)"
@@ -469,6 +484,13 @@ def timeline(replay: Replay) -> Timeline:
             was_away = _away(state, event.seat)
             current["happened"].append(_timed_out(event, stored.recorded_at_ms, was_away))
             current["forced"] = True
+        elif current["forced"] and _outcome_of(event) == ABANDONED:
+            # The time-out ended the game instead of forcing a move: its line says so.
+            timed_out = current["happened"][-1]
+            cut = timed_out.find(MOVES_FORCED)
+            if cut >= 0:
+                current["happened"][-1] = timed_out[:cut] + NOBODY_ATTENDED
+            current["happened"].append(_describe(kind, event))
         else:
             prefix = FORCED if current["forced"] else ""
             current["happened"].append(prefix + _describe(kind, event))

@@ -23,7 +23,7 @@ import grpc
 from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
 from croupier.log import LOG_FORMAT_VERSION
 from croupier.replays.format import from_binary
-from croupier.service.bots import play_game
+from croupier.service.bots import auth, play_game
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import (
@@ -179,9 +179,69 @@ TIMED: dict[
 }
 
 
+# Games nobody plays (docs/rules/common.md §5.1, "A table nobody attends ends"): created on the
+# turn clock and left alone, every seat times out until the game ends ABANDONED (Gin and Rummy,
+# whose forced moves never end a game); file name: (kind, seats, preset, overrides).
+NOBODY: dict[str, tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules]] = {
+    "gin-standard-timed-abandoned": (
+        GIN,
+        2,
+        "standard",
+        service_pb2.Rules(gin=gin_pb2.GinRules(turn_time_ms=TURN_MS, max_timeouts=2)),
+    ),
+    "rummy-standard-timed-abandoned": (
+        RUMMY,
+        3,
+        "standard",
+        service_pb2.Rules(rummy=rummy_pb2.RummyRules(turn_time_ms=TURN_MS, max_timeouts=1)),
+    ),
+}
+#: How long a game nobody plays may take to end before the recording gives up.
+NOBODY_WAIT_S = 60.0
+
+
+def left_alone(
+    stub: service_pb2_grpc.GameServiceStub,
+    studio: str,
+    name: str,
+    game: tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules],
+) -> str:
+    """Create ``game`` and wait, sending nothing, until the service's sweeper has ended it;
+    returns its id."""
+    kind, seats, preset, overrides = game
+    created = stub.CreateGame(
+        service_pb2.CreateGameRequest(
+            kind=kind,
+            preset=preset,
+            seats=seats,
+            client_seeds=[f"corpus {name}"],
+            overrides=overrides,
+        ),
+        metadata=auth(studio),
+    )
+    deadline = time.monotonic() + NOBODY_WAIT_S
+    while time.monotonic() < deadline:
+        view = stub.GetView(
+            service_pb2.GetViewRequest(game_id=created.game_id),
+            metadata=auth(created.tokens[0].token),
+        )
+        if view.finished:
+            return created.game_id
+        time.sleep(TURN_MS / 1000)
+    raise RuntimeError(f"{name}: nobody played it and it did not end in {NOBODY_WAIT_S:g} s")
+
+
 # Games whose bots also claim discards out of turn (battle Hoola), so that the corpus holds
 # claims, claim windows and the awards time makes.
 CLAIMING = {"hoola-international", "hoola-winjoy", "hoola-korean-nearest-claims"}
+
+
+def _export(stub: service_pb2_grpc.GameServiceStub, game_id: str, path: Path) -> Path:
+    """Write the finished game's replay to ``path``."""
+    data = stub.ExportReplay(service_pb2.ExportReplayRequest(game_id=game_id)).replay
+    from_binary(data)  # a whole replay, or fail here
+    path.write_bytes(data)
+    return path
 
 
 def make(directory: Path) -> list[Path]:
@@ -201,10 +261,20 @@ def make(directory: Path) -> list[Path]:
                 games = {
                     **{name: (*game, frozenset[int]()) for name, game in GAMES.items()},
                     **TIMED,
+                    **{name: (*game, frozenset(range(game[1]))) for name, game in NOBODY.items()},
                 }
                 for name, (kind, seats, preset, overrides, idle) in games.items():
                     path = directory / f"{name}.replay"
                     if path.exists():
+                        continue
+                    if name in NOBODY:
+                        game_id = left_alone(
+                            stub,
+                            mint_studio_token(studio, int(time.time()) + 3600),
+                            name,
+                            NOBODY[name],
+                        )
+                        written.append(_export(stub, game_id, path))
                         continue
                     result = play_game(
                         channel,
@@ -218,12 +288,7 @@ def make(directory: Path) -> list[Path]:
                         claims=name in CLAIMING,
                         idle_seats=idle,
                     )
-                    data = stub.ExportReplay(
-                        service_pb2.ExportReplayRequest(game_id=result.game_id)
-                    ).replay
-                    from_binary(data)  # a whole replay, or fail here
-                    path.write_bytes(data)
-                    written.append(path)
+                    written.append(_export(stub, result.game_id, path))
         finally:
             server.stop(grace=None)
             store.close()

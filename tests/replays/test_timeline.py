@@ -17,6 +17,8 @@ from croupier.replays.format import load, to_binary
 from croupier.replays.timeline import (
     FINAL_SETTLEMENT,
     FORCED,
+    MOVES_FORCED,
+    NOBODY_ATTENDED,
     TIME_MADE_DUE,
     card_name,
     cards_in_words,
@@ -271,9 +273,12 @@ def test_the_timeline_shows_time_outs_forced_moves_and_away_seats(path: Path) ->
     )
     assert timed_out and all(int(late) >= 0 for _, late in timed_out)
     assert all(
-        line.startswith(FORCED) or " timed out: " in line or "forfeit" in line.lower()
+        line.startswith(FORCED)
+        or " timed out: " in line
+        or "forfeit" in line.lower()
+        or NOBODY_ATTENDED in before  # the end of a game nobody attended (the next test)
         for s in made_due
-        for line in s.happened
+        for before, line in zip(["", *s.happened], s.happened, strict=False)
     )
     assert any(line.startswith(FORCED) for s in made_due for line in s.happened)
     # Said once per seat that became away (a seat that plays may time out once, not be away).
@@ -286,3 +291,24 @@ def test_the_timeline_shows_time_outs_forced_moves_and_away_seats(path: Path) ->
     page = render_html(shown)
     assert "class='ev timeout'" in page and "class='ev forced'" in page
     assert "class='move tick'" in page and "class='clock'" in page
+
+
+ABANDONED_FILES = sorted(CORPUS.rglob("*-abandoned.replay"))
+
+
+@pytest.mark.parametrize("path", ABANDONED_FILES, ids=lambda p: p.stem)
+def test_a_game_nobody_attended_ends_abandoned_with_no_forced_move(path: Path) -> None:
+    """docs/rules/common.md §5.1: the time-out that ends a game nobody attends says so, the end
+    that follows is not marked forced, and the settlement has no winner."""
+    shown = timeline(load(path))
+    last = [s for s in shown.steps if s.move == TIME_MADE_DUE][-1]
+    assert NOBODY_ATTENDED in last.happened[-2] and MOVES_FORCED not in last.happened[-2]
+    assert not last.happened[-1].startswith(FORCED)
+    text = render_text(shown)
+    assert text.count(NOBODY_ATTENDED) == 1 and "abandoned: winner(s) none" in text
+    clock = next(v for k, v in shown.facts if k == "turn clock")
+    assert "a table nobody attends ends, abandoned" in clock
+
+
+def test_the_corpus_holds_games_nobody_attended() -> None:
+    assert {p.stem.split("-")[0] for p in ABANDONED_FILES} == {"gin", "rummy"}
