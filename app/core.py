@@ -377,7 +377,9 @@ class Croupier:
         what falls due by time in the background (:mod:`croupier.app.sweeper`)."""
         self.notifier.bind(asyncio.get_running_loop())
         if not self._listening:
-            self.log.listen(self.notifier.notify, self.notifier.notify_threadsafe)
+            self.log.listen(
+                self.notifier.notify, self.notifier.notify_threadsafe, self.notifier.watching
+            )
             self._listening = True
         if self._rechecking is None:
             self._rechecking = asyncio.create_task(self._recheck())

@@ -21,6 +21,9 @@ class Notifier:
         # listener, every other process's.
         self._latest: dict[str, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: Set while some stream waits on a game: a store's look for other processes' appends is
+        #: made often only then (nobody else is woken by it).
+        self.watching = asyncio.Event()
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         """The loop the streams run on (other threads' notices are handed to it)."""
@@ -31,6 +34,7 @@ class Notifier:
         between the read and the wait is not missed. Give it back with :meth:`release`."""
         event = asyncio.Event()
         self._waiting[game_id].add(event)
+        self.watching.set()
         return event
 
     def release(self, game_id: str, event: asyncio.Event) -> None:
@@ -39,6 +43,8 @@ class Notifier:
             waiting.discard(event)
             if not waiting:
                 del self._waiting[game_id]
+                if not self._waiting:
+                    self.watching.clear()
 
     def notify(self, game_id: str, version: int = 0) -> None:
         """On the loop's thread: wake the game's streams, unless ``version`` was heard of already

@@ -26,6 +26,7 @@ command waits for its own append anyway; a deadline is not to be waited on).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import itertools
@@ -75,6 +76,11 @@ UNAVAILABLE_RETRY_MS = 1000
 PROBE_S = 0.5
 # After a failed look for other processes' appends, the next waits this long.
 POLL_FAILED_WAIT_S = 1.0
+#: How often the loop looks for other processes' appends while no stream of this process waits
+#: on a game (else at the store's own pace, ``AppendPoll.every_s``): their news then wakes
+#: nobody and is only a hint (a tick on an older copy meets a version conflict and reads again),
+#: and looking every 10 ms was half of an idle server's CPU (2.5 % of a core).
+IDLE_POLL_S = 0.25
 # How long closing waits for the store's threads to finish the work under way (one call each).
 CLOSE_JOIN_S = 10.0
 
@@ -538,25 +544,39 @@ class AsyncLog:
             self._reads, Rank.CALL, lambda store: store.recent_games, player, limit
         )
 
-    def listen(self, on_loop: AppendListener, from_thread: AppendListener) -> None:
+    def listen(
+        self,
+        on_loop: AppendListener,
+        from_thread: AppendListener,
+        watching: asyncio.Event | None = None,
+    ) -> None:
         """Hear other processes' appends: where the store offers a poll the loop can make
         (:meth:`EventStore.append_poll`: SQLite) or a listener on the loop
         (:meth:`EventStore.listen_on_loop`: PostgreSQL), by a task on the loop that calls
         ``on_loop``; else through the store's listener, which calls ``from_thread`` from its own
-        thread."""
+        thread. A poll is made at the store's pace while ``watching`` is set (some stream
+        waits), else every ``IDLE_POLL_S`` and at once when it is set."""
         if self._polling is not None:
             return
         poll = self._at_once.append_poll() if self._at_once is not None else None
         if poll is not None:
-            self._polling = asyncio.get_running_loop().create_task(self._poll(poll, on_loop))
+            self._polling = asyncio.get_running_loop().create_task(
+                self._poll(poll, on_loop, watching)
+            )
         elif (heard := self.store.listen_on_loop(from_thread)) is not None:
             self._polling = asyncio.get_running_loop().create_task(heard.run(on_loop))
         else:
             self.store.listen(from_thread)
 
-    async def _poll(self, poll: AppendPoll, listener: AppendListener) -> None:
+    async def _poll(
+        self, poll: AppendPoll, listener: AppendListener, watching: asyncio.Event | None
+    ) -> None:
         while True:
-            await asyncio.sleep(poll.every_s)
+            if watching is None or watching.is_set():
+                await asyncio.sleep(poll.every_s)
+            else:  # nobody to wake: look rarely, and at once when a stream begins to wait
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(watching.wait(), IDLE_POLL_S)
             try:
                 grown = poll.poll()
             except Exception as error:  # unreadable for now: the streams' recheck remains

@@ -439,7 +439,9 @@ def finish_game(
     idle = frozenset(idle_seats)
     active = [s for s in range(seats) if s not in idle]
     if not active:
-        raise ValueError("at least one seat must play: forced moves alone may never end a game")
+        raise ValueError(
+            "at least one seat must play: a table of idle seats only is played by the clock alone"
+        )
     viewer = tokens[active[0]]
     # Forced moves are shown as the first idle seat sees them (its own draws too).
     watcher = tokens[min(idle)] if idle else viewer

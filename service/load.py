@@ -697,7 +697,7 @@ def acting_seat(
 
 
 def check_idle(config: LoadConfig) -> None:
-    """Idle seats need a clock, and a seat that plays (forced moves never knock or go out)."""
+    """Idle seats need a clock, and a seat that plays (a table of idle seats only measures nothing)."""
     if not config.idle_seats:
         return
     if not config.turn_time_ms:
@@ -706,7 +706,7 @@ def check_idle(config: LoadConfig) -> None:
     if config.idle_seats >= seats:
         raise LoadError(
             f"--idle-seats {config.idle_seats}: at least one of the {seats} seats must play "
-            "(forced moves alone may never end a game)"
+            "(a table of idle seats only is played by the clock alone: nothing to measure)"
         )
 
 

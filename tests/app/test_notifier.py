@@ -68,3 +68,19 @@ def test_a_version_heard_of_already_wakes_nobody() -> None:
         notifier.release("game", unknown)
 
     asyncio.run(scenario())
+
+
+def test_watching_is_set_while_some_stream_waits() -> None:
+    """What the store's look for other processes' appends goes by (often only while set)."""
+
+    async def scenario() -> None:
+        notifier = Notifier()
+        assert not notifier.watching.is_set()
+        one, other = notifier.waiter("one"), notifier.waiter("other")
+        assert notifier.watching.is_set()
+        notifier.release("one", one)
+        assert notifier.watching.is_set()  # "other" still waits
+        notifier.release("other", other)
+        assert not notifier.watching.is_set()
+
+    asyncio.run(scenario())

@@ -24,6 +24,7 @@ from structlog.testing import capture_logs
 from croupier.app import runner
 from croupier.app.runner import AsyncLog
 from croupier.log import NewEvent, StoreBusy, StoreUnavailable
+from croupier.log.store import AppendPoll
 from croupier.service.store import sqlite
 from croupier.service.store.sqlite import SqliteEventStore
 from tests.store.games import new_game
@@ -689,3 +690,43 @@ def test_a_checkpoint_that_fails_every_turn_is_said_once(
         time.sleep(30 * sqlite.CHECKPOINT_S)
     said = [e for e in logged if e["event"] == "checkpoint failed"]
     assert [e["error"] for e in said] == ["disk I/O error"]
+
+
+def test_other_processes_appends_are_looked_for_often_only_while_a_stream_waits(
+    store: SqliteEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop's look for other processes' appends wakes streams: with none waiting it is made
+    every ``IDLE_POLL_S`` (looking every 10 ms was half of an idle server's CPU), and at once
+    when a stream begins to wait, then at the store's pace again. Only upper bounds on the
+    looks and a generous wait are asserted: a slow machine makes fewer, never more."""
+    monkeypatch.setattr(runner, "IDLE_POLL_S", 30.0)
+    looks: list[float] = []
+
+    def poll() -> list[tuple[str, int]]:
+        looks.append(time.monotonic())
+        return []
+
+    async def scenario() -> None:
+        log = AsyncLog(store)
+        watching = asyncio.Event()
+        every_s = 0.002
+        task = asyncio.create_task(log._poll(AppendPoll(poll, every_s), print, watching))
+        try:
+            await asyncio.sleep(0.3)  # nobody waits: no look before IDLE_POLL_S
+            assert looks == []
+            watching.set()  # a stream waits: a look at once, then at the store's pace
+            deadline = time.monotonic() + 10
+            while len(looks) < 5:
+                assert time.monotonic() < deadline, "looks at the store's pace"
+                await asyncio.sleep(every_s)
+            watching.clear()  # the last stream went: the looks stop again
+            await asyncio.sleep(0.05)
+            seen = len(looks)
+            await asyncio.sleep(0.3)
+            assert len(looks) == seen
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            log.close()
+
+    asyncio.run(scenario())
