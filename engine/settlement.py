@@ -133,19 +133,24 @@ def match_settlement(number: int, totals: tuple[int, ...], stake: int, played: s
     )
 
 
-def match_abandoned(number: int, totals: tuple[int, ...], stake: int, why: str) -> Settlement:
+def match_abandoned(
+    number: int, totals: tuple[int, ...], stake: int, played: str, why: str
+) -> Settlement:
     """A two-seat match by points that nobody attends any more (docs/rules/common.md §5.1): it
     ends where it stands. The hands (rounds) scored stand, so the lower total pays the difference ×
-    ``stake`` as after a match played out, but nobody wins the match. ``why`` says how it came to
-    end."""
-    scored = match_settlement(number, totals, stake, f"{number} hand(s)")
+    ``stake`` as after a match played out, but nobody wins the match. ``played`` says what was
+    played to the end; ``why`` says how it came to end."""
+    scored = match_settlement(number, totals, stake, played)
     return Settlement(
         number,
         (),
         MatchOutcome.ABANDONED.value,
         scored.lines,
         scored.net,
-        (f"{why}, seat 0 at {totals[0]} point(s), seat 1 at {totals[1]}: nobody wins it",),
+        (
+            f"{why}: the hands scored stand (seat 0 {totals[0]} point(s), seat 1 {totals[1]}, "
+            f"over {played}, paid as scored) and nobody wins the match",
+        ),
     )
 
 

@@ -257,15 +257,20 @@ def _outcome_of(event: Any) -> str | None:
     return settlement.outcome if isinstance(settlement, Settlement) else None
 
 
-def _timed_out(event: TurnTimedOut, recorded_at_ms: int, was_away: bool) -> str:
+def _timed_out(
+    event: TurnTimedOut, recorded_at_ms: int, was_away: bool, everyone_away: bool = False
+) -> str:
     """A time-out in words; ``was_away``: the seat was away already (its turn was forced as it
-    began), else whether this time-out made it away."""
+    began, unless ``everyone_away``: then turns take their whole time), else whether this
+    time-out made it away."""
     late = recorded_at_ms - event.deadline_ms
     line = (
         f"Seat {event.seat} timed out: its deadline was {clock_time(event.deadline_ms)} UTC, "
         f"recorded {late} ms after it{MOVES_FORCED}"
     )
-    if was_away:
+    if was_away and everyone_away:
+        line += " (every seat is away: each turn takes its whole time, for whoever comes back)"
+    elif was_away:
         line += " (the seat is away: its turns are forced as they begin)"
     elif event.away:
         line += (
@@ -279,9 +284,14 @@ def _clocks(game: Any, state: Any) -> tuple[str, ...]:
     """The seats on the clock, each with its deadline, bank and whether it is away."""
     return tuple(
         f"seat {c.seat} on the clock until {clock_time(c.deadline_ms)} UTC (bank {c.bank_ms} ms"
-        + (", away: forced at once)" if c.away else ")")
+        + (_away_clock(c.deadline_ms == state.clock.since_ms[c.seat]) if c.away else ")")
         for c in game.seat_clocks(state)
     )
+
+
+def _away_clock(at_once: bool) -> str:
+    """An away seat's clock: forced as its turn begins, or (every seat away) its whole turn."""
+    return ", away: forced at once)" if at_once else ", away as every seat is: its whole turn)"
 
 
 def _away(state: Any, seat: int | None) -> bool:
@@ -482,7 +492,10 @@ def timeline(replay: Replay) -> Timeline:
             }
         if isinstance(event, TurnTimedOut):
             was_away = _away(state, event.seat)
-            current["happened"].append(_timed_out(event, stored.recorded_at_ms, was_away))
+            everyone_away = all(getattr(getattr(state, "clock", None), "away", ()) or (False,))
+            current["happened"].append(
+                _timed_out(event, stored.recorded_at_ms, was_away, everyone_away)
+            )
             current["forced"] = True
         elif current["forced"] and _outcome_of(event) == ABANDONED:
             # The time-out ended the game instead of forcing a move: its line says so.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from croupier.engine.gin.events import Hand, HandEnded
-from croupier.engine.gin.state import GinState
+from croupier.engine.gin.state import GinState, Phase
 from croupier.engine.settlement import (
     Factor,
     MatchOutcome,
@@ -138,10 +138,13 @@ LEAST_HAND_POINTS = 1
 def abandoned_settlement(state: GinState) -> Settlement:
     """Both seats away for long enough (docs/rules/common.md §5.1): the match ends where it
     stands (``settlement.match_abandoned``)."""
+    # The hand in play is not scored; between hands (its dealer timing out) the last one was.
+    played = state.hand if state.phase is Phase.HAND_OVER else state.hand - 1
     return match_abandoned(
         state.hand,
         state.totals,
         state.rules.stake_per_point,
+        f"{played} hand(s)",
         f"both seats were away and the match was abandoned in hand {state.hand}",
     )
 

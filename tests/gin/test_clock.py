@@ -14,7 +14,7 @@ from croupier.engine.game import Context, fold
 from croupier.engine.gin import GinGame
 from croupier.engine.gin.events import CardDrawn, MatchEnded, SeatForfeited
 from croupier.engine.gin.rules import GinRules, rules_for
-from croupier.engine.gin.scoring import FORFEIT
+from croupier.engine.gin.scoring import FORFEIT, abandoned_settlement
 from croupier.engine.gin.state import GinState, Phase
 from croupier.engine.settlement import amount_of
 
@@ -98,3 +98,20 @@ def test_until_it_is_away_a_seat_is_forced_not_forfeited() -> None:
     after, events = at_deadline(after)
     assert events[0].seat == 1 and not events[0].away
     assert not GAME.is_finished(after)
+
+
+@pytest.mark.parametrize(
+    ("phase", "played"), [(Phase.DRAW, 3), (Phase.DISCARD, 3), (Phase.HAND_OVER, 4)]
+)
+def test_an_abandoned_match_pays_the_hands_scored_and_has_no_winner(
+    phase: Phase, played: int
+) -> None:
+    """docs/rules/gin.md, "Nobody left": the hands scored stand (the lower total pays the
+    difference), the hand in play is not counted, and nobody wins the match."""
+    state = dataclasses.replace(forfeiting((15, 35), stake_per_point=2), phase=phase)
+    settlement = abandoned_settlement(state)
+    assert settlement.outcome == "ABANDONED" and settlement.winners == ()
+    [line] = settlement.lines
+    assert (line.payer, line.payee, line.amount) == (0, 1, 40)
+    assert f"over {played} hand(s)" in line.factors[0].reason
+    assert settlement.net == (-40, 40) and f"over {played} hand(s)" in settlement.notes[0]

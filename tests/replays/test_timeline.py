@@ -308,6 +308,11 @@ def test_a_game_nobody_attended_ends_abandoned_with_no_forced_move(path: Path) -
     assert text.count(NOBODY_ATTENDED) == 1 and "abandoned: winner(s) none" in text
     clock = next(v for k, v in shown.facts if k == "turn clock")
     assert "a table nobody attends ends, abandoned" in clock
+    # Once every seat is away, turns take their whole time (§5.1): not said to be forced at once.
+    assert "away as every seat is: its whole turn" in text
+    assert "every seat is away: each turn takes its whole time" in text
+    before_end = [s for s in shown.steps if s.move == TIME_MADE_DUE][-3:]
+    assert not any("forced as they begin" in line for s in before_end for line in s.happened)
 
 
 def test_the_corpus_holds_games_nobody_attended() -> None:
