@@ -1717,6 +1717,12 @@ class Croupier:
             return _settlement(whole)
         settlements = game.settlements(events)
         if not settlements:
+            if folded.record.finished:  # ended by a forfeit or abandoned before a round did
+                raise NotNow(
+                    "ROUND_NOT_FINISHED",
+                    "the game ended before any round did: its settlement is the final one "
+                    "(ask with final)",
+                )
             raise NotNow("ROUND_NOT_FINISHED", "no round of this game has finished yet")
         index = round_number - 1 if round_number else len(settlements) - 1
         if not 0 <= index < len(settlements):

@@ -1073,8 +1073,9 @@ def load(
     if spawn and targets:
         raise click.UsageError("--spawn starts its own server: leave out --address")
     for target in targets:  # as serve reads its own (one port parser: config.port_of)
-        if config.port_of(target) is None:
-            raise click.UsageError(f"--address: HOST:PORT, not {target!r}")
+        if config.port_of(target) is None or target.startswith(":"):
+            option = "--address" if target in addresses else "--addresses"
+            raise click.UsageError(f"{option}: HOST:PORT, not {target!r}")
     if not spawn and (store_url or server_workers > 1):
         raise click.UsageError("--store and --server-workers go with --spawn")
     if spawn and server_pids:

@@ -225,7 +225,7 @@ class Recorder:
         # bots resumed after their newest event.
         self.resumed = 0
         self.spectators_resumed = 0  # the same, of the spectators' streams
-        # Calls a stopping server cancelled before letting them in (never applied: ``lost``),
+        # Calls a stopping server cancelled unanswered (not let in, or cut by the grace: ``lost``),
         # by kind: sent again, as a command refused UNAVAILABLE is, and not errors.
         self.lost: Counter[str] = Counter()
         #: When the last move was accepted (perf_counter; None: none yet).
@@ -865,7 +865,8 @@ def _status_details(error: grpc.aio.AioRpcError) -> list[Any]:
 def lost(error: grpc.aio.AioRpcError) -> bool:
     """Whether a call failed for want of the server's answer rather than by it: CANCELLED with
     no ``ErrorInfo`` (every status of the service carries one). gRPC core cancels so the calls a
-    server had not yet let in when it began to stop: they were never applied. The bots' own
+    server had not yet let in when it began to stop (never applied), and those its grace cut
+    (perhaps applied: the retry's id gets the first answer). The bots' own
     cancellation never comes here (awaiting a call the tool cancelled raises
     ``asyncio.CancelledError``). As the TypeScript client's ``isConnectionLoss``: sent again."""
     return error.code() == grpc.StatusCode.CANCELLED and not any(
@@ -1040,7 +1041,10 @@ class Load:
         fails for want of moves names the addresses gone since): the next calls go to the others
         for ``PASSED_OVER_S`` (then it is tried again: a replica restarted takes its share)."""
         row = next(r for r, stubs in enumerate(self.stubs) if stub in stubs)
-        if error is not None:
+        # Only the server's own going counts as its last word: not grpc's client-side INTERNAL
+        # of a Play request cut while it was written (the server answered; a reviewer's run
+        # named a healthy server "stopped answering" for it).
+        if error is not None and gone_away(error):
             said = f"{error.code().name}: {error.details() or 'no details'}"
             self.gone_since[row] = (time.perf_counter(), said)
         if len(self.stubs) > 1:
@@ -1757,9 +1761,15 @@ class Load:
             asyncio.create_task(self._watch(i, games[i // STREAMS_PER_WATCHED_GAME], answered))
             for i in range(self.config.streams)
         ]
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(STREAMS_OPEN_WAIT_S):
-                await answered.wait()
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(STREAMS_OPEN_WAIT_S):
+                    await answered.wait()
+        except BaseException:  # interrupted while they open: none may outlive its channel
+            for watcher in watchers:
+                watcher.cancel()
+            await asyncio.gather(*watchers, return_exceptions=True)
+            raise
         self.streams_open_s = time.monotonic() - started
         self.streams_open_at_start = self.streams_open
         if self.streams_failed and not self.streams_opened_once:
@@ -1943,7 +1953,7 @@ class Load:
             "latency": {kind: summarize(values) for kind, values in sorted(r.latencies.items())},
             "errors": dict(by_code),
             "errors_by_call": {f"{kind} {code}": n for (kind, code), n in r.errors.items()},
-            # Cancelled unanswered by a stopping server (never applied), sent again: not errors.
+            # Cancelled unanswered by a stopping server, sent again (applied once): not errors.
             "lost_calls_sent_again": dict(r.lost),
             # The addresses gone since the last move, each with its last error.
             "stopped_answering": self.stopped_answering(),

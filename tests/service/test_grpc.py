@@ -6,6 +6,7 @@ import functools
 import hashlib
 import random
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 
@@ -19,7 +20,7 @@ from grpc_status import rpc_status
 from croupier.contract import convert
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.log import GENESIS_HASH, LOG_FORMAT_VERSION, chain_hash, chain_key, record_bytes
-from croupier.service.bots import auth, play_game
+from croupier.service.bots import auth, clock_rules, play_game
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import Running, studio_auth, studio_token
@@ -754,6 +755,39 @@ def test_settlement_before_the_end_is_failed_precondition(server: Running) -> No
         lambda: server.stub.GetSettlement(service_pb2.GetSettlementRequest(game_id=game.game_id))
     )
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "ROUND_NOT_FINISHED")
+
+
+def test_a_match_nobody_attended_is_settled_once_and_says_where(server: Running) -> None:
+    """A Gin match left alone on the clock ends ABANDONED before any hand ends (docs/rules/
+    common.md §5.1): its only settlement is the final one, and asking for the last round's says
+    so rather than that nothing has finished."""
+    game = server.stub.CreateGame(
+        service_pb2.CreateGameRequest(
+            kind=common_pb2.GAME_KIND_GIN,
+            seats=2,
+            overrides=clock_rules(common_pb2.GAME_KIND_GIN, None, 50, max_timeouts=1),
+        ),
+        metadata=studio_auth(),
+    )
+    seat = auth(game.tokens[0].token)
+    deadline = time.monotonic() + 30
+    while not server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=seat
+    ).finished:
+        assert time.monotonic() < deadline, "nobody played it: it ends"
+        time.sleep(0.05)
+    final = server.stub.GetSettlement(
+        service_pb2.GetSettlementRequest(game_id=game.game_id, final=True), metadata=seat
+    )
+    assert final.settlement.outcome == "ABANDONED" and not final.settlement.winners
+    with pytest.raises(grpc.RpcError) as refused:
+        server.stub.GetSettlement(
+            service_pb2.GetSettlementRequest(game_id=game.game_id), metadata=seat
+        )
+    code, info, _ = error_of(lambda: (_ for _ in ()).throw(refused.value))
+    assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "ROUND_NOT_FINISHED")
+    said = refused.value.details()
+    assert "ended before any round did" in said and "final" in said
 
 
 # --- health and reflection --------------------------------------------------------------------
