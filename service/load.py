@@ -633,9 +633,7 @@ async def wait_ready(
     rows = [asyncio.gather(*(c.channel_ready() for c in row)) for row in channels]
     done, _ = await asyncio.wait(rows, timeout=timeout) if rows else (set(), set())
     silent = [i for i, row in enumerate(rows) if row not in done or row.exception() is not None]
-    for row in rows:
-        row.cancel()
-    await asyncio.gather(*rows, return_exceptions=True)  # taken: asyncio would log each at exit
+    await _cancelled(rows)  # their exceptions taken: asyncio would log each at exit
     if silent:
         why = await asyncio.gather(*(last_error(channels[i][0]) for i in silent))
         named = (
@@ -1186,9 +1184,7 @@ class Load:
             await self._check_clock(number, created.game_id, info.token, idle)
         finally:
             self.running.pop(created.game_id, None)
-            for task in seats:
-                task.cancel()
-            await asyncio.gather(*seats, return_exceptions=True)
+            await _cancelled(seats)
 
     async def _play_seat(
         self,
@@ -1766,18 +1762,14 @@ class Load:
                 async with asyncio.timeout(STREAMS_OPEN_WAIT_S):
                     await answered.wait()
         except BaseException:  # interrupted while they open: none may outlive its channel
-            for watcher in watchers:
-                watcher.cancel()
-            await asyncio.gather(*watchers, return_exceptions=True)
+            await _cancelled(watchers)
             raise
         self.streams_open_s = time.monotonic() - started
         self.streams_open_at_start = self.streams_open
         if self.streams_failed and not self.streams_opened_once:
             # Not one could be opened (no listener there, say): the run would measure nothing
             # it was asked to, for its whole length.
-            for watcher in watchers:
-                watcher.cancel()
-            await asyncio.gather(*watchers, return_exceptions=True)
+            await _cancelled(watchers)
             where = f"http://{self.config.http_address}" if self._connect is not None else "gRPC"
             raise LoadError(
                 f"no extra stream could be opened ({where}): "
@@ -1867,9 +1859,7 @@ class Load:
                 await asyncio.gather(display, return_exceptions=True)
                 if config.progress is not None and config.progress.isatty():
                     config.progress.write("\n")
-            for task in [*workers, *watchers]:
-                task.cancel()
-            await asyncio.gather(*workers, *watchers, return_exceptions=True)
+            await _cancelled([*workers, *watchers])
             if self._connect is not None and self._http is not None:
                 await self._connect.close()
                 await self._http.aclose()  # the client leaves its transport to whoever made it
@@ -2328,6 +2318,13 @@ def keep_log(log: Path, where: str | None) -> Path:
     return kept
 
 
+async def _cancelled(tasks: Sequence[asyncio.Future[Any]]) -> None:
+    """Cancel ``tasks`` and wait until every one has ended (what each raised is dropped)."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 def _ratio(numerator: float | None, denominator: float | None, digits: int) -> float | None:
     return round(numerator / denominator, digits) if numerator and denominator else None
 
@@ -2447,9 +2444,9 @@ def summary(report: dict[str, Any]) -> str:
         *(
             [
                 f"  calls sent again     {sum(report['lost_calls_sent_again'].values())}  ("
-                + ", ".join(f"{k}: {v}" for k, v in sorted(report["lost_calls_sent_again"].items()))
-                + "; cancelled unanswered by a server stopping before it let them in, never "
-                "applied: sent again with the same id)"
+                + _counted(report["lost_calls_sent_again"])
+                + "; cancelled unanswered by a server stopping: sent again with the same id, "
+                "applied once)"
             ]
             if report.get("lost_calls_sent_again")
             else []
@@ -2564,7 +2561,7 @@ def summary(report: dict[str, Any]) -> str:
 
 
 def _counted(by_code: Mapping[str, int]) -> str:
-    """Counts by status code as the report prints them: ``UNAVAILABLE: 50, …``."""
+    """Counts by status code (or by call) as the report prints them: ``UNAVAILABLE: 50, …``."""
     return ", ".join(f"{code}: {n}" for code, n in sorted(by_code.items()))
 
 
