@@ -687,14 +687,24 @@ def migrate(store_url: str, log_format: str) -> None:
 
 #: The games whose rules have a number of rounds (proto/croupier/v1: HoolaRules.rounds,
 #: KoiKoiRules.rounds); a Gin match runs to its match points, a Rummy game is one round.
-ROUNDS_GAMES = ("hoola", "koikoi")
+def rounds_games() -> tuple[str, ...]:
+    """The games whose rule set has a ``rounds`` rule, as the contract says (``Rules``' oneof
+    names the games; each one's message, its rules)."""
+    from croupier.v1 import service_pb2
+
+    return tuple(
+        field.name
+        for field in service_pb2.Rules.DESCRIPTOR.oneofs_by_name["game"].fields
+        if field.message_type is not None and "rounds" in field.message_type.fields_by_name
+    )
 
 
 def _check_rounds(game: str, rounds: int | None) -> None:
     """``--rounds`` given for a game without such a rule is refused, not silently ignored."""
-    if rounds is not None and game not in ROUNDS_GAMES:
+    having = rounds_games()
+    if rounds is not None and game not in having:
         raise click.UsageError(
-            f"--rounds applies to {' and '.join(ROUNDS_GAMES)}: {game} has no rounds rule"
+            f"--rounds applies to {' and '.join(having)}: {game} has no rounds rule"
         )
 
 
@@ -807,7 +817,7 @@ def demo(
     from croupier.service.tls import channel as open_channel
 
     secure = tls_options.client_tls_of(tls, tls_ca, tls_cert, tls_key, tls_server_name)
-    if config.port_of(address) is None:
+    if not config.dialable(address):
         raise click.UsageError(f"--address: HOST:PORT, not {address!r}")
     _check_rounds(kind, rounds)
     if idle_seats and not turn_time_ms:
@@ -1072,8 +1082,8 @@ def load(
     targets = [*addresses, *(a.strip() for a in address_list.split(",") if a.strip())]
     if spawn and targets:
         raise click.UsageError("--spawn starts its own server: leave out --address")
-    for target in targets:  # as serve reads its own (one port parser: config.port_of)
-        if config.port_of(target) is None or target.startswith(":"):
+    for target in targets:
+        if not config.dialable(target):
             option = "--address" if target in addresses else "--addresses"
             raise click.UsageError(f"{option}: HOST:PORT, not {target!r}")
     if not spawn and (store_url or server_workers > 1):

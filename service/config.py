@@ -3,6 +3,8 @@ server and the tools use (``docs/credentials.md``)."""
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import os
 import secrets
 import time
@@ -60,7 +62,6 @@ DEV_CREDENTIAL_TTL_S = 30 * 24 * 3600
 #: A studio token the tools mint from CROUPIER_STUDIO_SECRET lives this long (a run of `load`).
 TOOL_TOKEN_TTL_S = 24 * 3600
 PRIVATE_FILE_MODE = 0o600
-LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
 class ConfigError(ValueError):
@@ -145,8 +146,17 @@ def write_dev_credential(path: Path, studio: KeyRing, now_s: int | None = None) 
 
 
 def is_local(address: str) -> bool:
-    host = address.rsplit(":", 1)[0] if ":" in address else address
-    return host in LOCAL_HOSTS
+    """Whether ``address`` (``HOST:PORT``, or a bare host) is on this machine: ``localhost`` or
+    a loopback IP address (``127.0.0.0/8``, ``::1``)."""
+    with contextlib.suppress(ValueError):  # a bare IP address, ::1 included
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    host = (address.rsplit(":", 1)[0] if ":" in address else address).strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name: only "localhost" is sure to be this machine
+        return False
 
 
 def takes_dev_credential(
@@ -224,3 +234,10 @@ def port_of(address: str) -> int | None:
     if not (text.isascii() and text.isdigit()) or int(text) > MAX_PORT:
         return None
     return int(text)
+
+
+def dialable(address: str) -> bool:
+    """Whether a client can dial ``address``: ``HOST:PORT`` with a host (a server may listen on
+    ``:PORT``, every interface; a client must name the machine) and a port (:func:`port_of`)."""
+    host = address.rpartition(":")[0].strip("[]")
+    return bool(host.strip()) and port_of(address) is not None

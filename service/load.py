@@ -56,7 +56,7 @@ from pyqwest import Client, HTTPTransport, HTTPVersion
 from croupier.app.tokens import MIN_SECRET_BYTES, mint_studio_token
 from croupier.service.bots import auth, choose, time_outs
 from croupier.service.collector import Collector
-from croupier.service.config import STUDIO_SECRET_ENV, as_setting, studio_keys
+from croupier.service.config import STUDIO_SECRET_ENV, as_setting, is_local, studio_keys
 from croupier.service.echo import METHOD as ECHO_METHOD
 from croupier.service.echo import TABLE_METHOD
 from croupier.service.http import grpc_name
@@ -76,6 +76,12 @@ from croupier.v1.service_connect import GameServiceClient
 T = TypeVar("T")
 
 GAMES = ("hoola", "koikoi", "gin", "rummy")
+#: The final outcome of a game on a clock whose every seat stayed away (docs/rules/common.md
+#: §5.1): in a load run, bots too slow for the turn clock.
+ABANDONED = "ABANDONED"
+ABANDONED_HINT = (
+    "nobody attended: are the bots' --think-ms or the server slower than the turn clock?"
+)
 MODES = ("play", "submit", "browser")
 # The life of the studio credential minted for a spawned server: longer than any run.
 SPAWN_TOKEN_S = 7 * 24 * 3600
@@ -206,6 +212,8 @@ class Recorder:
         self.recorded_twice = 0
         self.tick_batches = 0
         self.games_checked = 0
+        #: How the games checked ended: their final settlement's outcome, counted.
+        self.endings: Counter[str] = Counter()
         self.clock_waits = 0
         # Commands answered ABORTED because a time-out was recorded first (on a clock): what
         # docs/rules/common.md §5.1 promises, so counted apart from the errors.
@@ -449,6 +457,10 @@ class Spawned:
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    def exited(self) -> bool:
+        """Whether it has exited by itself (or been killed) before the tool stopped it."""
+        return self.process.poll() is not None
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -951,10 +963,14 @@ class Load:
         config: LoadConfig,
         channels: list[list[grpc.aio.Channel]],
         watch: ProcWatch | None = None,
+        server_exited: Callable[[], bool] | None = None,
     ) -> None:
         self.config = config
         # The server's CPU is counted from when the games start (the extra streams opened).
         self.watch = watch
+        #: Whether the server the tool started has exited: the run then ends at once, as
+        #: nothing will answer its games again (a --server-pid may be restarted: it goes on).
+        self.server_exited = server_exited
         self.channels = channels
         self.stubs = [[service_pb2_grpc.GameServiceStub(c) for c in row] for row in channels]
         self.request = game_request(
@@ -1616,28 +1632,19 @@ class Load:
     async def _check_clock(
         self, number: int, game_id: str, token: str, idle: frozenset[int]
     ) -> None:
-        """On a clock: read the finished game's log for its time-outs (see :func:`check_clock`)."""
+        """On a clock: read the finished game's log for its time-outs (see :func:`check_clock`),
+        and its final settlement for how it ended (a table nobody attended ends ABANDONED:
+        bots slower than the clock, or a clock too short for them, show there)."""
         if not self.config.turn_time_ms:
             return
-        for attempt in range(MAX_FAILURES):
-            stub = self.stub(number, attempt=attempt)
-            try:
-                replay = await self.recorder.call(
-                    "GetReplay (clock check)",
-                    stub.GetReplay(
-                        service_pb2.GetReplayRequest(game_id=game_id), metadata=auth(token)
-                    ),
-                )
-                break
-            except grpc.aio.AioRpcError as error:
-                # Counted as the check's error; the game itself finished (not abandoned). Lost
-                # (the server stopping before it let the call in): asked again.
-                if gone_away(error):
-                    self.passed_over(stub, error)
-                if not lost(error):
-                    return
-                await asyncio.sleep(UNAVAILABLE_RETRY_S)
-        else:
+        replay = await self._asked(
+            number,
+            "GetReplay (clock check)",
+            lambda stub: stub.GetReplay(
+                service_pb2.GetReplayRequest(game_id=game_id), metadata=auth(token)
+            ),
+        )
+        if replay is None:
             return
         found = check_clock(replay.events, idle)
         r = self.recorder
@@ -1646,6 +1653,37 @@ class Load:
         r.recorded_twice += found.recorded_twice
         r.tick_batches += found.tick_batches
         r.games_checked += 1
+        final = await self._asked(
+            number,
+            "GetSettlement (clock check)",
+            lambda stub: stub.GetSettlement(
+                service_pb2.GetSettlementRequest(game_id=game_id, final=True),
+                metadata=auth(token),
+            ),
+        )
+        if final is not None:
+            r.endings[final.settlement.outcome or "UNSPECIFIED"] += 1
+
+    async def _asked(
+        self,
+        number: int,
+        label: str,
+        call: Callable[[service_pb2_grpc.GameServiceAsyncStub], Awaitable[T]],
+    ) -> T | None:
+        """A check's call about game ``number``: its answer, or ``None`` when it failed (counted
+        as the check's error; the game itself finished, not abandoned). Lost (the server
+        stopping before it let the call in): asked again, up to ``MAX_FAILURES`` times."""
+        for attempt in range(MAX_FAILURES):
+            stub = self.stub(number, attempt=attempt)
+            try:
+                return await self.recorder.call(label, call(stub))
+            except grpc.aio.AioRpcError as error:
+                if gone_away(error):
+                    self.passed_over(stub, error)
+                if not lost(error):
+                    return None
+                await asyncio.sleep(UNAVAILABLE_RETRY_S)
+        return None
 
     async def _look(
         self, number: int, game_id: str, tokens: list[str], move: bool = True
@@ -1846,7 +1884,7 @@ class Load:
                 # once) is over, and with --think-ms their moves have fallen out of step.
                 await asyncio.wait(workers, timeout=config.warmup)
                 self._measure_from_now()
-            await asyncio.wait(workers, timeout=config.duration)
+            await self._played(workers, config.duration)
             self._stop_clock()
             self.streams_open_at_end = self.streams_open
             self.stopping.set()
@@ -1863,6 +1901,23 @@ class Load:
             if self._connect is not None and self._http is not None:
                 await self._connect.close()
                 await self._http.aclose()  # the client leaves its transport to whoever made it
+
+    async def _played(self, workers: list[asyncio.Task[None]], duration: float | None) -> None:
+        """Until every worker is done, ``duration`` is over, or the server the tool started has
+        exited (looked at every ``SAMPLE_S``)."""
+        games = asyncio.ensure_future(asyncio.wait(workers))
+        ended: list[asyncio.Future[Any]] = [games]
+        if self.server_exited is not None:
+            ended.append(asyncio.ensure_future(self._until_server_exited(self.server_exited)))
+        try:
+            await asyncio.wait(ended, timeout=duration, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            await _cancelled(ended)
+
+    @staticmethod
+    async def _until_server_exited(exited: Callable[[], bool]) -> None:
+        while not exited():
+            await asyncio.sleep(SAMPLE_S)
 
     @staticmethod
     async def _watch_server(watch: ProcWatch) -> None:
@@ -1958,6 +2013,7 @@ class Load:
                 "turn_time_ms": self.config.turn_time_ms,
                 "idle_seats": self.config.idle_seats,
                 "games_checked": r.games_checked,
+                "endings": dict(sorted(r.endings.items())),
                 "time_outs": len(r.lateness_ms),
                 "time_outs_of_playing_seats": r.time_outs_of_playing_seats,
                 "tick_batches": r.tick_batches,
@@ -2226,7 +2282,12 @@ async def run(config: LoadConfig, partial: list[dict[str, Any]] | None = None) -
             watch = ProcWatch(config.server_pids) if config.server_pids else None
             if watch is not None and (missing := watch.missing()):
                 raise LoadError(f"no process {', '.join(map(str, missing))} (--server-pid)")
-            load = Load(config, channels, watch)
+            load = Load(
+                config,
+                channels,
+                watch,
+                None if spawned is None else spawned.exited,
+            )
             try:
                 await load.run()
             except asyncio.CancelledError:  # Ctrl-C, SIGTERM: what was measured is kept
@@ -2357,8 +2418,7 @@ def _usage_lines(report: dict[str, Any]) -> list[str]:
             + (
                 (
                     ": the figures are the machine's limit (the server and the load tool share it)"
-                    if report.get("server")
-                    or all(map(_on_this_machine, report.get("addresses", [""])))
+                    if report.get("server") or all(map(is_local, report.get("addresses", [""])))
                     else ": the load tool's machine is the limit (its bots), perhaps not the server"
                 )
                 if machine["busy"] >= MACHINE_SATURATED
@@ -2507,8 +2567,14 @@ def summary(report: dict[str, Any]) -> str:
             f"seat(s) a game; {clock['time_outs']} time-outs in {clock['games_checked']} finished "
             f"games ({clock['time_outs_of_playing_seats']} of playing seats), "
             f"{clock['tick_batches']} batches made due by time",
-            f"  time-out latency     recorded after the deadline: p50 {late['p50_ms']:.0f} ms, "
-            f"p99 {late['p99_ms']:.0f} ms, max {late['max_ms']:.0f} ms",
+            (
+                f"  time-out latency     recorded after the deadline: p50 {late['p50_ms']:.0f} ms, "
+                f"p99 {late['p99_ms']:.0f} ms, max {late['max_ms']:.0f} ms"
+                if clock["time_outs"]
+                else "  time-out latency     none: no turn timed out"
+            ),
+            f"  games ended          {_counted(clock.get('endings', {})) or 'none checked'}"
+            + (f" ({ABANDONED_HINT})" if clock.get("endings", {}).get(ABANDONED) else ""),
             f"  recorded twice       {clock['recorded_twice']}",
             f"  overtaken commands   {clock['commands_overtaken']} (ABORTED: a time-out that was "
             "due was recorded first)",
@@ -2563,12 +2629,6 @@ def summary(report: dict[str, Any]) -> str:
 def _counted(by_code: Mapping[str, int]) -> str:
     """Counts by status code (or by call) as the report prints them: ``UNAVAILABLE: 50, …``."""
     return ", ".join(f"{code}: {n}" for code, n in sorted(by_code.items()))
-
-
-def _on_this_machine(address: str) -> bool:
-    """Whether ``address`` (HOST:PORT) is a loopback one: its server shares the tool's machine."""
-    host = address.rpartition(":")[0].strip("[]")
-    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def _per_move(ms: float | None) -> str:

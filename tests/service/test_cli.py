@@ -310,6 +310,13 @@ def test_demo_without_a_server_says_so() -> None:
     assert demo.returncode != 0 and "no Croupier server" in demo.stderr
 
 
+def test_demo_refuses_an_address_it_cannot_dial() -> None:
+    """A host-less address (a server's "every interface") is refused at once, as load refuses
+    it (before: only load did, with a check of its own)."""
+    result = CliRunner().invoke(main, ["demo", "--address", ":50051"])
+    assert result.exit_code == 2 and "--address: HOST:PORT, not ':50051'" in result.output
+
+
 def _tool(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """A local tool (``demo``, ``load``) run from ``where`` with no secret in its environment."""
     return subprocess.run(

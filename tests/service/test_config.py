@@ -105,3 +105,42 @@ def test_a_credential_a_header_cannot_carry_is_refused_naming_where_it_came_from
     with pytest.raises(config.ConfigError, match=rf"from --studio-key-file {key_file} holds"):
         config.studio_credential(None, remote, key_file, env={})
     assert config.studio_credential("studio.v1.a-b_c", remote, env={}) == "studio.v1.a-b_c"
+
+
+@pytest.mark.parametrize(
+    ("address", "ok"),
+    [
+        ("127.0.0.1:50051", True),
+        ("localhost:1", True),
+        ("[::1]:50051", True),
+        ("croupier.example:443", True),
+        (":50051", False),  # a server's "every interface"; a client must name the machine
+        ("[]:50051", False),
+        (" :50051", False),
+        ("127.0.0.1", False),
+        ("127.0.0.1:", False),
+        ("127.0.0.1:65536", False),
+        ("127.0.0.1:５", False),  # a digit, but not ASCII
+    ],
+)
+def test_a_client_dials_a_host_and_a_port(address: str, ok: bool) -> None:
+    """The one check the tools (demo, load) make of the addresses they dial."""
+    assert config.dialable(address) is ok
+
+
+@pytest.mark.parametrize(
+    ("address", "local"),
+    [
+        ("127.0.0.1:50051", True),
+        ("127.0.0.2:50051", True),  # all of 127.0.0.0/8 is this machine's
+        ("localhost:50051", True),
+        ("[::1]:50051", True),
+        ("::1", True),
+        ("10.0.0.1:50051", False),
+        ("croupier.example:443", False),
+        ("[::2]:50051", False),
+    ],
+)
+def test_a_local_address_is_a_loopback_one(address: str, local: bool) -> None:
+    """Where the development credential may go, and whose memory the load tool reads."""
+    assert config.is_local(address) is local

@@ -385,6 +385,9 @@ def test_load_with_idle_seats_reports_time_out_latency(tmp_path: Path, mode: str
     assert lateness["count"] == clock["time_outs"]
     assert set(lateness) >= {"p50_ms", "p99_ms", "max_ms"}
     assert "time-out latency" in result.output and "recorded twice" in result.output
+    # Three seats of four played: each game ended as played, none for want of players.
+    assert sum(clock["endings"].values()) == 3 and "ABANDONED" not in clock["endings"]
+    assert "games ended" in result.output and "nobody attended" not in result.output
 
 
 def test_idle_seats_need_a_clock_and_a_seat_that_plays() -> None:
@@ -835,10 +838,11 @@ def test_a_spawned_server_that_dies_is_named_with_its_exit_status_and_its_log_is
 ) -> None:
     """SIGKILL of the server ``load --spawn`` started: the run fails saying that it exited and
     how, with its log's last lines, and keeps that log beside the JSON report (before: only "no
-    move in the run's last 5.9 s", and the log deleted with the scratch folder)."""
+    move in the run's last 5.9 s", and the log deleted with the scratch folder). The run ends
+    then, not at the end of its --duration (before: it waited out its 60 s)."""
     out = tmp_path / "r.json"
     run = subprocess.Popen(
-        [str(Path(sys.executable).parent / "croupier"), "load", "--spawn", "--duration", "7"]
+        [str(Path(sys.executable).parent / "croupier"), "load", "--spawn", "--duration", "60"]
         + ["--quiet", "--json", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -856,6 +860,7 @@ def test_a_spawned_server_that_dies_is_named_with_its_exit_status_and_its_log_is
     report = json.loads(out.read_text())
     assert report["server"]["exit_status"] == "killed by SIGKILL", output
     assert "the spawned server exited during the run (killed by SIGKILL)" in report["failed"]
+    assert report["elapsed_s"] < 30, report["elapsed_s"]  # killed at about 3 s of 60
     kept = tmp_path / "r.server.log"
     assert report["server"]["log"] == str(kept) and '"serving"' in kept.read_text()
     assert report["server"]["log_tail"] and f"kept at {kept}" in output
@@ -1132,6 +1137,34 @@ def test_a_report_of_no_moves_says_so_in_words_and_its_labels_are_true() -> None
     assert "None" not in text, text
     assert "5 games in flight" in text and "StreamEvents resumed 58" in text
     assert "load tool CPU        0.50 s, no move made" in text
+
+
+def test_a_clock_run_says_how_its_games_ended_and_names_a_table_nobody_attended() -> None:
+    """On a turn clock, the report counts the finished games' final outcomes; games that ended
+    ABANDONED (every seat away: bots slower than the clock) are said so with what to look at
+    (before: counted as finished like any other); a run with no time-out says so rather than
+    printing a latency of 0 ms."""
+
+    async def run(endings: dict[str, int]) -> dict[str, Any]:
+        channel = grpc.aio.insecure_channel("127.0.0.1:1")
+        config = load.LoadConfig(addresses=["127.0.0.1:1"], game="gin", turn_time_ms=200)
+        try:
+            run = load.Load(config, [[channel]])
+        finally:
+            await channel.close()
+        run.recorder.endings.update(endings)
+        run.recorder.games_checked = sum(endings.values())
+        report = run.report()
+        report["client"] = {"cpu_s": 0.5, "cpu_ms_per_move": None}
+        return report
+
+    report = asyncio.run(run({"MATCH_OVER": 1, "ABANDONED": 2}))
+    assert report["clock"]["endings"] == {"ABANDONED": 2, "MATCH_OVER": 1}
+    text = load.summary(report)
+    assert "games ended          ABANDONED: 2, MATCH_OVER: 1 (nobody attended" in text, text
+    assert "time-out latency     none: no turn timed out" in text, text
+    quiet = load.summary(asyncio.run(run({"MATCH_OVER": 3})))
+    assert "games ended          MATCH_OVER: 3\n" in quiet and "nobody attended" not in quiet
 
 
 def test_the_service_fails_the_run_when_work_was_lost_or_hung() -> None:
