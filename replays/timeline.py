@@ -66,6 +66,15 @@ NOBODY_ATTENDED = (
 )
 #: The settlement outcome of a game nobody attended.
 ABANDONED = "ABANDONED"
+#: Where each game's rules say what a time-out forces (a forfeit and an away seat included).
+CLOCK_RULES = {
+    "hoola": "docs/rules/hoola.md §1.11",
+    "koikoi": "docs/rules/koikoi.md, Turn clocks",
+    "gin": "docs/rules/gin.md, Turn clocks",
+    "rummy": "docs/rules/rummy.md §3.5",
+}
+#: Where turn clocks are defined for every game.
+COMMON_CLOCK_RULES = "docs/rules/common.md §5.1"
 
 
 @dataclass(frozen=True)
@@ -258,16 +267,30 @@ def _outcome_of(event: Any) -> str | None:
 
 
 def _timed_out(
-    event: TurnTimedOut, recorded_at_ms: int, was_away: bool, everyone_away: bool = False
+    event: TurnTimedOut,
+    recorded_at_ms: int,
+    was_away: bool,
+    everyone_away: bool = False,
+    forfeits: bool = False,
+    kind: str = "",
 ) -> str:
     """A time-out in words; ``was_away``: the seat was away already (its turn was forced as it
     began, unless ``everyone_away``: then turns take their whole time), else whether this
-    time-out made it away."""
+    time-out made it away; ``forfeits``: the rule set's ``forfeit_when_away``, so a time-out
+    that makes a seat away forfeits it instead of forcing a move. Each says where ``kind``'s
+    rules decide it."""
+    rules = CLOCK_RULES.get(kind, COMMON_CLOCK_RULES)
     late = recorded_at_ms - event.deadline_ms
     line = (
         f"Seat {event.seat} timed out: its deadline was {clock_time(event.deadline_ms)} UTC, "
-        f"recorded {late} ms after it{MOVES_FORCED}"
+        f"recorded {late} ms after it"
     )
+    if event.away and forfeits and not was_away:
+        return line + (
+            f". Seat {event.seat} is away, and with this rule set (forfeit_when_away) a seat that "
+            f"becomes away forfeits: no move is forced, it plays no more ({rules})"
+        )
+    line += f"{MOVES_FORCED} ({rules})"
     if was_away and everyone_away:
         line += " (every seat is away: each turn takes its whole time, for whoever comes back)"
     elif was_away:
@@ -275,7 +298,7 @@ def _timed_out(
     elif event.away:
         line += (
             f". Seat {event.seat} is away from now on: its turns are forced as they begin "
-            "until it sends a command"
+            f"until it sends a command ({COMMON_CLOCK_RULES})"
         )
     return line
 
@@ -493,10 +516,12 @@ def timeline(replay: Replay) -> Timeline:
         if isinstance(event, TurnTimedOut):
             was_away = _away(state, event.seat)
             everyone_away = all(getattr(getattr(state, "clock", None), "away", ()) or (False,))
+            forfeits = bool(getattr(getattr(state, "rules", None), "forfeit_when_away", False))
             current["happened"].append(
-                _timed_out(event, stored.recorded_at_ms, was_away, everyone_away)
+                _timed_out(event, stored.recorded_at_ms, was_away, everyone_away, forfeits, kind)
             )
-            current["forced"] = True
+            # A forfeit forces no move: the events after it are the forfeit's.
+            current["forced"] = not (event.away and forfeits and not was_away)
         elif current["forced"] and _outcome_of(event) == ABANDONED:
             # The time-out ended the game instead of forcing a move: its line says so.
             timed_out = current["happened"][-1]

@@ -15,6 +15,8 @@ import pytest
 
 from croupier.replays.format import load, to_binary
 from croupier.replays.timeline import (
+    CLOCK_RULES,
+    COMMON_CLOCK_RULES,
     FINAL_SETTLEMENT,
     FORCED,
     MOVES_FORCED,
@@ -283,14 +285,46 @@ def test_the_timeline_shows_time_outs_forced_moves_and_away_seats(path: Path) ->
     assert any(line.startswith(FORCED) for s in made_due for line in s.happened)
     # Said once per seat that became away (a seat that plays may time out once, not be away).
     away = {t.seat for _, t in time_outs(replay.events) if t.away}
-    assert sorted(re.findall(r"Seat (\d) is away from now on", text)) == [
-        str(s) for s in sorted(away)
-    ]
+    said = re.findall(r"Seat (\d) is away(?: from now on|, and with this rule set)", text)
+    assert sorted(said) == [str(s) for s in sorted(away)]
+    # Each forced move and each away seat points to the rules that decide it.
+    rules = CLOCK_RULES[shown.kind]
+    assert f"the moves below were forced ({rules})" in text
+    assert all(
+        f"({COMMON_CLOCK_RULES})" in line
+        for line in text.splitlines()
+        if "away from now on" in line
+    )
     assert re.search(r"seat \d on the clock until \d\d:\d\d:\d\d\.\d{3} UTC \(bank \d+ ms", text)
     assert ("turn clock", next(v for k, v in shown.facts if k == "turn clock")) in shown.facts
     page = render_html(shown)
     assert "class='ev timeout'" in page and "class='ev forced'" in page
     assert "class='move tick'" in page and "class='clock'" in page
+
+
+FORFEIT_FILES = sorted(CORPUS.rglob("*-forfeit.replay"))
+
+
+@pytest.mark.parametrize("path", FORFEIT_FILES, ids=lambda p: p.stem)
+def test_a_forfeit_is_said_as_one_not_as_an_away_seat_whose_moves_are_forced(path: Path) -> None:
+    """With ``forfeit_when_away`` the time-out that makes a seat away forfeits it: the timeline
+    says so, with the rules that decide it, and marks nothing after it forced (before: "its
+    turns are forced as they begin until it sends a command", then "forced: Seat forfeited",
+    what a support agent would have told the player)."""
+    replay = load(path)
+    shown = timeline(replay)
+    forfeited = {t.seat for _, t in time_outs(replay.events) if t.away}
+    assert forfeited
+    text = render_text(shown)
+    for seat in forfeited:
+        assert (
+            f"Seat {seat} is away, and with this rule set (forfeit_when_away) a seat that becomes "
+            f"away forfeits: no move is forced, it plays no more ({CLOCK_RULES[shown.kind]})"
+        ) in text
+        assert f"Seat {seat} is away from now on" not in text
+    lines = [line for step in shown.steps for line in step.happened]
+    assert any(line.startswith("Seat forfeited") for line in lines), lines
+    assert not any(line.startswith(FORCED + "Seat forfeited") for line in lines)
 
 
 ABANDONED_FILES = sorted(CORPUS.rglob("*-abandoned.replay"))
