@@ -68,9 +68,12 @@ browser:
 	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null; }; \
 	  else echo "chromium not found: the browser tests will skip (apt-get install chromium)"; fi; }
 
-# The code's checks first (layers, types, style), then every test.
+# The code's checks first (layers, types, style), then every test, spread over the machine's
+# cores (pytest-xdist: a worker per core, at most TEST_WORKERS; TEST_WORKERS=0 runs them in one
+# process). Each worker has its own PostgreSQL database, servers and ports.
+TEST_WORKERS ?= 4
 test: install browser check clients web-if-npm
-	$(PY) -m pytest
+	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,--numprocesses auto --maxprocesses $(TEST_WORKERS) --dist worksteal)
 
 # The TypeScript client (generated from proto/ by buf at build time) and the Node.js example, with
 # npm (Node.js >= 20; `npm ci` reads the npm registry): each one's tests run against a server they
