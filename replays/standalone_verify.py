@@ -528,7 +528,7 @@ message GinMatchStarted 1 rules GinRules 2 seats uint32 3 commitment string 4 cl
 message GinRules 1 knock_card uint32? 2 gin_bonus uint32? 3 undercut_bonus uint32? 4
   big_gin_bonus uint32? 5 match_points uint32? 6 stake_per_point uint32? 7 turn_time_ms uint32?
   8 time_bank_ms uint32? 9 max_timeouts uint32? 10 forfeit_when_away bool? 11 knocker_best_melds
-  bool? 12 end_when_all_away bool?
+  bool? 12 end_when_all_away bool? 13 forced_discard_by_rank bool?
 message GinSeatForfeited 1 seat uint32 2 hand uint32
 message HanafudaCard 1 code string 2 month uint32 3 kind HanafudaKind 4 role HanafudaRole 5 name
   string 6 plant string
@@ -933,7 +933,8 @@ ADDED_LATER: dict[str, dict[str, object]] = {
         "binding_ends_hoola": False,
     },
     "koikoi": _CLOCK_OPTIONS,
-    "gin": _CLOCK_OPTIONS | {"knocker_best_melds": False, "end_when_all_away": False},
+    "gin": _CLOCK_OPTIONS
+    | {"knocker_best_melds": False, "end_when_all_away": False, "forced_discard_by_rank": False},
     "rummy": _CLOCK_OPTIONS | {"ace_high_when_ambiguous": False, "end_when_all_away": False},
 }
 #: Rummy deals and rebuilds its stock with round 1 (docs/shuffle.md, "Rummy's deal").

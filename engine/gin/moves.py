@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 
-from croupier.engine.cards import Card, is_card, name, sort_cards
+from croupier.engine.cards import Card, is_card, name, rank, sort_cards
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
 from croupier.engine.gin.deal import deal
 from croupier.engine.gin.events import (
@@ -371,10 +371,11 @@ def _defender_shows(state: GinState) -> LayOffsEnded:
 
 
 def forced_command(state: GinState, seat: int) -> GinCommand:
-    """The move a time-out makes (docs/rules/common.md §5.1): pass the first upcard; draw from the stock (at
-    the wall: pass, a wash); discard the card that leaves the least deadwood (ties: the highest
-    rank), never knock (unless the discard taken at the wall must knock); lay off every card that can be laid off, one at a time, then end; between
-    hands, deal the next one."""
+    """The move a time-out makes (docs/rules/common.md §5.1): pass the first upcard; draw from the
+    stock (at the wall: pass, a wash); discard the card that leaves the least deadwood (ties: the
+    highest rank, :func:`forced_discard`), never knock (unless the discard taken at the wall
+    must knock: with that discard); lay off every card that can be laid off, one at a time, then
+    end; between hands, deal the next one."""
     match state.phase:
         case Phase.FIRST_UPCARD:
             return Pass()
@@ -382,17 +383,28 @@ def forced_command(state: GinState, seat: int) -> GinCommand:
             return Pass() if at_the_wall(state) else DrawStock()
         case Phase.DISCARD:
             hand = state.hands[seat]
+            by_rank = state.rules.forced_discard_by_rank
             if len(state.stock) <= WALL and state.taken is not None:
-                # The discard taken at the wall was taken to knock: the knock is the only move.
-                return next(c for c in legal_commands(state, seat) if isinstance(c, Knock))
+                # The discard taken at the wall was taken to knock: the knock is the only move,
+                # unnamed, discarding as a forced discard does (games recorded before the
+                # option: the first knock of the legal-move list).
+                knocks = [
+                    c for c in legal_commands(state, seat) if isinstance(c, Knock) and not c.melds
+                ]
+                if not by_rank:
+                    return next(c for c in legal_commands(state, seat) if isinstance(c, Knock))
+                return Knock(forced_discard(hand, [k.card for k in knocks]))
             choices = [c for c in sort_cards(hand) if c != state.taken]
-            # Least deadwood left; among equals the highest rank (the last in rank order).
-            return Discard(
-                min(
-                    reversed(choices),
-                    key=lambda c: deadwood(tuple(h for h in hand if h != c), GIN),
+            if not by_rank:
+                # Games recorded before the option: ties went to the last card in the deck's
+                # order, suits first.
+                return Discard(
+                    min(
+                        reversed(choices),
+                        key=lambda c: deadwood(tuple(h for h in hand if h != c), GIN),
+                    )
                 )
-            )
+            return Discard(forced_discard(hand, choices))
         case Phase.LAY_OFF:
             for command in legal_commands(state, seat):
                 if isinstance(command, LayOff):
@@ -401,6 +413,16 @@ def forced_command(state: GinState, seat: int) -> GinCommand:
         case Phase.HAND_OVER:
             return NextHand()
     raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_GIN)
+
+
+def forced_discard(hand: tuple[Card, ...], choices: list[Card]) -> Card:
+    """The card of ``choices`` a forced discard lets go (docs/rules/gin.md, "Forced moves"): the
+    one that leaves the least deadwood in ``hand``; among equals the highest rank, then the last
+    in the deck's order (spades, hearts, diamonds, clubs)."""
+    return min(
+        reversed(sort_cards(choices)),
+        key=lambda c: (deadwood(tuple(h for h in hand if h != c), GIN), -rank(c)),
+    )
 
 
 def abandoned(state: GinState) -> list[GinEvent]:

@@ -78,9 +78,15 @@ class GinRules:
     # it would never end. False, as games recorded before the option were played. Every preset
     # sets it.
     end_when_all_away: bool = field(default=False, metadata=ADDED_LATER)
+    # A forced discard (and the forced knock at the wall) lets go the card that leaves the least
+    # deadwood; among equals the highest rank (docs/rules/gin.md, "Forced moves"). False, as
+    # games recorded before the option were played: the discard's ties went to the last card in
+    # the deck's order (suits first), and the knock at the wall was the legal-move list's first.
+    # Every preset sets it.
+    forced_discard_by_rank: bool = field(default=False, metadata=ADDED_LATER)
 
 
-STANDARD = GinRules(knocker_best_melds=True, end_when_all_away=True)
+STANDARD = GinRules(knocker_best_melds=True, end_when_all_away=True, forced_discard_by_rank=True)
 
 DEFAULT_PRESET = "standard"
 PRESETS: dict[str, GinRules] = {

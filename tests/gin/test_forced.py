@@ -1,0 +1,138 @@
+"""Gin Rummy's forced discards (docs/rules/gin.md, "Forced moves"): the card that leaves the
+least deadwood, among equals the highest rank, then the last in the deck's order; the forced
+knock at the wall discards by the same rule. Games recorded before ``forced_discard_by_rank``
+replay as they were played."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from croupier.engine.cards import Card, rank, standard_deck
+from croupier.engine.game import Context, fold
+from croupier.engine.gin import GinGame
+from croupier.engine.gin.events import Discard, DrawDiscard, GinCommand, Knock
+from croupier.engine.gin.rules import PRESETS, STANDARD, rules_for
+from croupier.engine.gin.state import GinState, Phase
+from croupier.engine.meld_solver import GIN, deadwood
+from croupier.engine.shuffle import Seeds
+
+from .helpers import position
+
+GAME = GinGame()
+DECK_ORDER = standard_deck()
+MAX_STEPS = 3000
+WALL = 2
+#: The share of ordinary discard steps checked (every forced knock at the wall is): the list of
+#: legal moves each check reads is the slow part.
+CHECKED_SHARE = 0.25
+#: How often the random play discards as the rule does (else any card).
+GREEDY = 0.8
+
+
+def by_the_rule(hand: tuple[Card, ...], choices: list[Card]) -> Card:
+    """The doc's words, read independently of the engine: the least deadwood left; of those,
+    the highest rank; of those, the last in the deck's order."""
+    left = {c: deadwood(tuple(h for h in hand if h != c), GIN) for c in choices}
+    least = [c for c in choices if left[c] == min(left.values())]
+    highest = [c for c in least if rank(c) == max(rank(x) for x in least)]
+    return max(highest, key=DECK_ORDER.index)
+
+
+def doc_forced(state: GinState, seat: int) -> GinCommand:
+    """The forced move of a discard step, as docs/rules/gin.md says it."""
+    hand = state.hands[seat]
+    legal = GAME.legal_commands(state, seat)
+    if len(state.stock) <= WALL and state.taken is not None:
+        return Knock(by_the_rule(hand, [c.card for c in legal if isinstance(c, Knock)]))
+    return Discard(by_the_rule(hand, [c for c in hand if c != state.taken]))
+
+
+def _long_hands(state: GinState, seat: int, rng: random.Random) -> GinCommand:
+    """Random play that never knocks but at the wall, so that hands reach it, and there takes
+    the discard to knock half the time."""
+    if state.phase is Phase.DISCARD and not (len(state.stock) <= WALL and state.taken):
+        # Any card but the one just taken may go (a discard step's legal moves, listed, are
+        # slow: every knock and its arrangements).
+        choices = [c for c in state.hands[seat] if c != state.taken]
+        if rng.random() < GREEDY:  # hands that come near to knocking, so that the wall's may
+            return Discard(by_the_rule(state.hands[seat], choices))
+        return Discard(rng.choice(choices))
+    legal = GAME.legal_commands(state, seat)
+    if any(isinstance(c, DrawDiscard) for c in legal) and len(state.stock) <= WALL:
+        return DrawDiscard() if rng.random() < 0.5 else rng.choice(legal)
+    quiet = [c for c in legal if not isinstance(c, Knock)]
+    return rng.choice(quiet if quiet and rng.random() < 0.95 else legal)
+
+
+@settings(max_examples=20)
+@given(
+    st.sampled_from(sorted(PRESETS)),
+    st.binary(min_size=32, max_size=32),
+    st.integers(0, 2**32),
+)
+def test_every_forced_discard_follows_the_written_rule(
+    preset: str, seed: bytes, choice: int
+) -> None:
+    """On random matches, at discard steps of either seat (every knock at the wall): the
+    engine's forced move is the documented one, and one of the seat's legal moves."""
+    rules = rules_for(preset, {"match_points": 10, "turn_time_ms": 1_000}, 2)
+    assert rules.forced_discard_by_rank  # every preset sets it
+    seeds, rng = Seeds(seed, ()), random.Random(choice)
+    state = fold(GAME, GAME.start(rules, 2, seeds))
+    checked = 0
+    for _ in range(MAX_STEPS):
+        if GAME.is_finished(state):
+            break
+        seat = state.turn if state.phase is not Phase.HAND_OVER else rng.randrange(2)
+        at_the_wall = len(state.stock) <= WALL and state.taken is not None
+        if state.phase is Phase.DISCARD and (at_the_wall or rng.random() < CHECKED_SHARE):
+            forced = GAME.forced_command(state, seat)
+            assert forced == doc_forced(state, seat), (state.hands[seat], state.taken)
+            assert forced in GAME.legal_commands(state, seat)
+            checked += 1
+        command = _long_hands(state, seat, rng)
+        state = fold(GAME, GAME.decide(state, seat, command, Context(seeds)), state)
+    assert checked
+
+
+# A reviewer's game (31f4bce3…, step #94): seat 1 drew 7♦ to these ten cards. Q♥ and 10♣ leave
+# the same deadwood; the rule lets the queen go, games recorded before the option the ♣10.
+DREW_7D = "3C 3S QH 9C 4S TC 2C JH 6S 5H 7D"
+# At the wall, having taken 6♦ to knock: 5♣ leaves 7 deadwood, 4♠ (the first card, in the deck's
+# order, it may knock with) 8.
+TOOK_6D = "2S 4S 2H 5D 6D 7D 8D 9D 2C 3C 5C"
+
+
+def _discarding(hand: str, taken: str | None, stock: int, **options: bool) -> GinState:
+    rules = dataclasses.replace(STANDARD, turn_time_ms=1_000, **options)
+    cards = hand.split()
+    other = [c for c in DECK_ORDER if c not in cards][:10]
+    rest = [c for c in DECK_ORDER if c not in cards and c not in other]
+    state = position(
+        (" ".join(cards), " ".join(other)),
+        "",
+        " ".join(rest[:stock]),
+        rules=rules,
+        turn=0,
+        phase=Phase.DISCARD,
+    )
+    return dataclasses.replace(state, taken=taken)
+
+
+def test_a_tie_of_deadwood_lets_the_highest_rank_go() -> None:
+    state = _discarding(DREW_7D, None, stock=20)
+    assert GAME.forced_command(state, 0) == Discard("QH")
+    recorded_before = _discarding(DREW_7D, None, stock=20, forced_discard_by_rank=False)
+    assert GAME.forced_command(recorded_before, 0) == Discard("TC")
+
+
+def test_the_forced_knock_at_the_wall_leaves_the_least_deadwood() -> None:
+    state = _discarding(TOOK_6D, "6D", stock=WALL)
+    assert GAME.forced_command(state, 0) == Knock("5C")
+    assert Knock("5C") in GAME.legal_commands(state, 0)
+    recorded_before = _discarding(TOOK_6D, "6D", stock=WALL, forced_discard_by_rank=False)
+    assert GAME.forced_command(recorded_before, 0) == Knock("4S")
