@@ -161,6 +161,16 @@ def to_binary(replay: Replay) -> bytes:
     return bytes(out)
 
 
+def _record(number: int) -> str:
+    """The file's record ``number`` (from 1), said as what it holds: the header is the first,
+    event k the (k + 1)th, the footer the last."""
+    return (
+        "record 1 (the header)"
+        if number == 1
+        else f"record {number} (event {number - 1}, or the footer)"
+    )
+
+
 def from_binary(data: bytes) -> Replay:
     records: list[replay_pb2.ReplayRecord] = []
     pos = 0
@@ -174,7 +184,7 @@ def from_binary(data: bytes) -> Replay:
             record.ParseFromString(data[pos : pos + size])
         except Exception as error:  # protobuf's DecodeError
             raise ReplayFormatError(
-                f"record {len(records) + 1} is not a replay record: {error}"
+                f"{_record(len(records) + 1)} is not a replay record: {error}"
             ) from None
         # One encoding only: the bytes must be the record's deterministic serialization, its
         # length the shortest varint. Protobuf reads some other bytes as the same message (a
@@ -185,7 +195,7 @@ def from_binary(data: bytes) -> Replay:
             or record.SerializeToString(deterministic=True) != data[pos : pos + size]
         ):
             raise ReplayFormatError(
-                f"record {len(records) + 1} is not written as a replay is written "
+                f"{_record(len(records) + 1)} is not written as a replay is written "
                 "(its deterministic serialization)"
             )
         records.append(record)

@@ -66,6 +66,9 @@ NOBODY_ATTENDED = (
 )
 #: The settlement outcome of a game nobody attended.
 ABANDONED = "ABANDONED"
+#: Said of each seat's player id: no hashed event holds it, so the verdict does not cover it
+#: (a support agent matching a complaint to a seat must know it is the exporter's word alone).
+UNCHECKED_PLAYER = " (the exporting service's word: not in the hashed log, not verified)"
 #: Where each game's rules say what a time-out forces (a forfeit and an away seat included).
 CLOCK_RULES = {
     "hoola": "docs/rules/hoola.md §1.11",
@@ -570,7 +573,7 @@ def timeline(replay: Replay) -> Timeline:
         ("game", header.game_id),
         ("created", iso_time(header.created_at_ms)),
         ("seats", str(header.seats)),
-        *((f"seat {s}", f"player {p}") for s, p in enumerate(players)),
+        *((f"seat {s}", f"player {p}{UNCHECKED_PLAYER}") for s, p in enumerate(players)),
         ("rules", f"preset {preset}" + ("" if differences else ", as it is")),
         *(("differs from the preset", d) for d in differences),
         *clock_fact,

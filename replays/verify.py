@@ -12,7 +12,8 @@ The checks, in order (each names what it found):
 5. the settlements and the final state's digest.
 
 The first point where the replay and the engine part is reported with the event number, what the
-engine expected and what the file holds.
+engine expected and what the file holds; where both are messages of one type, the first field that
+differs (its path, e.g. ``game_started.client_seeds[0]``) and each one's value there.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from google.protobuf import text_format
+from google.protobuf.message import Message
 
 from croupier.contract import convert
 from croupier.contract.bindings import BINDINGS, GameBinding
@@ -51,10 +53,14 @@ class Divergence:
     check: str
     expected: str
     found: str
+    #: The first field that differs (``game_started.rules.jokers``, ``net[0]``), when the two
+    #: are messages of one type: ``expected`` and ``found`` are then their values there.
+    field: str = ""
 
     def __str__(self) -> str:
         where = f"event {self.event}" if self.event else "the replay"
-        return f"{where}: {self.check}: expected {self.expected}, found {self.found}"
+        at = f", at {self.field}" if self.field else ""
+        return f"{where}: {self.check}{at}: expected {self.expected}, found {self.found}"
 
 
 @dataclass
@@ -80,6 +86,79 @@ class _Diverged(Exception):
 
 def _fail(event: int, check: str, expected: object, found: object) -> NoReturn:
     raise _Diverged(Divergence(event, check, _short(expected), _short(found)))
+
+
+def _fail_at(event: int, check: str, expected: Message, found: Message) -> NoReturn:
+    """Fail ``check`` naming the first field where two messages of one type differ, with each
+    one's value there (else, were they equal field by field, both whole)."""
+    difference = first_difference(expected, found)
+    if difference is None:
+        _fail(event, check, _text(expected), _text(found))
+    path, want, got = difference
+    raise _Diverged(Divergence(event, check, _short(want), _short(got), path))
+
+
+def _text(value: object) -> str:
+    """A message as one line of protobuf text (its fields by name); anything else as ``str``."""
+    if isinstance(value, Message):
+        return text_format.MessageToString(value, as_one_line=True) or "(empty)"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def first_difference(a: Message, b: Message, path: str = "") -> tuple[str, str, str] | None:
+    """The first field, in field-number order and depth first, where messages ``a`` and ``b``
+    of one type differ: its path (``rules.hoola.jokers``, ``lines[1].amount``; a oneof set to
+    different members names the member ``a`` holds) and each one's value there, as text;
+    ``None`` when they are equal."""
+    for oneof in a.DESCRIPTOR.oneofs:
+        held, other = a.WhichOneof(oneof.name), b.WhichOneof(oneof.name)
+        if held != other:  # one kind of event for another, say: both said whole
+            name = f"{path}.{oneof.name}" if path else oneof.name
+            return name, _member(a, held), _member(b, other)
+    for descriptor in a.DESCRIPTOR.fields:
+        name = f"{path}.{descriptor.name}" if path else descriptor.name
+        x, y = getattr(a, descriptor.name), getattr(b, descriptor.name)
+        if descriptor.is_repeated:
+            if (
+                descriptor.message_type is not None
+                and descriptor.message_type.GetOptions().map_entry
+            ):
+                for key in sorted(set(x) | set(y), key=str):
+                    if key not in x or key not in y or x[key] != y[key]:
+                        return (
+                            f"{name}[{key!r}]",
+                            _text(x[key]) if key in x else "nothing",
+                            _text(y[key]) if key in y else "nothing",
+                        )
+                continue
+            for index, (u, v) in enumerate(zip(x, y, strict=False)):
+                if u != v:
+                    if isinstance(u, Message):
+                        return first_difference(u, v, f"{name}[{index}]")
+                    return f"{name}[{index}]", _text(u), _text(v)
+            if len(x) != len(y):
+                return name, _items(len(x)), _items(len(y))
+            continue
+        present = descriptor.has_presence and (
+            a.HasField(descriptor.name),
+            b.HasField(descriptor.name),
+        )
+        if present and present[0] != present[1]:
+            return name, _text(x) if present[0] else "unset", _text(y) if present[1] else "unset"
+        if x != y:
+            if isinstance(x, Message):
+                return first_difference(x, y, name)
+            return name, _text(x), _text(y)
+    return None
+
+
+def _member(message: Message, name: str | None) -> str:
+    """A oneof's member, said with its name: ``hand_dealt {dealer: 1 …}``; ``unset``."""
+    return "unset" if name is None else f"{name} {{{_text(getattr(message, name))}}}"
+
+
+def _items(count: int) -> str:
+    return f"{count} item" + ("" if count == 1 else "s")
 
 
 def _short(value: object, limit: int = 400) -> str:
@@ -167,13 +246,14 @@ def _check_chain(replay: Replay, report: Report) -> None:
         computed = chain_hash(prev, record)
         if computed != event.hash:
             _fail(event.version, "chain hash", computed, event.hash)
-        if service_pb2.EventBody.FromString(event.payload) != event.body:
-            _fail(event.version, "body", "the body the payload holds", "a different body")
-        if (
-            event.command_payload
-            and service_pb2.Command.FromString(event.command_payload) != event.command
-        ):
-            _fail(event.version, "command", "the command the payload holds", "a different command")
+        # The decoded copies a reader reads must be what the hashed bytes hold.
+        held = service_pb2.EventBody.FromString(event.payload)
+        if held != event.body:
+            _fail_at(event.version, "body (against its hashed payload)", held, event.body)
+        if event.command_payload:
+            sent = service_pb2.Command.FromString(event.command_payload)
+            if sent != event.command:
+                _fail_at(event.version, "command (against its hashed payload)", sent, event.command)
         prev = event.hash
     if replay.footer.last_hash != prev:
         _fail(0, "last hash in the footer", prev, replay.footer.last_hash)
@@ -243,13 +323,9 @@ def _check_events(
         _fail(0, "rule set", "a rule set this engine plays", error)
     # The header lists every option (a reader reads them there): an option left out that the
     # default preset happens to fill in the same way is still a header that says less.
-    if binding.rules_to_proto(rules) != _with_later_options(binding, header.rules, rules):
-        _fail(
-            0,
-            "header rules",
-            text_format.MessageToString(binding.rules_to_proto(rules), as_one_line=True),
-            text_format.MessageToString(header.rules, as_one_line=True),
-        )
+    read = _with_later_options(binding, header.rules, rules)
+    if binding.rules_to_proto(rules) != read:
+        _fail_at(0, "header rules", binding.rules_to_proto(rules), read)
     events = replay.events
     game = binding.game
     expected = list(game.start(rules, header.seats, seeds))
@@ -268,13 +344,13 @@ def _check_events(
             if position >= len(events):
                 _fail(len(events) + 1, "event", _describe(binding, event), "the end of the replay")
             recorded = events[position]
-            body = binding.event_to_body(event).SerializeToString(deterministic=True)
-            if body != recorded.payload:
-                _fail(
+            made = binding.event_to_body(event)
+            if made.SerializeToString(deterministic=True) != recorded.payload:
+                _fail_at(
                     recorded.version,
                     "event",
-                    _describe(binding, event),
-                    _describe_body(binding, recorded.body),
+                    getattr(made, binding.field),
+                    getattr(recorded.body, binding.field),
                 )
             state = game.evolve(state, event)
             reproduced.append(event)
@@ -347,15 +423,22 @@ def _check_outcome(
             (i for i, (a, b) in enumerate(zip(rounds, footer.rounds, strict=False), 1) if a != b),
             min(len(rounds), len(footer.rounds)) + 1,
         )
+        check = f"settlement of round {number}"
+        if number <= min(len(rounds), len(footer.rounds)):
+            _fail_at(0, check, rounds[number - 1], footer.rounds[number - 1])
         _fail(
             0,
-            f"settlement of round {number}",
-            rounds[number - 1] if number <= len(rounds) else "none",
-            footer.rounds[number - 1] if number <= len(footer.rounds) else "none",
+            check,
+            _text(rounds[number - 1]) if number <= len(rounds) else "none",
+            _text(footer.rounds[number - 1]) if number <= len(footer.rounds) else "none",
         )
     final = binding.game.final_settlement(game_events)
-    if final is None or convert.to_proto(final, common_pb2.Settlement) != footer.settlement:
-        _fail(0, "final settlement", final, footer.settlement)
+    if final is None:
+        _fail(0, "final settlement", "the game's final settlement", "a game not over")
+    if convert.to_proto(final, common_pb2.Settlement) != footer.settlement:
+        _fail_at(
+            0, "final settlement", convert.to_proto(final, common_pb2.Settlement), footer.settlement
+        )
     digest = state_digest(binding, state, replay.header.seats)
     if digest != footer.final_state_digest:
         _fail(0, "final state digest", digest, footer.final_state_digest)

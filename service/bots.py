@@ -524,9 +524,6 @@ def finish_game(
             on_move(seat, move.label)
         if seen is not None and answer.events and answer.events[0].version == seen + 1:
             seen = answer.version  # the bots' own command: nothing made due before it
-    settlement = stub.GetSettlement(
-        service_pb2.GetSettlementRequest(game_id=game_id), metadata=auth(tokens[0])
-    ).settlement
     final = stub.GetSettlement(
         service_pb2.GetSettlementRequest(game_id=game_id, final=True),
         metadata=auth(tokens[0]),
@@ -538,6 +535,15 @@ def finish_game(
         for b in bodies
         if b.DESCRIPTOR.oneofs and b.WhichOneof("event") in ("round_ended", "hand_ended")
     ]
+    # The last round's; a game that ended before any round did (a forfeit, or a table nobody
+    # attended, at its first turns) has only its final settlement.
+    settlement = (
+        stub.GetSettlement(
+            service_pb2.GetSettlementRequest(game_id=game_id), metadata=auth(tokens[0])
+        ).settlement
+        if rounds
+        else final
+    )
     return GameResult(
         game_id, seats, settlement, moves, replay.events[-1].version, tokens, rounds, final
     )

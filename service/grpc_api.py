@@ -110,7 +110,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             d = report.divergence
             response.divergence.CopyFrom(
                 service_pb2.Divergence(
-                    event=d.event, check=d.check, expected=d.expected, found=d.found
+                    event=d.event, check=d.check, expected=d.expected, found=d.found, field=d.field
                 )
             )
         return response

@@ -22,6 +22,7 @@ from croupier.replays.timeline import (
     MOVES_FORCED,
     NOBODY_ATTENDED,
     TIME_MADE_DUE,
+    UNCHECKED_PLAYER,
     card_name,
     cards_in_words,
     iso_time,
@@ -351,3 +352,16 @@ def test_a_game_nobody_attended_ends_abandoned_with_no_forced_move(path: Path) -
 
 def test_the_corpus_holds_games_nobody_attended() -> None:
     assert {p.stem.split("-")[0] for p in ABANDONED_FILES} == {"gin", "rummy"}
+
+
+def test_a_seats_player_is_said_to_be_unverified_under_the_verified_badge() -> None:
+    """Player ids are no part of the hashed log, so a file's are the exporter's word alone: the
+    page says so beside each one, under the green badge that covers everything else (before:
+    the ids added to a file showed as verified as the rest)."""
+    replay = load(CORPUS / "log-format-2" / "gin-standard.replay")
+    replay.header.players.extend(["alice", "bob"])
+    shown = timeline(replay)
+    assert shown.verification.verified
+    assert ("seat 0", f"player alice{UNCHECKED_PLAYER}") in shown.facts
+    page = render_html(shown)
+    assert html.escape(f"player bob{UNCHECKED_PLAYER}") in page

@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from google.protobuf.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from croupier.replays.format import Replay, from_binary, from_json, load, to_binary, to_json
-from croupier.replays.verify import verify
+from croupier.replays.verify import first_difference, verify
 
 from .conftest import GAMES
 
@@ -78,7 +79,13 @@ def test_a_changed_seed_or_client_seed_is_found(replays) -> None:
     report = verify(replay)
     # The game's first event recorded the real client seeds, and every deck depends on them.
     assert (report.divergence.event, report.divergence.check) == (1, "event")
-    assert "another seed" in report.divergence.expected
+    # Said at the field that differs, with each value there (before: both events whole, cut
+    # off before the part that differed).
+    assert report.divergence.field.endswith("client_seeds[0]"), report.divergence
+    assert (report.divergence.expected, report.divergence.found) == (
+        "'another seed'",
+        repr(replays["rummy"].header.client_seeds[0]),
+    )
 
 
 def test_a_changed_settlement_is_found(replays) -> None:
@@ -87,7 +94,14 @@ def test_a_changed_settlement_is_found(replays) -> None:
     assert verify(replay).divergence.check == "final settlement"
     replay = tampered(replays["rummy"])
     replay.footer.rounds[0].net[0] += 1
-    assert verify(replay).divergence.check == "settlement of round 1"
+    divergence = verify(replay).divergence
+    assert (divergence.check, divergence.field) == ("settlement of round 1", "net[0]")
+    assert int(divergence.found) == int(divergence.expected) + 1
+    replay = tampered(replays["gin"])
+    replay.footer.settlement.lines[0].amount += 1
+    divergence = verify(replay).divergence
+    assert (divergence.check, divergence.field) == ("final settlement", "lines[0].amount")
+    assert str(divergence).startswith("the replay: final settlement, at lines[0].amount: expected")
     replay = tampered(replays["koikoi"])
     replay.footer.final_state_digest = "ab" * 32
     assert verify(replay).divergence.check == "final state digest"
@@ -131,3 +145,38 @@ def test_the_cli_verifies_and_converts(replays, tmp_path: Path) -> None:
         [CROUPIER, "replay", "verify", str(garbage)], capture_output=True, text=True
     )
     assert rejected.returncode != 0 and "cut off" in rejected.stderr
+
+
+def _leaves(message: Message, path: str = "") -> list[tuple[str, Message, str]]:
+    """Every set scalar field under ``message`` (repeated ones by index): its path, the message
+    holding it and its name."""
+    found = []
+    for descriptor, value in message.ListFields():
+        name = f"{path}.{descriptor.name}" if path else descriptor.name
+        if descriptor.is_repeated:
+            for index, item in enumerate(value):
+                if isinstance(item, Message):
+                    found += _leaves(item, f"{name}[{index}]")
+        elif isinstance(value, Message):
+            found += _leaves(value, name)
+        elif isinstance(value, (int, str)) and not isinstance(value, bool):
+            found.append((name, message, descriptor.name))
+    return found
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_the_first_difference_of_two_events_is_the_field_changed(replays, data) -> None:
+    """Any one scalar field of any decoded event changed: the verifier's difference names that
+    field's path and both values (what a support agent reads in the FAIL line)."""
+    name = data.draw(st.sampled_from(sorted(GAMES)))
+    event = data.draw(st.sampled_from([e for e in replays[name].events if _leaves(e.body)]))
+    changed = copy.deepcopy(event.body)
+    leaves = _leaves(changed)
+    path, holder, field = data.draw(st.sampled_from(leaves))
+    before = getattr(holder, field)
+    setattr(holder, field, before + 1 if isinstance(before, int) else before + "x")
+    found = first_difference(event.body, changed)
+    assert found is not None and found[0] == path, (found, path)
+    assert found[1] != found[2]
+    assert first_difference(event.body, copy.deepcopy(event.body)) is None

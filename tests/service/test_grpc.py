@@ -20,7 +20,7 @@ from grpc_status import rpc_status
 from croupier.contract import convert
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.log import GENESIS_HASH, LOG_FORMAT_VERSION, chain_hash, chain_key, record_bytes
-from croupier.service.bots import auth, clock_rules, play_game
+from croupier.service.bots import auth, clock_rules, finish_game, play_game
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import Running, studio_auth, studio_token
@@ -788,6 +788,11 @@ def test_a_match_nobody_attended_is_settled_once_and_says_where(server: Running)
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "ROUND_NOT_FINISHED")
     said = refused.value.details()
     assert "ended before any round did" in said and "final" in said
+    # The bots (demo, the idle-seat tests) finish such a game with its final settlement (before:
+    # they asked for the last round's, and failed on that refusal).
+    result = finish_game(server.channel, game.game_id, [t.token for t in game.tokens])
+    assert result.settlement == result.final == final.settlement and not result.rounds
+    assert "ABANDONED" in result.describe()
 
 
 # --- health and reflection --------------------------------------------------------------------
