@@ -1105,13 +1105,19 @@ class Croupier:
         clock with their deadline and bank (docs/rules/common.md §5.1)."""
         game = folded.binding.game
         clocks = {c.seat: c for c in game.seat_clocks(state)}
+        # The seats the game waits on (their turn), clock or not: the others may act out of turn.
+        turns = set(game.on_clock(state))
         answer = []
         for seat in game.to_act(state):
             clock = clocks.get(seat)
             if clock is None:
                 # Off the clock: a seat that may act out of turn (claim a discard, call the next
-                # round) or come back from away, with its away flag all the same.
-                answer.append(service_pb2.SeatToAct(seat=seat, away=game.away(state, seat)))
+                # round) or come back from away, or any seat of a game without a turn clock.
+                answer.append(
+                    service_pb2.SeatToAct(
+                        seat=seat, away=game.away(state, seat), turn=seat in turns
+                    )
+                )
             else:
                 answer.append(
                     service_pb2.SeatToAct(
@@ -1119,6 +1125,7 @@ class Croupier:
                         deadline_ms=clock.deadline_ms,
                         bank_ms=clock.bank_ms,
                         away=clock.away,
+                        turn=seat in turns,
                     )
                 )
         return answer

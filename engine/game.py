@@ -109,6 +109,11 @@ class Game(Protocol, Generic[R, S, E, C]):
         """The seats on the clock (that must act), with their deadlines, banks and away flags;
         empty without a turn clock."""
 
+    def on_clock(self, state: S) -> tuple[int, ...]:
+        """The seats the game waits on now (their turn), in seat order: those a turn clock runs
+        for, whether or not the game has one; the other seats :meth:`to_act` lists may act out
+        of turn."""
+
     def away(self, state: S, seat: int) -> bool:
         """Whether ``seat`` is away (it timed out too often: its turns are played for it until
         it comes back); never without a turn clock."""

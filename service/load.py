@@ -697,10 +697,11 @@ def acting_seat(
 ) -> tuple[int | None, bool]:
     """Which seat the bots play now, and whether only idle seats are to act (wait for the
     clock). ``to_act`` may name several seats (Rummy lists every away seat, which may come
-    back): a seat on the clock (with a deadline) comes first, then any other that plays."""
+    back; between hands either seat may deal): the seat whose turn it is (``turn``) comes
+    first, then any other that plays."""
     playing = [t for t in to_act if t.seat not in idle]
-    on_clock = [t for t in playing if t.deadline_ms]
-    chosen = (on_clock or playing)[:1]
+    on_turn = [t for t in playing if t.turn]
+    chosen = (on_turn or playing)[:1]
     if chosen:
         return chosen[0].seat, False
     return None, bool(to_act)

@@ -79,9 +79,11 @@ def assert_next_deadline_is_exact(game: Any, state: Any, seeds: Seeds = NO_SEEDS
 
 def assert_to_act_is_exact(game: Any, state: Any) -> None:
     """``to_act``, read from the phase, names exactly the seats with a legal command (its slow
-    definition), in seat order."""
+    definition), in seat order; the seats whose turn it is (``on_clock``) are among them."""
     slow = tuple(seat for seat in range(state.seats) if game.legal_commands(state, seat))
     assert game.to_act(state) == slow, (state.phase, slow)
+    # The seats the game waits on (SeatToAct.turn) are among them: each has a move.
+    assert set(game.on_clock(state)) <= set(slow), (state.phase, game.on_clock(state), slow)
 
 
 def assert_replay_reproduces(

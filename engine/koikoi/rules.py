@@ -115,11 +115,7 @@ def validate(rules: KoiKoiRules, seats: int) -> None:
 
     if seats != SEATS:
         raise InvalidRules("INVALID_SEATS", f"{seats} seats: Koi-Koi is for two", field="seats")
+    # A number outside its bounds first: OUT_OF_RANGE, whichever side it misses.
+    check_bounds(rules, BOUNDS)
     if rules.rounds not in ROUND_COUNTS:
         raise bad("rounds", "12, 6 or 3")
-    for option in ("stake_per_point", "koi_koi_multiplier", "hand_yaku_points"):
-        if getattr(rules, option) < 1:
-            raise bad(option, "must be at least 1")
-    if rules.double_from < 0:
-        raise bad("double_from", "cannot be below 0 (0: never double)")
-    check_bounds(rules, BOUNDS)

@@ -122,12 +122,10 @@ def validate(rules: RummyRules, seats: int) -> None:
     def bad(option: str, why: str) -> InvalidRules:
         return InvalidRules("INVALID_OPTION", f"option {option}: {why}", field=option)
 
+    # A number outside its bounds first: OUT_OF_RANGE, whichever side it misses.
+    check_bounds(rules, BOUNDS)
     if rules.open_threshold not in OPEN_THRESHOLDS:
         raise bad("open_threshold", "40, 30 or 51")
-    if rules.stake_per_point < 1:
-        raise bad("stake_per_point", "must be at least 1")
-    if rules.max_reshuffles < 0:
-        raise bad("max_reshuffles", "cannot be below 0 (0: no limit)")
     if not 2 <= rules.min_seats <= rules.max_seats <= 4:
         raise bad("max_seats", "seats must lie within 2..4")
     if not rules.min_seats <= seats <= rules.max_seats:
@@ -136,4 +134,3 @@ def validate(rules: RummyRules, seats: int) -> None:
             f"{seats} seats: this rule set seats {rules.min_seats} to {rules.max_seats}",
             field="seats",
         )
-    check_bounds(rules, BOUNDS)

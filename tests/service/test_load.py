@@ -1476,3 +1476,14 @@ def test_the_warmup_is_played_and_not_measured(tmp_path: Path) -> None:
     assert report["games_started"] >= 2 and created <= report["games_started"] - 2
     assert report["latency"]["Play command→accepted"]["count"] == report["moves"]
     assert "measured after 1 s" in result.output
+
+
+def test_the_bots_play_the_seat_whose_turn_it_is_before_one_that_may_act() -> None:
+    """Of the seats listed to act, the one the game waits on (``turn``), else the first that
+    plays; only idle seats to act: none, and wait for the clock."""
+    seat = service_pb2.SeatToAct
+    both = [seat(seat=0), seat(seat=1, turn=True)]
+    assert load.acting_seat(both, frozenset()) == (1, False)
+    assert load.acting_seat(both, frozenset({1})) == (0, False)
+    assert load.acting_seat([seat(seat=0), seat(seat=1)], frozenset()) == (0, False)
+    assert load.acting_seat(both, frozenset({0, 1})) == (None, True)

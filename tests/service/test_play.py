@@ -13,7 +13,7 @@ import grpc
 import pytest
 
 from croupier.service.bots import auth, choose
-from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
+from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import Running, studio_auth
 
@@ -40,6 +40,7 @@ def test_a_submit_answers_with_what_the_caller_asks_for(server: Running) -> None
     )
     turn = view.view.hoola.turn
     assert [s.seat for s in view.to_act] == [turn]  # every view says who is to act
+    assert [s.turn for s in view.to_act] == [True]  # and that the game waits on it
     me = auth(game.tokens[turn].token)
     answer = server.stub.SubmitCommand(
         service_pb2.SubmitCommandRequest(
@@ -498,3 +499,44 @@ def test_a_browser_plays_a_whole_game_with_one_call_per_move_on_pushed_states(
     assert not plain.states() and plain.events() == everything
     assert all(r.HasField("batch" if batched else "event") for r in plain.log)
     assert moves > 0
+
+
+def test_to_act_marks_the_seat_the_game_waits_on_from_one_that_may_act_out_of_turn(
+    server: Running,
+) -> None:
+    """Between two Gin hands either seat may deal the next (docs/rules/gin.md): both are listed
+    to act, the next dealer marked as the one the game waits on (``turn``), without a turn clock
+    too (before: nothing told them apart, and a client that dealt whenever listed met ABORTED
+    at most hand boundaries)."""
+    game = server.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_GIN, seats=2),
+        metadata=studio_auth(),
+    )
+    rng = random.Random(7)
+    seats = [auth(t.token) for t in game.tokens]
+    for number in range(400):
+        view = server.stub.GetView(
+            service_pb2.GetViewRequest(game_id=game.game_id), metadata=seats[0]
+        )
+        if view.view.gin.phase == gin_pb2.GIN_PHASE_HAND_OVER:
+            break
+        [acting] = [s for s in view.to_act if s.turn]  # one seat's turn during a hand
+        assert [s.seat for s in view.to_act] == [acting.seat]
+        me = seats[acting.seat]
+        moves = server.stub.ListLegalMoves(
+            service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=me
+        )
+        server.stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id,
+                command_id=f"move-{number}",
+                expected_version=view.version,
+                command=choose(list(moves.moves), rng).command,
+            ),
+            metadata=me,
+        )
+    else:
+        pytest.fail("no hand ended")
+    assert [s.seat for s in view.to_act] == [0, 1]
+    dealer = [s.seat for s in view.to_act if s.turn]
+    assert len(dealer) == 1 and not any(s.deadline_ms for s in view.to_act)
