@@ -611,6 +611,14 @@ def _outcome(name: str) -> str:
     return name.lower().replace("_", " ")
 
 
+def _factor_sign(index: int, factor: Any) -> str:
+    """How a payment's factor works on the amount (common.proto, SettlementLine): the first sets
+    it (``=``), an ``added`` one adds its value (``+``), any other multiplies (``×``)."""
+    if factor.added:
+        return "+"
+    return "=" if index == 0 else "×"
+
+
 def _settlement_lines(kind: str, settlement: Settlement) -> list[str]:
 
     def words(text: str) -> str:  # the engine's notes and reasons name cards by their codes
@@ -621,8 +629,8 @@ def _settlement_lines(kind: str, settlement: Settlement) -> list[str]:
     out += [f"  note: {words(note)}" for note in settlement.notes]
     for line in settlement.lines:
         out.append(f"  seat {line.payer} pays seat {line.payee} {line.amount}")
-        for factor in line.factors:
-            sign = "+" if factor.added else "×"
+        for index, factor in enumerate(line.factors):
+            sign = _factor_sign(index, factor)
             out.append(f"    {sign} {_outcome(factor.name)} {factor.value}: {words(factor.reason)}")
     out.append("  net: " + ", ".join(f"seat {s} {n:+d}" for s, n in enumerate(settlement.net)))
     return out
@@ -693,9 +701,9 @@ def _html_settlement(kind: str, title: str, settlement: Settlement) -> str:
     rows = []
     for line in settlement.lines:
         factors = "".join(
-            f"<li class='factor'>{'+' if f.added else '×'} <b>{e(_outcome(f.name))}</b> {f.value}: "
+            f"<li class='factor'>{_factor_sign(i, f)} <b>{e(_outcome(f.name))}</b> {f.value}: "
             f"{_html_cards(cards_in_words(kind, f.reason))}</li>"
-            for f in line.factors
+            for i, f in enumerate(line.factors)
         )
         rows.append(
             f"<tr class='line'><td>seat {line.payer}</td><td>seat {line.payee}</td>"

@@ -365,3 +365,19 @@ def test_a_seats_player_is_said_to_be_unverified_under_the_verified_badge() -> N
     assert ("seat 0", f"player alice{UNCHECKED_PLAYER}") in shown.facts
     page = render_html(shown)
     assert html.escape(f"player bob{UNCHECKED_PLAYER}") in page
+
+
+@pytest.mark.parametrize("path", ALL_CORPUS, ids=lambda p: p.stem)
+def test_a_payments_first_factor_sets_its_amount_and_the_others_work_on_it(path: Path) -> None:
+    """Each factor is shown as it works (common.proto, SettlementLine): the first sets the
+    amount (=), an added one adds (+), any other multiplies (×); before, the first read as a
+    multiplier of nothing ("× deadwood difference 6")."""
+    shown = timeline(load(path))
+    for settlement in [*shown.settlements, *([shown.final] if shown.final else [])]:
+        for line in settlement.lines:
+            signs = [
+                ("+" if f.added else "=" if i == 0 else "×") for i, f in enumerate(line.factors)
+            ]
+            text = render_text(shown)
+            for sign, factor in zip(signs, line.factors, strict=True):
+                assert f"{sign} {factor.name.replace('_', ' ').lower()}" in text.lower()
