@@ -133,6 +133,17 @@ TIMED: dict[
         service_pb2.Rules(gin=gin_pb2.GinRules(turn_time_ms=TURN_MS, time_bank_ms=150)),
         frozenset({1}),
     ),
+    # Recorded with forced_discard_by_rank (every preset sets it): the idle seat's forced
+    # discards let the highest rank go among equals, and its knocks at the wall discard so too.
+    "gin-standard-timed": (
+        GIN,
+        2,
+        "standard",
+        service_pb2.Rules(
+            gin=gin_pb2.GinRules(turn_time_ms=TURN_MS, time_bank_ms=150, match_points=25)
+        ),
+        frozenset({1}),
+    ),
     "koikoi-nintendo-3-timed": (
         KOIKOI,
         2,
