@@ -458,12 +458,36 @@ def shown(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "…"
 
 
+#: Characters shown before the first difference of two long strings.
+BEFORE_DIFFERENCE = 20
+
+
+def shown_apart(a: object, b: object) -> tuple[str, str]:
+    """Two values that differ, each kept short as :func:`shown` keeps one, but two long strings
+    from a little before where they first differ (a seed changed in its 60th character reads
+    as two different texts, not as two equal beginnings)."""
+    if not (isinstance(a, str) and isinstance(b, str)):
+        return shown(a), shown(b)
+    first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
+    first = min(len(a), len(b)) if first is None else first
+    start = max(0, first - BEFORE_DIFFERENCE)
+    if not start:
+        return shown(a), shown(b)
+
+    def window(text: str) -> str:
+        part = json.dumps(text[start:], ensure_ascii=False)[1:]  # the quoted tail, no opening quote
+        return '"…' + (part if len(part) <= 56 else part[:55] + "…")
+
+    return window(a), window(b)
+
+
 def must_equal(claimed: object, actual: object, what: str, source: str) -> None:
     """:class:`Failed` unless the copy a reader reads (``what``) equals the authentic value."""
     found = difference(claimed, actual, what)
     if found is not None:
         path, a, b = found
-        raise Failed(f"{path} reads {shown(a)}, but {source} holds {shown(b)}")
+        said, held = shown_apart(a, b)
+        raise Failed(f"{path} reads {said}, but {source} holds {held}")
 
 
 # --- the schema: the messages a replay holds ------------------------------------------------------

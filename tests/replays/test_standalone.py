@@ -282,6 +282,20 @@ def test_a_tampered_card_in_a_decoded_body_is_caught(replays, tmp_path: Path, fo
     assert result.stdout.rstrip().endswith(f"but the hashed payload holds {real}")
 
 
+def test_a_seed_changed_near_its_end_is_shown_where_it_differs(replays, tmp_path: Path) -> None:
+    """A revealed seed (64 hex characters) changed in its 61st: both texts are shown from a
+    little before the difference (before: both cut off at their 57th character, alike)."""
+    replay = copy(replays["gin"])
+    [at] = [i for i, e in enumerate(replay.events) if e.body.WhichOneof("body") == "seed_revealed"]
+    seed = replay.events[at].body.seed_revealed.server_seed
+    changed = seed[:60] + ("0" if seed[60] != "0" else "1") + seed[61:]
+    replay.events[at].body.seed_revealed.server_seed = changed
+    result = run(tmp_path, replay, "binary")
+    assert failed(result, f"event {at + 1}: body.seed_revealed.server_seed reads")
+    tail = f'"…{changed[40:]}", but the hashed payload holds "…{seed[40:]}"'
+    assert result.stdout.rstrip().endswith(tail), result.stdout
+
+
 def test_every_kind_of_edit_to_a_json_body_is_caught(replays, tmp_path: Path) -> None:
     """A field added, removed, changed in type or in value, a card dropped or added."""
     document = json.loads(to_json(replays["hoola"]))
