@@ -10,11 +10,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
+import structlog
 
 from croupier.app.core import Croupier, Refused
 from croupier.service.calls import caller
 from croupier.service.status import code_of
 from croupier.v1 import service_pb2, service_pb2_grpc
+
+log = structlog.get_logger("croupier.rpc")
 
 # The handlers read nothing of the call but its request (who calls is the interceptor's): the
 # HTTP listener (service/http.py) calls them with its own context.
@@ -134,6 +137,15 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         async for item in self.core.play(caller(), request_iterator):
             if isinstance(item, Refused):
                 error = item.error
+                # A Play stream's commands have no log line of their own (the stream's one rpc
+                # line ends it); a refused one does, as a refused SubmitCommand has: a support
+                # agent asked "my move was in time" finds it there (ABORTED: a time-out first).
+                log.info(
+                    "play_refused",
+                    command_id=item.command_id,
+                    outcome=code_of(error).name,
+                    reason=error.reason,
+                )
                 yield service_pb2.PlayResponse(
                     refused=service_pb2.PlayRefused(
                         command_id=item.command_id,

@@ -3,14 +3,19 @@ per seat plays a whole game with one message per move, exactly once, resumable."
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import queue
 import random
 import threading
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import pytest
+import structlog.contextvars
+import structlog.testing
 
 from croupier.service.bots import auth, choose
 from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, service_pb2, service_pb2_grpc
@@ -246,6 +251,20 @@ def test_batched_play_sends_each_batch_with_its_state_in_one_message(server: Run
         assert batches[-1].state.finished
 
 
+@contextlib.contextmanager
+def info_logs() -> Iterator[list[dict[str, Any]]]:
+    """The log lines at info and above while it is open (the tests log warnings only)."""
+    before = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+    try:
+        # With what the call bound (its game, its seat), as the real log has it.
+        merged = [structlog.contextvars.merge_contextvars]
+        with structlog.testing.capture_logs(processors=merged) as logged:
+            yield logged
+    finally:
+        structlog.configure(**before)
+
+
 def test_play_applies_a_resent_command_once_and_refuses_clearly(server: Running) -> None:
     game = new_game(server)
     view = server.stub.GetView(
@@ -261,13 +280,23 @@ def test_play_applies_a_resent_command_once_and_refuses_clearly(server: Running)
     me.send("once", game.version, DRAW)  # a resend after a lost answer
     again = me.next("accepted").accepted
     assert (again.command_id, again.version) == ("once", first.version)
-    me.send("stale", game.version, DRAW)
-    stale = me.next("refused").refused
+    with info_logs() as logged:
+        me.send("stale", game.version, DRAW)
+        stale = me.next("refused").refused
     assert (stale.command_id, stale.status, stale.reason) == (
         "stale",
         "ABORTED",
         "VERSION_CONFLICT",
     )
+    # The refusal has its log line (a support agent's record that the command came), with the
+    # game, the seat and the command's id.
+    [line] = [entry for entry in logged if entry["event"] == "play_refused"]
+    assert (line["command_id"], line["outcome"], line["reason"]) == (
+        "stale",
+        "ABORTED",
+        "VERSION_CONFLICT",
+    )
+    assert (line["game_id"], line["seat"]) == (game.game_id, turn)
     assert stale.metadata["current_version"] == str(first.version)
     them = connect(server, game.tokens[other].token)
     them.join(game.game_id)
