@@ -24,9 +24,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import struct
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -34,11 +34,24 @@ DOMAIN = b"croupier/shuffle/v1"
 
 
 @dataclass(frozen=True)
+class Shuffle:
+    """One shuffle as the seeds made it: its round and purpose, what was shuffled (in the order
+    given) and the order that came out."""
+
+    round_no: int
+    purpose: str
+    given: tuple[Any, ...]
+    result: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
 class Seeds:
-    """The inputs of every shuffle of one game."""
+    """The inputs of every shuffle of one game; ``on_shuffle``, when set, is told of each
+    shuffle made with them (a verifier shows a dispute the decks it re-derived)."""
 
     server_seed: bytes
     client_seeds: tuple[str, ...] = ()
+    on_shuffle: Callable[[Shuffle], None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def commitment(self) -> str:
@@ -92,4 +105,6 @@ def shuffled(items: Sequence[T], seeds: Seeds, round_no: int, purpose: str) -> t
     for i in range(len(out) - 1, 0, -1):
         j = _index_below(words, i + 1)
         out[i], out[j] = out[j], out[i]
+    if seeds.on_shuffle is not None:
+        seeds.on_shuffle(Shuffle(round_no, purpose, tuple(items), tuple(out)))
     return tuple(out)

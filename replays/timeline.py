@@ -32,6 +32,7 @@ from croupier.engine.clock import TurnTimedOut
 from croupier.engine.game import CommandError
 from croupier.engine.koikoi import cards as hanafuda
 from croupier.engine.settlement import Settlement
+from croupier.engine.shuffle import Shuffle
 from croupier.replays.format import Replay
 from croupier.replays.verify import verify
 from croupier.v1 import service_pb2
@@ -581,6 +582,7 @@ def timeline(replay: Replay) -> Timeline:
         ("commitment", header.commitment),
         ("server seed", replay.footer.server_seed),
         ("client seeds", ", ".join(header.client_seeds) or "none"),
+        *(_shuffled(kind, shuffle) for shuffle in report.shuffles),
     )
     return Timeline(
         f"{_KIND_NAMES.get(kind, kind)} — game {header.game_id}",
@@ -596,6 +598,16 @@ def timeline(replay: Replay) -> Timeline:
             str(report.divergence) if report.divergence is not None else "",
         ),
         kind,
+    )
+
+
+def _shuffled(kind: str, shuffle: Shuffle) -> tuple[str, str]:
+    """A shuffle the verifier re-derived from the seeds, as a fact: which (its round and
+    purpose, as docs/shuffle.md names them) and the cards in the order it put them."""
+    cards = (", " if kind == "koikoi" else " ").join(card_name(kind, c) for c in shuffle.result)
+    return (
+        f"shuffled from the seeds: round {shuffle.round_no}, {shuffle.purpose!r}",
+        f"{len(shuffle.result)} cards, in the order the shuffle put them: {cards}",
     )
 
 

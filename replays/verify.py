@@ -30,7 +30,7 @@ from croupier.contract import convert
 from croupier.contract.bindings import BINDINGS, GameBinding
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.game import CommandError, Context
-from croupier.engine.shuffle import Seeds
+from croupier.engine.shuffle import Seeds, Shuffle
 from croupier.log import (
     GENESIS_HASH,
     LOG_FORMATS,
@@ -67,6 +67,8 @@ class Divergence:
 class Report:
     checks: list[str] = field(default_factory=list)
     divergence: Divergence | None = None
+    #: Every shuffle the game's seeds made, as the verifier re-derived them, in the order made.
+    shuffles: list[Shuffle] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -290,7 +292,7 @@ def _check_commitment(replay: Replay, report: Report) -> Seeds:
     digest = hashlib.sha256(seed).hexdigest()
     if digest != header.commitment:
         _fail(0, "commitment", header.commitment, f"sha256(revealed seed) = {digest}")
-    seeds = Seeds(seed, tuple(header.client_seeds))
+    seeds = Seeds(seed, tuple(header.client_seeds), on_shuffle=report.shuffles.append)
     report.checks.append(f"commitment: sha256(revealed seed) = {header.commitment[:16]}…")
     return seeds
 

@@ -31,6 +31,7 @@ from croupier.replays.timeline import (
     render_text,
     timeline,
 )
+from croupier.replays.verify import verify
 from croupier.service.bots import time_outs
 
 from .conftest import GAMES
@@ -381,3 +382,22 @@ def test_a_payments_first_factor_sets_its_amount_and_the_others_work_on_it(path:
             text = render_text(shown)
             for sign, factor in zip(signs, line.factors, strict=True):
                 assert f"{sign} {factor.name.replace('_', ' ').lower()}" in text.lower()
+
+
+@pytest.mark.parametrize("path", ALL_CORPUS, ids=lambda p: p.stem)
+def test_the_page_shows_every_deck_the_seeds_made(path: Path) -> None:
+    """A player who says the deal was rigged is shown each shuffle the verifier re-derived from
+    the revealed seed and the client seeds (docs/shuffle.md): its round, its purpose and its
+    cards in order, every one a rearrangement of what was shuffled, the first the deal's."""
+    replay = load(path)
+    shown = timeline(replay)
+    report = verify(replay)
+    assert report.ok and report.shuffles
+    decks = [(k, v) for k, v in shown.facts if k.startswith("shuffled from the seeds")]
+    assert len(decks) == len(report.shuffles)
+    for (label, text), shuffle in zip(decks, report.shuffles, strict=True):
+        assert sorted(shuffle.result) == sorted(shuffle.given)
+        assert label.endswith(f"round {shuffle.round_no}, {shuffle.purpose!r}")
+        assert text.startswith(f"{len(shuffle.result)} cards, in the order the shuffle put them: ")
+        assert card_name(shown.kind, shuffle.result[0]) in text
+    assert {s.purpose for s in report.shuffles} & {"deal", "first-dealer"}
