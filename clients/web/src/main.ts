@@ -403,7 +403,9 @@ class Table {
   private waitingFor(toAct: SeatToAct[]): string {
     if (this.moves.length) return "Your move.";
     if (!toAct.length) return "Waiting…";
-    return `Waiting for ${toAct.map((t) => seatName(t.seat, this.seat)).join(", ")}…`;
+    // The seats the game waits on (`turn`); the others may act, out of turn, but need not.
+    const waited = toAct.filter((t) => t.turn);
+    return `Waiting for ${(waited.length ? waited : toAct).map((t) => seatName(t.seat, this.seat)).join(", ")}…`;
   }
 
   private drawSeats(): void {

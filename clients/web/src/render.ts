@@ -276,7 +276,9 @@ export function seatsPanel(view: View, toAct: SeatToAct[], mine: number, now: nu
       const deadline = Number(t.deadlineMs);
       turn = deadline
         ? `to act: ${clock(deadline - now)} left, bank ${clock(Number(t.bankMs))}`
-        : "to act";
+        : t.turn
+          ? "to act"
+          : "may act";
       if (t.away) turn += " (away)";
     }
     const row = h(
