@@ -188,10 +188,12 @@ ANONYMOUS = Caller()
 
 @dataclass(frozen=True)
 class Refused:
-    """A command a Play stream refused, for the transport to word as its status."""
+    """A command a Play stream refused, for the transport to word as its status (and log)."""
 
     command_id: str
     error: AppError
+    #: The command's kind (``Draw``, ``Knock``…) when it could be read.
+    command: str = ""
 
 
 @dataclass(frozen=True)
@@ -1627,10 +1629,13 @@ class Croupier:
                     continue
                 move = request.command
                 async with applying:
+                    # Each command binds its own kind (:meth:`_command`), read back if refused.
+                    structlog.contextvars.unbind_contextvars("command")
                     try:
                         version = await self._play_command(caller, game_id, move)
                     except AppError as error:
-                        out.put_nowait(Refused(move.command_id, error))
+                        kind_read = structlog.contextvars.get_contextvars().get("command", "")
+                        out.put_nowait(Refused(move.command_id, error, str(kind_read)))
                         continue
                     accepted = service_pb2.PlayAccepted(command_id=move.command_id, version=version)
                     out.put_nowait(service_pb2.PlayResponse(accepted=accepted))

@@ -348,12 +348,9 @@ def _check_events(
             recorded = events[position]
             made = binding.event_to_body(event)
             if made.SerializeToString(deterministic=True) != recorded.payload:
-                _fail_at(
-                    recorded.version,
-                    "event",
-                    getattr(made, binding.field),
-                    getattr(recorded.body, binding.field),
-                )
+                # Both bodies whole (``body`` names the game or the service's event): where
+                # they differ within the game's event, that field.
+                _fail_at(recorded.version, "event", made, recorded.body)
             state = game.evolve(state, event)
             reproduced.append(event)
             position += 1

@@ -142,6 +142,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
                 # agent asked "my move was in time" finds it there (ABORTED: a time-out first).
                 log.info(
                     "play_refused",
+                    command=item.command,
                     command_id=item.command_id,
                     outcome=code_of(error).name,
                     reason=error.reason,

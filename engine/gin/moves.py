@@ -388,8 +388,12 @@ def forced_command(state: GinState, seat: int) -> GinCommand:
                 # The discard taken at the wall was taken to knock: the knock is the only move,
                 # unnamed, discarding as a forced discard does (games recorded before the
                 # option: the first knock of the legal-move list).
+                # A knock that discards: big gin (all eleven melded, no discard) is no forced
+                # move's to choose, and a knock with a discard is always there beside it.
                 knocks = [
-                    c for c in legal_commands(state, seat) if isinstance(c, Knock) and not c.melds
+                    c
+                    for c in legal_commands(state, seat)
+                    if isinstance(c, Knock) and c.card and not c.melds
                 ]
                 if not by_rank:
                     return next(c for c in legal_commands(state, seat) if isinstance(c, Knock))

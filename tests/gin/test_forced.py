@@ -47,7 +47,8 @@ def doc_forced(state: GinState, seat: int) -> GinCommand:
     hand = state.hands[seat]
     legal = GAME.legal_commands(state, seat)
     if len(state.stock) <= WALL and state.taken is not None:
-        return Knock(by_the_rule(hand, [c.card for c in legal if isinstance(c, Knock)]))
+        knocks = [c.card for c in legal if isinstance(c, Knock) and c.card]  # big gin: no card
+        return Knock(by_the_rule(hand, knocks))
     return Discard(by_the_rule(hand, [c for c in hand if c != state.taken]))
 
 
@@ -107,7 +108,7 @@ DREW_7D = "3C 3S QH 9C 4S TC 2C JH 6S 5H 7D"
 TOOK_6D = "2S 4S 2H 5D 6D 7D 8D 9D 2C 3C 5C"
 
 
-def _discarding(hand: str, taken: str | None, stock: int, **options: bool) -> GinState:
+def _discarding(hand: str, taken: str | None, stock: int, **options: int) -> GinState:
     rules = dataclasses.replace(STANDARD, turn_time_ms=1_000, **options)
     cards = hand.split()
     other = [c for c in DECK_ORDER if c not in cards][:10]
@@ -136,3 +137,19 @@ def test_the_forced_knock_at_the_wall_leaves_the_least_deadwood() -> None:
     assert Knock("5C") in GAME.legal_commands(state, 0)
     recorded_before = _discarding(TOOK_6D, "6D", stock=WALL, forced_discard_by_rank=False)
     assert GAME.forced_command(recorded_before, 0) == Knock("4S")
+
+
+# At the wall with big gin on (the big-gin preset), having taken 9♠: all eleven cards meld (big
+# gin, a knock without a discard) and several discards knock for gin.
+BIG_GIN = "AS 2S 3S 4S 5H 6H 7H 8H 9D 9C 9S"
+
+
+def test_the_forced_knock_at_the_wall_discards_even_when_big_gin_is_there() -> None:
+    """Big gin is a knock with no card (before: the forced move's choice among knocks read the
+    rank of that empty card, and every read of the game after the deadline failed)."""
+    state = _discarding(BIG_GIN, "9S", stock=WALL, big_gin_bonus=31)
+    legal = GAME.legal_commands(state, 0)
+    assert Knock() in legal  # big gin is open to the seat itself
+    forced = GAME.forced_command(state, 0)
+    assert isinstance(forced, Knock) and forced.card and forced in legal
+    assert forced == doc_forced(state, 0)

@@ -291,7 +291,8 @@ def test_play_applies_a_resent_command_once_and_refuses_clearly(server: Running)
     # The refusal has its log line (a support agent's record that the command came), with the
     # game, the seat and the command's id.
     [line] = [entry for entry in logged if entry["event"] == "play_refused"]
-    assert (line["command_id"], line["outcome"], line["reason"]) == (
+    assert (line["command"], line["command_id"], line["outcome"], line["reason"]) == (
+        "Draw",
         "stale",
         "ABORTED",
         "VERSION_CONFLICT",
