@@ -136,8 +136,9 @@ MOVES_MEMO_SIZE = 8192
 # Views remembered (by game, version and seat or spectator): every spectator of a game, and each
 # stream of one seat, is pushed the same view after a move.
 VIEWS_MEMO_SIZE = 4096
-# The seats to act remembered (by game and version).
-TO_ACT_MEMO_SIZE = 4096
+# The seats to act remembered (by game, version and seat or spectator: a seat is told less of
+# the others than of itself where a hand decides it).
+TO_ACT_MEMO_SIZE = 8192
 # Folded games kept in memory (most recently used first out last).
 CACHE_SIZE = 2048
 
@@ -359,7 +360,7 @@ class Croupier:
         self.moves_memo: Memo[tuple[str, int | None, int], list[service_pb2.LegalMove]] = Memo(
             MOVES_MEMO_SIZE
         )
-        self.to_act_memo: Memo[tuple[str, int], list[service_pb2.SeatToAct]] = Memo(
+        self.to_act_memo: Memo[tuple[str, int, int | None], list[service_pb2.SeatToAct]] = Memo(
             TO_ACT_MEMO_SIZE
         )
         # Only ever copied into answers (CopyFrom), never changed.
@@ -1055,7 +1056,7 @@ class Croupier:
                 if include.legal_moves and seat is not None
                 else []
             ),
-            to_act=self._seats_to_act(folded, now, at) if include.to_act else [],
+            to_act=self._seats_to_act(folded, now, at, seat) if include.to_act else [],
         )
 
     def _moves(
@@ -1091,26 +1092,28 @@ class Croupier:
         )
 
     def _seats_to_act(
-        self, folded: Folded, state: Any, version: int | None
+        self, folded: Folded, state: Any, version: int | None, seat: int | None
     ) -> list[service_pb2.SeatToAct]:
-        """:meth:`_to_act`, remembered for ``version`` when it is given: the same for every seat."""
+        """:meth:`_to_act` for ``seat``, remembered for ``version`` when it is given: every
+        stream of one seat, and every spectator, is sent the same."""
         if version is None:
-            return self._to_act(folded, state)
+            return self._to_act(folded, state, seat)
         return self.to_act_memo.get_or_make(
-            (folded.record.game_id, version), lambda: self._to_act(folded, state)
+            (folded.record.game_id, version, seat), lambda: self._to_act(folded, state, seat)
         )
 
     @staticmethod
-    def _to_act(folded: Folded, state: Any) -> list[service_pb2.SeatToAct]:
-        """The seats that have a move now, read from the game's phase by the engine (a property
-        test checks it against the legal moves), each with its away flag; those on the turn
-        clock with their deadline and bank (docs/rules/common.md §5.1)."""
+    def _to_act(folded: Folded, state: Any, viewer: int | None) -> list[service_pb2.SeatToAct]:
+        """The seats that have a move now as ``viewer`` (``None``: a spectator) may be told,
+        read from the game's phase by the engine (a property test checks it against the legal
+        moves, and that no hidden card decides another seat's place in it), each with its away
+        flag; those on the turn clock with their deadline and bank (docs/rules/common.md §5.1)."""
         game = folded.binding.game
         clocks = {c.seat: c for c in game.seat_clocks(state)}
         # The seats the game waits on (their turn), clock or not: the others may act out of turn.
         turns = set(game.on_clock(state))
         answer = []
-        for seat in game.to_act(state):
+        for seat in game.to_act_seen(state, viewer):
             clock = clocks.get(seat)
             if clock is None:
                 # Off the clock: a seat that may act out of turn (claim a discard, call the next
@@ -1402,7 +1405,7 @@ class Croupier:
             version=folded.version,
             # As of now, as the view and who is to act: an award due may have ended the game.
             finished=game.is_finished(now),
-            to_act=self._to_act(folded, now),
+            to_act=self._to_act(folded, now, acting),
         )
 
     async def subscribe(

@@ -309,6 +309,11 @@ class Clocked(Generic[S, E, C]):
         """``legal`` and, for an away seat, :class:`ComeBack` (listed last)."""
         return [*legal, ComeBack()] if self.may_come_back(state, seat) else legal  # type: ignore[list-item]
 
+    def to_act_seen(self, state: S, viewer: int | None) -> tuple[int, ...]:
+        """:meth:`to_act`, which in most games reads public state only: the same for every
+        viewer (a game whose list depends on a hand tells each viewer less)."""
+        return self.to_act(state)
+
     def with_away(self, state: S, acting: tuple[int, ...]) -> tuple[int, ...]:
         """``acting`` and every seat that may come back, in seat order."""
         back = [s for s in range(len(state.clock.away)) if self.may_come_back(state, s)]
@@ -328,6 +333,9 @@ class Clocked(Generic[S, E, C]):
         raise NotImplementedError
 
     def is_finished(self, state: S) -> bool:
+        raise NotImplementedError
+
+    def to_act(self, state: S) -> tuple[int, ...]:
         raise NotImplementedError
 
     # -- common to every game --------------------------------------------------------------------

@@ -135,6 +135,13 @@ class Game(Protocol, Generic[R, S, E, C]):
         :meth:`legal_commands` is not empty, read from the phase (whose turn, who may claim or
         call the next round) rather than by generating moves."""
 
+    def to_act_seen(self, state: S, viewer: int | None) -> tuple[int, ...]:
+        """:meth:`to_act` as ``viewer`` (``None``: a spectator) may be told it: its own seat
+        exactly; the others as the public state shows them, a superset of :meth:`to_act` that no
+        hidden card decides (whether another seat could claim a discard depends on its hand,
+        and nobody is told that)."""
+        ...
+
     def label(self, state: S, command: C) -> str:
         """The command in words for people, as it would play in ``state``."""
         ...

@@ -149,6 +149,9 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
     def to_act(self, state: HoolaState) -> tuple[int, ...]:
         return self.with_away(state, moves.to_act(state))
 
+    def to_act_seen(self, state: HoolaState, viewer: int | None) -> tuple[int, ...]:
+        return self.with_away(state, moves.to_act_seen(state, viewer))
+
     def is_finished(self, state: HoolaState) -> bool:
         return state.phase is Phase.TABLE_CLOSED
 

@@ -771,6 +771,20 @@ def to_act(state: HoolaState) -> tuple[int, ...]:
     return ()
 
 
+def to_act_seen(state: HoolaState, viewer: int | None) -> tuple[int, ...]:
+    """:func:`to_act` as ``viewer`` (``None``: a spectator) may be told it. In the take phase
+    whether a seat has a move can depend on its hand (a claim of the discard needs a meld to
+    take it into; a waiting claim leaves the seat to act only a thank-you; without a stock, a
+    stop or a declaration), so the other seats are listed as the public state shows them: the
+    seat to act and every seat whose claim is still open (docs/rules/hoola.md §1.7); the
+    viewer's own seat exactly. Every other phase's list reads public state only."""
+    if state.phase is not Phase.TAKE:
+        return to_act(state)
+    public = {s for s in range(state.seats) if s == state.turn or claim_open(state, s)}
+    own = {viewer} if viewer is not None and _may_take(state, viewer) else set()
+    return tuple(sorted((public - {viewer}) | own))
+
+
 def _may_take(state: HoolaState, seat: int) -> bool:
     """Whether ``seat`` has a legal command in the take phase. The seat to act can draw while the
     stock holds cards and no claim waits (a waiting claim leaves it only a thank-you); with no
