@@ -96,7 +96,8 @@ async function play(croupier, studio, spec) {
     if (++moves > MAX_MOVES) {
       throw new Error(`${spec.name}: not over after ${MAX_MOVES} moves`);
     }
-    const seat = toAct[0].seat;
+    // The seat the game waits on (`turn`); the others listed may act out of turn, or not.
+    const seat = (toAct.find((t) => t.turn) ?? toAct[0]).seat;
     if (offered === null || offered.seat !== seat) {
       const legal = await seats[seat].listLegalMoves({ gameId });
       offered = { seat, moves: legal.moves, version: legal.version };
