@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -102,3 +103,34 @@ def assert_replay_reproduces(
         again += new
         state = fold(game, new, state)
     assert again == events
+
+
+def scrambled(state: Any, viewer: int | None, hidden: set[str], rng: random.Random) -> Any:
+    """``state`` with the cards of ``hidden`` (those ``viewer``, ``None`` for a spectator,
+    cannot know) dealt again at random among the places they lie (other seats' hands, the
+    stock), each place keeping its count: a state the viewer cannot tell from this one."""
+    pool = [c for s, h in enumerate(state.hands) if s != viewer for c in h if c in hidden]
+    pool += [c for c in state.stock if c in hidden]
+    rng.shuffle(pool)
+    cards = iter(pool)
+    hands = tuple(
+        h if s == viewer else tuple(next(cards) if c in hidden else c for c in h)
+        for s, h in enumerate(state.hands)
+    )
+    stock = tuple(next(cards) if c in hidden else c for c in state.stock)
+    return dataclasses.replace(state, hands=hands, stock=stock)
+
+
+def assert_unseen_cards_change_nothing(
+    game: Any, state: Any, viewer: int | None, hidden: set[str], rng: random.Random
+) -> None:
+    """Hidden information stays hidden: with the cards ``viewer`` cannot know dealt again at
+    random, it sees the same view, is told the same of who else may act (its own seat told
+    exactly), and may make the same moves."""
+    other = scrambled(state, viewer, hidden, rng)
+    assert game.view(other, viewer) == game.view(state, viewer), viewer
+    exact, seen = set(game.to_act(state)), set(game.to_act_seen(state, viewer))
+    assert seen >= exact - {viewer} and (viewer in seen) == (viewer in exact), viewer
+    assert set(game.to_act_seen(other, viewer)) - {viewer} == seen - {viewer}, viewer
+    if viewer is not None:
+        assert game.legal_commands(other, viewer) == game.legal_commands(state, viewer), viewer

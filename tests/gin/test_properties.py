@@ -12,6 +12,7 @@ from game_invariants import (
     assert_next_deadline_is_exact,
     assert_replay_reproduces,
     assert_to_act_is_exact,
+    assert_unseen_cards_change_nothing,
 )
 from game_invariants import (
     cards_in as shared_cards_in,
@@ -121,6 +122,11 @@ def accepted(state: GinState, seat: int, command: GinCommand) -> bool:
     return True
 
 
+#: The share of steps at which the cards hidden from each viewer are dealt again (a check that
+#: nothing it is shown changes).
+UNSEEN_SHARE = 0.25
+
+
 def check_step(state: GinState, rng: random.Random, seen: set[str]) -> None:
     # 52 cards, each once: in the hands (a knocker keeps its melded cards), the stock, the discards,
     # and the defender's cards laid off on the knocker's melds.
@@ -144,6 +150,11 @@ def check_step(state: GinState, rng: random.Random, seen: set[str]) -> None:
         assert Counter(view.hand) == Counter(state.hands[who])
         shown = cards_in(dataclasses.replace(view, hand=(), melds=(), last_hand=None))
         assert not shown & hidden_from(state, who, seen)
+    # Hidden information: the cards a viewer cannot know, dealt again, change nothing it is shown.
+    if rng.random() < UNSEEN_SHARE:
+        for viewer in (0, 1, None):
+            hidden = hidden_from(state, viewer, seen)
+            assert_unseen_cards_change_nothing(GAME, state, viewer, hidden, rng)
 
 
 def _pick(state: GinState, seat: int, legal: list[GinCommand], rng: random.Random) -> GinCommand:

@@ -12,6 +12,7 @@ from game_invariants import (
     assert_next_deadline_is_exact,
     assert_replay_reproduces,
     assert_to_act_is_exact,
+    assert_unseen_cards_change_nothing,
 )
 from game_invariants import (
     cards_in as shared_cards_in,
@@ -101,6 +102,11 @@ def accepted(state: KoiKoiState, seat: int, command: KoiKoiCommand) -> bool:
     return True
 
 
+#: The share of steps at which the cards hidden from each viewer are dealt again (a check that
+#: nothing it is shown changes).
+UNSEEN_SHARE = 0.25
+
+
 def check_step(state: KoiKoiState, seat: int, rng: random.Random) -> None:
     cards = all_cards(state)
     assert len(cards) == 48 and set(cards) == set(deck())
@@ -117,6 +123,10 @@ def check_step(state: KoiKoiState, seat: int, rng: random.Random) -> None:
         )
     spectator = GAME.view(state, None)
     assert not cards_in(dataclasses.replace(spectator, last_round=None)) & hidden_from(state, None)
+    # Hidden information: the cards a viewer cannot know, dealt again, change nothing it is shown.
+    if rng.random() < UNSEEN_SHARE:
+        for viewer in (0, 1, None):
+            assert_unseen_cards_change_nothing(GAME, state, viewer, hidden_from(state, viewer), rng)
 
 
 def play_random_match(

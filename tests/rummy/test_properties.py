@@ -13,6 +13,7 @@ from game_invariants import (
     assert_next_deadline_is_exact,
     assert_replay_reproduces,
     assert_to_act_is_exact,
+    assert_unseen_cards_change_nothing,
 )
 from game_invariants import (
     cards_in as shared_cards_in,
@@ -162,6 +163,11 @@ def every_small_meld(state: RummyState, seat: int) -> Iterator[RummyCommand]:
                 yield TakeDiscard((MeldCards(sort_cards(way.cards), way.jokers),))
 
 
+#: The share of steps at which the cards hidden from each viewer are dealt again (a check that
+#: nothing it is shown changes).
+UNSEEN_SHARE = 0.25
+
+
 def check_step(state: RummyState, rng: random.Random, seen: set[str]) -> None:
     everything = (
         [c for h in state.hands for c in h]
@@ -191,6 +197,11 @@ def check_step(state: RummyState, rng: random.Random, seen: set[str]) -> None:
         assert not cards_in(dataclasses.replace(view, hand=(), result=None)) & hidden_from(
             state, who, seen
         )
+    # Hidden information: the cards a viewer cannot know, dealt again, change nothing it is shown.
+    if rng.random() < UNSEEN_SHARE:
+        for viewer in [*range(state.seats), None]:
+            hidden = hidden_from(state, viewer, seen)
+            assert_unseen_cards_change_nothing(GAME, state, viewer, hidden, rng)
 
 
 def play_random_game(
