@@ -228,12 +228,25 @@ def to_json(replay: Replay) -> str:
     return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
 
 
+#: The members a JSON replay holds (docs/replay-format.md).
+JSON_MEMBERS = ("header", "events", "footer")
+
+
 def from_json(text: str) -> Replay:
     try:
         document = json.loads(text)
+        missing = [m for m in JSON_MEMBERS if not isinstance(document, dict) or m not in document]
+        if missing:
+            raise ReplayFormatError(
+                "not a JSON replay: it has no "
+                + ", no ".join(f'"{m}"' for m in missing)
+                + ' (a replay is {"header": …, "events": […], "footer": …})'
+            )
         header = json_format.ParseDict(document["header"], replay_pb2.ReplayHeader())
         events = [json_format.ParseDict(e, service_pb2.GameEvent()) for e in document["events"]]
         footer = json_format.ParseDict(document["footer"], replay_pb2.ReplayFooter())
+    except ReplayFormatError:
+        raise
     except (ValueError, KeyError, TypeError, json_format.ParseError) as error:
         raise ReplayFormatError(f"not a JSON replay: {error}") from None
     except RecursionError:

@@ -13,7 +13,15 @@ from google.protobuf.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from croupier.replays.format import Replay, from_binary, from_json, load, to_binary, to_json
+from croupier.replays.format import (
+    Replay,
+    ReplayFormatError,
+    from_binary,
+    from_json,
+    load,
+    to_binary,
+    to_json,
+)
 from croupier.replays.verify import first_difference, verify
 
 from .conftest import GAMES
@@ -180,3 +188,17 @@ def test_the_first_difference_of_two_events_is_the_field_changed(replays, data) 
     assert found is not None and found[0] == path, (found, path)
     assert found[1] != found[2]
     assert first_difference(event.body, copy.deepcopy(event.body)) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("{}", 'it has no "header", no "events", no "footer"'),
+        ('{"header": {}, "events": []}', 'it has no "footer"'),
+    ],
+)
+def test_a_json_document_that_is_not_a_replay_says_what_it_lacks(text: str, said: str) -> None:
+    """Before: "not a JSON replay: 'header'" (a Python KeyError's words)."""
+    with pytest.raises(ReplayFormatError) as refused:
+        from_json(text)
+    assert str(refused.value).startswith(f"not a JSON replay: {said}")
