@@ -387,17 +387,18 @@ class Clocked(Generic[S, E, C]):
             timed = TurnTimedOut(late.seat, late.deadline_ms, away)
             state = self.evolve(state, timed)  # type: ignore[arg-type]
             events.append(timed)
+            # Instead of a forced move, the time-out may end the seat's part (a forfeit) or
+            # the game (nobody attends it).
+            at_deadline = Context(ctx.seeds, late.deadline_ms)
+            ending: list[E] | None = None
             if away and state.rules.forfeit_when_away:
-                forfeited = self.forfeit(state, late.seat, Context(ctx.seeds, late.deadline_ms))
-                for event in forfeited:
+                ending = self.forfeit(state, late.seat, at_deadline)
+            elif self.ends_when_all_away(state) and self.nobody_attends(state):
+                ending = self.abandon(state, at_deadline)
+            if ending is not None:
+                for event in ending:
                     state = self.evolve(state, event)
-                events += forfeited
-                continue
-            if self.ends_when_all_away(state) and self.nobody_attends(state):
-                abandoned = self.abandon(state, Context(ctx.seeds, late.deadline_ms))
-                for event in abandoned:
-                    state = self.evolve(state, event)
-                events += abandoned
+                events += ending
                 continue
             # The time-out plays the rest of the seat's turn: every step until it is off the clock
             # (or the round is over: what comes next is another turn).

@@ -275,13 +275,13 @@ def _timed_out(
     recorded_at_ms: int,
     was_away: bool,
     everyone_away: bool = False,
-    forfeits: bool = False,
+    forfeited: bool = False,
     kind: str = "",
 ) -> str:
     """A time-out in words; ``was_away``: the seat was away already (its turn was forced as it
     began, unless ``everyone_away``: then turns take their whole time), else whether this
-    time-out made it away; ``forfeits``: the rule set's ``forfeit_when_away``, so a time-out
-    that makes a seat away forfeits it instead of forcing a move. Each says where ``kind``'s
+    time-out made it away; ``forfeited``: it made the seat away and, by the rule set's
+    ``forfeit_when_away``, forfeited it instead of forcing a move. Each says where ``kind``'s
     rules decide it."""
     rules = CLOCK_RULES.get(kind, COMMON_CLOCK_RULES)
     late = recorded_at_ms - event.deadline_ms
@@ -289,7 +289,7 @@ def _timed_out(
         f"Seat {event.seat} timed out: its deadline was {clock_time(event.deadline_ms)} UTC, "
         f"recorded {late} ms after it"
     )
-    if event.away and forfeits and not was_away:
+    if forfeited:
         return line + (
             f". Seat {event.seat} is away, and with this rule set (forfeit_when_away) a seat that "
             f"becomes away forfeits: no move is forced, it plays no more ({rules})"
@@ -520,12 +520,16 @@ def timeline(replay: Replay) -> Timeline:
         if isinstance(event, TurnTimedOut):
             was_away = _away(state, event.seat)
             everyone_away = all(getattr(getattr(state, "clock", None), "away", ()) or (False,))
-            forfeits = bool(getattr(getattr(state, "rules", None), "forfeit_when_away", False))
+            forfeited = (
+                event.away
+                and not was_away
+                and bool(getattr(getattr(state, "rules", None), "forfeit_when_away", False))
+            )
             current["happened"].append(
-                _timed_out(event, stored.recorded_at_ms, was_away, everyone_away, forfeits, kind)
+                _timed_out(event, stored.recorded_at_ms, was_away, everyone_away, forfeited, kind)
             )
             # A forfeit forces no move: the events after it are the forfeit's.
-            current["forced"] = not (event.away and forfeits and not was_away)
+            current["forced"] = not forfeited
         elif current["forced"] and _outcome_of(event) == ABANDONED:
             # The time-out ended the game instead of forcing a move: its line says so.
             timed_out = current["happened"][-1]

@@ -685,11 +685,10 @@ def migrate(store_url: str, log_format: str) -> None:
     log.info("migrated", store=_safe(store_url), applied=list(applied))
 
 
-#: The games whose rules have a number of rounds (proto/croupier/v1: HoolaRules.rounds,
-#: KoiKoiRules.rounds); a Gin match runs to its match points, a Rummy game is one round.
 def rounds_games() -> tuple[str, ...]:
     """The games whose rule set has a ``rounds`` rule, as the contract says (``Rules``' oneof
-    names the games; each one's message, its rules)."""
+    names the games; each one's message, its rules): Hoola and Koi-Koi (a Gin match runs to its
+    match points, a Rummy game is one round)."""
     from croupier.v1 import service_pb2
 
     return tuple(

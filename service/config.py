@@ -148,15 +148,14 @@ def write_dev_credential(path: Path, studio: KeyRing, now_s: int | None = None) 
 def is_local(address: str) -> bool:
     """Whether ``address`` (``HOST:PORT``, or a bare host) is on this machine: ``localhost`` or
     a loopback IP address (``127.0.0.0/8``, ``::1``)."""
-    with contextlib.suppress(ValueError):  # a bare IP address, ::1 included
-        return ipaddress.ip_address(address.strip("[]")).is_loopback
-    host = (address.rsplit(":", 1)[0] if ":" in address else address).strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:  # a name: only "localhost" is sure to be this machine
-        return False
+    # The whole of it as a bare host (``::1`` included), else the part before the port.
+    for candidate in (address, address.rpartition(":")[0]):
+        host = candidate.strip("[]")
+        if host == "localhost":
+            return True
+        with contextlib.suppress(ValueError):
+            return ipaddress.ip_address(host).is_loopback
+    return False  # a name: only "localhost" is sure to be this machine
 
 
 def takes_dev_credential(

@@ -926,6 +926,8 @@ class NotCreated(Exception):
 #: CreateGame's refusals of the request itself (an unknown preset, seats or rounds the game does
 #: not take): no retry mends them either. The run stops with the server's reason.
 REQUEST_REFUSALS = frozenset({grpc.StatusCode.INVALID_ARGUMENT})
+#: CreateGame's refusals that stop the run: every other CreateGame would be refused too.
+REFUSED_FOR_GOOD = CREDENTIAL_REFUSALS | REQUEST_REFUSALS
 
 
 class CredentialRefused(LoadError):
@@ -1115,7 +1117,7 @@ class Load:
                     await self._play_game(number, rng)
                 refused_for = 0.0
             except NotCreated as failed:  # an error of CreateGame's (counted): no game started
-                if failed.error.code() in CREDENTIAL_REFUSALS | REQUEST_REFUSALS:
+                if failed.error.code() in REFUSED_FOR_GOOD:
                     self.refused = self.refused or failed.error
                     self.stopping.set()  # every other CreateGame would be refused too
                 # Waited out longer each time, as a client backs off from a server that refuses
@@ -1726,7 +1728,7 @@ class Load:
                         self.request, metadata=self.studio
                     )
                 except grpc.aio.AioRpcError as error:
-                    if error.code() in CREDENTIAL_REFUSALS | REQUEST_REFUSALS:
+                    if error.code() in REFUSED_FOR_GOOD:
                         raise refused(error) from None
                     raise LoadError(
                         f"CreateGame failed for the extra streams' games ({error.code().name}): "
@@ -2513,13 +2515,7 @@ def summary(report: dict[str, Any]) -> str:
             else []
         ),
         f"  errors               {sum(report['errors'].values())}"
-        + (
-            "  ("
-            + ", ".join(f"{k}: {v}" for k, v in sorted(report["errors_by_call"].items()))
-            + ")"
-            if report["errors"]
-            else ""
-        ),
+        + ("  (" + _counted(report["errors_by_call"]) + ")" if report["errors"] else ""),
         "",
         f"  {'latency (ms)':<{width}}{'count':>8}{'p50':>9}{'p95':>9}{'p99':>9}{'max':>9}",
     ]

@@ -388,26 +388,18 @@ def forced_command(state: GinState, seat: int) -> GinCommand:
                 # The discard taken at the wall was taken to knock: the knock is the only move,
                 # unnamed, discarding as a forced discard does (games recorded before the
                 # option: the first knock of the legal-move list).
+                knocks = [c for c in legal_commands(state, seat) if isinstance(c, Knock)]
+                if not by_rank:
+                    return knocks[0]
                 # A knock that discards: big gin (all eleven melded, no discard) is no forced
                 # move's to choose, and a knock with a discard is always there beside it.
-                knocks = [
-                    c
-                    for c in legal_commands(state, seat)
-                    if isinstance(c, Knock) and c.card and not c.melds
-                ]
-                if not by_rank:
-                    return next(c for c in legal_commands(state, seat) if isinstance(c, Knock))
-                return Knock(forced_discard(hand, [k.card for k in knocks]))
+                cards = [k.card for k in knocks if k.card and not k.melds]
+                return Knock(forced_discard(hand, cards))
             choices = [c for c in sort_cards(hand) if c != state.taken]
             if not by_rank:
                 # Games recorded before the option: ties went to the last card in the deck's
                 # order, suits first.
-                return Discard(
-                    min(
-                        reversed(choices),
-                        key=lambda c: deadwood(tuple(h for h in hand if h != c), GIN),
-                    )
-                )
+                return Discard(min(reversed(choices), key=lambda c: _deadwood_without(hand, c)))
             return Discard(forced_discard(hand, choices))
         case Phase.LAY_OFF:
             for command in legal_commands(state, seat):
@@ -423,10 +415,12 @@ def forced_discard(hand: tuple[Card, ...], choices: list[Card]) -> Card:
     """The card of ``choices`` a forced discard lets go (docs/rules/gin.md, "Forced moves"): the
     one that leaves the least deadwood in ``hand``; among equals the highest rank, then the last
     in the deck's order (spades, hearts, diamonds, clubs)."""
-    return min(
-        reversed(sort_cards(choices)),
-        key=lambda c: (deadwood(tuple(h for h in hand if h != c), GIN), -rank(c)),
-    )
+    return min(reversed(sort_cards(choices)), key=lambda c: (_deadwood_without(hand, c), -rank(c)))
+
+
+def _deadwood_without(hand: tuple[Card, ...], card: Card) -> int:
+    """The least deadwood ``hand`` leaves once ``card`` is let go."""
+    return deadwood(tuple(h for h in hand if h != card), GIN)
 
 
 def abandoned(state: GinState) -> list[GinEvent]:
