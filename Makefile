@@ -41,13 +41,14 @@ run: install web-if-npm
 
 # The reference web client (clients/web/dist, not committed), and first the TypeScript client it
 # bundles (clients/typescript): npm ci with the committed lockfiles, then buf + tsc, then esbuild.
+# npm's packages only: a front end builds without the Python set-up.
 WEB := clients/web
 TS_CLIENT := clients/typescript
 WEB_BUILT := $(WEB)/dist/index.html
 WEB_SOURCES := $(wildcard $(WEB)/src/* $(WEB)/build.mjs $(WEB)/package*.json \
   $(TS_CLIENT)/src/*.ts $(TS_CLIENT)/scripts/* $(TS_CLIENT)/package*.json $(TS_CLIENT)/buf.gen.yaml)
 
-$(WEB_BUILT): $(WEB_SOURCES) $(PROTOS) | $(STAMP)
+$(WEB_BUILT): $(WEB_SOURCES) $(PROTOS)
 	cd $(TS_CLIENT) && npm ci --no-audit --no-fund --loglevel=error && npm run build
 	cd $(WEB) && npm ci --no-audit --no-fund --loglevel=error && npm run build
 
@@ -77,7 +78,7 @@ test: install browser check clients web-if-npm
 
 # The TypeScript client (generated from proto/ by buf at build time) and the Node.js example, with
 # npm (Node.js >= 20; `npm ci` reads the npm registry): each one's tests run against a server they
-# start. Without them this skips with a message, except under CI=true.
+# start (the venv's croupier, hence `install`; the build itself needs npm's packages only). Without them this skips with a message, except under CI=true.
 NPM_CI := npm ci --no-audit --no-fund --loglevel=error
 clients: install
 	@if command -v npm >/dev/null 2>&1 && node -e 'process.exit(+process.versions.node.split(".")[0] < 20 ? 1 : 0)'; then \

@@ -1,35 +1,30 @@
-// Generates src/gen/ from the contract with buf and protoc-gen-es (buf.gen.yaml).
+// Generates src/gen/ from the contract with buf and protoc-gen-es (buf.gen.yaml), with this
+// package's own pinned tools only: no Python, no `make install`.
 //
-// buf: $BUF, else the repository's pinned one (.venv/bin/buf, from buf-bin in pyproject.toml).
-// google/rpc/error_details.proto (the details of our errors) comes from the googleapis-common-protos
-// wheel the service itself pins: $CROUPIER_PYTHON (else the repository's .venv/bin/python) says
-// where it is installed, and the file is copied into build/googleapis for buf to read.
+// buf: $BUF, else this package's pinned @bufbuild/buf (the version the service pins as buf-bin in
+// pyproject.toml). google/rpc/error_details.proto (the details of our errors: ErrorInfo,
+// BadRequest, RetryInfo) comes from the pinned google-proto-files package and is copied into
+// build/googleapis, so that buf reads that one file rather than the whole of googleapis.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const repository = resolve(here, "../..");
-const buf = process.env.BUF || join(repository, ".venv/bin/buf");
-const python = process.env.CROUPIER_PYTHON || join(repository, ".venv/bin/python");
+const bin = join(here, "node_modules/.bin");
+const buf = process.env.BUF || join(bin, "buf");
 
 function need(path, what) {
   if (!existsSync(path)) {
-    console.error(`${what} not found at ${path}: run \`make install\` in ${repository} first`);
+    console.error(`${what} not found at ${path}: run \`npm ci\` in ${here} first`);
     process.exit(1);
   }
 }
 need(buf, "buf (set BUF, or)");
-need(python, "the service's Python (set CROUPIER_PYTHON, or)");
-
-const details = execFileSync(
-  python,
-  ["-c", "import google.rpc.error_details_pb2 as m, os; print(os.path.dirname(m.__file__))"],
-  { encoding: "utf8" },
-).trim();
-const source = join(details, "error_details.proto");
-need(source, "google/rpc/error_details.proto of googleapis-common-protos");
+const protos = dirname(createRequire(import.meta.url).resolve("google-proto-files/package.json"));
+const source = join(protos, "google/rpc/error_details.proto");
+need(source, "google/rpc/error_details.proto of google-proto-files");
 // A fresh build: nothing stale (a removed test, a renamed message) survives in dist/.
 rmSync(join(here, "dist"), { recursive: true, force: true });
 const target = join(here, "build/googleapis/google/rpc");
@@ -38,7 +33,7 @@ mkdirSync(target, { recursive: true });
 copyFileSync(source, join(target, "error_details.proto"));
 
 // protoc-gen-es is this package's pinned dev dependency.
-const path = [join(here, "node_modules/.bin"), process.env.PATH ?? ""].join(delimiter);
+const path = [bin, process.env.PATH ?? ""].join(delimiter);
 execFileSync(buf, ["generate", "--template", "buf.gen.yaml"], {
   cwd: here,
   stdio: "inherit",
