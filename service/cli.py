@@ -345,7 +345,7 @@ def serve(
             if studio.generated and not worker:
                 # Only once both ports are this server's: a start that fails on a busy port
                 # must not replace the credential of the server that holds it.
-                _write_dev_credential(store_url, studio)
+                _write_dev_credential(store_url, studio, serving.port)
             security = "plaintext" if tls is None else "mTLS" if tls.client_ca else "TLS"
             log.info(
                 "serving",
@@ -431,23 +431,36 @@ def _warn_generated_secret() -> None:
     )
 
 
-def _write_dev_credential(store_url: str, studio: config.Keys) -> None:
+#: The development credential's lock, held while the server runs (config.claim_dev_credential).
+_dev_credential: config.DevCredential | None = None
+
+
+def _write_dev_credential(store_url: str, studio: config.Keys, port: int) -> None:
     """No studio secret: only the holder of this machine's development credential (a file only
-    this user reads) may create games. Never open creation."""
+    this user reads) may create games. Never open creation. A second server from the same
+    folder leaves the first one's file alone and writes its own beside it, named by ``port``."""
+    global _dev_credential
     path = config.dev_credential_path(store_url).resolve()
     try:
-        config.write_dev_credential(path, studio.ring)
+        _dev_credential = config.claim_dev_credential(path, port)
+        config.write_dev_credential(_dev_credential.path, studio.ring)
     except OSError as error:
         raise click.ClickException(
             f"cannot write the development studio credential to {path}: {error} "
             f"(or set {config.STUDIO_SECRET_ENV})"
         ) from None
+    written = _dev_credential.path
+    tools = "local `croupier demo` and `croupier load` read it"
+    if _dev_credential.holder is not None:
+        tools = (
+            f"{path} is the credential of the server still running as "
+            f"{_dev_credential.holder}, left as it is: give the tools --studio-key-file {written}"
+        )
     log.warning(
         f"no {config.STUDIO_SECRET_ENV}: generated a development studio secret for this run; "
-        f"CreateGame takes the development credential written to {path} (mode 0600; local "
-        f"`croupier demo` and `croupier load` read it); set {config.STUDIO_SECRET_ENV} in "
-        "production",
-        credential_file=str(path),
+        f"CreateGame takes the development credential written to {written} (mode 0600; "
+        f"{tools}); set {config.STUDIO_SECRET_ENV} in production",
+        credential_file=str(written),
     )
 
 
@@ -523,7 +536,7 @@ def _serve_workers(
         raise click.ClickException(str(error)) from None
     if studio.generated:
         env[config.STUDIO_SECRET_ENV] = config.as_setting(studio.ring.signing)
-        _write_dev_credential(store_url, studio)
+        _write_dev_credential(store_url, studio, port)
     counts = os.environ.get(metrics.MULTIPROC_DIR_ENV, "")
     if counts:
         metrics.clear_multiprocess_dir(counts)
@@ -967,7 +980,9 @@ def demo(
     "server_pids",
     multiple=True,
     type=int,
-    help="A local server's pid, its workers counted with it; repeated for several (replicas).",
+    help="A local server's pid, its workers counted with it; repeated for several (replicas). "
+    "Checked to serve the addresses; without it, the processes serving local addresses are "
+    "found by their ports.",
 )
 @click.option("--spawn", is_flag=True, help="Start `croupier serve` on a free port, stop it after.")
 @click.option(
@@ -1074,8 +1089,9 @@ def load(
 
     Exit code 1 when the service failed the run (the FAILED line says how): no move made, games
     abandoned, no move in the run's last 5 s (or three --think-ms, if longer), a call
-    unanswered for over 10 s, or an extra stream (--streams) failed. Errors the bots got over (a refusal sent again, a stream resumed,
-    an address passed over for another of --addresses) are counted, not failures."""
+    unanswered for over 10 s, or an extra stream (--streams) refused (one its server ended is
+    opened again). Errors the bots got over (a refusal sent again, a stream resumed, an
+    address passed over for another of --addresses) are counted, not failures."""
     from croupier.service import load as load_tool
 
     targets = [*addresses, *(a.strip() for a in address_list.split(",") if a.strip())]

@@ -4,6 +4,7 @@ server and the tools use (``docs/credentials.md``)."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import ipaddress
 import os
 import secrets
@@ -125,6 +126,55 @@ def dev_credential_path(store_url: str) -> Path:
     if store_url.startswith("sqlite:///"):
         return Path(store_url.removeprefix("sqlite:///")).parent / DEV_CREDENTIAL_NAME
     return DEFAULT_DEV_CREDENTIAL
+
+
+@dataclass(frozen=True)
+class DevCredential:
+    """Where this server's development credential is, and the lock that says a live server
+    holds it (kept open for the process's life: the kernel lets go of it when the process ends,
+    however it ends)."""
+
+    path: Path
+    lock_fd: int
+    #: The server that held the usual path (``dev_credential_path``), when this one took another.
+    holder: str | None = None
+
+
+def _lock_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.lock")
+
+
+def _try_lock(path: Path) -> int | None:
+    """The lock on ``path``'s credential, with this process's pid written in it; ``None`` while
+    another live process holds it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(_lock_path(path), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def claim_dev_credential(path: Path, port: int) -> DevCredential:
+    """The file a server without a studio secret writes its development credential to: ``path``,
+    unless another live server holds it (a second ``serve`` from the same folder, on another
+    store or port). Then ``path`` stays that server's (its tools keep working) and this one
+    writes beside it, named by its gRPC port (``dev-studio-credential-50191``)."""
+    fd = _try_lock(path)
+    if fd is not None:
+        return DevCredential(path, fd)
+    holder = None
+    with contextlib.suppress(OSError):
+        holder = _lock_path(path).read_text().strip() or None
+    own = path.with_name(f"{path.name}-{port}")
+    fd = _try_lock(own)
+    if fd is None:  # the kernel drops a lock with its process: this one's holder is alive
+        raise OSError(f"{own} is held by another live server")
+    return DevCredential(own, fd, holder=f"pid {holder}" if holder else "another server")
 
 
 def write_dev_credential(path: Path, studio: KeyRing, now_s: int | None = None) -> None:

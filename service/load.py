@@ -16,7 +16,7 @@ Two ways to play a game:
   ``SubmitCommand``.
 
 What it measures: moves per second, games finished, latency percentiles per call kind, errors by
-status code, calls per move, and for a local server (``--spawn`` or ``--server-pid``) its CPU time
+status code, calls per move, and for a local server (``--spawn``, or found by its port) its CPU time
 per move and memory, from ``/proc``. ``--baseline`` runs a bare grpc.aio echo server
 (:mod:`croupier.service.echo`) the same way for comparison: unary calls, and moves on bare tables
 of streams shaped as the games' Play streams. ``--streams N`` first opens N
@@ -42,12 +42,21 @@ import tempfile
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Callable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Collection,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import grpc
+from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
@@ -323,6 +332,70 @@ def _proc_tree(pids: Sequence[int]) -> list[int]:
         seen.append(pid)
         todo.extend(parents.get(pid, []))
     return seen
+
+
+#: /proc/net/tcp's states of a server's own sockets on its port: listening, and bound without
+#: listening (the port ``serve --workers`` holds in its parent for its workers).
+SERVER_SOCKET_STATES = frozenset({"0A", "07"})
+
+
+def serving_pids(ports: Collection[int]) -> set[int]:
+    """The processes of this machine that hold a socket listening on, or bound to, one of
+    ``ports`` (TCP over IPv4 or IPv6), from /proc: the servers there. Empty where /proc cannot
+    tell (another user's processes)."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            # sl, local address (HEXIP:HEXPORT), remote address, state, ..., inode (10th)
+            if (
+                len(fields) > 9
+                and fields[3] in SERVER_SOCKET_STATES
+                and fields[9] != "0"
+                and int(fields[1].rsplit(":", 1)[1], 16) in ports
+            ):
+                inodes.add(f"socket:[{fields[9]}]")
+    found: set[int] = set()
+    if not inodes:
+        return found
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if any(os.readlink(fd) in inodes for fd in (entry / "fd").iterdir()):
+                found.add(int(entry.name))
+    return found
+
+
+def local_ports(addresses: Sequence[str]) -> set[int] | None:
+    """The ports of ``addresses`` when every one is on this machine; ``None`` otherwise."""
+    if not addresses or not all(is_local(address) for address in addresses):
+        return None
+    return {int(address.rpartition(":")[2]) for address in addresses}
+
+
+def servers_to_watch(addresses: Sequence[str], given: Sequence[int]) -> list[int]:
+    """The server processes whose CPU and memory a run reports: ``given`` (``--server-pid``),
+    once checked to serve one of ``addresses`` when they are local (a pid of another process
+    would report its figures as the server's); else, with every address local, the processes
+    serving them."""
+    ports = local_ports(addresses)
+    serving = serving_pids(ports) if ports else set()
+    if not given:
+        return sorted(serving)
+    if serving:
+        for pid in given:
+            if not serving & set(_proc_tree([pid])):
+                raise LoadError(
+                    f"--server-pid {pid} serves none of {', '.join(addresses)} (nor do its child "
+                    f"processes): its figures would not be the server's; what serves them: "
+                    f"pid {', '.join(map(str, sorted(serving)))}"
+                )
+    return list(given)
 
 
 def cpu_by_pid(pids: Sequence[int]) -> dict[int, float]:
@@ -802,6 +875,8 @@ CREATE_RETRY_MAX_S = 1.0
 MAX_RESUMES = 5
 #: The statuses of a Play stream the server ended by going away: the bots join again.
 RESUMABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
+#: The same over Connect (the extra streams held as browsers hold them).
+CONNECT_GONE = frozenset({Code.UNAVAILABLE, Code.CANCELED})
 #: What grpc's Python (aio) client makes of a stream whose request it was writing as the server
 #: ended the call (a shutdown): its own INTERNAL with these details, the server's status lost. A
 #: server's INTERNAL names an error id instead (docs/operations.md).
@@ -1003,7 +1078,9 @@ class Load:
         self.used: dict[str, Any] = {}  # ... to when the run stopped
         self.streams_open = 0
         self.streams_opened = 0
-        self.streams_ended = 0  # ended by the server (a shutdown)
+        self.streams_ended = 0  # ended by the server (a shutdown), then resumed
+        self.streams_resumed = 0  # opened again after their server ended them or went away
+        self.streams_answered = 0  # answered by the server at least once, or failed
         self.streams_open_s = 0.0  # how long they took to open, all of them answered
         self.streams_open_at_start = 0
         self.streams_failed: Counter[str] = Counter()
@@ -1744,48 +1821,81 @@ class Load:
         """One extra StreamEvents stream, on a watched game: open once the server has answered
         it (the game's first events), held until the run ends. The streams open at a steady
         pace (``STREAM_RAMP_PER_S``), as clients connect. Over gRPC, or (``streams_over``
-        "connect") as a browser holds it: Connect over HTTP/1.1, on a connection of its own."""
+        "connect") as a browser holds it: Connect over HTTP/1.1, on a connection of its own.
+        A stream its server ended (a shutdown: an end, UNAVAILABLE) is resumed after its newest
+        event, at the next address if there are several, as a client does; it fails only when
+        refused otherwise, or ``MAX_RESUMES`` times in a row."""
         await asyncio.sleep(index / STREAM_RAMP_PER_S)
         token = game.tokens[index % len(game.tokens)].token
-        request = service_pb2.StreamEventsRequest(game_id=game.game_id)
         self.streams_opened += 1
-        events: AsyncIterable[service_pb2.StreamEventsResponse]
-        if self._connect is not None:
-            self.recorder.calls["StreamEvents (Connect)"] += 1
-            events = self._connect.stream_events(
-                request, headers={"authorization": f"Bearer {token}"}
-            )
-        else:
-            self.recorder.calls["StreamEvents"] += 1
-            events = self.stub(index).StreamEvents(request, metadata=auth(token))
-        first = True
-        try:
-            async for _ in events:
-                self.stream_events += 1
-                if first:
-                    first = False
-                    self.streams_open += 1
-                    self.streams_opened_once = True
-                    self._all_answered(answered)
-            self.streams_ended += 1  # the server ended it (a shutdown)
-        except (grpc.aio.AioRpcError, ConnectError) as error:
-            if not self.stopping.is_set():
-                self.streams_failed[_code_name(error)] += 1
-                said = error.message if isinstance(error, ConnectError) else error.details()
-                self.streams_last_error = said or ""
-                self._all_answered(answered)
-        finally:
-            if not first:
-                self.streams_open -= 1
-            if isinstance(events, grpc.aio.UnaryStreamCall):
-                events.cancel()
-            elif isinstance(events, AsyncGenerator):  # a Connect stream: its connection closed
-                with contextlib.suppress(Exception):
-                    await events.aclose()
+        seen = resumes = 0
+        answered_once = False
+        while not self.stopping.is_set():
+            # Resumed from the event before its newest: the game is quiet, so that event again
+            # is the server's answer that the stream is open (as its first events were).
+            after = max(seen - 1, 0)
+            request = service_pb2.StreamEventsRequest(game_id=game.game_id, after_version=after)
+            events: AsyncIterable[service_pb2.StreamEventsResponse]
+            stub = None
+            if self._connect is not None:
+                self.recorder.calls["StreamEvents (Connect)"] += 1
+                events = self._connect.stream_events(
+                    request, headers={"authorization": f"Bearer {token}"}
+                )
+            else:
+                self.recorder.calls["StreamEvents"] += 1
+                stub = self.stub(index, attempt=resumes)
+                events = stub.StreamEvents(
+                    request, metadata=auth(token), wait_for_ready=resumes > 0 or None
+                )
+            live = False  # this connection of it answered: counted among the open
+            try:
+                async for response in events:
+                    seen = max(seen, response.event.version)
+                    self.stream_events += 1
+                    if not live:
+                        live, resumes = True, 0
+                        self.streams_open += 1
+                        self.streams_opened_once = True
+                    if not answered_once:
+                        answered_once = True
+                        self._all_answered(answered)
+                self.streams_ended += 1  # the server ended it (a shutdown): resumed
+            except (grpc.aio.AioRpcError, ConnectError) as error:
+                if self.stopping.is_set():
+                    return
+                gone = (
+                    error.code in CONNECT_GONE
+                    if isinstance(error, ConnectError)
+                    else resumable(error)
+                )
+                if not gone or resumes >= MAX_RESUMES:
+                    self.streams_failed[_code_name(error)] += 1
+                    said = error.message if isinstance(error, ConnectError) else error.details()
+                    self.streams_last_error = said or ""
+                    if not answered_once:
+                        answered_once = True
+                        self._all_answered(answered)
+                    return
+                if stub is not None and isinstance(error, grpc.aio.AioRpcError):
+                    self.passed_over(stub, error)
+            finally:
+                if live:
+                    self.streams_open -= 1
+                if isinstance(events, grpc.aio.UnaryStreamCall):
+                    events.cancel()
+                elif isinstance(events, AsyncGenerator):  # a Connect stream: its connection closed
+                    with contextlib.suppress(Exception):
+                        await events.aclose()
+            resumes += 1
+            self.streams_resumed += 1
+            await asyncio.sleep(min(CREATE_RETRY_FIRST_S * 2 ** (resumes - 1), CREATE_RETRY_MAX_S))
 
     def _all_answered(self, answered: asyncio.Event) -> None:
-        """Set ``answered`` once the server has answered every extra stream (or failed it)."""
-        if self.streams_open + sum(self.streams_failed.values()) >= self.config.streams:
+        """One more extra stream answered by the server (or failed): set ``answered`` once every
+        one has been."""
+        self.streams_answered += 1
+        if self.streams_answered >= self.config.streams:
             answered.set()
 
     async def _open_streams(self) -> list[asyncio.Task[None]]:
@@ -2040,6 +2150,7 @@ class Load:
                 "open_min": self.streams_open_min,
                 "opened": self.streams_opened,
                 "ended_by_server": self.streams_ended,
+                "resumed": self.streams_resumed,
                 "failed": dict(self.streams_failed),
                 "events": self.stream_events,
                 "unary_p99_ms": summarize(unary)["p99_ms"],
@@ -2201,8 +2312,8 @@ def failures(report: dict[str, Any]) -> list[str]:
     failing no call), or a call waited past any healthy server's answer. Errors the bots got
     over (a refusal sent again, a stream resumed, an address passed over) and servers that
     ended while the others played on are counted in the report, not failures; an extra stream
-    the server failed (``--streams``: refused, or cut) is one. A run a signal stopped is not
-    judged."""
+    the server failed (``--streams``: refused, or not opened again after its server ended it)
+    is one. A run a signal stopped is not judged."""
     if report.get("interrupted"):
         return []
     failed = []
@@ -2279,6 +2390,8 @@ async def run(config: LoadConfig, partial: list[dict[str, Any]] | None = None) -
             config.server_pids = [spawned.pid]
         if not config.addresses:
             raise LoadError("give --address (or --spawn)")
+        if spawned is None:
+            config.server_pids = servers_to_watch(config.addresses, config.server_pids)
         channels = open_channels(config.addresses, config.channels, config.tls)
         try:
             await wait_ready(channels, config.connect_timeout, config.addresses)
@@ -2585,6 +2698,7 @@ def summary(report: dict[str, Any]) -> str:
             + " answered "
             f"by the server in {streams['open_s']:.1f} s before the games began; while they were "
             f"played, {streams['open_min']} open at the fewest, {streams['open_at_end']} at the end;"
+            f" resumed {streams.get('resumed', 0)} (their server ended them or went away),"
             f" failed {_counted(streams['failed']) or 0}",
             f"  p99 meanwhile        unary calls {streams['unary_p99_ms']:.2f} ms, "
             f"moves ({primary_call(report)}) {streams['move_p99_ms']:.2f} ms",
@@ -2603,7 +2717,7 @@ def summary(report: dict[str, Any]) -> str:
             "  CPU per move ÷ echo CPU per call   "
             + _shown(
                 ratios["cpu_per_move_vs_echo_cpu_per_call"],
-                "not measured: the server's CPU is measured with --spawn or --server-pid",
+                "not measured: the server's CPU is measured when it is local (--spawn, --server-pid)",
             ),
         ]
         table = baseline["table"]
@@ -2617,7 +2731,7 @@ def summary(report: dict[str, Any]) -> str:
             "  CPU per move ÷ bare table CPU per move   "
             + _shown(
                 ratios["cpu_per_move_vs_bare_table_cpu_per_move"],
-                "not measured: the server's CPU is measured with --spawn or --server-pid",
+                "not measured: the server's CPU is measured when it is local (--spawn, --server-pid)",
             ),
         ]
     return "\n".join(lines)

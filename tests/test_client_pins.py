@@ -5,6 +5,7 @@ The two must name the same buf, or the service's `buf lint`/`buf breaking` and t
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import tomllib
@@ -17,9 +18,8 @@ CLIENT = ROOT / "clients" / "typescript"
 def _python_pins() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     pins: dict[str, str] = {}
-    for requirement in project["dependencies"] + sum(
-        project.get("optional-dependencies", {}).values(), []
-    ):
+    extras = project.get("optional-dependencies", {}).values()
+    for requirement in [*project["dependencies"], *itertools.chain.from_iterable(extras)]:
         found = re.fullmatch(r"([A-Za-z0-9_.-]+)==([^;\s]+)", requirement.strip())
         if found:
             pins[found[1].lower()] = found[2]

@@ -178,6 +178,68 @@ def test_a_start_that_fails_on_a_busy_port_leaves_the_running_servers_credential
                 assert credential.read_text() == first, f"replaced by a start failing on {busy}"
 
 
+def _demo(address: str, cwd: Path, *key_file: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CROUPIER, "demo", "--address", address, "--game", "gin", "--seed", "3", *key_file],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=BARE,
+        cwd=cwd,
+    )
+
+
+def test_a_second_development_server_leaves_the_first_ones_credential(tmp_path: Path) -> None:
+    """Two servers without a studio secret from one folder (another store, another port): the
+    second leaves data/dev-studio-credential to the first, whose tools keep working, and writes
+    its own beside it, named by its port, saying so. Once the first is gone, a new one takes the
+    usual file again (the lock dies with its process)."""
+    credential = tmp_path / "data" / "dev-studio-credential"
+    with open(tmp_path / "serve.log", "w+") as log:
+        for first_address, _ in _serve(log, tmp_path, BARE, store=False):
+            first = credential.read_text()
+            with open(tmp_path / "second.log", "w+") as second_log:
+                other = tmp_path / "data" / "other.sqlite3"
+                second = subprocess.Popen(
+                    [CROUPIER, "serve", "--address", "127.0.0.1:0", "--http-address", "off"]
+                    + ["--store", f"sqlite:///{other}", "--log-format", "json"],
+                    stdout=second_log,
+                    stderr=subprocess.STDOUT,
+                    env=BARE,
+                    text=True,
+                    cwd=tmp_path,
+                )
+                try:
+                    deadline, address = time.monotonic() + 30, None
+                    while time.monotonic() < deadline and address is None:
+                        time.sleep(0.1)
+                        second_log.seek(0)
+                        address = next(iter(serving_addresses(second_log.read())), None)
+                    assert address, "the second server did not say where it listens"
+                    port = address.rsplit(":", 1)[1]
+                    own = credential.with_name(f"dev-studio-credential-{port}")
+                    assert credential.read_text() == first
+                    assert own.read_text() != first
+                    assert stat.S_IMODE(own.stat().st_mode) == 0o600
+                    second_log.seek(0)
+                    said = [
+                        json.loads(line)
+                        for line in second_log.read().splitlines()
+                        if line.startswith("{")
+                    ]
+                    warning = next(line for line in said if "credential_file" in line)
+                    assert warning["credential_file"] == str(own)
+                    assert f"--studio-key-file {own}" in warning["event"]
+                    assert _demo(first_address, tmp_path).returncode == 0
+                    assert _demo(address, tmp_path, "--studio-key-file", str(own)).returncode == 0
+                finally:
+                    second.terminate()
+                    second.wait(timeout=10)
+    with open(tmp_path / "again.log", "w+") as log:
+        for _ in _serve(log, tmp_path, BARE, store=False):
+            assert credential.read_text() != first, "the usual file is the new server's"
+
+
 def test_serve_then_demo_plays_a_whole_game(served) -> None:
     address, log_path = served
     demo = subprocess.run(

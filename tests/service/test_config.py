@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -61,6 +62,26 @@ def test_the_development_credential_is_this_users_only(tmp_path: Path) -> None:
     token = path.read_text().strip()
     assert verify_studio_token(ring, token, 1000).expires_at_s == 1000 + config.DEV_CREDENTIAL_TTL_S
     assert [p.name for p in path.parent.iterdir()] == ["dev-studio-credential"]
+
+
+def test_a_live_servers_development_credential_is_left_to_it(tmp_path: Path) -> None:
+    """The claim is a lock the kernel drops with its process: while one is held, the next
+    server writes beside the usual file, named by its port, and says who holds the usual one."""
+    path = tmp_path / "data" / "dev-studio-credential"
+    first = config.claim_dev_credential(path, 50051)
+    try:
+        assert (first.path, first.holder) == (path, None)
+        second = config.claim_dev_credential(path, 50191)
+        assert second.path == path.with_name("dev-studio-credential-50191")
+        assert second.holder == f"pid {os.getpid()}"
+        with pytest.raises(OSError, match="held by another live server"):
+            config.claim_dev_credential(path, 50191)
+        os.close(second.lock_fd)
+    finally:
+        os.close(first.lock_fd)
+    again = config.claim_dev_credential(path, 50192)
+    os.close(again.lock_fd)
+    assert again.path == path
 
 
 def test_the_tools_find_the_studio_credential(

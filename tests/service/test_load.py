@@ -1080,6 +1080,99 @@ def test_the_bots_fail_over_to_the_replica_left_when_one_is_killed(
         assert resumed + refused > 0, result.output
 
 
+def test_extra_streams_resume_on_the_replica_left_when_one_stops(tmp_path: Path) -> None:
+    """Two replicas on one store, one stopped gracefully (SIGTERM) while the games are played:
+    the extra streams it ended are opened again after their newest event on the other, as
+    clients do, and the run passes (before, each was counted failed and the run FAILED: a
+    rolling stop read as the service's failure)."""
+    store = f"sqlite:///{tmp_path / 'games.sqlite3'}"
+    kept, stopped = (serve(tmp_path / f"{name}.log", store) for name in ("kept", "stopped"))
+    # The extra streams' games (20 streams: 2 games, one on each) then 2 played ones on it.
+    watched = 20 // load.STREAMS_PER_WATCHED_GAME // 2
+
+    def stop_once_it_holds_games() -> None:
+        deadline = time.monotonic() + 60
+        while (
+            stopped.output().count("method=CreateGame") < watched + 2
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.02)
+        stopped.process.send_signal(signal.SIGTERM)
+
+    stopping = threading.Thread(target=stop_once_it_holds_games)
+    stopping.start()
+    out = tmp_path / "out.json"
+    try:
+        result = _load(
+            kept.address,
+            out,
+            *(
+                "--address",
+                stopped.address,
+                "--games",
+                "8",
+                "--duration",
+                "120",
+                "--games-in-flight",
+                "4",
+                "--streams",
+                "20",
+            ),
+        )
+    finally:
+        stopping.join()
+        stop(kept)
+        stop(stopped)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    streams = report["streams"]
+    assert report["failed"] == [] and streams["failed"] == {}, result.output
+    assert streams["resumed"] >= 10, result.output  # every stream the stopped replica held
+    assert streams["open_at_end"] == 20, result.output
+    assert "resumed" in load.summary(report)
+
+
+def test_a_local_servers_figures_are_its_own(tmp_path: Path) -> None:
+    """Against a local address the tool finds the process serving its port and reports its CPU
+    and memory; a --server-pid that serves none of the addresses is refused, naming the one
+    that does (before, any pid was taken: a reviewer's `pgrep -o` found another session's
+    server, and a Redis pid reported 0.00 s of CPU as the server's)."""
+    served = serve(tmp_path / "serve.log", f"sqlite:///{tmp_path / 'games.sqlite3'}")
+    other = subprocess.Popen(["sleep", "60"])
+    out = tmp_path / "out.json"
+    try:
+        wrong = _load(served.address, out, "--games", "1", "--server-pid", str(other.pid))
+        found = _load(served.address, out, "--games", "2")
+    finally:
+        other.kill()
+        other.wait()
+        stop(served)
+    assert wrong.exit_code != 0
+    assert f"--server-pid {other.pid} serves none of {served.address}" in wrong.output
+    assert f"what serves them: pid {served.process.pid}" in wrong.output
+    assert found.exit_code == 0, found.output
+    server = json.loads(out.read_text())["server"]
+    assert server["pids"] == [served.process.pid] and server["cpu_s"] > 0
+
+
+def test_the_servers_of_a_port_are_found_by_it() -> None:
+    """A process listening on a port is found by it, a port nobody serves finds nobody, and
+    the tool looks only when every address is on this machine."""
+    with socket.socket() as listener, socket.socket() as bound:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        bound.bind(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+        assert load.serving_pids({port}) == {os.getpid()}
+        bound.close()
+        with socket.socket() as nobody:
+            nobody.bind(("127.0.0.1", 0))
+            free = nobody.getsockname()[1]
+        assert load.serving_pids({free}) == set()
+    assert load.local_ports(["127.0.0.1:1", "localhost:2"]) == {1, 2}
+    assert load.local_ports(["127.0.0.1:1", "croupier.example:2"]) is None
+
+
 def test_an_address_that_answered_unavailable_is_passed_over_for_a_while() -> None:
     """Calls go to the next address while one is passed over; with all passed over, a caller's
     attempts go round them; once its time is over, an address takes calls again."""
