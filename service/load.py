@@ -2415,8 +2415,8 @@ async def run(config: LoadConfig, partial: list[dict[str, Any]] | None = None) -
             if load.refused is not None:
                 raise refused(load.refused)
             report = _measured(load, watch)
-            if partial is not None:  # a signal from here on (the baseline) keeps it
-                partial.append(report)
+            if partial is not None:  # a signal from here on (the baseline) keeps it, whole
+                partial.append({**report, "interrupted_during": "the baseline"})
         finally:
             for row in channels:
                 for channel in row:
@@ -2544,6 +2544,16 @@ def _usage_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _unchecked(report: dict[str, Any]) -> str:
+    """The finished games whose logs the clock's check had not read when the run stopped."""
+    unchecked = report["games_finished"] - report["clock"]["games_checked"]
+    return (
+        f" (of {report['games_finished']}: the run ended before {unchecked} were read)"
+        if unchecked > 0
+        else ""
+    )
+
+
 #: The latency table's first column, at the least.
 LATENCY_NAME_WIDTH = 24
 
@@ -2560,7 +2570,12 @@ def summary(report: dict[str, Any]) -> str:
         + f", {report['elapsed_s']:.1f} s against {', '.join(report['addresses'])}",
         "",
         *(
-            [f"  INTERRUPTED ({report['interrupted']}): the figures are of the run until then"]
+            [
+                f"  INTERRUPTED ({report['interrupted']}) during {report['interrupted_during']}:"
+                " the games' figures are whole, the baseline's left out"
+                if report.get("interrupted_during")
+                else f"  INTERRUPTED ({report['interrupted']}): the figures are of the run until then"
+            ]
             if report.get("interrupted")
             else []
         ),
@@ -2675,7 +2690,7 @@ def summary(report: dict[str, Any]) -> str:
             "",
             f"  turn clock           {clock['turn_time_ms']} ms a turn, {clock['idle_seats']} idle "
             f"seat(s) a game; {clock['time_outs']} time-outs in {clock['games_checked']} finished "
-            f"games ({clock['time_outs_of_playing_seats']} of playing seats), "
+            f"games{_unchecked(report)} ({clock['time_outs_of_playing_seats']} of playing seats), "
             f"{clock['tick_batches']} batches made due by time",
             (
                 f"  time-out latency     recorded after the deadline: p50 {late['p50_ms']:.0f} ms, "

@@ -1258,6 +1258,30 @@ def test_a_clock_run_says_how_its_games_ended_and_names_a_table_nobody_attended(
     assert "time-out latency     none: no turn timed out" in text, text
     quiet = load.summary(asyncio.run(run({"MATCH_OVER": 3})))
     assert "games ended          MATCH_OVER: 3\n" in quiet and "nobody attended" not in quiet
+    # A game finished as the run stopped, its log not yet read: said, not left to be guessed.
+    assert "were read" not in quiet
+    cut = asyncio.run(run({"MATCH_OVER": 3})) | {"games_finished": 4}
+    assert "in 3 finished games (of 4: the run ended before 1 were read)" in load.summary(cut)
+
+
+def test_a_run_stopped_during_its_baseline_says_its_games_figures_are_whole() -> None:
+    """A signal during --baseline comes after the games were measured whole: the report says
+    so (before: "the figures are of the run until then", as of a run cut during its games)."""
+
+    async def report() -> dict[str, Any]:
+        channel = grpc.aio.insecure_channel("127.0.0.1:1")
+        try:
+            run = load.Load(load.LoadConfig(addresses=["127.0.0.1:1"]), [[channel]])
+        finally:
+            await channel.close()
+        made = run.report()
+        made["client"] = {"cpu_s": 0.5, "cpu_ms_per_move": None}
+        return made
+
+    cut = asyncio.run(report()) | {"interrupted": "SIGTERM"}
+    assert "INTERRUPTED (SIGTERM): the figures are of the run until then" in load.summary(cut)
+    whole = load.summary(cut | {"interrupted_during": "the baseline"})
+    assert "INTERRUPTED (SIGTERM) during the baseline: the games' figures are whole" in whole
 
 
 def test_the_service_fails_the_run_when_work_was_lost_or_hung() -> None:
