@@ -111,18 +111,30 @@ def check_jokers(jokers: tuple[JokerAs, ...], cards: tuple[Card, ...], field: st
 
 
 def first_dealer(
-    deck: Sequence[Card], seeds: Seeds, order: Callable[[Card], int], draw: Callable[[int, Card], D]
+    deck: Sequence[Card],
+    seeds: Seeds,
+    order: Callable[[Card], int],
+    draw: Callable[[int, Card], D],
+    seats: int = 2,
 ) -> tuple[int, tuple[D, ...]]:
-    """Two seats each turn a card of the shuffled ``deck`` (purpose ``first-dealer``), seat 0
-    first; the lower ``order`` deals, and a tie turns again. The dealer and every card turned."""
+    """The seats each turn a card of the shuffled ``deck`` (purpose ``first-dealer``), in seat
+    order from seat 0; the lowest ``order`` deals, and the seats tied at the lowest turn again
+    (the others are out). The dealer and every card turned, in the order turned. A shuffle of its
+    own: the cards turned say nothing of the deal's deck (its last card is the stock's bottom)."""
     turned = shuffled(deck, seeds, 1, "first-dealer")
     draws: list[D] = []
-    for k in range(0, len(turned) - 1, 2):
-        first, second = turned[k], turned[k + 1]
-        draws += [draw(0, first), draw(1, second)]
-        if order(first) != order(second):
-            return (0 if order(first) < order(second) else 1), tuple(draws)
-    raise AssertionError("every deck holds cards of two different orders")
+    contenders = list(range(seats))
+    position = 0
+    while position + len(contenders) <= len(turned):
+        cards = turned[position : position + len(contenders)]
+        position += len(contenders)
+        draws += [draw(seat, card) for seat, card in zip(contenders, cards, strict=True)]
+        lowest = min(map(order, cards))
+        contenders = [s for s, card in zip(contenders, cards, strict=True) if order(card) == lowest]
+        if len(contenders) == 1:
+            return contenders[0], tuple(draws)
+    # Ties all the way through the deck: two seats alone would need 26 pairs of equals in a row.
+    raise AssertionError("the first-dealer shuffle ran out on a tie")
 
 
 #: Field metadata of an option added after games were recorded under its rule set: records write

@@ -527,6 +527,7 @@ message EndLayOffs
 message EventBody 1 hoola HoolaEvent| 2 seed_revealed SeedRevealed| 3 koikoi KoiKoiEvent| 4 gin
   GinEvent| 5 rummy RummyEvent|
 message Factor 1 name string 2 value int64 3 reason string 4 added bool
+message FirstDealerDraw 1 seat uint32 2 card Card
 message GameEvent 1 game_id string 2 version uint64 3 seat uint32? 4 command_id string 5
   recorded_at_ms int64 6 body EventBody 7 prev_hash string 8 hash string 9 redacted bool 10
   payload bytes 11 type string 12 command Command 13 command_payload bytes
@@ -588,7 +589,7 @@ message HoolaRules 1 jokers uint32? 2 ace_wrap bool? 3 ace_low_only bool? 4 joke
   Multipliers 39 sit_out bool? 40 max_seats uint32? 41 min_seats uint32? 42 max_reshuffles
   uint32? 43 rounds uint32? 44 turn_time_ms uint32? 45 time_bank_ms uint32? 46 max_timeouts
   uint32? 47 forfeit_when_away bool? 48 go_out_by_discard bool? 49 seven_binding_is_meld bool?
-  50 named_set_joker_suits bool? 51 binding_ends_hoola bool?
+  50 named_set_joker_suits bool? 51 binding_ends_hoola bool? 52 first_dealer_drawn bool?
 message JokerAs 1 joker string 2 card string
 message JokerCard 1 joker Card 2 card Card
 message JokerSwapped 1 seat uint32 2 card Card 3 joker Card 4 meld RummyTableMeld
@@ -647,7 +648,8 @@ message ReplayHeader 1 format_version uint32 2 game_id string 3 kind GameKind 4 
   created_at_ms int64 10 log_format uint32 11 players string*
 message ReplayRecord 1 header ReplayHeader| 2 event GameEvent| 3 footer ReplayFooter|
 message RoundDealt 1 round uint32 2 dealer uint32 3 hands Hand* 4 upcard Card 5 stock Card* 6
-  stock_count uint32 7 table_multiplier uint32 8 hoola_streak uint32 9 balances int64*
+  stock_count uint32 7 table_multiplier uint32 8 hoola_streak uint32 9 balances int64* 10
+  dealer_draws FirstDealerDraw*
 message RoundEnded 1 round uint32 2 outcome string 3 winners uint32* 4 hands Hand* 5 hand_values
   uint32* 6 hoola bool 7 perfect_hoola bool 8 thank_you_hoola bool 9 settlement Settlement
 message Rules 1 hoola HoolaRules| 2 koikoi KoiKoiRules| 3 gin GinRules| 4 rummy RummyRules|
@@ -658,7 +660,7 @@ message RummyCommand 1 draw_stock RummyDrawStock| 2 take_discard TakeDiscard| 3 
   LayDown| 4 lay_off RummyLayOff| 5 swap_joker SwapJoker| 6 discard RummyDiscard| 7 come_back
   ComeBack|
 message RummyDealt 1 dealer uint32 2 hands RummyHand* 3 upcard Card 4 stock Card* 5 stock_count
-  uint32
+  uint32 6 dealer_draws FirstDealerDraw*
 message RummyDiscard 1 card string
 message RummyDiscardTaken 1 seat uint32 2 card Card
 message RummyDrawStock
@@ -674,7 +676,7 @@ message RummyRoundEnded 1 outcome string 2 winner uint32? 3 hands RummyHand* 4 h
 message RummyRules 1 open_threshold uint32? 2 stake_per_point uint32? 3 max_reshuffles uint32? 4
   min_seats uint32? 5 max_seats uint32? 6 turn_time_ms uint32? 7 time_bank_ms uint32? 8
   max_timeouts uint32? 9 forfeit_when_away bool? 10 ace_high_when_ambiguous bool? 11
-  end_when_all_away bool?
+  end_when_all_away bool? 12 first_dealer_drawn bool?
 message RummySeatForfeited 1 seat uint32 2 hand RummyHand 3 hand_value uint32 4 lines
   SettlementLine*
 message RummyStarted 1 rules RummyRules 2 seats uint32 3 commitment string 4 client_seeds
@@ -955,11 +957,13 @@ ADDED_LATER: dict[str, dict[str, object]] = {
         "seven_binding_is_meld": False,
         "named_set_joker_suits": False,
         "binding_ends_hoola": False,
+        "first_dealer_drawn": False,
     },
     "koikoi": _CLOCK_OPTIONS,
     "gin": _CLOCK_OPTIONS
     | {"knocker_best_melds": False, "end_when_all_away": False, "forced_discard_by_rank": False},
-    "rummy": _CLOCK_OPTIONS | {"ace_high_when_ambiguous": False, "end_when_all_away": False},
+    "rummy": _CLOCK_OPTIONS
+    | {"ace_high_when_ambiguous": False, "end_when_all_away": False, "first_dealer_drawn": False},
 }
 #: Rummy deals and rebuilds its stock with round 1 (docs/shuffle.md, "Rummy's deal").
 RUMMY_ROUND = 1
@@ -1056,8 +1060,12 @@ class Table:
 class Decks:
     """The deck checks, event by event (docs/shuffle.md): deals, rebuilt stocks, sit-outs."""
 
-    def __init__(self, game: str, seed: bytes, client_seeds: list[str], seats: int) -> None:
+    def __init__(
+        self, game: str, seed: bytes, client_seeds: list[str], seats: int, drawn: bool = False
+    ) -> None:
         self.game, self.seed, self.client_seeds, self.seats = game, seed, client_seeds, seats
+        #: Hoola's and Rummy's ``first_dealer_drawn``: the first dealer is drawn, not read.
+        self.drawn = drawn
         self.table = Table()
         self.counts = dict.fromkeys(PURPOSES, 0)
 
@@ -1085,13 +1093,14 @@ class Decks:
             raise Failed("the field shows four cards of a month: the round is dealt again")
 
     def dealer(self, event: Message, recorded: list[str]) -> None:
-        """The first dealer, chosen by the seeds (docs/shuffle.md): in Hoola's first round and in
-        Rummy, the rank of the deck's last card modulo the seats; in Gin and Koi-Koi, the cards
-        the seats turn from the ``first-dealer`` shuffle (``dealer_draws``)."""
+        """The first dealer, chosen by the seeds (docs/shuffle.md): the cards the seats turn from
+        the ``first-dealer`` shuffle (``dealer_draws``), in Gin and Koi-Koi, and in Hoola and
+        Rummy with ``first_dealer_drawn``; in Hoola's and Rummy's games recorded before it, the
+        rank of the deck's last card modulo the seats."""
         dealer = _int(event, "dealer")
-        if self.game in REBUILT:
-            if self.game == "hoola" and self.counts["deal"]:
-                return  # later rounds: the winner deals (a rule, not the seeds)
+        if self.game == "hoola" and self.counts["deal"]:
+            return  # later rounds: the winner deals (a rule, not the seeds)
+        if self.game in REBUILT and not self.drawn:
             by_rank = card_rank(recorded[-1]) % self.seats
             if dealer != by_rank:
                 raise Failed(
@@ -1108,15 +1117,22 @@ class Decks:
                 raise Failed("the first deal does not show how its dealer was chosen")
             return  # later deals: the rules name the dealer
         order = month if self.game == "koikoi" else card_rank
-        turned = shuffle(
-            self.seed, self.client_seeds, 1, "first-dealer", canonical_deck(self.game, [])
-        )
+        # Hoola's and Rummy's draw is from a standard deck without jokers, as Gin's.
+        deck = canonical_deck("koikoi" if self.game == "koikoi" else "gin", [])
+        turned = shuffle(self.seed, self.client_seeds, 1, "first-dealer", deck)
+        # Each seat still drawing turns the next card, in seat order; the lowest deals, and the
+        # seats tied at the lowest turn again.
         expected: list[tuple[int, str]] = []
-        chosen = -1  # every deck holds two cards of different orders: the loop sets it
-        for k in range(0, len(turned) - 1, 2):
-            expected += [(0, turned[k]), (1, turned[k + 1])]
-            if order(turned[k]) != order(turned[k + 1]):
-                chosen = 0 if order(turned[k]) < order(turned[k + 1]) else 1
+        chosen = -1  # a deck that runs out on a tie chooses nobody: no recorded dealer matches
+        drawing, at = list(range(self.seats)), 0
+        while at + len(drawing) <= len(turned):
+            cards = turned[at : at + len(drawing)]
+            at += len(drawing)
+            expected += list(zip(drawing, cards, strict=True))
+            lowest = min(order(card) for card in cards)
+            drawing = [s for s, card in zip(drawing, cards, strict=True) if order(card) == lowest]
+            if len(drawing) == 1:
+                chosen = drawing[0]
                 break
         if draws != expected or dealer != chosen:
             raise Failed(
@@ -1264,7 +1280,13 @@ def verify(replay: Replay, schema: Schema) -> list[str]:
     done.append("commitment: sha256(server seed) matches the commitment the game started with")
 
     # 3. Every deck against the seeds the game started with.
-    decks = Decks(game, seed, _texts(started, "client_seeds"), _int(started, "seats"))
+    decks = Decks(
+        game,
+        seed,
+        _texts(started, "client_seeds"),
+        _int(started, "seats"),
+        drawn=bool(rules[game].get("first_dealer_drawn")),
+    )
     for number, body in enumerate(bodies[1:-1], 2):
         name, event = only_field(_message(body, game), f"event {number}: {game}")
         try:

@@ -114,6 +114,11 @@ GAMES: dict[str, tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rule
         service_pb2.Rules(gin=gin_pb2.GinRules(match_points=60)),
     ),
     "rummy-standard-corners": (RUMMY, 2, "standard", None),
+    # Recorded with first_dealer_drawn (every preset sets it): the first dealer drawn from the
+    # first-dealer shuffle, each seat turning a card (RoundDealt.dealer_draws), rather than read
+    # off the deal's last card, the stock's bottom.
+    "hoola-korean-first-dealer-drawn": (HOOLA, 5, "korean", hoola(hoola_pb2.HoolaRules(rounds=2))),
+    "rummy-standard-first-dealer-drawn": (RUMMY, 3, "standard", None),
 }
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from croupier.engine.cards import rank, standard_deck
-from croupier.engine.hoola.events import Hand, RoundDealt
+from croupier.engine.hoola.events import DealerDraw, Hand, RoundDealt
 from croupier.engine.hoola.rules import HoolaRules
+from croupier.engine.shared import first_dealer
 from croupier.engine.shuffle import Seeds, shuffled
 
 HAND_SIZE = 7
@@ -22,11 +23,16 @@ def deal(
 ) -> RoundDealt:
     """Deal a round from the seeds: 7 cards each from the dealer on, one up-card, the rest stock.
 
-    The first dealer is chosen by the shuffle: the seat of the deck's last card's rank modulo the
-    seat count (a pure function of the committed seed).
+    The first dealer is chosen by the shuffle: with ``first_dealer_drawn`` drawn from a shuffle
+    of its own (each seat turns a card, the lowest rank deals); in games recorded before it, the
+    seat of the deck's last card's rank modulo the seat count. Either is a pure function of the
+    committed seed.
     """
     deck = shuffled(standard_deck(rules.jokers), seeds, round_no, "deal")
-    if dealer is None:
+    draws: tuple[DealerDraw, ...] = ()
+    if dealer is None and rules.first_dealer_drawn:
+        dealer, draws = first_dealer(standard_deck(), seeds, rank, DealerDraw, seats)
+    elif dealer is None:
         dealer = rank(deck[-1]) % seats
     hands = []
     for seat in range(seats):
@@ -45,4 +51,5 @@ def deal(
         table_multiplier,
         hoola_streak,
         balances or (0,) * seats,
+        draws,
     )

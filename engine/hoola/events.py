@@ -145,6 +145,14 @@ class GameStarted:
 
 
 @dataclass(frozen=True)
+class DealerDraw:
+    """A card a seat turned to draw for the first deal (``first_dealer_drawn``)."""
+
+    seat: int
+    card: Card
+
+
+@dataclass(frozen=True)
 class RoundDealt:
     """A round's deal, with everything the table carries into it (so each round replays alone)."""
 
@@ -157,6 +165,8 @@ class RoundDealt:
     table_multiplier: int = 1
     hoola_streak: int = 0
     balances: tuple[int, ...] = ()
+    # The first round's, with ``first_dealer_drawn``: how its dealer was drawn.
+    dealer_draws: tuple[DealerDraw, ...] = ()
 
 
 @dataclass(frozen=True)

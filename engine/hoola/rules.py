@@ -73,6 +73,13 @@ Decisions where the rules are silent (each tested):
   winning), the table while two seats are at it (else it closes). Later deals still deal it (one
   function of the seeds) but its cards are set aside unseen, and it is never asked whether it
   plays. A forfeit between rounds pays no round.
+* The first dealer ("chosen by the shuffle", docs/rules/hoola.md §1.1) is drawn as players draw for
+  the deal (``first_dealer_drawn``, set by every preset): from a shuffle of its own (purpose
+  ``first-dealer``, a standard deck without jokers) each seat turns a card in seat order, the
+  lowest rank deals (ace low), and seats tied at the lowest turn again; the cards turned are in
+  ``RoundDealt.dealer_draws``. Games recorded before it took the rank of the deal's last card
+  modulo the seats: that card is the stock's bottom, so the dealer told every seat something of
+  a hidden card.
 * The next dealer is the round's winner; with joint winners, the first of them in turn order from the
   dealer.
 * ``hoola_table_multiplier``: after ``k`` Hoola rounds in a row the next round's stake is
@@ -224,6 +231,10 @@ class HoolaRules:
     # Going out after binding 7s in an earlier turn is no Hoola (cards left the hand before the
     # final turn). False: binding did not count against a Hoola.
     binding_ends_hoola: bool = field(default=False, metadata=ADDED_LATER)
+    # The first round's dealer is drawn from a shuffle of its own (docs/shuffle.md): each seat
+    # turns a card, the lowest deals. False: the rank of the deal's last card, modulo the seats;
+    # that card lies at the bottom of the stock, so every seat learned something of it.
+    first_dealer_drawn: bool = field(default=False, metadata=ADDED_LATER)
 
     def stop_limit(self, players: int) -> int | None:
         """The stop limit with ``players`` in the round; ``None``: any hand may stop."""
@@ -242,7 +253,7 @@ class HoolaRules:
 
 
 # The rules' own reading of the corners settled after games were first recorded (every preset).
-KOREAN = HoolaRules(named_set_joker_suits=True, binding_ends_hoola=True)
+KOREAN = HoolaRules(named_set_joker_suits=True, binding_ends_hoola=True, first_dealer_drawn=True)
 
 INTERNATIONAL = dataclasses.replace(
     KOREAN,

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
-from croupier.engine.cards import rank
+from croupier.engine.cards import rank, standard_deck
 from croupier.engine.rummy.cards import deck
-from croupier.engine.rummy.events import Hand, RoundDealt
+from croupier.engine.rummy.events import DealerDraw, Hand, RoundDealt
+from croupier.engine.rummy.rules import RummyRules
+from croupier.engine.shared import first_dealer
 from croupier.engine.shuffle import Seeds, shuffled
 
 HAND_SIZE = 13
 
 
-def deal(seats: int, seeds: Seeds) -> RoundDealt:
-    """13 cards to each seat from the dealer's left, the upcard, the stock (top first); the dealer
-    is the seat of the shuffled deck's last card's rank modulo the seat count."""
+def deal(rules: RummyRules, seats: int, seeds: Seeds) -> RoundDealt:
+    """13 cards to each seat from the dealer's left, the upcard, the stock (top first). The dealer
+    is drawn from a shuffle of its own (``first_dealer_drawn``: each seat turns a card, the
+    lowest rank deals); in games recorded before it, the seat of the shuffled deck's last card's
+    rank modulo the seat count."""
     cards = shuffled(deck(), seeds, 1, "deal")
-    dealer = rank(cards[-1]) % seats
+    draws: tuple[DealerDraw, ...] = ()
+    if rules.first_dealer_drawn:
+        dealer, draws = first_dealer(standard_deck(), seeds, rank, DealerDraw, seats)
+    else:
+        dealer = rank(cards[-1]) % seats
     hands = {}
     for k in range(seats):
         seat = (dealer + 1 + k) % seats
@@ -26,4 +34,5 @@ def deal(seats: int, seeds: Seeds) -> RoundDealt:
         rest[0],
         rest[1:],
         len(rest) - 1,
+        draws,
     )

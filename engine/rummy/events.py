@@ -114,12 +114,22 @@ class GameStarted:
 
 
 @dataclass(frozen=True)
+class DealerDraw:
+    """A card a seat turned to draw for the deal (``first_dealer_drawn``)."""
+
+    seat: int
+    card: Card
+
+
+@dataclass(frozen=True)
 class RoundDealt:
     dealer: int
     hands: tuple[Hand, ...]
     upcard: Card
     stock: tuple[Card, ...]
     stock_count: int
+    # With ``first_dealer_drawn``: how the dealer was drawn.
+    dealer_draws: tuple[DealerDraw, ...] = ()
 
 
 @dataclass(frozen=True)

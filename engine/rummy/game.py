@@ -81,7 +81,7 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
         rules_module.validate(rules, seats)
         return [
             GameStarted(rules, seats, seeds.commitment, seeds.client_seeds, ENGINE_VERSION),
-            deal(seats, seeds),
+            deal(rules, seats, seeds),
         ]
 
     def initial_state(self) -> RummyState:

@@ -3,9 +3,14 @@
 Decisions where the rules are silent (each tested):
 
 * A game is one round (deal, play, settlement); play another game for another round.
-* The deal: the first dealer is ``rank(last card of the shuffled deck) mod seats``; 13 cards to each
-  seat from the dealer's left, then the upcard, then the stock, top first. The player on the
-  dealer's left plays first.
+* The deal: the dealer ("drawn by the shuffle", docs/rules/rummy.md §3.1) is drawn as players draw
+  for the deal (``first_dealer_drawn``, set by every preset): from a shuffle of its own (purpose
+  ``first-dealer``, a standard deck without jokers) each seat turns a card in seat order, the
+  lowest rank deals (ace low), seats tied at the lowest turn again (``RoundDealt.dealer_draws``).
+  Games recorded before it took ``rank(last card of the shuffled deck) mod seats``: the stock's
+  bottom card, of which the dealer told every seat something. 13 cards to each seat from the
+  dealer's left, then the upcard, then the stock, top first. The player on the dealer's left
+  plays first.
 * Legal-move lists hold the atomic steps (docs/rules/rummy.md §3 and the issue): drawing, taking the discard
   into each meld or lay-off it can go to, each meld the hand can make, each one-card lay-off, each
   joker swap with each place for the joker, each discard. A player who has not opened is offered
@@ -83,9 +88,14 @@ class RummyRules:
     # would never end. False, as games recorded before the option were played. Every preset
     # sets it.
     end_when_all_away: bool = field(default=False, metadata=ADDED_LATER)
+    # The dealer is drawn from a shuffle of its own (docs/shuffle.md): each seat turns a card of a
+    # standard deck, the lowest rank deals. False, as games recorded before the option: the rank
+    # of the deal's last card modulo the seats, a card at the bottom of the stock that the dealer
+    # told every seat something of. Every preset sets it.
+    first_dealer_drawn: bool = field(default=False, metadata=ADDED_LATER)
 
 
-STANDARD = RummyRules(ace_high_when_ambiguous=True, end_when_all_away=True)
+STANDARD = RummyRules(ace_high_when_ambiguous=True, end_when_all_away=True, first_dealer_drawn=True)
 
 DEFAULT_PRESET = "standard"
 #: The seats of a game whose request leaves ``seats`` unset or 0 (docs/rules/rummy.md §3).

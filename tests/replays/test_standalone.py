@@ -411,22 +411,30 @@ def test_a_rigged_deal_is_caught(replays, tmp_path: Path) -> None:
     assert failed(run(tmp_path, replay), "event 2: the deal shuffle (round 1) differs")
 
 
-def test_a_first_dealer_other_than_the_seeds_is_caught(replays, tmp_path: Path) -> None:
-    """Hoola's first dealer is the rank of the deck's last card modulo the seats: another dealer,
-    with the hands moved round so that the deck still reads the same, is caught."""
-    replay = copy(replays["hoola"])
+@pytest.mark.parametrize("kind", ["hoola", "rummy", "hoola-recorded-before"])
+def test_a_first_dealer_other_than_the_seeds_is_caught(replays, tmp_path: Path, kind: str) -> None:
+    """Another first dealer, with the hands moved round so that the deck still reads the same, is
+    caught: in Hoola and Rummy the dealer is drawn from the first-dealer shuffle
+    (``first_dealer_drawn``); in Hoola games recorded before it, it was the rank of the deck's
+    last card modulo the seats."""
+    if kind == "hoola-recorded-before":
+        replay = load(REPLAYS / "corpus" / "log-format-2" / "hoola-korean-sit-out-7.replay")
+        said = "seat "
+    else:
+        replay = copy(replays[kind])
+        said = "the first dealer's draws"
+    game = kind.split("-")[0]
     deal = first(replay, "RoundDealt")
     seats = replay.header.seats
 
     def move_the_deal(body: service_pb2.EventBody) -> None:
-        dealt = body.hoola.round_dealt
-        dealer = dealt.dealer
-        dealt.dealer = (dealer + 1) % seats
+        dealt = body.hoola.round_dealt if game == "hoola" else body.rummy.round_dealt
+        dealt.dealer = (dealt.dealer + 1) % seats
         for hand in dealt.hands:
             hand.seat = (hand.seat + 1) % seats
 
     forge_payload(replay, deal, move_the_deal)
-    assert failed(run(tmp_path, replay), f"event {deal + 1}: seat ")
+    assert failed(run(tmp_path, replay, "binary"), f"event {deal + 1}: {said}")
 
 
 def test_a_rigged_sit_out_stock_is_caught(tmp_path: Path) -> None:
