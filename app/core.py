@@ -779,9 +779,13 @@ class Croupier:
         for index, player in enumerate(players):
             limits.check_text(player, f"players[{index}]", limits.MAX_PLAYER_ID)
         players = tuple(players)
-        if players and (len(players) != seats or not all(players)):
+        # Each player once: recall finds a player's seat in a game by the id (a player at two
+        # seats would be listed at one, with that seat's result only).
+        if players and (len(players) != seats or not all(players) or len(set(players)) < seats):
             raise invalid(
-                "INVALID_PLAYERS", f"name one player per seat ({seats}), or none", "players"
+                "INVALID_PLAYERS",
+                f"name one player per seat ({seats}), each at one seat only, or none",
+                "players",
             )
         resolved = binding.rules_to_proto(rules)
         request = (
@@ -1778,7 +1782,10 @@ class Croupier:
         )
 
     async def export_replay(self, caller: Caller, game_id: str, as_json: bool = False) -> bytes:
-        """The finished game's replay file: binary, or its JSON form (UTF-8) with ``as_json``."""
+        """The finished game's replay file: binary, or its JSON form (UTF-8) with ``as_json``.
+        The players' ids (the studio's own, ``CreateGameRequest.players``) only for the studio:
+        anyone who knows a game's id may export it, its seats and spectators included, and a
+        studio's account ids are not theirs to read. They are no part of the hashed game."""
         self._seat_if_any(caller, game_id)
         folded, _ = await self._fold(game_id)
         if not folded.record.finished:
@@ -1786,7 +1793,8 @@ class Croupier:
                 "GAME_NOT_FINISHED",
                 "a replay is made of a finished game (its seed is still secret)",
             )
-        replay = build(folded.record, await self.log.read(game_id), await self.log.players(game_id))
+        players = await self.log.players(game_id) if caller.studio is not None else ()
+        replay = build(folded.record, await self.log.read(game_id), players)
         return to_json(replay).encode("utf-8") if as_json else to_binary(replay)
 
     async def verify_replay(self, data: bytes) -> Report:
@@ -1810,10 +1818,18 @@ class Croupier:
         """The player a studio-signed player token names: recall acts for them, and only them
         (a seat token says which seat, not who sits there)."""
         if caller.player is None:
+            given = (
+                "a seat token"
+                if caller.identity is not None
+                else "the studio's credential (the studio recalls for a player with a player "
+                "token it mints for them)"
+                if caller.studio is not None
+                else "none"
+            )
             raise BadCredentials(
                 PLAYER_TOKEN_REQUIRED,
                 "recall takes a player token the studio signed (croupier token player; "
-                "docs/credentials.md), not a seat token",
+                f"docs/credentials.md); this call came with {given}",
             )
         return caller.player.player
 

@@ -339,9 +339,10 @@ def serve(
                     http,
                     reuse_port=worker,
                     grace_s=shutdown_grace,
+                    tls=tls,
                 )
                 await listener.start()
-                http_url = f"http://{http.rsplit(':', 1)[0]}:{listener.port}"
+                http_url = listener.url
             if studio.generated and not worker:
                 # Only once both ports are this server's: a start that fails on a busy port
                 # must not replace the credential of the server that holds it.
@@ -871,7 +872,7 @@ def demo(
             grpc.channel_ready_future(channel).result(timeout=connect_timeout)
         except grpc.FutureTimeoutError:
             hint = (
-                "start one: make run"
+                (tls_options.TLS_HINT if tls_options.listening(address) else "start one: make run")
                 if secure is None
                 else "or the TLS handshake failed: check --tls-ca, --tls-cert/--tls-key and "
                 "--tls-server-name against the server's certificate"

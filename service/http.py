@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import socket
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,7 @@ from croupier.service.grpc_api import GameServicer
 from croupier.service.metrics import BIDI_STREAM, SERVER_STREAM, UNARY, metrics
 from croupier.service.server import SERVICE_NAME, PortInUse
 from croupier.service.status import status_of
+from croupier.service.tls import ServerTLS
 from croupier.v1 import service_pb2 as pb
 from croupier.v1.service_connect import GameService, GameServiceASGIApplication
 
@@ -475,11 +477,15 @@ class HttpListener:
         *,
         reuse_port: bool = False,
         grace_s: float = DEFAULT_GRACE_S,
+        tls: ServerTLS | None = None,
     ) -> None:
         self.app = app
         self.address = address
         self.reuse_port = reuse_port
         self.grace_s = grace_s
+        #: The gRPC port's TLS, served here too (HTTP/2 and HTTP/1.1 by ALPN): with TLS on,
+        #: no port of the server takes a call, or a bearer token, in the clear.
+        self.tls = tls
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         #: Hypercorn's settings for this listener: its connections are known by them.
@@ -522,11 +528,23 @@ class HttpListener:
         # default): connections a busy loop has not yet accepted queue beyond that, up to the
         # kernel's limit, rather than being refused as browsers reconnect at once.
         config.backlog = socket.SOMAXCONN
+        if self.tls is not None and self.tls.files is not None:
+            cert, key, client_ca = self.tls.files
+            config.certfile, config.keyfile = str(cert), str(key)
+            if client_ca is not None:  # mutual TLS, as on the gRPC port
+                config.ca_certs = str(client_ca)
+                config.verify_mode = ssl.CERT_REQUIRED
         self._config = config
         self._task = asyncio.create_task(
             serve(self.app, config, shutdown_trigger=self._stopping.wait)  # type: ignore[arg-type]
         )
         return self.port
+
+    @property
+    def url(self) -> str:
+        """Where it listens, as a browser reaches it (``https`` with TLS)."""
+        host = self.address.rpartition(":")[0]
+        return f"{'https' if self.tls is not None else 'http'}://{host}:{self.port}"
 
     async def stop(self) -> None:
         """Stop listening; open calls get ``grace_s`` to end, then are dropped."""

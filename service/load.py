@@ -70,7 +70,15 @@ from croupier.service.echo import METHOD as ECHO_METHOD
 from croupier.service.echo import TABLE_METHOD
 from croupier.service.http import grpc_name
 from croupier.service.logs import serving_addresses, serving_http_ports
-from croupier.service.tls import CERT_ENV, CLIENT_CA_ENV, KEY_ENV, ClientTLS, aio_channel
+from croupier.service.tls import (
+    CERT_ENV,
+    CLIENT_CA_ENV,
+    KEY_ENV,
+    TLS_HINT,
+    ClientTLS,
+    aio_channel,
+    listening,
+)
 from croupier.v1 import (
     common_pb2,
     gin_pb2,
@@ -711,7 +719,10 @@ async def last_error(channel: grpc.aio.Channel) -> str:
 
 
 async def wait_ready(
-    channels: list[list[grpc.aio.Channel]], timeout: float, addresses: Sequence[str] = ()
+    channels: list[list[grpc.aio.Channel]],
+    timeout: float,
+    addresses: Sequence[str] = (),
+    tls: ClientTLS | None = None,
 ) -> None:
     """Every channel connected within ``timeout``; else an error naming the addresses (one
     row of ``channels`` each) that did not answer, each with gRPC's last error."""
@@ -730,7 +741,12 @@ async def wait_ready(
             else []
         )
         where = f" at {', '.join(named)}" if named else ""
-        raise LoadError(f"no server answered{where} within {timeout:.0f} s")
+        # A TLS server refuses plaintext in its handshake: grpc says only "Socket closed".
+        plain_tls = tls is None and any(
+            await asyncio.gather(*(asyncio.to_thread(listening, addresses[i]) for i in silent))
+        )
+        hint = f" ({TLS_HINT})" if plain_tls else ""
+        raise LoadError(f"no server answered{where} within {timeout:.0f} s{hint}")
 
 
 # --- the games -----------------------------------------------------------------------------------
@@ -2394,7 +2410,7 @@ async def run(config: LoadConfig, partial: list[dict[str, Any]] | None = None) -
             config.server_pids = servers_to_watch(config.addresses, config.server_pids)
         channels = open_channels(config.addresses, config.channels, config.tls)
         try:
-            await wait_ready(channels, config.connect_timeout, config.addresses)
+            await wait_ready(channels, config.connect_timeout, config.addresses, config.tls)
             watch = ProcWatch(config.server_pids) if config.server_pids else None
             if watch is not None and (missing := watch.missing()):
                 raise LoadError(f"no process {', '.join(map(str, missing))} (--server-pid)")

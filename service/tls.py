@@ -11,6 +11,7 @@ the setting and the file.
 from __future__ import annotations
 
 import os
+import socket
 import ssl
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -79,6 +80,8 @@ class ServerTLS:
     certificate_chain: bytes
     private_key: bytes
     client_ca: bytes | None = None
+    #: The files they were read from: the HTTP listener's TLS (hypercorn) reads them by name.
+    files: tuple[Path, Path, Path | None] | None = None
 
     def credentials(self) -> grpc.ServerCredentials:
         return grpc.ssl_server_credentials(
@@ -110,7 +113,29 @@ def server_tls(
     if client_ca is not None:
         roots = _read(client_ca, ca_setting)
         _check_roots(client_ca, ca_setting)
-    return ServerTLS(chain, private, roots)
+    return ServerTLS(chain, private, roots, (cert, key, client_ca))
+
+
+#: How long a tool waits for a TCP connection when it tells a silent server from none.
+PROBE_S = 1.0
+
+#: What a tool says when something listens where it called in plaintext and gRPC never answered.
+TLS_HINT = (
+    "something listens there but did not answer plaintext gRPC: if it serves TLS, give --tls-ca "
+    "(its roots; --tls alone trusts the system's), and --tls-cert/--tls-key for mutual TLS"
+)
+
+
+def listening(address: str) -> bool:
+    """Whether a TCP connection to ``address`` (``HOST:PORT``) is taken: a server is there, even
+    if it did not answer the gRPC a tool spoke (a TLS server refuses plaintext in its handshake,
+    which grpc reports as a server that never came up)."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_S):
+            return True
+    except (OSError, ValueError):
+        return False
 
 
 def env_path(name: str, env: Mapping[str, str] | None = None) -> Path | None:

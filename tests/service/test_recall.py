@@ -10,6 +10,7 @@ import base64
 import random
 
 import grpc
+import pytest
 
 from croupier.app.tokens import mint_player_token
 from croupier.service.bots import auth, play_game
@@ -64,11 +65,14 @@ def test_a_player_recalls_the_last_ten_finished_games(server: Running) -> None:
     assert seen.engine_version == "1"
 
 
-def test_players_must_be_named_one_per_seat(server: Running) -> None:
+@pytest.mark.parametrize("players", [["a", "b"], ["a", "b", ""], ["a", "b", "a"]])
+def test_players_must_be_named_one_per_seat(server: Running, players: list[str]) -> None:
+    """One id a seat, each at one seat only (a player at two seats was recalled at one of them,
+    with that seat's result as the whole of theirs)."""
     code, info, fields = error_of(
         lambda: server.stub.CreateGame(
             service_pb2.CreateGameRequest(
-                kind=common_pb2.GAME_KIND_HOOLA, seats=3, players=["a", "b"]
+                kind=common_pb2.GAME_KIND_HOOLA, seats=3, players=players
             ),
             metadata=studio_auth(),
         )
@@ -213,3 +217,27 @@ def test_the_replay_names_the_players_and_the_timeline_shows_them(server: Runnin
     assert list(replay.header.players) == seats and verify(replay).ok
     text = render_text(timeline(replay))
     assert all(f"seat {s}: player {p}" in text for s, p in enumerate(seats))
+    # Anyone else who knows the game's id exports it without them (a studio's account ids are
+    # not its players' or spectators' to read), and it verifies all the same.
+    for metadata in ((), auth(result.tokens[0])):
+        bare = from_binary(
+            server.stub.ExportReplay(
+                service_pb2.ExportReplayRequest(game_id=result.game_id), metadata=metadata
+            ).replay
+        )
+        assert not bare.header.players and verify(bare).ok
+
+
+def test_recall_with_another_credential_says_which_was_sent(server: Running) -> None:
+    """PLAYER_TOKEN_REQUIRED names what came instead: before, a studio's backend calling with
+    its own credential was told it had sent a seat token."""
+    game = play_game(server.channel, studio=studio_token(), seats=2, rng=random.Random(3))
+    for metadata, said in (
+        (studio_auth(), "came with the studio's credential"),
+        (auth(game.tokens[0]), "came with a seat token"),
+        ((), "came with none"),
+    ):
+        with pytest.raises(grpc.RpcError) as refused:
+            server.stub.ListRecentGames(service_pb2.ListRecentGamesRequest(), metadata=metadata)
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert said in refused.value.details(), refused.value.details()

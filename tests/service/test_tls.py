@@ -5,6 +5,8 @@ and `--tls-server-name`."""
 from __future__ import annotations
 
 import re
+import socket
+import ssl
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -139,6 +141,113 @@ def test_mutual_tls_refuses_a_client_without_a_good_certificate(
     assert _refused(mtls_server.address, stranger) == grpc.StatusCode.UNAVAILABLE
     assert _refused(mtls_server.address, None) == grpc.StatusCode.UNAVAILABLE
     assert "tls=mTLS" in mtls_server.output()
+
+
+def _http_port(served: Served) -> tuple[str, int]:
+    """The scheme and port of the server's HTTP listener, from its start line."""
+    found = re.search(r"(https?)://127\.0\.0\.1:(\d+)", served.output())
+    assert found, served.output()
+    return found.group(1), int(found.group(2))
+
+
+def _presets_over_http(port: int, tls: ssl.SSLContext | None) -> bytes:
+    """ListPresets as JSON over HTTP/1.1 (Connect's unary POST), over TLS when ``tls`` is given."""
+    body = b'{"kind": "GAME_KIND_HOOLA"}'
+    request = (
+        b"POST /croupier.v1.GameService/ListPresets HTTP/1.1\r\nHost: croupier.test\r\n"
+        b"Content-Type: application/json\r\nConnection: close\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=CONNECT_S) as raw:
+        sock = raw if tls is None else tls.wrap_socket(raw, server_hostname=SERVER_NAME)
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        return answer
+
+
+def _https_client(pki: Files, cert: Path | None = None, key: Path | None = None) -> ssl.SSLContext:
+    context = ssl.create_default_context(cafile=str(pki.ca))
+    if cert is not None and key is not None:
+        context.load_cert_chain(str(cert), str(key))
+    return context
+
+
+def test_the_http_listener_serves_the_same_tls(
+    tls_server: Served, mtls_server: Served, pki: Files
+) -> None:
+    """With TLS on, the HTTP listener (Connect, gRPC-Web, JSON, the web client) is TLS too, with
+    the same certificate and, for mutual TLS, the same client roots: before, it answered every
+    call in the clear, bearer tokens included, whatever the gRPC port asked (a studio's review:
+    a game created over plain HTTP, without a client certificate, from an mTLS server)."""
+    scheme, port = _http_port(tls_server)
+    assert scheme == "https"
+    assert _answered(port, _https_client(pki))
+    assert not _answered(port, None)  # plain HTTP to it
+    scheme, port = _http_port(mtls_server)
+    assert scheme == "https"
+    assert _answered(port, _https_client(pki, pki.client_cert, pki.client_key))
+    assert not _answered(port, _https_client(pki))  # no client certificate
+    assert not _answered(port, _https_client(pki, pki.stranger_cert, pki.stranger_key))
+    assert not _answered(port, None)
+
+
+def _answered(port: int, tls: ssl.SSLContext | None) -> bool:
+    """Whether the call was answered with the presets (any failure of the connection: not)."""
+    try:
+        answer = _presets_over_http(port, tls)
+    except (ssl.SSLError, OSError):
+        return False
+    return answer.startswith(b"HTTP/1.1 200 ") and b'"presets"' in answer
+
+
+def test_a_tool_speaking_plaintext_to_a_tls_server_is_told_so(
+    tls_server: Served, tmp_path: Path
+) -> None:
+    """grpc reports a TLS server's refusal of plaintext as a server that never came up; the
+    tools said there was no server (start one: make run). Something listens there: they say to
+    give --tls-ca."""
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    nobody = f"127.0.0.1:{free.getsockname()[1]}"
+    free.close()
+    for command in (["demo"], ["load", "--games", "1"]):
+        said = {}
+        for address in (tls_server.address, nobody):
+            run = subprocess.run(
+                [CROUPIER, *command, "--address", address, "--connect-timeout", "2"]
+                + ["--studio-key", "studio.v1.x"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env=ENV,
+                cwd=tmp_path,
+            )
+            assert run.returncode != 0
+            said[address] = run.stdout + run.stderr
+        assert "if it serves TLS, give --tls-ca" in said[tls_server.address], said
+        assert "if it serves TLS" not in said[nobody], said
+
+
+def test_a_failed_handshake_leaves_the_json_log_json(pki: Files, tmp_path: Path) -> None:
+    """gRPC's C core wrote a plain-text INFO line for each handshake a plaintext client failed
+    (a port scanner's, too) into a log that promises one JSON object a line: it prints only
+    its errors unless GRPC_VERBOSITY asks for more."""
+    env = {k: v for k, v in ENV.items() if k != "GRPC_VERBOSITY"}
+    served = serve(
+        tmp_path / "serve.log",
+        f"sqlite:///{tmp_path / 'games.sqlite3'}",
+        *("--tls-cert", str(pki.cert), "--tls-key", str(pki.key), "--log-format", "json"),
+        env=env,
+    )
+    try:
+        assert _refused(served.address, None) == grpc.StatusCode.UNAVAILABLE
+    finally:
+        stop(served)
+    lines = served.output().splitlines()
+    assert lines and all(line.startswith("{") for line in lines), lines
 
 
 def _tool_tls(pki: Files) -> list[str]:
