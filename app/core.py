@@ -1731,6 +1731,12 @@ class Croupier:
         game, events = folded.binding.game, list(folded.events or ())
         if final:
             whole = game.final_settlement(events)
+            if whole is None and game.is_finished(self._as_of_now(folded)):
+                # What time has made due ends the game (a last time-out), not yet recorded: a
+                # view already shows it finished, so its settlement is recorded now and given.
+                await self.tick(game_id)
+                folded = await self._with_events((await self._fold(game_id))[0])
+                whole = game.final_settlement(list(folded.events or ()))
             if whole is None:
                 raise NotNow("GAME_NOT_FINISHED", "the game is not over yet")
             return _settlement(whole)

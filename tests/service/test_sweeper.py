@@ -522,7 +522,14 @@ def test_a_read_after_a_deadline_that_ends_the_game_shows_it_finished(server: Ru
         assert not before.finished and before.to_act
         server.clock.advance(before.to_act[0].deadline_ms - server.clock() + CLOCK_MARGIN_MS)
         after = view(server, game)
-    assert (after.finished, list(after.to_act), after.version) == (True, [], before.version)
+        assert (after.finished, list(after.to_act), after.version) == (True, [], before.version)
+        # Finished as the view says: its final settlement is there to read (recorded by the
+        # read that asks for it; before, GAME_NOT_FINISHED until the sweeper came by, which a
+        # demo under load met).
+        final = server.stub.GetSettlement(
+            service_pb2.GetSettlementRequest(game_id=game.game_id, final=True)
+        ).settlement
+        assert final.outcome == "FORFEIT" and view(server, game).version > before.version
 
 
 def _closed(server: Running) -> tuple[service_pb2.CreateGameResponse, int] | None:
