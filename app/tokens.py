@@ -132,6 +132,11 @@ class KeyRing:
     def verifying(self) -> tuple[bytes, ...]:
         return tuple(self._by_kid.values())
 
+    def kids(self) -> tuple[str, ...]:
+        """The ids of the keys it verifies with, the signing key's first (safe to log: every
+        token carries its key's id)."""
+        return tuple(self._by_kid)
+
 
 def _check(expected: str, mac: str, what: str) -> None:
     if not hmac.compare_digest(expected.encode(), mac.encode()):

@@ -355,6 +355,9 @@ def serve(
                 store=_safe(where),
                 tls=security,
                 listeners=listeners,  # gRPC servers sharing the port (--listeners)
+                # The ids of the keys tokens may name (an UNKNOWN_KEY refusal names the token's).
+                key_ids=list(keys.ring.kids()),
+                studio_key_ids=list(studio.ring.kids()),
             )
             if log_format != "json":  # JSON logs are all JSON: there, the "serving" line says it
                 who = f"Croupier worker {os.getpid()}" if worker else "Croupier"

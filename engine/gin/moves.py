@@ -218,6 +218,15 @@ def _knock(
             R_GIN,
         )
     kept = tuple(c for c in hand if c != card)
+    # The melds named hold cards of the hand kept, before anything is counted: a card that is
+    # not there is said so, not met as deadwood over the knock card (the same words whoever
+    # holds it, or the stock: nothing is told of where it is).
+    for meld in named:
+        for held in meld.cards:
+            if held not in kept:
+                raise IllegalCommand(
+                    "CARD_NOT_IN_HAND", f"{name(held)} is not in your hand to meld", R_GIN
+                )
     # The least deadwood first (remembered, cheap): most knocks a legal-move list tries are
     # refused by it, before every arrangement that reaches it is worked out.
     melds, left = best_melds(kept, GIN)

@@ -315,12 +315,16 @@ def test_a_knock_may_name_its_melds() -> None:
     for melds in (
         (("2C", "3C", "4C"), ("7C", "7D", "7H", "7S")),
         (FOURS[0],),
-        (("2C", "3C", "4C"), ("5C", "6C", "7C"), ("7D", "7H", "7S"), ("6S", "KD", "AH")),
     ):
         bad = Knock("KD", tuple(KnockMeld(m) for m in melds))
         refused(GAME, state, 0, bad, "NOT_LEAST_DEADWOOD_MELDS")
         with pytest.raises(CommandError) as info:
             GAME.validate(state, 0, bad)
         assert info.value.rule == "docs/rules/gin.md §4"
+    # A meld of cards the hand does not keep (the discard itself, a card held elsewhere): said
+    # so, before any count (it was DEADWOOD_TOO_HIGH, the reviewer's "misleading reason").
+    for stray in (("6S", "KD", "AH"), ("AH", "2H", "3H")):
+        melds = (("2C", "3C", "4C"), ("5C", "6C", "7C"), ("7D", "7H", "7S"), stray)
+        refused(GAME, state, 0, Knock("KD", tuple(KnockMeld(m) for m in melds)), "CARD_NOT_IN_HAND")
     twice = Knock("KD", (KnockMeld(("2C", "3C", "4C")), KnockMeld(("2C", "3C", "4C"))))
     refused(GAME, state, 0, twice, "DUPLICATE_CARD", error=MalformedCommand)

@@ -496,3 +496,16 @@ def test_token_commands_mint_what_the_server_takes(served, tmp_path: Path) -> No
         [CROUPIER, "token", "studio"], capture_output=True, text=True, timeout=60, env=BARE
     )
     assert unset.returncode != 0 and "CROUPIER_STUDIO_SECRET is not set" in unset.stderr
+
+
+def test_the_serving_line_names_the_key_ids_tokens_may_name(served) -> None:
+    """An UNKNOWN_KEY refusal names the token's key id: the start line names the server's, so an
+    operator sees which secret a server holds without working the id out by hand."""
+    from croupier.app.tokens import key_id, parse_secret
+
+    _, log_path = served
+    lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
+    serving = next(line for line in lines if line.get("event") == "serving")
+    assert serving["key_ids"] == [key_id(parse_secret(CONFIGURED["CROUPIER_SECRET"]))]
+    studio = parse_secret(CONFIGURED["CROUPIER_STUDIO_SECRET"])
+    assert serving["studio_key_ids"] == [key_id(studio)]
