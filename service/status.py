@@ -51,6 +51,26 @@ CODES: dict[type[AppError], grpc.StatusCode] = {
 }
 
 
+#: Connect's HTTP status for each code the service sends (connectrpc.com/docs/protocol, "Error
+#: Codes"): the web pages' JSON errors (lobby, timeline) answer with these.
+HTTP_STATUS: dict[grpc.StatusCode, int] = {
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.FAILED_PRECONDITION: 400,
+    grpc.StatusCode.ABORTED: 409,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.INTERNAL: 500,
+}
+
+
+def http_status_of(error: AppError) -> int:
+    """The HTTP status of ``error`` for a JSON answer (a store away is 503, not 400)."""
+    return HTTP_STATUS.get(code_of(error), 500)
+
+
 def code_of(error: AppError) -> grpc.StatusCode:
     for kind in type(error).__mro__:
         if kind in CODES and issubclass(kind, AppError):

@@ -130,6 +130,25 @@ def test_without_a_built_client_root_says_how_to_build_it_until_it_is_built(
         assert (status, page) == (200, "<p>built meanwhile</p>")
 
 
+def test_the_lobby_answers_a_store_away_as_503_with_retry_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CreateGame's refusals reach the lobby's page with Connect's HTTP status for their code:
+    the store away is 503 with the delay to wait, as on the gRPC port (it was 400, the
+    caller's fault)."""
+    from croupier.app.errors import Unavailable
+
+    async def away(*_: object, **__: object) -> None:
+        raise Unavailable("the game store cannot be reached now", 1500)
+
+    with serve(tmp_path, LobbySettings()) as served:
+        assert served.lobby is not None
+        monkeypatch.setattr(served.lobby.core, "create_game", away)
+        status, headers, body = request(f"{served.url}/lobby/games", GIN, "POST")
+    assert (status, json.loads(body)["reason"]) == (503, "STORE_UNAVAILABLE")
+    assert {k.lower(): v for k, v in headers.items()}["retry-after"] == "2"
+
+
 def _play_seat(served: Served, game_id: str, token: str) -> int:
     """Play one seat through gRPC with the bots' choices until the game is over; the moves."""
     rng, moves = random.Random(7), 0
