@@ -898,7 +898,7 @@ class Croupier:
 
     async def _play_command(
         self, caller: Caller, game_id: str, move: service_pb2.PlayCommand
-    ) -> int:
+    ) -> service_pb2.PlayAccepted:
         """A Play stream's command applied as :meth:`submit` applies it, answered with the version
         after it alone: the stream's feed sends the events and the state, so the seat's copies of
         the events that :meth:`submit` answers with would be built for nothing on every move."""
@@ -910,7 +910,11 @@ class Croupier:
             self._refused(game_id, error)
             raise
         self._counted(applied)
-        return applied.answer.last_version
+        return service_pb2.PlayAccepted(
+            command_id=move.command_id,
+            version=applied.answer.last_version,
+            already_applied=applied.answer.duplicate,
+        )
 
     def _refused(self, game_id: str, error: AppError) -> None:
         """Count a command refused: under the game's kind if this process holds it (a refusal may
@@ -1000,6 +1004,7 @@ class Croupier:
             version=earlier.last_version,
             events=[self._present(folded.binding, e, acting, finished) for e in stored],
             finished=finished,
+            already_applied=earlier.duplicate,
         )
         if include is not None:
             if not earlier.duplicate and not finished:
@@ -1639,12 +1644,11 @@ class Croupier:
                     # Each command binds its own kind (:meth:`_command`), read back if refused.
                     structlog.contextvars.unbind_contextvars("command")
                     try:
-                        version = await self._play_command(caller, game_id, move)
+                        accepted = await self._play_command(caller, game_id, move)
                     except AppError as error:
                         kind_read = structlog.contextvars.get_contextvars().get("command", "")
                         out.put_nowait(Refused(move.command_id, error, str(kind_read)))
                         continue
-                    accepted = service_pb2.PlayAccepted(command_id=move.command_id, version=version)
                     out.put_nowait(service_pb2.PlayResponse(accepted=accepted))
         finally:
             out.put_nowait(None)

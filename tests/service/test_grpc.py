@@ -198,6 +198,9 @@ def test_a_retried_command_is_applied_once(server: Running) -> None:
     turn = view(server, game, 0).view.hoola.turn
     first = submit(server, game, turn, DRAW, game.version, command_id="retry-me")
     again = submit(server, game, turn, DRAW, game.version, command_id="retry-me")
+    # The first answer again, saying so (already_applied): nothing was applied the second time.
+    assert (first.already_applied, again.already_applied) == (False, True)
+    again.already_applied = False
     assert first == again and first.version == game.version + 1
     assert view(server, game, turn).version == first.version
     assert len(view(server, game, turn).view.hoola.hand) == 8
@@ -249,7 +252,10 @@ def test_a_command_id_reused_for_another_command_or_seat_is_refused(server: Runn
     error_of(lambda: submit(server, game, other, DRAW, drawn.version, "refused"))
     code, info, _ = error_of(lambda: submit(server, game, other, discard, drawn.version, "refused"))
     assert info.reason == "COMMAND_ID_REUSED"
-    assert submit(server, game, turn, DRAW, game.version, command_id="once") == drawn
+    again = submit(server, game, turn, DRAW, game.version, command_id="once")
+    assert again.already_applied and not drawn.already_applied
+    again.already_applied = False
+    assert again == drawn
     assert view(server, game, 0).version == drawn.version
 
 
@@ -386,6 +392,10 @@ def test_concurrent_retries_of_one_command_all_get_its_first_answer(
         ]
     )
     assert all(isinstance(a, service_pb2.SubmitCommandResponse) for a in answers), answers
+    # One attempt applied it; every other was answered with its first answer, saying so.
+    assert sorted(a.already_applied for a in answers) == [False, True, True, True]
+    for answer in answers:
+        answer.already_applied = False
     assert all(a == answers[0] for a in answers)
     assert view(server, game, turn).version == game.version + 1
 
@@ -712,7 +722,8 @@ def test_streams_are_live_resumable_and_redacted(server: Running) -> None:
     # What a seat may have seen before the end: its own cards and the public ones.
     bodies = [e.body.hoola for e in replay.events]
     dealt = bodies[1].round_dealt
-    public = {dealt.upcard.code}
+    # The cards turned to draw for the deal are of a deck of their own, shown to all.
+    public = {dealt.upcard.code} | {d.card.code for d in dealt.dealer_draws}
     for b in bodies:
         kind = b.WhichOneof("event")
         if kind in ("card_discarded", "discard_taken", "meld_made", "cards_laid_off"):

@@ -280,6 +280,7 @@ def test_play_applies_a_resent_command_once_and_refuses_clearly(server: Running)
     me.send("once", game.version, DRAW)  # a resend after a lost answer
     again = me.next("accepted").accepted
     assert (again.command_id, again.version) == ("once", first.version)
+    assert (first.already_applied, again.already_applied) == (False, True)
     with info_logs() as logged:
         me.send("stale", game.version, DRAW)
         stale = me.next("refused").refused
