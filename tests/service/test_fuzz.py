@@ -117,7 +117,9 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
         games, commands = [], []
         for kind, seats in KINDS.items():
             created = stub.CreateGame(
-                service_pb2.CreateGameRequest(kind=kind, seats=seats, players=["p"] * seats),
+                service_pb2.CreateGameRequest(
+                    kind=kind, seats=seats, players=[f"p{s}" for s in range(seats)]
+                ),
                 metadata=studio_auth(),
             )
             tokens = [t.token for t in created.tokens]
