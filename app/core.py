@@ -758,7 +758,7 @@ class Croupier:
         seats = seats or binding.default_seats
         try:
             changes = binding.overrides(overrides) if overrides is not None else {}
-            rules = binding.game.rules_for(preset, changes, seats)
+            rules = binding.game.new_game_rules(preset, changes, seats)
         except InvalidRules as error:
             field = (
                 error.field

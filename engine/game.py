@@ -78,6 +78,11 @@ class Game(Protocol, Generic[R, S, E, C]):
     def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> R:
         """The effective rule set; raises :class:`InvalidRules` naming the option at fault."""
 
+    def new_game_rules(self, preset: str, overrides: dict[str, Any], seats: int) -> R:
+        """:meth:`rules_for` a game about to be created: an option that only games recorded
+        before it may turn off (``KEPT_BY_NEW_GAMES``) is refused off (INVALID_OPTION). A
+        replay's recorded rules are read back with :meth:`rules_for`, never this."""
+
     def start(self, rules: R, seats: int, seeds: Seeds) -> list[E]:
         """The opening events: the effective rules, then the first deal."""
 
@@ -222,6 +227,21 @@ def rules_from_preset(
     return rules
 
 
+def kept_by_new_games(rules: Any, options: dict[str, str]) -> None:
+    """Refuse a new game's rule set that turns off one of ``options`` (name → why): options
+    added later whose old value only games recorded before them may keep (their replays read it
+    back), as a new game must not (``first_dealer_drawn``: the old rule leaked a hidden card).
+    Checked where a new game's rules are made, never where recorded ones are read."""
+    for option, why in options.items():
+        if not getattr(rules, option):
+            raise InvalidRules(
+                "INVALID_OPTION",
+                f"option {option}: a new game keeps it on; off is how games recorded before it "
+                f"were played ({why})",
+                field=option,
+            )
+
+
 def accepted(candidates: Iterable[C], validate: Callable[[C], None]) -> list[C]:
     """The candidates ``validate`` accepts, in order and once each: how every game's legal-move
     list comes from its one validation path."""
@@ -272,6 +292,11 @@ class PresetRules(Generic[R]):
 
     def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> R:
         return self.rules_module.rules_for(preset, overrides, seats)
+
+    def new_game_rules(self, preset: str, overrides: dict[str, Any], seats: int) -> R:
+        rules = self.rules_for(preset, overrides, seats)
+        kept_by_new_games(rules, getattr(self.rules_module, "KEPT_BY_NEW_GAMES", {}))
+        return rules
 
 
 def others_hidden(hands: Sequence[Any], seat: int | None) -> tuple[Any, ...]:

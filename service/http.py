@@ -528,7 +528,11 @@ class HttpListener:
         # default): connections a busy loop has not yet accepted queue beyond that, up to the
         # kernel's limit, rather than being refused as browsers reconnect at once.
         config.backlog = socket.SOMAXCONN
-        if self.tls is not None and self.tls.files is not None:
+        if self.tls is not None:
+            if self.tls.files is None:  # never plaintext while it says https
+                raise ValueError(
+                    "the HTTP listener's TLS is read from files: server_tls() makes it"
+                )
             cert, key, client_ca = self.tls.files
             config.certfile, config.keyfile = str(cert), str(key)
             if client_ca is not None:  # mutual TLS, as on the gRPC port

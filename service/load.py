@@ -342,15 +342,25 @@ def _proc_tree(pids: Sequence[int]) -> list[int]:
     return seen
 
 
-#: /proc/net/tcp's states of a server's own sockets on its port: listening, and bound without
-#: listening (the port ``serve --workers`` holds in its parent for its workers).
-SERVER_SOCKET_STATES = frozenset({"0A", "07"})
+#: /proc/net/tcp's state of a listening socket.
+LISTEN_STATE = "0A"
+
+
+def _croupier_server(pid: int) -> bool:
+    """Whether ``pid`` runs ``croupier serve`` (a forwarder on the port, ``ssh -L`` or
+    ``kubectl port-forward``, is not the server: its CPU is not the server's)."""
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"serve" in words and any(b"croupier" in word for word in words)
 
 
 def serving_pids(ports: Collection[int]) -> set[int]:
-    """The processes of this machine that hold a socket listening on, or bound to, one of
-    ``ports`` (TCP over IPv4 or IPv6), from /proc: the servers there. Empty where /proc cannot
-    tell (another user's processes)."""
+    """The ``croupier serve`` processes of this machine listening on one of ``ports`` (TCP over
+    IPv4 or IPv6), from /proc, each taken at its topmost ``croupier serve`` ancestor (the parent
+    of ``serve --workers``: its workers are counted with it). Empty where /proc cannot tell
+    (another user's processes) or what listens is not Croupier."""
     inodes: set[str] = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -362,7 +372,7 @@ def serving_pids(ports: Collection[int]) -> set[int]:
             # sl, local address (HEXIP:HEXPORT), remote address, state, ..., inode (10th)
             if (
                 len(fields) > 9
-                and fields[3] in SERVER_SOCKET_STATES
+                and fields[3] == LISTEN_STATE
                 and fields[9] != "0"
                 and int(fields[1].rsplit(":", 1)[1], 16) in ports
             ):
@@ -376,7 +386,12 @@ def serving_pids(ports: Collection[int]) -> set[int]:
         with contextlib.suppress(OSError):
             if any(os.readlink(fd) in inodes for fd in (entry / "fd").iterdir()):
                 found.add(int(entry.name))
-    return found
+    servers = set()
+    for pid in filter(_croupier_server, found):
+        while (stat := _stat_fields(pid)) is not None and _croupier_server(int(stat[1])):
+            pid = int(stat[1])  # its parent (ppid), a croupier serve too: --workers
+        servers.add(pid)
+    return servers
 
 
 def local_ports(addresses: Sequence[str]) -> set[int] | None:
@@ -742,8 +757,12 @@ async def wait_ready(
         )
         where = f" at {', '.join(named)}" if named else ""
         # A TLS server refuses plaintext in its handshake: grpc says only "Socket closed".
-        plain_tls = tls is None and any(
-            await asyncio.gather(*(asyncio.to_thread(listening, addresses[i]) for i in silent))
+        plain_tls = (
+            tls is None
+            and len(addresses) == len(rows)
+            and any(
+                await asyncio.gather(*(asyncio.to_thread(listening, addresses[i]) for i in silent))
+            )
         )
         hint = f" ({TLS_HINT})" if plain_tls else ""
         raise LoadError(f"no server answered{where} within {timeout:.0f} s{hint}")
@@ -1094,7 +1113,7 @@ class Load:
         self.used: dict[str, Any] = {}  # ... to when the run stopped
         self.streams_open = 0
         self.streams_opened = 0
-        self.streams_ended = 0  # ended by the server (a shutdown), then resumed
+        self.streams_ended = 0  # ended by the server with OK: their game was over
         self.streams_resumed = 0  # opened again after their server ended them or went away
         self.streams_answered = 0  # answered by the server at least once, or failed
         self.streams_open_s = 0.0  # how long they took to open, all of them answered
@@ -1110,9 +1129,18 @@ class Load:
         self._http: HTTPTransport | None = None
         self._connect: GameServiceClient | None = None
         if config.streams_over == "connect" and config.streams:
-            self._http = HTTPTransport(http_version=HTTPVersion.HTTP1)
+            # Over TLS as the gRPC calls are (the server serves both ports alike).
+            tls = config.tls
+            self._http = HTTPTransport(
+                http_version=HTTPVersion.HTTP1,
+                tls_ca_cert=None if tls is None else tls.root_certificates,
+                tls_include_system_certs=tls is not None and tls.root_certificates is None,
+                tls_key=None if tls is None else tls.private_key,
+                tls_cert=None if tls is None else tls.certificate_chain,
+            )
+            scheme = "http" if tls is None else "https"
             self._connect = GameServiceClient(
-                f"http://{config.http_address}", http_client=Client(self._http)
+                f"{scheme}://{config.http_address}", http_client=Client(self._http)
             )
         self.joining_seat_s = 0.0  # the recorder's integral when the run stopped
         split = config.split_seats
@@ -1813,12 +1841,16 @@ class Load:
         client connected to its quiet game), ``STREAMS_PER_WATCHED_GAME`` streams each."""
         count = -(-self.config.streams // STREAMS_PER_WATCHED_GAME)
         gate = asyncio.Semaphore(SETUP_CALLS_IN_FLIGHT)
+        # Off the clock: nobody plays them, and on a clock time-outs would end them, and with
+        # them their streams, before the run does.
+        config = self.config
+        quiet = game_request(config.game, config.seats, config.preset, config.rounds)
 
         async def create(number: int) -> service_pb2.CreateGameResponse:
             async with gate:
                 try:
                     created: service_pb2.CreateGameResponse = await self.stub(number).CreateGame(
-                        self.request, metadata=self.studio
+                        quiet, metadata=self.studio
                     )
                 except grpc.aio.AioRpcError as error:
                     if error.code() in REFUSED_FOR_GOOD:
@@ -1876,7 +1908,10 @@ class Load:
                     if not answered_once:
                         answered_once = True
                         self._all_answered(answered)
-                self.streams_ended += 1  # the server ended it (a shutdown): resumed
+                # Ended by the server with OK: its game is over (a shutdown ends it UNAVAILABLE,
+                # below, and is resumed). Nothing more will come: held no longer.
+                self.streams_ended += 1
+                return
             except (grpc.aio.AioRpcError, ConnectError) as error:
                 if self.stopping.is_set():
                     return

@@ -31,7 +31,7 @@ from croupier.app.errors import AppError, RetryLater, StaleVersion
 from croupier.app.ratelimit import RateLimit, RateLimiter
 from croupier.app.tokens import mint_studio_token
 from croupier.service.bots import KIND_FIELDS, choose, move_kind
-from croupier.service.status import http_status_of
+from croupier.service.status import http_status_of, retry_after_s
 from croupier.v1 import common_pb2, service_pb2
 
 log = structlog.get_logger("croupier.lobby")
@@ -174,12 +174,8 @@ class Lobby:
             )
         except AppError as error:
             # As Connect answers it (a store away is 503 with Retry-After, not the caller's 400).
-            again = error.retry_after_ms if isinstance(error, RetryLater) else None
             raise LobbyError(
-                http_status_of(error),
-                error.reason,
-                error.message,
-                None if again is None else max(1, -(-again // 1000)),
+                http_status_of(error), error.reason, error.message, retry_after_s(error)
             ) from None
         tokens = [t.token for t in sorted(created.tokens, key=lambda t: t.seat)]
         game = _Game(created.game_id, tokens, request.humans)

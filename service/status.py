@@ -71,6 +71,13 @@ def http_status_of(error: AppError) -> int:
     return HTTP_STATUS.get(code_of(error), 500)
 
 
+def retry_after_s(error: AppError) -> int | None:
+    """An HTTP ``Retry-After`` for ``error`` (whole seconds, rounded up), if it asks to wait."""
+    if not isinstance(error, RetryLater):
+        return None
+    return max(1, -(-error.retry_after_ms // 1000))
+
+
 def code_of(error: AppError) -> grpc.StatusCode:
     for kind in type(error).__mro__:
         if kind in CODES and issubclass(kind, AppError):

@@ -27,7 +27,7 @@ from croupier.replays.format import from_binary
 from croupier.replays.timeline import render_html, timeline
 from croupier.service.lobby import Lobby, LobbyError
 from croupier.service.lobby import Request as LobbyRequest
-from croupier.service.status import http_status_of
+from croupier.service.status import http_status_of, retry_after_s
 
 log = structlog.get_logger("croupier.web")
 
@@ -95,7 +95,7 @@ def timeline_routes(core: Croupier) -> list[BaseRoute]:
         except (NotNow, NotFound):
             return _error(404, "NO_TIMELINE", "no finished game has this id")
         except AppError as error:
-            return _error(http_status_of(error), error.reason, error.message)
+            return _error(http_status_of(error), error.reason, error.message, retry_after_s(error))
         return HTMLResponse(render_html(timeline(replay)))
 
     return [Route("/games/{game_id}/timeline", show)]

@@ -409,6 +409,13 @@ def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> HoolaRules:
     return rules_from_preset("Hoola", PRESETS, DEFAULT_PRESET, preset, overrides, seats, validate)
 
 
+#: Options a new game may not turn off (engine/game.py, ``kept_by_new_games``).
+KEPT_BY_NEW_GAMES = {
+    "first_dealer_drawn": "the deal's last card, the stock's bottom, chose the first dealer, "
+    "which told every seat something of it",
+}
+
+
 def validate(rules: HoolaRules, seats: int) -> None:
     """Refuse rule sets that cannot be played, naming the option at fault."""
 

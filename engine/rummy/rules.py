@@ -61,7 +61,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from croupier.engine.clock import CLOCK_BOUNDS
-from croupier.engine.game import MAX_STAKE, Bounds, InvalidRules, check_bounds, rules_from_preset
+from croupier.engine.game import (
+    MAX_STAKE,
+    Bounds,
+    InvalidRules,
+    check_bounds,
+    rules_from_preset,
+)
 from croupier.engine.shared import ADDED_LATER
 
 
@@ -126,6 +132,13 @@ BOUNDS: Bounds = {
 def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> RummyRules:
     """The effective rule set: ``preset`` with ``overrides``; raises :class:`InvalidRules`."""
     return rules_from_preset("Rummy", PRESETS, DEFAULT_PRESET, preset, overrides, seats, validate)
+
+
+#: Options a new game may not turn off (engine/game.py, ``kept_by_new_games``).
+KEPT_BY_NEW_GAMES = {
+    "first_dealer_drawn": "the deal's last card, the stock's bottom, chose the dealer, which "
+    "told every seat something of it",
+}
 
 
 def validate(rules: RummyRules, seats: int) -> None:

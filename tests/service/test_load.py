@@ -260,6 +260,20 @@ def test_load_in_submit_mode_with_extra_streams(tmp_path: Path) -> None:
     assert streams["open_at_end"] == 30 and streams["events"] >= 30
 
 
+def test_extra_streams_on_a_clock_run_are_held_to_the_end(tmp_path: Path) -> None:
+    """On a turn clock the extra streams' games are made off the clock: nobody plays them, and
+    time-outs would end them, and their streams, before the run (a reviewer's run reopened the
+    ended streams 295 times, ending with none open and a report of streams "resumed")."""
+    report = _spawned(
+        tmp_path,
+        *("--game", "gin", "--preset", "single-hand", "--turn-time-ms", "200"),
+        *("--duration", "3", "--streams", "4"),
+    )
+    streams = report["streams"]
+    assert streams["open_at_end"] == 4 and streams["open_min"] == 4, streams
+    assert streams["resumed"] == 0 and streams["ended_by_server"] == 0, streams
+
+
 def test_extra_streams_held_as_browsers_hold_them_over_the_http_listener(tmp_path: Path) -> None:
     """--streams-over connect: the spawned server gets an HTTP listener, and the extra streams
     are Connect StreamEvents over HTTP/1.1 on it, each answered and held while games are played
@@ -519,6 +533,8 @@ def test_serve_workers_share_a_port_and_accept_each_others_tokens(
 ) -> None:
     parent, log, port, pids = workers
     assert len(set(pids)) == 2 and parent.pid not in pids
+    # The load tool finds the group by its port, at its parent (the workers counted with it).
+    assert load.serving_pids({port}) == {parent.pid}
     # No secrets configured: the parent made them for the group, and wrote the one development
     # studio credential (this user's only) beside the SQLite file; every worker takes it.
     credential = tmp_path / "dev-studio-credential"
@@ -1155,20 +1171,25 @@ def test_a_local_servers_figures_are_its_own(tmp_path: Path) -> None:
     assert server["pids"] == [served.process.pid] and server["cpu_s"] > 0
 
 
-def test_the_servers_of_a_port_are_found_by_it() -> None:
-    """A process listening on a port is found by it, a port nobody serves finds nobody, and
-    the tool looks only when every address is on this machine."""
-    with socket.socket() as listener, socket.socket() as bound:
+def test_the_servers_of_a_port_are_found_by_it(tmp_path: Path) -> None:
+    """The ``croupier serve`` processes listening on a port are found by it, ``--workers``
+    at their parent (its workers counted with it); another program listening there (this test's,
+    as a port forwarder would) is not a server, and a port nobody serves finds nobody. The tool
+    looks only when every address is on this machine."""
+    with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
-        bound.bind(("127.0.0.1", 0))
-        port = listener.getsockname()[1]
-        assert load.serving_pids({port}) == {os.getpid()}
-        bound.close()
-        with socket.socket() as nobody:
-            nobody.bind(("127.0.0.1", 0))
-            free = nobody.getsockname()[1]
-        assert load.serving_pids({free}) == set()
+        assert load.serving_pids({listener.getsockname()[1]}) == set()
+    with socket.socket() as nobody:
+        nobody.bind(("127.0.0.1", 0))
+        free = nobody.getsockname()[1]
+    assert load.serving_pids({free}) == set()
+    served = serve(tmp_path / "one.log", f"sqlite:///{tmp_path / 'one.sqlite3'}")
+    try:
+        port = int(served.address.rpartition(":")[2])
+        assert load.serving_pids({port}) == {served.process.pid}
+    finally:
+        stop(served)
     assert load.local_ports(["127.0.0.1:1", "localhost:2"]) == {1, 2}
     assert load.local_ports(["127.0.0.1:1", "croupier.example:2"]) is None
 

@@ -130,7 +130,7 @@ def test_without_a_built_client_root_says_how_to_build_it_until_it_is_built(
         assert (status, page) == (200, "<p>built meanwhile</p>")
 
 
-def test_the_lobby_answers_a_store_away_as_503_with_retry_after(
+def test_the_lobby_and_timeline_answer_a_store_away_as_503_with_retry_after(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """CreateGame's refusals reach the lobby's page with Connect's HTTP status for their code:
@@ -144,9 +144,14 @@ def test_the_lobby_answers_a_store_away_as_503_with_retry_after(
     with serve(tmp_path, LobbySettings()) as served:
         assert served.lobby is not None
         monkeypatch.setattr(served.lobby.core, "create_game", away)
-        status, headers, body = request(f"{served.url}/lobby/games", GIN, "POST")
-    assert (status, json.loads(body)["reason"]) == (503, "STORE_UNAVAILABLE")
-    assert {k.lower(): v for k, v in headers.items()}["retry-after"] == "2"
+        monkeypatch.setattr(served.lobby.core, "export_replay", away)
+        answers = [
+            request(f"{served.url}/lobby/games", GIN, "POST"),
+            request(f"{served.url}/games/some-game/timeline"),
+        ]
+    for status, headers, body in answers:
+        assert (status, json.loads(body)["reason"]) == (503, "STORE_UNAVAILABLE")
+        assert {k.lower(): v for k, v in headers.items()}["retry-after"] == "2"
 
 
 def _play_seat(served: Served, game_id: str, token: str) -> int:
