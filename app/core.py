@@ -1730,17 +1730,10 @@ class Croupier:
     ) -> common_pb2.Settlement:
         """A finished round's itemized settlement (0: the last), or the whole game's."""
         self._seat_if_any(caller, game_id)
-        folded, _ = await self._fold(game_id)
-        folded = await self._with_events(folded)
+        folded = await self._with_events(await self._fold_as_ended(game_id))
         game, events = folded.binding.game, list(folded.events or ())
         if final:
             whole = game.final_settlement(events)
-            if whole is None and game.is_finished(self._as_of_now(folded)):
-                # What time has made due ends the game (a last time-out), not yet recorded: a
-                # view already shows it finished, so its settlement is recorded now and given.
-                await self.tick(game_id)
-                folded = await self._with_events((await self._fold(game_id))[0])
-                whole = game.final_settlement(list(folded.events or ()))
             if whole is None:
                 raise NotNow("GAME_NOT_FINISHED", "the game is not over yet")
             return _settlement(whole)
@@ -1765,8 +1758,19 @@ class Croupier:
     async def replay(self, caller: Caller, game_id: str) -> service_pb2.GetReplayResponse:
         """The game's log as the caller may see it: complete with the seed once it is over."""
         seat = self._seat_if_any(caller, game_id)
-        folded, _ = await self._fold(game_id)
+        folded = await self._fold_as_ended(game_id)
         return await self._replay(folded, seat, complete=folded.record.finished)
+
+    async def _fold_as_ended(self, game_id: str) -> Folded:
+        """The game as its log stands; if what time has made due ends it (a last time-out the
+        sweeper has not recorded yet), recorded first: a view already shows it finished, and
+        its settlement, its whole replay and its export are then to be had at once."""
+        folded, _ = await self._fold(game_id)
+        game = folded.binding.game
+        if folded.record.finished or not game.is_finished(self._as_of_now(folded)):
+            return folded
+        await self.tick(game_id)
+        return (await self._fold(game_id))[0]
 
     async def _replay(
         self, folded: Folded, seat: int | None, complete: bool
@@ -1797,7 +1801,7 @@ class Croupier:
         anyone who knows a game's id may export it, its seats and spectators included, and a
         studio's account ids are not theirs to read. They are no part of the hashed game."""
         self._seat_if_any(caller, game_id)
-        folded, _ = await self._fold(game_id)
+        folded = await self._fold_as_ended(game_id)
         if not folded.record.finished:
             raise NotNow(
                 "GAME_NOT_FINISHED",
