@@ -1121,6 +1121,11 @@ def load(
         )
     if streams_over == "connect" and not (spawn or http_address):
         raise click.UsageError("--streams-over connect needs the server's --http-address")
+    if streams_over == "connect" and tls_server_name.strip():
+        raise click.UsageError(
+            "--tls-server-name is for the gRPC calls: the Connect streams check the server's "
+            "certificate against --http-address's host (give a name the certificate holds)"
+        )
     if spawn and http_address:
         raise click.UsageError("--spawn starts its own server: leave out --http-address")
     if http_address and streams_over != "connect":

@@ -485,6 +485,8 @@ class HttpListener:
         self.grace_s = grace_s
         #: The gRPC port's TLS, served here too (HTTP/2 and HTTP/1.1 by ALPN): with TLS on,
         #: no port of the server takes a call, or a bearer token, in the clear.
+        if tls is not None and tls.files is None:  # never plaintext while it says https
+            raise ValueError("the HTTP listener's TLS is read from files: server_tls() makes it")
         self.tls = tls
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -528,11 +530,7 @@ class HttpListener:
         # default): connections a busy loop has not yet accepted queue beyond that, up to the
         # kernel's limit, rather than being refused as browsers reconnect at once.
         config.backlog = socket.SOMAXCONN
-        if self.tls is not None:
-            if self.tls.files is None:  # never plaintext while it says https
-                raise ValueError(
-                    "the HTTP listener's TLS is read from files: server_tls() makes it"
-                )
+        if self.tls is not None and self.tls.files is not None:
             cert, key, client_ca = self.tls.files
             config.certfile, config.keyfile = str(cert), str(key)
             if client_ca is not None:  # mutual TLS, as on the gRPC port

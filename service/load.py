@@ -346,21 +346,27 @@ def _proc_tree(pids: Sequence[int]) -> list[int]:
 LISTEN_STATE = "0A"
 
 
-def _croupier_server(pid: int) -> bool:
-    """Whether ``pid`` runs ``croupier serve`` (a forwarder on the port, ``ssh -L`` or
-    ``kubectl port-forward``, is not the server: its CPU is not the server's)."""
+def _serve_args(pid: int) -> list[bytes] | None:
+    """The arguments of ``croupier serve`` when ``pid`` runs it (the console script, or ``python
+    -m croupier.service.cli``), else ``None``: a forwarder on the port (``ssh -L``, ``kubectl
+    port-forward``), or a wrapper that starts the server (``timeout``, ``tini``, ``tmux``), is not
+    the server, and its CPU is not the server's."""
     try:
         words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
-        return False
-    return b"serve" in words and any(b"croupier" in word for word in words)
+        return None
+    for at, word in enumerate(words[:-1]):
+        program = word.rsplit(b"/", 1)[-1] == b"croupier" or word == b"croupier.service.cli"
+        if program and words[at + 1] == b"serve":
+            return words[at + 2 :]
+    return None
 
 
 def serving_pids(ports: Collection[int]) -> set[int]:
     """The ``croupier serve`` processes of this machine listening on one of ``ports`` (TCP over
-    IPv4 or IPv6), from /proc, each taken at its topmost ``croupier serve`` ancestor (the parent
-    of ``serve --workers``: its workers are counted with it). Empty where /proc cannot tell
-    (another user's processes) or what listens is not Croupier."""
+    IPv4 or IPv6), from /proc; a worker of ``serve --workers`` taken at its parent (the group's
+    workers are counted with it). Empty where /proc cannot tell (another user's processes) or
+    what listens is not Croupier."""
     inodes: set[str] = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -387,9 +393,13 @@ def serving_pids(ports: Collection[int]) -> set[int]:
             if any(os.readlink(fd) in inodes for fd in (entry / "fd").iterdir()):
                 found.add(int(entry.name))
     servers = set()
-    for pid in filter(_croupier_server, found):
-        while (stat := _stat_fields(pid)) is not None and _croupier_server(int(stat[1])):
-            pid = int(stat[1])  # its parent (ppid), a croupier serve too: --workers
+    for pid in found:
+        args = _serve_args(pid)
+        if args is None:
+            continue
+        stat = _stat_fields(pid)
+        if b"--worker-of-group" in args and stat is not None:
+            pid = int(stat[1])  # a worker of serve --workers: the group, at its parent
         servers.add(pid)
     return servers
 
@@ -411,8 +421,9 @@ def servers_to_watch(addresses: Sequence[str], given: Sequence[int]) -> list[int
     if not given:
         return sorted(serving)
     if serving:
+        served_by = set(_proc_tree(sorted(serving)))  # the workers of a group too
         for pid in given:
-            if not serving & set(_proc_tree([pid])):
+            if pid not in served_by and not serving & set(_proc_tree([pid])):
                 raise LoadError(
                     f"--server-pid {pid} serves none of {', '.join(addresses)} (nor do its child "
                     f"processes): its figures would not be the server's; what serves them: "
@@ -1870,9 +1881,10 @@ class Load:
         it (the game's first events), held until the run ends. The streams open at a steady
         pace (``STREAM_RAMP_PER_S``), as clients connect. Over gRPC, or (``streams_over``
         "connect") as a browser holds it: Connect over HTTP/1.1, on a connection of its own.
-        A stream its server ended (a shutdown: an end, UNAVAILABLE) is resumed after its newest
-        event, at the next address if there are several, as a client does; it fails only when
-        refused otherwise, or ``MAX_RESUMES`` times in a row."""
+        A stream its server ended by going away (a shutdown: UNAVAILABLE) is resumed after its
+        newest event, at the next address if there are several, as a client does; it fails only
+        when refused otherwise, or ``MAX_RESUMES`` times in a row. One the server ended with OK
+        is over (its game ended): not held any longer."""
         await asyncio.sleep(index / STREAM_RAMP_PER_S)
         token = game.tokens[index % len(game.tokens)].token
         self.streams_opened += 1
@@ -1972,7 +1984,10 @@ class Load:
             # Not one could be opened (no listener there, say): the run would measure nothing
             # it was asked to, for its whole length.
             await _cancelled(watchers)
-            where = f"http://{self.config.http_address}" if self._connect is not None else "gRPC"
+            scheme = "http" if self.config.tls is None else "https"
+            where = (
+                f"{scheme}://{self.config.http_address}" if self._connect is not None else "gRPC"
+            )
             raise LoadError(
                 f"no extra stream could be opened ({where}): "
                 f"{_counted(self.streams_failed)}; the last: {self.streams_last_error}"

@@ -533,8 +533,10 @@ def test_serve_workers_share_a_port_and_accept_each_others_tokens(
 ) -> None:
     parent, log, port, pids = workers
     assert len(set(pids)) == 2 and parent.pid not in pids
-    # The load tool finds the group by its port, at its parent (the workers counted with it).
+    # The load tool finds the group by its port, at its parent (the workers counted with it),
+    # and takes a worker's pid given as --server-pid.
     assert load.serving_pids({port}) == {parent.pid}
+    assert load.servers_to_watch([f"127.0.0.1:{port}"], [pids[0]]) == [pids[0]]
     # No secrets configured: the parent made them for the group, and wrote the one development
     # studio credential (this user's only) beside the SQLite file; every worker takes it.
     credential = tmp_path / "dev-studio-credential"

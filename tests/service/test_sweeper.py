@@ -530,21 +530,25 @@ def test_a_read_after_a_deadline_that_ends_the_game_shows_it_finished(server: Ru
             service_pb2.GetSettlementRequest(game_id=game.game_id, final=True)
         ).settlement
         assert final.outcome == "FORFEIT" and view(server, game).version > before.version
-    # The same for the whole replay and its export, read first in another such game.
-    with _sweeper_held_off(server):
-        game = server.stub.CreateGame(
-            service_pb2.CreateGameRequest(
-                kind=GIN, seats=2, preset="single-hand", overrides=service_pb2.Rules(gin=rules)
-            ),
-            metadata=studio_auth(),
-        )
-        before = view(server, game)
-        server.clock.advance(before.to_act[0].deadline_ms - server.clock() + CLOCK_MARGIN_MS)
-        replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
-        assert replay.server_seed and len(replay.events) > before.version
-        assert server.stub.ExportReplay(
-            service_pb2.ExportReplayRequest(game_id=game.game_id)
-        ).replay
+    # The same for the whole replay and for its export, each read first in a game of its own.
+    for read in ("GetReplay", "ExportReplay"):
+        with _sweeper_held_off(server):
+            game = server.stub.CreateGame(
+                service_pb2.CreateGameRequest(
+                    kind=GIN, seats=2, preset="single-hand", overrides=service_pb2.Rules(gin=rules)
+                ),
+                metadata=studio_auth(),
+            )
+            before = view(server, game)
+            server.clock.advance(before.to_act[0].deadline_ms - server.clock() + CLOCK_MARGIN_MS)
+            if read == "GetReplay":
+                replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+                assert replay.server_seed and len(replay.events) > before.version
+            else:
+                exported = server.stub.ExportReplay(
+                    service_pb2.ExportReplayRequest(game_id=game.game_id)
+                )
+                assert exported.replay and view(server, game).version > before.version
 
 
 def _closed(server: Running) -> tuple[service_pb2.CreateGameResponse, int] | None:
