@@ -504,51 +504,46 @@ def _sweeper_held_off(server: Running) -> Iterator[None]:
         core.on_deadline = alarm
 
 
-def test_a_read_after_a_deadline_that_ends_the_game_shows_it_finished(server: Running) -> None:
-    """A seat that forfeits when away (``max_timeouts`` 1) ends a game of two with its time-out:
-    read before anything records it, the game shows finished, nobody to act, at the version
-    recorded (the view and who acts were already as of now; ``finished`` was not)."""
+def _ended_by_its_deadline(server: Running) -> tuple[service_pb2.CreateGameResponse, int]:
+    """A game of two whose seat forfeits when away (``max_timeouts`` 1), and the clock moved past
+    its first deadline: its time-out ends it, and nothing has recorded it (the sweeper is held off
+    by the caller: it would tick it from its own copy, within its poll). The game, and the
+    version recorded before the deadline."""
     rules = gin_pb2.GinRules(turn_time_ms=TURN_MS, max_timeouts=1, forfeit_when_away=True)
-    # Created with the sweeper held off: it must not hear of the deadline (it would tick it from
-    # its own copy, within its poll, once the clock passes it).
+    game = server.stub.CreateGame(
+        service_pb2.CreateGameRequest(
+            kind=GIN, seats=2, preset="single-hand", overrides=service_pb2.Rules(gin=rules)
+        ),
+        metadata=studio_auth(),
+    )
+    before = view(server, game)
+    assert not before.finished and before.to_act
+    server.clock.advance(before.to_act[0].deadline_ms - server.clock() + CLOCK_MARGIN_MS)
+    return game, before.version
+
+
+def test_a_read_after_a_deadline_that_ends_the_game_shows_it_finished(server: Running) -> None:
+    """A seat that forfeits when away ends a game of two with its time-out: read before anything
+    records it, the game shows finished, nobody to act, at the version recorded (the view and who
+    acts were already as of now; ``finished`` was not). Finished as the view says, its final
+    settlement, its whole replay and its export are there to read, each recorded by the read
+    that asks first (before, GAME_NOT_FINISHED until the sweeper came by, which a demo under load
+    met)."""
     with _sweeper_held_off(server):
-        game = server.stub.CreateGame(
-            service_pb2.CreateGameRequest(
-                kind=GIN, seats=2, preset="single-hand", overrides=service_pb2.Rules(gin=rules)
-            ),
-            metadata=studio_auth(),
-        )
-        before = view(server, game)
-        assert not before.finished and before.to_act
-        server.clock.advance(before.to_act[0].deadline_ms - server.clock() + CLOCK_MARGIN_MS)
+        game, before = _ended_by_its_deadline(server)
         after = view(server, game)
-        assert (after.finished, list(after.to_act), after.version) == (True, [], before.version)
-        # Finished as the view says: its final settlement is there to read (recorded by the
-        # read that asks for it; before, GAME_NOT_FINISHED until the sweeper came by, which a
-        # demo under load met).
+        assert (after.finished, list(after.to_act), after.version) == (True, [], before)
         final = server.stub.GetSettlement(
             service_pb2.GetSettlementRequest(game_id=game.game_id, final=True)
         ).settlement
-        assert final.outcome == "FORFEIT" and view(server, game).version > before.version
-    # The same for the whole replay and for its export, each read first in a game of its own.
-    for read in ("GetReplay", "ExportReplay"):
-        with _sweeper_held_off(server):
-            game = server.stub.CreateGame(
-                service_pb2.CreateGameRequest(
-                    kind=GIN, seats=2, preset="single-hand", overrides=service_pb2.Rules(gin=rules)
-                ),
-                metadata=studio_auth(),
-            )
-            before = view(server, game)
-            server.clock.advance(before.to_act[0].deadline_ms - server.clock() + CLOCK_MARGIN_MS)
-            if read == "GetReplay":
-                replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
-                assert replay.server_seed and len(replay.events) > before.version
-            else:
-                exported = server.stub.ExportReplay(
-                    service_pb2.ExportReplayRequest(game_id=game.game_id)
-                )
-                assert exported.replay and view(server, game).version > before.version
+        assert final.outcome == "FORFEIT" and view(server, game).version > before
+        # Each read first in a game of its own.
+        game, before = _ended_by_its_deadline(server)
+        replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+        assert replay.server_seed and len(replay.events) > before
+        game, before = _ended_by_its_deadline(server)
+        exported = server.stub.ExportReplay(service_pb2.ExportReplayRequest(game_id=game.game_id))
+        assert exported.replay and view(server, game).version > before
 
 
 def _closed(server: Running) -> tuple[service_pb2.CreateGameResponse, int] | None:
