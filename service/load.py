@@ -917,6 +917,13 @@ SENT_KEPT = 64
 CREATE_RETRY_FIRST_S = 0.05
 CREATE_RETRY_MAX_S = 1.0
 
+
+def _backoff_s(tries: int) -> float:
+    """The wait before the next try after ``tries`` in a row have failed (0: the first wait),
+    doubling from ``CREATE_RETRY_FIRST_S`` up to ``CREATE_RETRY_MAX_S``."""
+    return min(CREATE_RETRY_FIRST_S * 2.0**tries, CREATE_RETRY_MAX_S)
+
+
 #: How often one seat's Play stream is resumed after the server ended it or went away.
 MAX_RESUMES = 5
 #: The statuses of a Play stream the server ended by going away: the bots join again.
@@ -1139,6 +1146,8 @@ class Load:
         #: connection per stream, as a browser without HTTP/2 holds them).
         self._http: HTTPTransport | None = None
         self._connect: GameServiceClient | None = None
+        #: Where the Connect-held streams go: over TLS as the gRPC calls are.
+        self.connect_url = f"{'http' if config.tls is None else 'https'}://{config.http_address}"
         if config.streams_over == "connect" and config.streams:
             # Over TLS as the gRPC calls are (the server serves both ports alike).
             tls = config.tls
@@ -1149,10 +1158,7 @@ class Load:
                 tls_key=None if tls is None else tls.private_key,
                 tls_cert=None if tls is None else tls.certificate_chain,
             )
-            scheme = "http" if tls is None else "https"
-            self._connect = GameServiceClient(
-                f"{scheme}://{config.http_address}", http_client=Client(self._http)
-            )
+            self._connect = GameServiceClient(self.connect_url, http_client=Client(self._http))
         self.joining_seat_s = 0.0  # the recorder's integral when the run stopped
         split = config.split_seats
         self.split_seats = len(channels) > 1 if split is None else split
@@ -1383,9 +1389,7 @@ class Load:
                 # all passed over, it tries each in turn, backing off (any may come back first).
                 several_down = len(self.stubs) > 1 and resumes > 1 and self.all_down()
                 if several_down:
-                    await asyncio.sleep(
-                        min(CREATE_RETRY_FIRST_S * 2 ** (resumes - 2), CREATE_RETRY_MAX_S)
-                    )
+                    await asyncio.sleep(_backoff_s(resumes - 2))
                 stub = self.stub(number, seat, resumes)
                 waits = resumes > 0 and len(self.stubs) == 1
                 call: Any
@@ -1890,6 +1894,14 @@ class Load:
         self.streams_opened += 1
         seen = resumes = 0
         answered_once = False
+
+        def answer() -> None:
+            """The server answered this stream, or failed it, for the first time."""
+            nonlocal answered_once
+            if not answered_once:
+                answered_once = True
+                self._all_answered(answered)
+
         while not self.stopping.is_set():
             # Resumed from the event before its newest: the game is quiet, so that event again
             # is the server's answer that the stream is open (as its first events were).
@@ -1917,9 +1929,7 @@ class Load:
                         live, resumes = True, 0
                         self.streams_open += 1
                         self.streams_opened_once = True
-                    if not answered_once:
-                        answered_once = True
-                        self._all_answered(answered)
+                    answer()
                 # Ended by the server with OK: its game is over (a shutdown ends it UNAVAILABLE,
                 # below, and is resumed). Nothing more will come: held no longer.
                 self.streams_ended += 1
@@ -1936,9 +1946,7 @@ class Load:
                     self.streams_failed[_code_name(error)] += 1
                     said = error.message if isinstance(error, ConnectError) else error.details()
                     self.streams_last_error = said or ""
-                    if not answered_once:
-                        answered_once = True
-                        self._all_answered(answered)
+                    answer()
                     return
                 if stub is not None and isinstance(error, grpc.aio.AioRpcError):
                     self.passed_over(stub, error)
@@ -1952,7 +1960,7 @@ class Load:
                         await events.aclose()
             resumes += 1
             self.streams_resumed += 1
-            await asyncio.sleep(min(CREATE_RETRY_FIRST_S * 2 ** (resumes - 1), CREATE_RETRY_MAX_S))
+            await asyncio.sleep(_backoff_s(resumes - 1))
 
     def _all_answered(self, answered: asyncio.Event) -> None:
         """One more extra stream answered by the server (or failed): set ``answered`` once every
@@ -1984,10 +1992,7 @@ class Load:
             # Not one could be opened (no listener there, say): the run would measure nothing
             # it was asked to, for its whole length.
             await _cancelled(watchers)
-            scheme = "http" if self.config.tls is None else "https"
-            where = (
-                f"{scheme}://{self.config.http_address}" if self._connect is not None else "gRPC"
-            )
+            where = self.connect_url if self._connect is not None else "gRPC"
             raise LoadError(
                 f"no extra stream could be opened ({where}): "
                 f"{_counted(self.streams_failed)}; the last: {self.streams_last_error}"
