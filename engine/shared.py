@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
-from croupier.engine.cards import Card, is_joker
+from croupier.engine.cards import Card, is_joker, rank, standard_deck
 from croupier.engine.cards import is_card as is_face
 from croupier.engine.game import MalformedCommand
 from croupier.engine.meld_solver import JokerAs
@@ -135,6 +136,21 @@ def first_dealer(
             return contenders[0], tuple(draws)
     # Ties all the way through the deck: two seats alone would need 26 pairs of equals in a row.
     raise AssertionError("the first-dealer shuffle ran out on a tie")
+
+
+@dataclass(frozen=True)
+class DealerDraw:
+    """A card a seat turned from a standard deck to draw for the first deal (Gin, and Hoola's
+    and Rummy's ``first_dealer_drawn``; Koi-Koi turns Hanafuda cards, its own record)."""
+
+    seat: int
+    card: Card
+
+
+def drawn_by_rank(seeds: Seeds, seats: int) -> tuple[int, tuple[DealerDraw, ...]]:
+    """The first dealer as players of a standard deck draw for it (:func:`first_dealer` of a
+    deck without jokers, the lowest rank dealing, ace low): Gin's, Hoola's and Rummy's."""
+    return first_dealer(standard_deck(), seeds, rank, DealerDraw, seats)
 
 
 #: Field metadata of an option added after games were recorded under its rule set: records write

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from croupier.engine import shared
-from croupier.engine.cards import rank, standard_deck
+from croupier.engine.cards import standard_deck
 from croupier.engine.gin.events import DealerDraw, Hand, HandDealt
 from croupier.engine.shuffle import Seeds, shuffled
 
@@ -12,7 +12,7 @@ HAND_SIZE = 10
 
 def first_dealer(seeds: Seeds) -> tuple[int, tuple[DealerDraw, ...]]:
     """Each seat turns a card, seat 0 first; the lower rank deals; equal ranks turn again."""
-    return shared.first_dealer(standard_deck(), seeds, rank, DealerDraw)
+    return shared.drawn_by_rank(seeds, 2)
 
 
 def deal(

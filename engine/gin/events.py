@@ -13,6 +13,7 @@ from croupier.engine.clock import CameBack, ComeBack, TurnTimedOut
 from croupier.engine.gin.rules import GinRules
 from croupier.engine.meld_solver import Meld
 from croupier.engine.settlement import Settlement
+from croupier.engine.shared import DealerDraw as DealerDraw
 
 # --- commands ---------------------------------------------------------------------------------
 
@@ -86,12 +87,6 @@ class Hand:
     seat: int
     cards: tuple[Card, ...]
     count: int
-
-
-@dataclass(frozen=True)
-class DealerDraw:
-    seat: int
-    card: Card
 
 
 @dataclass(frozen=True)

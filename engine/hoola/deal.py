@@ -5,7 +5,7 @@ from __future__ import annotations
 from croupier.engine.cards import rank, standard_deck
 from croupier.engine.hoola.events import DealerDraw, Hand, RoundDealt
 from croupier.engine.hoola.rules import HoolaRules
-from croupier.engine.shared import first_dealer
+from croupier.engine.shared import drawn_by_rank
 from croupier.engine.shuffle import Seeds, shuffled
 
 HAND_SIZE = 7
@@ -31,7 +31,7 @@ def deal(
     deck = shuffled(standard_deck(rules.jokers), seeds, round_no, "deal")
     draws: tuple[DealerDraw, ...] = ()
     if dealer is None and rules.first_dealer_drawn:
-        dealer, draws = first_dealer(standard_deck(), seeds, rank, DealerDraw, seats)
+        dealer, draws = drawn_by_rank(seeds, seats)
     elif dealer is None:
         dealer = rank(deck[-1]) % seats
     hands = []

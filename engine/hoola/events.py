@@ -16,6 +16,7 @@ from croupier.engine.hoola.melds import Bright, TableMeld
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.engine.meld_solver import JokerAs
 from croupier.engine.settlement import Settlement
+from croupier.engine.shared import DealerDraw as DealerDraw
 
 
 class Combination(Enum):
@@ -142,14 +143,6 @@ class GameStarted:
     commitment: str
     client_seeds: tuple[str, ...]
     engine_version: str
-
-
-@dataclass(frozen=True)
-class DealerDraw:
-    """A card a seat turned to draw for the first deal (``first_dealer_drawn``)."""
-
-    seat: int
-    card: Card
 
 
 @dataclass(frozen=True)

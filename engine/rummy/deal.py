@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from croupier.engine.cards import rank, standard_deck
+from croupier.engine.cards import rank
 from croupier.engine.rummy.cards import deck
 from croupier.engine.rummy.events import DealerDraw, Hand, RoundDealt
 from croupier.engine.rummy.rules import RummyRules
-from croupier.engine.shared import first_dealer
+from croupier.engine.shared import drawn_by_rank
 from croupier.engine.shuffle import Seeds, shuffled
 
 HAND_SIZE = 13
@@ -20,7 +20,7 @@ def deal(rules: RummyRules, seats: int, seeds: Seeds) -> RoundDealt:
     cards = shuffled(deck(), seeds, 1, "deal")
     draws: tuple[DealerDraw, ...] = ()
     if rules.first_dealer_drawn:
-        dealer, draws = first_dealer(standard_deck(), seeds, rank, DealerDraw, seats)
+        dealer, draws = drawn_by_rank(seeds, seats)
     else:
         dealer = rank(cards[-1]) % seats
     hands = {}

@@ -15,6 +15,7 @@ from croupier.engine.clock import TurnTimedOut
 from croupier.engine.meld_solver import JokerAs, MeldKind
 from croupier.engine.rummy.rules import RummyRules
 from croupier.engine.settlement import Settlement, SettlementLine
+from croupier.engine.shared import DealerDraw as DealerDraw
 
 
 @dataclass(frozen=True)
@@ -111,14 +112,6 @@ class GameStarted:
     commitment: str
     client_seeds: tuple[str, ...]
     engine_version: str
-
-
-@dataclass(frozen=True)
-class DealerDraw:
-    """A card a seat turned to draw for the deal (``first_dealer_drawn``)."""
-
-    seat: int
-    card: Card
 
 
 @dataclass(frozen=True)
