@@ -65,7 +65,7 @@ from pyqwest import Client, HTTPTransport, HTTPVersion
 from croupier.app.tokens import MIN_SECRET_BYTES, mint_studio_token
 from croupier.service.bots import auth, choose, time_outs
 from croupier.service.collector import Collector
-from croupier.service.config import STUDIO_SECRET_ENV, as_setting, is_local, studio_keys
+from croupier.service.config import STUDIO_SECRET_ENV, as_setting, is_local, port_of, studio_keys
 from croupier.service.echo import METHOD as ECHO_METHOD
 from croupier.service.echo import TABLE_METHOD
 from croupier.service.http import grpc_name
@@ -406,9 +406,10 @@ def serving_pids(ports: Collection[int]) -> set[int]:
 
 def local_ports(addresses: Sequence[str]) -> set[int] | None:
     """The ports of ``addresses`` when every one is on this machine; ``None`` otherwise."""
-    if not addresses or not all(is_local(address) for address in addresses):
+    ports = {port_of(address) for address in addresses}
+    if not addresses or not all(map(is_local, addresses)) or None in ports:
         return None
-    return {int(address.rpartition(":")[2]) for address in addresses}
+    return {port for port in ports if port is not None}
 
 
 def servers_to_watch(addresses: Sequence[str], given: Sequence[int]) -> list[int]:

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import click
 import grpc
 
-from croupier.service.config import ConfigError
+from croupier.service.config import ConfigError, port_of
 
 # The server's settings (the flags' environment variables).
 CERT_ENV = "CROUPIER_TLS_CERT"
@@ -130,11 +130,13 @@ def listening(address: str) -> bool:
     """Whether a TCP connection to ``address`` (``HOST:PORT``) is taken: a server is there, even
     if it did not answer the gRPC a tool spoke (a TLS server refuses plaintext in its handshake,
     which grpc reports as a server that never came up)."""
-    host, _, port = address.rpartition(":")
+    port = port_of(address)
+    if port is None:
+        return False
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_S):
+        with socket.create_connection((address.rpartition(":")[0].strip("[]"), port), PROBE_S):
             return True
-    except (OSError, ValueError):
+    except OSError:
         return False
 
 
