@@ -28,6 +28,7 @@ from croupier.service.collector import DEFAULT_THAW_GROWTH as DEFAULT_GC_THAW_GR
 from croupier.service.collector import RETIRED_THAW_ENV as RETIRED_GC_THAW_ENV
 from croupier.service.collector import THAW_ENV as GC_THAW_ENV
 from croupier.service.collector import Collector
+from croupier.service.store import redacted
 
 if TYPE_CHECKING:
     from croupier.service.metrics import MetricsServer
@@ -352,7 +353,7 @@ def serve(
                 "serving",
                 address=f"{host}:{serving.port}",
                 http=http_url,
-                store=_safe(where),
+                store=redacted(where),
                 tls=security,
                 listeners=listeners,  # gRPC servers sharing the port (--listeners)
                 # The ids of the keys tokens may name (an UNKNOWN_KEY refusal names the token's).
@@ -362,7 +363,7 @@ def serve(
             if log_format != "json":  # JSON logs are all JSON: there, the "serving" line says it
                 who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
                 click.echo(
-                    f"{who} listening on {host}:{serving.port}; data in {_safe(where)}; "
+                    f"{who} listening on {host}:{serving.port}; data in {redacted(where)}; "
                     f"HTTP (Connect, gRPC-Web, JSON): {http_url}",
                     err=True,
                 )
@@ -584,7 +585,7 @@ def _serve_workers(
         "workers",
         address=f"{host}:{port}",
         workers=[c.pid for c in children],
-        store=_safe(store_url),
+        store=redacted(store_url),
     )
     stopping = crashed = False
 
@@ -672,15 +673,6 @@ def _hold(family: int, host: str, port: int, reuse_address: bool) -> socket.sock
     return hold
 
 
-def _safe(url: str) -> str:
-    """A store URL without its password."""
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}" if ":" in creds else url
-    return url
-
-
 @main.command()
 @_store_option
 @_log_format_option
@@ -699,7 +691,7 @@ def migrate(store_url: str, log_format: str) -> None:
         raise click.ClickException(str(error)) from None
     applied = store.migrations_applied if isinstance(store, SqlEventStore) else ()
     store.close()
-    log.info("migrated", store=_safe(store_url), applied=list(applied))
+    log.info("migrated", store=redacted(store_url), applied=list(applied))
 
 
 def rounds_games() -> tuple[str, ...]:
@@ -1231,7 +1223,7 @@ def replay_export(game_id: str, out: str, store_url: str, form: str | None) -> N
     try:
         replay_file = build(store.game(game_id), store.read(game_id), store.players(game_id))
     except GameNotFound:
-        raise click.ClickException(f"no game {game_id} in {_safe(store_url)}") from None
+        raise click.ClickException(f"no game {game_id} in {redacted(store_url)}") from None
     except ReplayFormatError as error:
         raise click.ClickException(str(error)) from None
     finally:

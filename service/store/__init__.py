@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import unquote_plus
+
 from croupier.log import EventStore
 
 # Where the store is configured, for the messages that ask to fix it.
@@ -50,13 +52,28 @@ def open_store(url: str) -> EventStore:
     )
 
 
+#: libpq's connection parameters that hold secrets, which a PostgreSQL URL may carry in its query.
+SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
+MASK = "***"
+
+
 def redacted(url: str) -> str:
-    """A store URL without its password."""
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}" if ":" in creds else url
-    return url
+    """A store URL fit for a log line or a message: its password masked, in its user part
+    (``user:password@host``) and in its query (libpq's ``?password=`` and ``?sslpassword=``)."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        return url
+    where, question, query = rest.partition("?")
+    user, at, host = where.rpartition("@")
+    if at and ":" in user:
+        where = f"{user.split(':', 1)[0]}:{MASK}@{host}"
+    pairs = [
+        f"{pair.split('=', 1)[0]}={MASK}"
+        if unquote_plus(pair.split("=", 1)[0]).lower() in SECRET_PARAMETERS
+        else pair
+        for pair in query.split("&")
+    ]
+    return f"{scheme}://{where}{question}{'&'.join(pairs)}"
 
 
 def _first_line(error: BaseException) -> str:

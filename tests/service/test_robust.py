@@ -579,6 +579,8 @@ CROUPIER = str(Path(sys.executable).parent / "croupier")
     [
         ("mysql://user:hunter2@db/croupier", "unsupported store URL scheme 'mysql'"),
         ("postgresql://postgres:hunter2@127.0.0.1:1/test", "cannot use PostgreSQL at"),
+        # libpq's other place for a password: the URL's query
+        ("postgresql://postgres@127.0.0.1:1/test?password=hunter2", "cannot use PostgreSQL at"),
         ("sqlite:////proc/no-such-folder/games.sqlite3", "cannot open the SQLite store"),
     ],
 )
