@@ -37,6 +37,10 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 DEFAULT_WEB_ROOT = REPOSITORY / "clients" / "web" / "dist"
 #: A lobby request is a few small fields: anything longer is refused unread.
 MAX_LOBBY_BODY = 4096
+#: The lobby's one content type. Requiring it keeps other sites out: a browser sends a page's
+#: cross-site POST unasked only as a form or text (no-cors), and asks first (a CORS preflight,
+#: refused unless --cors-origins allows the site) before sending JSON.
+LOBBY_CONTENT_TYPE = "application/json"
 #: Pages are never cached by the browser: a rebuilt client is seen at the next load.
 NO_CACHE = {"cache-control": "no-cache"}
 
@@ -64,6 +68,14 @@ def lobby_routes(lobby: Lobby) -> list[BaseRoute]:
         length = request.headers.get("content-length")
         if length is None or not length.isdigit() or int(length) > MAX_LOBBY_BODY:
             return _error(413, "TOO_LONG", f"send at most {MAX_LOBBY_BODY} bytes of JSON")
+        given = request.headers.get("content-type", "")
+        if given.split(";", 1)[0].strip().lower() != LOBBY_CONTENT_TYPE:
+            return _error(
+                415,
+                "NOT_JSON",
+                f"send the game as JSON with content-type: {LOBBY_CONTENT_TYPE} "
+                f"(given: {given[:64] or 'none'})",
+            )
         try:
             body = json.loads(await request.body())
             made = await lobby.create(

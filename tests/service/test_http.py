@@ -23,7 +23,7 @@ import pytest
 from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
 from connectrpc.errors import ConnectError
 from connectrpc.protocol import ProtocolType
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, json_format
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
@@ -351,6 +351,19 @@ def test_malformed_requests_are_invalid_argument_malformed_request_on_both(serve
     )
     any_detail.Unpack(info)
     assert info.reason == "MALFORMED_REQUEST"
+
+
+def test_fields_the_request_does_not_have_are_ignored_in_json_as_in_binary(served: Served) -> None:
+    """docs/errors.md: a newer client's field reaches an older server as an unknown field, not as
+    an error, over JSON as over binary protobuf."""
+    status, _, body = _post(
+        f"{served.url}/croupier.v1.GameService/ListPresets",
+        b'{"kind": "GAME_KIND_GIN", "addedLater": {"by": "a newer contract"}}',
+        {"content-type": "application/json"},
+    )
+    assert status == 200, body
+    over_json = json_format.Parse(body, service_pb2.ListPresetsResponse())
+    assert over_json == served.stub.ListPresets(service_pb2.ListPresetsRequest(kind=GIN))
 
 
 def test_one_rate_limit_for_both_transports(tmp_path: Path) -> None:

@@ -255,6 +255,27 @@ def test_the_lobby_refuses_long_or_broken_bodies(lobby_server: Served) -> None:
     assert status == 400 and json.loads(text)["reason"] == "BAD_REQUEST"
 
 
+def test_the_lobby_takes_only_json_so_other_sites_cannot_post_to_it(lobby_server: Served) -> None:
+    """A page on another site can make a browser POST a form or text anywhere without asking
+    (no-cors); JSON only after a CORS preflight, which an origin not allowed fails."""
+    url = f"{lobby_server.url}/lobby/games"
+    body = json.dumps(GIN).encode()
+    for content_type in ["text/plain", "application/x-www-form-urlencoded", None]:
+        headers = {"origin": "https://elsewhere.example"}
+        if content_type is not None:
+            headers["content-type"] = content_type
+        sent = urllib.request.Request(url, data=body, method="POST", headers=headers)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(sent, timeout=30)
+        assert refused.value.code == 415, content_type
+        assert json.loads(refused.value.read())["reason"] == "NOT_JSON"
+    sent = urllib.request.Request(
+        url, data=body, method="POST", headers={"content-type": "application/json; charset=utf-8"}
+    )
+    with urllib.request.urlopen(sent, timeout=30) as answer:
+        assert answer.status == 201
+
+
 def test_the_lobby_is_bounded_and_rate_limited(tmp_path: Path) -> None:
     with serve(tmp_path, LobbySettings(max_games=2, burst=3, per_minute=1)) as served:
         url = f"{served.url}/lobby/games"
