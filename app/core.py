@@ -101,11 +101,10 @@ from croupier.replays.format import (
     ReplayFormatError,
     build,
     complete_event,
-    from_binary,
-    from_json,
     to_binary,
     to_json,
 )
+from croupier.replays.format import parse as parse_replay
 from croupier.replays.verify import Report, verify
 from croupier.v1 import common_pb2, service_pb2
 
@@ -1824,10 +1823,8 @@ class Croupier:
                 "replay",
             )
         try:
-            replay = (
-                from_json(data.decode("utf-8")) if data.lstrip()[:1] == b"{" else from_binary(data)
-            )
-        except (ReplayFormatError, UnicodeDecodeError) as error:
+            replay = parse_replay(data)
+        except ReplayFormatError as error:
             raise invalid("NOT_A_REPLAY", str(error), "replay") from None
         return await asyncio.to_thread(verify, replay)
 

@@ -258,12 +258,39 @@ def from_json(text: str) -> Replay:
 # --- files ------------------------------------------------------------------------------------
 
 
+#: The byte order mark some editors write at the start of a UTF-8 text file: not the JSON's.
+BOM = b"\xef\xbb\xbf"
+
+
+def parse(data: bytes) -> Replay:
+    """A replay file's bytes, in either form, told apart by the content: a JSON replay opens
+    with ``{`` (after any byte order mark and white space; ``[`` is JSON too, though not a
+    replay); a binary one with its header record's length, which may happen to be one of those
+    bytes, so text that is not JSON is read as binary before it is refused."""
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
+    if data.lstrip()[:1] not in (b"{", b"["):
+        return from_binary(data)
+    try:
+        text = data.decode("utf-8")
+        json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError) as not_json:
+        try:
+            return from_binary(data)
+        except ReplayFormatError as not_binary:
+            raise ReplayFormatError(
+                f"neither a JSON replay ({_first_line(not_json)}) nor a binary one ({not_binary})"
+            ) from None
+    return from_json(text)
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
 def load(path: Path | str) -> Replay:
-    """A replay from a file in either form (JSON when it starts with ``{``)."""
-    data = Path(path).read_bytes()
-    if data.lstrip()[:1] == b"{":
-        return from_json(data.decode("utf-8"))
-    return from_binary(data)
+    """A replay from a file in either form (:func:`parse`)."""
+    return parse(Path(path).read_bytes())
 
 
 def dump(replay: Replay, path: Path | str) -> None:

@@ -760,8 +760,8 @@ def read_binary(data: bytes, schema: Schema) -> Replay:
         number = len(records) + 1
         try:
             size, pos = read_varint(data, pos)
-        except WireError:
-            raise NotAReplay(f"record {number}: its length is cut off") from None
+        except WireError as error:
+            raise NotAReplay(f"record {number}: its length: {error}") from None
         if pos + size > len(data):
             raise NotAReplay(f"record {number} is cut off ({size} bytes announced)")
         try:
@@ -812,11 +812,18 @@ def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return dict(pairs)
 
 
+#: The byte order mark some editors write at the start of a UTF-8 text file: not the JSON's.
+BOM = b"\xef\xbb\xbf"
+
+
 def read(data: bytes, schema: Schema) -> Replay:
     """Either form, told apart by the content: a JSON replay is an object, so it opens with "{"
-    (after any white space); a binary one opens with its header record's length. That length may
-    happen to be the byte "{", so a file that opens with it and is not JSON is read as binary."""
-    if data.lstrip()[:1] != b"{":
+    (after any byte order mark and white space; "[" is JSON too, but not a replay); a binary one
+    opens with its header record's length. That length may happen to be the byte "{" or "[", so
+    a file that opens with one and is not JSON is read as binary."""
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
+    if data.lstrip()[:1] not in (b"{", b"["):
         return read_binary(data, schema)
     try:
         document = json.loads(data.decode("utf-8"), object_pairs_hook=_object)

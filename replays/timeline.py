@@ -33,6 +33,7 @@ from croupier.engine.game import CommandError
 from croupier.engine.koikoi import cards as hanafuda
 from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Shuffle
+from croupier.log import PLAIN_FORMAT
 from croupier.replays.format import Replay
 from croupier.replays.verify import verify
 from croupier.v1 import service_pb2
@@ -367,6 +368,10 @@ class _Melds:
         return f"{what}{cards}{by}{extra})".replace(" ()", "").replace("(; ", "(")
 
 
+#: The discard pile's top cards shown (the count of the others is said before them).
+DISCARDS_SHOWN = 8
+
+
 def _table(kind: str, state: Any, melds: _Melds) -> tuple[tuple[str, str], ...]:
     """What lies on the table, by name, as far as the state of each game holds it: each meld
     with who laid it and who added to it, Koi-Koi's captured piles, the discards, the stock."""
@@ -383,8 +388,13 @@ def _table(kind: str, state: Any, melds: _Melds) -> tuple[tuple[str, str], ...]:
             rows.append((f"captured by seat {seat}", ", ".join(card_name(kind, c) for c in pile)))
     discards = getattr(state, "discards", ())
     if discards:
+        below = len(discards) - DISCARDS_SHOWN
         rows.append(
-            ("discard pile (top last)", " ".join(card_name(kind, c) for c in discards[-8:]))
+            (
+                "discard pile (top last)",
+                (f"({below} more below) " if below > 0 else "")
+                + " ".join(card_name(kind, c) for c in discards[-DISCARDS_SHOWN:]),
+            )
         )
     stock = getattr(state, "stock", ())
     rows.append(("stock", f"{len(stock)} cards"))
@@ -395,29 +405,62 @@ def _table(kind: str, state: Any, melds: _Melds) -> tuple[tuple[str, str], ...]:
 _FINAL_EVENTS = ("TableClosed", "MatchEnded")
 
 
-def _settled(event: Any, rounds: int) -> tuple[str, Settlement] | None:
+#: A fact of the header that tells a weakness of how the game was recorded, fixed since: what a
+#: support agent reads before answering "another seat knew my cards".
+CAUTION = "caution"
+HASHES_SHOWED_CARDS = (
+    "recorded in log format 1: each seat was shown hashes of events it could not see, and could "
+    "find a hidden card (a card drawn by another seat, say) by hashing each card it had not seen "
+    "until one matched (docs/event-log.md). A complaint that another seat knew a card may be "
+    "founded; games since are recorded in format 2, whose hashes nobody can compute before the "
+    "game ends"
+)
+DEALER_SHOWED_A_CARD = (
+    "the first dealer was chosen by the last card of the deal's shuffled deck, which is the "
+    "stock's bottom card: every seat, seeing who dealt, learnt something of that hidden card "
+    "(docs/shuffle.md). Games since draw for the first dealer from a shuffle of its own"
+)
+
+
+#: What a game calls its rounds, where it is not "round" (Gin's are hands, as its events say).
+_ROUND_WORDS = {"gin": "hand"}
+
+
+def _settled(kind: str, event: Any, rounds: int) -> tuple[str, Settlement] | None:
     """A settlement an event records, titled: a round's, or the game's final one."""
     settlement = getattr(event, "settlement", None)
     if not isinstance(settlement, Settlement):
         return None
     if type(event).__name__ in _FINAL_EVENTS:
         return (FINAL_SETTLEMENT, settlement)
-    return (f"Settlement of round {rounds}", settlement)
+    return (f"Settlement of {_ROUND_WORDS.get(kind, 'round')} {rounds}", settlement)
 
 
 #: The title of the game's final settlement.
 FINAL_SETTLEMENT = "Final settlement"
 
 
-def _option(value: Any) -> str:
+#: What an option's 0 means, where it is not a number of something (Hoola's ``rounds``: the
+#: only game whose rounds may be 0).
+_ZERO_MEANS = {
+    "rounds": "until a seat leaves",
+    "turn_time_ms": "no clock",
+    "time_bank_ms": "no bank",
+}
+
+
+def _option(name: str, value: Any) -> str:
     """A rule option's value in words."""
+    if value == 0 and not isinstance(value, bool) and name in _ZERO_MEANS:
+        return f"0, {_ZERO_MEANS[name]}"
     return _value("", value)
 
 
 def rules_in_words(game: Any, rules: Any, seats: int) -> tuple[str, tuple[str, ...]]:
     """The preset the rules are closest to (the fewest options differ; the default preset first
-    on a tie), and each option that differs from it: ``rounds 2 (the preset's: 0)``. A replay
-    holds the effective rules, not the preset named at creation, so the nearest one is named."""
+    on a tie), and each option that differs from it: ``rounds 2 (the preset's: 0, until a seat
+    leaves)``. A replay holds the effective rules, not the preset named at creation, so the
+    nearest one is named."""
     candidates: list[tuple[str, Any]] = []
     for name, preset_rules in game.presets().items():
         try:
@@ -428,8 +471,8 @@ def rules_in_words(game: Any, rules: Any, seats: int) -> tuple[str, tuple[str, .
 
     def differences(preset: Any) -> list[str]:
         return [
-            f"{f.name.replace('_', ' ')} {_option(getattr(rules, f.name))} "
-            f"(the preset's: {_option(getattr(preset, f.name))})"
+            f"{f.name.replace('_', ' ')} {_option(f.name, getattr(rules, f.name))} "
+            f"(the preset's: {_option(f.name, getattr(preset, f.name))})"
             for f in dataclasses.fields(rules)
             if getattr(rules, f.name) != getattr(preset, f.name)
         ]
@@ -544,7 +587,7 @@ def timeline(replay: Replay) -> Timeline:
             type(event).__name__ not in _FINAL_EVENTS
         ):
             rounds += 1  # a round's settlement (the final one is titled as such)
-        settled = _settled(event, rounds)
+        settled = _settled(kind, event, rounds)
         if settled is not None:
             current["settled"].append(settled)
         melds.see(event)
@@ -573,6 +616,11 @@ def timeline(replay: Replay) -> Timeline:
     preset, differences = (
         rules_in_words(game, rules, header.seats) if rules is not None else ("none", ())
     )
+    cautions: list[tuple[str, str]] = []
+    if (header.log_format or PLAIN_FORMAT) == PLAIN_FORMAT:
+        cautions.append((CAUTION, HASHES_SHOWED_CARDS))
+    if getattr(rules, "first_dealer_drawn", True) is False:
+        cautions.append((CAUTION, DEALER_SHOWED_A_CARD))
     report = verify(replay)
     facts = (
         ("game", header.game_id),
@@ -582,6 +630,7 @@ def timeline(replay: Replay) -> Timeline:
         ("rules", f"preset {preset}" + ("" if differences else ", as it is")),
         *(("differs from the preset", d) for d in differences),
         *clock_fact,
+        *cautions,
         ("engine version", header.engine_version),
         ("commitment", header.commitment),
         ("server seed", replay.footer.server_seed),

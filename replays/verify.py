@@ -183,6 +183,42 @@ def verify(replay: Replay) -> Report:
     return report
 
 
+def against_record(replay: Replay, recorded: Replay) -> Divergence | None:
+    """Where a replay file differs from the service's own record of its game (``recorded``,
+    built from the store: :func:`croupier.replays.format.build`); ``None`` where it is that
+    record, byte for byte.
+
+    :func:`verify` finds a file consistent with its seeds and rules, which proves the deal and
+    the play fair but not that the file is the one the service recorded: once a game is over its
+    revealed seed keys the chain, so anyone can change what no rule decides (a move's recorded
+    time, the player ids) and make the chain again. The record settles that."""
+    for number, (mine, theirs) in enumerate(zip(replay.events, recorded.events, strict=False), 1):
+        if mine != theirs:
+            difference = first_difference(theirs, mine)
+            if difference is None:  # equal field by field, yet unequal: never, but say so
+                return Divergence(number, "the service's record", _text(theirs), _text(mine))
+            path, want, got = difference
+            return Divergence(number, "the service's record", _short(want), _short(got), path)
+    if len(replay.events) != len(recorded.events):
+        return Divergence(
+            min(len(replay.events), len(recorded.events)) + 1,
+            "the service's record",
+            _items(len(recorded.events)) + " in all",
+            _items(len(replay.events)) + " in all",
+        )
+    for part, mine_part, theirs_part in (
+        ("header", replay.header, recorded.header),
+        ("footer", replay.footer, recorded.footer),
+    ):
+        difference = first_difference(theirs_part, mine_part)
+        if difference is not None:
+            path, want, got = difference
+            return Divergence(
+                0, "the service's record", _short(want), _short(got), f"{part}.{path}"
+            )
+    return None
+
+
 # The engine versions this verifier re-applies (replays/corpus/README.md): a new version keeps the
 # old behaviour for the replays that recorded it.
 ENGINE_VERSIONS = (ENGINE_VERSION,)
@@ -252,6 +288,9 @@ def _check_chain(replay: Replay, report: Report) -> None:
         held = service_pb2.EventBody.FromString(event.payload)
         if held != event.body:
             _fail_at(event.version, "body (against its hashed payload)", held, event.body)
+        named = event_type(held)
+        if event.type != named:
+            _fail(event.version, "type (against its hashed payload)", named, event.type)
         if event.command_payload:
             sent = service_pb2.Command.FromString(event.command_payload)
             if sent != event.command:
@@ -281,6 +320,18 @@ def _check_chain(replay: Replay, report: Report) -> None:
         f"hash chain (log format {replay.header.log_format or PLAIN_FORMAT}): "
         f"{len(replay.events)} links, last {prev[:16]}…"
     )
+
+
+def event_type(body: service_pb2.EventBody) -> str:
+    """The type an event is stored under: its class's name (app/core.py), whose snake case is
+    its field in its oneof (contract/convert.py): ``RoundDealt`` for ``hoola.round_dealt``,
+    ``SeedRevealed`` for the service's ``seed_revealed``."""
+    which = body.WhichOneof("body")
+    if which is None:
+        return ""
+    inner = getattr(body, which)
+    event = inner.WhichOneof("event") if inner.DESCRIPTOR.oneofs_by_name.get("event") else None
+    return "".join(word.title() for word in (event or which).split("_"))
 
 
 def _check_commitment(replay: Replay, report: Report) -> Seeds:

@@ -1236,20 +1236,55 @@ def replay_export(game_id: str, out: str, store_url: str, form: str | None) -> N
 
 @replay.command("verify")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
-def replay_verify(path: str) -> None:
+@click.option(
+    "--against-store",
+    "store_url",
+    default=None,
+    metavar="URL",
+    help="Also check that the file is this store's record of its game, byte for byte (a file "
+    "a player sends in: verified alone, it is consistent, not necessarily the one recorded).",
+)
+def replay_verify(path: str, store_url: str | None) -> None:
     """Verify a replay file: chain, commitment, decks, every event and the settlement. Exits 1
     at the first divergence, naming it."""
-    from croupier.replays.format import ReplayFormatError, load
-    from croupier.replays.verify import verify
+    from croupier.log import GameNotFound
+    from croupier.replays.format import ReplayFormatError, build, load
+    from croupier.replays.verify import against_record, verify
+    from croupier.service.store import StoreError, open_store
 
     try:
-        report = verify(load(path))
+        replay_file = load(path)
     except ReplayFormatError as error:
         raise click.ClickException(str(error)) from None
+    report = verify(replay_file)
     for line in report.lines():
         click.echo(line)
     if not report.ok:
         sys.exit(1)
+    if store_url is not None:
+        game_id = replay_file.header.game_id
+        try:
+            store = open_store(store_url)
+        except StoreError as error:
+            raise click.ClickException(str(error)) from None
+        try:
+            recorded = build(store.game(game_id), store.read(game_id), store.players(game_id))
+        except GameNotFound:
+            click.echo(f"FAIL {redacted(store_url)} has no game {game_id}")
+            sys.exit(1)
+        except ReplayFormatError as error:
+            click.echo(f"FAIL {redacted(store_url)}: {error}")
+            sys.exit(1)
+        finally:
+            store.close()
+        differs = against_record(replay_file, recorded)
+        if differs is not None:
+            click.echo(f"FAIL {differs}")
+            sys.exit(1)
+        click.echo(
+            f"ok   the store's record: game {game_id}, {len(recorded.events)} events, "
+            "the same bytes"
+        )
     click.echo("verified")
 
 

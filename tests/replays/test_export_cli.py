@@ -10,7 +10,8 @@ import grpc
 from click.testing import CliRunner
 
 from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
-from croupier.replays.format import from_binary, from_json, to_binary
+from croupier.log.chain import GENESIS_HASH, chain_hash, chain_key, record_bytes
+from croupier.replays.format import from_binary, from_json, to_binary, to_json
 from croupier.service.bots import play_game
 from croupier.service.cli import main
 from croupier.service.server import ServerThread
@@ -67,3 +68,55 @@ def test_export_writes_the_form_asked_for(tmp_path: Path) -> None:
     assert export("game-binary.json", "--format", "binary") == binary
     result = CliRunner().invoke(main, ["replay", "export", game_id, "x", "--format", "xml"])
     assert result.exit_code == 2 and "xml" in result.output
+
+
+def test_verify_against_the_store_finds_a_file_remade_with_another_time(tmp_path: Path) -> None:
+    """A player's file can be consistent (its chain remade from the revealed seed) and still not
+    be what the service recorded: ``verify --against-store`` compares it with the record."""
+    url = f"sqlite:///{tmp_path / 'games.sqlite3'}"
+    game_id = finished_game(url)
+    exported = tmp_path / "game.json"
+    made = CliRunner().invoke(main, ["replay", "export", game_id, str(exported), "--store", url])
+    assert made.exit_code == 0, made.output
+    verified = CliRunner().invoke(main, ["replay", "verify", str(exported), "--against-store", url])
+    assert verified.exit_code == 0, verified.output
+    assert "ok   the store's record" in verified.output
+
+    # A move's recorded time moved an hour later, the chain made again: still consistent.
+    replay = from_json(exported.read_text())
+    moved = replay.events[-2]
+    moved.recorded_at_ms += 3_600_000
+    key = chain_key(replay.header.log_format, bytes.fromhex(replay.footer.server_seed), game_id)
+    prev = GENESIS_HASH
+    for event in replay.events:
+        event.prev_hash = prev
+        event.hash = prev = chain_hash(
+            prev,
+            record_bytes(
+                event.game_id,
+                event.version,
+                event.command_id,
+                event.seat if event.HasField("seat") else None,
+                event.recorded_at_ms,
+                event.type,
+                event.payload,
+                event.command_payload,
+                key,
+            ),
+        )
+    replay.footer.last_hash = prev
+    forged = tmp_path / "forged.json"
+    forged.write_text(to_json(replay))
+    alone = CliRunner().invoke(main, ["replay", "verify", str(forged)])
+    assert alone.exit_code == 0, alone.output
+    against = CliRunner().invoke(main, ["replay", "verify", str(forged), "--against-store", url])
+    assert against.exit_code == 1
+    assert (
+        f"FAIL event {moved.version}: the service's record, at recorded_at_ms: "
+        f"expected {moved.recorded_at_ms - 3_600_000}, found {moved.recorded_at_ms}"
+    ) in against.output
+    elsewhere = CliRunner().invoke(
+        main,
+        ["replay", "verify", str(exported), "--against-store", f"sqlite:///{tmp_path / 'x.db'}"],
+    )
+    assert elsewhere.exit_code == 1 and f"has no game {game_id}" in elsewhere.output

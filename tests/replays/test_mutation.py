@@ -35,7 +35,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from croupier.replays.format import ReplayFormatError, from_binary, from_json, load, to_binary
+from croupier.log.chain import GENESIS_HASH, PLAIN_FORMAT, chain_hash, chain_key, record_bytes
+from croupier.replays.format import ReplayFormatError, from_json, load, parse, to_binary
 from croupier.replays.format import to_json as replay_to_json
 from croupier.replays.verify import verify
 
@@ -75,8 +76,8 @@ def document(index: int) -> str:
 
 def full_accepts(data: bytes) -> bool:
     try:
-        replay = from_json(data.decode()) if data.lstrip()[:1] == b"{" else from_binary(data)
-    except (ReplayFormatError, UnicodeDecodeError):
+        replay = parse(data)
+    except ReplayFormatError:
         return False
     return verify(replay).ok
 
@@ -260,3 +261,57 @@ def test_a_flipped_bit_in_each_part_of_a_binary_file_is_rejected(
     digest = replay.footer.final_state_digest.encode()
     start = original.rfind(digest)
     rejected_by_both(bytes(mutated), full_only=start <= at < start + len(digest))
+
+
+# --- a forger's edits: the chain computed again from the revealed seed -----------------------
+
+
+def rechained(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with every event's ``prev_hash`` and ``hash``, and the footer's last hash, made
+    again as the server would (the revealed seed keys the chain): what anyone can do once a
+    game is over, so that only the game's own consistency is left to catch an edit."""
+    replay = from_json(json.dumps(doc))
+    key = chain_key(
+        replay.header.log_format or PLAIN_FORMAT,
+        bytes.fromhex(replay.footer.server_seed),
+        replay.header.game_id,
+    )
+    prev = GENESIS_HASH
+    for event in replay.events:
+        event.prev_hash = prev
+        record = record_bytes(
+            event.game_id,
+            event.version,
+            event.command_id,
+            event.seat if event.HasField("seat") else None,
+            event.recorded_at_ms,
+            event.type,
+            event.payload,
+            event.command_payload,
+            key,
+        )
+        event.hash = prev = chain_hash(prev, record)
+    replay.footer.last_hash = prev
+    return dict(json.loads(replay_to_json(replay)))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_type_that_is_not_its_payloads_is_rejected_even_with_the_chain_made_again(
+    data: st.DataObject,
+) -> None:
+    """The stored ``type`` is what a reader of the JSON reads an event as: both verifiers check
+    it against the hashed payload, not only through the chain (which a forger can remake)."""
+    index = data.draw(st.integers(0, len(CORPUS) - 1), label="corpus file")
+    doc = json.loads(document(index))
+    types = sorted({event["type"] for event in doc["events"]})
+    number = data.draw(st.integers(0, len(doc["events"]) - 1), label="event")
+    doc["events"][number]["type"] = data.draw(
+        st.sampled_from([t for t in types if t != doc["events"][number]["type"]]), label="as"
+    )
+    forged = rechained(doc)
+    report = verify(from_json(json.dumps(forged)))
+    assert report.divergence is not None
+    assert report.divergence.check == "type (against its hashed payload)"
+    assert report.divergence.event == number + 1
+    assert not standalone_accepts(json.dumps(forged).encode())

@@ -163,6 +163,9 @@ def test_help(tmp_path: Path) -> None:
         (b'{"header": ' + b"[" * 100_000, "not JSON"),
         ("é".encode("latin-1") * 500, "record 1"),
         (b'{"header": {"seats": 2, "seats": 3}, "events": [], "footer": {}}', "not JSON"),
+        (b"[1, 2]", "not {"),
+        (b"\x80", "record 1: its length: a varint is cut off"),
+        (b"\x80\x00", "record 1: its length: a varint not in its shortest form"),
     ],
     ids=[
         "garbage",
@@ -175,6 +178,9 @@ def test_help(tmp_path: Path) -> None:
         "deep",
         "latin-1",
         "a-name-twice",
+        "an-array",
+        "length-cut-off",
+        "length-too-long",
     ],
 )
 def test_what_is_not_a_replay_gets_one_line_and_status_2(
@@ -203,6 +209,15 @@ def test_every_recorded_game_verifies(replays, tmp_path: Path, name: str, form: 
     assert f"({'JSON' if form == 'json' else 'binary'})" in result.stdout
     deals = int(result.stdout.split("decks: ")[1].split(" ")[0])
     assert deals >= 1
+
+
+def test_a_json_replay_saved_with_a_byte_order_mark_verifies(replays, tmp_path: Path) -> None:
+    """Editors on some systems write a UTF-8 text file with a byte order mark first."""
+    path = tmp_path / "game.json"
+    path.write_bytes(b"\xef\xbb\xbf" + to_json(replays["gin"]).encode())
+    result = run_file(path)
+    assert result.returncode == 0 and VERIFIED in result.stdout, result.stdout + result.stderr
+    assert "(JSON)" in result.stdout
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(REPLAYS / "corpus")))

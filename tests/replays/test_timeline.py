@@ -13,12 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from croupier.log import PLAIN_FORMAT
 from croupier.replays.format import load, to_binary
 from croupier.replays.timeline import (
+    CAUTION,
     CLOCK_RULES,
     COMMON_CLOCK_RULES,
+    DEALER_SHOWED_A_CARD,
     FINAL_SETTLEMENT,
     FORCED,
+    HASHES_SHOWED_CARDS,
     MOVES_FORCED,
     NOBODY_ATTENDED,
     TIME_MADE_DUE,
@@ -134,8 +138,9 @@ def test_the_timeline_says_what_a_support_agent_needs(path: Path) -> None:
     titles = [title for step in shown.steps for title, _ in step.settled]
     assert [s for s in settled if s is not shown.final or s in shown.settlements] or settled
     assert settled[: len(shown.settlements)] == list(shown.settlements)
+    round_word = "hand" if "gin" in path.name else "round"  # Gin's events say hands
     assert titles[: len(shown.settlements)] == [
-        f"Settlement of round {n}" for n in range(1, len(shown.settlements) + 1)
+        f"Settlement of {round_word} {n}" for n in range(1, len(shown.settlements) + 1)
     ]
     if shown.final is not None and shown.final not in shown.settlements:
         assert titles[-1] == FINAL_SETTLEMENT and settled[-1] == shown.final
@@ -178,7 +183,10 @@ def test_the_rules_name_the_nearest_preset_and_what_differs() -> None:
     assert facts["rules"] == "preset korean"
     differs = [v for k, v in timeline(replay).facts if k == "differs from the preset"]
     (rounds,) = [v for v in differs if v.startswith("rounds ")]
-    assert rounds == f"rounds {replay.header.rules.hoola.rounds} (the preset's: 0)"
+    assert (
+        rounds
+        == f"rounds {replay.header.rules.hoola.rounds} (the preset's: 0, until a seat leaves)"
+    )
     # Recorded before the options added later (docs/rules/hoola.md §1.3), the game played without
     # them: the timeline says so, where today's preset turns them on.
     assert "named set joker suits no (the preset's: yes)" in differs
@@ -244,13 +252,32 @@ def test_the_html_timeline_renders_in_chromium(path: Path, tmp_path: Path) -> No
     assert shot.exists() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.parametrize("path", ALL_CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_game_recorded_with_a_since_fixed_weakness_says_so(path: Path) -> None:
+    """Before answering "another seat knew my cards", a support agent reads whether the game was
+    recorded when that could happen: log format 1's hashes, the dealer from the deal's last
+    card. A game recorded without either says neither."""
+    replay = load(path)
+    cautions = [text for name, text in timeline(replay).facts if name == CAUTION]
+    format_1 = (replay.header.log_format or PLAIN_FORMAT) == PLAIN_FORMAT
+    options = getattr(replay.header.rules, replay.header.rules.WhichOneof("game") or "", None)
+    dealer_from_deal = (
+        options is not None
+        and "first_dealer_drawn" in options.DESCRIPTOR.fields_by_name
+        and not options.first_dealer_drawn
+    )
+    assert (HASHES_SHOWED_CARDS in cautions) == format_1
+    assert (DEALER_SHOWED_A_CARD in cautions) == dealer_from_deal
+    assert len(cautions) == format_1 + dealer_from_deal
+
+
 def test_the_cli_shows_a_replay(replays, tmp_path: Path) -> None:
     path = tmp_path / "gin.replay"
     path.write_bytes(to_binary(replays["gin"]))
     text = subprocess.run([CROUPIER, "replay", "show", str(path)], capture_output=True, text=True)
     assert (
         text.returncode == 0 and "Final settlement" in text.stdout
-    ) or "Settlement of round 1" in text.stdout
+    ) or "Settlement of hand 1" in text.stdout
     out = tmp_path / "gin.html"
     written = subprocess.run(
         [CROUPIER, "replay", "show", str(path), "--html", str(out)], capture_output=True, text=True

@@ -19,6 +19,7 @@ from croupier.replays.format import (
     from_binary,
     from_json,
     load,
+    parse,
     to_binary,
     to_json,
 )
@@ -153,6 +154,38 @@ def test_the_cli_verifies_and_converts(replays, tmp_path: Path) -> None:
         [CROUPIER, "replay", "verify", str(garbage)], capture_output=True, text=True
     )
     assert rejected.returncode != 0 and "cut off" in rejected.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b'{"header": "\xff\xfe"}', "neither a JSON replay"),  # not UTF-8
+        (b"[1, 2]", "not a JSON replay"),
+        (b"{not json", "neither a JSON replay"),
+    ],
+    ids=["not-utf-8", "an-array", "broken-json"],
+)
+@pytest.mark.parametrize("command", ["verify", "show", "convert"])
+def test_text_that_is_not_a_replay_is_one_line_in_every_replay_command(
+    tmp_path: Path, content: bytes, said: str, command: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    out = [str(tmp_path / "out.replay")] if command == "convert" else []
+    ran = subprocess.run(
+        [CROUPIER, "replay", command, str(path), *out], capture_output=True, text=True
+    )
+    assert ran.returncode != 0 and "Traceback" not in ran.stderr, ran.stderr
+    assert said in ran.stderr and len(ran.stderr.strip().splitlines()) == 1, ran.stderr
+
+
+@pytest.mark.parametrize("form", ["json", "binary"])
+def test_a_replay_saved_with_a_byte_order_mark_still_reads(replays, form: str) -> None:
+    """Editors on some systems write a UTF-8 text file with a byte order mark first."""
+    replay = replays["gin"]
+    data = to_json(replay).encode() if form == "json" else to_binary(replay)
+    assert parse(b"\xef\xbb\xbf" + data) == parse(data) == replay
+    assert verify(parse(b"\xef\xbb\xbf" + data)).ok
 
 
 def _leaves(message: Message, path: str = "") -> list[tuple[str, Message, str]]:
