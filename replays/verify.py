@@ -176,6 +176,7 @@ def verify(replay: Replay) -> Report:
         # The seed first: in log format 2 it keys the chain (a wrong one would read as a link).
         seeds = _check_commitment(replay, report)
         _check_chain(replay, report)
+        _check_header(replay, binding)
         state, game_events = _check_events(replay, binding, seeds, report)
         _check_outcome(replay, binding, state, game_events, report)
     except _Diverged as diverged:
@@ -332,6 +333,39 @@ def event_type(body: service_pb2.EventBody) -> str:
     inner = getattr(body, which)
     event = inner.WhichOneof("event") if inner.DESCRIPTOR.oneofs_by_name.get("event") else None
     return "".join(word.title() for word in (event or which).split("_"))
+
+
+#: What the header is checked against, in the words of a failure.
+AGAINST_FIRST_EVENT = "against the game's first event (hashed)"
+
+
+def _check_header(replay: Replay, binding: GameBinding) -> None:
+    """The header says what the game's first event (hashed, so authentic once the chain is)
+    says: the kind, seats, commitment, client seeds, engine version and rules. Checked here, so
+    that an edited header is named as such (``header rules, at jokers``) rather than as the first
+    event the engine, starting from the header, makes otherwise."""
+    header = replay.header
+    first = replay.events[0].body if replay.events else None
+    held = first.WhichOneof("body") if first is not None else None
+    if first is None or held != binding.field:
+        _fail(0, f"header kind, {AGAINST_FIRST_EVENT}", held or "no event", binding.field)
+    game_event = getattr(first, binding.field)
+    started = getattr(game_event, game_event.WhichOneof("event") or "")
+    for name in ("seats", "commitment", "client_seeds", "engine_version"):
+        said, holds = getattr(header, name), getattr(started, name)
+        if said != holds:
+            _fail(0, f"header {name}, {AGAINST_FIRST_EVENT}", _text(holds), _text(said))
+    recorded = service_pb2.Rules()
+    getattr(recorded, binding.field).CopyFrom(started.rules)
+    difference = first_difference(
+        _with_later_options(binding, recorded, binding.rules_cls),
+        _with_later_options(binding, header.rules, binding.rules_cls),
+    )
+    if difference is not None:
+        path, want, got = difference
+        raise _Diverged(
+            Divergence(0, f"header rules, {AGAINST_FIRST_EVENT}", _short(want), _short(got), path)
+        )
 
 
 def _check_commitment(replay: Replay, report: Report) -> Seeds:
