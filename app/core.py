@@ -80,7 +80,7 @@ from croupier.contract import convert
 from croupier.contract.bindings import BINDINGS, BY_NAME, GameBinding
 from croupier.contract.rejections import rejection
 from croupier.engine import ENGINE_VERSION
-from croupier.engine.clock import TurnTimedOut
+from croupier.engine.clock import TurnRestarted, TurnTimedOut
 from croupier.engine.game import CommandError, Context, InvalidRules
 from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Seeds
@@ -1321,6 +1321,15 @@ class Croupier:
                 self.observer.timed_out(folded.record.kind, now - deadline)
             if late:
                 log.info("time-outs recorded", game=game_id, lateness_ms=[now - d for d in late])
+            restarted = [e for e in events if isinstance(e, TurnRestarted)]
+            if restarted:
+                # Deadlines this service was not there to keep (it was down, or its store away).
+                log.warning(
+                    "turns restarted after an outage",
+                    game=game_id,
+                    seats=[e.seat for e in restarted],
+                    lateness_ms=[e.at_ms - e.deadline_ms for e in restarted],
+                )
         return result.last_version
 
     def _armed(self, due: int | None, game_id: str) -> None:

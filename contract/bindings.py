@@ -13,7 +13,7 @@ from google.protobuf.message import Message
 
 from croupier.contract import convert
 from croupier.engine import registry
-from croupier.engine.clock import CameBack, ComeBack, TurnTimedOut
+from croupier.engine.clock import CameBack, ComeBack, TurnRestarted, TurnTimedOut
 from croupier.engine.game import Game
 from croupier.engine.gin import events as gin_events
 from croupier.engine.gin.game import GinView
@@ -130,6 +130,7 @@ HOOLA = GameBinding(
     events=convert.classes_by_field(
         CameBack,
         TurnTimedOut,
+        TurnRestarted,
         hoola_events.GameStarted,
         hoola_events.RoundDealt,
         hoola_events.CardDrawn,
@@ -173,6 +174,7 @@ KOIKOI = GameBinding(
     events=convert.classes_by_field(
         CameBack,
         TurnTimedOut,
+        TurnRestarted,
         koikoi_events.MatchStarted,
         koikoi_events.RoundDealt,
         koikoi_events.CardPlayed,
@@ -211,6 +213,7 @@ GIN = GameBinding(
     events=convert.classes_by_field(
         CameBack,
         TurnTimedOut,
+        TurnRestarted,
         gin_events.MatchStarted,
         gin_events.HandDealt,
         gin_events.UpcardPassed,
@@ -247,6 +250,7 @@ RUMMY = GameBinding(
     ),
     events=convert.classes_by_field(
         TurnTimedOut,
+        TurnRestarted,
         rummy_events.GameStarted,
         rummy_events.RoundDealt,
         rummy_events.CardDrawn,

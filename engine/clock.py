@@ -32,6 +32,16 @@ Decisions (where the rules are silent):
   time-out that completes it ends the game, abandoned, at its deadline, instead of its forced
   move: what was scored stands and nobody pays more (each game's page). Hoola's and Koi-Koi's
   forced moves end every round, so their tables end by themselves.
+* A deadline the service could not keep is not held against the seat. With ``outage_grace_ms``
+  (every preset sets it; games recorded before it time out whatever the delay), a deadline that
+  comes to be recorded more than ``outage_grace_ms`` after it passed (the service was down, or
+  its store away: on a running service a time-out is recorded within milliseconds) restarts the
+  seat's turn instead (:class:`TurnRestarted`): its turn time starts again at the instant
+  recorded, its bank and its time-outs in a row as they were. Before it, a service back from an
+  outage recorded every deadline that passed meanwhile, one after another (the next seat's turn
+  starting at the last one's deadline, inside the outage too), which could make seats away, or
+  forfeit them, that never saw their turn. An away seat's turn still is forced at once: its
+  deadline is its turn's start.
 * A time-out plays the rest of the seat's turn: its forced move, step after step, until the seat
   is off the clock (a Gin draw and then a discard) or the round is over. Forced moves are decided at the deadline
   (``Context.now_ms`` is the deadline) by the game's own ``decide``, so they are always legal, and
@@ -64,12 +74,23 @@ ABANDON_AFTER_AWAY_SPELLS = 2
 @dataclass(frozen=True)
 class TurnTimedOut:
     """The seat on the clock did not act by ``deadline_ms``; its forced move's events follow.
-    ``away``: this was its ``max_timeouts``-th time-out in a row, so its later turns are forced
-    at once until it sends a command."""
+    ``away``: the seat is away after it (its ``max_timeouts``-th time-out in a row, or a later
+    one), so its later turns are forced at once until it sends a command."""
 
     seat: int
     deadline_ms: int
     away: bool = False
+
+
+@dataclass(frozen=True)
+class TurnRestarted:
+    """The seat's deadline passed more than ``outage_grace_ms`` before the service could record
+    it (``at_ms``, when it did: it was down, or its store away), so its turn time starts again
+    then, rather than the seat timing out for a turn it may never have been shown."""
+
+    seat: int
+    deadline_ms: int
+    at_ms: int
 
 
 @dataclass(frozen=True)
@@ -124,6 +145,9 @@ class ClockRules(Protocol):
     @property
     def forfeit_when_away(self) -> bool: ...
 
+    @property
+    def outage_grace_ms(self) -> int: ...
+
 
 @dataclass(frozen=True)
 class SeatClock:
@@ -140,7 +164,11 @@ CLOCK_BOUNDS: Bounds = {
     "turn_time_ms": (0, MAX_TURN_TIME_MS),
     "time_bank_ms": (0, MAX_TIME_BANK_MS),
     "max_timeouts": (1, MAX_TIMEOUTS_LIMIT),
+    "outage_grace_ms": (0, MAX_TURN_TIME_MS),
 }
+#: The presets' ``outage_grace_ms``: a running service records a time-out within milliseconds of
+#: its deadline (p99 under 40 ms under load, BENCHMARKS.md), so a second late is an outage.
+OUTAGE_GRACE_MS = 1000
 
 
 def _set(values: tuple[Any, ...], seat: int, value: Any) -> tuple[Any, ...]:
@@ -195,6 +223,11 @@ def timed_out(clock: Clock, event: TurnTimedOut) -> Clock:
         timeouts=_set(clock.timeouts, seat, clock.timeouts[seat] + 1),
         away=_set(clock.away, seat, event.away),
     )
+
+
+def restarted(clock: Clock, event: TurnRestarted) -> Clock:
+    """The clock after a turn restarted: the seat's turn time starts at ``event.at_ms``."""
+    return replaced(clock, since_ms=_set(clock.since_ms, event.seat, event.at_ms))
 
 
 def deadline(clock: Clock, rules: ClockRules, seat: int) -> int:
@@ -353,6 +386,8 @@ class Clocked(Generic[S, E, C]):
     def evolve(self, state: S, event: E) -> S:
         if isinstance(event, TurnTimedOut):
             return replaced(state, clock=timed_out(state.clock, event))
+        if isinstance(event, TurnRestarted):
+            return replaced(state, clock=restarted(state.clock, event))
         if isinstance(event, CameBack):
             return self.came_back_rules(state, event)
         after = self.evolve_rules(state, event)
@@ -370,9 +405,11 @@ class Clocked(Generic[S, E, C]):
     def seat_clocks(self, state: S) -> list[SeatClock]:
         return seats_on_clock(state.clock, state.rules)
 
-    def time_outs(self, state: S, ctx: Context) -> list[E | TurnTimedOut]:
-        """The time-outs due by ``ctx.now_ms``, each followed by its forced move's events."""
-        events: list[E | TurnTimedOut] = []
+    def time_outs(self, state: S, ctx: Context) -> list[E | TurnTimedOut | TurnRestarted]:
+        """The time-outs due by ``ctx.now_ms``, each followed by its forced move's events; a
+        deadline recorded more than ``outage_grace_ms`` late restarts its seat's turn instead."""
+        events: list[E | TurnTimedOut | TurnRestarted] = []
+        grace = state.rules.outage_grace_ms
         for _ in range(MAX_FORCED_IN_A_BATCH):
             due = [
                 s for s in seats_on_clock(state.clock, state.rules) if s.deadline_ms <= ctx.now_ms
@@ -380,6 +417,11 @@ class Clocked(Generic[S, E, C]):
             if not due or self.is_finished(state):
                 break
             late = min(due, key=lambda s: (s.deadline_ms, s.seat))
+            if grace and ctx.now_ms - late.deadline_ms > grace and not late.away:
+                again = TurnRestarted(late.seat, late.deadline_ms, ctx.now_ms)
+                state = self.evolve(state, again)  # type: ignore[arg-type]
+                events.append(again)
+                continue
             clock = state.clock
             away = (
                 clock.away[late.seat] or clock.timeouts[late.seat] + 1 >= state.rules.max_timeouts

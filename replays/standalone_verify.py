@@ -544,7 +544,7 @@ message GinEvent 1 match_started GinMatchStarted| 2 hand_dealt HandDealt| 3 upca
   UpcardPassed| 4 card_drawn GinCardDrawn| 5 card_discarded GinCardDiscarded| 6 knocked Knocked|
   7 card_laid_off CardLaidOff| 8 lay_offs_ended LayOffsEnded| 9 hand_ended HandEnded| 10
   match_ended GinMatchEnded| 11 turn_timed_out TurnTimedOut| 12 seat_forfeited GinSeatForfeited|
-  13 came_back CameBack|
+  13 came_back CameBack| 14 turn_restarted TurnRestarted|
 message GinHand 1 seat uint32 2 cards Card* 3 count uint32
 message GinLayOff 1 card string 2 meld uint32
 message GinMatchEnded 1 hands uint32 2 totals uint32* 3 settlement Settlement
@@ -553,7 +553,7 @@ message GinMatchStarted 1 rules GinRules 2 seats uint32 3 commitment string 4 cl
 message GinRules 1 knock_card uint32? 2 gin_bonus uint32? 3 undercut_bonus uint32? 4
   big_gin_bonus uint32? 5 match_points uint32? 6 stake_per_point uint32? 7 turn_time_ms uint32?
   8 time_bank_ms uint32? 9 max_timeouts uint32? 10 forfeit_when_away bool? 11 knocker_best_melds
-  bool? 12 end_when_all_away bool? 13 forced_discard_by_rank bool?
+  bool? 12 end_when_all_away bool? 13 forced_discard_by_rank bool? 14 outage_grace_ms uint32?
 message GinSeatForfeited 1 seat uint32 2 hand uint32
 message HanafudaCard 1 code string 2 month uint32 3 kind HanafudaKind 4 role HanafudaRole 5 name
   string 6 plant string
@@ -572,7 +572,8 @@ message HoolaEvent 1 game_started GameStarted| 2 round_dealt RoundDealt| 3 card_
   combination_declared CombinationDeclared| 11 round_ended RoundEnded| 12 table_closed
   TableClosed| 13 sevens_bound SevensBound| 14 claim_made ClaimMade| 15 play_declared
   PlayDeclared| 16 sat_out SatOut| 17 play_began PlayBegan| 18 turn_timed_out TurnTimedOut| 19
-  seat_left SeatLeft| 20 seat_forfeited SeatForfeited| 21 came_back CameBack|
+  seat_left SeatLeft| 20 seat_forfeited SeatForfeited| 21 came_back CameBack| 22 turn_restarted
+  TurnRestarted|
 message HoolaRules 1 jokers uint32? 2 ace_wrap bool? 3 ace_low_only bool? 4 joker_lay_off_alone
   bool? 5 seven_binding bool? 6 thank_you_lone_seven bool? 7 four_of_a_kind_free bool? 8
   seven_hand_multiplier uint32? 9 joker_hand_multiplier uint32? 10 joker_value uint32? 11
@@ -589,7 +590,8 @@ message HoolaRules 1 jokers uint32? 2 ace_wrap bool? 3 ace_low_only bool? 4 joke
   Multipliers 39 sit_out bool? 40 max_seats uint32? 41 min_seats uint32? 42 max_reshuffles
   uint32? 43 rounds uint32? 44 turn_time_ms uint32? 45 time_bank_ms uint32? 46 max_timeouts
   uint32? 47 forfeit_when_away bool? 48 go_out_by_discard bool? 49 seven_binding_is_meld bool?
-  50 named_set_joker_suits bool? 51 binding_ends_hoola bool? 52 first_dealer_drawn bool?
+  50 named_set_joker_suits bool? 51 binding_ends_hoola bool? 52 first_dealer_drawn bool? 53
+  outage_grace_ms uint32?
 message JokerAs 1 joker string 2 card string
 message JokerCard 1 joker Card 2 card Card
 message JokerSwapped 1 seat uint32 2 card Card 3 joker Card 4 meld RummyTableMeld
@@ -605,7 +607,7 @@ message KoiKoiEvent 1 match_started MatchStarted| 2 round_dealt KoiKoiRoundDealt
   CardPlayed| 4 card_turned CardTurned| 5 capture_chosen CaptureChosen| 6 yaku_formed
   YakuFormed| 7 koi_koi_called KoiKoiCalled| 8 shobu_called ShobuCalled| 9 round_ended
   KoiKoiRoundEnded| 10 match_ended MatchEnded| 11 turn_timed_out TurnTimedOut| 12 seat_forfeited
-  KoiKoiSeatForfeited| 13 came_back CameBack|
+  KoiKoiSeatForfeited| 13 came_back CameBack| 14 turn_restarted TurnRestarted|
 message KoiKoiHand 1 seat uint32 2 cards HanafudaCard* 3 count uint32
 message KoiKoiNextRound
 message KoiKoiRoundDealt 1 round uint32 2 dealer uint32 3 hands KoiKoiHand* 4 field
@@ -615,7 +617,8 @@ message KoiKoiRoundEnded 1 round uint32 2 outcome string 3 winner uint32? 4 yaku
   uint32 6 hands KoiKoiHand* 7 totals uint32* 8 settlement Settlement
 message KoiKoiRules 1 rounds uint32? 2 stake_per_point uint32? 3 double_from uint32? 4
   koi_koi_multiplier uint32? 5 hand_yaku_points uint32? 6 sake_cup_as_chaff bool? 7 turn_time_ms
-  uint32? 8 time_bank_ms uint32? 9 max_timeouts uint32? 10 forfeit_when_away bool?
+  uint32? 8 time_bank_ms uint32? 9 max_timeouts uint32? 10 forfeit_when_away bool? 11
+  outage_grace_ms uint32?
 message KoiKoiSeatForfeited 1 seat uint32 2 round uint32
 message LayDown 1 melds MeldCards*
 message LayOff 1 meld_id uint32 2 cards string* 3 jokers JokerAs*
@@ -669,6 +672,7 @@ message RummyEvent 1 game_started RummyStarted| 2 round_dealt RummyDealt| 3 card
   cards_laid_off RummyCardsLaidOff| 7 joker_swapped JokerSwapped| 8 card_discarded
   RummyCardDiscarded| 9 stock_reshuffled RummyStockReshuffled| 10 round_ended RummyRoundEnded|
   11 turn_timed_out TurnTimedOut| 12 seat_forfeited RummySeatForfeited| 13 came_back CameBack|
+  14 turn_restarted TurnRestarted|
 message RummyHand 1 seat uint32 2 cards Card* 3 count uint32
 message RummyLayOff 1 meld_id uint32 2 cards string* 3 jokers NamedJoker*
 message RummyRoundEnded 1 outcome string 2 winner uint32? 3 hands RummyHand* 4 hand_values
@@ -676,7 +680,7 @@ message RummyRoundEnded 1 outcome string 2 winner uint32? 3 hands RummyHand* 4 h
 message RummyRules 1 open_threshold uint32? 2 stake_per_point uint32? 3 max_reshuffles uint32? 4
   min_seats uint32? 5 max_seats uint32? 6 turn_time_ms uint32? 7 time_bank_ms uint32? 8
   max_timeouts uint32? 9 forfeit_when_away bool? 10 ace_high_when_ambiguous bool? 11
-  end_when_all_away bool? 12 first_dealer_drawn bool?
+  end_when_all_away bool? 12 first_dealer_drawn bool? 13 outage_grace_ms uint32?
 message RummySeatForfeited 1 seat uint32 2 hand RummyHand 3 hand_value uint32 4 lines
   SettlementLine*
 message RummyStarted 1 rules RummyRules 2 seats uint32 3 commitment string 4 client_seeds
@@ -707,6 +711,7 @@ message TableClosed 1 rounds uint32 2 settlement Settlement
 message TableMeld 1 id uint32 2 owner uint32 3 kind MeldKind 4 cards Card* 5 jokers JokerCard*
 message TakeDiscard 1 melds MeldCards* 2 lay_off LayOffCards
 message ThankYou 1 cards string* 2 jokers JokerAs*
+message TurnRestarted 1 seat uint32 2 deadline_ms int64 3 at_ms int64
 message TurnTimedOut 1 seat uint32 2 deadline_ms int64 3 away bool
 message UpcardPassed 1 seat uint32
 message Yaku 1 kind YakuKind 2 points uint32 3 cards HanafudaCard* 4 extra uint32
@@ -956,6 +961,7 @@ _CLOCK_OPTIONS: dict[str, object] = {
     "time_bank_ms": 0,
     "max_timeouts": 3,
     "forfeit_when_away": False,
+    "outage_grace_ms": 0,
 }
 ADDED_LATER: dict[str, dict[str, object]] = {
     "hoola": _CLOCK_OPTIONS

@@ -28,7 +28,7 @@ from google.protobuf.message import DecodeError, Message
 
 from croupier.contract.bindings import BINDINGS
 from croupier.engine.cards import RANK_NAMES, RANKS
-from croupier.engine.clock import TurnTimedOut
+from croupier.engine.clock import TurnRestarted, TurnTimedOut
 from croupier.engine.game import CommandError
 from croupier.engine.koikoi import cards as hanafuda
 from croupier.engine.settlement import Settlement
@@ -269,6 +269,16 @@ def _outcome_of(event: Any) -> str | None:
     """The outcome of the settlement ``event`` carries, if it carries one."""
     settlement = getattr(event, "settlement", None)
     return settlement.outcome if isinstance(settlement, Settlement) else None
+
+
+def _restarted(event: TurnRestarted) -> str:
+    """A turn restarted after an outage, in words."""
+    return (
+        f"Seat {event.seat}'s deadline, {clock_time(event.deadline_ms)} UTC, passed while the "
+        f"service was away (it was recorded {event.at_ms - event.deadline_ms} ms after it, more "
+        "than the rule set's outage grace): the seat's turn starts again now, with its whole "
+        f"turn time ({COMMON_CLOCK_RULES})"
+    )
 
 
 def _timed_out(
@@ -573,6 +583,8 @@ def timeline(replay: Replay) -> Timeline:
             )
             # A forfeit forces no move: the events after it are the forfeit's.
             current["forced"] = not forfeited
+        elif isinstance(event, TurnRestarted):
+            current["happened"].append(_restarted(event))
         elif current["forced"] and _outcome_of(event) == ABANDONED:
             # The time-out ended the game instead of forcing a move: its line says so.
             timed_out = current["happened"][-1]
@@ -603,6 +615,12 @@ def timeline(replay: Replay) -> Timeline:
                 f"{turn_ms} ms a turn, a bank of {rules.time_bank_ms} ms, away after "
                 f"{rules.max_timeouts} time-outs in a row"
                 + (" (an away seat forfeits)" if rules.forfeit_when_away else "")
+                + (
+                    f"; a deadline recorded over {rules.outage_grace_ms} ms late (an outage) "
+                    "restarts the turn"
+                    if getattr(rules, "outage_grace_ms", 0)
+                    else ""
+                )
                 + (
                     "; a table nobody attends ends, abandoned"
                     if getattr(rules, "end_when_all_away", False)

@@ -119,10 +119,18 @@ def describe_tick(events: Sequence[service_pb2.GameEvent]) -> list[str]:
         if body is None or kind is None:
             lines.append(f"    #{event.version} (hidden from this seat)")
             continue
+        if kind == "turn_restarted":
+            again = body.turn_restarted
+            lines.append(
+                f"  seat {again.seat}'s deadline {_clock_time(again.deadline_ms)} passed while the "
+                f"service was away (recorded {again.at_ms - again.deadline_ms} ms after it): its "
+                "turn starts again"
+            )
+            continue
         if kind == "turn_timed_out":
             timed = body.turn_timed_out
             late = event.recorded_at_ms - timed.deadline_ms
-            away = "; it is away now: its turns are forced at once" if timed.away else ""
+            away = "; it is away: its turns are forced at once" if timed.away else ""
             lines.append(
                 f"  seat {timed.seat} timed out: deadline {_clock_time(timed.deadline_ms)}, "
                 f"recorded {late} ms after it{away}; forced:"

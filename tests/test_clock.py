@@ -15,7 +15,14 @@ from hoola.helpers import CLOCKED as HOOLA_CLOCKED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from croupier.engine.clock import ABANDON_AFTER_AWAY_SPELLS, CameBack, ComeBack, TurnTimedOut
+from croupier.engine.clock import (
+    ABANDON_AFTER_AWAY_SPELLS,
+    OUTAGE_GRACE_MS,
+    CameBack,
+    ComeBack,
+    TurnRestarted,
+    TurnTimedOut,
+)
 from croupier.engine.game import CommandError, Context
 from croupier.engine.gin import GinGame
 from croupier.engine.koikoi import KoiKoiGame
@@ -76,7 +83,10 @@ def play(
             # The sweeper records what is due, at this instant, as a batch of its own.
             state = game.at(state, now, None)
             due = game.advance(state, Context(seeds, now))
-            assert due and isinstance(due[0], TurnTimedOut) and due[0].deadline_ms == due_at
+            assert due and due[0].deadline_ms == due_at
+            # Recorded late by more than the grace (an outage), a deadline restarts the turn.
+            late = now - due_at > rules.outage_grace_ms > 0 and due[0].seat not in away_seats(state)
+            assert isinstance(due[0], TurnRestarted if late else TurnTimedOut), (due[0], now)
             for event in due:
                 state = game.evolve(state, event)
             assert game.advance(state, Context(seeds, now)) == []
@@ -95,6 +105,10 @@ def play(
             state = game.evolve(state, event)
         batches.append((now, seat, events))
     raise AssertionError(f"the game did not end in {MAX_BATCHES} batches")
+
+
+def away_seats(state: Any) -> set[int]:
+    return {seat for seat, away in enumerate(state.clock.away) if away}
 
 
 def replayed(game: Any, batches: list[tuple[int, int | None, list[Any]]]) -> Any:
@@ -139,6 +153,79 @@ def test_clocked_random_games_finish_and_replay(
                 assert e.away == (in_a_row[e.seat] >= rules.max_timeouts), (e, in_a_row)
     if idle:
         assert timed, "idle seats time out"
+
+
+@pytest.mark.parametrize("case", CLOCKED, ids=lambda c: f"{c[0].kind}-{c[1]}")
+@settings(max_examples=8, deadline=None)
+@given(late=st.integers(0, 3 * OUTAGE_GRACE_MS))
+def test_a_deadline_recorded_after_an_outage_restarts_the_turn(
+    case: tuple[Any, str, int, dict[str, Any]], late: int
+) -> None:
+    """docs/rules/common.md §5.1: a deadline recorded more than ``outage_grace_ms`` late (the
+    service was down) restarts the seat's turn, with its bank and its time-outs in a row kept;
+    within the grace it times out; a rule set without the option (a game recorded before it)
+    times out however late."""
+    game, preset, seats, changes = case
+    rules = _rules(game, preset, seats, changes, turn_time_ms=TURN_MS, time_bank_ms=BANK_MS)
+    assert rules.outage_grace_ms == OUTAGE_GRACE_MS  # every preset sets it
+    seeds = Seeds(bytes(32), ())
+    state = game.at(game.initial_state(), 5_000, None)
+    for event in game.start(rules, seats, seeds):
+        state = game.evolve(state, event)
+    (clock,) = game.seat_clocks(state)
+    back = clock.deadline_ms + late  # when the service records it
+    due = game.advance(game.at(state, back, None), Context(seeds, back))
+    if late > OUTAGE_GRACE_MS:
+        assert due == [TurnRestarted(clock.seat, clock.deadline_ms, back)]
+        after = game.at(state, back, None)
+        for event in due:
+            after = game.evolve(after, event)
+        (again,) = game.seat_clocks(after)
+        # A whole turn from the instant recorded; the bank and the count as they were.
+        assert (again.seat, again.deadline_ms) == (clock.seat, back + TURN_MS + BANK_MS)
+        assert after.clock.timeouts == state.clock.timeouts and not again.away
+        assert game.advance(after, Context(seeds, back)) == []
+        assert game.legal_commands(after, clock.seat) == game.legal_commands(state, clock.seat)
+    else:
+        assert due[0] == TurnTimedOut(clock.seat, clock.deadline_ms, away=False)
+    before_the_option = dataclasses.replace(rules, outage_grace_ms=0)
+    old = game.at(game.initial_state(), 5_000, None)
+    for event in game.start(before_the_option, seats, seeds):
+        old = game.evolve(old, event)
+    assert game.advance(game.at(old, back, None), Context(seeds, back))[0] == TurnTimedOut(
+        clock.seat, clock.deadline_ms, away=False
+    )
+
+
+def test_an_away_seats_turn_is_forced_at_once_even_after_an_outage() -> None:
+    """An away seat's turn is over as it starts: an outage gives it no turn to restart."""
+    game, preset, seats, changes = CLOCKED[0]
+    rules = _rules(game, preset, seats, changes, turn_time_ms=TURN_MS, max_timeouts=1)
+    seeds = Seeds(bytes(32), ())
+    now, state, _ = started(game, rules, seats, seeds)
+    # Time out the seat once: with max_timeouts 1 it is away.
+    now = game.next_deadline(state)
+    state = game.at(state, now, None)
+    for event in game.advance(state, Context(seeds, now)):
+        state = game.evolve(state, event)
+    away = away_seats(state)
+    assert away
+    # Its next turn, whenever it comes, is forced at once, however late the service records it.
+    for _ in range(MAX_BATCHES):
+        due_at = game.next_deadline(state)
+        clocks = {c.seat: c for c in game.seat_clocks(state)}
+        if due_at is None or game.is_finished(state):
+            break
+        seat = min(clocks, key=lambda s: (clocks[s].deadline_ms, s))
+        if seat in away:
+            back = due_at + 5 * OUTAGE_GRACE_MS
+            due = game.advance(game.at(state, back, None), Context(seeds, back))
+            assert isinstance(due[0], TurnTimedOut) and due[0].seat == seat
+            return
+        state = game.at(state, due_at, None)
+        for event in game.advance(state, Context(seeds, due_at)):
+            state = game.evolve(state, event)
+    raise AssertionError("the away seat was never on the clock again")
 
 
 @pytest.mark.parametrize("case", CLOCKED, ids=lambda c: f"{c[0].kind}-{c[1]}")

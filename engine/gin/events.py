@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from croupier.engine.cards import Card
-from croupier.engine.clock import CameBack, ComeBack, TurnTimedOut
+from croupier.engine.clock import CameBack, ComeBack, TurnRestarted, TurnTimedOut
 from croupier.engine.gin.rules import GinRules
 from croupier.engine.meld_solver import Meld
 from croupier.engine.settlement import Settlement
@@ -201,6 +201,7 @@ class MatchEnded:
 
 GinEvent = (
     TurnTimedOut
+    | TurnRestarted
     | CameBack
     | MatchStarted
     | HandDealt

@@ -38,7 +38,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from croupier.engine.clock import CLOCK_BOUNDS
+from croupier.engine.clock import CLOCK_BOUNDS, OUTAGE_GRACE_MS
 from croupier.engine.game import (
     MAX_STAKE,
     Bounds,
@@ -69,6 +69,10 @@ class GinRules:
     time_bank_ms: int = field(default=0, metadata=ADDED_LATER)
     max_timeouts: int = field(default=3, metadata=ADDED_LATER)
     forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
+    # A deadline recorded more than this late (an outage) restarts the seat's turn instead of
+    # timing it out (engine/clock.py). 0, as games recorded before the option were played: every
+    # deadline times out, however late. Every preset sets it.
+    outage_grace_ms: int = field(default=0, metadata=ADDED_LATER)
     # A knock naming no melds, where several arrangements leave the least deadwood, takes the one
     # that leaves the defender the least to lay off (docs/rules/gin.md §4). False, as games recorded before
     # the option were played: the first of them in a fixed order. Every preset sets it.
@@ -86,7 +90,12 @@ class GinRules:
     forced_discard_by_rank: bool = field(default=False, metadata=ADDED_LATER)
 
 
-STANDARD = GinRules(knocker_best_melds=True, end_when_all_away=True, forced_discard_by_rank=True)
+STANDARD = GinRules(
+    knocker_best_melds=True,
+    end_when_all_away=True,
+    forced_discard_by_rank=True,
+    outage_grace_ms=OUTAGE_GRACE_MS,
+)
 
 DEFAULT_PRESET = "standard"
 PRESETS: dict[str, GinRules] = {

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.cards import Card
-from croupier.engine.clock import CameBack, ComeBack, TurnTimedOut
+from croupier.engine.clock import CameBack, ComeBack, TurnRestarted, TurnTimedOut
 from croupier.engine.hoola.melds import Bright, TableMeld
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.engine.meld_solver import JokerAs
@@ -307,6 +307,7 @@ class SeatForfeited:
 
 HoolaEvent = (
     TurnTimedOut
+    | TurnRestarted
     | CameBack
     | GameStarted
     | RoundDealt

@@ -108,7 +108,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from croupier.engine.clock import CLOCK_BOUNDS
+from croupier.engine.clock import CLOCK_BOUNDS, OUTAGE_GRACE_MS
 from croupier.engine.game import (
     MAX_MULTIPLIER,
     MAX_STAKE,
@@ -216,6 +216,10 @@ class HoolaRules:
     time_bank_ms: int = field(default=0, metadata=ADDED_LATER)
     max_timeouts: int = field(default=3, metadata=ADDED_LATER)
     forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
+    # A deadline recorded more than this late (an outage) restarts the seat's turn instead of
+    # timing it out (engine/clock.py). 0, as games recorded before the option were played: every
+    # deadline times out, however late. Every preset sets it.
+    outage_grace_ms: int = field(default=0, metadata=ADDED_LATER)
 
     # The rule corners of issue 14 (docs/rules/hoola.md §1.3, §1.5). Each default is what games
     # recorded before the option existed did, so that they replay as they were; every preset
@@ -253,7 +257,12 @@ class HoolaRules:
 
 
 # The rules' own reading of the corners settled after games were first recorded (every preset).
-KOREAN = HoolaRules(named_set_joker_suits=True, binding_ends_hoola=True, first_dealer_drawn=True)
+KOREAN = HoolaRules(
+    named_set_joker_suits=True,
+    binding_ends_hoola=True,
+    first_dealer_drawn=True,
+    outage_grace_ms=OUTAGE_GRACE_MS,
+)
 
 INTERNATIONAL = dataclasses.replace(
     KOREAN,

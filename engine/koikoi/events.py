@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from croupier.engine.clock import CameBack, ComeBack, TurnTimedOut
+from croupier.engine.clock import CameBack, ComeBack, TurnRestarted, TurnTimedOut
 from croupier.engine.koikoi.cards import Card
 from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.koikoi.yaku import Yaku
@@ -180,6 +180,7 @@ class MatchEnded:
 
 KoiKoiEvent = (
     TurnTimedOut
+    | TurnRestarted
     | CameBack
     | MatchStarted
     | RoundDealt

@@ -38,7 +38,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from croupier.engine.clock import CLOCK_BOUNDS
+from croupier.engine.clock import CLOCK_BOUNDS, OUTAGE_GRACE_MS
 from croupier.engine.game import (
     MAX_MULTIPLIER,
     MAX_STAKE,
@@ -73,9 +73,13 @@ class KoiKoiRules:
     time_bank_ms: int = field(default=0, metadata=ADDED_LATER)
     max_timeouts: int = field(default=3, metadata=ADDED_LATER)
     forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
+    # A deadline recorded more than this late (an outage) restarts the seat's turn instead of
+    # timing it out (engine/clock.py). 0, as games recorded before the option were played: every
+    # deadline times out, however late. Every preset sets it.
+    outage_grace_ms: int = field(default=0, metadata=ADDED_LATER)
 
 
-NINTENDO = KoiKoiRules()
+NINTENDO = KoiKoiRules(outage_grace_ms=OUTAGE_GRACE_MS)
 
 DEFAULT_PRESET = "nintendo"
 PRESETS: dict[str, KoiKoiRules] = {

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from croupier.engine.cards import Card
 from croupier.engine.clock import CameBack as CameBack
 from croupier.engine.clock import ComeBack as ComeBack
-from croupier.engine.clock import TurnTimedOut
+from croupier.engine.clock import TurnRestarted, TurnTimedOut
 from croupier.engine.meld_solver import JokerAs, MeldKind
 from croupier.engine.rummy.rules import RummyRules
 from croupier.engine.settlement import Settlement, SettlementLine
@@ -205,6 +205,7 @@ class RoundEnded:
 
 RummyEvent = (
     TurnTimedOut
+    | TurnRestarted
     | GameStarted
     | RoundDealt
     | CardDrawn

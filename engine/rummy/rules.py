@@ -60,7 +60,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from croupier.engine.clock import CLOCK_BOUNDS
+from croupier.engine.clock import CLOCK_BOUNDS, OUTAGE_GRACE_MS
 from croupier.engine.game import (
     MAX_STAKE,
     Bounds,
@@ -85,6 +85,10 @@ class RummyRules:
     time_bank_ms: int = field(default=0, metadata=ADDED_LATER)
     max_timeouts: int = field(default=3, metadata=ADDED_LATER)
     forfeit_when_away: bool = field(default=False, metadata=ADDED_LATER)
+    # A deadline recorded more than this late (an outage) restarts the seat's turn instead of
+    # timing it out (engine/clock.py). 0, as games recorded before the option were played: every
+    # deadline times out, however late. Every preset sets it.
+    outage_grace_ms: int = field(default=0, metadata=ADDED_LATER)
     # A run whose ace could sit at either end (``AH 3H … QH JK``) reads with the unnamed joker at
     # the high end and the ace high (docs/rules/rummy.md §3.2). False, as games recorded before the option
     # read it: the ace low. Every preset sets it.
@@ -101,7 +105,12 @@ class RummyRules:
     first_dealer_drawn: bool = field(default=False, metadata=ADDED_LATER)
 
 
-STANDARD = RummyRules(ace_high_when_ambiguous=True, end_when_all_away=True, first_dealer_drawn=True)
+STANDARD = RummyRules(
+    ace_high_when_ambiguous=True,
+    end_when_all_away=True,
+    first_dealer_drawn=True,
+    outage_grace_ms=OUTAGE_GRACE_MS,
+)
 
 DEFAULT_PRESET = "standard"
 #: The seats of a game whose request leaves ``seats`` unset or 0 (docs/rules/rummy.md §3).

@@ -12,7 +12,7 @@ from test_clock import play as play_on_the_clock
 from test_clock import replayed
 
 from croupier.contract.bindings import RUMMY
-from croupier.engine.clock import Clock, TurnTimedOut, follow, started
+from croupier.engine.clock import Clock, TurnRestarted, TurnTimedOut, follow, started
 from croupier.engine.game import Context, InvalidRules, fold
 from croupier.engine.rummy.events import (
     CameBack,
@@ -403,8 +403,9 @@ def test_the_turn_after_a_forfeit_skips_the_forfeited_seat() -> None:
 
 
 def test_when_one_seat_is_left_in_play_it_wins_by_forfeit() -> None:
-    # Seat 0 forfeits at its deadline, seat 1 at its own a turn time later: one batch holds both.
-    state = three_seats(stake_per_point=3)
+    # Seat 0 forfeits at its deadline, seat 1 at its own a turn time later: one batch holds both
+    # (recorded a turn time late: an outage, held against the seats without outage_grace_ms).
+    state = three_seats(stake_per_point=3, outage_grace_ms=0)
     after, events = time_passes(state, T0 + 2 * TURN_MS)
     forfeits = [e for e in events if isinstance(e, SeatForfeited)]
     assert [f.seat for f in forfeits] == [0, 1]
@@ -461,8 +462,11 @@ def test_forfeits_at_an_idle_seat_in_random_games() -> None:
 
 
 def test_the_new_commands_and_events_cross_the_contract() -> None:
-    state, events = time_passes(three_seats(), T0 + 2 * TURN_MS)
-    for event in [*events, CameBack(2)]:
+    # Two deadlines recorded a turn time late: forfeits without outage_grace_ms, else a restart.
+    state, events = time_passes(three_seats(outage_grace_ms=0), T0 + 2 * TURN_MS)
+    _, restarted = time_passes(three_seats(), T0 + 2 * TURN_MS)
+    assert [type(e) for e in restarted] == [TurnRestarted]
+    for event in [*events, *restarted, CameBack(2)]:
         assert RUMMY.event_from_body(RUMMY.event_to_body(event)) == event
     assert RUMMY.command_from_proto(RUMMY.command_to_proto(ComeBack())) == ComeBack()
     assert list(RUMMY.view_to_proto(GAME.view(state, 2)).rummy.forfeited) == [0, 1]

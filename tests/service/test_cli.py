@@ -349,7 +349,7 @@ def test_demo_with_an_idle_seat_shows_its_time_outs_and_forced_moves(served) -> 
     timed = [i for i, line in enumerate(lines) if line.startswith("  seat 1 timed out: deadline")]
     assert timed and all("ms after it" in lines[i] for i in timed)
     assert re.search(r"^    #\d+ card discarded: seat 1; card \w\w$", demo.stdout, re.MULTILINE)
-    assert "it is away now" in demo.stdout  # three time-outs in a row (max_timeouts' default)
+    assert "it is away" in demo.stdout  # three time-outs in a row (max_timeouts' default)
     assert not re.search(r"^  seat 1: ", demo.stdout, re.MULTILINE)  # seat 1 never played
     assert re.search(r"MATCH_OVER; winner\(s\): seat [01]", demo.stdout)
     refused = subprocess.run(

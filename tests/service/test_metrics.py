@@ -144,7 +144,8 @@ def captured_logs() -> Iterator[list[dict[str, Any]]]:
 
 
 def timed_gin(server: Running) -> service_pb2.CreateGameResponse:
-    rules = gin_pb2.GinRules(turn_time_ms=TURN_MS)
+    # A deadline recorded LATE_MS late is a time-out, not an outage (outage_grace_ms above it).
+    rules = gin_pb2.GinRules(turn_time_ms=TURN_MS, outage_grace_ms=4 * LATE_MS)
     return server.stub.CreateGame(
         service_pb2.CreateGameRequest(
             kind=GIN, seats=2, preset="single-hand", overrides=service_pb2.Rules(gin=rules)

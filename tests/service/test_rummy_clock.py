@@ -95,8 +95,10 @@ def verified(service: Service, game: service_pb2.CreateGameResponse) -> bool:
     return verdict.ok
 
 
+# The games below let a day pass and tick once: time plays them out in one batch, as a service
+# down for a day would without ``outage_grace_ms`` (with it, the first deadline restarts instead).
 def test_an_away_seat_comes_back_and_the_replay_verifies(service: Service) -> None:
-    game = create(service, 2, max_timeouts=1)
+    game = create(service, 2, max_timeouts=1, outage_grace_ms=0)
     first = view(service, game, 0).view.rummy.turn
     service.clock.offset_ms += TURN_MS + 100
     version = service.tick(game.game_id)
@@ -129,7 +131,9 @@ def test_an_away_seat_comes_back_and_the_replay_verifies(service: Service) -> No
 
 
 def test_a_forfeit_through_the_service_settles_and_the_replay_verifies(service: Service) -> None:
-    game = create(service, 3, max_timeouts=1, forfeit_when_away=True, stake_per_point=2)
+    game = create(
+        service, 3, max_timeouts=1, forfeit_when_away=True, stake_per_point=2, outage_grace_ms=0
+    )
     service.clock.offset_ms += A_DAY_MS
     service.tick(game.game_id)
     assert view(service, game, 0).finished

@@ -14,6 +14,8 @@ import grpc
 import pytest
 
 from croupier.app.sweeper import SweepSettings
+from croupier.replays.format import from_binary
+from croupier.replays.timeline import render_text, timeline
 from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import Running, server_thread, studio_auth
@@ -208,9 +210,12 @@ def test_two_replicas_sweeping_record_each_time_out_once(server: Running, replic
             assert verdict.ok, verdict.divergence
 
 
-def test_time_outs_that_fell_due_while_down_keep_their_deadlines(server: Running) -> None:
-    """The service is down for several turns: when it is back, each time-out is recorded with
-    the deadline it had, one after the other (the next turn's clock starts at the last one)."""
+def _down_for(
+    server: Running, down_ms: int, **clock: int
+) -> tuple[service_pb2.CreateGameResponse, int]:
+    """A game created on a server that then goes down for ``down_ms`` (the game's rules'
+    ``clock`` settings changed); its first deadline. The other server, ``server``, which did not
+    know the game, records what fell due when the time has passed."""
     from croupier.service.store import open_store
 
     store = open_store(server.store.url)
@@ -219,15 +224,73 @@ def test_time_outs_that_fell_due_while_down_keep_their_deadlines(server: Running
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = service_pb2_grpc.GameServiceStub(channel)
         other = Running(channel, stub, store, f"127.0.0.1:{port}", server.clock, down)
-        game = create(other, max_timeouts=100)
+        game = create(other, **clock)
         first = view(other, game).to_act[0].deadline_ms
     down.stop(grace=None)
     # The game's server is gone; the others do not know the game yet (no reads, no cache).
-    server.clock.advance(3 * TURN_MS + TURN_MS // 2)
+    server.clock.advance(down_ms)
     settle(server)
     store.close()
+    return game, first
+
+
+def test_without_outage_grace_time_outs_that_fell_due_while_down_keep_their_deadlines(
+    server: Running,
+) -> None:
+    """With ``outage_grace_ms`` 0 (as games recorded before it): the service is down for several
+    turns, and when it is back each time-out is recorded with the deadline it had, one after the
+    other (the next turn's clock starts at the last one)."""
+    game, first = _down_for(server, 3 * TURN_MS + TURN_MS // 2, max_timeouts=100, outage_grace_ms=0)
     deadlines = timed_out(server, game)
     assert deadlines[:3] == [first, first + TURN_MS, first + 2 * TURN_MS]
+
+
+def test_a_deadline_that_passed_while_down_restarts_the_turn(server: Running) -> None:
+    """With the presets' ``outage_grace_ms``: the service is down for several turns; when it is
+    back the seat on the clock is not timed out, its turn starts again with its whole turn time
+    (TurnRestarted), and the game's replay verifies and says so."""
+    down_ms = 3 * TURN_MS + TURN_MS // 2
+    game, first = _down_for(server, down_ms)
+    assert timed_out(server, game) == []
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+    restarts = [e for e in replay.events if e.body.gin.HasField("turn_restarted")]
+    (restart,) = restarts
+    again = restart.body.gin.turn_restarted
+    assert again.deadline_ms == first and again.at_ms == restart.recorded_at_ms
+    assert again.at_ms - first > 1000  # the presets' grace
+    (clock,) = view(server, game).to_act
+    assert (clock.seat, clock.deadline_ms) == (again.seat, again.at_ms + TURN_MS)
+    # The seat plays its turn in the time it was given again.
+    shown = server.stub.ListLegalMoves(
+        service_pb2.ListLegalMovesRequest(game_id=game.game_id),
+        metadata=auth(game.tokens[again.seat].token),
+    )
+    answered = server.stub.SubmitCommand(
+        service_pb2.SubmitCommandRequest(
+            game_id=game.game_id,
+            command_id="after-the-outage",
+            expected_version=shown.version,
+            command=shown.moves[0].command,
+        ),
+        metadata=auth(game.tokens[again.seat].token),
+    )
+    assert answered.version > shown.version
+    # Both seats idle from here: the game ends by its time-outs, and its replay, restart and
+    # all, verifies and reads as such.
+    for _ in range(100):
+        if view(server, game).finished:
+            break
+        server.clock.advance(TURN_MS + 1)
+        settle(server)
+    exported = server.stub.ExportReplay(
+        service_pb2.ExportReplayRequest(game_id=game.game_id),
+        metadata=auth(game.tokens[0].token),
+    )
+    verdict = server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=exported.replay))
+    assert verdict.ok, verdict.divergence
+    shown_text = render_text(timeline(from_binary(exported.replay)))
+    assert f"Seat {again.seat}'s deadline" in shown_text
+    assert "passed while the service was away" in shown_text and "turn starts again" in shown_text
 
 
 def test_a_play_stream_pushes_the_state_after_the_time_outs_due(server: Running) -> None:
