@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 settings.register_profile(
     "default", deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow]
@@ -19,6 +19,10 @@ settings.register_profile(
     derandomize=True,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
+    # No shrinking in CI: an example is a whole game, and shrinking one can outlast the run's
+    # time (minutes, reported as nothing but a time-out). The failing example is reported as
+    # found, with its blob to reproduce it (and shrink it) locally.
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target],
 )
 settings.load_profile("ci" if os.environ.get("CI") == "true" else "default")
 

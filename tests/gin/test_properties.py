@@ -85,6 +85,11 @@ def hidden_from(state: GinState, seat: int | None, seen: set[str] = frozenset())
 def syntactic_commands(rng: random.Random, state: GinState, seat: int) -> Iterator[GinCommand]:
     pool = list(state.hands[seat]) * 3 + list(standard_deck()) + ["", "1Z", "JK1"]
     yield from (DrawStock(), DrawDiscard(), Pass(), EndLayOffs(), NextHand(), Knock())
+    # Every lay-off of a held card onto every meld on the table: a lay-off left out of the list
+    # is found whichever card and meld it is (random ones missed one in ten such omissions).
+    for card in state.hands[seat] if state.hands else ():
+        for meld in range(len(state.table)):
+            yield LayOff(card, meld)
     for _ in range(8):
         yield Discard(rng.choice(pool))
         yield Knock(rng.choice(pool))
@@ -142,6 +147,8 @@ def check_step(state: GinState, rng: random.Random, seen: set[str]) -> None:
         legal = GAME.legal_commands(state, who)
         assert len(set(legal)) == len(legal) and all(GAME.label(state, c) for c in legal)
         listed = {same_move(c) for c in legal}
+        # Listed ⇒ accepted, for the whole list; accepted ⇒ listed, for every command below.
+        assert all(accepted(state, who, c) for c in legal), (who, legal)
         for command in syntactic_commands(rng, state, who):
             if isinstance(command, LayOff) and command.meld < 0:
                 continue  # a negative index cannot be sent (the contract's field is unsigned)
@@ -185,7 +192,8 @@ def play_random_match(rules: Any, seeds: Seeds, rng: random.Random) -> tuple[Gin
         if GAME.is_finished(state):
             return state, events, commands
         seat = state.turn if state.phase is not Phase.HAND_OVER else rng.randrange(2)
-        if rng.random() < 0.1:
+        # Every step of the rare phases (lay-offs), a tenth of the others.
+        if state.phase is Phase.LAY_OFF or rng.random() < 0.1:
             check_step(state, rng, seen)
         legal = GAME.legal_commands(state, seat)
         assert legal, "the seat to act always has a move"

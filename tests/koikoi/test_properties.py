@@ -92,6 +92,13 @@ def syntactic_commands(
     for _ in range(10):
         yield PlayCard(rng.choice(pool), rng.choice(pool + [""] * 20))
         yield ChooseCapture(rng.choice(pool))
+    # Every play of a held card, capturing nothing or any field card, and every capture choice:
+    # a move left out of the list is found whichever it is.
+    for card in state.hands[seat] if state.hands else ():
+        for capture in ("", *state.field):
+            yield PlayCard(card, capture)
+    for card in state.field:
+        yield ChooseCapture(card)
 
 
 def accepted(state: KoiKoiState, seat: int, command: KoiKoiCommand) -> bool:
@@ -114,6 +121,8 @@ def check_step(state: KoiKoiState, seat: int, rng: random.Random) -> None:
         legal = GAME.legal_commands(state, who)
         assert len(set(legal)) == len(legal)
         assert all(GAME.label(state, c) for c in legal)
+        # Listed ⇒ accepted, for the whole list; accepted ⇒ listed, for every command below.
+        assert all(accepted(state, who, c) for c in legal), (who, legal)
         for command in syntactic_commands(rng, state, who):
             assert accepted(state, who, command) == (command in legal), (who, command)
         view = GAME.view(state, who)

@@ -332,4 +332,5 @@ def test_closing_waits_for_every_pool_within_one_deadline_and_the_store_within_i
         release.join()
         other.close()
     assert sorted(joined) == ["log-read-0", "log-write-0"]
-    assert took_aclose < 1.0 and took_close < 1.0, (took_aclose, took_close)
+    # Neither waited for the lock's release at 2 s.
+    assert took_aclose < 1.5 and took_close < 1.5, (took_aclose, took_close)

@@ -94,7 +94,7 @@ def test_while_the_database_refuses_connections_calls_say_so_and_find_it_back_so
             # Found back within about a second of its return: the pool gave up on its tries
             # after RECONNECT_FOR_S, and the next call asked anew (here at once, 8 ms). With
             # psycopg_pool's default its tries came 1, 2, 4 s apart: found back 2.9 s late.
-            assert time.monotonic() - back < 1.5
+            assert time.monotonic() - back < 2.2  # psycopg_pool's own backoff: 2.9 s
             time.sleep(0.1)
 
 

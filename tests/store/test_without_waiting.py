@@ -53,7 +53,8 @@ def test_a_write_that_meets_the_lock_held_writes_nothing_and_says_so_at_once(
     started = time.monotonic()
     with pytest.raises(StoreBusy):
         at_once.append(game_id, 1, [NewEvent("A", b"a")], "cmd", 0, 2)
-    assert time.monotonic() - started < 1.0  # no busy timeout (the store's is 5 s)
+    # No busy timeout (the store's is 5 s): half of it is a wide margin on a busy machine.
+    assert time.monotonic() - started < 2.5
     other.execute("ROLLBACK")
     other.close()
     assert store.game(game_id).version == 1 and store.result_of(game_id, "cmd") is None
