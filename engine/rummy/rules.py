@@ -24,8 +24,9 @@ Decisions where the rules are silent (each tested):
   Where the ace could sit at either end (``AH 3H … QH JK``), the joker is the king and the ace high
   (``ace_high_when_ambiguous``, set by every preset; games recorded before it read the ace low).
 * When the stock is empty at the end of a turn, the discards under the top are shuffled into a new
-  stock (purpose ``reshuffle-N``). ``max_reshuffles`` (default 0: no limit) bounds it; when the
-  stock is empty and cannot be rebuilt, the round ends with no winner and nobody pays.
+  stock (purpose ``reshuffle-N``). ``max_reshuffles`` bounds it (3 in every preset, as the rules
+  say; 0: no limit, which the presets set until 2026-12-06 and games recorded before then hold);
+  when the stock is empty and cannot be rebuilt, the round ends with no winner and nobody pays.
 * ``max_reshuffles`` = 0 means *no limit* here but *never* in Hoola (``HoolaRules``), and stays so:
   every recorded Rummy game holds an explicit 0 (the protobuf field has presence) that must go on
   meaning "no limit" when it is replayed under ENGINE_VERSION 1, and Hoola's 0 has always meant
@@ -105,7 +106,11 @@ class RummyRules:
     first_dealer_drawn: bool = field(default=False, metadata=ADDED_LATER)
 
 
+#: The presets' ``max_reshuffles``: docs/rules/rummy.md §3.1 (the spec's default).
+PRESET_RESHUFFLES = 3
+
 STANDARD = RummyRules(
+    max_reshuffles=PRESET_RESHUFFLES,
     ace_high_when_ambiguous=True,
     end_when_all_away=True,
     first_dealer_drawn=True,
