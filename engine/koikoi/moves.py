@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
-from croupier.engine.koikoi.cards import Card, is_card, name, sort_cards
+from croupier.engine.koikoi.cards import Card, is_card, kind, name, sort_cards
 from croupier.engine.koikoi.deal import deal
 from croupier.engine.koikoi.events import (
     CaptureChosen,
@@ -328,14 +328,26 @@ def _first_capture(matches: tuple[Card, ...]) -> Card:
     return sort_cards(matches)[0] if len(matches) == 2 else ""
 
 
+def forced_play(state: KoiKoiState, seat: int) -> Card:
+    """The card a time-out plays (docs/rules/koikoi.md, "Forced moves"): with
+    ``forced_play_least``, the one that gives away the least (a capture first, then the least
+    valuable kind, then the earliest month); in games recorded before it, the first in deck
+    order."""
+    in_order = sort_cards(state.hands[seat])
+    if not state.rules.forced_play_least:
+        return in_order[0]
+    # Kind's values run from bright (1) to chaff (4): the highest is the least valuable.
+    return min(in_order, key=lambda c: (not state.matches(c), -kind(c).value))
+
+
 def forced_command(state: KoiKoiState, seat: int) -> KoiKoiCommand:
-    """The move a time-out makes (docs/rules/common.md §5.1): play the hand's first card in deck order and
-    take the first capture choice (also for the turned card); a formed or raised yaku is cashed
-    (shobu, never koi-koi); between rounds, deal the next one. Always one of
-    :func:`legal_commands` for the seat on the clock."""
+    """The move a time-out makes (docs/rules/common.md §5.1): play :func:`forced_play` and take
+    the first capture choice in deck order, the most valuable (also for the turned card); a
+    formed or raised yaku is cashed (shobu, never koi-koi); between rounds, deal the next one.
+    Always one of :func:`legal_commands` for the seat on the clock."""
     match state.phase:
         case Phase.PLAY if state.hands[seat]:
-            card = sort_cards(state.hands[seat])[0]
+            card = forced_play(state, seat)
             return PlayCard(card, _first_capture(state.matches(card)))
         case Phase.CHOOSE_CAPTURE if state.turned is not None:
             return ChooseCapture(_first_capture(state.matches(state.turned)))

@@ -14,6 +14,7 @@ from croupier.contract.bindings import KOIKOI
 from croupier.engine.clock import Clock, TurnTimedOut, fold_timed
 from croupier.engine.game import Context, InvalidRules, fold
 from croupier.engine.koikoi import KoiKoiGame
+from croupier.engine.koikoi.cards import sort_cards
 from croupier.engine.koikoi.events import (
     CaptureChosen,
     CardPlayed,
@@ -110,17 +111,43 @@ def test_play_the_first_card_in_deck_order_and_take_the_first_capture() -> None:
     assert after.clock.timeouts == (1, 0)
 
 
+@pytest.mark.parametrize(
+    ("hand", "field", "played"),
+    [
+        # A card that captures goes before one that would lie on the field for the opponent.
+        ("1B 9C1 4A", "4R 2R", "4A"),
+        # None captures: the least valuable kind first, a chaff before a ribbon, an animal, a
+        # bright; a bright only when nothing else is left.
+        ("1B 3R 5A 8C1", "2R 6R", "8C1"),
+        ("1B 3R 5A", "2R 6R", "3R"),
+        ("1B 3B 5A", "2R 6R", "5A"),
+        ("3B 1B", "2R 6R", "1B"),
+        # Several capture: the least valuable of them, then the earliest month.
+        ("2A 2C1 9C1", "2R 9R", "2C1"),
+    ],
+)
+def test_a_forced_play_gives_away_as_little_as_it_can(hand: str, field: str, played: str) -> None:
+    state = on_the_clock(position((hand, "4C1 6A"), field, "12C3", rules=clocked()))
+    assert forced_and_legal(state, 0).card == played
+    # Games recorded before the option played the hand's first card in deck order.
+    before = on_the_clock(
+        position((hand, "4C1 6A"), field, "12C3", rules=clocked(forced_play_least=False))
+    )
+    assert forced_and_legal(before, 0).card == sort_cards(tuple(hand.split()))[0]
+
+
 def test_a_single_match_is_taken_without_naming_it() -> None:
     state = on_the_clock(position(("9A 2A", "4A 6A"), "2R 3R", "12C3", rules=clocked()))
     assert forced_and_legal(state, 0) == PlayCard("2A")
 
 
 def test_the_time_out_plays_the_whole_turn_through_the_capture_choice() -> None:
-    # 1B joins the field; the turned 3B matches 3R and 3C1: the same time-out names 3R.
+    # 4A joins the field (neither card captures: the animal goes before the bright 1B); the
+    # turned 3B matches 3R and 3C1: the same time-out names 3R.
     state = on_the_clock(position(("1B 4A", "5A 6A"), "3C1 3R 2R", "3B 12C3", rules=clocked()))
     _, events = at_deadline(state)
     assert events[1:] == [
-        CardPlayed(0, "1B", ()),
+        CardPlayed(0, "4A", ()),
         CardTurned(0, "3B", (), awaiting_choice=True),
         CaptureChosen(0, "3B", ("3R",)),
     ]
@@ -228,7 +255,8 @@ def test_away_after_max_timeouts_in_a_row_and_back_with_a_command() -> None:
     assert clock.away and clock.deadline_ms == now
     forced = GAME.advance(GAME.at(state, now, None), Context(SEEDS, now))
     assert forced[0] == TurnTimedOut(0, now, away=True)
-    assert isinstance(forced[1], CardPlayed) and forced[1].card == "10A"
+    # Its third forced play: 9A and 10A went first, the bright 1B is kept (forced_play_least).
+    assert isinstance(forced[1], CardPlayed) and forced[1].card == "11A"
     state = fold(GAME, forced, GAME.at(state, now, None))
     # A command of its own brings it back: time-outs from zero, a whole turn time again.
     state, _ = act(state, 1, GAME.legal_commands(state, 1)[0], now + 100)
