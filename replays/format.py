@@ -248,7 +248,9 @@ def from_json(text: str) -> Replay:
     except ReplayFormatError:
         raise
     except (ValueError, KeyError, TypeError, json_format.ParseError) as error:
-        raise ReplayFormatError(f"not a JSON replay: {error}") from None
+        # protobuf's message goes on to list every field the message has: the first line says it.
+        said = str(error).split("\n", 1)[0].strip()
+        raise ReplayFormatError(f"not a JSON replay: {said}") from None
     except RecursionError:
         # Deeply nested JSON (``[[[[…``) exhausts the parser's stack: not a replay either.
         raise ReplayFormatError("not a JSON replay: nested too deeply") from None

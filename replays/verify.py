@@ -244,7 +244,7 @@ def _check_format(replay: Replay, report: Report) -> GameBinding:
                 number,
                 "completeness",
                 "a complete event (a finished game's replay)",
-                "a redacted copy",
+                "a redacted copy" if event.redacted else "no payload (the hashed bytes)",
             )
     report.checks.append(
         f"format: {binding.field} game {header.game_id}, {len(replay.events)} events"
@@ -513,8 +513,8 @@ def _check_outcome(
         _fail(
             0,
             check,
-            _text(rounds[number - 1]) if number <= len(rounds) else "none",
-            _text(footer.rounds[number - 1]) if number <= len(footer.rounds) else "none",
+            _settled(rounds[number - 1]) if number <= len(rounds) else "none",
+            _settled(footer.rounds[number - 1]) if number <= len(footer.rounds) else "none",
         )
     final = binding.game.final_settlement(game_events)
     if final is None:
@@ -530,6 +530,12 @@ def _check_outcome(
         f"settlement: {len(rounds)} round(s) and the final settlement reproduced; "
         f"final state {digest[:16]}…"
     )
+
+
+def _settled(settlement: common_pb2.Settlement) -> str:
+    """A round's settlement in a line: which round, how it ended, each seat's net."""
+    nets = ", ".join(f"seat {seat} {net:+d}" for seat, net in enumerate(settlement.net))
+    return f"round {settlement.round}, {settlement.outcome}, net {nets or 'none'}"
 
 
 def _describe(binding: GameBinding, event: Any) -> str:

@@ -4,6 +4,7 @@ caught at the right place (the issue's tampering list)."""
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -237,3 +238,24 @@ def test_a_json_document_that_is_not_a_replay_says_what_it_lacks(text: str, said
     with pytest.raises(ReplayFormatError) as refused:
         from_json(text)
     assert str(refused.value).startswith(f"not a JSON replay: {said}")
+
+
+def test_what_the_verifier_says_reads_in_one_line_for_a_person(replays) -> None:
+    """A support agent reads these (the red badge repeats them): no protobuf text dump, no list
+    of the message's every field."""
+    replay = tampered(replays["hoola"])
+    del replay.footer.rounds[-1]
+    divergence = verify(replay).divergence
+    assert divergence is not None and divergence.check.startswith("settlement of round")
+    assert divergence.found == "none" and ", net seat 0 " in divergence.expected
+    assert "factors" not in divergence.expected
+    document = json.loads(to_json(replays["hoola"]))
+    document["header"]["bogusField"] = 1
+    with pytest.raises(ReplayFormatError) as refused:
+        from_json(json.dumps(document))
+    assert "bogusField" in str(refused.value) and "\n" not in str(refused.value)
+    assert "Available Fields" not in str(refused.value)
+    replay = tampered(replays["hoola"])
+    replay.events[2].ClearField("payload")
+    divergence = verify(replay).divergence
+    assert divergence is not None and divergence.found == "no payload (the hashed bytes)"
