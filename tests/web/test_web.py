@@ -335,9 +335,11 @@ def test_the_web_client_type_checks_and_is_formatted() -> None:
 
 
 #: The shortest games of each kind: two tabs (two people, each sees the other's moves live) in
-#: the two-seat games and in Hoola beside a bot; one person against a bot in Rummy.
+#: the two-seat games and in Hoola beside a bot; one person against a bot in Rummy. Gin's page is
+#: opened at http://game.test:PORT/ (Chromium maps the name to the server): plain HTTP from a host
+#: that is not localhost, no secure context, where browsers have no crypto.randomUUID.
 GAMES = {
-    "gin": ["--preset", "single-hand", "--seats", "2", "--humans", "2"],
+    "gin": ["--preset", "single-hand", "--seats", "2", "--humans", "2", "--host", "game.test"],
     "koikoi": ["--preset", "nintendo-3", "--seats", "2", "--humans", "2"],
     "hoola": ["--preset", "korean", "--seats", "3", "--humans", "2", "--rounds", "1"],
     "rummy": ["--preset", "standard", "--seats", "2", "--humans", "1"],
@@ -379,6 +381,12 @@ def test_a_whole_game_through_the_page_in_chromium(web_server: Served, kind: str
     report = json.loads(run.stdout.strip().splitlines()[-1])
     humans = int(GAMES[kind][GAMES[kind].index("--humans") + 1])
     assert report["moves"] > 0
+    if "--host" in GAMES[kind]:  # every move made its command id without randomUUID
+        assert (report["secureContext"], report["randomUUID"]) == (False, False), report
+        assert report["origin"].startswith("http://game.test:"), report
+    # The move play.mjs sends stale is refused, and the page still says so after reading the game
+    # again (its own notice: the status is rewritten by every state).
+    assert report["refusalShown"], report
     # A move sent as the game moved on is refused (ABORTED) and looked at again: a race, not the
     # rule (a page whose moves were mostly refused would be out of step with the game).
     assert report["refused"] <= report["moves"] // 2
@@ -396,6 +404,51 @@ def test_a_whole_game_through_the_page_in_chromium(web_server: Served, kind: str
         assert calls.get(read, 0) <= 2 * report["refused"], (report, calls)
     for name in ("lobby", "seat0-final", "timeline"):
         assert (SCREENSHOTS / f"{kind}-{name}.png").stat().st_size > 0
+
+
+def _node_script(node: str, script: str, *args: str) -> dict[str, Any]:
+    """Run one of clients/web/test's scripts; the JSON line it prints last."""
+    run = subprocess.run(
+        [node, str(WEB / "test" / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=GAME_TIMEOUT_S,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    report: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    return report
+
+
+def test_a_link_that_cannot_work_says_so_once_and_a_broken_network_is_retried(
+    web_server: Served,
+) -> None:
+    """A seat link the server refuses for good (a token it does not accept, one for another game)
+    says so in plain words, with the code small, after one call (it used to ask every second for
+    ever); a stream the network breaks is tried again, less often each time, and picks up."""
+    node, browser = _browser_tools()
+    report = _node_script(node, "links.mjs", "--url", web_server.url, "--chromium", browser)
+    assert report["badToken"]["code"] == "UNAUTHENTICATED · INVALID_TOKEN", report
+    assert report["otherGame"]["code"] == "PERMISSION_DENIED · TOKEN_FOR_OTHER_GAME", report
+    assert report["network"]["broken"].startswith("The connection to the server is lost"), report
+
+
+def test_the_event_log_says_whose_turn_timed_out_and_which_moves_were_forced() -> None:
+    """The page's event log in words (clients/web/src/events.ts, run in Node.js): a time-out is
+    the seat's, at a clock time; its forced moves are the seat's, marked forced; the deal and a
+    hand's end are nobody's; no hash, no raw field names."""
+    node, _ = _browser_tools()
+    lines = _node_script(node, "events.mjs")["lines"]
+    assert "Seat 0 (you), forced: draws 7♠ from the stock" in lines
+    assert not any("Dealer" in line for line in lines)
+
+
+def test_the_client_package_bundles_for_browsers_without_stand_ins() -> None:
+    """@croupier/client, as shipped, bundles with plain esbuild for browsers: its browser entry
+    (and the `browser` condition of a plain import) has no Node.js built-in and no connect-node."""
+    node, _ = _browser_tools()
+    report = _node_script(node, "bundle.mjs")
+    assert report["bytes"] > 0
 
 
 # --- croupier serve: the lobby only with --lobby ---------------------------------------------------

@@ -2,12 +2,14 @@
 // service answers a repeated id with its first answer, applying nothing twice (docs/event-log.md,
 // "Concurrency and idempotency"). So a command whose answer was lost is retried without fear.
 // CreateGame likewise, with a request id.
-import { randomUUID } from "node:crypto";
-import { setTimeout as delay } from "node:timers/promises";
+//
+// Browser-safe: no Node built-in, only the globals browsers and Node.js share (crypto's random
+// values, setTimeout), so that the web entry (web.ts) bundles it as it is.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, type CallOptions } from "@connectrpc/connect";
 import type { GameClient } from "./auth.js";
 import { CroupierError, decodeError } from "./errors.js";
+import { randomId } from "./ids.js";
 import type {
   CreateGameRequestSchema,
   CreateGameResponse,
@@ -93,6 +95,25 @@ export function backoffMs(error: CroupierError, attempt: number, policy: RetryPo
   return Math.max(jittered, error.retryDelayMs ?? 0);
 }
 
+/** Wait `ms`, or until `signal` aborts (rejecting with its reason, as a fetch would). */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
 /** Make `call` until it answers, `retryable` says no, or the policy's attempts are spent. */
 async function retrying<T>(
   call: (options: CallOptions) => Promise<T>,
@@ -112,7 +133,7 @@ async function retrying<T>(
       }
       const waitMs = backoffMs(error, attempt, policy);
       onRetry?.(error, attempt, waitMs);
-      await delay(waitMs, undefined, { signal: callOptions.signal });
+      await sleep(waitMs, callOptions.signal);
     }
   }
 }
@@ -127,7 +148,7 @@ export async function submit(
   request: MessageInitShape<typeof SubmitCommandRequestSchema>,
   options: SubmitOptions = {},
 ): Promise<SubmitCommandResponse> {
-  const sent = { ...request, commandId: request.commandId || randomUUID() };
+  const sent = { ...request, commandId: request.commandId || randomId() };
   const expected = BigInt(request.expectedVersion ?? 0n);
   return retrying(
     (callOptions) => client.submitCommand(sent, callOptions),
@@ -148,7 +169,7 @@ export async function createGame(
   request: MessageInitShape<typeof CreateGameRequestSchema>,
   options: SubmitOptions = {},
 ): Promise<CreateGameResponse> {
-  const sent = { ...request, requestId: request.requestId || randomUUID() };
+  const sent = { ...request, requestId: request.requestId || randomId() };
   return retrying(
     (callOptions) => client.createGame(sent, callOptions),
     (error) =>

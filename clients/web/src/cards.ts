@@ -1,6 +1,6 @@
 // Cards as people read them: "Q♦", "10♥", "Joker"; Hanafuda cards by name ("Cherry curtain").
-import type { Card, HanafudaCard } from "@croupier/client";
-import { HanafudaKind } from "@croupier/client";
+import type { Card, HanafudaCard } from "@croupier/client/web";
+import { HanafudaKind } from "@croupier/client/web";
 
 const SUITS: Record<string, string> = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const RED = new Set(["H", "D"]);
@@ -32,8 +32,9 @@ export function cardText(code: string): string {
   return `${RANKS[rank] ?? rank}${SUITS[suit] ?? suit}`;
 }
 
-/** A label from ListLegalMoves with its card codes written as cards ("Discard QD" → "Discard
- * Q♦"); Hanafuda labels already name their cards. */
+/** The server's words with their card codes written as cards: a label from ListLegalMoves
+ * ("Discard QD" → "Discard Q♦"), a settlement's reason ("left in hand: 6D2 5S1" → "left in hand:
+ * 6♦ 5♠"). Hanafuda text already names its cards. */
 export function prettyLabel(label: string): string {
   return label.replace(/\b(JK[12]|[2-9TJQKA][SHDC][12]?)\b/g, (code) => cardText(code));
 }

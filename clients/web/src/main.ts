@@ -7,23 +7,28 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import {
   asToken,
+  backoffMs,
   bearer,
+  Code,
   decodeError,
   decodeErrors,
   GameKind,
   GameService,
+  isConnectionLoss,
   submit,
+  type CroupierError,
   type GameClient,
   type GameEvent,
   type LegalMove,
   type Preset,
+  type RetryPolicy,
   type SeatToAct,
   type View,
-} from "@croupier/client";
+} from "@croupier/client/web";
 import { prettyLabel } from "./cards.js";
+import { EventNarrator } from "./events.js";
 import {
   clock,
-  describeEvent,
   h,
   handOf,
   lastSettlement,
@@ -43,9 +48,27 @@ const KINDS: Record<string, { kind: GameKind; title: string; seats: [number, num
 };
 /** Coalesce the refreshes that a burst of events asks for. */
 const REFRESH_DELAY_MS = 30;
-/** Wait before reopening a broken event stream. */
-const RECONNECT_MS = 1000;
+/** Reopening a broken event stream: after about a second, then twice as long each time (with
+ * jitter: a server back up is not hit by every page at once), at most half a minute apart; never
+ * before the delay the server asks for (RetryInfo). Attempts: for as long as the page is open. */
+const RECONNECT: RetryPolicy = {
+  attempts: Number.POSITIVE_INFINITY,
+  baseDelayMs: 1000,
+  maxDelayMs: 30_000,
+};
+/** The codes a move's answer has when the link itself is no good, so that trying again cannot
+ * help: its token is not accepted (signed with a key the server no longer has, or for another
+ * game), or its game is not on this server. */
+const LINK_REFUSED = new Set<Code>([Code.Unauthenticated, Code.PermissionDenied, Code.NotFound]);
+/** The same for reading the game, where INVALID_ARGUMENT is the link's too (a mangled game id);
+ * a move's INVALID_ARGUMENT is about the move. */
+const DEAD_LINK = new Set<Code>([...LINK_REFUSED, Code.InvalidArgument]);
+const DEAD_LINK_TEXT =
+  "This link no longer works: the game is gone, the server restarted without its keys, or the link is mistyped.";
+/** How long a refused move's notice stays up, unless the player moves again or the game ends. */
+const NOTICE_MS = 10_000;
 const CLOCK_TICK_MS = 500;
+const MS_PER_SECOND = 1000;
 
 const transport = createConnectTransport({
   baseUrl: location.origin,
@@ -59,6 +82,24 @@ const main = document.getElementById("app") as HTMLElement;
 function message(error: unknown): string {
   const e = decodeError(error);
   return e.reason ? `${e.rawMessage} (${e.reason})` : e.rawMessage;
+}
+
+/** An error's code and reason, small, for whoever reports it: "NOT_FOUND · GAME_NOT_FOUND". */
+function codeTag(error: CroupierError): HTMLElement {
+  const code = (Code[error.code] ?? "UNKNOWN").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+  return h("small", "code", [code, error.reason].filter(Boolean).join(" · "));
+}
+
+/** Why a move was not played, in the player's words. */
+function refusal(error: CroupierError): string {
+  if (isConnectionLoss(error)) return "Not played: the server could not be reached. Try again.";
+  if (error.code === Code.Aborted)
+    return "Not played: the game moved on before your move arrived (another seat moved, or your time ran out). Here it is now.";
+  return `Not played: ${error.rawMessage.replace(/\.?$/, ".")}`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function seatLink(gameId: string, seat: number, token: string, kind: string): string {
@@ -209,10 +250,16 @@ class Table {
   private version = 0n;
   private finished = false;
   private busy = false;
+  /** The link is no good (DEAD_LINK): nothing more is read or sent. */
+  private dead = false;
   private refreshing: ReturnType<typeof setTimeout> | undefined;
+  private noticeShown: ReturnType<typeof setTimeout> | undefined;
   private reads = 0;
+  private readonly narrator: EventNarrator;
   private readonly parts = {
     status: h("p", "status"),
+    // A refused move, said apart from the status, which every new state rewrites.
+    notice: h("p", "notice"),
     seats: h("div", "seats-panel"),
     table: h("section", "table"),
     hand: h("section", "hand"),
@@ -220,6 +267,8 @@ class Table {
     settlement: h("section", "last-settlement"),
     final: h("section", "final"),
     events: h("ol", "events"),
+    // The table and the log beside it: left out for a link that never showed a game.
+    columns: h("div", "columns"),
   };
 
   constructor(
@@ -229,6 +278,7 @@ class Table {
     private readonly kind: string,
   ) {
     this.client = asToken(anonymous, token);
+    this.narrator = new EventNarrator(seat);
   }
 
   start(): void {
@@ -236,6 +286,7 @@ class Table {
     document.title = `${title} · seat ${this.seat}`;
     const p = this.parts;
     p.events.setAttribute("aria-live", "polite");
+    p.notice.setAttribute("role", "alert");
     main.replaceChildren(
       h(
         "header",
@@ -244,24 +295,24 @@ class Table {
         h("p", "game-id", `Game ${this.gameId} · you are seat ${this.seat} · `, this.newGame()),
       ),
       p.status,
+      p.notice,
+      p.columns,
+    );
+    p.columns.append(
       h(
         "div",
-        "columns",
-        h(
-          "div",
-          "play",
-          p.seats,
-          h("h2", "", "Table"),
-          p.table,
-          h("h2", "", "Your hand"),
-          p.hand,
-          h("h2", "", "Your moves"),
-          p.moves,
-          p.settlement,
-          p.final,
-        ),
-        h("aside", "log", h("h2", "", "What happens"), p.events, this.otherSeats()),
+        "play",
+        p.seats,
+        h("h2", "", "Table"),
+        p.table,
+        h("h2", "", "Your hand"),
+        p.hand,
+        h("h2", "", "Your moves"),
+        p.moves,
+        p.settlement,
+        p.final,
       ),
+      h("aside", "log", h("h2", "", "What happens"), p.events, this.otherSeats()),
     );
     // The stream's first message is every event so far with the seat's state after them: the
     // page reads nothing else as it opens.
@@ -269,8 +320,8 @@ class Table {
     setInterval(() => this.drawSeats(), CLOCK_TICK_MS);
   }
 
-  private newGame(): HTMLElement {
-    const a = h("a", "", "new game") as HTMLAnchorElement;
+  private newGame(text = "new game"): HTMLElement {
+    const a = h("a", "", text) as HTMLAnchorElement;
     a.href = location.pathname;
     return a;
   }
@@ -297,10 +348,10 @@ class Table {
   /** The events as this seat may see them, live, each batch with the seat's state after it
    * (its view, legal moves and who is to act: `include`, `batched`), pushed, so that a move is
    * one call (SubmitCommand) and nothing is polled; reopened after a break, from the last
-   * event. */
+   * event, with a growing wait (RECONNECT); given up when the link itself is no good. */
   private async follow(): Promise<void> {
     let after = 0n;
-    for (;;) {
+    for (let failures = 0; ;) {
       try {
         for await (const answer of this.client.streamEvents({
           gameId: this.gameId,
@@ -308,6 +359,7 @@ class Table {
           include: { view: true, legalMoves: true, toAct: true },
           batched: true,
         })) {
+          failures = 0; // the server answers: the next break waits a second again
           const batch = answer.batch;
           if (!batch) continue;
           for (const event of batch.events) {
@@ -320,15 +372,73 @@ class Table {
           }
         }
         return; // the game is over (its last state came with its last events): the stream ended
-      } catch (error) {
-        this.parts.status.textContent = `The event stream broke (${message(error)}); reconnecting…`;
-        await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
+      } catch (thrown) {
+        const error = decodeError(thrown);
+        if (DEAD_LINK.has(error.code)) {
+          this.deadLink(error);
+          return;
+        }
+        failures++;
+        const waitMs = backoffMs(error, failures, RECONNECT);
+        // The code only when the server answered (a network's failure has none worth showing).
+        this.say(
+          `The connection to the server is lost: trying again in ${Math.ceil(waitMs / MS_PER_SECOND)} s…`,
+          error.reason ? error : undefined,
+        );
+        await sleep(waitMs);
       }
     }
   }
 
+  /** The status line: what the page waits for, or what went wrong (its code small). */
+  private say(text: string, error?: CroupierError): void {
+    this.parts.status.replaceChildren(text, ...(error ? [" ", codeTag(error)] : []));
+  }
+
+  /** A refused move, shown until the player moves again, the game ends, or NOTICE_MS pass. */
+  private notify(text: string, error: CroupierError): void {
+    clearTimeout(this.noticeShown);
+    this.parts.notice.replaceChildren(text, " ", codeTag(error));
+    this.noticeShown = setTimeout(() => this.clearNotice(), NOTICE_MS);
+  }
+
+  private clearNotice(): void {
+    clearTimeout(this.noticeShown);
+    this.parts.notice.replaceChildren();
+  }
+
+  /** The link will never work (DEAD_LINK): say so in plain words and stop, rather than ask the
+   * server again and again for what it will always refuse. */
+  private deadLink(error: CroupierError): void {
+    this.dead = true;
+    this.moves = [];
+    this.clearNotice();
+    this.say(DEAD_LINK_TEXT, error);
+    main.dataset.dead = "true"; // for the tests
+    const offer = h(
+      "p",
+      "waiting",
+      "Nothing to play with this link. ",
+      this.newGame("Start a new game"),
+      ".",
+    );
+    // A game shown before stays as it was last seen; an empty table is not shown at all.
+    if (this.view) this.parts.moves.replaceChildren(offer);
+    else this.parts.columns.replaceChildren(offer);
+  }
+
+  /** One line of the log, newest first; `data-seat` is the seat whose command made the event
+   * (for the tests), the line's words say whom it is about. */
   private logEvent(event: GameEvent): void {
-    const item = h("li", event.seat === this.seat ? "mine" : "", describeEvent(event, this.seat));
+    const line = this.narrator.describe(event);
+    const classes = [line.about === this.seat ? "mine" : "", line.forced ? "forced" : ""];
+    const item = h(
+      "li",
+      classes.filter(Boolean).join(" "),
+      h("span", "version", `#${event.version}`),
+      " ",
+      line.text,
+    );
     item.dataset.version = String(event.version);
     if (event.seat !== undefined) item.dataset.seat = String(event.seat);
     this.parts.events.prepend(item);
@@ -340,6 +450,7 @@ class Table {
   }
 
   private async refresh(): Promise<void> {
+    if (this.dead) return;
     const read = ++this.reads;
     try {
       const [view, legal] = await Promise.all([
@@ -355,8 +466,10 @@ class Table {
         view.finished,
       );
       if (legal.version !== view.version) this.soon(); // the game moved between the two reads
-    } catch (error) {
-      this.parts.status.textContent = `Cannot read the game: ${message(error)}`;
+    } catch (thrown) {
+      const error = decodeError(thrown);
+      if (DEAD_LINK.has(error.code)) this.deadLink(error);
+      else this.say("Cannot read the game now: the next move or event will show it.", error);
     }
   }
 
@@ -369,7 +482,7 @@ class Table {
     version: bigint;
     finished: boolean;
   }): void {
-    if (state.version < this.version) return;
+    if (state.version < this.version || this.dead) return;
     this.show(state.view, state.legalMoves, state.toAct, state.version, state.finished);
   }
 
@@ -387,7 +500,10 @@ class Table {
     main.dataset.version = String(version); // for the tests: what the page shows is as of this
     const p = this.parts;
     if (!view) return;
-    p.status.textContent = finished ? "The game is over." : this.waitingFor(toAct);
+    // Finished first: the moves, the status and the final settlement all read it.
+    const ended = finished && !this.finished;
+    this.finished = finished;
+    this.say(finished ? "The game is over." : this.waitingFor(toAct));
     p.table.replaceChildren(tableOf(view));
     p.hand.replaceChildren(handOf(view));
     this.drawSeats();
@@ -396,8 +512,10 @@ class Table {
     p.settlement.replaceChildren(
       ...(last ? [settlementOf(`Round ${last.round || ""}`.trim(), last, this.seat)] : []),
     );
-    if (finished && !this.finished) void this.showFinal();
-    this.finished = finished;
+    if (ended) {
+      this.clearNotice(); // no move can be played any more: a refusal is moot
+      void this.showFinal();
+    }
   }
 
   private waitingFor(toAct: SeatToAct[]): string {
@@ -430,13 +548,14 @@ class Table {
       return button;
     });
     const waiting = this.finished
-      ? "The game is over."
+      ? "None: the game is over."
       : "Nothing to do now: the other seats are playing.";
     this.parts.moves.replaceChildren(...(buttons.length ? buttons : [h("p", "waiting", waiting)]));
   }
 
   private async play(move: LegalMove): Promise<void> {
-    if (this.busy) return;
+    if (this.busy || this.dead) return;
+    this.clearNotice(); // the player acts again: the last refusal is moot
     this.busy = true;
     this.drawMoves();
     main.dataset.busy = "true";
@@ -454,11 +573,17 @@ class Table {
       // The parts are as of stateVersion (past an away seat's turn played right after ours).
       const version = answer.stateVersion || answer.version;
       this.showIfNewer({ ...answer, version });
-    } catch (error) {
+    } catch (thrown) {
+      const error = decodeError(thrown);
       this.busy = false;
       main.dataset.played = "";
-      this.parts.status.textContent = `Not played: ${message(error)}`;
-      void this.refresh();
+      if (LINK_REFUSED.has(error.code)) {
+        this.deadLink(error);
+      } else {
+        // Said apart from the status, so that the refresh that follows does not wipe it.
+        this.notify(refusal(error), error);
+        void this.refresh();
+      }
     } finally {
       // For the tests: how many moves this page has sent, and answered.
       main.dataset.plays = String(Number(main.dataset.plays ?? 0) + 1);

@@ -1,7 +1,6 @@
 // What the page shows of a game: small render functions, one per game kind for the table, and
 // game-agnostic ones for the seats and their clocks, the settlement and the events.
 import type {
-  GameEvent,
   GinView,
   HoolaView,
   KoiKoiView,
@@ -9,7 +8,7 @@ import type {
   SeatToAct,
   Settlement,
   View,
-} from "@croupier/client";
+} from "@croupier/client/web";
 import {
   GinPhase,
   HoolaPhase,
@@ -18,8 +17,8 @@ import {
   MeldShape,
   RummyPhase,
   YakuKind,
-} from "@croupier/client";
-import { cardRow, cardText, cardTile, hanafudaTile } from "./cards.js";
+} from "@croupier/client/web";
+import { cardRow, cardTile, hanafudaTile, prettyLabel } from "./cards.js";
 
 /** An element with a class and text (or children). */
 export function h(tag: string, className = "", ...children: (Node | string)[]): HTMLElement {
@@ -215,11 +214,12 @@ export function lastSettlement(view: View): Settlement | undefined {
   }
 }
 
-/** Per seat: cards held, score, whose turn it is. */
+/** Per seat: cards held, score (undefined for a game that keeps none: Rummy is one round, its
+ * settlement the score), whose turn it is. */
 export function seatsOf(view: View): {
   seats: number;
   counts: number[];
-  scores: string[];
+  scores: string[] | undefined;
   turn: number;
 } {
   const g = view.game;
@@ -249,11 +249,11 @@ export function seatsOf(view: View): {
       return {
         seats: g.value.handCounts.length,
         counts: g.value.handCounts,
-        scores: [],
+        scores: undefined,
         turn: g.value.turn,
       };
     default:
-      return { seats: 0, counts: [], scores: [], turn: 0 };
+      return { seats: 0, counts: [], scores: undefined, turn: 0 };
   }
 }
 
@@ -286,27 +286,17 @@ export function seatsPanel(view: View, toAct: SeatToAct[], mine: number, now: nu
       t ? "acting" : "",
       h("td", "", seatName(seat, mine)),
       h("td", "", `${counts[seat] ?? 0} cards`),
-      h("td", "", scores[seat] ?? ""),
+      ...(scores ? [h("td", "", scores[seat] ?? "")] : []),
       h("td", "clock", turn),
     );
     row.dataset.seat = String(seat);
     rows.push(row);
   }
+  const headings = ["Seat", "Hand", ...(scores ? ["Score"] : []), "Turn"];
   return h(
     "table",
     "seats",
-    h(
-      "thead",
-      "",
-      h(
-        "tr",
-        "",
-        h("th", "", "Seat"),
-        h("th", "", "Hand"),
-        h("th", "", "Score"),
-        h("th", "", "Turn"),
-      ),
-    ),
+    h("thead", "", h("tr", "", ...headings.map((heading) => h("th", "", heading)))),
     h("tbody", "", ...rows),
   );
 }
@@ -331,11 +321,11 @@ export function settlementOf(title: string, s: Settlement, mine: number): HTMLEl
               "li",
               "",
               `${f.added ? "+" : "×"} ${words(f.name)} ${f.value}`,
-              f.reason ? `: ${f.reason}` : "",
+              f.reason ? `: ${prettyLabel(f.reason)}` : "",
             ),
           ),
         ),
-        line.summary ? h("p", "summary", line.summary) : "",
+        line.summary ? h("p", "summary", prettyLabel(line.summary)) : "",
       ),
     ),
   );
@@ -343,7 +333,9 @@ export function settlementOf(title: string, s: Settlement, mine: number): HTMLEl
     "section",
     "settlement",
     h("h3", "", `${title}: ${words(s.outcome)} — won by ${winners}`),
-    ...(s.notes.length ? [h("ul", "notes", ...s.notes.map((n) => h("li", "", n)))] : []),
+    ...(s.notes.length
+      ? [h("ul", "notes", ...s.notes.map((n) => h("li", "", prettyLabel(n))))]
+      : []),
     lines.length
       ? h(
           "table",
@@ -363,55 +355,4 @@ export function settlementOf(title: string, s: Settlement, mine: number): HTMLEl
         s.net.map((n, seat) => `${seatName(seat, mine)} ${n > 0n ? "+" : ""}${n}`).join(", "),
     ),
   );
-}
-
-/** Fields an event's line leaves out: the big parts (rules, hands, settlements) have their own
- * places on the page; the acting seat leads the line; ids and enum numbers say nothing to people. */
-const SKIPPED = new Set([
-  "rules",
-  "hands",
-  "settlement",
-  "lines",
-  "totals",
-  "handValues",
-  "seat",
-  "id",
-  "owner",
-  "kind",
-]);
-
-/** A message's fields on one short line: cards by name, nested messages briefly. */
-function short(value: unknown, depth = 0): string {
-  if (value === null || value === undefined) return "";
-  if (typeof value === "bigint" || typeof value === "number" || typeof value === "boolean")
-    return String(value);
-  if (typeof value === "string") return value;
-  if (Array.isArray(value))
-    return value.length ? `[${value.map((v) => short(v, depth + 1)).join(" ")}]` : "";
-  if (typeof value !== "object") return "";
-  const o = value as Record<string, unknown>;
-  if (typeof o.code === "string") return "month" in o ? String(o.name) : cardText(o.code);
-  if ("case" in o) return o.case ? `${words(String(o.case))} ${short(o.value, depth + 1)}` : "";
-  if (depth > 2) return "…";
-  const parts = [];
-  for (const [key, field] of Object.entries(o)) {
-    if (key.startsWith("$") || SKIPPED.has(key)) continue;
-    const text = short(field, depth + 1);
-    if (text && text !== "0" && text !== "false") parts.push(`${words(key)} ${text}`);
-  }
-  return parts.join("; ");
-}
-
-/** One event in words: who did what ("Seat 1: card discarded: card Q♦"). */
-export function describeEvent(event: GameEvent, mine: number): string {
-  const body = event.body?.body;
-  const who = event.seat === undefined ? "Dealer" : seatName(event.seat, mine);
-  if (!body?.case) return `#${event.version} (hidden from you)`;
-  if (body.case === "seedRevealed")
-    return `#${event.version} The game is over: the server seed is revealed`;
-  const game = body.value as { event?: { case?: string; value?: unknown } };
-  const kind = game.event?.case;
-  if (!kind) return `#${event.version} (hidden from you)`;
-  const details = short(game.event?.value).slice(0, 200);
-  return `#${event.version} ${who}: ${words(kind)}${details ? ` — ${details}` : ""}`;
 }

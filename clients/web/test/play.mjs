@@ -1,16 +1,24 @@
 // Plays one whole game through the web client in headless Chromium (Debian's, driven by
 // playwright-core): the lobby creates it, one tab per human seat clicks legal-move buttons until
 // the final settlement shows, and every move a tab makes must appear live in the other tabs'
-// event logs (StreamEvents). Saves screenshots. Prints one JSON line of what it saw; exits 1 on
-// any failure. Run by tests/web/test_web.py (pytest), which starts the server:
+// event logs (StreamEvents). One move is sent stale on purpose: the server refuses it, and the
+// page must keep saying so after it reads the game again. Saves screenshots. Prints one JSON line
+// of what it saw; exits 1 on any failure. Run by tests/web/test_web.py (pytest), which starts the
+// server:
 //
 //   node test/play.mjs --url http://127.0.0.1:8080 --kind gin --preset single-hand \
 //     --seats 2 --humans 2 --out /tmp/croupier-screenshots
-import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+//
+// With --host game.test the page is opened at http://game.test:PORT/ (Chromium resolves the name
+// to the URL's own address): an origin that is not localhost and not https, so no secure context,
+// where browsers have no crypto.randomUUID; every move must work there too.
+import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { chromium } from "playwright-core";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { SubmitCommandRequestSchema } from "@croupier/client/web";
+import { launch, methodOf } from "./chromium.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -24,20 +32,22 @@ const { values: args } = parseArgs({
     chromium: { type: "string", default: process.env.CHROMIUM ?? "/usr/bin/chromium" },
     "max-moves": { type: "string", default: "1500" },
     seed: { type: "string", default: "1" },
+    host: { type: "string", default: "" },
   },
 });
 /** How long one step may take: a move's answer, an event reaching another tab, a bot's move. */
 const STEP_MS = 20_000;
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+/** The page's address: --url, or with --host that name in place of the URL's host, which Chromium
+ * is told to resolve to the URL's own address. */
+const pageUrl = new URL(args.url);
+const flags = [];
+if (args.host) {
+  flags.push(`--host-resolver-rules=MAP ${args.host} ${pageUrl.hostname}`);
+  pageUrl.hostname = args.host;
+}
+const SUBMIT = "**/croupier.v1.GameService/SubmitCommand";
+/** What the event log must never read like: messages' raw fields rather than words. */
+const RAW_WORDS = /Dealer:|commitment|[0-9a-f]{32}|deadline ms|\[card/;
 
 // A small seeded generator: the same seed clicks the same way on the same deal.
 let state = Number(args.seed) >>> 0 || 1;
@@ -79,6 +89,39 @@ function choose(moves, melded) {
   return pick(captures.length && random() < 0.8 ? captures : moves);
 }
 
+/** Sends the page's moves as if chosen one version earlier (each attempt with a command id of its
+ * own), until `unroute(SUBMIT)`: the server refuses them (ABORTED VERSION_CONFLICT), as it refuses
+ * a move that crossed another seat's, but every run. The server reports the version the page
+ * sent, so submit retries (a conflict at the version sent may be a time-out's race); every
+ * attempt is stale, and the page is refused in the end. */
+async function sendMovesStale(page) {
+  await page.route(SUBMIT, async (route) => {
+    const request = fromBinary(SubmitCommandRequestSchema, route.request().postDataBuffer());
+    request.expectedVersion -= 1n;
+    request.commandId = randomUUID();
+    await route.continue({ postData: Buffer.from(toBinary(SubmitCommandRequestSchema, request)) });
+  });
+}
+
+/** After a refused move: the page reads the game again and offers its moves anew, and the refusal
+ * must still be there, in its own place, in plain words. */
+async function refusalStaysShown(page) {
+  await page.waitForSelector("button.move:not([disabled])", { timeout: STEP_MS });
+  const notice = await page.textContent("p.notice");
+  if (!/^Not played: the game moved on/.test(notice ?? ""))
+    throw new Error(`a refused move's notice is "${notice}" once the page read the game again`);
+  const status = await page.textContent("p.status");
+  if (/Not played/.test(status ?? "")) throw new Error(`the status says "${status}"`);
+}
+
+/** Where the page runs: whether it is a secure context, and has crypto.randomUUID. */
+function whereItRuns(page) {
+  return page.evaluate(() => ({
+    secureContext: window.isSecureContext,
+    randomUUID: typeof globalThis.crypto?.randomUUID === "function",
+  }));
+}
+
 /** What a tab shows, in one look: whether the game is over there, the moves it offers, the cards
  * in melds on its table (a gin hand's own melds among them), and its version and plays. */
 function look(page) {
@@ -100,21 +143,23 @@ function look(page) {
 
 async function main() {
   mkdirSync(args.out, { recursive: true });
-  const profile = mkdtempSync(join(tmpdir(), "croupier-chromium-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: args.chromium,
-    headless: true,
-    args: FLAGS,
-    viewport: { width: 1280, height: 900 },
-  });
+  const { context, close } = await launch(args.chromium, flags);
   const errors = [];
   // calls: the pages' requests to the service, by method (a move should cost one).
-  const report = { kind: args.kind, moves: 0, live: 0, refused: 0, finalSeen: [], calls: {} };
+  const report = {
+    kind: args.kind,
+    moves: 0,
+    live: 0,
+    refused: 0,
+    refusalShown: false,
+    finalSeen: [],
+    calls: {},
+  };
   const watch = (page, name) => {
     page.on("pageerror", (error) => errors.push(`${name}: ${error.message}`));
     page.on("request", (request) => {
-      const method = /\/croupier\.v1\.GameService\/(\w+)$/.exec(new URL(request.url()).pathname);
-      if (method) report.calls[method[1]] = (report.calls[method[1]] ?? 0) + 1;
+      const method = methodOf(request);
+      if (method) report.calls[method] = (report.calls[method] ?? 0) + 1;
     });
     page.on("console", (m) => {
       if (m.type() !== "error") return;
@@ -131,7 +176,9 @@ async function main() {
     // The lobby: the game, the preset (from ListPresets), the seats.
     const lobby = context.pages()[0] ?? (await context.newPage());
     watch(lobby, "lobby");
-    await lobby.goto(args.url);
+    await lobby.goto(pageUrl.href);
+    report.origin = new URL(lobby.url()).origin;
+    Object.assign(report, await whereItRuns(lobby));
     await lobby.selectOption("select[name=kind]", args.kind);
     if (args.preset) {
       await lobby.waitForSelector(`select[name=preset] option[value="${args.preset}"]`, {
@@ -169,6 +216,8 @@ async function main() {
     }
 
     const maxMoves = Number(args["max-moves"]);
+    /** One move is sent stale: the first that a tab makes once the game has begun. */
+    let staleSent = false;
     // Bounded: a move per look at most, and a look may find nothing to click.
     for (let look_ = 0; report.moves < maxMoves && look_ < 4 * maxMoves; look_++) {
       const looks = await Promise.all(tabs.map((t) => look(t.page)));
@@ -189,6 +238,8 @@ async function main() {
       const move = choose(before.moves, before.melded);
       if (process.env.PLAY_DEBUG)
         console.error(Date.now() % 100000, tab.seat, move.kind, move.label);
+      const stale = !staleSent && Number(before.version) > 1;
+      if (stale) await sendMovesStale(tab.page);
       // The move by its label: if the tab has just redrawn (another tab's move arrived), a move
       // that is gone is not clicked, and the loop looks again.
       const button = tab.page
@@ -199,8 +250,10 @@ async function main() {
           () => true,
           () => false,
         ))
-      )
+      ) {
+        if (stale) await tab.page.unroute(SUBMIT); // nothing was sent: the next move will be
         continue;
+      }
       // Answered: the page counted the play, and shows the game as of after it (or the refusal).
       await tab.page.waitForFunction(
         (plays) => Number(document.getElementById("app").dataset.plays ?? 0) > plays,
@@ -209,6 +262,14 @@ async function main() {
       );
       const played = await tab.page.$eval("#app", (m) => m.dataset.played ?? "");
       report.moves += 1;
+      if (stale) {
+        await tab.page.unroute(SUBMIT);
+        staleSent = true;
+        if (played) throw new Error("a move sent at an older version was played");
+        await refusalStaysShown(tab.page);
+        report.refusalShown = true;
+        await shot(tab.page, `seat${tab.seat}-refused`);
+      }
       if (!played) continue; // refused (the game moved first): look again
       // The move's first event, live in every other tab's log, from this seat.
       for (const other of tabs.filter((t) => t !== tab)) {
@@ -228,6 +289,16 @@ async function main() {
       const text = await t.page.textContent("section.final");
       if (!/Final settlement/.test(text) || !/Net:/.test(text))
         throw new Error(`seat ${t.seat}: no itemized final settlement`);
+      // Over is over: nothing on the page may say the other seats are still playing.
+      const page = await t.page.textContent("#app");
+      if (/Nothing to do now/.test(page))
+        throw new Error(`seat ${t.seat}: a finished game says "Nothing to do now"`);
+      const status = await t.page.textContent("p.status");
+      if (status !== "The game is over.")
+        throw new Error(`seat ${t.seat}: the status says "${status}"`);
+      const log = await t.page.$$eval("ol.events li", (items) => items.map((li) => li.textContent));
+      const raw = log.find((line) => RAW_WORDS.test(line ?? ""));
+      if (raw) throw new Error(`seat ${t.seat}: the event log reads "${raw}"`);
       report.finalSeen.push(t.seat);
       await shot(t.page, `seat${t.seat}-final`);
     }
@@ -241,8 +312,7 @@ async function main() {
     report.timeline = timeline;
     if (errors.length) throw new Error(`the page reported errors:\n${errors.join("\n")}`);
   } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
+    await close();
   }
   console.log(JSON.stringify(report));
 }

@@ -1,0 +1,41 @@
+// Headless Chromium for the page's tests (Debian's chromium, driven by playwright-core), in a
+// fresh profile that close() removes.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  // A plain-HTTP name stays plain HTTP (no attempt at https first).
+  "--disable-features=HttpsUpgrades",
+];
+const VIEWPORT = { width: 1280, height: 900 };
+
+/** A browser context, with `flags` beside ours; `close()` ends it and removes its profile. */
+export async function launch(executablePath, flags = []) {
+  const profile = mkdtempSync(join(tmpdir(), "croupier-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: [...FLAGS, ...flags],
+    viewport: VIEWPORT,
+  });
+  const close = async () => {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  };
+  return { context, close };
+}
+
+/** The service's method a request calls ("SubmitCommand"), or undefined for any other request. */
+export function methodOf(request) {
+  return /\/croupier\.v1\.GameService\/(\w+)$/.exec(new URL(request.url()).pathname)?.[1];
+}
