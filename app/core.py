@@ -45,6 +45,7 @@ from croupier.app.errors import (
     log_failure,
     require,
 )
+from croupier.app.heartbeats import with_heartbeats
 from croupier.app.memo import Memo
 from croupier.app.notifier import Notifier
 from croupier.app.observer import (
@@ -305,6 +306,10 @@ def _binding(kind: common_pb2.GameKind.ValueType) -> GameBinding:
     if binding is None:
         raise invalid("UNKNOWN_GAME_KIND", "kind must name a game kind", "kind")
     return binding
+
+
+def _stream_heartbeat() -> service_pb2.StreamEventsResponse:
+    return service_pb2.StreamEventsResponse(heartbeat=service_pb2.Heartbeat())
 
 
 def _store_error(error: GameNotFound | VersionConflict) -> AppError:
@@ -1432,11 +1437,27 @@ class Croupier:
         after_version: int = 0,
         include: service_pb2.Include | None = None,
         batched: bool = False,
+        heartbeat_s: int = 0,
     ) -> AsyncIterator[service_pb2.StreamEventsResponse]:
         """The seat's copies of the game's events after ``after_version`` (a spectator's, for a
         studio or player token), live, until the game ends; with ``include`` asking for any
         part, after each batch the seat's state (as :meth:`play` sends it); ``batched``: each
-        batch and its state in one message. Cancelling the iteration drops the stream at once."""
+        batch and its state in one message; ``heartbeat_s``: a heartbeat after each quiet spell
+        that long (0: none). Cancelling the iteration drops the stream at once."""
+        limits.check_heartbeat(heartbeat_s, "heartbeat_s")
+        stream = self._subscribed(caller, game_id, after_version, include, batched)
+        async for response in with_heartbeats(stream, heartbeat_s, _stream_heartbeat):
+            yield response
+
+    async def _subscribed(
+        self,
+        caller: Caller,
+        game_id: str,
+        after_version: int,
+        include: service_pb2.Include | None,
+        batched: bool,
+    ) -> AsyncIterator[service_pb2.StreamEventsResponse]:
+        """:meth:`subscribe`, without its heartbeats."""
         seat = self._watcher(caller, game_id)
         limits.check_version(after_version, "after_version")
         if seat is None and include is not None and include.legal_moves:
@@ -1570,6 +1591,7 @@ class Croupier:
         join = first.join
         seat = self._seat(caller, join.game_id)
         limits.check_version(join.after_version, "join.after_version")
+        limits.check_heartbeat(join.heartbeat_s, "join.heartbeat_s")
         out: asyncio.Queue[service_pb2.PlayResponse | Refused | None] = asyncio.Queue()
         # Held while a command is applied: a shutdown lets it finish and answers it.
         applying = asyncio.Lock()
@@ -1581,7 +1603,18 @@ class Croupier:
         try:
             running = len(tasks)
             while running:
-                item = await out.get()
+                if join.heartbeat_s:
+                    # A queue's get, cancelled, takes nothing from it. asyncio.timeout, not
+                    # wait_for: 3.11's wait_for can swallow the stream's own cancellation when
+                    # it meets the get's result, and the stream then outlives its client.
+                    try:
+                        async with asyncio.timeout(join.heartbeat_s):
+                            item = await out.get()
+                    except TimeoutError:
+                        yield service_pb2.PlayResponse(heartbeat=service_pb2.Heartbeat())
+                        continue
+                else:
+                    item = await out.get()
                 if item is not None:
                     yield item
                     continue

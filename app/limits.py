@@ -28,6 +28,9 @@ MAX_CLIENT_SEED = 256
 MAX_REPLAY_BYTES = 3 * 1024 * 1024
 #: Versions are SQL BIGINTs: a version past this cannot name an event.
 MAX_VERSION = 2**63 - 1
+#: A stream's heartbeat interval (StreamEventsRequest.heartbeat_s, PlayJoin.heartbeat_s): a
+#: sign of life rarer than every five minutes tells a client nothing in time.
+MAX_HEARTBEAT_S = 300
 
 
 def check_text(value: str, field: str, limit: int) -> None:
@@ -44,3 +47,8 @@ def check_text(value: str, field: str, limit: int) -> None:
 def check_version(value: int, field: str) -> None:
     if value > MAX_VERSION:
         raise invalid("OUT_OF_RANGE", f"{field} is at most {MAX_VERSION}", field)
+
+
+def check_heartbeat(value: int, field: str) -> None:
+    if value > MAX_HEARTBEAT_S:
+        raise invalid("OUT_OF_RANGE", f"{field} is at most {MAX_HEARTBEAT_S} seconds", field)

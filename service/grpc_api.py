@@ -79,7 +79,12 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         self, request: service_pb2.StreamEventsRequest, context: Context
     ) -> AsyncIterator[service_pb2.StreamEventsResponse]:
         async for response in self.core.subscribe(
-            caller(), request.game_id, request.after_version, request.include, request.batched
+            caller(),
+            request.game_id,
+            request.after_version,
+            request.include,
+            request.batched,
+            request.heartbeat_s,
         ):
             yield response
 

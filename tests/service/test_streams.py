@@ -379,3 +379,115 @@ def test_a_second_server_on_a_busy_port_fails_clearly(server: Running) -> None:
             ).start()
     finally:
         store.close()
+
+
+# --- heartbeats ----------------------------------------------------------------------------------
+
+
+def test_a_stream_asked_for_heartbeats_sends_them_while_quiet_and_its_events_between(
+    server: Running,
+) -> None:
+    """``heartbeat_s``: a quiet stream sends heartbeats (a client that hears nothing for twice
+    as long knows the connection went silent); the events still come, in order, among them; a
+    cancelled stream is still dropped at once."""
+    game = new_game(server.stub)
+    notifier = server.thread.core.notifier
+    call = server.stub.StreamEvents(
+        service_pb2.StreamEventsRequest(game_id=game.game_id, heartbeat_s=1),
+        metadata=auth(game.tokens[0].token),
+    )
+    kinds: list[str] = []
+
+    def read() -> None:
+        with contextlib.suppress(grpc.RpcError):
+            for item in call:
+                kinds.append(
+                    "heartbeat" if item.HasField("heartbeat") else f"event {item.event.version}"
+                )
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    assert eventually(lambda: kinds[:2] == ["event 1", "event 2"] and "heartbeat" in kinds)
+    turn = first_turn(server.stub, game)
+    server.stub.SubmitCommand(
+        service_pb2.SubmitCommandRequest(
+            game_id=game.game_id,
+            command_id=uuid.uuid4().hex,
+            expected_version=game.version,
+            command=DRAW,
+        ),
+        metadata=auth(game.tokens[turn].token),
+    )
+    assert eventually(lambda: "event 3" in kinds and kinds[-1] == "heartbeat")
+    events = [k for k in kinds if k != "heartbeat"]
+    assert events == ["event 1", "event 2", "event 3"]
+    call.cancel()
+    assert eventually(
+        lambda: notifier.streams(game.game_id) == 0, within_s=app_core.STREAM_RECHECK_S / 2
+    )
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_a_play_stream_asked_for_heartbeats_sends_them_while_quiet(server: Running) -> None:
+    game = new_game(server.stub)
+    turn = first_turn(server.stub, game)
+    idle = (turn + 1) % 3  # not this seat's turn: nothing to say but heartbeats
+    requests = [
+        service_pb2.PlayRequest(
+            join=service_pb2.PlayJoin(game_id=game.game_id, after_version=2, heartbeat_s=1)
+        )
+    ]
+    stop = threading.Event()
+
+    def sent() -> Iterator[service_pb2.PlayRequest]:
+        yield from requests
+        stop.wait(30)
+
+    call = server.stub.Play(sent(), metadata=auth(game.tokens[idle].token))
+    kinds = []
+    for response in call:
+        kinds.append(response.WhichOneof("kind"))
+        if kinds.count("heartbeat") == 2:
+            break
+    stop.set()
+    call.cancel()
+    assert kinds[0] == "state" and kinds[-2:] == ["heartbeat", "heartbeat"]
+
+
+@pytest.mark.parametrize("rpc", ["StreamEvents", "Play"])
+def test_a_heartbeat_rarer_than_five_minutes_is_refused(server: Running, rpc: str) -> None:
+    game = new_game(server.stub)
+    token = auth(game.tokens[0].token)
+    if rpc == "StreamEvents":
+        request = service_pb2.StreamEventsRequest(game_id=game.game_id, heartbeat_s=301)
+        code, info, fields = error_of(
+            lambda: list(server.stub.StreamEvents(request, metadata=token))
+        )
+        named = "heartbeat_s"
+    else:
+        join = service_pb2.PlayJoin(game_id=game.game_id, heartbeat_s=301)
+        code, info, fields = error_of(
+            lambda: list(
+                server.stub.Play(iter([service_pb2.PlayRequest(join=join)]), metadata=token)
+            )
+        )
+        named = "join.heartbeat_s"
+    assert (code, info.reason, fields) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "OUT_OF_RANGE",
+        [named],
+    )
+
+
+def test_a_stream_with_heartbeats_is_refused_as_one_without(server: Running) -> None:
+    """The refusal of a stream's first read comes through the heartbeats' task unchanged."""
+    game, other = new_game(server.stub), new_game(server.stub)
+    for heartbeat_s in (0, 1):
+        request = service_pb2.StreamEventsRequest(game_id=game.game_id, heartbeat_s=heartbeat_s)
+        code, info, _ = error_of(
+            lambda request=request: list(
+                server.stub.StreamEvents(request, metadata=auth(other.tokens[0].token))
+            )
+        )
+        assert (code, info.reason) == (grpc.StatusCode.PERMISSION_DENIED, "TOKEN_FOR_OTHER_GAME")
