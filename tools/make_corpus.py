@@ -16,6 +16,7 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -184,6 +185,15 @@ TIMED: dict[
         ),
         frozenset({3}),
     ),
+    # Recorded with forced_play_least (every preset sets it): the idle seat's forced plays give
+    # away as little as they can (a capture first, the least valuable kind).
+    "koikoi-nintendo-3-timed-forced-play-least": (
+        KOIKOI,
+        2,
+        "nintendo-3",
+        service_pb2.Rules(koikoi=koikoi_pb2.KoiKoiRules(turn_time_ms=TURN_MS)),
+        frozenset({1}),
+    ),
     "rummy-standard-timed-forfeit": (
         RUMMY,
         4,
@@ -217,14 +227,41 @@ NOBODY: dict[str, tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rul
 NOBODY_WAIT_S = 60.0
 
 
+# Games nobody plays through an outage (outage_grace_ms, set by every preset): the service's
+# clock jumps OUTAGE_MS as soon as the game is created, as if it had been down that long, so the
+# first deadline is recorded late and restarts its seat's turn (TurnRestarted); then every seat
+# times out until the game ends ABANDONED. The turn time leaves the jump time to land first.
+OUTAGE_TURN_MS = 2_000
+OUTAGE_MS = 10_000
+OUTAGE: dict[str, tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules]] = {
+    "gin-single-hand-timed-outage": (
+        GIN,
+        2,
+        "single-hand",
+        service_pb2.Rules(gin=gin_pb2.GinRules(turn_time_ms=OUTAGE_TURN_MS, max_timeouts=1)),
+    ),
+}
+
+
+class MovedClock:
+    """The service's clock: real time, plus however far a recording has moved it."""
+
+    def __init__(self) -> None:
+        self.offset_ms = 0
+
+    def __call__(self) -> int:
+        return time.time_ns() // 1_000_000 + self.offset_ms
+
+
 def left_alone(
     stub: service_pb2_grpc.GameServiceStub,
     studio: str,
     name: str,
     game: tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules],
+    outage: Callable[[], None] = lambda: None,
 ) -> str:
     """Create ``game`` and wait, sending nothing, until the service's sweeper has ended it;
-    returns its id."""
+    returns its id. ``outage`` is called as soon as the game is created."""
     kind, seats, preset, overrides = game
     created = stub.CreateGame(
         service_pb2.CreateGameRequest(
@@ -236,6 +273,7 @@ def left_alone(
         ),
         metadata=auth(studio),
     )
+    outage()
     deadline = time.monotonic() + NOBODY_WAIT_S
     while time.monotonic() < deadline:
         view = stub.GetView(
@@ -268,8 +306,13 @@ def make(directory: Path) -> list[Path]:
     with tempfile.TemporaryDirectory() as scratch:
         store = open_store(f"sqlite:///{Path(scratch) / 'corpus.sqlite3'}")
         studio = b"corpus-studio-" * 3
+        clock = MovedClock()
         server = ServerThread(
-            "127.0.0.1:0", store, TokenSigner(b"corpus-" * 5), studio_keys=KeyRing(studio)
+            "127.0.0.1:0",
+            store,
+            TokenSigner(b"corpus-" * 5),
+            clock=clock,
+            studio_keys=KeyRing(studio),
         )
         port = server.start()
         try:
@@ -279,17 +322,23 @@ def make(directory: Path) -> list[Path]:
                     **{name: (*game, frozenset[int]()) for name, game in GAMES.items()},
                     **TIMED,
                     **{name: (*game, frozenset(range(game[1]))) for name, game in NOBODY.items()},
+                    **{name: (*game, frozenset(range(game[1]))) for name, game in OUTAGE.items()},
                 }
                 for name, (kind, seats, preset, overrides, idle) in games.items():
                     path = directory / f"{name}.replay"
                     if path.exists():
                         continue
-                    if name in NOBODY:
+                    if name in NOBODY or name in OUTAGE:
+
+                        def down_a_while() -> None:
+                            clock.offset_ms += OUTAGE_MS
+
                         game_id = left_alone(
                             stub,
                             mint_studio_token(studio, int(time.time()) + 3600),
                             name,
-                            NOBODY[name],
+                            NOBODY.get(name) or OUTAGE[name],
+                            down_a_while if name in OUTAGE else lambda: None,
                         )
                         written.append(_export(stub, game_id, path))
                         continue
