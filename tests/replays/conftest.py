@@ -10,6 +10,7 @@ import grpc
 import pytest
 
 from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
+from croupier.log.chain import GENESIS_HASH, PLAIN_FORMAT, chain_hash, chain_key, record_bytes
 from croupier.replays.format import Replay, build
 from croupier.service.bots import play_game
 from croupier.service.server import ServerThread
@@ -66,3 +67,31 @@ def replays(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Repl
     finally:
         server.stop(grace=None)
         store.close()
+
+
+def remake_chain(replay: Replay) -> None:
+    """Make every event's ``prev_hash`` and ``hash``, and the footer's last hash, again as the
+    server would (the revealed seed keys the chain): what anyone can do to a file once its game
+    is over, so that only the game's own consistency, or the service's record, is left to catch
+    an edit."""
+    key = chain_key(
+        replay.header.log_format or PLAIN_FORMAT,
+        bytes.fromhex(replay.footer.server_seed),
+        replay.header.game_id,
+    )
+    prev = GENESIS_HASH
+    for event in replay.events:
+        event.prev_hash = prev
+        record = record_bytes(
+            event.game_id,
+            event.version,
+            event.command_id,
+            event.seat if event.HasField("seat") else None,
+            event.recorded_at_ms,
+            event.type,
+            event.payload,
+            event.command_payload,
+            key,
+        )
+        event.hash = prev = chain_hash(prev, record)
+    replay.footer.last_hash = prev

@@ -10,13 +10,14 @@ import grpc
 from click.testing import CliRunner
 
 from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
-from croupier.log.chain import GENESIS_HASH, chain_hash, chain_key, record_bytes
 from croupier.replays.format import from_binary, from_json, to_binary, to_json
 from croupier.service.bots import play_game
 from croupier.service.cli import main
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2
+
+from .conftest import remake_chain
 
 STUDIO = b"export-cli-tests-studio-secret-0123456789"
 
@@ -86,25 +87,7 @@ def test_verify_against_the_store_finds_a_file_remade_with_another_time(tmp_path
     replay = from_json(exported.read_text())
     moved = replay.events[-2]
     moved.recorded_at_ms += 3_600_000
-    key = chain_key(replay.header.log_format, bytes.fromhex(replay.footer.server_seed), game_id)
-    prev = GENESIS_HASH
-    for event in replay.events:
-        event.prev_hash = prev
-        event.hash = prev = chain_hash(
-            prev,
-            record_bytes(
-                event.game_id,
-                event.version,
-                event.command_id,
-                event.seat if event.HasField("seat") else None,
-                event.recorded_at_ms,
-                event.type,
-                event.payload,
-                event.command_payload,
-                key,
-            ),
-        )
-    replay.footer.last_hash = prev
+    remake_chain(replay)
     forged = tmp_path / "forged.json"
     forged.write_text(to_json(replay))
     alone = CliRunner().invoke(main, ["replay", "verify", str(forged)])

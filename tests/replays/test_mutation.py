@@ -35,10 +35,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from croupier.log.chain import GENESIS_HASH, PLAIN_FORMAT, chain_hash, chain_key, record_bytes
 from croupier.replays.format import ReplayFormatError, from_json, load, parse, to_binary
 from croupier.replays.format import to_json as replay_to_json
 from croupier.replays.verify import verify
+
+from .conftest import remake_chain
 
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
 CORPUS = sorted((REPLAYS / "corpus").rglob("*.replay"))
@@ -271,27 +272,7 @@ def rechained(doc: dict[str, Any]) -> dict[str, Any]:
     again as the server would (the revealed seed keys the chain): what anyone can do once a
     game is over, so that only the game's own consistency is left to catch an edit."""
     replay = from_json(json.dumps(doc))
-    key = chain_key(
-        replay.header.log_format or PLAIN_FORMAT,
-        bytes.fromhex(replay.footer.server_seed),
-        replay.header.game_id,
-    )
-    prev = GENESIS_HASH
-    for event in replay.events:
-        event.prev_hash = prev
-        record = record_bytes(
-            event.game_id,
-            event.version,
-            event.command_id,
-            event.seat if event.HasField("seat") else None,
-            event.recorded_at_ms,
-            event.type,
-            event.payload,
-            event.command_payload,
-            key,
-        )
-        event.hash = prev = chain_hash(prev, record)
-    replay.footer.last_hash = prev
+    remake_chain(replay)
     return dict(json.loads(replay_to_json(replay)))
 
 
