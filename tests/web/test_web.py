@@ -427,10 +427,30 @@ def test_a_link_that_cannot_work_says_so_once_and_a_broken_network_is_retried(
     says so in plain words, with the code small, after one call (it used to ask every second for
     ever); a stream the network breaks is tried again, less often each time, and picks up."""
     node, browser = _browser_tools()
-    report = _node_script(node, "links.mjs", "--url", web_server.url, "--chromium", browser)
+    report = _node_script(
+        node, "links.mjs", "--url", web_server.url, "--chromium", browser, "--case", "links"
+    )
     assert report["badToken"]["code"] == "UNAUTHENTICATED · INVALID_TOKEN", report
     assert report["otherGame"]["code"] == "PERMISSION_DENIED · TOKEN_FOR_OTHER_GAME", report
     assert report["network"]["broken"].startswith("The connection to the server is lost"), report
+
+
+def test_a_stream_that_stalls_without_closing_is_noticed_and_catches_up(
+    web_server: Served,
+) -> None:
+    """A connection that stops carrying the page's event stream but stays open (a proxy or a
+    network that hangs: links.mjs puts a TCP proxy in front of the server and stalls it) is
+    noticed by its silence, no heartbeat coming (StreamEvents' heartbeat_s, short on the test's
+    page: ``?heartbeat_s=2``), said as a lost connection, and reopened after the last event,
+    catching up with a move the other seat made meanwhile; in a quiet game before it, the
+    heartbeats alone kept the one stream open, and none of them was logged."""
+    node, browser = _browser_tools()
+    report = _node_script(
+        node, "links.mjs", "--url", web_server.url, "--chromium", browser, "--case", "stall"
+    )["stall"]
+    assert report["noticed"].startswith("The connection to the server is lost"), report
+    assert report["streams"] >= 2 and int(report["caughtUp"]) > 0, report
+    assert "connection" not in report["back"], report
 
 
 def test_the_event_log_says_whose_turn_timed_out_and_which_moves_were_forced() -> None:

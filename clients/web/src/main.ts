@@ -10,6 +10,7 @@ import {
   backoffMs,
   bearer,
   Code,
+  ConnectError,
   decodeError,
   decodeErrors,
   GameKind,
@@ -56,6 +57,17 @@ const RECONNECT: RetryPolicy = {
   baseDelayMs: 1000,
   maxDelayMs: 30_000,
 };
+/** The event stream's heartbeat, asked of the server (StreamEventsRequest.heartbeat_s): a message
+ * after each quiet spell this long, so that a game where nobody moves can be told from a
+ * connection gone silent (a proxy or a network that stalls without closing it: Connect streams
+ * over HTTP/1.1 have no pings, and the browser would wait on it for ever). */
+const HEARTBEAT_S = 15;
+/** The server's limit on heartbeat_s. */
+const MAX_HEARTBEAT_S = 300;
+/** No message at all (events, state or heartbeat) for this many heartbeats' spells (37.5 s):
+ * the connection is taken for dead, and the stream reopened as after a break. More than 2, so
+ * that one heartbeat a little late (a busy server, a slow network) is not taken for silence. */
+const SILENCE_HEARTBEATS = 2.5;
 /** The codes a move's answer has when the link itself is no good, so that trying again cannot
  * help: its token is not accepted (signed with a key the server no longer has, or for another
  * game), or its game is not on this server. */
@@ -100,6 +112,32 @@ function refusal(error: CroupierError): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The heartbeat to ask for: HEARTBEAT_S, or the page address's `?heartbeat_s=N` (1 to
+ * MAX_HEARTBEAT_S), with which the tests see a stalled connection noticed in seconds
+ * (test/links.mjs). */
+function heartbeatSeconds(): number {
+  const asked = Number(new URLSearchParams(location.search).get("heartbeat_s"));
+  return Number.isInteger(asked) && asked >= 1 && asked <= MAX_HEARTBEAT_S ? asked : HEARTBEAT_S;
+}
+
+/** An AbortController that aborts itself when `feed()` is not called for `ms`: a stream that
+ * stalls is never failed by the browser, so the page fails it. `stop()` when the stream is done. */
+function watchdog(ms: number): { signal: AbortSignal; feed: () => void; stop: () => void } {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stop = () => clearTimeout(timer);
+  const feed = () => {
+    stop();
+    timer = setTimeout(() => {
+      // UNAVAILABLE, without a reason: a lost connection, said and retried as one.
+      const seconds = Math.round(ms / MS_PER_SECOND);
+      controller.abort(new ConnectError(`no message for ${seconds} s`, Code.Unavailable));
+    }, ms);
+  };
+  feed();
+  return { signal: controller.signal, feed, stop };
 }
 
 function seatLink(gameId: string, seat: number, token: string, kind: string): string {
@@ -347,21 +385,30 @@ class Table {
 
   /** The events as this seat may see them, live, each batch with the seat's state after it
    * (its view, legal moves and who is to act: `include`, `batched`), pushed, so that a move is
-   * one call (SubmitCommand) and nothing is polled; reopened after a break, from the last
-   * event, with a growing wait (RECONNECT); given up when the link itself is no good. */
+   * one call (SubmitCommand) and nothing is polled; reopened after a break, or after a silence
+   * that even the heartbeats do not break (the watchdog), from the last event, with a growing
+   * wait (RECONNECT); given up when the link itself is no good. */
   private async follow(): Promise<void> {
+    const heartbeatS = heartbeatSeconds();
+    const silenceMs = heartbeatS * SILENCE_HEARTBEATS * MS_PER_SECOND;
     let after = 0n;
     for (let failures = 0; ;) {
+      const alive = watchdog(silenceMs);
       try {
-        for await (const answer of this.client.streamEvents({
-          gameId: this.gameId,
-          afterVersion: after,
-          include: { view: true, legalMoves: true, toAct: true },
-          batched: true,
-        })) {
+        for await (const answer of this.client.streamEvents(
+          {
+            gameId: this.gameId,
+            afterVersion: after,
+            include: { view: true, legalMoves: true, toAct: true },
+            batched: true,
+            heartbeatS,
+          },
+          { signal: alive.signal },
+        )) {
+          alive.feed(); // any message, a heartbeat too, says the connection still carries them
           failures = 0; // the server answers: the next break waits a second again
           const batch = answer.batch;
-          if (!batch) continue;
+          if (!batch) continue; // a heartbeat: nothing to show or log
           for (const event of batch.events) {
             after = event.version;
             this.logEvent(event);
@@ -371,8 +418,10 @@ class Table {
             this.showIfNewer(batch.state);
           }
         }
+        alive.stop();
         return; // the game is over (its last state came with its last events): the stream ended
       } catch (thrown) {
+        alive.stop(); // this stream is done with: no abort during the wait below
         const error = decodeError(thrown);
         if (DEAD_LINK.has(error.code)) {
           this.deadLink(error);

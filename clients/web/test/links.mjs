@@ -1,11 +1,18 @@
-// Seat links that the page cannot play, and a connection that breaks, in headless Chromium: a
-// link the server will always refuse (a token it does not accept, a token for another game: a
-// server that restarted with new keys, a mistyped link) must say so in plain words and ask once, not every second; a stream that
-// breaks on the way (the network) must be tried again, less and less often, and pick up when the
-// network is back. Prints one JSON line of what it saw; exits 1 on any failure. Run by
-// tests/web/test_web.py (pytest), which starts the server:
+// Seat links that the page cannot play, and a connection that breaks or stalls, in headless
+// Chromium: a link the server will always refuse (a token it does not accept, a token for another
+// game: a server that restarted with new keys, a mistyped link) must say so in plain words and ask
+// once, not every second; a stream that breaks on the way (the network) must be tried again, less
+// and less often, and pick up when the network is back; a stream that stalls without closing (a
+// proxy that stops forwarding and keeps the socket open) must be noticed by its silence (no
+// heartbeat) and reopened, and catch up with a move made meanwhile. Prints one JSON line of what it
+// saw; exits 1 on any failure. Run by tests/web/test_web.py (pytest), which starts the server:
 //
-//   node test/links.mjs --url http://127.0.0.1:8080
+//   node test/links.mjs --url http://127.0.0.1:8080 [--case links|stall]
+//
+// `--case links`: the refused links and the broken network; `--case stall`: the stalled
+// connection; both without `--case`.
+import { randomUUID } from "node:crypto";
+import { connect, createServer } from "node:net";
 import { parseArgs } from "node:util";
 import { launch, methodOf } from "./chromium.mjs";
 
@@ -13,6 +20,7 @@ const { values: args } = parseArgs({
   options: {
     url: { type: "string" },
     chromium: { type: "string", default: process.env.CHROMIUM ?? "/usr/bin/chromium" },
+    case: { type: "string", default: "" },
   },
 });
 /** How long a refused link is watched for more attempts: the old page tried every second. */
@@ -25,22 +33,101 @@ const BROKEN_MS = 4000;
 const RETRIES_AT_LEAST = 2;
 const STREAM = "**/croupier.v1.GameService/StreamEvents";
 const DEAD = "This link no longer works";
+const LOST = "The connection to the server is lost";
+/** The heartbeat the stalled page asks for (`?heartbeat_s=`, src/main.ts; 15 s without it): its
+ * watchdog gives a silent stream up after 2.5 of them, 5 s rather than 37.5 s. */
+const STALL_HEARTBEAT_S = 2;
+/** How long the page is watched in a quiet game before the stall: longer than its watchdog's
+ * 5 s, so that only the heartbeats can keep its first stream open all along. */
+const QUIET_MS = 7000;
 
-/** A lobby game with one person (a bot at the other seat): its id and the person's token. */
-async function lobbyGame() {
+/** A lobby game of Gin with `humans` people (a bot at the other seat, if one): its id and the
+ * people's tokens, by seat. */
+async function lobbyGame(humans = 1) {
   const answer = await fetch(new URL("/lobby/games", args.url), {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ kind: "gin", preset: "single-hand", seats: 2, humans: 1 }),
+    body: JSON.stringify({ kind: "gin", preset: "single-hand", seats: 2, humans }),
   });
   if (answer.status !== 201) throw new Error(`the lobby answered ${answer.status}`);
   const made = await answer.json();
-  return { gameId: made.game_id, token: made.seats[0].token };
+  const tokens = made.seats.filter((s) => s.human).map((s) => s.token);
+  return { gameId: made.game_id, token: tokens[0], tokens };
 }
 
-function seatLink(gameId, token) {
-  const fragment = new URLSearchParams({ game: gameId, seat: "0", kind: "gin", token });
-  return new URL(`/#${fragment}`, args.url).href;
+/** A seat's link on the page at `base` (the server, or a proxy in front of it), with `search`
+ * (`?heartbeat_s=2`) before the fragment. */
+function seatLink(gameId, token, { seat = 0, base = args.url, search = "" } = {}) {
+  const fragment = new URLSearchParams({ game: gameId, seat: String(seat), kind: "gin", token });
+  return new URL(`/${search}#${fragment}`, base).href;
+}
+
+/** A call to the service over Connect's JSON (as curl would), as a seat: its answer, parsed. */
+async function call(method, token, body) {
+  const answer = await fetch(new URL(`/croupier.v1.GameService/${method}`, args.url), {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
+  const parsed = await answer.json();
+  if (!answer.ok) throw new Error(`${method} answered ${answer.status}: ${JSON.stringify(parsed)}`);
+  return parsed;
+}
+
+/** An HTTP/1.1 request's first line: the path it calls. */
+const REQUEST_LINE = /^[A-Z]+ (\S+) HTTP\/1\.[01]\r\n/;
+
+/**
+ * A TCP proxy in front of `target` (the server's URL) that can stall, as the reviewer's did:
+ * `stall()` stops forwarding, both ways, on the connections that carry a StreamEvents stream, and
+ * keeps them open (no FIN, no reset: the browser is told nothing, as behind a proxy or a network
+ * that hangs). Every other connection, and every one opened later, is forwarded as before: were
+ * the browser's idle keep-alive connections stalled too, the page would find a live one only after
+ * a watchdog's wait on each (slower, not different). `stall()` answers how many it stalled.
+ */
+async function stallingProxy(target) {
+  const to = new URL(target);
+  const pairs = new Set();
+  const server = createServer((client) => {
+    const upstream = connect(Number(to.port), to.hostname);
+    const pair = { client, upstream, stream: false, stalled: false };
+    pairs.add(pair);
+    client.on("data", (chunk) => {
+      const called = REQUEST_LINE.exec(chunk.toString("latin1"));
+      if (called) pair.stream = called[1].endsWith("/StreamEvents"); // one request at a time
+      if (!pair.stalled) upstream.write(chunk);
+    });
+    upstream.on("data", (chunk) => {
+      if (!pair.stalled) client.write(chunk);
+    });
+    // The browser's close is passed on (the page gave the stream up); a stalled connection's
+    // server end is not, as a hung network would not.
+    client.on("close", () => {
+      upstream.destroy();
+      pairs.delete(pair);
+    });
+    upstream.on("close", () => {
+      if (!pair.stalled) client.destroy();
+    });
+    client.on("error", () => {});
+    upstream.on("error", () => {});
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    stall() {
+      const streams = [...pairs].filter((pair) => pair.stream);
+      for (const pair of streams) pair.stalled = true;
+      return streams.length;
+    },
+    close() {
+      for (const { client, upstream } of pairs) {
+        client.destroy();
+        upstream.destroy();
+      }
+      server.close();
+    },
+  };
 }
 
 /** Opens `link` in a new tab; the tab and a count of its StreamEvents calls. */
@@ -94,26 +181,119 @@ async function brokenNetwork(context, link, errors) {
   return { broken, back, tries };
 }
 
-async function main() {
+/**
+ * A stream whose connection stalls without closing: in a quiet game the heartbeats keep it (one
+ * stream, nothing logged for them); stalled, it is noticed by its silence, said as a lost
+ * connection, and reopened after its last event; a move the other seat made meanwhile (over
+ * Connect's JSON, not through the page) shows once it is, in the log once.
+ */
+async function stalledNetwork(context, errors) {
+  const { gameId, tokens } = await lobbyGame(2);
+  // The page is the seat that waits; the seat with a move makes it during the stall.
+  const legal = await Promise.all(tokens.map((token) => call("ListLegalMoves", token, { gameId })));
+  const mover = legal.findIndex((answer) => answer.moves?.length);
+  if (mover < 0) throw new Error("no seat has a move in a new game of Gin");
+  const watcher = 1 - mover;
+  const proxy = await stallingProxy(args.url);
+  try {
+    const link = seatLink(gameId, tokens[watcher], {
+      seat: watcher,
+      base: proxy.url,
+      search: `?heartbeat_s=${STALL_HEARTBEAT_S}`,
+    });
+    const { page, calls, opened } = await open(context, link, errors);
+    await opened;
+    await page.waitForSelector("section.hand .cards", { timeout: STEP_MS });
+    // Every status the page says from now on (a retry's may stand for a second only).
+    await page.evaluate(() => {
+      const status = document.querySelector("p.status");
+      window.statuses = [];
+      new MutationObserver(() => window.statuses.push(status.textContent ?? "")).observe(status, {
+        childList: true,
+        characterData: true,
+        subtree: true,
+      });
+    });
+    const logged = await page.$$eval("ol.events li", (items) => items.length);
+    await page.waitForTimeout(QUIET_MS);
+    const quiet = {
+      streams: calls.streams,
+      logged: await page.$$eval("ol.events li", (items) => items.length),
+      statuses: await page.evaluate(() => window.statuses),
+    };
+    if (quiet.streams !== 1 || quiet.statuses.some((text) => text.startsWith(LOST)))
+      throw new Error(`a quiet game's stream was given up: ${JSON.stringify(quiet)}`);
+    if (quiet.logged !== logged)
+      throw new Error(`the log grew from ${logged} to ${quiet.logged} lines in a quiet game`);
+
+    const stalled = proxy.stall();
+    if (stalled !== 1) throw new Error(`${stalled} streams to stall, not one`);
+    const moved = await call("SubmitCommand", tokens[mover], {
+      gameId,
+      commandId: randomUUID(),
+      expectedVersion: legal[mover].version,
+      command: legal[mover].moves[0].command,
+    });
+    const first = moved.events[0].version;
+    // Caught up: the move's first event in the log, and the page's state as of the move or later.
+    await page.waitForSelector(`ol.events li[data-version="${first}"]`, { timeout: STEP_MS });
+    await page.waitForFunction(
+      (version) => BigInt(document.getElementById("app")?.dataset.version ?? 0) >= BigInt(version),
+      moved.version,
+      { timeout: STEP_MS },
+    );
+    const statuses = await page.evaluate(() => window.statuses);
+    const versions = await page.$$eval("ol.events li", (items) =>
+      items.map((item) => item.dataset.version),
+    );
+    if (!statuses.some((text) => text.startsWith(LOST)))
+      throw new Error(`the page never said it reconnects: ${JSON.stringify(statuses)}`);
+    if (calls.streams < 2) throw new Error(`${calls.streams} StreamEvents calls: not reopened`);
+    if (new Set(versions).size !== versions.length || versions.includes(undefined))
+      throw new Error(`the log is not each event once: ${JSON.stringify(versions)}`);
+    if (await page.$("#app[data-dead=true]")) throw new Error("a stalled network killed the link");
+    const back = (await page.textContent("p.status")) ?? "";
+    await page.close();
+    return {
+      streams: calls.streams,
+      noticed: statuses.find((text) => text.startsWith(LOST)),
+      back,
+      caughtUp: first,
+    };
+  } finally {
+    proxy.close();
+  }
+}
+
+/** The links the server refuses, and the broken network. */
+async function linkCases(context, errors, report) {
   const mine = await lobbyGame();
   const other = await lobbyGame();
+  report.badToken = await refusedLink(
+    context,
+    "a token the server does not accept",
+    seatLink(mine.gameId, "not-a-token"),
+    errors,
+  );
+  report.otherGame = await refusedLink(
+    context,
+    "a token for another game",
+    seatLink(other.gameId, mine.token),
+    errors,
+  );
+  report.network = await brokenNetwork(context, seatLink(mine.gameId, mine.token), errors);
+}
+
+async function main() {
+  const cases = args.case ? [args.case] : ["links", "stall"];
+  if (!cases.every((name) => ["links", "stall"].includes(name)))
+    throw new Error(`--case is links or stall, not ${args.case}`);
   const { context, close } = await launch(args.chromium);
   const errors = [];
   const report = {};
   try {
-    report.badToken = await refusedLink(
-      context,
-      "a token the server does not accept",
-      seatLink(mine.gameId, "not-a-token"),
-      errors,
-    );
-    report.otherGame = await refusedLink(
-      context,
-      "a token for another game",
-      seatLink(other.gameId, mine.token),
-      errors,
-    );
-    report.network = await brokenNetwork(context, seatLink(mine.gameId, mine.token), errors);
+    if (cases.includes("links")) await linkCases(context, errors, report);
+    if (cases.includes("stall")) report.stall = await stalledNetwork(context, errors);
     if (errors.length) throw new Error(`the page reported errors:\n${errors.join("\n")}`);
   } finally {
     await close();
