@@ -271,11 +271,15 @@ def _outcome_of(event: Any) -> str | None:
     return settlement.outcome if isinstance(settlement, Settlement) else None
 
 
+#: What a turn restarted after an outage says happened to its deadline.
+RESTARTED = "passed while the service was away"
+
+
 def _restarted(event: TurnRestarted) -> str:
     """A turn restarted after an outage, in words."""
     return (
-        f"Seat {event.seat}'s deadline, {clock_time(event.deadline_ms)} UTC, passed while the "
-        f"service was away (it was recorded {event.at_ms - event.deadline_ms} ms after it, more "
+        f"Seat {event.seat}'s deadline, {clock_time(event.deadline_ms)} UTC, {RESTARTED} "
+        f"(it was recorded {event.at_ms - event.deadline_ms} ms after it, more "
         "than the rule set's outage grace): the seat's turn starts again now, with its whole "
         f"turn time ({COMMON_CLOCK_RULES})"
     )

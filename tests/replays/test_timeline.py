@@ -25,6 +25,7 @@ from croupier.replays.timeline import (
     HASHES_SHOWED_CARDS,
     MOVES_FORCED,
     NOBODY_ATTENDED,
+    RESTARTED,
     TIME_MADE_DUE,
     UNCHECKED_PLAYER,
     card_name,
@@ -307,11 +308,15 @@ def test_the_timeline_shows_time_outs_forced_moves_and_away_seats(path: Path) ->
         line.startswith(FORCED)
         or " timed out: " in line
         or "forfeit" in line.lower()
+        or RESTARTED in line  # a deadline recorded after an outage: no move forced
         or NOBODY_ATTENDED in before  # the end of a game nobody attended (the next test)
         for s in made_due
         for before, line in zip(["", *s.happened], s.happened, strict=False)
     )
     assert any(line.startswith(FORCED) for s in made_due for line in s.happened)
+    # A deadline recorded after an outage restarted its turn: said once each, no move forced.
+    restarts = [e for e in replay.events if e.type == "TurnRestarted"]
+    assert text.count(RESTARTED) == len(restarts)
     # Said once per seat that became away (a seat that plays may time out once, not be away).
     away = {t.seat for _, t in time_outs(replay.events) if t.away}
     said = re.findall(r"Seat (\d) is away(?: from now on|, and with this rule set)", text)
