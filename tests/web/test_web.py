@@ -435,6 +435,17 @@ def test_a_link_that_cannot_work_says_so_once_and_a_broken_network_is_retried(
     assert report["network"]["broken"].startswith("The connection to the server is lost"), report
 
 
+def test_a_seat_gone_away_is_told_so_not_that_it_is_its_move(web_server: Served) -> None:
+    """On a turn clock, a person who does not move is made away; its tab's only move is to come
+    back, and it says so (it said "Your move." while another seat acted)."""
+    node, browser = _browser_tools()
+    report = _node_script(
+        node, "links.mjs", "--url", web_server.url, "--chromium", browser, "--case", "away"
+    )["away"]
+    assert report["status"].startswith("You are away"), report
+    assert any("Come back" in label for label in report["buttons"]), report
+
+
 def test_a_stream_that_stalls_without_closing_is_noticed_and_catches_up(
     web_server: Served,
 ) -> None:

@@ -568,6 +568,9 @@ class Table {
   }
 
   private waitingFor(toAct: SeatToAct[]): string {
+    // An away seat's only move is to come back; the seat the game waits on may be another.
+    if (toAct.some((t) => t.seat === this.seat && t.away))
+      return "You are away: the game plays your turns for you until you press Come back.";
     if (this.moves.length) return "Your move.";
     if (!toAct.length) return "Waiting…";
     // The seats the game waits on (`turn`); the others may act, out of turn, but need not.

@@ -33,6 +33,8 @@ const BROKEN_MS = 4000;
 const RETRIES_AT_LEAST = 2;
 const STREAM = "**/croupier.v1.GameService/StreamEvents";
 const DEAD = "This link no longer works";
+/** What the tab of a seat gone away says (main.ts, waitingFor). */
+const AWAY = "You are away";
 const LOST = "The connection to the server is lost";
 /** The heartbeat the stalled page asks for (`?heartbeat_s=`, src/main.ts; 15 s without it): its
  * watchdog gives a silent stream up after 2.5 of them, 5 s rather than 37.5 s. */
@@ -43,11 +45,11 @@ const QUIET_MS = 7000;
 
 /** A lobby game of Gin with `humans` people (a bot at the other seat, if one): its id and the
  * people's tokens, by seat. */
-async function lobbyGame(humans = 1) {
+async function lobbyGame(humans = 1, overrides = undefined) {
   const answer = await fetch(new URL("/lobby/games", args.url), {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ kind: "gin", preset: "single-hand", seats: 2, humans }),
+    body: JSON.stringify({ kind: "gin", preset: "single-hand", seats: 2, humans, overrides }),
   });
   if (answer.status !== 201) throw new Error(`the lobby answered ${answer.status}`);
   const made = await answer.json();
@@ -265,6 +267,33 @@ async function stalledNetwork(context, errors) {
   }
 }
 
+/** Two people who never move, on a turn clock of a second, away after one time-out: the tab of
+ * a seat gone away says so (its only move is to come back), not "Your move.". */
+async function awaySeat(context, errors) {
+  const game = await lobbyGame(2, { gin: { turnTimeMs: 1000, maxTimeouts: 1 } });
+  const tabs = [];
+  for (const [seat, token] of game.tokens.entries()) {
+    const tab = await open(context, seatLink(game.gameId, token, { seat }), errors);
+    await tab.opened;
+    tabs.push(tab);
+  }
+  const deadline = Date.now() + STEP_MS;
+  while (Date.now() < deadline) {
+    for (const [seat, { page }] of tabs.entries()) {
+      const status = (await page.textContent("p.status")) ?? "";
+      if (status.startsWith(AWAY)) {
+        const buttons = await page.$$eval("button.move", (all) => all.map((b) => b.textContent));
+        if (!buttons.some((label) => /Come back/.test(label ?? "")))
+          throw new Error(`seat ${seat} is said away but offers ${JSON.stringify(buttons)}`);
+        for (const { page: tab } of tabs) await tab.close();
+        return { seat, status, buttons };
+      }
+    }
+    await tabs[0].page.waitForTimeout(200);
+  }
+  throw new Error(`no tab said "${AWAY}…" within ${STEP_MS} ms`);
+}
+
 /** The links the server refuses, and the broken network. */
 async function linkCases(context, errors, report) {
   const mine = await lobbyGame();
@@ -285,15 +314,16 @@ async function linkCases(context, errors, report) {
 }
 
 async function main() {
-  const cases = args.case ? [args.case] : ["links", "stall"];
-  if (!cases.every((name) => ["links", "stall"].includes(name)))
-    throw new Error(`--case is links or stall, not ${args.case}`);
+  const cases = args.case ? [args.case] : ["links", "stall", "away"];
+  if (!cases.every((name) => ["links", "stall", "away"].includes(name)))
+    throw new Error(`--case is links, stall or away, not ${args.case}`);
   const { context, close } = await launch(args.chromium);
   const errors = [];
   const report = {};
   try {
     if (cases.includes("links")) await linkCases(context, errors, report);
     if (cases.includes("stall")) report.stall = await stalledNetwork(context, errors);
+    if (cases.includes("away")) report.away = await awaySeat(context, errors);
     if (errors.length) throw new Error(`the page reported errors:\n${errors.join("\n")}`);
   } finally {
     await close();
