@@ -1,5 +1,6 @@
 // @croupier/client: the contract's messages and GameService (generated from proto/ by buf into
-// src/gen), and a thin layer over connect: tokens, submit and createGame with safe retries, decoded
-// errors (web.ts, which browsers get), and connect(), one native-gRPC connection for Node.js.
+// src/gen), and a thin layer over connect: tokens, submit and createGame with safe retries,
+// followGame (a game live across broken connections), decoded errors (web.ts, which browsers get),
+// and connect(), one native-gRPC connection for Node.js.
 export * from "./web.js";
 export { baseUrl, connect, type ConnectOptions, type Croupier } from "./connect.js";

@@ -96,7 +96,7 @@ export function backoffMs(error: CroupierError, attempt: number, policy: RetryPo
 }
 
 /** Wait `ms`, or until `signal` aborts (rejecting with its reason, as a fetch would). */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);

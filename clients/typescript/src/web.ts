@@ -45,3 +45,14 @@ export {
   type RetryPolicy,
   type SubmitOptions,
 } from "./submit.js";
+export {
+  DEFAULT_HEARTBEAT_S,
+  FOLLOW_RETRY,
+  followGame,
+  isPermanent,
+  MAX_HEARTBEAT_S,
+  PERMANENT_CODES,
+  SILENCE_HEARTBEATS,
+  type FollowMessage,
+  type FollowOptions,
+} from "./follow.js";

@@ -6,6 +6,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { createServer, connect as netConnect, type AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { setTimeout as delay } from "node:timers/promises";
 import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
 import type { Interceptor } from "@connectrpc/connect";
@@ -16,10 +17,12 @@ import {
   createGame,
   CroupierError,
   DOMAIN,
+  followGame,
   GameKind,
   submit,
   type Croupier,
   type GameClient,
+  type GameEvent,
 } from "../src/index.js";
 import { startCroupier, type Server } from "../src/testing.js";
 
@@ -29,6 +32,11 @@ const MOVES = 40;
  * server's HTTP/2 settings and window updates before it are fewer; the answer, with its tokens
  * and rules, is some 600). */
 const ANSWER_BYTES = 200;
+/** The moves played on each side of followGame's cut connection. */
+const FOLLOW_MOVES = 6;
+/** How often a test looks whether the follower has caught up, and for how long at most. */
+const POLL_FOLLOW_MS = 20;
+const FOLLOW_WAIT_MS = 30_000;
 
 let server: Server;
 let croupier: Croupier;
@@ -305,6 +313,98 @@ describe("a Croupier server over native gRPC", () => {
     assert.equal(error.reason, "VERSION_CONFLICT");
     assert.equal(error.currentVersion, moves.version);
     assert.deepEqual(retries, [], "the game moved on: the caller must choose again, no retry");
+  });
+
+  test("followGame resumes after its last event across cut connections: each event once", async () => {
+    // A proxy that passes everything on until told to cut every connection through it, as a
+    // network that drops them would; the follower's streams go through it, the moves do not.
+    const [host, port] = server.address.split(":");
+    const pairs = new Set<{ destroy(): void }>();
+    const proxy = createServer((client) => {
+      const upstream = netConnect(Number(port), host!);
+      const pair = {
+        destroy() {
+          client.destroy();
+          upstream.destroy();
+          pairs.delete(pair);
+        },
+      };
+      pairs.add(pair);
+      client.pipe(upstream);
+      upstream.pipe(client);
+      for (const end of [client, upstream]) {
+        end.on("error", () => pair.destroy());
+        end.on("close", () => pair.destroy());
+      }
+    });
+    await new Promise<void>((listening) => proxy.listen(0, "127.0.0.1", listening));
+    const cut = () => [...pairs].forEach((pair) => pair.destroy());
+    const lossy = connect({ address: `127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+    const game = await createGin();
+    const stop = new AbortController();
+    const seen: GameEvent[] = [];
+    const states: bigint[] = [];
+    const retries: Code[] = [];
+    let ended = false;
+    const following = (async () => {
+      for await (const message of followGame(lossy.as(game.tokens[0]!), {
+        gameId: game.gameId,
+        include: { toAct: true },
+        signal: stop.signal,
+        retry: { baseDelayMs: 10, maxDelayMs: 100 },
+        onRetry: (error) => retries.push(error.code),
+      })) {
+        if (message.case === "event") seen.push(message.value);
+        else states.push(message.value.version);
+      }
+    })().finally(() => {
+      ended = true;
+    });
+    /** Until the follower has the events up to `version`: a bounded wait. */
+    const caughtUp = async (version: bigint) => {
+      const deadline = Date.now() + FOLLOW_WAIT_MS;
+      while ((seen.at(-1)?.version ?? 0n) < version) {
+        assert.ok(!ended, "the follower did not end before the game did");
+        assert.ok(Date.now() < deadline, `the follower has version ${version} in time`);
+        await delay(POLL_FOLLOW_MS);
+      }
+    };
+    const play = async (moves: number): Promise<bigint> => {
+      let version = 0n;
+      for (let i = 0; i < moves; i++) {
+        const now = await turn(game);
+        const legal = await now.client.listLegalMoves({ gameId: game.gameId });
+        const answer = await submit(now.client, {
+          gameId: game.gameId,
+          expectedVersion: legal.version,
+          command: legal.moves[0]!.command,
+        });
+        version = answer.version;
+        if (answer.finished) break;
+      }
+      return version;
+    };
+    try {
+      await caughtUp(1n); // the deal
+      await caughtUp(await play(FOLLOW_MOVES));
+      cut(); // the stream breaks between moves…
+      const version = await play(FOLLOW_MOVES); // …and these are made while it is down
+      await caughtUp(version);
+      assert.ok(retries.length >= 1, "the cut broke the stream and it was reopened");
+      assert.ok(retries.every((code) => code !== Code.PermissionDenied));
+      // Every event once, in order: the seat's copy of the log, as GetReplay gives it.
+      const replay = await game.seats[0]!.getReplay({ gameId: game.gameId });
+      assert.deepEqual(
+        seen.map((e) => [e.version, e.commandId, e.type]),
+        replay.events.map((e) => [e.version, e.commandId, e.type]),
+      );
+      assert.ok(states.length > 0, "states came with `include`");
+    } finally {
+      stop.abort();
+      await following;
+      cut();
+      proxy.close();
+    }
   });
 });
 
