@@ -7,22 +7,22 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import {
   asToken,
-  backoffMs,
   bearer,
   Code,
-  ConnectError,
   decodeError,
   decodeErrors,
+  DEFAULT_HEARTBEAT_S,
+  followGame,
   GameKind,
   GameService,
   isConnectionLoss,
+  MAX_HEARTBEAT_S,
   submit,
   type CroupierError,
   type GameClient,
   type GameEvent,
   type LegalMove,
   type Preset,
-  type RetryPolicy,
   type SeatToAct,
   type View,
 } from "@croupier/client/web";
@@ -49,25 +49,6 @@ const KINDS: Record<string, { kind: GameKind; title: string; seats: [number, num
 };
 /** Coalesce the refreshes that a burst of events asks for. */
 const REFRESH_DELAY_MS = 30;
-/** Reopening a broken event stream: after about a second, then twice as long each time (with
- * jitter: a server back up is not hit by every page at once), at most half a minute apart; never
- * before the delay the server asks for (RetryInfo). Attempts: for as long as the page is open. */
-const RECONNECT: RetryPolicy = {
-  attempts: Number.POSITIVE_INFINITY,
-  baseDelayMs: 1000,
-  maxDelayMs: 30_000,
-};
-/** The event stream's heartbeat, asked of the server (StreamEventsRequest.heartbeat_s): a message
- * after each quiet spell this long, so that a game where nobody moves can be told from a
- * connection gone silent (a proxy or a network that stalls without closing it: Connect streams
- * over HTTP/1.1 have no pings, and the browser would wait on it for ever). */
-const HEARTBEAT_S = 15;
-/** The server's limit on heartbeat_s. */
-const MAX_HEARTBEAT_S = 300;
-/** No message at all (events, state or heartbeat) for this many heartbeats' spells (37.5 s):
- * the connection is taken for dead, and the stream reopened as after a break. More than 2, so
- * that one heartbeat a little late (a busy server, a slow network) is not taken for silence. */
-const SILENCE_HEARTBEATS = 2.5;
 /** The codes a move's answer has when the link itself is no good, so that trying again cannot
  * help: its token is not accepted (signed with a key the server no longer has, or for another
  * game), or its game is not on this server. */
@@ -110,34 +91,14 @@ function refusal(error: CroupierError): string {
   return `Not played: ${error.rawMessage.replace(/\.?$/, ".")}`;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** The heartbeat to ask for: HEARTBEAT_S, or the page address's `?heartbeat_s=N` (1 to
+/** The heartbeat to ask for: the client's DEFAULT_HEARTBEAT_S, or the page address's `?heartbeat_s=N` (1 to
  * MAX_HEARTBEAT_S), with which the tests see a stalled connection noticed in seconds
  * (test/links.mjs). */
 function heartbeatSeconds(): number {
   const asked = Number(new URLSearchParams(location.search).get("heartbeat_s"));
-  return Number.isInteger(asked) && asked >= 1 && asked <= MAX_HEARTBEAT_S ? asked : HEARTBEAT_S;
-}
-
-/** An AbortController that aborts itself when `feed()` is not called for `ms`: a stream that
- * stalls is never failed by the browser, so the page fails it. `stop()` when the stream is done. */
-function watchdog(ms: number): { signal: AbortSignal; feed: () => void; stop: () => void } {
-  const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stop = () => clearTimeout(timer);
-  const feed = () => {
-    stop();
-    timer = setTimeout(() => {
-      // UNAVAILABLE, without a reason: a lost connection, said and retried as one.
-      const seconds = Math.round(ms / MS_PER_SECOND);
-      controller.abort(new ConnectError(`no message for ${seconds} s`, Code.Unavailable));
-    }, ms);
-  };
-  feed();
-  return { signal: controller.signal, feed, stop };
+  return Number.isInteger(asked) && asked >= 1 && asked <= MAX_HEARTBEAT_S
+    ? asked
+    : DEFAULT_HEARTBEAT_S;
 }
 
 function seatLink(gameId: string, seat: number, token: string, kind: string): string {
@@ -383,59 +344,33 @@ class Table {
       : h("div");
   }
 
-  /** The events as this seat may see them, live, each batch with the seat's state after it
-   * (its view, legal moves and who is to act: `include`, `batched`), pushed, so that a move is
-   * one call (SubmitCommand) and nothing is polled; reopened after a break, or after a silence
-   * that even the heartbeats do not break (the watchdog), from the last event, with a growing
-   * wait (RECONNECT); given up when the link itself is no good. */
+  /** The events as this seat may see them, live, each batch followed by the seat's state (its
+   * view, legal moves and who is to act: `include`), pushed, so that a move is one call
+   * (SubmitCommand) and nothing is polled. followGame reopens a stream that breaks, or that goes
+   * silent though heartbeats were asked for, after the last event, with a growing wait; it throws
+   * only what no new stream can mend: the link itself is no good. */
   private async follow(): Promise<void> {
-    const heartbeatS = heartbeatSeconds();
-    const silenceMs = heartbeatS * SILENCE_HEARTBEATS * MS_PER_SECOND;
-    let after = 0n;
-    for (let failures = 0; ;) {
-      const alive = watchdog(silenceMs);
-      try {
-        for await (const answer of this.client.streamEvents(
-          {
-            gameId: this.gameId,
-            afterVersion: after,
-            include: { view: true, legalMoves: true, toAct: true },
-            batched: true,
-            heartbeatS,
-          },
-          { signal: alive.signal },
-        )) {
-          alive.feed(); // any message, a heartbeat too, says the connection still carries them
-          failures = 0; // the server answers: the next break waits a second again
-          const batch = answer.batch;
-          if (!batch) continue; // a heartbeat: nothing to show or log
-          for (const event of batch.events) {
-            after = event.version;
-            this.logEvent(event);
-          }
-          if (batch.state) {
-            this.reads++; // any read in flight is older than this state
-            this.showIfNewer(batch.state);
-          }
+    try {
+      for await (const message of followGame(this.client, {
+        gameId: this.gameId,
+        include: { view: true, legalMoves: true, toAct: true },
+        heartbeatS: heartbeatSeconds(),
+        onRetry: (error, _attempt, waitMs) =>
+          // The code only when the server answered (a network's failure has none worth showing).
+          this.say(
+            `The connection to the server is lost: trying again in ${Math.ceil(waitMs / MS_PER_SECOND)} s…`,
+            error.reason ? error : undefined,
+          ),
+      })) {
+        if (message.case === "event") {
+          this.logEvent(message.value);
+        } else {
+          this.reads++; // any read in flight is older than this state
+          this.showIfNewer(message.value);
         }
-        alive.stop();
-        return; // the game is over (its last state came with its last events): the stream ended
-      } catch (thrown) {
-        alive.stop(); // this stream is done with: no abort during the wait below
-        const error = decodeError(thrown);
-        if (DEAD_LINK.has(error.code)) {
-          this.deadLink(error);
-          return;
-        }
-        failures++;
-        const waitMs = backoffMs(error, failures, RECONNECT);
-        // The code only when the server answered (a network's failure has none worth showing).
-        this.say(
-          `The connection to the server is lost: trying again in ${Math.ceil(waitMs / MS_PER_SECOND)} s…`,
-          error.reason ? error : undefined,
-        );
-        await sleep(waitMs);
       }
+    } catch (thrown) {
+      this.deadLink(decodeError(thrown));
     }
   }
 
