@@ -91,13 +91,21 @@ def _fail(event: int, check: str, expected: object, found: object) -> NoReturn:
 
 
 def _fail_at(event: int, check: str, expected: Message, found: Message) -> NoReturn:
-    """Fail ``check`` naming the first field where two messages of one type differ, with each
-    one's value there (else, were they equal field by field, both whole)."""
-    difference = first_difference(expected, found)
+    """Fail ``check`` at :func:`_divergence_at`."""
+    raise _Diverged(_divergence_at(event, check, expected, found))
+
+
+def _divergence_at(
+    event: int, check: str, expected: Message, found: Message, part: str = ""
+) -> Divergence:
+    """``check`` failed, named at the first field where two messages of one type differ (under
+    ``part``: ``header.seats``), with each one's value there (else, were they equal field by
+    field, both whole)."""
+    difference = first_difference(expected, found, part)
     if difference is None:
-        _fail(event, check, _text(expected), _text(found))
+        return Divergence(event, check, _short(_text(expected)), _short(_text(found)))
     path, want, got = difference
-    raise _Diverged(Divergence(event, check, _short(want), _short(got), path))
+    return Divergence(event, check, _short(want), _short(got), path)
 
 
 def _text(value: object) -> str:
@@ -184,6 +192,10 @@ def verify(replay: Replay) -> Report:
     return report
 
 
+#: What a file is checked against by :func:`against_record`, in the words of a failure.
+RECORD = "the service's record"
+
+
 def against_record(replay: Replay, recorded: Replay) -> Divergence | None:
     """Where a replay file differs from the service's own record of its game (``recorded``,
     built from the store: :func:`croupier.replays.format.build`); ``None`` where it is that
@@ -195,15 +207,11 @@ def against_record(replay: Replay, recorded: Replay) -> Divergence | None:
     time, the player ids) and make the chain again. The record settles that."""
     for number, (mine, theirs) in enumerate(zip(replay.events, recorded.events, strict=False), 1):
         if mine != theirs:
-            difference = first_difference(theirs, mine)
-            if difference is None:  # equal field by field, yet unequal: never, but say so
-                return Divergence(number, "the service's record", _text(theirs), _text(mine))
-            path, want, got = difference
-            return Divergence(number, "the service's record", _short(want), _short(got), path)
+            return _divergence_at(number, RECORD, theirs, mine)
     if len(replay.events) != len(recorded.events):
         return Divergence(
             min(len(replay.events), len(recorded.events)) + 1,
-            "the service's record",
+            RECORD,
             _items(len(recorded.events)) + " in all",
             _items(len(replay.events)) + " in all",
         )
@@ -211,12 +219,8 @@ def against_record(replay: Replay, recorded: Replay) -> Divergence | None:
         ("header", replay.header, recorded.header),
         ("footer", replay.footer, recorded.footer),
     ):
-        difference = first_difference(theirs_part, mine_part)
-        if difference is not None:
-            path, want, got = difference
-            return Divergence(
-                0, "the service's record", _short(want), _short(got), f"{part}.{path}"
-            )
+        if mine_part != theirs_part:
+            return _divergence_at(0, RECORD, theirs_part, mine_part, part)
     return None
 
 
@@ -357,15 +361,10 @@ def _check_header(replay: Replay, binding: GameBinding) -> None:
             _fail(0, f"header {name}, {AGAINST_FIRST_EVENT}", _text(holds), _text(said))
     recorded = service_pb2.Rules()
     getattr(recorded, binding.field).CopyFrom(started.rules)
-    difference = first_difference(
-        _with_later_options(binding, recorded, binding.rules_cls),
-        _with_later_options(binding, header.rules, binding.rules_cls),
-    )
-    if difference is not None:
-        path, want, got = difference
-        raise _Diverged(
-            Divergence(0, f"header rules, {AGAINST_FIRST_EVENT}", _short(want), _short(got), path)
-        )
+    held_rules = _with_later_options(binding, recorded, binding.rules_cls)
+    said_rules = _with_later_options(binding, header.rules, binding.rules_cls)
+    if said_rules != held_rules:
+        _fail_at(0, f"header rules, {AGAINST_FIRST_EVENT}", held_rules, said_rules)
 
 
 def _check_commitment(replay: Replay, report: Report) -> Seeds:
