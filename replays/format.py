@@ -232,9 +232,24 @@ def to_json(replay: Replay) -> str:
 JSON_MEMBERS = ("header", "events", "footer")
 
 
+#: Deeply nested JSON (``[[[[…``) exhausts the parser's stack (json's or protobuf's): not a
+#: replay either.
+NESTED_TOO_DEEPLY = "not a JSON replay: nested too deeply"
+
+
 def from_json(text: str) -> Replay:
     try:
         document = json.loads(text)
+    except ValueError as error:
+        raise ReplayFormatError(f"not a JSON replay: {_first_line(error)}") from None
+    except RecursionError:
+        raise ReplayFormatError(NESTED_TOO_DEEPLY) from None
+    return _from_document(document)
+
+
+def _from_document(document: Any) -> Replay:
+    """A replay from its JSON document, parsed."""
+    try:
         missing = [m for m in JSON_MEMBERS if not isinstance(document, dict) or m not in document]
         if missing:
             raise ReplayFormatError(
@@ -249,11 +264,9 @@ def from_json(text: str) -> Replay:
         raise
     except (ValueError, KeyError, TypeError, json_format.ParseError) as error:
         # protobuf's message goes on to list every field the message has: the first line says it.
-        said = str(error).split("\n", 1)[0].strip()
-        raise ReplayFormatError(f"not a JSON replay: {said}") from None
+        raise ReplayFormatError(f"not a JSON replay: {_first_line(error)}") from None
     except RecursionError:
-        # Deeply nested JSON (``[[[[…``) exhausts the parser's stack: not a replay either.
-        raise ReplayFormatError("not a JSON replay: nested too deeply") from None
+        raise ReplayFormatError(NESTED_TOO_DEEPLY) from None
     return Replay(header, events, footer)
 
 
@@ -274,8 +287,7 @@ def parse(data: bytes) -> Replay:
     if data.lstrip()[:1] not in (b"{", b"["):
         return from_binary(data)
     try:
-        text = data.decode("utf-8")
-        json.loads(text)
+        document = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as not_json:
         try:
             return from_binary(data)
@@ -283,7 +295,7 @@ def parse(data: bytes) -> Replay:
             raise ReplayFormatError(
                 f"neither a JSON replay ({_first_line(not_json)}) nor a binary one ({not_binary})"
             ) from None
-    return from_json(text)
+    return _from_document(document)
 
 
 def _first_line(error: BaseException) -> str:
