@@ -31,6 +31,7 @@ from croupier.service.collector import Collector
 from croupier.service.store import redacted
 
 if TYPE_CHECKING:
+    from croupier.replays.format import Replay
     from croupier.service.metrics import MetricsServer
 
 log = structlog.get_logger("croupier")
@@ -1195,6 +1196,23 @@ def replay() -> None:
     """Replay files: export a finished game, verify one, convert between binary and JSON."""
 
 
+def _recorded_replay(store_url: str, game_id: str) -> Replay:
+    """The store's record of ``game_id`` as a replay (its players' ids included): raises
+    GameNotFound, or ReplayFormatError for a game not finished; a store that cannot be opened is
+    one line."""
+    from croupier.replays.format import build
+    from croupier.service.store import StoreError, open_store
+
+    try:
+        store = open_store(store_url)
+    except StoreError as error:
+        raise click.ClickException(str(error)) from None
+    try:
+        return build(store.game(game_id), store.read(game_id), store.players(game_id))
+    finally:
+        store.close()
+
+
 @replay.command("export")
 @click.argument("game_id")
 @click.argument("out", type=click.Path(dir_okay=False, writable=True))
@@ -1216,18 +1234,14 @@ def replay_export(game_id: str, out: str, store_url: str, form: str | None) -> N
     """Write the replay of finished game GAME_ID to OUT (JSON if OUT ends in .json, unless
     --format says otherwise)."""
     from croupier.log import GameNotFound
-    from croupier.replays.format import ReplayFormatError, build, to_binary, to_json
-    from croupier.service.store import open_store
+    from croupier.replays.format import ReplayFormatError, to_binary, to_json
 
-    store = open_store(store_url)
     try:
-        replay_file = build(store.game(game_id), store.read(game_id), store.players(game_id))
+        replay_file = _recorded_replay(store_url, game_id)
     except GameNotFound:
         raise click.ClickException(f"no game {game_id} in {redacted(store_url)}") from None
     except ReplayFormatError as error:
         raise click.ClickException(str(error)) from None
-    finally:
-        store.close()
     as_json = out.endswith(".json") if form is None else form == "json"
     with open(out, "wb") as handle:
         handle.write(to_json(replay_file).encode("utf-8") if as_json else to_binary(replay_file))
@@ -1248,9 +1262,8 @@ def replay_verify(path: str, store_url: str | None) -> None:
     """Verify a replay file: chain, commitment, decks, every event and the settlement. Exits 1
     at the first divergence, naming it."""
     from croupier.log import GameNotFound
-    from croupier.replays.format import ReplayFormatError, build, load
+    from croupier.replays.format import ReplayFormatError, load
     from croupier.replays.verify import against_record, verify
-    from croupier.service.store import StoreError, open_store
 
     try:
         replay_file = load(path)
@@ -1264,19 +1277,13 @@ def replay_verify(path: str, store_url: str | None) -> None:
     if store_url is not None:
         game_id = replay_file.header.game_id
         try:
-            store = open_store(store_url)
-        except StoreError as error:
-            raise click.ClickException(str(error)) from None
-        try:
-            recorded = build(store.game(game_id), store.read(game_id), store.players(game_id))
+            recorded = _recorded_replay(store_url, game_id)
         except GameNotFound:
             click.echo(f"FAIL {redacted(store_url)} has no game {game_id}")
             sys.exit(1)
         except ReplayFormatError as error:
             click.echo(f"FAIL {redacted(store_url)}: {error}")
             sys.exit(1)
-        finally:
-            store.close()
         differs = against_record(replay_file, recorded)
         if differs is not None:
             click.echo(f"FAIL {differs}")

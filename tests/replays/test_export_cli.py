@@ -20,6 +20,7 @@ from croupier.v1 import common_pb2
 from .conftest import remake_chain
 
 STUDIO = b"export-cli-tests-studio-secret-0123456789"
+CORPUS_GAME = Path(__file__).resolve().parents[2] / "replays" / "corpus" / "gin-standard.replay"
 
 
 def finished_game(url: str) -> str:
@@ -103,3 +104,17 @@ def test_verify_against_the_store_finds_a_file_remade_with_another_time(tmp_path
         ["replay", "verify", str(exported), "--against-store", f"sqlite:///{tmp_path / 'x.db'}"],
     )
     assert elsewhere.exit_code == 1 and f"has no game {game_id}" in elsewhere.output
+
+
+def test_a_store_that_cannot_be_opened_is_one_line_for_export_and_verify(tmp_path: Path) -> None:
+    """Before, export answered a store URL of another scheme with a traceback."""
+    store = "mysql://user@db/games"
+    commands = [
+        ["replay", "export", "some-game", str(tmp_path / "out.replay"), "--store", store],
+        ["replay", "verify", str(CORPUS_GAME), "--against-store", store],
+    ]
+    for command in commands:
+        result = CliRunner().invoke(main, command)
+        # click's one-line error (its exit), not the StoreError's traceback
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+        assert "unsupported store URL scheme 'mysql'" in result.output
