@@ -268,25 +268,31 @@ def _chain_key(replay: Replay) -> bytes | None:
     return chain_key(log_format, seed, replay.header.game_id)
 
 
+def record_of(
+    event: service_pb2.GameEvent, key: bytes | None, payload: bytes | None = None
+) -> bytes:
+    """The bytes of ``event`` its chain hash covers (:func:`croupier.log.chain.record_bytes`,
+    blinded with ``key`` in log format 2), with ``payload`` in place of its own where given."""
+    return record_bytes(
+        event.game_id,
+        event.version,
+        event.command_id,
+        event.seat if event.HasField("seat") else None,
+        event.recorded_at_ms,
+        event.type,
+        event.payload if payload is None else payload,
+        event.command_payload,
+        key,
+    )
+
+
 def _check_chain(replay: Replay, report: Report) -> None:
     key = _chain_key(replay)
     prev = GENESIS_HASH
     for event in replay.events:
         if event.prev_hash != prev:
             _fail(event.version, "chain link (prev_hash)", prev, event.prev_hash)
-        seat = event.seat if event.HasField("seat") else None
-        record = record_bytes(
-            event.game_id,
-            event.version,
-            event.command_id,
-            seat,
-            event.recorded_at_ms,
-            event.type,
-            event.payload,
-            event.command_payload,
-            key,
-        )
-        computed = chain_hash(prev, record)
+        computed = chain_hash(prev, record_of(event, key))
         if computed != event.hash:
             _fail(event.version, "chain hash", computed, event.hash)
         # The decoded copies a reader reads must be what the hashed bytes hold.

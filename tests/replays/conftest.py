@@ -10,8 +10,9 @@ import grpc
 import pytest
 
 from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
-from croupier.log.chain import GENESIS_HASH, PLAIN_FORMAT, chain_hash, chain_key, record_bytes
+from croupier.log.chain import GENESIS_HASH, PLAIN_FORMAT, chain_hash, chain_key
 from croupier.replays.format import Replay, build
+from croupier.replays.verify import record_of
 from croupier.service.bots import play_game
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
@@ -82,16 +83,5 @@ def remake_chain(replay: Replay) -> None:
     prev = GENESIS_HASH
     for event in replay.events:
         event.prev_hash = prev
-        record = record_bytes(
-            event.game_id,
-            event.version,
-            event.command_id,
-            event.seat if event.HasField("seat") else None,
-            event.recorded_at_ms,
-            event.type,
-            event.payload,
-            event.command_payload,
-            key,
-        )
-        event.hash = prev = chain_hash(prev, record)
+        event.hash = prev = chain_hash(prev, record_of(event, key))
     replay.footer.last_hash = prev

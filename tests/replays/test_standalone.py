@@ -24,7 +24,7 @@ from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, hoola_pb2, rummy_pb2, service_pb2, service_pb2_grpc
 
-from .conftest import GAMES
+from .conftest import GAMES, remake_chain
 
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
 STANDALONE = REPLAYS / "standalone_verify.py"
@@ -69,35 +69,6 @@ def copy(replay: Replay) -> Replay:
     return from_json(to_json(replay))
 
 
-def rechain(replay: Replay) -> None:
-    """Re-hash the whole chain as a forger with the database could (with the footer's seed)."""
-    from croupier.log import GENESIS_HASH, chain_hash, chain_key, record_bytes
-
-    key = chain_key(
-        replay.header.log_format, bytes.fromhex(replay.footer.server_seed), replay.header.game_id
-    )
-    prev = GENESIS_HASH
-    for event in replay.events:
-        seat = event.seat if event.HasField("seat") else None
-        event.prev_hash = prev
-        event.hash = chain_hash(
-            prev,
-            record_bytes(
-                event.game_id,
-                event.version,
-                event.command_id,
-                seat,
-                event.recorded_at_ms,
-                event.type,
-                event.payload,
-                event.command_payload,
-                key,
-            ),
-        )
-        prev = event.hash
-    replay.footer.last_hash = prev
-
-
 def forge_payload(
     replay: Replay, index: int, change: Callable[[service_pb2.EventBody], None]
 ) -> None:
@@ -108,7 +79,7 @@ def forge_payload(
     change(body)
     event.payload = body.SerializeToString(deterministic=True)
     event.body.CopyFrom(body)
-    rechain(replay)
+    remake_chain(replay)
 
 
 def first(replay: Replay, event_type: str) -> int:
@@ -264,7 +235,7 @@ def test_a_deck_dealt_from_another_seed_is_caught(replays, tmp_path: Path) -> No
     other = bytes(range(32))
     replay.footer.server_seed = other.hex()
     replay.header.commitment = hashlib.sha256(other).hexdigest()
-    rechain(replay)
+    remake_chain(replay)
     for form in ("json", "binary"):
         assert failed(run(tmp_path, replay, form), "header.commitment reads")
 
@@ -337,7 +308,7 @@ def test_an_event_type_other_than_its_payload_is_caught(replays, tmp_path: Path)
     replay = copy(replays["gin"])
     deal = first(replay, "HandDealt")
     replay.events[deal].type = "CardDrawn"
-    rechain(replay)
+    remake_chain(replay)
     assert failed(
         run(tmp_path, replay, "binary"),
         f"event {deal + 1}: type reads 'CardDrawn', but the hashed payload is a HandDealt",

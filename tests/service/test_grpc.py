@@ -19,7 +19,8 @@ from grpc_status import rpc_status
 
 from croupier.contract import convert
 from croupier.engine.hoola.rules import HoolaRules
-from croupier.log import GENESIS_HASH, LOG_FORMAT_VERSION, chain_hash, chain_key, record_bytes
+from croupier.log import GENESIS_HASH, LOG_FORMAT_VERSION, chain_hash, chain_key
+from croupier.replays.verify import record_of
 from croupier.service.bots import auth, clock_rules, finish_game, play_game
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
@@ -104,19 +105,7 @@ def verify_chain(replay: service_pb2.GetReplayResponse) -> None:
     key = chain_key(replay.log_format, bytes.fromhex(replay.server_seed), replay.game_id)
     prev = GENESIS_HASH
     for event in replay.events:
-        seat = event.seat if event.HasField("seat") else None
-        record = record_bytes(
-            event.game_id,
-            event.version,
-            event.command_id,
-            seat,
-            event.recorded_at_ms,
-            event.type,
-            event.payload,
-            event.command_payload,
-            key,
-        )
-        assert event.prev_hash == prev and chain_hash(prev, record) == event.hash
+        assert event.prev_hash == prev and chain_hash(prev, record_of(event, key)) == event.hash
         assert service_pb2.EventBody.FromString(event.payload) == event.body
         prev = event.hash
 
