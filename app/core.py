@@ -106,7 +106,8 @@ from croupier.replays.format import (
     to_json,
 )
 from croupier.replays.format import parse as parse_replay
-from croupier.replays.verify import Report, verify
+from croupier.replays.signing import ReplayKeys, SignatureCheck, sign, verify_signed
+from croupier.replays.verify import Report
 from croupier.v1 import common_pb2, service_pb2
 
 log = structlog.get_logger("croupier.app")
@@ -336,8 +337,11 @@ class Croupier:
         *,
         studio_keys: KeyRing,
         observer: Observer | None = None,
+        replay_keys: ReplayKeys | None = None,
     ) -> None:
         self.store = store
+        #: Sign exported replays, and vouch for the files they signed (docs/replay-format.md).
+        self.replay_keys = replay_keys or ReplayKeys()
         #: Told of commands, folds, the cache and time-outs (the service's metrics).
         self.observer: Observer = observer or Unobserved()
         #: Each seat's allowance of commands (a token bucket per seat).
@@ -1854,10 +1858,13 @@ class Croupier:
             )
         players = await self.log.players(game_id) if caller.studio is not None else ()
         replay = build(folded.record, await self.log.read(game_id), players)
+        if self.replay_keys.signing is not None:
+            sign(replay, self.replay_keys.signing)
         return to_json(replay).encode("utf-8") if as_json else to_binary(replay)
 
-    async def verify_replay(self, data: bytes) -> Report:
-        """Re-derive and re-apply a replay file (binary or JSON), naming the first divergence."""
+    async def verify_replay(self, data: bytes) -> tuple[Report, SignatureCheck]:
+        """Re-derive and re-apply a replay file (binary or JSON), naming the first divergence;
+        and its signature against this service's replay keys."""
         if len(data) > limits.MAX_REPLAY_BYTES:
             raise invalid(
                 "TOO_LONG",
@@ -1868,7 +1875,7 @@ class Croupier:
             replay = parse_replay(data)
         except ReplayFormatError as error:
             raise invalid("NOT_A_REPLAY", str(error), "replay") from None
-        return await asyncio.to_thread(verify, replay)
+        return await asyncio.to_thread(verify_signed, replay, self.replay_keys.trusted)
 
     @staticmethod
     def _player(caller: Caller) -> str:

@@ -645,11 +645,12 @@ message PlayBegan 1 players uint32* 2 stock Card* 3 stock_count uint32
 message PlayCard 1 card string 2 capture string
 message PlayDeclared 1 seat uint32
 message ReplayFooter 1 server_seed string 2 final_state_digest string 3 rounds Settlement* 4
-  settlement Settlement 5 last_hash string
+  settlement Settlement 5 last_hash string 6 signature ReplaySignature
 message ReplayHeader 1 format_version uint32 2 game_id string 3 kind GameKind 4 rules Rules 5
   engine_version string 6 seats uint32 7 commitment string 8 client_seeds string* 9
   created_at_ms int64 10 log_format uint32 11 players string*
 message ReplayRecord 1 header ReplayHeader| 2 event GameEvent| 3 footer ReplayFooter|
+message ReplaySignature 1 algorithm string 2 key_id string 3 signature bytes
 message RoundDealt 1 round uint32 2 dealer uint32 3 hands Hand* 4 upcard Card 5 stock Card* 6
   stock_count uint32 7 table_multiplier uint32 8 hoola_streak uint32 9 balances int64* 10
   dealer_draws FirstDealerDraw*
@@ -1370,6 +1371,60 @@ def check_event(
     return body
 
 
+# --- the signature (docs/replay-format.md, "Signed files") ----------------------------------------
+
+#: What a replay signature covers opens with this.
+SIGNATURE_DOMAIN = b"croupier/replay/v1/signature\x00"
+PUBLIC_KEY_PREFIX = "ed25519:"
+#: A key id is this many bytes of sha256 over the raw 32-byte public key, in hex.
+KEY_ID_BYTES = 8
+
+
+def signed_bytes(replay: Replay) -> bytes:
+    """The domain, then the game id, the last hash and each player id, each as its UTF-8 length
+    (u32 big-endian) and its UTF-8."""
+    parts = [
+        _text(replay.header, "game_id"),
+        _text(replay.footer, "last_hash"),
+        *_texts(replay.header, "players"),
+    ]
+    return SIGNATURE_DOMAIN + b"".join(
+        struct.pack(">I", len(part.encode("utf-8"))) + part.encode("utf-8") for part in parts
+    )
+
+
+def check_signature(replay: Replay, public_keys: list[str]) -> str:
+    """The signature against the keys given (``ed25519:`` and 64 hex digits), as a line; with
+    keys given, :class:`Failed` unless it holds for one of them. Ed25519 is not in Python's
+    standard library: checking needs the ``cryptography`` package (:func:`main` says so)."""
+    signature = replay.footer.get("signature")
+    if not isinstance(signature, dict):
+        if public_keys:
+            raise Failed("signature: the file is not signed, and --public-key asks for one")
+        return "signature: none (the file is not signed)"
+    named = _text(signature, "key_id")
+    if not public_keys:
+        return f"signature: by key {named}, not checked (give --public-key)"
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    by_id = {}
+    for text in public_keys:
+        raw = bytes.fromhex(text.strip().removeprefix(PUBLIC_KEY_PREFIX))
+        by_id[hashlib.sha256(raw).digest()[:KEY_ID_BYTES].hex()] = raw
+    if named not in by_id or _text(signature, "algorithm") != "ed25519":
+        raise Failed(f"signature: by key {named}, which is not one of the keys given")
+    try:
+        Ed25519PublicKey.from_public_bytes(by_id[named]).verify(
+            _bytes(signature, "signature"), signed_bytes(replay)
+        )
+    except InvalidSignature:
+        raise Failed(
+            f"signature: does NOT hold for key {named}: the file was changed after it was signed"
+        ) from None
+    return f"signature: valid, by key {named} (so the header's player ids are the service's too)"
+
+
 # --- the command line -----------------------------------------------------------------------------
 
 
@@ -1392,12 +1447,37 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="a replay, binary (.replay) or JSON (.json)")
-    path = parser.parse_args(argv).file
+    parser.add_argument(
+        "--public-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="fail unless the file is signed by this key (ed25519:…, the service's replay key, "
+        "as `croupier replay public-key` prints it); repeatable. Needs the cryptography package "
+        "(pip install cryptography): Ed25519 is not in the standard library",
+    )
+    arguments = parser.parse_args(argv)
+    path, public_keys = arguments.file, arguments.public_key
+    for text in public_keys:
+        raw = text.strip().removeprefix(PUBLIC_KEY_PREFIX)
+        if (
+            not text.strip().startswith(PUBLIC_KEY_PREFIX)
+            or len(raw) != 64
+            or not all(c in "0123456789abcdefABCDEF" for c in raw)
+        ):
+            parser.error(f"--public-key {one_line(text)!r}: not 'ed25519:' and 64 hex digits")
+    if public_keys:
+        try:
+            import cryptography  # noqa: F401  (only to tell it is there)
+        except ImportError:
+            parser.error("--public-key needs the cryptography package: pip install cryptography")
     try:
         with open(path, "rb") as handle:
             data = handle.read()
         schema = Schema.parse(SCHEMA)
-        checks = verify(read(data, schema), schema)
+        replay = read(data, schema)
+        checks = verify(replay, schema)
+        signature = check_signature(replay, public_keys)
     except Failed as failure:
         print(f"FAIL {one_line(str(failure))}")
         return CHECK_FAILED
@@ -1414,9 +1494,12 @@ def main(argv: list[str] | None = None) -> int:
         return NOT_A_REPLAY
     for line in checks:
         print(f"ok   {line}")
+    # Checked only against a key given; otherwise what the file says, as a note.
+    print(f"{'ok  ' if public_keys else 'note'} {signature}")
     print(
         "not checked here: the moves against the rules, what each settlement pays, the final "
-        "state digest (croupier replay verify re-plays the game); the header's player ids"
+        "state digest (croupier replay verify re-plays the game)"
+        + ("" if public_keys else "; the header's player ids (a signature covers them)")
     )
     print("verified: chain, seed, header, decoded copies, decks and footer settlements")
     return OK

@@ -506,6 +506,18 @@ def _hashed(data: bytes, kind: type[M], copy: M) -> M:
         return copy
 
 
+def _signature(replay: Replay) -> str:
+    """Whose signature the file carries (docs/replay-format.md, "Signed files"). The page
+    checks none: it has no keys, and a signature is only worth the key it is checked with."""
+    if not replay.footer.HasField("signature"):
+        return "none (the exporting service had no replay key)"
+    return (
+        f"by key {replay.footer.signature.key_id}, not checked here: `croupier replay verify FILE "
+        "--public-key ed25519:…` checks it against the service's published key (and with it the "
+        "player ids)"
+    )
+
+
 def timeline(replay: Replay) -> Timeline:
     header = replay.header
     binding = BINDINGS[header.kind]
@@ -657,6 +669,7 @@ def timeline(replay: Replay) -> Timeline:
         ("commitment", header.commitment),
         ("server seed", replay.footer.server_seed),
         ("client seeds", ", ".join(header.client_seeds) or "none"),
+        ("signature", _signature(replay)),
         *(_shuffled(kind, shuffle) for shuffle in report.shuffles),
     )
     return Timeline(

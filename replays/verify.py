@@ -41,7 +41,7 @@ from croupier.log import (
     record_bytes,
 )
 from croupier.replays.format import Replay, state_digest
-from croupier.v1 import common_pb2, service_pb2
+from croupier.v1 import common_pb2, replay_pb2, service_pb2
 
 
 @dataclass(frozen=True)
@@ -217,11 +217,20 @@ def against_record(replay: Replay, recorded: Replay) -> Divergence | None:
         )
     for part, mine_part, theirs_part in (
         ("header", replay.header, recorded.header),
-        ("footer", replay.footer, recorded.footer),
+        ("footer", _unsigned(replay.footer), _unsigned(recorded.footer)),
     ):
         if mine_part != theirs_part:
             return _divergence_at(0, RECORD, theirs_part, mine_part, part)
     return None
+
+
+def _unsigned(footer: replay_pb2.ReplayFooter) -> replay_pb2.ReplayFooter:
+    """The footer without its signature: the exporter's word on the record, not part of it (and
+    checked by itself: :mod:`croupier.replays.signing`)."""
+    copy = replay_pb2.ReplayFooter()
+    copy.CopyFrom(footer)
+    copy.ClearField("signature")
+    return copy
 
 
 # The engine versions this verifier re-applies (replays/corpus/README.md): a new version keeps the

@@ -32,6 +32,7 @@ from croupier.service.store import redacted
 
 if TYPE_CHECKING:
     from croupier.replays.format import Replay
+    from croupier.replays.signing import ReplayKeys
     from croupier.service.metrics import MetricsServer
 
 log = structlog.get_logger("croupier")
@@ -207,6 +208,7 @@ def serve(
     gRPC-Web, JSON) on --http-address. Traces: the OTEL_* variables (docs/operations.md)."""
     from croupier.app.ratelimit import RateLimit
     from croupier.app.tokens import TokenSigner
+    from croupier.replays.signing import key_id
     from croupier.service import metrics, tracing
     from croupier.service.http import HttpListener, create_http_app, is_off, parse_origins
     from croupier.service.lobby import Lobby
@@ -221,6 +223,7 @@ def serve(
     try:
         keys = config.token_keys()
         studio = config.studio_keys()
+        replay_keys = config.replay_keys()
         tls = server_tls(tls_cert, tls_key, tls_client_ca)
     except config.ConfigError as error:
         raise click.ClickException(str(error)) from None
@@ -318,6 +321,7 @@ def serve(
             credentials=tls.credentials() if tls else None,
             tracer_provider=tracer_provider,
             listeners=listeners,
+            replay_keys=replay_keys,
         )
         # Whatever ends the serving (a signal, a failure on the way up or down), the core is
         # closed before the store is: its threads' calls under way end first.
@@ -360,6 +364,9 @@ def serve(
                 # The ids of the keys tokens may name (an UNKNOWN_KEY refusal names the token's).
                 key_ids=list(keys.ring.kids()),
                 studio_key_ids=list(studio.ring.kids()),
+                # The key exported replays are signed with (none: unsigned), and the older ones
+                # whose files VerifyReplay still vouches for.
+                replay_key_ids=[key_id(public) for public in replay_keys.trusted],
             )
             if log_format != "json":  # JSON logs are all JSON: there, the "serving" line says it
                 who = f"Croupier worker {os.getpid()}" if worker else "Croupier"
@@ -1232,7 +1239,7 @@ def _recorded_replay(store_url: str, game_id: str) -> Replay:
 )
 def replay_export(game_id: str, out: str, store_url: str, form: str | None) -> None:
     """Write the replay of finished game GAME_ID to OUT (JSON if OUT ends in .json, unless
-    --format says otherwise)."""
+    --format says otherwise), signed with CROUPIER_REPLAY_KEY_FILE's key when it is set."""
     from croupier.log import GameNotFound
     from croupier.replays.format import ReplayFormatError, to_binary, to_json
 
@@ -1242,6 +1249,11 @@ def replay_export(game_id: str, out: str, store_url: str, form: str | None) -> N
         raise click.ClickException(f"no game {game_id} in {redacted(store_url)}") from None
     except ReplayFormatError as error:
         raise click.ClickException(str(error)) from None
+    signing = _replay_keys().signing
+    if signing is not None:
+        from croupier.replays.signing import sign
+
+        sign(replay_file, signing)
     as_json = out.endswith(".json") if form is None else form == "json"
     with open(out, "wb") as handle:
         handle.write(to_json(replay_file).encode("utf-8") if as_json else to_binary(replay_file))
@@ -1258,22 +1270,44 @@ def replay_export(game_id: str, out: str, store_url: str, form: str | None) -> N
     help="Also check that the file is this store's record of its game, byte for byte (a file "
     "a player sends in: verified alone, it is consistent, not necessarily the one recorded).",
 )
-def replay_verify(path: str, store_url: str | None) -> None:
-    """Verify a replay file: chain, commitment, decks, every event and the settlement. Exits 1
-    at the first divergence, naming it."""
+@click.option(
+    "--public-key",
+    "public_keys",
+    multiple=True,
+    metavar="KEY",
+    help="Fail unless the file is signed by this replay key (ed25519:…, as `croupier replay "
+    "public-key` prints it); repeatable. CROUPIER_REPLAY_KEY_FILE's key and "
+    "CROUPIER_REPLAY_PREVIOUS_KEYS are checked too, when set.",
+)
+def replay_verify(path: str, store_url: str | None, public_keys: tuple[str, ...]) -> None:
+    """Verify a replay file: chain, commitment, decks, every event and the settlement, and its
+    signature. Exits 1 at the first divergence, naming it."""
     from croupier.log import GameNotFound
     from croupier.replays.format import ReplayFormatError, load
-    from croupier.replays.verify import against_record, verify
+    from croupier.replays.signing import ReplayKeyError, Verdict, parse_public_key, verify_signed
+    from croupier.replays.verify import against_record
 
+    try:
+        given = [parse_public_key(text) for text in public_keys]
+    except ReplayKeyError as error:
+        raise click.ClickException(f"--public-key: {error}") from None
     try:
         replay_file = load(path)
     except ReplayFormatError as error:
         raise click.ClickException(str(error)) from None
-    report = verify(replay_file)
+    report, signature = verify_signed(replay_file, [*given, *_replay_keys().trusted])
     for line in report.lines():
         click.echo(line)
     if not report.ok:
         sys.exit(1)
+    if signature.verdict is not Verdict.VALID:
+        if given:  # the reader asked for a signature by one of these keys
+            click.echo(f"FAIL {signature.line()}")
+            sys.exit(1)
+        unchecked = signature.verdict is Verdict.UNKNOWN_KEY and not _replay_keys().trusted
+        click.echo(
+            f"note {signature.line()}" + ("; give --public-key to check it" if unchecked else "")
+        )
     if store_url is not None:
         game_id = replay_file.header.game_id
         try:
@@ -1293,6 +1327,61 @@ def replay_verify(path: str, store_url: str | None) -> None:
             "the same bytes"
         )
     click.echo("verified")
+
+
+def _replay_keys() -> ReplayKeys:
+    """The replay keys the environment configures (one line when they cannot be read)."""
+    try:
+        return config.replay_keys()
+    except config.ConfigError as error:
+        raise click.ClickException(str(error)) from None
+
+
+@replay.command("keygen")
+@click.argument("out", type=click.Path(dir_okay=False, writable=True))
+def replay_keygen(out: str) -> None:
+    """Make a replay key: write its private half to OUT (PEM, readable by its owner only) and
+    print its public half. Serve with CROUPIER_REPLAY_KEY_FILE=OUT to sign exported replays."""
+    from croupier.replays.signing import load_private_key, new_private_key_pem, public_key_text
+
+    try:
+        descriptor = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, config.PRIVATE_FILE_MODE)
+    except FileExistsError:
+        raise click.ClickException(f"{out} exists: a key is not overwritten") from None
+    except OSError as error:
+        raise click.ClickException(f"{out}: {error.strerror}") from None
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(new_private_key_pem())
+    public = load_private_key(out).public_key()
+    click.echo(f"wrote {out}; its public key (publish it to whoever checks your replays):")
+    click.echo(public_key_text(public))
+
+
+@replay.command("public-key")
+@click.argument(
+    "key_file",
+    type=click.Path(dir_okay=False),
+    default=lambda: os.environ.get(config.REPLAY_KEY_FILE_ENV, ""),
+    required=False,
+)
+def replay_public_key(key_file: str) -> None:
+    """Print the public half of a replay key (KEY_FILE, by default CROUPIER_REPLAY_KEY_FILE), as
+    `croupier replay verify --public-key` takes it, and its key id."""
+    from croupier.replays.signing import (
+        ReplayKeyError,
+        key_id,
+        load_private_key,
+        public_key_text,
+    )
+
+    if not key_file:
+        raise click.ClickException(f"give KEY_FILE or set {config.REPLAY_KEY_FILE_ENV}")
+    try:
+        public = load_private_key(key_file).public_key()
+    except ReplayKeyError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(public_key_text(public))
+    click.echo(f"key id {key_id(public)}", err=True)
 
 
 @replay.command("show")

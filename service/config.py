@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from croupier.app.tokens import (
     HEX_PREFIX,
@@ -21,6 +22,9 @@ from croupier.app.tokens import (
     mint_studio_token,
     parse_secret,
 )
+
+if TYPE_CHECKING:
+    from croupier.replays.signing import ReplayKeys
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 #: The HTTP listener (Connect, gRPC-Web, JSON: service/http.py); empty or "off" turns it off.
@@ -53,6 +57,10 @@ STUDIO_SECRET_ENV = "CROUPIER_STUDIO_SECRET"
 STUDIO_PREVIOUS_SECRETS_ENV = "CROUPIER_STUDIO_PREVIOUS_SECRETS"
 # The tools' studio credential (a studio token, not the secret).
 STUDIO_KEY_ENV = "CROUPIER_STUDIO_KEY"
+# The replay key (docs/replay-format.md, "Signed files"): a PEM file of the Ed25519 key the
+# service signs exported replays with; the public keys of those it signed with before a rotation.
+REPLAY_KEY_FILE_ENV = "CROUPIER_REPLAY_KEY_FILE"
+REPLAY_PREVIOUS_KEYS_ENV = "CROUPIER_REPLAY_PREVIOUS_KEYS"
 
 #: Where a server without a studio secret writes the development credential, beside its SQLite
 #: file (``data/`` for the default store and for PostgreSQL); local tools read it from here.
@@ -114,6 +122,34 @@ def studio_keys(env: Mapping[str, str] | None = None) -> Keys:
     a fresh development key whose credential only the local machine gets
     (:func:`write_dev_credential`)."""
     return _keys(os.environ if env is None else env, STUDIO_SECRET_ENV, STUDIO_PREVIOUS_SECRETS_ENV)
+
+
+def replay_keys(env: Mapping[str, str] | None = None) -> ReplayKeys:
+    """The replay keys (``CROUPIER_REPLAY_KEY_FILE``, ``CROUPIER_REPLAY_PREVIOUS_KEYS``); none
+    set: exports go out unsigned."""
+    # Here, not above: only the commands that sign or verify replays load the crypto library.
+    from croupier.replays.signing import (
+        ReplayKeyError,
+        ReplayKeys,
+        load_private_key,
+        parse_public_key,
+    )
+
+    env = os.environ if env is None else env
+    path = env.get(REPLAY_KEY_FILE_ENV, "").strip()
+    try:
+        signing = load_private_key(path) if path else None
+    except ReplayKeyError as error:
+        raise ConfigError(f"{REPLAY_KEY_FILE_ENV}: {error}") from None
+    previous = []
+    for number, text in enumerate(
+        (t for t in env.get(REPLAY_PREVIOUS_KEYS_ENV, "").split(",") if t.strip()), 1
+    ):
+        try:
+            previous.append(parse_public_key(text))
+        except ReplayKeyError as error:
+            raise ConfigError(f"{REPLAY_PREVIOUS_KEYS_ENV} (entry {number}): {error}") from None
+    return ReplayKeys(signing, tuple(previous))
 
 
 def as_setting(secret: bytes) -> str:

@@ -13,9 +13,18 @@ import grpc
 import structlog
 
 from croupier.app.core import Croupier, Refused
+from croupier.replays.signing import Verdict
 from croupier.service.calls import caller
 from croupier.service.status import code_of
 from croupier.v1 import service_pb2, service_pb2_grpc
+
+#: A replay signature's verdict on the wire (``VerifyReplayResponse.signature``).
+SIGNATURE_VERDICTS = {
+    Verdict.UNSIGNED: service_pb2.SIGNATURE_VERDICT_UNSIGNED,
+    Verdict.VALID: service_pb2.SIGNATURE_VERDICT_VALID,
+    Verdict.INVALID: service_pb2.SIGNATURE_VERDICT_INVALID,
+    Verdict.UNKNOWN_KEY: service_pb2.SIGNATURE_VERDICT_UNKNOWN_KEY,
+}
 
 log = structlog.get_logger("croupier.rpc")
 
@@ -112,8 +121,13 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     async def VerifyReplay(
         self, request: service_pb2.VerifyReplayRequest, context: Context
     ) -> service_pb2.VerifyReplayResponse:
-        report = await self.core.verify_replay(request.replay)
-        response = service_pb2.VerifyReplayResponse(ok=report.ok, checks=report.checks)
+        report, signature = await self.core.verify_replay(request.replay)
+        response = service_pb2.VerifyReplayResponse(
+            ok=report.ok,
+            checks=report.checks,
+            signature=SIGNATURE_VERDICTS[signature.verdict],
+            signature_key_id=signature.key_id,
+        )
         if report.divergence is not None:
             d = report.divergence
             response.divergence.CopyFrom(

@@ -22,6 +22,7 @@ from croupier.app.core import Clock, Croupier, SeedSource, fresh_seed, now_ms
 from croupier.app.ratelimit import RateLimit
 from croupier.app.tokens import KeyRing, TokenSigner
 from croupier.log import EventStore
+from croupier.replays.signing import ReplayKeys
 from croupier.service import reflection, tracing
 from croupier.service.config import MAX_PORT, port_of
 from croupier.service.grpc_api import GameServicer
@@ -167,6 +168,7 @@ async def create_server(
     credentials: grpc.ServerCredentials | None = None,
     tracer_provider: TracerProvider | None = None,
     listeners: int = 1,
+    replay_keys: ReplayKeys | None = None,
 ) -> Serving:
     """A server bound to ``address`` (port 0 picks a free one), not yet started: ``listeners``
     gRPC servers on the port, one core behind them (``config.DEFAULT_LISTENERS`` says why). With
@@ -185,6 +187,7 @@ async def create_server(
         rate_limit=rate_limit,
         studio_keys=studio_keys,
         observer=counted,
+        replay_keys=replay_keys,
     )
     await core.start()
     if address.startswith("unix:"):
@@ -263,8 +266,10 @@ class ServerThread:
         cors_origins: Sequence[str] = (),
         tracer_provider: TracerProvider | None = None,
         listeners: int = 1,
+        replay_keys: ReplayKeys | None = None,
     ) -> None:
         self._args = (address, store, signer, clock, seed_source)
+        self._replay_keys = replay_keys
         self._listeners = listeners
         self._limits = (rate_limit, limits)
         self._studio_keys = studio_keys
@@ -315,6 +320,7 @@ class ServerThread:
             studio_keys=self._studio_keys,
             tracer_provider=self._tracer_provider,
             listeners=self._listeners,
+            replay_keys=self._replay_keys,
         )
         try:
             await serving.start()
