@@ -26,6 +26,7 @@ import structlog
 from croupier.app import limits, snapshots
 from croupier.app.errors import (
     MISSING_TOKEN,
+    NO_SUCH_SEAT,
     PLAYER_TOKEN_REQUIRED,
     SEAT_MISMATCH,
     SEAT_TOKEN_REQUIRED,
@@ -477,7 +478,9 @@ class Croupier:
         return caller.studio
 
     def _seat(self, caller: Caller, game_id: str, seat: int | None = None) -> int:
-        """The caller's seat in ``game_id``; ``seat`` is what the request claims, if anything."""
+        """The caller's seat in ``game_id``; ``seat`` is what the request claims, if anything.
+        Whether the game has that seat is only known once the game is read: the call's first read
+        refuses a seat it does not have (:meth:`_at_table`)."""
         require(game_id, "game_id")
         limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
         structlog.contextvars.bind_contextvars(game_id=game_id)
@@ -532,21 +535,43 @@ class Croupier:
             )
         return self._seat_if_any(caller, game_id, seat)
 
+    @staticmethod
+    def _at_table(record: GameRecord, seat: int | None) -> None:
+        """Refuse a seat the game ``record`` is the row of does not have (``None``: a spectator).
+        A seat token names its game and seat, not how many seats the game has: a genuine token
+        for seat 5 of a two-seat game would otherwise be served, or fail deep in the engine. So
+        each read of a game for a seat checks it (:meth:`_fold`, a stream's first read in
+        :meth:`_batches`, a command decided on the cached game in :meth:`_apply`), before
+        anything is worked out for the seat. A game's seats never change."""
+        if seat is not None and not 0 <= seat < record.seats:
+            raise Forbidden(
+                NO_SUCH_SEAT,
+                f"this seat token is seat {seat}'s, and the game has {record.seats} seats "
+                f"(0 to {record.seats - 1})",
+                {"seats": str(record.seats)},
+            )
+
     # -- the log ----------------------------------------------------------------------------------
 
     async def _fold(
-        self, game_id: str, command_id: str = ""
+        self, game_id: str, command_id: str = "", seat: int | None = None
     ) -> tuple[Folded, CommandResult | None]:
-        """The game as its log stands (one read), and the command id's first answer if any."""
+        """The game as its log stands (one read), and the command id's first answer if any.
+        ``seat``: the seat the call acts or watches as (``None``: none), refused if the game does
+        not have it (:meth:`_at_table`)."""
         cached = self.cache.get(game_id)
         try:
-            if cached is not None:
-                loaded = await self.log.load(game_id, cached.version, command_id)
-                return self._folded(cached, loaded, FROM_CACHE), loaded.earlier
-            # Not in memory (a restart, another replica's game): from its latest snapshot.
+            # The events after the fold held in memory; if none is (a restart, another replica's
+            # game), from the game's latest snapshot.
             loaded = await self.log.load(
-                game_id, 0, command_id, snapshots.FORMAT if self.use_snapshots else ""
+                game_id,
+                cached.version if cached is not None else 0,
+                command_id,
+                snapshots.FORMAT if cached is None and self.use_snapshots else "",
             )
+            self._at_table(loaded.record, seat)
+            if cached is not None:
+                return self._folded(cached, loaded, FROM_CACHE), loaded.earlier
             thawed = (
                 snapshots.thaw(self.signer, loaded.snapshot)
                 if loaded.snapshot is not None
@@ -969,9 +994,10 @@ class Croupier:
         if cached is not None and cached.version == expected_version:
             # The caller saw what this process holds: decide on it. The append checks the
             # version and the command id in one transaction, so nothing is read first.
+            self._at_table(cached.record, acting)
             folded, earlier = cached, None
         else:
-            folded, earlier = await self._fold(game_id, command_id)
+            folded, earlier = await self._fold(game_id, command_id, acting)
         finished, state, state_version = folded.record.finished, folded.state, folded.version
         if earlier is None:
             earlier, finished, state = await self._decide(
@@ -1396,7 +1422,7 @@ class Croupier:
         self, caller: Caller, game_id: str, command: service_pb2.Command, seat: int | None = None
     ) -> service_pb2.ValidateCommandResponse:
         acting = self._seat(caller, game_id, seat)
-        folded, _ = await self._fold(game_id)
+        folded, _ = await self._fold(game_id, seat=acting)
         engine_command = self._command(folded, command)
         try:
             folded.binding.game.validate(self._as_of_now(folded), acting, engine_command)
@@ -1410,7 +1436,7 @@ class Croupier:
         self, caller: Caller, game_id: str, seat: int | None = None
     ) -> service_pb2.ListLegalMovesResponse:
         acting = self._seat(caller, game_id, seat)
-        folded, _ = await self._fold(game_id)
+        folded, _ = await self._fold(game_id, seat=acting)
         now = self._as_of_now(folded)
         at = folded.version if now is folded.state else None
         return service_pb2.ListLegalMovesResponse(
@@ -1423,7 +1449,7 @@ class Croupier:
         self, caller: Caller, game_id: str, seat: int | None = None
     ) -> service_pb2.GetViewResponse:
         acting = self._watcher(caller, game_id, seat)
-        folded, _ = await self._fold(game_id)
+        folded, _ = await self._fold(game_id, seat=acting)
         game, now = folded.binding.game, self._as_of_now(folded)
         at = folded.version if now is folded.state else None
         return service_pb2.GetViewResponse(
@@ -1531,6 +1557,8 @@ class Croupier:
         after, first = after_version, True
         cached = self.cache.get(game_id)
         binding: GameBinding | None = cached.binding if cached is not None else None
+        # The game's row as last read (its seats, checked on the first pass: they never change).
+        record: GameRecord | None = cached.record if cached is not None else None
         while True:
             wake = self.notifier.waiter(game_id)
             try:
@@ -1556,8 +1584,10 @@ class Croupier:
                     new, version, finished = loaded.events, record.version, record.finished
                 elif recent is not None:
                     version, finished = recent.version, recent.finished
-                if binding is None:  # pragma: no cover - the first pass reads the store
+                if binding is None or record is None:  # pragma: no cover - the first pass reads
                     raise RuntimeError("a stream's first pass reads the store")
+                if first:
+                    self._at_table(record, seat)
                 if first and after > version:
                     # Versions only grow: a client cannot have seen this one (a stream would wait
                     # in silence for events it would then never be sent).
@@ -1774,8 +1804,8 @@ class Croupier:
         self, caller: Caller, game_id: str, round_number: int = 0, final: bool = False
     ) -> common_pb2.Settlement:
         """A finished round's itemized settlement (0: the last), or the whole game's."""
-        self._seat_if_any(caller, game_id)
-        folded = await self._with_events(await self._fold_as_ended(game_id))
+        seat = self._seat_if_any(caller, game_id)
+        folded = await self._with_events(await self._fold_as_ended(game_id, seat))
         game, events = folded.binding.game, list(folded.events or ())
         if final:
             whole = game.final_settlement(events)
@@ -1803,14 +1833,15 @@ class Croupier:
     async def replay(self, caller: Caller, game_id: str) -> service_pb2.GetReplayResponse:
         """The game's log as the caller may see it: complete with the seed once it is over."""
         seat = self._seat_if_any(caller, game_id)
-        folded = await self._fold_as_ended(game_id)
+        folded = await self._fold_as_ended(game_id, seat)
         return await self._replay(folded, seat, complete=folded.record.finished)
 
-    async def _fold_as_ended(self, game_id: str) -> Folded:
+    async def _fold_as_ended(self, game_id: str, seat: int | None = None) -> Folded:
         """The game as its log stands; if what time has made due ends it (a last time-out the
         sweeper has not recorded yet), recorded first: a view already shows it finished, and
-        its settlement, its whole replay and its export are then to be had at once."""
-        folded, _ = await self._fold(game_id)
+        its settlement, its whole replay and its export are then to be had at once. ``seat``:
+        the caller's, refused if the game does not have it (:meth:`_at_table`)."""
+        folded, _ = await self._fold(game_id, seat=seat)
         game = folded.binding.game
         if folded.record.finished or not game.is_finished(self._as_of_now(folded)):
             return folded
@@ -1849,8 +1880,8 @@ class Croupier:
         The players' ids (the studio's own, ``CreateGameRequest.players``) only for the studio:
         anyone who knows a game's id may export it, its seats and spectators included, and a
         studio's account ids are not theirs to read. They are no part of the hashed game."""
-        self._seat_if_any(caller, game_id)
-        folded = await self._fold_as_ended(game_id)
+        seat = self._seat_if_any(caller, game_id)
+        folded = await self._fold_as_ended(game_id, seat)
         if not folded.record.finished:
             raise NotNow(
                 "GAME_NOT_FINISHED",

@@ -129,6 +129,7 @@ DUPLICATE_AUTHORIZATION = "DUPLICATE_AUTHORIZATION"  # two authorization entries
 # Reasons of Forbidden (PERMISSION_DENIED).
 TOKEN_FOR_OTHER_GAME = "TOKEN_FOR_OTHER_GAME"
 SEAT_MISMATCH = "SEAT_MISMATCH"
+NO_SUCH_SEAT = "NO_SUCH_SEAT"  # a seat token for a seat its game does not have
 
 
 def invalid(reason: str, message: str, field: str) -> BadRequest:

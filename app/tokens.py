@@ -143,8 +143,18 @@ def _check(expected: str, mac: str, what: str) -> None:
         raise AuthError(INVALID_TOKEN, f"{what} signature does not match")
 
 
+#: A number in a token (a seat, an expiry) has at most this many digits: 2^64 has 20. Longer is
+#: malformed, and must be refused before ``int`` reads it (which refuses over 4,300 digits with a
+#: ValueError, an INTERNAL error where a token's refusal is due).
+MAX_NUMBER_DIGITS = 20
+
+
+def _is_number(text: str) -> bool:
+    return text.isdigit() and text.isascii() and len(text) <= MAX_NUMBER_DIGITS
+
+
 def _expiry(text: str, now_s: int, what: str) -> int:
-    if not text.isdigit() or not text.isascii():
+    if not _is_number(text):
         raise AuthError(INVALID_TOKEN, f"malformed {what}")
     expires = int(text)
     if expires <= now_s:
@@ -198,12 +208,12 @@ class TokenSigner:
 
     def verify(self, token: str) -> SeatIdentity:
         parts = token.split(".")
-        if len(parts) == 5 and parts[0] == SEAT_V2 and parts[3].isdigit() and parts[3].isascii():
+        if len(parts) == 5 and parts[0] == SEAT_V2 and _is_number(parts[3]):
             _, kid, game_id, seat_text, mac = parts
             seat = int(seat_text)
             _check(self._seat_mac(self.ring.key(kid), SEAT_V2, kid, game_id, seat), mac, "seat")
             return SeatIdentity(game_id, seat)
-        if len(parts) == 4 and parts[0] == SEAT_V1 and parts[2].isdigit() and parts[2].isascii():
+        if len(parts) == 4 and parts[0] == SEAT_V1 and _is_number(parts[2]):
             # Seat tokens issued before key ids (games in play across the upgrade): they name no
             # key, so every key is tried. Deprecated; dropped once those games are over.
             _, game_id, seat_text, mac = parts

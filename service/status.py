@@ -40,7 +40,8 @@ CODES: dict[type[AppError], grpc.StatusCode] = {
     # DUPLICATE_AUTHORIZATION (croupier.app.errors); INVALID_TOKEN, UNKNOWN_KEY, TOKEN_EXPIRED
     # (croupier.app.tokens).
     BadCredentials: grpc.StatusCode.UNAUTHENTICATED,
-    # A genuine seat token, not for this game or seat: TOKEN_FOR_OTHER_GAME, SEAT_MISMATCH.
+    # A genuine seat token, not for this game or seat: TOKEN_FOR_OTHER_GAME, SEAT_MISMATCH,
+    # NO_SUCH_SEAT.
     Forbidden: grpc.StatusCode.PERMISSION_DENIED,
     RateLimited: grpc.StatusCode.RESOURCE_EXHAUSTED,
     # The process stops (SIGTERM): the client reconnects, to another replica, and resumes.

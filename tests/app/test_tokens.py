@@ -114,6 +114,27 @@ def test_a_token_of_no_known_shape_is_not_said_to_be_a_seat_token() -> None:
     assert str(error.value) == "malformed token: not a seat, studio or player token"
 
 
+@pytest.mark.parametrize("digits", [21, 4_301, 10_000])
+def test_a_number_too_long_for_a_token_is_malformed_not_an_error(digits: int) -> None:
+    """Python's int() refuses a string of over 4,300 digits with a ValueError: a seat or expiry
+    that long, sent by anyone, was an INTERNAL error before it was a token's refusal."""
+    number = "9" * digits
+    kid = key_id(KEY)
+    for token in (f"v2.{kid}.some-game.{number}.mac", f"v1.some-game.{number}.mac"):
+        with pytest.raises(AuthError) as error:
+            TokenSigner(KEY).verify(token)
+        assert error.value.reason == INVALID_TOKEN
+    for verify, kind in ((verify_studio_token, "studio"), (verify_player_token, "player")):
+        shape = (
+            f"{kind}.v1.{kid}.{number}.mac"
+            if kind == "studio"
+            else (f"{kind}.v1.{kid}.cGxheWVy.{number}.mac")
+        )
+        with pytest.raises(AuthError) as error:
+            verify(KeyRing(KEY), shape, NOW)
+        assert error.value.reason == INVALID_TOKEN, shape
+
+
 def test_rotation_the_new_key_signs_and_the_old_still_verifies() -> None:
     old = TokenSigner(KEY)
     rotated = TokenSigner(KeyRing.of(OTHER, [KEY]))
