@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 import grpc
@@ -28,6 +28,7 @@ from croupier.service.collector import DEFAULT_THAW_GROWTH as DEFAULT_GC_THAW_GR
 from croupier.service.collector import RETIRED_THAW_ENV as RETIRED_GC_THAW_ENV
 from croupier.service.collector import THAW_ENV as GC_THAW_ENV
 from croupier.service.collector import Collector
+from croupier.service.options import EnvArgument, EnvOption, SettingError, Switch
 from croupier.service.store import redacted
 
 if TYPE_CHECKING:
@@ -52,9 +53,7 @@ def _json_errors(command: F) -> F:
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise  # click's own ways out, not failures
         except click.ClickException as error:
-            logs.configure("json")
-            log.error("failed", error=error.format_message())
-            sys.exit(error.exit_code)
+            _failed_in_json(error)
         except Exception:
             logs.configure("json")
             log.exception("crashed")
@@ -63,23 +62,52 @@ def _json_errors(command: F) -> F:
     return cast(F, run)
 
 
+def _failed_in_json(error: click.ClickException) -> NoReturn:
+    """``error`` as the JSON ``failed`` line, and the exit with its status."""
+    logs.configure("json")
+    log.error("failed", error=error.format_message())
+    sys.exit(error.exit_code)
+
+
+class _Commands(click.Group):
+    """The ``croupier`` group: a bad value of an option's environment variable, found while the
+    command's options are read (before :func:`_json_errors` runs), is the JSON ``failed`` line
+    too when the command logs JSON (``--log-format`` is read first for that)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SettingError as error:
+            if error.log_format == "json":
+                _failed_in_json(error)
+            raise
+
+
 #: ``--store`` and ``--log-format``, as serve and migrate take them.
 _store_option = click.option(
     "--store",
     "store_url",
+    cls=EnvOption,
+    env="CROUPIER_STORE",
     default=lambda: os.environ.get("CROUPIER_STORE", config.DEFAULT_STORE),
     show_default=config.DEFAULT_STORE,
-    help="sqlite:///PATH or postgresql://…",
+    help="sqlite:///PATH or postgresql://… Environment: CROUPIER_STORE.",
 )
 _log_format_option = click.option(
     "--log-format",
+    cls=EnvOption,
+    env="CROUPIER_LOG_FORMAT",
     type=click.Choice(["json", "console"]),
-    default=lambda: os.environ.get("CROUPIER_LOG_FORMAT", "console"),
+    default=config.env_default("CROUPIER_LOG_FORMAT", "console"),
     show_default="console",
+    # Read before the other options: a bad value of theirs is then a JSON line in a JSON run.
+    is_eager=True,
+    help="json: every line a JSON object (for a log shipper); console: for people. "
+    "Environment: CROUPIER_LOG_FORMAT.",
 )
 
 
-@click.group()
+@click.group(cls=_Commands)
 def main() -> None:
     """Croupier: deals, referees, records and settles turn-based card games over gRPC."""
 
@@ -87,14 +115,18 @@ def main() -> None:
 @main.command()
 @click.option(
     "--address",
+    cls=EnvOption,
+    env="CROUPIER_ADDRESS",
     default=lambda: os.environ.get("CROUPIER_ADDRESS", config.DEFAULT_ADDRESS),
     show_default=config.DEFAULT_ADDRESS,
-    help="HOST:PORT to listen on.",
+    help="HOST:PORT to listen on. Environment: CROUPIER_ADDRESS.",
 )
 @_store_option
 @_log_format_option
 @click.option(
     "--workers",
+    cls=EnvOption,
+    env="CROUPIER_WORKERS",
     type=click.IntRange(1, 512),
     default=config.env_default("CROUPIER_WORKERS", 1),
     show_default="1",
@@ -103,6 +135,8 @@ def main() -> None:
 )
 @click.option(
     "--command-rate",
+    cls=EnvOption,
+    env="CROUPIER_COMMAND_RATE",
     type=click.FloatRange(0),
     default=config.env_default("CROUPIER_COMMAND_RATE", DEFAULT_COMMANDS_PER_S),
     show_default=f"{DEFAULT_COMMANDS_PER_S:g}",
@@ -111,6 +145,8 @@ def main() -> None:
 )
 @click.option(
     "--command-burst",
+    cls=EnvOption,
+    env="CROUPIER_COMMAND_BURST",
     type=click.IntRange(1),
     default=config.env_default("CROUPIER_COMMAND_BURST", DEFAULT_COMMAND_BURST),
     show_default=str(DEFAULT_COMMAND_BURST),
@@ -118,6 +154,8 @@ def main() -> None:
 )
 @click.option(
     "--http-address",
+    cls=EnvOption,
+    env=config.HTTP_ADDRESS_ENV,
     default=lambda: os.environ.get(config.HTTP_ADDRESS_ENV, config.DEFAULT_HTTP_ADDRESS),
     show_default=config.DEFAULT_HTTP_ADDRESS,
     help="HOST:PORT of the HTTP listener (Connect, gRPC-Web and JSON, for browsers and curl); "
@@ -125,6 +163,8 @@ def main() -> None:
 )
 @click.option(
     "--cors-origins",
+    cls=EnvOption,
+    env=config.CORS_ORIGINS_ENV,
     default=lambda: os.environ.get(config.CORS_ORIGINS_ENV, ""),
     show_default="none",
     help="Browser origins that may call the HTTP listener, comma-separated ('*': any). None by "
@@ -132,6 +172,8 @@ def main() -> None:
 )
 @click.option(
     "--web-root",
+    cls=EnvOption,
+    env="CROUPIER_WEB_ROOT",
     type=click.Path(file_okay=False, path_type=Path),
     default=lambda: os.environ.get("CROUPIER_WEB_ROOT") or None,
     show_default="clients/web/dist when built",
@@ -140,16 +182,22 @@ def main() -> None:
 )
 @click.option(
     "--lobby/--no-lobby",
-    default=lambda: os.environ.get("CROUPIER_LOBBY", "") == "1",
+    cls=EnvOption,
+    env="CROUPIER_LOBBY",
+    type=Switch(),
+    default=config.env_default("CROUPIER_LOBBY", "off"),
     show_default="off",
     help="The web client's lobby on the HTTP listener (POST /lobby/games): anyone who reaches it "
     "may create games, with this server's studio key, and bots play their other seats. For a "
-    "local try (make run); bounded and rate limited. Environment: CROUPIER_LOBBY=1.",
+    "local try (make run); bounded and rate limited. Environment: CROUPIER_LOBBY (1/0, "
+    "true/false, yes/no, on/off).",
 )
 @tls_options.server_options
 @shutdown_options.grace_option
 @click.option(
     "--metrics-address",
+    cls=EnvOption,
+    env="CROUPIER_METRICS_ADDRESS",
     default=lambda: os.environ.get("CROUPIER_METRICS_ADDRESS", ""),
     show_default="off",
     help="HOST:PORT to serve Prometheus metrics on (/metrics; docs/operations.md), e.g. "
@@ -158,6 +206,8 @@ def main() -> None:
 )
 @click.option(
     "--gc-thaw-growth",
+    cls=EnvOption,
+    env=GC_THAW_ENV,
     type=click.FloatRange(0),
     default=config.env_default(GC_THAW_ENV, DEFAULT_GC_THAW_GROWTH),
     show_default=f"{DEFAULT_GC_THAW_GROWTH:g}",
@@ -172,6 +222,8 @@ def main() -> None:
 @click.option("--gc-thaw", "retired_gc_thaw", type=float, default=None, hidden=True)
 @click.option(
     "--listeners",
+    cls=EnvOption,
+    env=config.LISTENERS_ENV,
     type=click.IntRange(1, 64),
     default=config.env_default(config.LISTENERS_ENV, config.DEFAULT_LISTENERS),
     show_default=str(config.DEFAULT_LISTENERS),
@@ -361,6 +413,8 @@ def serve(
                 store=redacted(where),
                 tls=security,
                 listeners=listeners,  # gRPC servers sharing the port (--listeners)
+                # The web client's lobby (--lobby, CROUPIER_LOBBY): on only with the HTTP listener.
+                lobby=games is not None,
                 # The ids of the keys tokens may name (an UNKNOWN_KEY refusal names the token's).
                 key_ids=list(keys.ring.kids()),
                 studio_key_ids=list(studio.ring.kids()),
@@ -506,7 +560,10 @@ def _serve_workers(
     retired_gc_thaw: float | None = None,
 ) -> None:
     """Start ``workers`` processes serving on one port (SO_REUSEPORT), forward SIGTERM and SIGINT
-    to them (each shuts down gracefully), and exit when they have all exited. ``http``: the HTTP
+    to them (each shuts down gracefully), and exit when they have all exited: 0 (the ``stopped``
+    line) when each exited 0 once asked to stop; else 1 (the ``failed`` line). A worker that
+    exits while the group serves (killed, crashed) stops the whole group: it would serve on at
+    part of its capacity, unseen, where its supervisor now starts it again whole. ``http``: the HTTP
     listener's address (``None``: none), shared by the workers the same way, and the CORS origins;
     ``forwarded`` are more flags for the workers (TLS, the shutdown grace).
 
@@ -595,7 +652,7 @@ def _serve_workers(
         workers=[c.pid for c in children],
         store=redacted(store_url),
     )
-    stopping = crashed = False
+    stopping = False
 
     def forward(signum: int, _: object) -> None:
         nonlocal stopping
@@ -606,31 +663,73 @@ def _serve_workers(
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, forward)
-    gone: set[int] = set()
+    #: Each worker's exit status (``Popen.returncode``: negative, the signal that killed it), by
+    #: pid, once it is seen to have exited.
+    exits: dict[int, int] = {}
+    #: The first worker that exited while the group was serving (nobody had asked it to stop).
+    first_dead: int | None = None
+
+    def reap() -> None:
+        """Every worker looked at (all of them, each time: one that exits is reaped, not left a
+        zombie), and one that has exited logged once, its live gauges dropped."""
+        nonlocal first_dead
+        for child in children:
+            code = child.poll()
+            if code is None or child.pid in exits:
+                continue
+            exits[child.pid] = code
+            metrics.process_exited(child.pid, counts)  # its open streams and cached games
+            unasked = not stopping
+            if unasked and first_dead is None:
+                first_dead = child.pid
+            (log.error if unasked or code != 0 else log.info)(
+                "worker exited",
+                worker=child.pid,
+                exit_status=code,
+                how=_exit_status(code),
+                **({"stopping_the_group": True} if unasked else {}),
+            )
+
     try:
-        while any(child.poll() is None for child in children):
-            for child in children:
-                if child.returncode is not None and child.pid not in gone:
-                    gone.add(child.pid)  # its open streams and cached games no longer count
-                    metrics.process_exited(child.pid, counts)
-            failed = [c for c in children if c.returncode not in (None, 0)]
-            if failed and not stopping:  # one worker died: stop the group, report it
-                crashed = True
+        while True:
+            reap()
+            if len(exits) == len(children):
+                break
+            if first_dead is not None and not stopping:
+                # A worker died: the whole group stops and exits 1, so that its supervisor
+                # starts it again whole (it would serve on with fewer workers, unseen).
                 forward(signal.SIGTERM, None)
             time.sleep(0.2)
     finally:
         for sock in held:
             sock.close()
-        for child in children:
-            if child.poll() is not None and child.pid not in gone:
-                metrics.process_exited(child.pid, counts)
+        reap()
         if metrics_server is not None:
             metrics_server.close()
         if own_counts is not None:
             shutil.rmtree(own_counts, ignore_errors=True)
-    if crashed:
-        codes = {c.pid: c.returncode for c in children}
-        raise click.ClickException(f"a worker failed; the workers exited with {codes}")
+    codes = {child.pid: exits[child.pid] for child in children}
+    # A worker that died while the group served (all of them at once included: the loop above
+    # then ends at its first look), or one that failed its own shutdown.
+    failed = first_dead
+    if failed is None:
+        failed = next((pid for pid, code in codes.items() if code != 0), None)
+    if failed is not None:
+        raise click.ClickException(
+            f"a worker failed (pid {failed}: {_exit_status(codes[failed])}); the workers exited "
+            f"with {codes}"
+        )
+    log.info("stopped", workers=codes)
+
+
+def _exit_status(code: int) -> str:
+    """A process's return code in words: its exit status, or the signal that killed it."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
 
 
 def _reserve(address: str, option: str) -> tuple[str, int, socket.socket]:
@@ -735,6 +834,8 @@ def _studio_options(command: Any) -> Any:
     )(command)
     return click.option(
         "--studio-key",
+        cls=EnvOption,
+        env=config.STUDIO_KEY_ENV,
         default=lambda: os.environ.get(config.STUDIO_KEY_ENV, ""),
         show_default=False,
         help="The studio credential for CreateGame (a token from `croupier token studio`). "
@@ -1226,9 +1327,11 @@ def _recorded_replay(store_url: str, game_id: str) -> Replay:
 @click.option(
     "--store",
     "store_url",
+    cls=EnvOption,
+    env="CROUPIER_STORE",
     default=lambda: os.environ.get("CROUPIER_STORE", config.DEFAULT_STORE),
     show_default=config.DEFAULT_STORE,
-    help="The store the game is in.",
+    help="The store the game is in. Environment: CROUPIER_STORE.",
 )
 @click.option(
     "--format",
@@ -1360,6 +1463,8 @@ def replay_keygen(out: str) -> None:
 @replay.command("public-key")
 @click.argument(
     "key_file",
+    cls=EnvArgument,
+    env=config.REPLAY_KEY_FILE_ENV,
     type=click.Path(dir_okay=False),
     default=lambda: os.environ.get(config.REPLAY_KEY_FILE_ENV, ""),
     required=False,

@@ -86,8 +86,8 @@ class Keys:
 
 def env_default(name: str, default: object) -> Callable[[], str]:
     """An option's default from the environment variable ``name`` (unset or empty:
-    ``default``), as text: the option's own type reads it, so a bad value is one line naming the
-    option, not a traceback."""
+    ``default``), as text: the option's own type reads it, and an
+    :class:`~croupier.service.options.EnvOption` says which variable a bad value came from."""
     return lambda: os.environ.get(name) or str(default)
 
 

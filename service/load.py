@@ -508,10 +508,17 @@ class Usage:
         return found
 
 
+#: Why a run's server CPU is no figure per move: the processes it was read from are not all
+#: the processes that served the run's moves.
+CPU_PARTIAL = "a server process exited during the run"
+
+
 class ProcWatch:
     """CPU time over a run and memory of local server processes (with their descendants). A
     process that ends during the run (killed, restarted) counts its CPU up to the last look
-    (:meth:`sample`, every ``SAMPLE_S`` of the run) and is named in the report."""
+    (:meth:`sample`, every ``SAMPLE_S`` of the run) and is named in the report. Its successor (a
+    restarted server, on the same port) is not looked up: the processes are those found at the
+    start, so the CPU is then partial, and the report gives no CPU per move (:func:`_measured`)."""
 
     def __init__(self, pids: Sequence[int]) -> None:
         self.roots = list(pids)
@@ -526,6 +533,9 @@ class ProcWatch:
 
     def start(self) -> None:
         self.pids = _proc_tree(self.roots)
+        # A process given that is gone by now (ended during a warm-up) has ended during the run
+        # all the same: it counts no CPU, and is named among the processes that exited.
+        self.pids += [pid for pid in self.roots if pid not in self.pids]
         self.first = cpu_by_pid(self.pids)
         self.last = dict(self.first)
 
@@ -2373,6 +2383,11 @@ def _measured(load: Load, watch: ProcWatch | None) -> dict[str, Any]:
         server = watch.stop()
         moves = report["moves"]
         server["cpu_ms_per_move"] = round(server["cpu_s"] * 1000 / moves, 4) if moves else None
+        if server["exited"]:
+            # The moves made after it ended were another process's (a restarted server, another
+            # replica), whose CPU was not read: the CPU over all the moves would be too low.
+            server["cpu_ms_per_move"] = None
+            server["cpu_partial"] = CPU_PARTIAL
         report["server"] = server
     report["failed"] = failures(report)
     return report
@@ -2731,7 +2746,12 @@ def summary(report: dict[str, Any]) -> str:
         lines += [
             "",
             f"  server pids          {' '.join(map(str, server['pids']))}",
-            f"  server CPU           {server['cpu_s']:.2f} s{_per_move(server['cpu_ms_per_move'])}",
+            f"  server CPU           {server['cpu_s']:.2f} s"
+            + (
+                f" (server CPU partial: {server['cpu_partial']}; no figure per move)"
+                if server.get("cpu_partial")
+                else _per_move(server["cpu_ms_per_move"])
+            ),
             "  server memory        "
             + (
                 f"VmRSS {server['vmrss_kb'] / 1024:.1f} MiB, VmHWM {server['vmhwm_kb'] / 1024:.1f} MiB"
@@ -2793,6 +2813,12 @@ def summary(report: dict[str, Any]) -> str:
     baseline = report.get("baseline")
     if baseline:
         ratios = report["ratios"]
+        partial = (report.get("server") or {}).get("cpu_partial")
+        unmeasured = (
+            f"not measured: server CPU partial ({partial})"
+            if partial
+            else "not measured: the server's CPU is measured when it is local (--spawn, --server-pid)"
+        )
         lines += [
             "",
             f"  echo baseline        {baseline['calls']} calls ({baseline['calls_per_s']:.1f}/s),"
@@ -2804,7 +2830,7 @@ def summary(report: dict[str, Any]) -> str:
             "  CPU per move ÷ echo CPU per call   "
             + _shown(
                 ratios["cpu_per_move_vs_echo_cpu_per_call"],
-                "not measured: the server's CPU is measured when it is local (--spawn, --server-pid)",
+                unmeasured,
             ),
         ]
         table = baseline["table"]
@@ -2818,7 +2844,7 @@ def summary(report: dict[str, Any]) -> str:
             "  CPU per move ÷ bare table CPU per move   "
             + _shown(
                 ratios["cpu_per_move_vs_bare_table_cpu_per_move"],
-                "not measured: the server's CPU is measured when it is local (--spawn, --server-pid)",
+                unmeasured,
             ),
         ]
     return "\n".join(lines)

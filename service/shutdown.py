@@ -20,6 +20,7 @@ import structlog
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from croupier.service.config import env_default
+from croupier.service.options import EnvOption
 
 if TYPE_CHECKING:  # the server builds this servicer; only the type comes back here
     from croupier.service.server import Serving
@@ -107,6 +108,8 @@ def grace_option(command: F) -> F:
     """``serve --shutdown-grace`` (also ``CROUPIER_SHUTDOWN_GRACE``)."""
     return click.option(
         "--shutdown-grace",
+        cls=EnvOption,
+        env=GRACE_ENV,
         type=click.FloatRange(0),
         default=env_default(GRACE_ENV, DEFAULT_GRACE_S),
         show_default=f"{DEFAULT_GRACE_S:g}",

@@ -22,6 +22,7 @@ import click
 import grpc
 
 from croupier.service.config import ConfigError, port_of
+from croupier.service.options import EnvOption
 
 # The server's settings (the flags' environment variables).
 CERT_ENV = "CROUPIER_TLS_CERT"
@@ -229,6 +230,8 @@ def server_options(command: F) -> F:
     ):
         command = click.option(
             name,
+            cls=EnvOption,
+            env=env,
             type=_PATH,
             default=lambda env=env: env_path(env),
             show_default=False,

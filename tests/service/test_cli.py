@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -509,3 +510,142 @@ def test_the_serving_line_names_the_key_ids_tokens_may_name(served) -> None:
     assert serving["key_ids"] == [key_id(parse_secret(CONFIGURED["CROUPIER_SECRET"]))]
     studio = parse_secret(CONFIGURED["CROUPIER_STUDIO_SECRET"])
     assert serving["studio_key_ids"] == [key_id(studio)]
+    assert serving["lobby"] is False  # --lobby not given, CROUPIER_LOBBY unset
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "said"),
+    [
+        (
+            "CROUPIER_WORKERS",
+            "abc",
+            "--workers (CROUPIER_WORKERS): 'abc' is not a valid integer range",
+        ),
+        ("CROUPIER_WORKERS", "0", "--workers (CROUPIER_WORKERS): 0 is not in the range 1<=x<=512"),
+        ("CROUPIER_COMMAND_RATE", "-1", "--command-rate (CROUPIER_COMMAND_RATE): -1.0 is not in"),
+        ("CROUPIER_SHUTDOWN_GRACE", "x", "--shutdown-grace (CROUPIER_SHUTDOWN_GRACE): 'x' is not"),
+        ("CROUPIER_LISTENERS", "0", "--listeners (CROUPIER_LISTENERS): 0 is not in the range"),
+        ("CROUPIER_LOBBY", "maybe", "--lobby (CROUPIER_LOBBY): 'maybe' is not one of 1/0, true/"),
+        ("CROUPIER_TLS_CERT", ".", "--tls-cert (CROUPIER_TLS_CERT): File '.' is a directory"),
+    ],
+)
+def test_a_bad_setting_from_the_environment_is_one_failed_line_naming_it(
+    tmp_path: Path, setting: str, value: str, said: str
+) -> None:
+    """Before, click's usage error in plain text (four lines, exit 2), naming a flag that was
+    never passed (``Invalid value for '--workers'``): the variable goes as a bad secret does."""
+    env = {**CONFIGURED, "CROUPIER_LOG_FORMAT": "json", setting: value}
+    store = tmp_path / "a.db"
+    refused = subprocess.run(
+        [CROUPIER, "serve", "--address", "127.0.0.1:0", "--store", f"sqlite:///{store}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert refused.returncode == 1, refused.stderr
+    assert refused.stdout == ""
+    [line] = refused.stderr.splitlines()
+    failed = json.loads(line)
+    assert (failed["event"], failed["level"]) == ("failed", "error"), line
+    assert failed["error"].startswith(said), failed
+    assert not store.exists()
+
+
+def test_a_bad_setting_from_the_environment_names_it_in_any_format_and_command(
+    tmp_path: Path,
+) -> None:
+    """The console's line, a bad --log-format itself (read first: no JSON to write it in), and
+    the other commands' settings; a flag given stays click's usage error about the flag."""
+
+    def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [CROUPIER, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**CONFIGURED, **env},
+            cwd=tmp_path,
+        )
+
+    for refused, said in [
+        (run("serve", CROUPIER_WORKERS="abc"), "--workers (CROUPIER_WORKERS): 'abc' is not a"),
+        (
+            run("serve", CROUPIER_LOG_FORMAT="xml", CROUPIER_WORKERS="abc"),
+            "--log-format (CROUPIER_LOG_FORMAT): 'xml' is not one of 'json', 'console'",
+        ),
+        (
+            run("replay", "public-key", CROUPIER_REPLAY_KEY_FILE=str(tmp_path)),
+            f"KEY_FILE (CROUPIER_REPLAY_KEY_FILE): File '{tmp_path}' is a directory",
+        ),
+    ]:
+        assert refused.returncode == 1, refused.stderr
+        [line] = refused.stderr.splitlines()  # no usage lines
+        assert line.startswith(f"Error: {said}"), line
+    # The JSON line whichever place --log-format has on the command line.
+    late = run("serve", "--address", "127.0.0.1:0", "--log-format", "json", CROUPIER_WORKERS="0")
+    assert json.loads(late.stderr)["error"].startswith("--workers (CROUPIER_WORKERS): 0 is not")
+    flag = run("serve", "--workers", "abc", CROUPIER_WORKERS="2")
+    assert flag.returncode == 2 and "Invalid value for '--workers': 'abc'" in flag.stderr
+
+
+def test_every_option_read_from_the_environment_names_its_variable() -> None:
+    """In its help (serve --help named none for --address, --store and --log-format), and as a
+    setting whose bad value is said to come from there: every option whose default is read when
+    the command runs (a callable: the environment's) is an EnvOption."""
+    import click
+
+    from croupier.service.options import EnvArgument, EnvOption
+
+    def commands(group: click.Group, path: str) -> Iterator[tuple[str, click.Command]]:
+        for name, command in group.commands.items():
+            if isinstance(command, click.Group):
+                yield from commands(command, f"{path} {name}")
+            else:
+                yield f"{path} {name}", command
+
+    checked = 0
+    for path, command in commands(main, "croupier"):
+        for param in command.params:
+            if callable(param.default) and not isinstance(param, (EnvOption, EnvArgument)):
+                pytest.fail(f"{path} {param.name}: read from the environment, as a plain option")
+            if isinstance(param, EnvOption):
+                assert param.env in (param.help or ""), f"{path} {param.opts[0]}"
+                checked += 1
+            elif isinstance(param, EnvArgument):
+                assert param.env in (command.help or ""), f"{path} {param.name}"
+                checked += 1
+    assert checked >= 20
+    shown = CliRunner().invoke(main, ["serve", "--help"], terminal_width=200).output
+    for name in ("CROUPIER_ADDRESS", "CROUPIER_STORE", "CROUPIER_LOG_FORMAT", "CROUPIER_LOBBY"):
+        assert f"Environment: {name}" in shown, name
+
+
+@pytest.mark.parametrize(
+    ("value", "on"),
+    [
+        *((word, True) for word in ("1", "true", "True", "YES", "yes", "on", " On ")),
+        *((word, False) for word in ("0", "false", "FALSE", "no", "off", "")),
+    ],
+)
+def test_the_lobby_takes_the_usual_words_for_on_and_off(
+    monkeypatch: pytest.MonkeyPatch, value: str, on: bool
+) -> None:
+    """Before, only "1" turned it on: "true" or "yes" silently left it off."""
+    from croupier.service.cli import serve
+
+    monkeypatch.setenv("CROUPIER_LOBBY", value)
+    assert serve.make_context("serve", []).params["lobby"] is on
+    assert serve.make_context("serve", ["--no-lobby"]).params["lobby"] is False
+    assert serve.make_context("serve", ["--lobby"]).params["lobby"] is True
+
+
+def test_the_serving_line_says_whether_the_lobby_is_on(tmp_path: Path) -> None:
+    with open(tmp_path / "serve.log", "w+") as log:
+        running = _serve(log, tmp_path, {**CONFIGURED, "CROUPIER_LOBBY": "yes"})
+        _, log_path = next(running)
+        running.close()
+    lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
+    serving = next(line for line in lines if line.get("event") == "serving")
+    assert serving["lobby"] is True and serving["http"].startswith("http://"), serving

@@ -788,7 +788,9 @@ def test_a_server_killed_during_the_run_is_reported_as_such(tmp_path: Path) -> N
     assert sum(report[key] for key in games) == report["games_started"]
     assert report["play_streams_resumed"] > 0 and report["unanswered_at_end"] > 0
     assert report["server"]["exited"] == [served.process.pid]
-    assert report["server"]["cpu_s"] > 0 and report["server"]["cpu_ms_per_move"] > 0
+    # Its CPU is there, but no figure per move: the processes watched are not all that served.
+    assert report["server"]["cpu_s"] > 0 and report["server"]["cpu_ms_per_move"] is None
+    assert report["server"]["cpu_partial"] == load.CPU_PARTIAL
     assert f"server pids exited   {served.process.pid}" in result.output
     # Its memory is not measured once it has ended (it read 0 kB).
     assert report["server"]["vmrss_kb"] is None and report["server"]["vmhwm_kb"] is None
@@ -815,6 +817,64 @@ def test_a_server_that_ends_during_the_run_keeps_the_cpu_it_used() -> None:
     server = watch.stop()
     assert server["exited"] == [child.pid] and server["cpu_s"] >= 0.2
     assert load.ProcWatch([child.pid]).missing() == [child.pid]
+
+
+def test_the_server_cpu_per_move_is_not_given_once_a_watched_process_exited() -> None:
+    """The processes are those found at the start: a server restarted during the run serves on
+    unwatched, and the CPU of the one it replaced, divided by every move, was too low (1.66 ms a
+    move for 2.4). Once a watched process has exited, the CPU is said to be partial and there is
+    no figure per move, in the JSON and the text; a process gone by the end of a warm-up (when
+    the measured run starts) too. While they all live, the figure is given."""
+
+    async def measured(watch: load.ProcWatch) -> dict[str, Any]:
+        channel = grpc.aio.insecure_channel("127.0.0.1:1")
+        try:
+            run = load.Load(load.LoadConfig(addresses=["127.0.0.1:1"]), [[channel]], watch)
+        finally:
+            await channel.close()
+        run.recorder.moves = 1000
+        report = load._measured(run, watch)
+        report["client"] = {"cpu_s": 0.5, "cpu_ms_per_move": 0.5}
+        return report
+
+    def server() -> subprocess.Popen[bytes]:
+        burn = "import time\nend = time.process_time() + 0.05\nwhile time.process_time() < end: pass\ntime.sleep(60)"
+        return subprocess.Popen([sys.executable, "-c", burn])
+
+    def ended(child: subprocess.Popen[bytes]) -> None:
+        child.kill()
+        child.wait()
+
+    whole = server()
+    try:
+        watch = load.ProcWatch([whole.pid])
+        watch.start()
+        time.sleep(0.3)
+        report = asyncio.run(measured(watch))
+    finally:
+        ended(whole)
+    assert report["server"]["cpu_ms_per_move"] is not None and "cpu_partial" not in report["server"]
+    assert "ms per move" in load.summary(report) and "partial" not in load.summary(report)
+
+    for warm_up in (False, True):
+        child = server()
+        try:
+            watch = load.ProcWatch([child.pid])
+            watch.start()
+            time.sleep(0.3)
+        finally:
+            ended(child)
+        if warm_up:
+            watch.start()  # as the measured run starts after --warmup
+        report = asyncio.run(measured(watch))
+        assert report["server"]["exited"] == [child.pid], report["server"]
+        assert report["server"]["cpu_ms_per_move"] is None
+        assert report["server"]["cpu_partial"] == "a server process exited during the run"
+        text = load.summary(report)
+        assert (
+            "(server CPU partial: a server process exited during the run; no figure per move)"
+            in (text)
+        ), text
 
 
 def _signalled_spawn(*args: str, after_s: float) -> tuple[subprocess.Popen[bytes], str, list[int]]:
