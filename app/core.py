@@ -25,6 +25,7 @@ import structlog
 
 from croupier.app import limits, snapshots
 from croupier.app.errors import (
+    JOIN_TIMEOUT,
     MISSING_TOKEN,
     NO_SUCH_SEAT,
     PLAYER_TOKEN_REQUIRED,
@@ -128,6 +129,11 @@ STREAM_RECHECK_S = 5.0
 TICK = TICK_PREFIX
 # How long closing waits for background writes.
 CLOSE_WAIT_S = 5.0
+# How long a Play stream waits for its first message, the join, before it ends (INVALID_ARGUMENT
+# JOIN_TIMEOUT): far longer than any client's connect-then-join, even on a slow mobile network,
+# and short enough that calls which never join (a few KB of memory each, and nothing else limits
+# how many a client opens) do not pile up. Croupier's ``join_timeout_s`` (tests shorten it).
+JOIN_TIMEOUT_S = 30.0
 # Events as each seat may see them, remembered (by game, version, seat and whether it is over).
 PRESENTED_MEMO_SIZE = 16384
 # Events decoded, and complete as seats who may see all of them get them (by game and version):
@@ -339,8 +345,11 @@ class Croupier:
         studio_keys: KeyRing,
         observer: Observer | None = None,
         replay_keys: ReplayKeys | None = None,
+        join_timeout_s: float = JOIN_TIMEOUT_S,
     ) -> None:
         self.store = store
+        #: How long a Play stream waits for its join (:data:`JOIN_TIMEOUT_S`).
+        self.join_timeout_s = join_timeout_s
         #: Sign exported replays, and vouch for the files they signed (docs/replay-format.md).
         self.replay_keys = replay_keys or ReplayKeys()
         #: Told of commands, folds, the cache and time-outs (the service's metrics).
@@ -484,6 +493,22 @@ class Croupier:
         require(game_id, "game_id")
         limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
         structlog.contextvars.bind_contextvars(game_id=game_id)
+        identity = self._seat_token(caller)
+        if identity.game_id != game_id:
+            raise Forbidden(TOKEN_FOR_OTHER_GAME, "this seat token belongs to another game")
+        if seat is not None and seat != identity.seat:
+            raise Forbidden(
+                SEAT_MISMATCH,
+                f"the token is seat {identity.seat}'s, not seat {seat}'s",
+                {"token_seat": str(identity.seat)},
+            )
+        structlog.contextvars.bind_contextvars(seat=identity.seat)
+        return identity.seat
+
+    @staticmethod
+    def _seat_token(caller: Caller) -> SeatIdentity:
+        """The seat token the call came with, or the call fails: none (``MISSING_TOKEN``), or a
+        studio or player token (``SEAT_TOKEN_REQUIRED``)."""
         identity = caller.identity
         if identity is None:
             if caller.studio is not None or caller.player is not None:
@@ -495,16 +520,7 @@ class Croupier:
             raise BadCredentials(
                 MISSING_TOKEN, "send the seat token as 'authorization: Bearer <token>'"
             )
-        if identity.game_id != game_id:
-            raise Forbidden(TOKEN_FOR_OTHER_GAME, "this seat token belongs to another game")
-        if seat is not None and seat != identity.seat:
-            raise Forbidden(
-                SEAT_MISMATCH,
-                f"the token is seat {identity.seat}'s, not seat {seat}'s",
-                {"token_seat": str(identity.seat)},
-            )
-        structlog.contextvars.bind_contextvars(seat=identity.seat)
-        return identity.seat
+        return identity
 
     def _seat_if_any(self, caller: Caller, game_id: str, seat: int | None = None) -> int | None:
         """The caller's seat when a seat token came with the call, else a spectator (``None``):
@@ -1616,7 +1632,12 @@ class Croupier:
         answer to each command (applied exactly once per command id, as by :meth:`submit`). Ends
         when the game is over and every event is out (a command being applied is answered
         first), or when the client hangs up; a client that only stops sending still gets the
-        rest of the game. A refusal is yielded as :class:`Refused` for the transport to word."""
+        rest of the game. A refusal is yielded as :class:`Refused` for the transport to word.
+
+        A call without a seat token is refused at once, before its join is waited for: a stream
+        waiting for a join holds the server's memory, and the join would be refused anyway. The
+        join must come within :attr:`join_timeout_s` (``JOIN_TIMEOUT``)."""
+        self._seat_token(caller)
         first = await self._join_request(requests)
         if first is None:
             return
@@ -1674,20 +1695,34 @@ class Croupier:
         self, requests: AsyncIterator[service_pb2.PlayRequest]
     ) -> service_pb2.PlayRequest | None:
         """A Play stream's first request (``None``: the client hung up first). A shutdown does not
-        wait for it: the stream ends as every other does, and its client joins elsewhere."""
+        wait for it: the stream ends as every other does, and its client joins elsewhere. Nor does
+        the stream wait for it longer than :attr:`join_timeout_s` (``JOIN_TIMEOUT``)."""
         if self.draining:
             raise ShuttingDown(0)
         reading = asyncio.ensure_future(anext(aiter(requests), None))
         draining = asyncio.ensure_future(self._drained.wait())
+        timed_out = False
         try:
-            await asyncio.wait((reading, draining), return_when=asyncio.FIRST_COMPLETED)
+            # asyncio.timeout, not wait_for (which, on 3.11, can swallow the stream's own
+            # cancellation): a client that hangs up meanwhile still ends the stream at once.
+            async with asyncio.timeout(self.join_timeout_s):
+                await asyncio.wait((reading, draining), return_when=asyncio.FIRST_COMPLETED)
+        except TimeoutError:
+            timed_out = True
         finally:
             draining.cancel()
             if not reading.done():
                 reading.cancel()
-        if not reading.done() or reading.cancelled():
-            raise ShuttingDown(0)
-        return reading.result()
+        if reading.done() and not reading.cancelled():  # it came, even as the time ran out
+            return reading.result()
+        if timed_out and not self.draining:
+            raise invalid(
+                JOIN_TIMEOUT,
+                f"no join within {self.join_timeout_s:g} s of the call: send the join as the "
+                "stream's first message as soon as the call is open",
+                "join",
+            )
+        raise ShuttingDown(0)
 
     async def _play_commands(
         self,

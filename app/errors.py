@@ -130,6 +130,8 @@ DUPLICATE_AUTHORIZATION = "DUPLICATE_AUTHORIZATION"  # two authorization entries
 TOKEN_FOR_OTHER_GAME = "TOKEN_FOR_OTHER_GAME"
 SEAT_MISMATCH = "SEAT_MISMATCH"
 NO_SUCH_SEAT = "NO_SUCH_SEAT"  # a seat token for a seat its game does not have
+# Reasons of a Play stream's first message (INVALID_ARGUMENT).
+JOIN_TIMEOUT = "JOIN_TIMEOUT"  # no first message (the join) within the core's join_timeout_s
 
 
 def invalid(reason: str, message: str, field: str) -> BadRequest:

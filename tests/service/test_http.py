@@ -544,6 +544,67 @@ def test_play_over_connect_on_http2(served: Served) -> None:
     assert seen[-1].accepted.version > game.version
 
 
+def _silent_play_over_connect(served: Served, headers: dict[str, str]) -> tuple[str, str, float]:
+    """A Connect Play stream over HTTP/2 that never sends a message (nor closes its side): the
+    code and reason it ended with, and after how many seconds."""
+
+    async def play() -> tuple[str, str, float]:
+        never = asyncio.Event()
+
+        async def requests() -> AsyncIterator[service_pb2.PlayRequest]:
+            await never.wait()
+            yield service_pb2.PlayRequest()  # pragma: no cover - never sent
+
+        started = time.monotonic()
+        async with (
+            HTTPTransport(http_version=HTTPVersion.HTTP2) as transport,
+            GameServiceClient(served.url, http_client=Client(transport), timeout_ms=10_000) as http,
+        ):
+            with pytest.raises(ConnectError) as failed:
+                async for _ in http.play(requests(), headers=headers):
+                    pass
+        error = failed.value
+        details = [d.message_bytes for d in error.details if d.type_name.endswith("ErrorInfo")]
+        assert len(details) == 1, f"the service's answer, with its ErrorInfo: {error}"
+        reason = error_details_pb2.ErrorInfo.FromString(details[0]).reason
+        return grpc_name(error.code), reason, time.monotonic() - started
+
+    return asyncio.run(play())
+
+
+def test_play_over_connect_without_a_token_is_refused_at_once_and_a_late_join_times_out(
+    served: Served,
+) -> None:
+    """Play over Connect as over gRPC: a call without a seat token is refused UNAUTHENTICATED
+    MISSING_TOKEN at once, before any join; a seat's stream whose join does not come in time
+    ends INVALID_ARGUMENT JOIN_TIMEOUT."""
+    core = served.thread.core
+    before = core.join_timeout_s
+    try:
+        core.join_timeout_s = 60.0
+        code, reason, took_s = _silent_play_over_connect(served, {})
+        assert (code, reason) == ("UNAUTHENTICATED", "MISSING_TOKEN") and took_s < 5
+        # A gRPC client on the HTTP port, the same.
+        with grpc.insecure_channel(served.url.removeprefix("http://")) as channel:
+            outgoing: queue.Queue[service_pb2.PlayRequest | None] = queue.Queue()
+            call = service_pb2_grpc.GameServiceStub(channel).Play(
+                iter(outgoing.get, None), timeout=10
+            )
+            try:
+                failure = grpc_failure(lambda: next(call))
+            finally:
+                outgoing.put(None)
+            assert (failure.code, failure.reason()) == ("UNAUTHENTICATED", "MISSING_TOKEN")
+        game = served.stub.CreateGame(
+            service_pb2.CreateGameRequest(kind=GIN, seats=2), metadata=auth(studio_token())
+        )
+        core.join_timeout_s = 0.5
+        code, reason, took_s = _silent_play_over_connect(served, bearer(game.tokens[0].token))
+        assert (code, reason) == ("INVALID_ARGUMENT", "JOIN_TIMEOUT") and 0.5 <= took_s < 5
+    finally:
+        core.join_timeout_s = before
+
+
 def test_every_connect_code_is_logged_by_its_grpc_name() -> None:
     """An HTTP call's outcome is spelled as on the gRPC port (CANCELLED, not CANCELED), so one
     log filter or metric label finds both."""

@@ -8,6 +8,7 @@ import logging
 import queue
 import random
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +22,7 @@ from croupier.service.bots import auth, choose
 from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import Running, studio_auth
+from .test_grpc import error_of
 
 DRAW = service_pb2.Command(hoola=hoola_pb2.HoolaCommand(draw=hoola_pb2.Draw()))
 EVERYTHING = service_pb2.Include(view=True, legal_moves=True, to_act=True)
@@ -386,6 +388,82 @@ def test_a_join_after_a_version_the_game_has_not_reached_is_refused(server: Runn
     assert again.next("state").state.version == game.version
     again.close()
     again.cancel()
+
+
+@contextlib.contextmanager
+def join_timeout(server: Running, seconds: float) -> Iterator[None]:
+    """The server's Play streams wait ``seconds`` for their join, for the block's time."""
+    core = server.thread.core
+    before = core.join_timeout_s
+    core.join_timeout_s = seconds
+    try:
+        yield
+    finally:
+        core.join_timeout_s = before
+
+
+def silent_play(
+    server: Running, metadata: tuple[tuple[str, str], ...] = ()
+) -> tuple[grpc.StatusCode, str, list[str], float]:
+    """A Play call that never sends a message (nor closes its side): the code, reason and fields
+    it ended with, and after how many seconds. Its deadline (10 s) fails a stream held longer
+    without the service's ErrorInfo."""
+    outgoing: queue.Queue[service_pb2.PlayRequest | None] = queue.Queue()
+    started = time.monotonic()
+    call = server.stub.Play(iter(outgoing.get, None), metadata=metadata, timeout=10)
+    try:
+        code, info, fields = error_of(lambda: next(call))
+    finally:
+        outgoing.put(None)
+        call.cancel()
+    return code, info.reason, fields, time.monotonic() - started
+
+
+def test_a_play_call_without_a_seat_token_is_refused_at_once_before_any_join(
+    server: Running,
+) -> None:
+    """An anonymous Play is refused UNAUTHENTICATED MISSING_TOKEN as soon as the call opens, as
+    its join would be: the service does not hold a stream, and its memory, for a join it would
+    refuse (anyone could open thousands). A studio or player token: SEAT_TOKEN_REQUIRED, the
+    same."""
+    with join_timeout(server, 60.0):  # refused long before a join could be waited for
+        code, reason, _, took_s = silent_play(server)
+        assert (code, reason) == (grpc.StatusCode.UNAUTHENTICATED, "MISSING_TOKEN")
+        assert took_s < 5
+        code, reason, _, _ = silent_play(server, studio_auth())
+        assert (code, reason) == (grpc.StatusCode.UNAUTHENTICATED, "SEAT_TOKEN_REQUIRED")
+    # With a join, the answer is the same.
+    game = new_game(server)
+    anonymous = server.stub.Play(
+        iter([service_pb2.PlayRequest(join=service_pb2.PlayJoin(game_id=game.game_id))]),
+        timeout=10,
+    )
+    code, info, _ = error_of(lambda: next(anonymous))
+    assert (code, info.reason) == (grpc.StatusCode.UNAUTHENTICATED, "MISSING_TOKEN")
+
+
+def test_a_play_stream_whose_join_does_not_come_in_time_ends_join_timeout(
+    server: Running,
+) -> None:
+    """A seat's Play stream that sends no join within the join time-out ends INVALID_ARGUMENT
+    JOIN_TIMEOUT (field ``join``); a join sent at once plays on past that time."""
+    game = new_game(server)
+    token = game.tokens[0].token
+    with join_timeout(server, 0.5):
+        code, reason, fields, took_s = silent_play(server, auth(token))
+        assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "JOIN_TIMEOUT")
+        assert fields == ["join"]
+        assert 0.5 <= took_s < 5
+        turn = server.stub.GetView(
+            service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(token)
+        ).view.hoola.turn
+        connection = connect(server, game.tokens[turn].token)
+        connection.join(game.game_id)
+        assert connection.next("state").state.version == game.version
+        time.sleep(1.0)  # twice the join time-out: a joined stream has no such limit
+        connection.send("draw", game.version, DRAW)
+        assert connection.next("accepted").accepted.command_id == "draw"
+        connection.cancel()
 
 
 class Watch:

@@ -616,10 +616,18 @@ def test_bytes_that_are_not_the_request_message_are_invalid_in_every_kind_of_cal
 ) -> None:
     garbage = b"\x12\x80"  # a length-delimited field cut off
     prefix = "/croupier.v1.GameService/"
+    # A Play stream's token is checked before its first message is read: a seat's, so that the
+    # message is.
+    game = local.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=HOOLA, seats=2), metadata=studio_auth()
+    )
+    me = auth(game.tokens[0].token)
     calls = [
         lambda: local.channel.unary_unary(prefix + "GetView")(garbage, timeout=10),
         lambda: list(local.channel.unary_stream(prefix + "StreamEvents")(garbage, timeout=10)),
-        lambda: list(local.channel.stream_stream(prefix + "Play")(iter([garbage]), timeout=10)),
+        lambda: list(
+            local.channel.stream_stream(prefix + "Play")(iter([garbage]), metadata=me, timeout=10)
+        ),
     ]
     for call in calls:
         code, reason, _, _ = refused(call)
