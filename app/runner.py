@@ -47,6 +47,7 @@ from croupier.log import (
     CommandResult,
     CreateRequest,
     EventStore,
+    GameLocked,
     GameNotFound,
     GameRecord,
     HeldBack,
@@ -167,6 +168,15 @@ class Outage:
             log.warning("the store is unavailable: calls answered so", error=answer.message)
         return answer
 
+    def locked(self, error: GameLocked) -> Unavailable:
+        """A call's game was held by another transaction for longer than the store waits for it
+        (a replica frozen mid-append): that call is answered unavailable, to be sent again, but
+        the store is not: the database answered (an outage, if any, is over), and the other
+        games' calls go on. Marked as an outage, every call would be refused while one at a time
+        tried the store, and that try could be the locked game's, waiting out the lock again."""
+        self.back()
+        return Unavailable(str(error), UNAVAILABLE_RETRY_MS)
+
     def back(self) -> None:
         """A call went through: the store is back."""
         if self.since is not None:
@@ -179,6 +189,8 @@ class Outage:
         done, or answered by the database: the store is back)."""
         try:
             yield
+        except GameLocked as error:
+            raise self.locked(error) from error
         except StoreUnavailable as error:
             raise self.failed(error) from error
         except ANSWERS:
@@ -362,6 +374,8 @@ class AsyncLog:
                 raise StoreUnavailable(outage.error)
             try:
                 return call()
+            except GameLocked:
+                raise  # one game's, not the store's (:meth:`Outage.locked`)
             except StoreUnavailable as error:
                 outage.mark(error)
                 raise
@@ -450,21 +464,26 @@ class AsyncLog:
     ) -> CommandResult:
         """With ``late``: told of an append made after its caller had gone."""
         if self._on_loop is not None:
-            made = await self._made_on_loop(
-                late,
-                self._on_loop.append(
-                    game_id,
-                    expected_version,
-                    events,
-                    command_id,
-                    seat,
-                    recorded_at_ms,
-                    finished,
-                    command,
-                    fingerprint,
-                    next_deadline_ms,
-                ),
-            )
+            try:
+                made = await self._made_on_loop(
+                    late,
+                    self._on_loop.append(
+                        game_id,
+                        expected_version,
+                        events,
+                        command_id,
+                        seat,
+                        recorded_at_ms,
+                        finished,
+                        command,
+                        fingerprint,
+                        next_deadline_ms,
+                    ),
+                )
+            except GameLocked as error:
+                # Its row held past the store's lock timeout: nothing written. Made again on a
+                # thread, it would wait out the lock once more before the client is told.
+                raise self._writes.outage.locked(error) from error
             if made is not None:
                 return made
         return await self._call_told(

@@ -34,6 +34,7 @@ from croupier.log.records import (
 from croupier.log.store import (
     AlreadyCreated,
     EventStore,
+    GameLocked,
     GameNotFound,
     HeldBack,
     StoreBusy,
@@ -53,6 +54,7 @@ __all__ = [
     "CommandResult",
     "CreateRequest",
     "EventStore",
+    "GameLocked",
     "GameNotFound",
     "GameRecord",
     "HeldBack",

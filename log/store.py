@@ -64,6 +64,21 @@ class StoreUnavailable(StoreError):
     same command id, it is applied once."""
 
 
+class GameLocked(StoreUnavailable):
+    """Another transaction held what a call on a game had to lock (the game's row; for a
+    creation, its request id) for longer than a call waits for it (PostgreSQL's ``lock_timeout``): a replica frozen in the middle of an append, a
+    session left idle in its transaction. The call did nothing (its transaction was rolled
+    back): sent again as it was, a command is applied once. The database answered, so this is no
+    outage of the store: the other games' calls go on."""
+
+    def __init__(self, game_id: str, waited_s: float) -> None:
+        super().__init__(
+            f"game {game_id} is held by another transaction: not had within {waited_s:g} s"
+        )
+        self.game_id = game_id
+        self.waited_s = waited_s
+
+
 class VersionConflict(StoreError):
     """The game moved on: the expected version is not the current one."""
 

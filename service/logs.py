@@ -98,6 +98,8 @@ def configure(fmt: str = "console", level: str = "INFO") -> None:
 
 #: The level from which the libraries' own log records are written (psycopg's pool, asyncio…).
 LIBRARY_LEVEL = logging.WARNING
+#: The level from which psycopg's pool's records are written (:func:`_route_libraries`).
+POOL_LEVEL = logging.ERROR
 _handler: logging.Handler | None = None
 
 
@@ -120,6 +122,12 @@ def _route_libraries(
         root.removeHandler(_handler)
     root.addHandler(handler)
     root.setLevel(LIBRARY_LEVEL)
+    # psycopg_pool says everything as a warning, one line per connection: when PostgreSQL drops
+    # the connections (a restart, a failover) a `discarding broken connection` or `error
+    # connecting` for each of them, hundreds of lines per outage, while the store's own `the
+    # store is unavailable` and `the store is back` say it once. Its errors only (it has none
+    # today, and the service's answers and lines say what its warnings did).
+    logging.getLogger("psycopg.pool").setLevel(POOL_LEVEL)
     _handler = handler
     threading.excepthook = _thread_failed
 

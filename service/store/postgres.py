@@ -4,6 +4,8 @@ streams."""
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+import psycopg.errors
 import structlog
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -20,6 +23,7 @@ from croupier.log import (
     GENESIS_HASH,
     CommandResult,
     CreateRequest,
+    GameLocked,
     GameRecord,
     NewEvent,
     StoredEvent,
@@ -40,6 +44,9 @@ from croupier.service.store.sql import (
 )
 
 log = structlog.get_logger("croupier.store")
+
+#: A statement to run on each new session, and its parameters (``None``: nothing to run).
+SessionSettings = tuple[str, tuple[str, ...]] | None
 
 CHANNEL = "croupier_events"
 #: Notices of a store's own appends kept until its listener hears them.
@@ -64,6 +71,28 @@ POOL_WAIT_S = 5.0
 #: psycopg_pool's default, 5 minutes, the tries come 1, 2, 4, 8… s apart: the pool finds the
 #: database back up to as long after its return as it was away.)
 RECONNECT_FOR_S = 2.0
+#: How long a statement of the store waits for a lock (PostgreSQL's ``lock_timeout``, set on
+#: every session of the store's), past which the call is answered unavailable (GameLocked: sent
+#: again, a command is applied once). Without it, a transaction that holds a game's row and never
+#: ends (a replica frozen mid-append: SIGSTOP, a VM paused, a partition PostgreSQL has not
+#: noticed) held every call on that game, on every replica, with no error and no end, each one
+#: a thread of the pool or one of the loop's connections: in some 20 s every one, for all games.
+#: 3 s: far longer than a healthy append holds a row (one round trip, or the general way's four:
+#: milliseconds; the longest pause of a healthy process, the collector's hourly thaw, under a
+#: second), and well within the deadlines clients give a call (5-10 s; the load tool's 10 s),
+#: so that the client is told, and can try again, before it gives up.
+LOCK_TIMEOUT_S = 3.0
+#: How long a session of the store's may stay idle inside a transaction before PostgreSQL ends it
+#: (``idle_in_transaction_session_timeout``), which rolls its transaction back and frees its
+#: locks: a replica frozen between the statements of an append no longer holds the game's row
+#: until it comes back (or its TCP connection is found dead). The store's transactions send
+#: their statements back to back and the LISTEN connections hold none, so a healthy session is
+#: never idle in one for more than milliseconds; the frozen replica, once back, finds its
+#: connection ended and answers that call unavailable (its client sends it again).
+IDLE_IN_TRANSACTION_S = 30.0
+#: How often at most a game held past the lock timeout is logged (a warning per game): its calls
+#: are refused every few seconds for as long as it is held.
+LOCKED_WARNING_EVERY_S = 10.0
 
 
 # How a connection finds out that the database is gone without a word (its host lost, the
@@ -76,6 +105,31 @@ KEEPALIVE_IDLE_S = 10
 KEEPALIVE_INTERVAL_S = 5
 KEEPALIVE_COUNT = 3
 TCP_USER_TIMEOUT_MS = 15_000
+
+
+#: A setting named in a connection's ``options`` (``-c name=value``, ``--name=value``).
+_OPTION = re.compile(r"(?:-c\s*|--)([A-Za-z0-9_.-]+)=")
+
+
+def session_settings(
+    url: str, lock_timeout_s: float, idle_in_transaction_s: float
+) -> SessionSettings:
+    """The statement that gives a new session of the store its settings (``lock_timeout``,
+    ``idle_in_transaction_session_timeout``), and its parameters: those the URL's ``options``
+    (or ``PGOPTIONS``) set are left as they say (the operator's URL decides). Made with a
+    statement once per connection rather than in ``options``: PgBouncer refuses a connection whose
+    options set what it does not track (a pooler in session mode keeps a session's settings)."""
+    given = psycopg.conninfo.conninfo_to_dict(url).get("options") or os.environ.get("PGOPTIONS", "")
+    named = {name.replace("-", "_").lower() for name in _OPTION.findall(str(given))}
+    wanted = {
+        "lock_timeout": f"{round(lock_timeout_s * 1000)}ms",
+        "idle_in_transaction_session_timeout": f"{round(idle_in_transaction_s * 1000)}ms",
+    }
+    left = {name: value for name, value in wanted.items() if name not in named}
+    if not left:
+        return None
+    calls = ", ".join(f"set_config('{name}', %s, false)" for name in left)
+    return f"SELECT {calls}", tuple(left.values())
 
 
 def connection_info(url: str) -> str:
@@ -101,18 +155,24 @@ def connection_info(url: str) -> str:
 UNAVAILABLE_CLASSES = frozenset({"08", "53", "57", "58"})
 
 
-def _away(error: psycopg.OperationalError) -> bool:
+def _away(error: psycopg.Error) -> bool:
     """Whether ``error`` says the database cannot be reached or serve now: no answer of the
     server's (a connection refused or lost, the pool's wait run out) or one of
-    :data:`UNAVAILABLE_CLASSES`. Not an answer to the statement itself (a deadlock, a
-    statement timed out): those are the call's, not an outage."""
+    :data:`UNAVAILABLE_CLASSES`; or the session ended for idling in its transaction (25P03,
+    :data:`IDLE_IN_TRANSACTION_S`: this process was frozen mid-transaction, which was rolled
+    back). Not an answer to the statement itself (a deadlock, a statement timed out): those are
+    the call's, not an outage."""
+    if isinstance(error, psycopg.errors.IdleInTransactionSessionTimeout):
+        return True
+    if not isinstance(error, psycopg.OperationalError):
+        return False
     return error.sqlstate is None or error.sqlstate[:2] in UNAVAILABLE_CLASSES
 
 
 def _reachable() -> AbstractContextManager[None]:
     """A database that cannot be reached or serve now (:func:`_away`) as
     :class:`StoreUnavailable`."""
-    return reachable(psycopg.OperationalError, _away)
+    return reachable(psycopg.Error, _away)
 
 
 @dataclass(frozen=True)
@@ -168,10 +228,26 @@ class PostgresEventStore(SqlEventStore):
     lock_clause = " FOR UPDATE"
     skip_locked_clause = " FOR UPDATE SKIP LOCKED"
 
-    def __init__(self, url: str, min_size: int = 1, max_size: int = 10) -> None:
+    def __init__(
+        self,
+        url: str,
+        min_size: int = 1,
+        max_size: int = 10,
+        lock_timeout_s: float = LOCK_TIMEOUT_S,
+        idle_in_transaction_s: float = IDLE_IN_TRANSACTION_S,
+    ) -> None:
+        """``lock_timeout_s`` and ``idle_in_transaction_s``: the sessions' ``lock_timeout`` and
+        ``idle_in_transaction_session_timeout`` (:data:`LOCK_TIMEOUT_S`,
+        :data:`IDLE_IN_TRANSACTION_S`; 0: none)."""
         self.url = url
         # What every connection of the store is made with (the URL and the options it leaves).
         self.conninfo = connection_info(url)
+        self.lock_timeout_s = lock_timeout_s
+        # Made on each new connection of the pool's and the loop's.
+        self.session_settings = session_settings(url, lock_timeout_s, idle_in_transaction_s)
+        # When each game held past the lock timeout was last logged, and the calls refused since.
+        self._locked_said: OrderedDict[str, tuple[float, int]] = OrderedDict()
+        self._locked_lock = threading.Lock()
         self.migrations_applied = apply_migrations(
             _yoyo_url(url), "postgresql", migration_lock(url)
         )
@@ -183,6 +259,7 @@ class PostgresEventStore(SqlEventStore):
             timeout=POOL_WAIT_S,
             reconnect_timeout=RECONNECT_FOR_S,
             kwargs={"autocommit": False},
+            configure=self._configure,
         )
         self._closed = threading.Event()
         self._listeners: list[AppendListener] = []
@@ -197,6 +274,42 @@ class PostgresEventStore(SqlEventStore):
         # version goes in one round trip (``croupier_append``).
         self._heads: OrderedDict[str, Head] = OrderedDict()
         self._heads_lock = threading.Lock()
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        """A new connection of the pool's: the session's settings (outside a transaction, so
+        that the pool gets it idle)."""
+        if self.session_settings is not None:
+            conn.autocommit = True
+            conn.execute(*self.session_settings)
+            conn.autocommit = False
+
+    def _not_had(self, game_id: str) -> StoreUnavailable:
+        """The answer to a call whose statement waited out the lock timeout (nothing written:
+        its transaction, or its one statement, was rolled back). For a game's call,
+        :class:`GameLocked`, logged once per game every :data:`LOCKED_WARNING_EVERY_S`; for
+        another (a table locked, by an operator's ``LOCK TABLE``, a ``VACUUM FULL``), the store's
+        unavailability."""
+        if not game_id:
+            return StoreUnavailable(
+                "a lock held by another transaction was not had within "
+                f"{self.lock_timeout_s:g} s (lock_timeout)"
+            )
+        now = time.monotonic()
+        with self._locked_lock:
+            said_at, refused = self._locked_said.pop(game_id, (now - LOCKED_WARNING_EVERY_S, 0))
+            say = now - said_at >= LOCKED_WARNING_EVERY_S
+            self._locked_said[game_id] = (now, 0) if say else (said_at, refused + 1)
+            if len(self._locked_said) > HEADS_KEPT:
+                self._locked_said.popitem(last=False)
+        if say:
+            log.warning(
+                "a game is held by another transaction (a replica frozen mid-append?): its "
+                "calls are answered unavailable until it is let go",
+                game_id=game_id,
+                lock_timeout_s=self.lock_timeout_s,
+                refused_since_last=refused,
+            )
+        return GameLocked(game_id, self.lock_timeout_s)
 
     # -- appends in one round trip ----------------------------------------------------------------
 
@@ -248,6 +361,8 @@ class PostgresEventStore(SqlEventStore):
                     finally:
                         conn.autocommit = False
                     outcome = row[0] if row else None
+            except psycopg.errors.LockNotAvailable as error:
+                raise self._not_had(game_id) from error  # one statement: nothing written
             except StoreUnavailable as error:
                 if isinstance(error.__cause__, PoolTimeout):
                     raise  # no connection to be had: the database is down, or every one in use
@@ -377,7 +492,7 @@ class PostgresEventStore(SqlEventStore):
                 self._heads.popitem(last=False)
 
     @contextmanager
-    def _transaction(self, write: bool) -> Iterator[Any]:
+    def _transaction(self, write: bool, game_id: str = "") -> Iterator[Any]:
         with _reachable():
             for last_try in (False, True):
                 held = ExitStack()
@@ -396,8 +511,11 @@ class PostgresEventStore(SqlEventStore):
                     # 1, 2, 4 s between the dead ones it meets: a call waited out POOL_WAIT_S.)
                     self._pool.check()
                     continue
-                with held, conn.cursor() as cur:
-                    yield cur
+                try:
+                    with held, conn.cursor() as cur:
+                        yield cur
+                except psycopg.errors.LockNotAvailable as error:
+                    raise self._not_had(game_id) from error  # rolled back: nothing written
                 return
 
     def _after_append(self, cursor: Any, game_id: str, version: int) -> None:
@@ -538,9 +656,16 @@ class PostgresLoopAppender(LoopAppender):
             if time.monotonic() >= self._connect_again_at:
                 try:
                     # Only ever one statement, its own transaction: no BEGIN, no COMMIT.
-                    return await psycopg.AsyncConnection.connect(
+                    conn = await psycopg.AsyncConnection.connect(
                         self._store.conninfo, autocommit=True
                     )
+                    try:
+                        if (settings := self._store.session_settings) is not None:
+                            await conn.execute(*settings)
+                    except BaseException:
+                        await conn.close()
+                        raise
+                    return conn
                 except psycopg.OperationalError as error:
                     self._connect_again_at = time.monotonic() + CONNECT_AGAIN_S
                     log.warning(
@@ -595,6 +720,10 @@ class PostgresLoopAppender(LoopAppender):
             finally:
                 await self._give_back(conn)
             outcome = row[0] if row else None
+        except psycopg.errors.LockNotAvailable as error:
+            # The game's row held past the lock timeout: nothing written (one statement). Told
+            # at once: the store's own append would wait it out once more.
+            raise store._not_had(game_id) from error
         except psycopg.OperationalError:
             # The connection broke (the database restarted, the network dropped it): whether the
             # statement went through is not known. The store's own append reads the command's

@@ -223,8 +223,10 @@ class SqlEventStore(EventStore):
     migrations_applied: tuple[str, ...] = ()
 
     @abstractmethod
-    def _transaction(self, write: bool) -> AbstractContextManager[Any]:
-        """A cursor inside a transaction (an immediate/locking one when ``write``)."""
+    def _transaction(self, write: bool, game_id: str = "") -> AbstractContextManager[Any]:
+        """A cursor inside a transaction (an immediate/locking one when ``write``); ``game_id``:
+        the game whose row (or creation) it locks, named should the lock not be had in time
+        (:class:`GameLocked`)."""
 
     def _after_append(self, cursor: Any, game_id: str, version: int) -> None:
         """Hook inside the append's transaction (PostgreSQL sends NOTIFY here)."""
@@ -318,7 +320,7 @@ class SqlEventStore(EventStore):
         next_deadline_ms: int | None,
         request: CreateRequest | None,
     ) -> tuple[StoredEvent, ...]:
-        with self._transaction(write=True) as cur:
+        with self._transaction(write=True, game_id=game.game_id) as cur:
             self._run(
                 cur,
                 "INSERT INTO games (game_id, kind, seats, server_seed, commitment, "
@@ -398,7 +400,7 @@ class SqlEventStore(EventStore):
         return None if row is None else Snapshot(game_id, format, row[0], bytes(row[1]), row[2])
 
     def save_snapshot(self, snapshot: Snapshot) -> None:
-        with self._transaction(write=True) as cur:
+        with self._transaction(write=True, game_id=snapshot.game_id) as cur:
             self._run(
                 cur,
                 "INSERT INTO snapshots (game_id, format, version, state, seal) "
@@ -455,7 +457,7 @@ class SqlEventStore(EventStore):
         fingerprint: bytes = b"",
         next_deadline_ms: int | None = None,
     ) -> CommandResult:
-        with self._transaction(write=True) as cur:
+        with self._transaction(write=True, game_id=game_id) as cur:
             game, prev_hash, earlier = self._before_append(cur, game_id, command_id)
             if earlier is not None:
                 return earlier
@@ -489,7 +491,7 @@ class SqlEventStore(EventStore):
         version: int,
         fingerprint: bytes = b"",
     ) -> CommandResult:
-        with self._transaction(write=True) as cur:
+        with self._transaction(write=True, game_id=game_id) as cur:
             # Locked, so that no append comes between the version's check and the write.
             record = self._game(cur, game_id, lock=True)
             earlier = self._result(cur, game_id, command_id)

@@ -228,7 +228,9 @@ class SqliteEventStore(SqlEventStore):
     _answers_busy = False
 
     @contextmanager
-    def _transaction(self, write: bool) -> Iterator[Any]:
+    def _transaction(self, write: bool, game_id: str = "") -> Iterator[Any]:
+        # (game_id unused: SQLite's write lock is the whole file's, one not had in time is the
+        # store's unavailability, not one game's)
         conn, in_use = self._held()
         # (in_use: the store is not closed under it, as _connection(), inlined: hot path)
         with in_use, _reachable():

@@ -147,8 +147,9 @@ LIBRARIES_LOG = """
 import logging
 from croupier.service import logs
 logs.configure({fmt!r})
-logging.getLogger("psycopg.pool").warning("error connecting in %r: %s", "pool-1", "refused")
-logging.getLogger("psycopg.pool").info("adding new connection to the pool")
+logging.getLogger("psycopg").warning("error ignored in rollback on %s: %s", "conn-1", "lost")
+logging.getLogger("psycopg").info("an info line")
+logging.getLogger("psycopg.pool").warning("discarding broken connection: %s", "conn-2")
 try:
     raise ZeroDivisionError("division by zero")
 except ZeroDivisionError:
@@ -163,10 +164,10 @@ thread.join()
 
 
 def test_the_libraries_log_lines_are_written_as_ours(tmp_path: Path) -> None:
-    """psycopg's pool (a lost connection, a refused one) and asyncio log through the standard
-    library, and a thread's uncaught exception is printed by Python: in a JSON run these are
-    JSON lines with the logger's name (they were plain text), and below a warning they are left
-    out."""
+    """psycopg and asyncio log through the standard library, and a thread's uncaught exception
+    is printed by Python: in a JSON run these are JSON lines with the logger's name (they were
+    plain text), and below a warning they are left out. psycopg's pool's warnings (one per
+    connection lost or refused, hundreds per outage) are left out too: below an error."""
     err = tmp_path / "err.log"
     with err.open("wb") as out:
         subprocess.run(
@@ -174,7 +175,7 @@ def test_the_libraries_log_lines_are_written_as_ours(tmp_path: Path) -> None:
         )
     lines = json_lines(err)
     assert [(line["logger"], line["level"], line["event"]) for line in lines] == [
-        ("psycopg.pool", "warning", "error connecting in 'pool-1': refused"),
+        ("psycopg", "warning", "error ignored in rollback on conn-1: lost"),
         ("asyncio", "error", "Task exception was never retrieved"),
         ("threading", "error", "thread sqlite-listen failed"),
     ]
@@ -186,4 +187,5 @@ def test_the_libraries_log_lines_are_written_as_ours(tmp_path: Path) -> None:
         text=True,
         check=True,
     ).stderr
-    assert "[warning  ] error connecting in 'pool-1': refused [psycopg.pool]" in console
+    assert "[warning  ] error ignored in rollback on conn-1: lost [psycopg]" in console
+    assert "discarding" not in console

@@ -88,7 +88,9 @@ def _shutting_down(error: grpc.RpcError | None) -> dict[str, str]:
 
 @pytest.fixture
 def pg_store(postgres_url: str) -> str:
-    return postgres_url
+    # The call in flight waits on the test's lock for as long as the drain takes: longer than the
+    # store's lock timeout would let it (the URL's own lock_timeout wins).
+    return f"{postgres_url}?options=-c%20lock_timeout%3D60s"
 
 
 @pytest.mark.postgres

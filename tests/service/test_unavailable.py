@@ -14,6 +14,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from croupier.app import runner
 from croupier.log import EventStore
 from croupier.service.bots import auth
 from croupier.service.store import open_store, postgres, sqlite
+from croupier.service.store.postgres import PostgresEventStore
 from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import server_thread, studio_auth
@@ -110,9 +112,11 @@ def served(
 
 
 @contextmanager
-def _serving(url: str) -> Iterator[tuple[service_pb2_grpc.GameServiceStub, EventStore]]:
-    """A server on the store at ``url``: a client of it, and the store."""
-    store = open_store(url)
+def _serving(
+    url: str, store: EventStore | None = None
+) -> Iterator[tuple[service_pb2_grpc.GameServiceStub, EventStore]]:
+    """A server on the store at ``url`` (or on ``store``): a client of it, and the store."""
+    store = open_store(url) if store is None else store
     thread = server_thread(store)
     port = thread.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
@@ -304,6 +308,65 @@ def test_after_a_database_restart_no_call_fails_on_a_connection_the_restart_kill
             )
             assert answer.version == version + 1
         assert _acting(stub)[3] >= 1  # a new game: CreateGame and reads on the pool
+
+
+@pytest.mark.postgres
+def test_a_command_on_a_game_another_transaction_holds_is_refused_in_time_and_others_go_on(
+    postgres_url: str,
+) -> None:
+    """Another session holds a game's row and does not let go (a replica frozen mid-append: what
+    a chaos test's script holding ``SELECT … FOR UPDATE`` does): a command on that game is
+    refused UNAVAILABLE STORE_UNAVAILABLE once the store's lock timeout has passed (it waited
+    with no end, and in some 20 s every thread and connection of the server, for all games, as
+    its client retried), a command on another game goes through meanwhile, and the store is not
+    taken for away (no outage: the other games' calls are not refused). Once the row is let go,
+    the same command is applied once."""
+    lock_s = 0.5
+    store = PostgresEventStore(postgres_url, lock_timeout_s=lock_s)
+    with _serving(postgres_url, store) as (stub, _):
+        held_id, me, move, version = _acting(stub)
+        others = [_acting(stub) for _ in range(2)]
+        submit = _submit(held_id, "while-held", version, move)
+        with (
+            psycopg.connect(postgres_url) as holder,
+            capture_logs() as logged,
+            ThreadPoolExecutor(1) as calls,
+        ):
+            holder.execute("SELECT 1 FROM games WHERE game_id = ANY(%s) FOR UPDATE", ([held_id],))
+
+            def refused() -> tuple[tuple[str, int], float]:
+                started = time.monotonic()
+                with pytest.raises(grpc.RpcError) as error:
+                    stub.SubmitCommand(submit, metadata=me, timeout=30)
+                return _unavailable(error.value), time.monotonic() - started
+
+            # The first on one of the event loop's connections, the next on a thread (the
+            # general way): each refused once the lock timeout has passed, while another game
+            # plays on.
+            for other_id, other_me, other_move, other_version in others:
+                waiting = calls.submit(refused)
+                time.sleep(0.1)  # its statement waits for the row
+                started = time.monotonic()
+                answer = stub.SubmitCommand(
+                    _submit(other_id, "meanwhile", other_version, other_move),
+                    metadata=other_me,
+                    timeout=30,
+                )
+                assert time.monotonic() - started < lock_s / 2  # not behind the held game
+                assert answer.version == other_version + 1 and not waiting.done()
+                status, took = waiting.result(timeout=30)
+                assert status == ("STORE_UNAVAILABLE", runner.UNAVAILABLE_RETRY_MS)
+                assert lock_s * 0.9 <= took < lock_s + 1.5, took
+            holder.rollback()
+        # Named once in a warning, the game alone: the store was never taken for away.
+        [said] = [line for line in logged if line.get("game_id") == held_id]
+        assert said["log_level"] == "warning"
+        assert not [line for line in logged if "store is unavailable" in line["event"]], logged
+        first = stub.SubmitCommand(submit, metadata=me, timeout=30)
+        again = stub.SubmitCommand(submit, metadata=me, timeout=30)
+        assert again.version == first.version == version + 1
+        events = store.read(held_id)
+        assert [e.command_id for e in events].count("while-held") == len(first.events)
 
 
 def test_while_the_store_is_away_calls_are_not_each_kept_waiting(
