@@ -31,11 +31,22 @@ Durability is SQLite's with ``synchronous=NORMAL``: a commit is written to the W
 flushed, and the checkpoint flushes it. A crash of the process loses nothing; a power loss or a
 crash of the machine can lose the appends of the last quarter second or so (while a long reader
 holds an old snapshot, of its whole length: nothing after it can be copied).
+
+The file deleted (or its folder), or another put in its place, while the server runs: the
+connections open go on reading and writing the file they opened, which nobody will find again,
+and the next start would begin empty. So the store looks at its path every turn of the
+checkpointer (and the writes at least every :data:`LOOK_S`): once the path no longer names the
+file it opened (:class:`_Watch`), every later call is answered :class:`StoreUnavailable`,
+nothing more is written, and an error says what to do. The file is not opened again: the
+operator decides (the lost file, still open, can be copied from ``/proc/PID/fd/N`` until the
+server stops).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import os
 import sqlite3
 import threading
 import time
@@ -46,8 +57,9 @@ from typing import Any
 
 import structlog
 
-from croupier.log import HeldBack, StoreBusy
+from croupier.log import HeldBack, StoreBusy, StoreUnavailable
 from croupier.log.store import AppendListener, AppendPoll
+from croupier.service.config import DEV_CREDENTIAL_NAME
 from croupier.service.store.sql import SqlEventStore, apply_migrations, reachable
 
 log = structlog.get_logger("croupier.store")
@@ -78,12 +90,117 @@ MAX_RESTART_SKIPS = 16
 # The loop's connection makes no checkpoint: SQLite's own, after a commit past its threshold,
 # would copy and flush the whole WAL on the loop (300 ms once a long reader let go of 350 MB).
 LOOP_AUTOCHECKPOINT = "wal_autocheckpoint=0"
+# How long a write may go without looking whether the path still names the store's file (the
+# checkpointer looks every turn; this is for a store without one, and a checkpointer held up).
+LOOK_S = 0.25
 
 
 def _connect(path: Path, timeout_s: float) -> sqlite3.Connection:
     """A connection to the file in autocommit mode (BEGIN is ours to issue), which waits up to
-    ``timeout_s`` for a lock; closed by whichever thread (close() closes them all)."""
-    return sqlite3.connect(path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
+    ``timeout_s`` for a lock; closed by whichever thread (close() closes them all). The file must
+    exist (``mode=rw``): a connection opened after it was deleted fails, rather than make an
+    empty database in its place."""
+    uri = f"{Path(path).absolute().as_uri()}?mode=rw"
+    return sqlite3.connect(
+        uri, timeout=timeout_s, isolation_level=None, check_same_thread=False, uri=True
+    )
+
+
+def _traces(path: Path) -> list[str]:
+    """What a store at ``path`` leaves beside it (its WAL, its lock of migrations, the development
+    credential a server writes beside it), of the files there."""
+    names = [f"{path.name}-wal", f"{path.name}-shm", f"{path.name}.migrate.lock"]
+    found = [name for name in names if (path.parent / name).exists()]
+    if path.parent.is_dir():
+        found += sorted(
+            child.name for child in path.parent.glob(f"{DEV_CREDENTIAL_NAME}*") if child.is_file()
+        )
+    return found
+
+
+class _Watch:
+    """Whether the path still names the database file the store opened (its device and inode,
+    taken as it was opened: ``os.fstat`` is out of reach through the sqlite3 module). Once it
+    does not, the store is lost for good: every call is refused, and an error logged once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        found = os.stat(path)
+        self._identity = (found.st_dev, found.st_ino)
+        #: Why the store is lost (the answer's message), once found; ``None`` while it is not.
+        self.lost: str | None = None
+        self._next_look = time.monotonic() + LOOK_S
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        """Before a call: refused once the store is lost; looked at again every :data:`LOOK_S`
+        (a clock read otherwise: the hot path)."""
+        if self.lost is None and time.monotonic() >= self._next_look:
+            self.look()
+        if self.lost is not None:
+            raise StoreUnavailable(self.lost)
+
+    def look(self) -> bool:
+        """Look at the path now: whether the store is lost (found now or before)."""
+        self._next_look = time.monotonic() + LOOK_S
+        if self.lost is not None:
+            return True
+        try:
+            found = os.stat(self.path)
+        except (FileNotFoundError, NotADirectoryError):
+            what = "deleted"
+        except OSError:  # (no permission to look, say): nothing known, the next look will tell
+            return False
+        else:
+            if (found.st_dev, found.st_ino) == self._identity:
+                return False
+            what = "replaced by another file"
+        with self._lock:
+            if self.lost is None:
+                self.lost = (
+                    f"the store's database file was {what} while the server ran: nothing is "
+                    "written any more (see the server's log)"
+                )
+                self._say(what)
+        return True
+
+    def _say(self, what: str) -> None:
+        """The one error that tells the operator (``docs/operations.md``, "When the database
+        goes away")."""
+        open_as = self._open_as()
+        copy = f"cp {open_as} RESCUED.sqlite3" if open_as else "cp /proc/PID/fd/N RESCUED.sqlite3"
+        log.error(
+            f"the store's database file was {what} while the server ran: every call is refused"
+            " (STORE_UNAVAILABLE) and nothing more is written; restarting as it is would start"
+            " with an empty store",
+            path=str(self.path),
+            open_as=open_as,
+            what_to_do=(
+                "Before stopping the server, copy the file it still has open (every write it"
+                " acknowledged is there, the WAL copied in within a quarter second of this line;"
+                f" once the server stops, it is gone for good): `{copy}`, as the server's user"
+                " or root. Then stop the server, put the copy at the path (no -wal or -shm"
+                " file beside it) and start it again; or restore the last backup"
+                " (docs/operations.md, Backups)."
+            ),
+        )
+
+    def _open_as(self) -> str | None:
+        """Where this process's open descriptor of the lost file is, ``/proc/PID/fd/N`` (Linux);
+        ``None`` where that cannot be told."""
+        pid = os.getpid()
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            return None
+        for fd in sorted(fds, key=lambda name: int(name) if name.isdigit() else -1):
+            try:
+                found = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if (found.st_dev, found.st_ino) == self._identity:
+                return f"/proc/{pid}/fd/{fd}"
+        return None
 
 
 @contextmanager
@@ -107,9 +224,23 @@ class SqliteEventStore(SqlEventStore):
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        if not self.path.exists():
+            # A first run makes its store (and folder). Traces of an earlier store without its
+            # file: it was deleted (or moved), and this one starts empty.
+            traces = _traces(self.path)
+            if traces:
+                log.warning(
+                    "the store's database file is missing although a store was here before: "
+                    "starting with a new, empty store (restore the last backup to get the "
+                    "games back: docs/operations.md, Backups)",
+                    path=str(self.path),
+                    found_beside=traces,
+                )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.url = f"sqlite:///{self.path}"
         self.migrations_applied = apply_migrations(self.url, "sqlite", migration_lock(self.path))
+        # The file as the migrations left it: each connection opened from now on must open it.
+        self._watch = _Watch(self.path)
         self._open()
         with self._connection() as conn:
             conn.execute("PRAGMA journal_mode=WAL")
@@ -128,6 +259,7 @@ class SqliteEventStore(SqlEventStore):
         self._listening = threading.Event()
         self._at_once: _AtOnce | None = None
         self._checkpointer: threading.Thread | None = None
+        self._checkpointing = threading.Event()  # set once the checkpointer has its connection
         # Set while the checkpointer lets the WAL start over: the loop's view starts no write
         # (its appends meet HeldBack and are tried again soon).
         self._holding_back = threading.Event()
@@ -145,7 +277,7 @@ class SqliteEventStore(SqlEventStore):
         local = self._local
         conn: sqlite3.Connection | None = getattr(local, "conn", None)
         if conn is None:
-            conn = _connect(self.path, BUSY_TIMEOUT_MS / 1000)  # one connection per thread
+            conn = self._connect_watched(BUSY_TIMEOUT_MS / 1000)  # one connection per thread
             for pragma in self._pragmas:
                 conn.execute(f"PRAGMA {pragma}")
             in_use = threading.Lock()
@@ -156,6 +288,26 @@ class SqliteEventStore(SqlEventStore):
                 self._connections.append((conn, in_use))
             local.conn, local.in_use = conn, in_use
         return conn, local.in_use
+
+    def _connect_watched(self, timeout_s: float) -> sqlite3.Connection:
+        """A new connection to the store's file: refused once it is lost, and if the path names
+        another file by now (or none: ``mode=rw``), it is found lost (:class:`_Watch`)."""
+        self._watch.check()
+        try:
+            conn = _connect(self.path, timeout_s)
+        except sqlite3.OperationalError:
+            if self._watch.look():
+                raise StoreUnavailable(self._watch.lost or "") from None
+            raise
+        if self._watch.look():
+            conn.close()
+            raise StoreUnavailable(self._watch.lost or "")
+        return conn
+
+    @property
+    def lost(self) -> bool:
+        """Whether the store's file was found deleted or replaced (:class:`_Watch`)."""
+        return self._watch.lost is not None
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
@@ -176,6 +328,8 @@ class SqliteEventStore(SqlEventStore):
                     target=self._checkpoint, name="sqlite-checkpoint", daemon=True
                 )
                 self._checkpointer.start()
+                # Its connection opened first, while the file is surely there (see _checkpoint).
+                self._checkpointing.wait(CLOSE_WAIT_S)
             return self._at_once
 
     def _checkpoint(self) -> None:
@@ -187,10 +341,21 @@ class SqliteEventStore(SqlEventStore):
         restarted = -1  # the WAL's pages as the last RESTART left them: nothing written since
         said, said_at = "", 0.0  # the last failure logged, and when
         try:
+            # Opened and read at once: a connection opened, or first read, once the file is
+            # deleted does not reach it (SQLITE_IOERR_FSTAT), and the lost file is checkpointed.
+            with contextlib.suppress(sqlite3.Error, StoreUnavailable):
+                conn = self._connect_watched(RESTART_WAIT_MS / 1000)
+                conn.execute("PRAGMA schema_version").fetchone()
+            self._checkpointing.set()
             while not self._closed.wait(CHECKPOINT_S):
                 try:
+                    # Lost, the file open is still checkpointed: with nothing written any more,
+                    # the WAL is all copied into it (the file to rescue from /proc).
+                    lost = self._watch.look()
                     if conn is None:
-                        conn = _connect(self.path, RESTART_WAIT_MS / 1000)
+                        if lost:
+                            continue
+                        conn = self._connect_watched(RESTART_WAIT_MS / 1000)
                     pages = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
                     # The WAL starts over at the next write after a RESTART: until then it still
                     # counts its pages, all copied (an idle server would RESTART every turn).
@@ -209,6 +374,8 @@ class SqliteEventStore(SqlEventStore):
                     # less often while it lasts, since each try holds the writes back.
                     misses = misses + 1 if busy else 0
                     skip = min(2**misses - 1, MAX_RESTART_SKIPS)
+                except StoreUnavailable:  # lost as it connected: said once, by _Watch
+                    continue
                 except sqlite3.Error as error:
                     # Busy: another worker checkpoints; the next turn will. Else said once, and
                     # again every SAID_AGAIN_S while it lasts (a full disk failed every turn:
@@ -236,6 +403,8 @@ class SqliteEventStore(SqlEventStore):
         with in_use, _reachable():
             if self._closed.is_set():  # its connection may have been left open (close())
                 raise sqlite3.ProgrammingError("the store is closed")
+            watch = self._watch
+            watch.check()  # the file deleted or replaced: refused (reads too: see _Watch)
             if write and self._answers_busy and self._holding_back.is_set():
                 raise HeldBack("a checkpoint is letting the WAL start over")
             cur = conn.cursor()
@@ -260,6 +429,9 @@ class SqliteEventStore(SqlEventStore):
                 cur.execute("ROLLBACK")
                 raise
             else:
+                if write and watch.lost is not None:  # found lost meanwhile: not acknowledged
+                    cur.execute("ROLLBACK")
+                    raise StoreUnavailable(watch.lost)
                 cur.execute("COMMIT")
             finally:
                 cur.close()
@@ -402,6 +574,7 @@ class _AtOnce(SqliteEventStore):
         # Not SqliteEventStore.__init__: the schema is migrated and the file is in WAL mode.
         self.path, self.url = store.path, store.url
         self._store = store
+        self._watch = store._watch
         self._open()
         self._holding_back = store._holding_back
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import shutil
 import sqlite3
 import threading
 import time
@@ -472,3 +473,30 @@ def test_the_sweeper_looks_again_after_the_delay_while_the_store_is_away(
     failed = [e for e in logged if e["event"] == "sweep failed"]
     assert 1 <= len(failed) <= 6, len(failed)  # about one a second (17 without the delay)
     assert {e["reason"] for e in failed} == {"STORE_UNAVAILABLE"}
+
+
+def test_a_store_whose_file_is_deleted_under_the_server_refuses_every_later_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SQLite store's folder deleted while the server runs: the commands were acknowledged
+    and written to the deleted file, and the next start began empty. Now the next ones are
+    answered UNAVAILABLE, STORE_UNAVAILABLE, the server says why once (an error naming the file
+    and what to do), and nothing is acknowledged any more."""
+    monkeypatch.setattr(sqlite, "CHECKPOINT_S", 0.02)
+    path = tmp_path / "data" / "croupier.sqlite3"
+    with _serving(f"sqlite:///{path}") as (stub, store), capture_logs() as logged:
+        game_id, me, move, version = _acting(stub)
+        shutil.rmtree(path.parent)
+        deadline = time.monotonic() + 5
+        assert isinstance(store, sqlite.SqliteEventStore)
+        while not store.lost:  # found at the checkpointer's next turn
+            assert time.monotonic() < deadline, "the deleted file was not found"
+            time.sleep(0.01)
+        for _ in range(3):  # every command from then on
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.SubmitCommand(_submit(game_id, "later", version, move), metadata=me)
+            assert _unavailable(refused.value) == ("STORE_UNAVAILABLE", runner.UNAVAILABLE_RETRY_MS)
+            time.sleep(0.6)  # past the outage's probe delay: the probe is refused too
+    said = [e for e in logged if e["log_level"] == "error"]
+    assert len(said) == 1 and said[0]["path"] == str(path), said
+    assert not path.parent.exists()  # not made again: the operator decides
