@@ -653,9 +653,14 @@ def _serve_workers(
         store=redacted(store_url),
     )
     stopping = False
+    #: The signal the group was asked to stop with: a worker still starting up when it came has
+    #: no handler for it yet, and ends killed by it (-signum), which is a stop, not a failure.
+    asked_with = signal.SIGTERM
 
     def forward(signum: int, _: object) -> None:
-        nonlocal stopping
+        nonlocal stopping, asked_with
+        if not stopping:
+            asked_with = signal.Signals(signum)
         stopping = True
         for child in children:
             if child.poll() is None:
@@ -668,6 +673,11 @@ def _serve_workers(
     exits: dict[int, int] = {}
     #: The first worker that exited while the group was serving (nobody had asked it to stop).
     first_dead: int | None = None
+
+    def stopped(code: int) -> bool:
+        """Whether a worker asked to stop ended as asked: it shut down (0), or the signal ended
+        it before it could (it was still starting up)."""
+        return code in (0, -asked_with)
 
     def reap() -> None:
         """Every worker looked at (all of them, each time: one that exits is reaped, not left a
@@ -682,7 +692,7 @@ def _serve_workers(
             unasked = not stopping
             if unasked and first_dead is None:
                 first_dead = child.pid
-            (log.error if unasked or code != 0 else log.info)(
+            (log.error if unasked or not stopped(code) else log.info)(
                 "worker exited",
                 worker=child.pid,
                 exit_status=code,
@@ -713,7 +723,7 @@ def _serve_workers(
     # then ends at its first look), or one that failed its own shutdown.
     failed = first_dead
     if failed is None:
-        failed = next((pid for pid, code in codes.items() if code != 0), None)
+        failed = next((pid for pid, code in codes.items() if not stopped(code)), None)
     if failed is not None:
         raise click.ClickException(
             f"a worker failed (pid {failed}: {_exit_status(codes[failed])}); the workers exited "

@@ -163,7 +163,9 @@ def test_a_socket_file_has_one_listener(tmp_path) -> None:
     ],
 )
 def test_a_bad_number_in_the_environment_is_one_line(variable: str, kind: str) -> None:
-    # The option is converted before anything starts: the bad value stops the command at once.
+    # The option is converted before anything starts: the bad value stops the command at once,
+    # in one line naming the variable (exit 1, as a bad secret), not click's usage error.
     result = CliRunner().invoke(main, ["serve", "--address", "127.0.0.1:0"], env={variable: "abc"})
-    assert result.exit_code == 2 and f"is not a valid {kind} range" in result.output
+    assert result.exit_code == 1 and f"is not a valid {kind} range" in result.output
+    assert f"({variable})" in result.output and "Usage:" not in result.output
     assert "Traceback" not in result.output

@@ -107,3 +107,32 @@ def test_a_stopped_group_says_how_each_worker_exited(tmp_path: Path) -> None:
     last = lines[-1]
     assert last["event"] == "stopped" and last["level"] == "info", last
     assert last["workers"] == {str(pid): 0 for pid in workers}
+
+
+def test_a_group_stopped_while_its_workers_start_is_stopped_not_failed(tmp_path: Path) -> None:
+    """A worker still starting up has no handler for the signal yet: the signal the parent
+    forwards ends it (-15), as asked. That was read as a failure (exit 1), seen in CI when a
+    test stopped a group as soon as its first worker served."""
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [
+                *(CROUPIER, "serve", "--address", "127.0.0.1:0", "--http-address", "off"),
+                *("--store", f"sqlite:///{tmp_path / 'games.sqlite3'}"),
+                *("--workers", "2", "--log-format", "json"),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=ENV,
+            cwd=tmp_path,
+        )
+    deadline = time.monotonic() + START_S
+    # As soon as the parent has started its workers, before they serve.
+    while not any(line["event"] == "workers" for line in _lines(log)):
+        assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+        time.sleep(0.01)
+    process.send_signal(signal.SIGTERM)
+    assert _stopped(process, log) == 0, log.read_text()
+    lines = _lines(log)
+    assert lines[-1]["event"] == "stopped", lines[-1]
+    assert {line["exit_status"] for line in lines if line["event"] == "worker exited"} <= {0, -15}
