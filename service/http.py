@@ -42,8 +42,9 @@ from connectrpc.request import RequestContext
 from google.protobuf.json_format import ParseError
 from google.protobuf.message import DecodeError, Message
 from google.rpc import status_pb2
-from hypercorn.asyncio import serve
-from hypercorn.config import Config
+from hypercorn.asyncio.run import worker_serve
+from hypercorn.config import Config, Sockets
+from hypercorn.utils import wrap_app
 from protobuf.wkt import Any as AnyDetail
 from starlette.applications import Starlette
 from starlette.middleware.cors import CORSMiddleware
@@ -55,10 +56,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from croupier.app.core import Croupier
 from croupier.app.errors import AppError, invalid
-from croupier.service import http2
+from croupier.service import http2, http_limits
 from croupier.service.calls import Call
 from croupier.service.config import port_of
 from croupier.service.grpc_api import GameServicer
+from croupier.service.http_limits import BODY_TIMEOUT_S, BodyTimeout, CappedSocket, connection_cap
 from croupier.service.metrics import BIDI_STREAM, SERVER_STREAM, UNARY, metrics
 from croupier.service.server import SERVICE_NAME, PortInUse
 from croupier.service.status import status_of
@@ -67,6 +69,13 @@ from croupier.v1 import service_pb2 as pb
 from croupier.v1.service_connect import GameService, GameServiceASGIApplication
 
 SERVICE_PATH = "/croupier.v1.GameService"
+#: The paths of the calls whose request is a stream (``Play``): their body may be silent for as
+#: long as the client has nothing to send (http_limits.BodyTimeout leaves them be).
+STREAMING_REQUEST_PATHS = frozenset(
+    f"{SERVICE_PATH}/{method.name}"
+    for method in pb.DESCRIPTOR.services_by_name["GameService"].methods
+    if method.client_streaming
+)
 #: What a browser may send and read on a cross-origin call (the Connect and gRPC-Web headers, and
 #: our credential), when CORS is on.
 CORS_ALLOW_HEADERS = (
@@ -478,8 +487,14 @@ class HttpListener:
         reuse_port: bool = False,
         grace_s: float = DEFAULT_GRACE_S,
         tls: ServerTLS | None = None,
+        body_timeout_s: float = BODY_TIMEOUT_S,
+        max_connections: int | None = None,
     ) -> None:
         self.app = app
+        #: How long a request's body may send nothing (service/http_limits.py).
+        self.body_timeout_s = body_timeout_s
+        #: The most connections served at once (default: from the process's descriptor limit).
+        self.max_connections = connection_cap() if max_connections is None else max_connections
         self.address = address
         self.reuse_port = reuse_port
         self.grace_s = grace_s
@@ -518,11 +533,15 @@ class HttpListener:
     async def start(self) -> int:
         """Listen, serve in the background, and return the port."""
         http2.install()
-        sock = self._bind()
+        http_limits.install()
+        # The listening socket counts its connections, and closes those past the cap as soon as
+        # they are accepted (service/http_limits.py).
+        sock = CappedSocket(self._bind(), self.max_connections)
         self.port = sock.getsockname()[1]
         config = Config()
-        # Hypercorn takes the socket over by its descriptor (one owner: ours lets go of it).
-        config.bind = [f"fd://{sock.detach()}"]
+        # Hypercorn's read_timeout stays None: it bounds every read of a connection, so it would
+        # cut a stream whose client sends nothing (StreamEvents, Play). A request body that
+        # stops coming is bounded by BodyTimeout instead.
         config.graceful_timeout = self.grace_s
         config.loglevel = "WARNING"  # not its start-up banner; its errors, yes
         config.include_server_header = False
@@ -537,8 +556,17 @@ class HttpListener:
                 config.ca_certs = str(client_ca)
                 config.verify_mode = ssl.CERT_REQUIRED
         self._config = config
+        # Hypercorn's serve(), but with our socket object (not one it makes from a descriptor):
+        # the socket is the cap.
+        sockets = Sockets([sock], [], []) if config.ssl_enabled else Sockets([], [sock], [])
+        app = BodyTimeout(self.app, self.body_timeout_s, streaming=STREAMING_REQUEST_PATHS)
         self._task = asyncio.create_task(
-            serve(self.app, config, shutdown_trigger=self._stopping.wait)  # type: ignore[arg-type]
+            worker_serve(
+                wrap_app(app, config.wsgi_max_body_size, "asgi"),  # type: ignore[arg-type]
+                config,
+                sockets=sockets,
+                shutdown_trigger=self._stopping.wait,
+            )
         )
         return self.port
 
