@@ -263,6 +263,7 @@ def serve(
     from croupier.replays.signing import key_id
     from croupier.service import metrics, tracing
     from croupier.service.http import HttpListener, create_http_app, is_off, parse_origins
+    from croupier.service.http_limits import raise_descriptor_limit
     from croupier.service.lobby import Lobby
     from croupier.service.server import PortInUse, claim, create_server
     from croupier.service.shutdown import shut_down
@@ -307,6 +308,11 @@ def serve(
         )
         return
     logs.configure(log_format)
+    # Thousands of connections need thousands of descriptors (docs/operations.md, "Connections
+    # and file descriptors"): the soft limit up to the hard one, before any is opened.
+    raised = raise_descriptor_limit()
+    if raised is not None:
+        log.info("descriptor limit raised", soft_before=raised[0], soft=raised[1])
     worker = worker_of_group is not None
     if not worker:
         _warn_of_retired_settings(retired_gc_thaw)

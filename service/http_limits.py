@@ -32,6 +32,7 @@ import socket
 import time
 from collections.abc import Collection
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import hypercorn.asyncio.run
@@ -46,12 +47,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 #: along. Half a minute is well past both, and a client that sends nothing holds its connection
 #: no longer than that.
 BODY_TIMEOUT_S = 30.0
-#: The most HTTP connections one process serves at once, however many descriptors it may open.
-MAX_HTTP_CONNECTIONS = 10_000
+#: The most HTTP connections one process serves at once, however many descriptors it may open:
+#: twice the 10,000 browsers' streams the load tool holds (some 60 KiB of memory each).
+MAX_HTTP_CONNECTIONS = 20_000
 #: The share of the process's descriptor limit (the soft ``RLIMIT_NOFILE``, ``ulimit -n``) the
-#: HTTP listener may hold: the rest is the gRPC port's connections (which nothing of ours caps),
-#: the store's files or PostgreSQL connections, the log. With 20,000 descriptors: 10,000.
-HTTP_SHARE_OF_DESCRIPTORS = 0.5
+#: HTTP listener may hold: the rest is the gRPC port's connections (which nothing of ours caps:
+#: a gRPC client multiplexes its calls on one), the store's files or PostgreSQL connections, the
+#: log. With 20,000 descriptors: 15,000.
+HTTP_SHARE_OF_DESCRIPTORS = 0.75
 #: At most one warning this often while connections are refused at the cap (seconds).
 REFUSED_LOG_EVERY_S = 60.0
 
@@ -59,6 +62,32 @@ REFUSED_LOG_EVERY_S = 60.0
 CHECKED_VERSION = "0.18.0"
 
 log = structlog.get_logger("croupier.http")
+
+
+def raise_descriptor_limit() -> tuple[int, int] | None:
+    """Raise the process's soft descriptor limit to its hard one, as Go programs do at start: the
+    soft limit's common default, 1024, is a guard for programs that use ``select``, and a server
+    of thousands of connections does not. ``(before, after)`` when it was raised, else ``None``
+    (already there, or the system refused)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft >= hard:
+        return None
+    # An unlimited hard limit is not a soft one Linux takes: the kernel's ceiling is nr_open.
+    target = hard if hard != resource.RLIM_INFINITY else _kernel_ceiling(soft)
+    if target <= soft:
+        return None
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ValueError, OSError):
+        return None
+    return soft, target
+
+
+def _kernel_ceiling(soft: int) -> int:
+    try:
+        return int(Path("/proc/sys/fs/nr_open").read_text())
+    except (OSError, ValueError):
+        return soft
 
 
 def connection_cap(descriptors: int | None = None) -> int:

@@ -12,6 +12,8 @@ import json
 import logging
 import re
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 
@@ -225,8 +227,8 @@ def test_connections_past_the_cap_are_closed_at_once(served: Served) -> None:
 
 
 def test_the_cap_is_a_share_of_the_descriptor_limit() -> None:
-    assert connection_cap(1024) == 512
-    assert connection_cap(20_000) == 10_000
+    assert connection_cap(1024) == 768
+    assert connection_cap(20_000) == 15_000
     assert connection_cap(1_000_000) == MAX_HTTP_CONNECTIONS
     assert connection_cap(1) == 1
     assert 1 <= connection_cap() <= MAX_HTTP_CONNECTIONS
@@ -300,3 +302,22 @@ def _accept_failure_logged_lately() -> bool:
     assert filtering, "logs.configure puts the filter on asyncio's logger"
     last = filtering[0]._last
     return last is not None and time.monotonic() - last < logs.REPEAT_EVERY_S
+
+
+def test_the_soft_descriptor_limit_is_raised_to_the_hard_one() -> None:
+    """In a process of its own (the limit is the process's): the common soft default, 1024,
+    would cap the HTTP listener at 768 connections on a machine that allows far more."""
+    script = (
+        "import resource\n"
+        "from croupier.service.http_limits import raise_descriptor_limit\n"
+        "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
+        "print(hard, raise_descriptor_limit(), resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n"
+        "print(raise_descriptor_limit())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    hard = first.split(" ", 1)[0]
+    assert first == f"{hard} (256, {hard}) {hard}", first
+    assert second == "None"  # already at the hard limit
