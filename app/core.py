@@ -11,6 +11,7 @@ are the typed ones of :mod:`croupier.app.errors`.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import functools
 import hashlib
@@ -86,6 +87,7 @@ from croupier.engine import ENGINE_VERSION
 from croupier.engine.clock import TurnRestarted, TurnTimedOut
 from croupier.engine.game import CommandError, Context, InvalidRules
 from croupier.engine.settlement import Settlement
+from croupier.engine.shared import replaced
 from croupier.engine.shuffle import Seeds
 from croupier.log import (
     TICK_PREFIX,
@@ -203,6 +205,44 @@ class Refused:
     error: AppError
     #: The command's kind (``Draw``, ``Knock``…) when it could be read.
     command: str = ""
+
+
+PlayItem = service_pb2.PlayResponse | Refused | None
+
+
+class _Outbox:
+    """A Play stream's messages on their way out, for its one reader (:meth:`Croupier.play`):
+    what it uses of an :class:`asyncio.Queue`, which costs more for every message of every seat
+    (its getters' deque, its count of unfinished tasks, and a look-up of the running loop at
+    each wait). A ``get`` cancelled takes nothing from it, as a queue's."""
+
+    __slots__ = ("_items", "_loop", "_reader")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._items: collections.deque[PlayItem] = collections.deque()
+        self._loop = loop
+        self._reader: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: PlayItem) -> None:
+        self._items.append(item)
+        reader = self._reader
+        if reader is not None and not reader.done():
+            reader.set_result(None)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def get_nowait(self) -> PlayItem:
+        return self._items.popleft()
+
+    async def get(self) -> PlayItem:
+        while not self._items:
+            self._reader = self._loop.create_future()
+            try:
+                await self._reader
+            finally:
+                self._reader = None
+        return self._items.popleft()
 
 
 @dataclass(frozen=True)
@@ -1421,7 +1461,7 @@ class Croupier:
         # the contract checks it on random games).
         for stored, event in zip(result.events, events, strict=False):  # the seed: read back
             self.decoded.put((stored.game_id, stored.version), (event, complete_event(stored)))
-        record = dataclasses.replace(folded.record, version=version, finished=finished)
+        record = replaced(folded.record, version=version, finished=finished)
         updated = Folded(
             record,
             folded.binding,
@@ -1647,7 +1687,7 @@ class Croupier:
         seat = self._seat(caller, join.game_id)
         limits.check_version(join.after_version, "join.after_version")
         limits.check_heartbeat(join.heartbeat_s, "join.heartbeat_s")
-        out: asyncio.Queue[service_pb2.PlayResponse | Refused | None] = asyncio.Queue()
+        out = _Outbox(asyncio.get_running_loop())
         # Held while a command is applied: a shutdown lets it finish and answers it.
         applying = asyncio.Lock()
         commands = asyncio.create_task(
@@ -1729,7 +1769,7 @@ class Croupier:
         caller: Caller,
         game_id: str,
         requests: AsyncIterator[service_pb2.PlayRequest],
-        out: asyncio.Queue[service_pb2.PlayResponse | Refused | None],
+        out: _Outbox,
         applying: asyncio.Lock,
     ) -> None:
         try:
@@ -1767,7 +1807,7 @@ class Croupier:
         self,
         join: service_pb2.PlayJoin,
         seat: int,
-        out: asyncio.Queue[service_pb2.PlayResponse | Refused | None],
+        out: _Outbox,
     ) -> None:
         """The game's events after ``join.after_version``, live, each batch followed by the
         seat's state (``join.batched``: each batch and its state in one message)."""

@@ -14,9 +14,44 @@ from collections import defaultdict
 LATEST_KEPT = 100_000
 
 
+class Wake:
+    """One stream's wake-up at its game's next append: what it uses of an :class:`asyncio.Event`
+    (``set``, ``is_set``, ``wait``), for one waiter. Each stream takes a new one before each read
+    of its game (every seat's stream, after every move), so it is kept cheap: no waiters' deque,
+    and a future made only when the stream does wait, on the loop it was made for (an Event
+    looks the running loop up again at each wait)."""
+
+    __slots__ = ("_future", "_loop", "_set")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        self._loop = loop
+        self._set = False
+        self._future: asyncio.Future[bool] | None = None
+
+    def set(self) -> None:
+        self._set = True
+        future = self._future
+        if future is not None and not future.done():
+            future.set_result(True)
+
+    def is_set(self) -> bool:
+        return self._set
+
+    async def wait(self) -> bool:
+        """Once set (at once if it is already); by one waiter at a time."""
+        if not self._set:
+            loop = self._loop or asyncio.get_running_loop()
+            self._future = loop.create_future()
+            try:
+                await self._future
+            finally:
+                self._future = None
+        return True
+
+
 class Notifier:
     def __init__(self) -> None:
-        self._waiting: defaultdict[str, set[asyncio.Event]] = defaultdict(set)
+        self._waiting: defaultdict[str, set[Wake]] = defaultdict(set)
         # The newest version heard of per game: this process's appends and, through the store's
         # listener, every other process's.
         self._latest: dict[str, int] = {}
@@ -29,15 +64,15 @@ class Notifier:
         """The loop the streams run on (other threads' notices are handed to it)."""
         self._loop = loop
 
-    def waiter(self, game_id: str) -> asyncio.Event:
-        """An event set at the game's next append; register it before reading, so that an append
+    def waiter(self, game_id: str) -> Wake:
+        """A wake-up set at the game's next append; register it before reading, so that an append
         between the read and the wait is not missed. Give it back with :meth:`release`."""
-        event = asyncio.Event()
+        event = Wake(self._loop)
         self._waiting[game_id].add(event)
         self.watching.set()
         return event
 
-    def release(self, game_id: str, event: asyncio.Event) -> None:
+    def release(self, game_id: str, event: Wake) -> None:
         waiting = self._waiting.get(game_id)
         if waiting is not None:
             waiting.discard(event)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -24,8 +23,9 @@ from croupier.log import (
     StoredEvent,
     StoreUnavailable,
     VersionConflict,
-    event_hash,
+    chain_hash,
     key_of,
+    record_bytes,
 )
 
 # Game ids per statement in :meth:`SqlEventStore.versions` (far below any database's limit on a
@@ -131,7 +131,9 @@ def chained(
     game_id, key = game.game_id, key_of(game)
     for i, event in enumerate(events):
         version += 1
-        unhashed = StoredEvent(
+        first = command if i == 0 else b""
+        # Hashed from its columns, then made once (not made unhashed and copied with the hash).
+        record = record_bytes(
             game_id,
             version,
             command_id,
@@ -139,12 +141,25 @@ def chained(
             recorded_at_ms,
             event.type,
             event.payload,
-            prev_hash,
-            "",
-            command if i == 0 else b"",
+            first,
+            key,
         )
-        stored.append(dataclasses.replace(unhashed, hash=event_hash(prev_hash, unhashed, key)))
-        prev_hash = stored[-1].hash
+        hashed = chain_hash(prev_hash, record)
+        stored.append(
+            StoredEvent(
+                game_id,
+                version,
+                command_id,
+                seat,
+                recorded_at_ms,
+                event.type,
+                event.payload,
+                prev_hash,
+                hashed,
+                first,
+            )
+        )
+        prev_hash = hashed
     return stored
 
 
