@@ -41,10 +41,10 @@ class SettingError(click.ClickException):
         self.log_format = log_format
 
 
-class EnvOption(click.Option):
-    """An option whose default is read from the environment variable ``env`` (its ``default``
-    does the reading, :func:`~croupier.service.config.env_default`): a value from there that the option's type refuses
-    is a :class:`SettingError` naming the variable."""
+class _FromEnvironment(click.Parameter):
+    """A parameter whose default is read from the environment variable ``env`` (its ``default``
+    does the reading, :func:`~croupier.service.config.env_default`): a value from there that the
+    parameter's type refuses is a :class:`SettingError` naming the variable."""
 
     def __init__(self, *args: Any, env: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -57,19 +57,12 @@ class EnvOption(click.Option):
             raise _from_environment(self, self.env, ctx, error) from None
 
 
-class EnvArgument(click.Argument):
-    """An argument whose default is read from the environment variable ``env``, as
-    :class:`EnvOption`'s."""
+class EnvOption(_FromEnvironment, click.Option):
+    """An option read from the environment variable ``env`` by default (:class:`_FromEnvironment`)."""
 
-    def __init__(self, *args: Any, env: str, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.env = env
 
-    def process_value(self, ctx: click.Context, value: Any) -> Any:
-        try:
-            return super().process_value(ctx, value)
-        except click.BadParameter as error:
-            raise _from_environment(self, self.env, ctx, error) from None
+class EnvArgument(_FromEnvironment, click.Argument):
+    """An argument read from the environment variable ``env`` by default, as an option."""
 
 
 def _from_environment(
