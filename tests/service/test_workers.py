@@ -26,9 +26,8 @@ def _lines(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
 
 
-def _group(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[int], Path]:
-    """A group of two workers in JSON mode, once both serve: the process, the workers' pids (in
-    the order they were started, as the parent looks at them) and its log."""
+def _start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """A group of two workers in JSON mode, just started: the process and its log."""
     log = tmp_path / "serve.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -42,6 +41,13 @@ def _group(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[int], Path]:
             env=ENV,
             cwd=tmp_path,
         )
+    return process, log
+
+
+def _group(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[int], Path]:
+    """A group of two workers in JSON mode, once both serve: the process, the workers' pids (in
+    the order they were started, as the parent looks at them) and its log."""
+    process, log = _start(tmp_path)
     deadline = time.monotonic() + START_S
     while len(serving_addresses(log.read_text())) < 2:
         if process.poll() is not None or time.monotonic() > deadline:
@@ -113,19 +119,7 @@ def test_a_group_stopped_while_its_workers_start_is_stopped_not_failed(tmp_path:
     """A worker still starting up has no handler for the signal yet: the signal the parent
     forwards ends it (-15), as asked. That was read as a failure (exit 1), seen in CI when a
     test stopped a group as soon as its first worker served."""
-    log = tmp_path / "serve.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                *(CROUPIER, "serve", "--address", "127.0.0.1:0", "--http-address", "off"),
-                *("--store", f"sqlite:///{tmp_path / 'games.sqlite3'}"),
-                *("--workers", "2", "--log-format", "json"),
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=ENV,
-            cwd=tmp_path,
-        )
+    process, log = _start(tmp_path)
     deadline = time.monotonic() + START_S
     # As soon as the parent has started its workers, before they serve.
     while not any(line["event"] == "workers" for line in _lines(log)):
