@@ -1414,7 +1414,8 @@ def replay_verify(path: str, store_url: str | None, public_keys: tuple[str, ...]
         replay_file = load(path)
     except ReplayFormatError as error:
         raise click.ClickException(str(error)) from None
-    report, signature = verify_signed(replay_file, [*given, *_replay_keys().trusted])
+    configured = _replay_keys().trusted
+    report, signature = verify_signed(replay_file, [*given, *configured])
     for line in report.lines():
         click.echo(line)
     if not report.ok:
@@ -1423,7 +1424,7 @@ def replay_verify(path: str, store_url: str | None, public_keys: tuple[str, ...]
         if given:  # the reader asked for a signature by one of these keys
             click.echo(f"FAIL {signature.line()}")
             sys.exit(1)
-        unchecked = signature.verdict is Verdict.UNKNOWN_KEY and not _replay_keys().trusted
+        unchecked = signature.verdict is Verdict.UNKNOWN_KEY and not configured
         click.echo(
             f"note {signature.line()}" + ("; give --public-key to check it" if unchecked else "")
         )
