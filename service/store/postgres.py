@@ -48,6 +48,20 @@ log = structlog.get_logger("croupier.store")
 #: A statement to run on each new session, and its parameters (``None``: nothing to run).
 SessionSettings = tuple[str, tuple[str, ...]] | None
 
+
+@dataclass
+class _Held:
+    """A game whose row a call waited for past the lock timeout, until a call on it goes
+    through (:meth:`PostgresEventStore._waiting_on`)."""
+
+    #: When it was last logged (monotonic seconds).
+    said_at: float
+    #: Its calls refused since.
+    refused: int = 0
+    #: Whether a call waits for its row now.
+    waiting: bool = False
+
+
 CHANNEL = "croupier_events"
 #: Notices of a store's own appends kept until its listener hears them.
 OWN_NOTICES_KEPT = 10_000
@@ -245,9 +259,9 @@ class PostgresEventStore(SqlEventStore):
         self.lock_timeout_s = lock_timeout_s
         # Made on each new connection of the pool's and the loop's.
         self.session_settings = session_settings(url, lock_timeout_s, idle_in_transaction_s)
-        # When each game held past the lock timeout was last logged, and the calls refused since.
-        self._locked_said: OrderedDict[str, tuple[float, int]] = OrderedDict()
-        self._locked_lock = threading.Lock()
+        # The games found held past the lock timeout, until a call on one goes through.
+        self._held: OrderedDict[str, _Held] = OrderedDict()
+        self._held_lock = threading.Lock()
         self.migrations_applied = apply_migrations(
             _yoyo_url(url), "postgresql", migration_lock(url)
         )
@@ -286,21 +300,26 @@ class PostgresEventStore(SqlEventStore):
     def _not_had(self, game_id: str) -> StoreUnavailable:
         """The answer to a call whose statement waited out the lock timeout (nothing written:
         its transaction, or its one statement, was rolled back). For a game's call,
-        :class:`GameLocked`, logged once per game every :data:`LOCKED_WARNING_EVERY_S`; for
-        another (a table locked, by an operator's ``LOCK TABLE``, a ``VACUUM FULL``), the store's
-        unavailability."""
+        :class:`GameLocked`, the game marked held (:meth:`_waiting_on`) and logged once per game
+        every :data:`LOCKED_WARNING_EVERY_S`; for another (a table locked, by an operator's
+        ``LOCK TABLE``, a ``VACUUM FULL``), the store's unavailability."""
         if not game_id:
             return StoreUnavailable(
                 "a lock held by another transaction was not had within "
                 f"{self.lock_timeout_s:g} s (lock_timeout)"
             )
         now = time.monotonic()
-        with self._locked_lock:
-            said_at, refused = self._locked_said.pop(game_id, (now - LOCKED_WARNING_EVERY_S, 0))
-            say = now - said_at >= LOCKED_WARNING_EVERY_S
-            self._locked_said[game_id] = (now, 0) if say else (said_at, refused + 1)
-            if len(self._locked_said) > HEADS_KEPT:
-                self._locked_said.popitem(last=False)
+        with self._held_lock:
+            held = self._held.pop(game_id, None) or _Held(now - LOCKED_WARNING_EVERY_S)
+            self._held[game_id] = held
+            if len(self._held) > HEADS_KEPT:
+                self._held.popitem(last=False)
+            held.waiting = False
+            refused, say = held.refused, now - held.said_at >= LOCKED_WARNING_EVERY_S
+            if say:
+                held.said_at, held.refused = now, 0
+            else:
+                held.refused += 1
         if say:
             log.warning(
                 "a game is held by another transaction (a replica frozen mid-append?): its "
@@ -310,6 +329,37 @@ class PostgresEventStore(SqlEventStore):
                 refused_since_last=refused,
             )
         return GameLocked(game_id, self.lock_timeout_s)
+
+    @contextmanager
+    def _waiting_on(self, game_id: str) -> Iterator[None]:
+        """Around a call that locks ``game_id``'s row. Once a call on a game has waited out the
+        lock timeout, one call at a time waits for its row again and the others are answered
+        :class:`GameLocked` at once, until a call goes through: each would hold a thread of the
+        pool (or a connection of the loop's) for the whole timeout, and clients sending again
+        on a game a frozen replica holds (20 of them, say) took every thread, so that the other
+        games' calls waited behind them for up to the timeout."""
+        if not game_id:
+            yield
+            return
+        # Read without the lock: a mark missed is one more call that waits, as all did before.
+        held = self._held.get(game_id) if self._held else None
+        if held is not None:
+            with self._held_lock:
+                if held.waiting:
+                    held.refused += 1
+                    raise GameLocked(game_id, self.lock_timeout_s)
+                held.waiting = True
+        try:
+            yield
+        except GameLocked:
+            raise  # marked held again by _not_had (no longer waiting)
+        except BaseException:
+            if held is not None:
+                held.waiting = False  # whatever it was, it did not wait for the row any more
+            raise
+        if self._held:  # went through: the row is free (even when another call marked it)
+            with self._held_lock:
+                self._held.pop(game_id, None)
 
     # -- appends in one round trip ----------------------------------------------------------------
 
@@ -353,7 +403,7 @@ class PostgresEventStore(SqlEventStore):
             statement, params, notice = self._at_once(at_head, moved, next_deadline_ms)
             outcome = None
             try:
-                with _reachable(), self._pool.connection() as conn:
+                with self._waiting_on(game_id), _reachable(), self._pool.connection() as conn:
                     # One statement is its own transaction: no BEGIN, no COMMIT to wait for.
                     conn.autocommit = True
                     try:
@@ -493,7 +543,7 @@ class PostgresEventStore(SqlEventStore):
 
     @contextmanager
     def _transaction(self, write: bool, game_id: str = "") -> Iterator[Any]:
-        with _reachable():
+        with self._waiting_on(game_id if write else ""), _reachable():
             for last_try in (False, True):
                 held = ExitStack()
                 # No connection within POOL_WAIT_S: the database is away (answered so at once).
@@ -716,7 +766,8 @@ class PostgresLoopAppender(LoopAppender):
             if conn is None:
                 return None  # nothing sent: the store's own append makes it
             try:
-                row = await (await conn.execute(statement, params)).fetchone()
+                with store._waiting_on(game_id):
+                    row = await (await conn.execute(statement, params)).fetchone()
             finally:
                 await self._give_back(conn)
             outcome = row[0] if row else None

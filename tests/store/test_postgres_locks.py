@@ -225,3 +225,47 @@ def test_a_session_idle_in_its_transaction_is_ended_and_its_locks_let_go(
     finally:
         store.close()
         frozen_store.close()
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_while_a_call_waits_on_a_held_game_the_others_on_it_are_refused_at_once(
+    store: PostgresEventStore,
+    holder: psycopg.Connection[tuple[object, ...]],
+    way: str,
+) -> None:
+    """Once a call on a game has waited out the lock timeout, one call at a time waits for its
+    row again; the others are answered at once, so that clients sending again on a game a frozen
+    replica holds do not take every thread of the pool (and the other games' calls with them).
+    The first call through lets the game's calls wait again."""
+    call = WAYS[way]
+    held = new_game(store)
+    _hold(holder, held)
+    with pytest.raises(GameLocked):
+        call(store, held, "first")  # waited out the timeout: the game is marked held
+    waiting: list[BaseException] = []
+
+    def wait() -> None:
+        try:
+            call(store, held, "waits")
+        except GameLocked as error:
+            waiting.append(error)
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    time.sleep(LOCK_S / 5)  # its statement waits for the row
+    started = time.monotonic()
+    for attempt in range(5):
+        with pytest.raises(GameLocked):
+            call(store, held, f"at-once-{attempt}")
+    assert time.monotonic() - started < LOCK_S / 2  # none of them waited
+    waiter.join(LOCK_S + SLACK_S)
+    assert not waiter.is_alive() and len(waiting) == 1  # it did wait, and was refused
+    # Let go: the next call gets the row and clears the mark, so that, held again, the game's
+    # next call waits for its row (not refused at once).
+    holder.rollback()
+    assert call(store, held, "after").command_id == "after"  # answered, not refused
+    _hold(holder, held)
+    started = time.monotonic()
+    with pytest.raises(GameLocked):
+        call(store, held, "held-again")
+    assert time.monotonic() - started >= LOCK_S * 0.9
