@@ -314,7 +314,6 @@ class PostgresEventStore(SqlEventStore):
             self._held[game_id] = held
             if len(self._held) > HEADS_KEPT:
                 self._held.popitem(last=False)
-            held.waiting = False
             refused, say = held.refused, now - held.said_at >= LOCKED_WARNING_EVERY_S
             if say:
                 held.said_at, held.refused = now, 0
@@ -343,19 +342,21 @@ class PostgresEventStore(SqlEventStore):
             return
         # Read without the lock: a mark missed is one more call that waits, as all did before.
         held = self._held.get(game_id) if self._held else None
+        waits = False  # whether this is the call that waits for the held game's row
         if held is not None:
             with self._held_lock:
                 if held.waiting:
                     held.refused += 1
                     raise GameLocked(game_id, self.lock_timeout_s)
-                held.waiting = True
+                held.waiting = waits = True
         try:
             yield
-        except GameLocked:
-            raise  # marked held again by _not_had (no longer waiting)
         except BaseException:
-            if held is not None:
-                held.waiting = False  # whatever it was, it did not wait for the row any more
+            # Refused after its wait (_not_had kept the mark), or failed otherwise: the next
+            # call may wait. Only the waiting call lets go: the others that waited out their
+            # timeout meanwhile (those that began before the mark) leave it as it is.
+            if waits and held is not None:
+                held.waiting = False
             raise
         if self._held:  # went through: the row is free (even when another call marked it)
             with self._held_lock:

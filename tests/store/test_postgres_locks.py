@@ -269,3 +269,42 @@ def test_while_a_call_waits_on_a_held_game_the_others_on_it_are_refused_at_once(
     with pytest.raises(GameLocked):
         call(store, held, "held-again")
     assert time.monotonic() - started >= LOCK_S * 0.9
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_the_calls_that_began_before_the_game_was_marked_held_do_not_let_a_second_call_wait(
+    postgres_url: str, holder: psycopg.Connection[tuple[object, ...]], way: str
+) -> None:
+    """Calls that began waiting before the first refusal each end in a refusal of their own; the
+    call waiting meanwhile is still the only one. (Each such refusal once cleared the mark of a
+    call waiting: under retries every call waited again, and filled the pool as before.)"""
+    call = WAYS[way]
+    lock_s = 1.0
+    store = PostgresEventStore(postgres_url, lock_timeout_s=lock_s)
+    try:
+        held = new_game(store)
+        _hold(holder, held)
+
+        def refused(command_id: str) -> None:
+            with pytest.raises(GameLocked):
+                call(store, held, command_id)
+
+        early = [threading.Thread(target=refused, args=(f"early-{n}",)) for n in range(2)]
+        early[0].start()
+        time.sleep(lock_s / 2)
+        early[1].start()  # waits until half a timeout after the first is refused
+        early[0].join(lock_s + SLACK_S)
+        waiting = threading.Thread(target=refused, args=("waiting",))
+        waiting.start()
+        deadline = time.monotonic() + SLACK_S
+        while not store._held[held].waiting:  # it waits for the row now
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        early[1].join(lock_s + SLACK_S)  # refused after its own wait
+        started = time.monotonic()
+        refused("after-the-early-ones")
+        assert time.monotonic() - started < lock_s / 2  # not a second call waiting
+        waiting.join(lock_s + SLACK_S)
+        assert not waiting.is_alive()
+    finally:
+        store.close()
