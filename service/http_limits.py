@@ -29,7 +29,6 @@ import asyncio
 import os
 import resource
 import socket
-import time
 from collections.abc import Collection
 from importlib.metadata import version
 from pathlib import Path
@@ -39,6 +38,8 @@ import hypercorn.asyncio.run
 import structlog
 from hypercorn.asyncio.tcp_server import TCPServer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from croupier.service.logs import Throttle
 
 #: How long a request's body may send nothing before the request is answered 408 and its
 #: connection closed (seconds, between two reads of the body, not for the whole body). A slow
@@ -194,9 +195,9 @@ class CappedSocket(socket.socket):
         self.max_connections = max_connections
         #: Connections accepted and not yet closed.
         self.open_connections = 0
-        #: Connections closed at the cap since the last warning, and when that was written.
-        self.refused = 0
-        self.refused_logged_at: float | None = None
+        # Connections closed at the cap: a warning at most every REFUSED_LOG_EVERY_S, which counts
+        # them (a flood of connections must not flood the log).
+        self._refusals = Throttle(REFUSED_LOG_EVERY_S)
 
     def accept(self) -> tuple[socket.socket, Any]:
         while True:
@@ -214,19 +215,13 @@ class CappedSocket(socket.socket):
         return connection, address
 
     def _refused(self) -> None:
-        """Counted, and a warning at most every ``REFUSED_LOG_EVERY_S``: a flood of connections
-        must not flood the log."""
-        self.refused += 1
-        now = time.monotonic()
-        last = self.refused_logged_at
-        if last is None or now - last >= REFUSED_LOG_EVERY_S:
+        if (said := self._refusals.due()) is not None:
             log.warning(
                 "http connections refused: the listener serves as many as it may",
                 max_connections=self.max_connections,
-                refused=self.refused,
-                since_s=None if last is None else round(now - last),
+                refused=said.unsaid + 1,  # this one too
+                since_s=None if said.since_s is None else round(said.since_s),
             )
-            self.refused_logged_at, self.refused = now, 0
 
 
 class _Connection(socket.socket):

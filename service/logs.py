@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -151,6 +152,45 @@ def _thread_failed(failure: threading.ExceptHookArgs) -> None:
 REPEAT_EVERY_S = 10.0
 
 
+@dataclass(frozen=True)
+class Said:
+    """A repeated thing that is to be said now (:meth:`Throttle.due`)."""
+
+    #: How many times it happened since it was last said, and was not said.
+    unsaid: int
+    #: How long ago it was last said (seconds; ``None``: never).
+    since_s: float | None
+
+
+class Throttle:
+    """A thing that can happen many times a second (a refusal, a failure) said at most once every
+    ``every_s`` seconds, the times between counted and told with the next: a flood of the same
+    fault must not flood the log, nor hide how big it was. Not locked: its caller's lock, or its
+    one thread, serves."""
+
+    def __init__(self, every_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.every_s = every_s
+        self._clock = clock
+        self._last: float | None = None
+        self._unsaid = 0
+
+    @property
+    def last(self) -> float | None:
+        """When it was last said (by the clock; ``None``: never)."""
+        return self._last
+
+    def due(self) -> Said | None:
+        """It happened: what to say of it now, or ``None`` (counted, to be told next time)."""
+        now = self._clock()
+        last = self._last
+        if last is not None and now - last < self.every_s:
+            self._unsaid += 1
+            return None
+        said = Said(self._unsaid, None if last is None else now - last)
+        self._last, self._unsaid = now, 0
+        return said
+
+
 class Repeats(logging.Filter):
     """Of the records whose message starts with ``prefix``, one every ``every_s`` seconds; the next
     one let through says how many were left out before it (``suppressed``).
@@ -165,22 +205,17 @@ class Repeats(logging.Filter):
     ) -> None:
         super().__init__()
         self.prefix = prefix
-        self.every_s = every_s
-        self._clock = clock
+        self.throttle = Throttle(every_s, clock)
         self._lock = threading.Lock()
-        self._last: float | None = None
-        self._suppressed = 0
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not isinstance(record.msg, str) or not record.msg.startswith(self.prefix):
             return True
         with self._lock:
-            now = self._clock()
-            if self._last is not None and now - self._last < self.every_s:
-                self._suppressed += 1
-                return False
-            suppressed, self._suppressed, self._last = self._suppressed, 0, now
-        if suppressed:
+            said = self.throttle.due()
+        if said is None:
+            return False
+        if suppressed := said.unsaid:
             first, _, rest = record.getMessage().partition("\n")
             record.msg = f"{first} ({suppressed} more like it since the last one, not logged)" + (
                 f"\n{rest}" if rest else ""

@@ -11,7 +11,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
@@ -31,6 +31,7 @@ from croupier.log import (
     VersionConflict,
 )
 from croupier.log.store import AppendListener, LoopAppender, LoopListener
+from croupier.service.logs import Said, Throttle
 from croupier.service.store import CONNECT_TIMEOUT_S
 from croupier.service.store.sql import (
     COMMAND_INSERT,
@@ -54,10 +55,8 @@ class _Held:
     """A game whose row a call waited for past the lock timeout, until a call on it goes
     through (:meth:`PostgresEventStore._waiting_on`)."""
 
-    #: When it was last logged (monotonic seconds).
-    said_at: float
-    #: Its calls refused since.
-    refused: int = 0
+    #: Its refusals, logged at most every LOCKED_WARNING_EVERY_S.
+    refusals: Throttle = field(default_factory=lambda: Throttle(LOCKED_WARNING_EVERY_S))
     #: Whether a call waits for its row now.
     waiting: bool = False
 
@@ -308,24 +307,23 @@ class PostgresEventStore(SqlEventStore):
                 "a lock held by another transaction was not had within "
                 f"{self.lock_timeout_s:g} s (lock_timeout)"
             )
-        now = time.monotonic()
         with self._held_lock:
-            held = self._held.pop(game_id, None) or _Held(now - LOCKED_WARNING_EVERY_S)
+            held = self._held.pop(game_id, None) or _Held()
             self._held[game_id] = held
             if len(self._held) > HEADS_KEPT:
                 self._held.popitem(last=False)
-            refused, say = held.refused, now - held.said_at >= LOCKED_WARNING_EVERY_S
-            if say:
-                held.said_at, held.refused = now, 0
-            else:
-                held.refused += 1
-        if say:
+            said = held.refusals.due()
+        return self._refusal(game_id, said)
+
+    def _refusal(self, game_id: str, said: Said | None) -> GameLocked:
+        """A call on a held game refused, after its wait or at once: logged when ``said``."""
+        if said is not None:
             log.warning(
                 "a game is held by another transaction (a replica frozen mid-append?): its "
                 "calls are answered unavailable until it is let go",
                 game_id=game_id,
                 lock_timeout_s=self.lock_timeout_s,
-                refused_since_last=refused,
+                refused_since_last=said.unsaid,
             )
         return GameLocked(game_id, self.lock_timeout_s)
 
@@ -345,10 +343,12 @@ class PostgresEventStore(SqlEventStore):
         waits = False  # whether this is the call that waits for the held game's row
         if held is not None:
             with self._held_lock:
-                if held.waiting:
-                    held.refused += 1
-                    raise GameLocked(game_id, self.lock_timeout_s)
-                held.waiting = waits = True
+                refused = held.waiting
+                said = held.refusals.due() if refused else None
+                held.waiting = True
+            if refused:  # another call waits for the row
+                raise self._refusal(game_id, said)
+            waits = True
         try:
             yield
         except BaseException:

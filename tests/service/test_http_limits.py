@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from pyqwest import Client, HTTPTransport, HTTPVersion
+from structlog.testing import capture_logs
 
 from croupier.service import logs
 from croupier.service.bots import auth
@@ -211,12 +212,17 @@ def test_connections_past_the_cap_are_closed_at_once(served: Served) -> None:
         held = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
         try:
             time.sleep(0.3)  # accepted and counted
-            with socket.create_connection(("127.0.0.1", port)) as refused:
-                refused.settimeout(HANG_S)
-                began = time.monotonic()
-                with contextlib.suppress(ConnectionResetError):
-                    assert refused.recv(1) == b""
-                assert time.monotonic() - began < 2
+            with capture_logs() as logged:
+                for _ in range(3):
+                    with socket.create_connection(("127.0.0.1", port)) as refused:
+                        refused.settimeout(HANG_S)
+                        began = time.monotonic()
+                        with contextlib.suppress(ConnectionResetError):
+                            assert refused.recv(1) == b""
+                        assert time.monotonic() - began < 2
+            # One warning for the three (the first: the others are counted in the next).
+            said = [line for line in logged if line["event"].startswith("http connections refused")]
+            assert [(line["refused"], line["since_s"]) for line in said] == [(1, None)], logged
         finally:
             for sock in held:
                 sock.close()
@@ -300,7 +306,7 @@ def _accept_failure_logged_lately() -> bool:
     again in the same process)."""
     filtering = [f for f in logging.getLogger("asyncio").filters if isinstance(f, logs.Repeats)]
     assert filtering, "logs.configure puts the filter on asyncio's logger"
-    last = filtering[0]._last
+    last = filtering[0].throttle.last
     return last is not None and time.monotonic() - last < logs.REPEAT_EVERY_S
 
 
