@@ -340,6 +340,8 @@ DEFAULT_PRESET = "korean"
 
 # At most five play a round; six or seven seats need ``sit_out`` (docs/rules/hoola.md §1.9).
 MAX_PLAYERS = 5
+# The fewest seats any Hoola table has.
+FEWEST_SEATS = 2
 MAX_SEATS_WITH_SIT_OUT = 7
 
 PRESETS: dict[str, HoolaRules] = {
@@ -432,10 +434,11 @@ def validate(rules: HoolaRules, seats: int) -> None:
         return InvalidRules("INVALID_OPTION", f"option {option}: {why}", field=option)
 
     most = MAX_SEATS_WITH_SIT_OUT if rules.sit_out else MAX_PLAYERS
-    if not 2 <= rules.min_seats <= rules.max_seats <= most:
+    if not FEWEST_SEATS <= rules.min_seats <= rules.max_seats <= most:
+        # Name the option at fault: a min_seats below two is wrong whatever max_seats says.
         raise bad(
-            "max_seats",
-            f"seats must lie within 2..{most}"
+            "min_seats" if rules.min_seats < FEWEST_SEATS else "max_seats",
+            f"seats must lie within {FEWEST_SEATS}..{most}"
             + ("" if rules.sit_out else " (6 or 7 need sit_out)"),
         )
     if not rules.min_seats <= seats <= rules.max_seats:
@@ -469,6 +472,16 @@ def validate(rules: HoolaRules, seats: int) -> None:
         )
     if len(set(rules.penalties_before_first_turn)) != len(rules.penalties_before_first_turn):
         raise bad("penalties_before_first_turn", "each penalty at most once")
+    # A round plays with two to five (§1.9): a limit for another count could never apply, and a
+    # count named twice would leave which limit holds to the list's order.
+    counts = [limit.players for limit in rules.stop_limits]
+    if len(set(counts)) != len(counts) or not all(
+        FEWEST_SEATS <= count <= MAX_PLAYERS for count in counts
+    ):
+        raise bad(
+            "stop_limits",
+            f"at most one limit per number of players, each from {FEWEST_SEATS} to {MAX_PLAYERS}",
+        )
     for limit in rules.stop_limits:
         if limit.max_points is not None and limit.max_points > MAX_HAND_POINTS:
             raise InvalidRules(

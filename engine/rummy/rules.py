@@ -136,6 +136,10 @@ OPEN_THRESHOLDS = (30, 40, 51)
 # The bounds of every numeric option (docs/rules/rummy.md, "Bounds"): a hand's penalty (under 1,000
 # points) × the stake stays far inside the settlement's int64.
 MAX_RESHUFFLES = 100
+# The fewest seats any Rummy table has.
+FEWEST_SEATS = 2
+# The most seats any Rummy table has.
+MOST_SEATS = 4
 BOUNDS: Bounds = {
     "stake_per_point": (1, MAX_STAKE),
     "max_reshuffles": (0, MAX_RESHUFFLES),
@@ -163,8 +167,12 @@ def validate(rules: RummyRules, seats: int) -> None:
     check_bounds(rules, BOUNDS)
     if rules.open_threshold not in OPEN_THRESHOLDS:
         raise bad("open_threshold", "40, 30 or 51")
-    if not 2 <= rules.min_seats <= rules.max_seats <= 4:
-        raise bad("max_seats", "seats must lie within 2..4")
+    if not FEWEST_SEATS <= rules.min_seats <= rules.max_seats <= MOST_SEATS:
+        # Name the option at fault: a min_seats below two is wrong whatever max_seats says.
+        raise bad(
+            "min_seats" if rules.min_seats < FEWEST_SEATS else "max_seats",
+            f"seats must lie within {FEWEST_SEATS}..{MOST_SEATS}",
+        )
     if not rules.min_seats <= seats <= rules.max_seats:
         raise InvalidRules(
             "INVALID_SEATS",

@@ -11,6 +11,7 @@ from croupier.engine.hoola.rules import (
     PRESETS,
     HoolaRules,
     Penalty,
+    StopLimit,
     ThankYouPenaltyScope,
     rules_for,
 )
@@ -91,6 +92,7 @@ def test_options_override_one_by_one() -> None:
     ("overrides", "field"),
     [
         ({"max_seats": 8}, "max_seats"),
+        ({"min_seats": 1}, "min_seats"),
         (
             {
                 "stop_limits": (
@@ -101,6 +103,10 @@ def test_options_override_one_by_one() -> None:
         ),
         ({"rounds": -1}, "rounds"),
         ({"hoola_table_multiplier": (2, 0)}, "hoola_table_multiplier"),
+        # A limit for a number of players no round has, or a number named twice.
+        ({"stop_limits": (StopLimit(9, 10),)}, "stop_limits"),
+        ({"stop_limits": (StopLimit(1, 10),)}, "stop_limits"),
+        ({"stop_limits": (StopLimit(3, 10), StopLimit(3, 20))}, "stop_limits"),
     ],
 )
 def test_invalid_combinations_name_the_option(overrides: dict, field: str) -> None:

@@ -254,6 +254,7 @@ def test_rule_sets_are_validated() -> None:
         ({"open_threshold": 35}, 2, "open_threshold"),
         ({}, 5, "seats"),
         ({"max_seats": 6}, 2, "max_seats"),
+        ({"min_seats": 1}, 2, "min_seats"),
     ]:
         with pytest.raises(InvalidRules) as info:
             rules_for("standard", overrides, seats)
