@@ -185,13 +185,16 @@ TIMED: dict[
         ),
         frozenset({3}),
     ),
-    # Recorded with forced_play_least (every preset sets it): the idle seat's forced plays give
-    # away as little as they can (a capture first, the least valuable kind).
+    # Recorded with forced_play_least (a house rule: the presets keep to the rules' first card):
+    # the idle seat's forced plays give away as little as they can (a capture first, the least
+    # valuable kind).
     "koikoi-nintendo-3-timed-forced-play-least": (
         KOIKOI,
         2,
         "nintendo-3",
-        service_pb2.Rules(koikoi=koikoi_pb2.KoiKoiRules(turn_time_ms=TURN_MS)),
+        service_pb2.Rules(
+            koikoi=koikoi_pb2.KoiKoiRules(turn_time_ms=TURN_MS, forced_play_least=True)
+        ),
         frozenset({1}),
     ),
     "rummy-standard-timed-forfeit": (

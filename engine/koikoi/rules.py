@@ -77,15 +77,16 @@ class KoiKoiRules:
     # timing it out (engine/clock.py). 0, as games recorded before the option were played: every
     # deadline times out, however late. Every preset sets it.
     outage_grace_ms: int = field(default=0, metadata=ADDED_LATER)
-    # A forced play gives away as little as it can (docs/rules/koikoi.md, "Forced moves"): a card
-    # that captures before one that does not, then the least valuable kind (chaff, ribbon,
-    # animal, bright), then the earliest month. False, as games recorded before the option were
-    # played: the hand's first card in deck order, a bright before the chaff of its month, so an
-    # idle player's brights went to the field. Every preset sets it.
+    # A house rule a studio may ask for (docs/rules/koikoi.md, "Forced moves"): a forced play
+    # gives away as little as it can, a card that captures before one that does not, then the
+    # least valuable kind (chaff, ribbon, animal, bright), then the earliest month. The rules'
+    # own forced play, which the presets keep to, is the hand's first card in deck order (a
+    # bright before the chaff of its month: an idle player's bright can go to the field). Games
+    # created while every preset set it (2026-12-06) replay with it, as their rules record.
     forced_play_least: bool = field(default=False, metadata=ADDED_LATER)
 
 
-NINTENDO = KoiKoiRules(outage_grace_ms=OUTAGE_GRACE_MS, forced_play_least=True)
+NINTENDO = KoiKoiRules(outage_grace_ms=OUTAGE_GRACE_MS)
 
 DEFAULT_PRESET = "nintendo"
 PRESETS: dict[str, KoiKoiRules] = {

@@ -127,13 +127,14 @@ def test_play_the_first_card_in_deck_order_and_take_the_first_capture() -> None:
     ],
 )
 def test_a_forced_play_gives_away_as_little_as_it_can(hand: str, field: str, played: str) -> None:
-    state = on_the_clock(position((hand, "4C1 6A"), field, "12C3", rules=clocked()))
+    rules = clocked(forced_play_least=True)  # the house rule
+    state = on_the_clock(position((hand, "4C1 6A"), field, "12C3", rules=rules))
     assert forced_and_legal(state, 0).card == played
-    # Games recorded before the option played the hand's first card in deck order.
-    before = on_the_clock(
-        position((hand, "4C1 6A"), field, "12C3", rules=clocked(forced_play_least=False))
-    )
-    assert forced_and_legal(before, 0).card == sort_cards(tuple(hand.split()))[0]
+    # The rules' own forced play (docs/rules/koikoi.md, "Forced moves"), which the presets keep to: the hand's first
+    # card in deck order.
+    spec = on_the_clock(position((hand, "4C1 6A"), field, "12C3", rules=clocked()))
+    assert not spec.rules.forced_play_least
+    assert forced_and_legal(spec, 0).card == sort_cards(tuple(hand.split()))[0]
 
 
 def test_a_single_match_is_taken_without_naming_it() -> None:
@@ -144,7 +145,8 @@ def test_a_single_match_is_taken_without_naming_it() -> None:
 def test_the_time_out_plays_the_whole_turn_through_the_capture_choice() -> None:
     # 4A joins the field (neither card captures: the animal goes before the bright 1B); the
     # turned 3B matches 3R and 3C1: the same time-out names 3R.
-    state = on_the_clock(position(("1B 4A", "5A 6A"), "3C1 3R 2R", "3B 12C3", rules=clocked()))
+    rules = clocked(forced_play_least=True)
+    state = on_the_clock(position(("1B 4A", "5A 6A"), "3C1 3R 2R", "3B 12C3", rules=rules))
     _, events = at_deadline(state)
     assert events[1:] == [
         CardPlayed(0, "4A", ()),
@@ -238,7 +240,12 @@ def test_a_late_play_spends_the_bank_and_the_next_turn_has_what_is_left() -> Non
 def test_away_after_max_timeouts_in_a_row_and_back_with_a_command() -> None:
     hands = ("1B 9A 10A 11A", "4A 6A 7A 8A")
     state = on_the_clock(
-        position(hands, "2R 3R", "12C1 12C2 12C3 12B 5C1 5C2 5A 5R", rules=clocked(max_timeouts=2))
+        position(
+            hands,
+            "2R 3R",
+            "12C1 12C2 12C3 12B 5C1 5C2 5A 5R",
+            rules=clocked(max_timeouts=2, forced_play_least=True),
+        )
     )
     state, events = at_deadline(state)
     assert events[0] == TurnTimedOut(0, START_MS + TURN_MS + BANK_MS, away=False)
