@@ -974,6 +974,9 @@ class Croupier:
         include: service_pb2.Include | None = None,
     ) -> service_pb2.SubmitCommandResponse:
         """Apply a seat's command (exactly once per command id) and answer with its events."""
+        # On the call's rpc log line: a client's record of what it sent ("my move was recorded
+        # wrong") is matched by its id to the events (GameEvent.command_id) or to the refusal.
+        structlog.contextvars.bind_contextvars(command_id=command_id)  # clipped when logged
         try:
             applied = await self._apply(
                 caller, game_id, command_id, expected_version, command, seat

@@ -28,6 +28,17 @@ from croupier.v1 import common_pb2, replay_pb2, service_pb2
 FORMAT_VERSION = 1
 
 
+def printable(text: str) -> str:
+    """``text`` as one line a terminal shows as it is: what the tools print quotes the file's own
+    strings (player ids, the signature's key id, a game id that breaks the chain), which anyone
+    who edits a file chooses, and a control character among them (a line break, a carriage
+    return, an ANSI escape) could rewrite what the reader sees, a "NOT verified" into a
+    "Verified". Such characters are shown escaped, as ``replays/standalone_verify.py`` does."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class ReplayFormatError(ValueError):
     """The file is not a replay (or not a whole one)."""
 

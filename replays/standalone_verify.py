@@ -1493,9 +1493,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"not a replay: {type(error).__name__}: {one_line(str(error))}")
         return NOT_A_REPLAY
     for line in checks:
-        print(f"ok   {line}")
+        print(f"ok   {one_line(line)}")
     # Checked only against a key given; otherwise what the file says, as a note.
-    print(f"{'ok  ' if public_keys else 'note'} {signature}")
+    print(f"{'ok  ' if public_keys else 'note'} {one_line(signature)}")
     print(
         "not checked here: the moves against the rules, what each settlement pays, the final "
         "state digest (croupier replay verify re-plays the game)"

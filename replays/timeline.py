@@ -34,7 +34,7 @@ from croupier.engine.koikoi import cards as hanafuda
 from croupier.engine.settlement import Settlement
 from croupier.engine.shuffle import Shuffle
 from croupier.log import PLAIN_FORMAT
-from croupier.replays.format import Replay
+from croupier.replays.format import Replay, printable
 from croupier.replays.verify import verify
 from croupier.v1 import service_pb2
 
@@ -506,11 +506,21 @@ def _hashed(data: bytes, kind: type[M], copy: M) -> M:
         return copy
 
 
+#: What the page says of a file without a signature: only that, since the page cannot tell a file
+#: its exporter never signed from one whose signature was removed.
+UNSIGNED = (
+    "none: the file carries no signature (its exporter had no replay key, or the signature was "
+    "removed); `croupier replay verify FILE --against-store URL` checks it against the record"
+)
+
+
 def _signature(replay: Replay) -> str:
     """Whose signature the file carries (docs/replay-format.md, "Signed files"). The page
     checks none: it has no keys, and a signature is only worth the key it is checked with."""
     if not replay.footer.HasField("signature"):
-        return "none (the exporting service had no replay key)"
+        # Not "the exporter had no key": anyone can take a signature out of a file, and a file
+        # edited after it was signed is most easily passed off that way.
+        return UNSIGNED
     return (
         f"by key {replay.footer.signature.key_id}, not checked here: `croupier replay verify FILE "
         "--public-key ed25519:…` checks it against the service's published key (and with it the "
@@ -765,7 +775,8 @@ def render_text(t: Timeline) -> str:
             out += [f"    {title}"] + [
                 f"    {line}" for line in _settlement_lines(t.kind, settlement)
             ]
-    return "\n".join(out) + "\n"
+    # Each line may quote the file's own strings (the player ids, the signature's key id).
+    return "\n".join(printable(line) for line in out) + "\n"
 
 
 # --- HTML -------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from croupier.log import (
     chain_key,
     record_bytes,
 )
-from croupier.replays.format import Replay, state_digest
+from croupier.replays.format import Replay, printable, state_digest
 from croupier.v1 import common_pb2, replay_pb2, service_pb2
 
 
@@ -78,7 +78,7 @@ class Report:
         out = [f"ok   {check}" for check in self.checks]
         if self.divergence is not None:
             out.append(f"FAIL {self.divergence}")
-        return out
+        return [printable(line) for line in out]
 
 
 class _Diverged(Exception):

@@ -1320,6 +1320,10 @@ def replay() -> None:
     """Replay files: export a finished game, verify one, convert between binary and JSON."""
 
 
+#: What an SQLite store's URL starts with; the path follows it.
+SQLITE_SCHEME = "sqlite:///"
+
+
 def _recorded_replay(store_url: str, game_id: str) -> Replay:
     """The store's record of ``game_id`` as a replay (its players' ids included): raises
     GameNotFound, or ReplayFormatError for a game not finished; a store that cannot be opened is
@@ -1327,6 +1331,16 @@ def _recorded_replay(store_url: str, game_id: str) -> Replay:
     from croupier.replays.format import build
     from croupier.service.store import StoreError, open_store
 
+    sqlite_path = Path(store_url.removeprefix(SQLITE_SCHEME))
+    if store_url.startswith(SQLITE_SCHEME) and not sqlite_path.exists():
+        # Opening it would make a new, empty store (as a server's first run does), whose "no
+        # game" reads as the file's fault: a support agent in another directory than the
+        # server's (the path is relative) was told a player's true record was not the store's.
+        raise click.ClickException(
+            f"no SQLite store at {sqlite_path.absolute()}: check the path (after {SQLITE_SCHEME}, "
+            "relative to the working directory; an absolute one takes four slashes, "
+            "sqlite:////var/lib/croupier/games.sqlite3)"
+        )
     try:
         store = open_store(store_url)
     except StoreError as error:
@@ -1402,7 +1416,7 @@ def replay_verify(path: str, store_url: str | None, public_keys: tuple[str, ...]
     """Verify a replay file: chain, commitment, decks, every event and the settlement, and its
     signature. Exits 1 at the first divergence, naming it."""
     from croupier.log import GameNotFound
-    from croupier.replays.format import ReplayFormatError, load
+    from croupier.replays.format import ReplayFormatError, load, printable
     from croupier.replays.signing import ReplayKeyError, Verdict, parse_public_key, verify_signed
     from croupier.replays.verify import against_record
 
@@ -1422,31 +1436,50 @@ def replay_verify(path: str, store_url: str | None, public_keys: tuple[str, ...]
         sys.exit(1)
     if signature.verdict is not Verdict.VALID:
         if given:  # the reader asked for a signature by one of these keys
-            click.echo(f"FAIL {signature.line()}")
+            click.echo(printable(f"FAIL {signature.line()}"))
             sys.exit(1)
         unchecked = signature.verdict is Verdict.UNKNOWN_KEY and not configured
         click.echo(
-            f"note {signature.line()}" + ("; give --public-key to check it" if unchecked else "")
+            printable(
+                f"note {signature.line()}"
+                + ("; give --public-key to check it" if unchecked else "")
+            )
         )
     if store_url is not None:
         game_id = replay_file.header.game_id
         try:
             recorded = _recorded_replay(store_url, game_id)
         except GameNotFound:
-            click.echo(f"FAIL {redacted(store_url)} has no game {game_id}")
+            click.echo(printable(f"FAIL {redacted(store_url)} has no game {game_id}"))
             sys.exit(1)
         except ReplayFormatError as error:
             click.echo(f"FAIL {redacted(store_url)}: {error}")
             sys.exit(1)
         differs = against_record(replay_file, recorded)
         if differs is not None:
-            click.echo(f"FAIL {differs}")
+            click.echo(printable(f"FAIL {differs}"))
             sys.exit(1)
         click.echo(
-            f"ok   the store's record: game {game_id}, {len(recorded.events)} events, "
-            "the same bytes"
+            printable(
+                f"ok   the store's record: game {game_id}, {len(recorded.events)} events, "
+                "the same bytes"
+            )
         )
+    elif signature.verdict is not Verdict.VALID:
+        # Consistent, but nothing ties it to the service: a file remade from its revealed seed,
+        # or edited and its signature taken out, is consistent too. Not the plain "verified" a
+        # reader (or a script) takes for settled.
+        click.echo(f"verified, {NOT_AUTHENTICATED}")
+        return
     click.echo("verified")
+
+
+#: The last line of a verify that found a file consistent but neither signed by a known key nor
+#: compared with the store's record.
+NOT_AUTHENTICATED = (
+    "not authenticated: the file is consistent, but no signature by a known key shows it is the "
+    "service's (--public-key or --against-store checks that)"
+)
 
 
 def _replay_keys() -> ReplayKeys:

@@ -99,11 +99,29 @@ def test_verify_against_the_store_finds_a_file_remade_with_another_time(tmp_path
         f"FAIL event {moved.version}: the service's record, at recorded_at_ms: "
         f"expected {moved.recorded_at_ms - 3_600_000}, found {moved.recorded_at_ms}"
     ) in against.output
+    other = f"sqlite:///{tmp_path / 'other.sqlite3'}"
+    open_store(other).close()
     elsewhere = CliRunner().invoke(
-        main,
-        ["replay", "verify", str(exported), "--against-store", f"sqlite:///{tmp_path / 'x.db'}"],
+        main, ["replay", "verify", str(exported), "--against-store", other]
     )
     assert elsewhere.exit_code == 1 and f"has no game {game_id}" in elsewhere.output
+
+
+def test_a_store_path_with_no_store_is_refused_not_made(tmp_path: Path, monkeypatch) -> None:
+    """A mistyped path, or the default relative one from another directory, once made a new
+    empty store and then said it had no game: as if the player's file were not the record."""
+    monkeypatch.chdir(tmp_path)
+    missing = "sqlite:///data/croupier.sqlite3"
+    commands = [
+        ["replay", "verify", str(CORPUS_GAME), "--against-store", missing],
+        ["replay", "export", "some-game", str(tmp_path / "out.replay"), "--store", missing],
+    ]
+    for command in commands:
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+        assert f"no SQLite store at {tmp_path / 'data' / 'croupier.sqlite3'}" in result.output
+        assert "has no game" not in result.output
+        assert not (tmp_path / "data").exists()
 
 
 def test_a_store_that_cannot_be_opened_is_one_line_for_export_and_verify(tmp_path: Path) -> None:

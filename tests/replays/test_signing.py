@@ -34,7 +34,7 @@ from croupier.replays.signing import (
 )
 from croupier.replays.timeline import timeline
 from croupier.replays.verify import against_record
-from croupier.service import config
+from croupier.service import cli, config
 from croupier.service.bots import play_game
 from croupier.service.cli import main
 from croupier.service.server import ServerThread
@@ -72,6 +72,8 @@ def test_every_kind_signed_is_valid_and_stays_valid_through_either_form(
             f"by key {key_id(KEY.public_key())}, not checked here"
         )
         assert dict(timeline(replay).facts)["signature"].startswith("none")
+        # The page cannot know why: a signature is as easily taken out of an edited file.
+        assert "or the signature was removed" in dict(timeline(replay).facts)["signature"]
         # Nobody's key but the signer's makes it hold; a reader without it is told whose it is.
         assert check(signed, [OTHER.public_key()]).verdict is Verdict.UNKNOWN_KEY
         assert check(signed, []).key_id == key_id(KEY.public_key())
@@ -277,6 +279,8 @@ def test_the_cli_signs_with_the_configured_key_and_checks_the_keys_given(
     assert code == 0 and "note signature: by key" in output and "give --public-key" in output
     code, output = run("verify", str(unsigned))
     assert code == 0 and "note signature: none" in output
+    # Consistent, but not the service's for all the reader knows: not a plain "verified".
+    assert output.endswith(f"verified, {cli.NOT_AUTHENTICATED}\n"), output
     # Asked for a signature by a key: an unsigned file, or another key's, fails.
     stranger = public_key_text(OTHER.public_key())
     for path, says in ((unsigned, "signature: none"), (signed, "not one of the keys given")):

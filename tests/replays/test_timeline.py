@@ -400,6 +400,45 @@ def test_a_seats_player_is_said_to_be_unverified_under_the_verified_badge() -> N
     assert html.escape(f"player bob{UNCHECKED_PLAYER}") in page
 
 
+#: What an edited file's strings may hold to rewrite a terminal: go up four lines (to the badge),
+#: clear it, print a green verdict, come back.
+REWRITES_THE_BADGE = "\x1b[s\x1b[4A\r\x1b[2K  Verified (croupier replay verify)\x1b[u\nok"
+
+
+def test_what_the_file_says_cannot_rewrite_the_readers_terminal(tmp_path: Path) -> None:
+    """Player ids, the signature's key id and the header's game id are anyone's to write in a
+    file; printed as they are, a control character among them moved the cursor up and wrote
+    "Verified" over "NOT verified". The text timeline and both verifiers show them escaped."""
+    replay = load(CORPUS / "log-format-2" / "gin-standard.replay")
+    replay.footer.rounds[0].lines[0].amount += 1  # not verified
+    replay.header.players.extend(["alice" + REWRITES_THE_BADGE, "bob"])
+    replay.footer.signature.key_id = REWRITES_THE_BADGE
+    text = render_text(timeline(replay))
+    assert "\x1b" not in text and "\r" not in text and "\\x1b[4A" in text
+    assert text.splitlines()[1].startswith("  NOT verified")
+    assert all(line.isprintable() for line in text.splitlines())
+    replay.header.game_id = REWRITES_THE_BADGE  # breaks the chain: quoted in the divergence
+    assert all(line.isprintable() for line in verify(replay).lines())
+    path = tmp_path / "edited.replay"
+    path.write_bytes(to_binary(replay))
+    for command in (
+        [CROUPIER, "replay", "verify", str(path)],
+        [sys.executable, "-I", str(CORPUS.parent / "standalone_verify.py"), str(path)],
+    ):
+        result = subprocess.run(command, capture_output=True, text=True)
+        assert result.returncode == 1 and "FAIL" in result.stdout
+        assert all(line.isprintable() for line in result.stdout.splitlines()), command
+    replay = load(CORPUS / "log-format-2" / "gin-standard.replay")
+    replay.footer.signature.key_id = REWRITES_THE_BADGE  # the signature note of a verified file
+    path.write_bytes(to_binary(replay))
+    for command in (
+        [CROUPIER, "replay", "verify", str(path)],
+        [sys.executable, "-I", str(CORPUS.parent / "standalone_verify.py"), str(path)],
+    ):
+        result = subprocess.run(command, capture_output=True, text=True)
+        assert all(line.isprintable() for line in result.stdout.splitlines()), command
+
+
 @pytest.mark.parametrize(
     ("name", "shown", "not_shown"),
     [

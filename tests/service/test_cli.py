@@ -257,12 +257,14 @@ def test_serve_then_demo_plays_a_whole_game(served) -> None:
             rf"round {number}: (GOING_OUT|STOP|FAILED_STOP|STOCK_OUT|COMBINATION)", demo.stdout
         )
     assert "round 2: TABLE_CLOSED" in demo.stdout and "net: seat 0" in demo.stdout
-    # One JSON line per RPC with the game, the seat, the command, the outcome and the latency.
+    # One JSON line per RPC with the game, the seat, the command (and its id), the outcome and
+    # the latency.
     lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
     rpcs = [line for line in lines if line.get("event") == "rpc"]
     submits = [line for line in rpcs if line["method"] == "SubmitCommand"]
     assert submits and all(
-        {"game_id", "seat", "command", "outcome", "latency_ms"} <= set(s) for s in submits
+        {"game_id", "seat", "command", "command_id", "outcome", "latency_ms"} <= set(s)
+        for s in submits
     )
     assert any(line["method"] == "CreateGame" for line in rpcs)
     assert any("data" in line.get("store", "") for line in lines)
