@@ -136,6 +136,9 @@ CLOSE_WAIT_S = 5.0
 # and short enough that calls which never join (a few KB of memory each, and nothing else limits
 # how many a client opens) do not pile up. Croupier's ``join_timeout_s`` (tests shorten it).
 JOIN_TIMEOUT_S = 30.0
+# VerifyReplay files parsed and verified at once per process: anyone may send one, and a crafted
+# 3 MiB file holds a core for seconds and some 350 MB while it is read; more wait their turn.
+MAX_VERIFYING = 2
 # Events as each seat may see them, remembered (by game, version, seat and whether it is over).
 PRESENTED_MEMO_SIZE = 16384
 # Events decoded, and complete as seats who may see all of them get them (by game and version):
@@ -432,6 +435,8 @@ class Croupier:
         self._rechecking: asyncio.Task[None] | None = None
         # Set when the process is shutting down (:meth:`drain`).
         self._drained = asyncio.Event()
+        # The VerifyReplay calls parsing and verifying a file at once; the others wait their turn.
+        self._verifying = asyncio.Semaphore(MAX_VERIFYING)
 
     async def start(self, sweep: bool = True) -> None:
         """Bind to the running loop and hear other processes' appends; with ``sweep``, record
@@ -817,6 +822,7 @@ class Croupier:
     def _command(self, folded: Folded, command: service_pb2.Command) -> Any:
         if not command.WhichOneof("game"):
             raise invalid("MISSING_FIELD", "command is required", "command")
+        limits.check_command_size(command.ByteSize())
         try:
             engine_command = folded.binding.command_from_proto(command)
         except ValueError as error:
@@ -1048,6 +1054,7 @@ class Croupier:
                 "command_id",
             )
         payload = command.SerializeToString(deterministic=True)
+        limits.check_command_size(len(payload))
         fingerprint = _fingerprint(acting, payload)
         cached = self.cache.get(game_id)
         if cached is not None and cached.version == expected_version:
@@ -1966,7 +1973,21 @@ class Croupier:
                 "a replay is made of a finished game (its seed is still secret)",
             )
         players = await self.log.players(game_id) if caller.studio is not None else ()
-        replay = build(folded.record, await self.log.read(game_id), players)
+        events = await self.log.read(game_id)
+        # Off the event loop: the file of a long match takes a good part of a second to build
+        # and write out (its JSON form the most), anyone who knows the game's id may ask, and on
+        # the loop every game this process serves waited as long.
+        return await asyncio.to_thread(self._replay_file, folded.record, events, players, as_json)
+
+    def _replay_file(
+        self,
+        record: GameRecord,
+        events: Sequence[StoredEvent],
+        players: Sequence[str],
+        as_json: bool,
+    ) -> bytes:
+        """:meth:`export_replay`'s file, made in a worker thread."""
+        replay = build(record, events, players)
         if self.replay_keys.signing is not None:
             sign(replay, self.replay_keys.signing)
         return to_json(replay).encode("utf-8") if as_json else to_binary(replay)
@@ -1980,11 +2001,20 @@ class Croupier:
                 f"a replay file is {len(data)} bytes long; at most {limits.MAX_REPLAY_BYTES}",
                 "replay",
             )
+        # Parsing is the costly part of a crafted file (3 MiB of tiny records is some 400,000
+        # messages: seconds of CPU and hundreds of MB), so it runs off the event loop with the
+        # verification, and only a few files at once: anyone may call this, and on the loop one
+        # such file stalled every game the process serves for as long.
+        async with self._verifying:
+            return await asyncio.to_thread(self._verify_file, data)
+
+    def _verify_file(self, data: bytes) -> tuple[Report, SignatureCheck]:
+        """:meth:`verify_replay`'s work, in a worker thread."""
         try:
             replay = parse_replay(data)
         except ReplayFormatError as error:
             raise invalid("NOT_A_REPLAY", str(error), "replay") from None
-        return await asyncio.to_thread(verify_signed, replay, self.replay_keys.trusted)
+        return verify_signed(replay, self.replay_keys.trusted)
 
     @staticmethod
     def _player(caller: Caller) -> str:

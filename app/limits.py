@@ -26,6 +26,11 @@ MAX_CLIENT_SEED = 256
 #: A replay file given to VerifyReplay (the longest corpus game is about 200 kB; gRPC's default
 #: message limit is 4 MiB, so the file's own bound answers first, with a reason).
 MAX_REPLAY_BYTES = 3 * 1024 * 1024
+#: A command's encoded size (bytes). The largest a game takes (a Rummy lay-down of a whole hand,
+#: its jokers named) is a few hundred bytes; past this, a command of thousands of cards or named
+#: jokers was read into the engine's objects and checked one by one on the event loop: 2 MB of
+#: them held every game of the process for over a second, from one seat's ValidateCommand.
+MAX_COMMAND_BYTES = 16 * 1024
 #: Versions are SQL BIGINTs: a version past this cannot name an event.
 MAX_VERSION = 2**63 - 1
 #: A stream's heartbeat interval (StreamEventsRequest.heartbeat_s, PlayJoin.heartbeat_s): a
@@ -42,6 +47,14 @@ def check_text(value: str, field: str, limit: int) -> None:
         )
     if "\x00" in value:
         raise invalid("INVALID_CHARACTER", f"{field} cannot hold a NUL character", field)
+
+
+def check_command_size(size: int) -> None:
+    """A command's encoded ``size`` is at most :data:`MAX_COMMAND_BYTES`."""
+    if size > MAX_COMMAND_BYTES:
+        raise invalid(
+            "TOO_LONG", f"command is {size} bytes long; at most {MAX_COMMAND_BYTES}", "command"
+        )
 
 
 def check_version(value: int, field: str) -> None:

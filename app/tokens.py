@@ -153,6 +153,13 @@ def _is_number(text: str) -> bool:
     return text.isdigit() and text.isascii() and len(text) <= MAX_NUMBER_DIGITS
 
 
+def _is_seat(text: str) -> bool:
+    """A seat as :meth:`TokenSigner.issue` writes it, without leading zeros: the MAC covers the
+    seat's number, not its text, so ``00`` or ``000`` also passed for seat 0, one token with
+    many spellings (a list of tokens refused, a cache by token, a log search miss them)."""
+    return _is_number(text) and text == str(int(text))
+
+
 def _expiry(text: str, now_s: int, what: str) -> int:
     if not _is_number(text):
         raise AuthError(INVALID_TOKEN, f"malformed {what}")
@@ -208,12 +215,12 @@ class TokenSigner:
 
     def verify(self, token: str) -> SeatIdentity:
         parts = token.split(".")
-        if len(parts) == 5 and parts[0] == SEAT_V2 and _is_number(parts[3]):
+        if len(parts) == 5 and parts[0] == SEAT_V2 and _is_seat(parts[3]):
             _, kid, game_id, seat_text, mac = parts
             seat = int(seat_text)
             _check(self._seat_mac(self.ring.key(kid), SEAT_V2, kid, game_id, seat), mac, "seat")
             return SeatIdentity(game_id, seat)
-        if len(parts) == 4 and parts[0] == SEAT_V1 and _is_number(parts[2]):
+        if len(parts) == 4 and parts[0] == SEAT_V1 and _is_seat(parts[2]):
             # Seat tokens issued before key ids (games in play across the upgrade): they name no
             # key, so every key is tried. Deprecated; dropped once those games are over.
             _, game_id, seat_text, mac = parts

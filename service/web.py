@@ -9,6 +9,7 @@ the next reload); the API is served all the same.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 from pathlib import Path
@@ -23,6 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from croupier.app.core import ANONYMOUS, Croupier
 from croupier.app.errors import AppError, NotFound, NotNow
+from croupier.app.memo import Memo
 from croupier.replays.format import from_binary
 from croupier.replays.timeline import render_html, timeline
 from croupier.service.lobby import Lobby, LobbyError
@@ -95,20 +97,37 @@ def lobby_routes(lobby: Lobby) -> list[BaseRoute]:
     return [Route("/lobby/games", create, methods=["POST"]), Route("/lobby", info)]
 
 
+#: Timeline pages kept, by game id. A finished game's page never changes, and making one (the
+#: export, the whole verification, the HTML) takes a core for half a second for a long match:
+#: anyone with a finished game's link may ask for it again and again.
+TIMELINE_PAGES_KEPT = 32
+
+
+def _timeline_page(replay_file: bytes) -> str:
+    return render_html(timeline(from_binary(replay_file)))
+
+
 def timeline_routes(core: Croupier) -> list[BaseRoute]:
     """``GET /games/<id>/timeline``: a finished game turn by turn (``croupier replay show
     --html``). Only finished games: their seeds are revealed and GetReplay already shows anyone
     their whole log; a game in play is 404 like an unknown one."""
+    pages: Memo[str, str] = Memo(TIMELINE_PAGES_KEPT)
 
     async def show(request: Request) -> Response:
         game_id = request.path_params["game_id"]
-        try:
-            replay = from_binary(await core.export_replay(ANONYMOUS, game_id))
-        except (NotNow, NotFound):
-            return _error(404, "NO_TIMELINE", "no finished game has this id")
-        except AppError as error:
-            return _error(http_status_of(error), error.reason, error.message, retry_after_s(error))
-        return HTMLResponse(render_html(timeline(replay)))
+        page = pages.get(game_id)
+        if page is None:
+            try:
+                replay_file = await core.export_replay(ANONYMOUS, game_id)
+            except (NotNow, NotFound):
+                return _error(404, "NO_TIMELINE", "no finished game has this id")
+            except AppError as error:
+                status = http_status_of(error)
+                return _error(status, error.reason, error.message, retry_after_s(error))
+            # Off the event loop: on it, every game this process serves waited for the page.
+            page = await asyncio.to_thread(_timeline_page, replay_file)
+            pages.put(game_id, page)
+        return HTMLResponse(page)
 
     return [Route("/games/{game_id}/timeline", show)]
 

@@ -105,6 +105,15 @@ def test_a_tampered_seat_token_is_refused(game_id: str, seat: int, data: st.Data
     assert error.value.reason in (INVALID_TOKEN, UNKNOWN_KEY)
 
 
+@given(game_ids, seats, st.integers(1, 3))
+def test_a_seat_written_with_leading_zeros_is_refused(game_id: str, seat: int, zeros: int) -> None:
+    """The MAC covers the seat's number: ``00`` for ``0`` kept it, one token with many spellings."""
+    version, kid, game, written, mac = TokenSigner(KEY).issue(game_id, seat).split(".")
+    with pytest.raises(AuthError) as error:
+        TokenSigner(KEY).verify(".".join((version, kid, game, "0" * zeros + written, mac)))
+    assert error.value.reason == INVALID_TOKEN
+
+
 def test_a_token_of_no_known_shape_is_not_said_to_be_a_seat_token() -> None:
     """A studio's or a player's token mistyped reaches the seat tokens' check (it has neither
     prefix): its refusal names every kind, not a seat token the caller never sent."""

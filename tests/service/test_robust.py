@@ -8,6 +8,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -31,6 +32,8 @@ from croupier.v1 import (
     gin_pb2,
     hoola_pb2,
     koikoi_pb2,
+    melds_pb2,
+    replay_pb2,
     rummy_pb2,
     service_pb2,
     service_pb2_grpc,
@@ -256,6 +259,41 @@ def test_a_version_past_the_stores_integers_is_invalid(server: Running) -> None:
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "OUT_OF_RANGE")
 
 
+def test_a_command_of_thousands_of_cards_is_too_long_on_every_command_call(
+    server: Running,
+) -> None:
+    """A seat's 2 MB command (a meld naming 200,000 jokers) was read card by card on the event
+    loop, every game of the process waiting over a second; ValidateCommand has no rate limit."""
+    game = server.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_RUMMY, seats=2),
+        metadata=studio_auth(),
+    )
+    me = auth(game.tokens[0].token)
+    named = melds_pb2.NamedJoker(joker="JK1", card="AS")
+    meld = melds_pb2.MeldCards(cards=["JK1", "JK2", "AS1"], jokers=[named] * 5_000)
+    huge = service_pb2.Command(
+        rummy=rummy_pb2.RummyCommand(lay_down=rummy_pb2.LayDown(melds=[meld]))
+    )
+    calls = {
+        "ValidateCommand": lambda: server.stub.ValidateCommand(
+            service_pb2.ValidateCommandRequest(game_id=game.game_id, command=huge), metadata=me
+        ),
+        "SubmitCommand": lambda: server.stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id, command_id="huge", expected_version=2, command=huge
+            ),
+            metadata=me,
+        ),
+    }
+    for name, call in calls.items():
+        code, reason, fields, _ = refused(call)
+        assert (code, reason, fields) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "TOO_LONG",
+            ["command"],
+        ), name
+
+
 def test_verify_replay_refuses_deep_nesting_and_huge_files(server: Running) -> None:
     nested = b'{"header": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     code, reason, fields, _ = refused(
@@ -267,6 +305,34 @@ def test_verify_replay_refuses_deep_nesting_and_huge_files(server: Running) -> N
         lambda: server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=huge))
     )
     assert (code, reason, fields) == (grpc.StatusCode.INVALID_ARGUMENT, "TOO_LONG", ["replay"])
+
+
+def test_a_crafted_replay_file_does_not_stall_the_other_calls(server: Running) -> None:
+    """VerifyReplay takes anyone's file: 3 MiB of the smallest records (some 400,000 messages to
+    read) took seconds to parse, on the event loop, and every other call waited as long."""
+    record = replay_pb2.ReplayRecord(event=service_pb2.GameEvent(version=1))
+    one = record.SerializeToString(deterministic=True)
+    framed = bytes([len(one)]) + one
+    crafted = framed * ((3 * 1024 * 1024) // len(framed))
+    outcome: list[float] = []
+
+    def verify() -> None:
+        started = time.monotonic()
+        refused(lambda: server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=crafted)))
+        outcome.append(time.monotonic() - started)
+
+    worker = threading.Thread(target=verify)
+    worker.start()
+    slowest = 0.0
+    while worker.is_alive():
+        started = time.monotonic()
+        refused(lambda: server.stub.GetSettlement(service_pb2.GetSettlementRequest(game_id="x")))
+        slowest = max(slowest, time.monotonic() - started)
+        time.sleep(0.01)
+    worker.join()
+    # Relative, not absolute, so that a slow machine passes: before, the other call waited for
+    # the whole parse.
+    assert slowest < outcome[0] / 2, (slowest, outcome)
 
 
 # -- rule options are bounded so that an accepted game can always finish (item 7) ----------------

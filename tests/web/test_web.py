@@ -192,6 +192,32 @@ def _play_seat(served: Served, game_id: str, token: str) -> int:
         assert moves < 500, "the game does not end"
 
 
+def test_a_finished_game_s_timeline_is_made_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Anyone with a finished game's link may ask for its timeline again and again: making it
+    (the export, the whole verification, the HTML) took the event loop half a second for a long
+    match, every game on the process waiting meanwhile. The page is kept and made once."""
+    from croupier.app.core import Croupier
+
+    exports = 0
+    export = Croupier.export_replay
+
+    async def counted(self: Croupier, *args: Any, **kwargs: Any) -> bytes:
+        nonlocal exports
+        exports += 1
+        return await export(self, *args, **kwargs)
+
+    monkeypatch.setattr(Croupier, "export_replay", counted)
+    with serve(tmp_path, LobbySettings(bot_delay_ms=0)) as served:
+        made = json.loads(request(f"{served.url}/lobby/games", GIN, "POST")[2])
+        assert _play_seat(served, made["game_id"], made["seats"][0]["token"]) > 0
+        timeline = f"{served.url}/games/{made['game_id']}/timeline"
+        first, second = request(timeline), request(timeline)
+    assert first[0] == 200 and first[2] == second[2]
+    assert exports == 1
+
+
 def test_lobby_game_bots_play_the_other_seats_and_the_timeline_shows_at_the_end(
     tmp_path: Path,
 ) -> None:
