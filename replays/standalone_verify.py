@@ -553,7 +553,8 @@ message GinMatchStarted 1 rules GinRules 2 seats uint32 3 commitment string 4 cl
 message GinRules 1 knock_card uint32? 2 gin_bonus uint32? 3 undercut_bonus uint32? 4
   big_gin_bonus uint32? 5 match_points uint32? 6 stake_per_point uint32? 7 turn_time_ms uint32?
   8 time_bank_ms uint32? 9 max_timeouts uint32? 10 forfeit_when_away bool? 11 knocker_best_melds
-  bool? 12 end_when_all_away bool? 13 forced_discard_by_rank bool? 14 outage_grace_ms uint32?
+  bool? 12 end_when_all_away bool? 13 forced_discard_by_rank bool? 14 outage_grace_ms uint32? 15
+  forced_lay_off_best bool?
 message GinSeatForfeited 1 seat uint32 2 hand uint32
 message HanafudaCard 1 code string 2 month uint32 3 kind HanafudaKind 4 role HanafudaRole 5 name
   string 6 plant string
@@ -975,7 +976,12 @@ ADDED_LATER: dict[str, dict[str, object]] = {
     },
     "koikoi": _CLOCK_OPTIONS | {"forced_play_least": False},
     "gin": _CLOCK_OPTIONS
-    | {"knocker_best_melds": False, "end_when_all_away": False, "forced_discard_by_rank": False},
+    | {
+        "knocker_best_melds": False,
+        "end_when_all_away": False,
+        "forced_discard_by_rank": False,
+        "forced_lay_off_best": False,
+    },
     "rummy": _CLOCK_OPTIONS
     | {"ace_high_when_ambiguous": False, "end_when_all_away": False, "first_dealer_drawn": False},
 }

@@ -159,6 +159,35 @@ def test_every_event_and_command_of_random_games_reads_back_as_it_was_written(bi
     assert seen > 200
 
 
+def test_gin_forced_lay_off_best_crosses_the_contract() -> None:
+    """``forced_lay_off_best``, an option added later (GinRules field 15): shown to a client with
+    every option, written into a recorded rule set only when set, and read back; a rule set
+    recorded before it (the field absent) plays with it off, not with the preset's value."""
+    import dataclasses
+
+    from croupier.contract import convert
+    from croupier.contract.bindings import BY_NAME
+    from croupier.engine.gin.events import MatchStarted
+    from croupier.engine.gin.rules import STANDARD
+    from croupier.v1 import gin_pb2, service_pb2
+
+    gin = BY_NAME["gin"]
+    shown = gin.rules_to_proto(STANDARD).gin
+    assert shown.HasField("forced_lay_off_best") and shown.forced_lay_off_best
+    assert convert.to_proto(STANDARD, gin_pb2.GinRules).forced_lay_off_best
+    before = dataclasses.replace(STANDARD, forced_lay_off_best=False)
+    assert not convert.to_proto(before, gin_pb2.GinRules).HasField("forced_lay_off_best")
+    for rules in (STANDARD, before):
+        event = MatchStarted(rules, 2, "c0ffee", (), "test")
+        body = gin.event_to_body(event).SerializeToString(deterministic=True)
+        assert gin.event_from_body(service_pb2.EventBody.FromString(body)) == event
+    asked = service_pb2.Rules(gin=gin_pb2.GinRules(forced_lay_off_best=False))
+    assert gin.overrides(asked) == {"forced_lay_off_best": False}
+    assert gin.game.rules_for("standard", gin.overrides(asked), 2) == before
+    recorded = service_pb2.Rules(gin=convert.to_proto(before, gin_pb2.GinRules))
+    assert gin.game.rules_for("", gin.recorded_overrides(recorded), 2) == before
+
+
 # --- the include roots of clients in other languages ------------------------------------------
 
 

@@ -141,7 +141,9 @@ TIMED: dict[
     ),
     # Recorded with forced_discard_by_rank (every preset sets it): the idle seat's forced
     # discards let the highest rank go among equals (it never takes the discard at the wall, so
-    # the forced knock there is held to by tests/gin/test_forced.py, not by this game).
+    # the forced knock there is held to by tests/gin/test_forced.py, not by this game). Recorded
+    # before forced_lay_off_best: its idle defender's forced lay-offs are the legal-move list's
+    # first (one, 6H out of its set of sixes, the option would now play otherwise).
     "gin-standard-timed": (
         GIN,
         2,

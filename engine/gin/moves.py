@@ -383,8 +383,11 @@ def forced_command(state: GinState, seat: int) -> GinCommand:
     """The move a time-out makes (docs/rules/common.md §5.1): pass the first upcard; draw from the
     stock (at the wall: pass, a wash); discard the card that leaves the least deadwood (ties: the
     highest rank, :func:`forced_discard`), never knock (unless the discard taken at the wall
-    must knock: with that discard); lay off every card that can be laid off, one at a time, then
-    end; between hands, deal the next one."""
+    must knock: with that discard); lay off, one card at a time, the defender-best set of cards
+    (each time the legal-move list's first lay-off after which the defender can still reach the
+    least deadwood it can reach now, :func:`defender_least`), then end; between hands, deal the
+    next one. Games recorded before ``forced_lay_off_best`` laid off the legal-move list's first
+    lay-off, again and again, then ended."""
     match state.phase:
         case Phase.FIRST_UPCARD:
             return Pass()
@@ -411,13 +414,33 @@ def forced_command(state: GinState, seat: int) -> GinCommand:
                 return Discard(min(reversed(choices), key=lambda c: _deadwood_without(hand, c)))
             return Discard(forced_discard(hand, choices))
         case Phase.LAY_OFF:
-            for command in legal_commands(state, seat):
-                if isinstance(command, LayOff):
-                    return command
-            return EndLayOffs()
+            lay_offs = [c for c in legal_commands(state, seat) if isinstance(c, LayOff)]
+            if not state.rules.forced_lay_off_best:
+                # Games recorded before the option: the legal-move list's first lay-off, even
+                # one that breaks the defender's own meld.
+                return lay_offs[0] if lay_offs else EndLayOffs()
+            return _best_lay_off(state, seat, lay_offs)
         case Phase.HAND_OVER:
             return NextHand()
     raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_GIN)
+
+
+def _best_lay_off(state: GinState, seat: int, lay_offs: list[LayOff]) -> GinCommand:
+    """The forced lay-off (``forced_lay_off_best``): the first of ``lay_offs`` (in the legal-move
+    list's order) after which the defender can still reach the least deadwood it can reach now;
+    none such, the end of the lay-offs. Played to the end, they leave the defender
+    :func:`defender_least` of its hand against the knocker's melds as the phase began."""
+    hand = state.hands[seat]
+    least = defender_least(hand, state.table)
+    for command in lay_offs:
+        after = extend(state.table[command.meld], (command.card,), GIN)
+        if after is None:  # a legal lay-off extends its meld
+            continue
+        rest = tuple(c for c in hand if c != command.card)
+        grown = state.table[: command.meld] + (after,) + state.table[command.meld + 1 :]
+        if defender_least(rest, grown) == least:
+            return command
+    return EndLayOffs()
 
 
 def forced_discard(hand: tuple[Card, ...], choices: list[Card]) -> Card:

@@ -88,12 +88,20 @@ class GinRules:
     # the deck's order (suits first), and the knock at the wall was the legal-move list's first.
     # Every preset sets it.
     forced_discard_by_rank: bool = field(default=False, metadata=ADDED_LATER)
+    # A timed-out defender's forced lay-offs leave it the least deadwood it can reach (the
+    # defender-best set, docs/rules/gin.md, "Forced moves"): each is the legal-move list's first
+    # lay-off after which that least can still be reached, then it ends. False, as games
+    # recorded before the option were played (a replay re-derives their forced moves bit for
+    # bit): the legal-move list's first lay-off, again and again, even one that breaks the
+    # defender's own meld and can cost it the hand, then the end. Every preset sets it.
+    forced_lay_off_best: bool = field(default=False, metadata=ADDED_LATER)
 
 
 STANDARD = GinRules(
     knocker_best_melds=True,
     end_when_all_away=True,
     forced_discard_by_rank=True,
+    forced_lay_off_best=True,
     outage_grace_ms=OUTAGE_GRACE_MS,
 )
 
