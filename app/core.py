@@ -1135,7 +1135,7 @@ class Croupier:
             await self.tick(folded.record.game_id)
         except Exception as error:  # the command is recorded: answer with the parts at its version
             log_failure(
-                log, "time-outs after a command not recorded", error, game=folded.record.game_id
+                log, "time-outs after a command not recorded", error, game_id=folded.record.game_id
             )
             return folded, state, version
         ticked = self.cache.get(folded.record.game_id)
@@ -1361,7 +1361,7 @@ class Croupier:
         # Retrieved here: every caller waiting on it may have gone (a stream closed).
         failure = None if done.cancelled() else done.exception()
         if failure is not None:
-            log_failure(log, "tick failed", failure, game=game_id)
+            log_failure(log, "tick failed", failure, game_id=game_id)
 
     def _current(self, folded: Folded) -> bool:
         """Whether this process's copy of a game is as new as anything the process heard of (its
@@ -1421,13 +1421,14 @@ class Croupier:
             for deadline in late:
                 self.observer.timed_out(folded.record.kind, now - deadline)
             if late:
-                log.info("time-outs recorded", game=game_id, lateness_ms=[now - d for d in late])
+                # game_id, as every other line about one game names it: one filter finds them all.
+                log.info("time-outs recorded", game_id=game_id, lateness_ms=[now - d for d in late])
             restarted = [e for e in events if isinstance(e, TurnRestarted)]
             if restarted:
                 # Deadlines this service was not there to keep (it was down, or its store away).
                 log.warning(
                     "turns restarted after an outage",
-                    game=game_id,
+                    game_id=game_id,
                     seats=[e.seat for e in restarted],
                     lateness_ms=[e.at_ms - e.deadline_ms for e in restarted],
                 )

@@ -229,6 +229,8 @@ def test_a_game_over_grpc_shows_in_every_family(server: Running, endpoint: str) 
     (recorded,) = [e for e in logs if e["event"] == "time-outs recorded"]
     (lateness_ms,) = recorded["lateness_ms"]
     assert lateness_ms >= LATE_MS
+    # Named as every line about one game names it, so one filter on game_id finds its time-outs.
+    assert recorded["game_id"] == game.game_id
 
     families, after = scrape(endpoint)
     assert {name: families.get(name) for name in FAMILIES} == FAMILIES
