@@ -37,6 +37,7 @@ from croupier.app.errors import (
     AppError,
     BadCredentials,
     Forbidden,
+    NewerRelease,
     NotFound,
     NotNow,
     RateLimited,
@@ -81,7 +82,7 @@ from croupier.app.tokens import (
     verify_studio_token,
 )
 from croupier.contract import convert
-from croupier.contract.bindings import BINDINGS, BY_NAME, GameBinding
+from croupier.contract.bindings import BINDINGS, BY_NAME, GameBinding, from_newer_release
 from croupier.contract.rejections import rejection
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.clock import TurnRestarted, TurnTimedOut
@@ -136,6 +137,9 @@ CLOSE_WAIT_S = 5.0
 # and short enough that calls which never join (a few KB of memory each, and nothing else limits
 # how many a client opens) do not pile up. Croupier's ``join_timeout_s`` (tests shorten it).
 JOIN_TIMEOUT_S = 30.0
+# A game recorded by a newer release (a rolling upgrade): asked again after this long, by when
+# the client may reach a newer replica (or this one, upgraded).
+NEWER_RELEASE_RETRY_MS = 1000
 # VerifyReplay files parsed and verified at once per process: anyone may send one, and a crafted
 # 3 MiB file holds a core for seconds and some 350 MB while it is read; more wait their turn.
 MAX_VERIFYING = 2
@@ -339,8 +343,11 @@ def _new_events(binding: GameBinding, events: Sequence[Any]) -> list[NewEvent]:
 
 
 def _decode(binding: GameBinding, stored: StoredEvent) -> Any | None:
-    """The engine event a stored event holds (``None`` for the service's own, the seed)."""
+    """The engine event a stored event holds (``None`` for the service's own, the seed); a game a
+    newer release recorded is not played on by this one (:class:`NewerRelease`)."""
     body = service_pb2.EventBody.FromString(stored.payload)
+    if from_newer_release(body, whole=stored.version == 1):  # the first holds the rules
+        raise NewerRelease(stored.game_id, NEWER_RELEASE_RETRY_MS)
     if body.WhichOneof("body") != binding.field:
         return None
     return binding.event_from_body(body)

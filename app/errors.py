@@ -100,6 +100,22 @@ class Unavailable(RetryLater):
         )
 
 
+class NewerRelease(RetryLater):
+    """A game recorded by a newer release of the service than this process's (a rolling upgrade
+    under way): its record holds a rule option, an event or a field this release does not know,
+    and this release would play it by its own rules, recording moves and time-outs that the
+    game's rules do not make (its record would never verify again). Nothing is done: the newer
+    replicas serve it, and the client tries again (reaching one of them, or this one upgraded)."""
+
+    def __init__(self, game_id: str, retry_after_ms: int) -> None:
+        super().__init__(
+            GAME_FROM_NEWER_RELEASE,
+            f"game {game_id} was recorded by a newer release of the service than this "
+            "server's: try again (a newer server serves it)",
+            retry_after_ms,
+        )
+
+
 class ShuttingDown(AppError):
     """This process is shutting down: a stream ends here, and its client resumes on another
     replica after ``after_version`` (the last version the stream sent)."""
@@ -118,6 +134,8 @@ class ShuttingDown(AppError):
 SERVER_SHUTTING_DOWN = "SERVER_SHUTTING_DOWN"
 #: The reason of Unavailable (UNAVAILABLE).
 STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
+#: The reason of NewerRelease (UNAVAILABLE).
+GAME_FROM_NEWER_RELEASE = "GAME_FROM_NEWER_RELEASE"
 # Reasons of BadCredentials (UNAUTHENTICATED); the token's own faults (INVALID_TOKEN, UNKNOWN_KEY,
 # TOKEN_EXPIRED) are named in croupier.app.tokens.
 MISSING_TOKEN = "MISSING_TOKEN"  # a seat call with no token at all

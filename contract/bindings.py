@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf.message import Message
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 from croupier.contract import convert
 from croupier.engine import registry
@@ -270,3 +271,50 @@ BINDINGS: dict[common_pb2.GameKind.ValueType, GameBinding] = {
     b.kind: b for b in (HOOLA, KOIKOI, GIN, RUMMY)
 }
 BY_NAME: dict[str, GameBinding] = {b.game.kind: b for b in BINDINGS.values()}
+
+
+# -- records of a newer release -------------------------------------------------------------------
+
+
+def _holds_unknown(message: Message) -> bool:
+    """Whether ``message``, or any message in it, holds a field this release's contract does not
+    know."""
+    if len(UnknownFieldSet(message)):
+        return True
+    for field, value in message.ListFields():
+        if field.message_type is None:
+            continue
+        if field.message_type.GetOptions().map_entry:
+            if field.message_type.fields_by_name["value"].message_type is not None and any(
+                _holds_unknown(item) for item in value.values()
+            ):
+                return True
+        elif field.is_repeated:
+            if any(_holds_unknown(item) for item in value):
+                return True
+        elif _holds_unknown(value):
+            return True
+    return False
+
+
+def from_newer_release(body: service_pb2.EventBody, whole: bool) -> bool:
+    """Whether a stored event was written by a newer release of the contract than this one: a
+    field, an event kind or a rule option this release does not know, which protobuf keeps
+    aside and the conversions to the engine's records drop without a word. Played on by this
+    release (a rolling upgrade, an old replica beside new ones), such a game's moves and
+    time-outs follow this release's rules, not those it was made with, and its record no longer
+    verifies. ``whole``: every message in it (a game's first event, which holds its rules);
+    otherwise the body, the game's event and that event's own message (some 3 µs, against 20
+    for the whole: this runs for every event read)."""
+    if whole:
+        return _holds_unknown(body)
+    if len(UnknownFieldSet(body)):
+        return True
+    kind = body.WhichOneof("body")
+    if kind is None:
+        return False
+    game = getattr(body, kind)
+    if len(UnknownFieldSet(game)):
+        return True
+    which = game.WhichOneof("event") if game.DESCRIPTOR.oneofs_by_name.get("event") else None
+    return which is not None and len(UnknownFieldSet(getattr(game, which))) > 0

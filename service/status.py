@@ -16,6 +16,7 @@ from croupier.app.errors import (
     BadCredentials,
     BadRequest,
     Forbidden,
+    NewerRelease,
     NotFound,
     NotNow,
     RateLimited,
@@ -49,6 +50,9 @@ CODES: dict[type[AppError], grpc.StatusCode] = {
     # The event store cannot be reached now (STORE_UNAVAILABLE, with a RetryInfo): try again, a
     # command with the same id (applied once).
     Unavailable: grpc.StatusCode.UNAVAILABLE,
+    # A game a newer release recorded (GAME_FROM_NEWER_RELEASE, with a RetryInfo): a rolling
+    # upgrade is under way, and a newer replica serves it.
+    NewerRelease: grpc.StatusCode.UNAVAILABLE,
 }
 
 

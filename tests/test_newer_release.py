@@ -1,0 +1,115 @@
+"""A game recorded by a newer release of the service (a rolling upgrade: old replicas beside new
+ones on one store) is not played on by an old one: its record holds a rule option, an event kind
+or a field the old release does not know, which protobuf keeps aside and the conversions drop, so
+the old replica refereed it by its own rules and the game's record failed verification for good
+(an operator's review: four of four such games). Now a replica answers such a game
+``UNAVAILABLE`` ``GAME_FROM_NEWER_RELEASE`` and does nothing to it."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from croupier.app.core import Caller, Croupier
+from croupier.app.errors import GAME_FROM_NEWER_RELEASE, NewerRelease
+from croupier.app.tokens import KeyRing, SeatIdentity, StudioIdentity, TokenSigner
+from croupier.contract.bindings import from_newer_release
+from croupier.replays.format import load
+from croupier.service.store import open_store
+from croupier.v1 import common_pb2, gin_pb2, service_pb2
+
+CORPUS = Path(__file__).resolve().parent.parent / "replays" / "corpus"
+SECRET = b"newer-release-secret-0123456789abcdef"
+STUDIO_KEYS = KeyRing(b"newer-release-studio-0123456789abcdef")
+#: A field number no message of the contract uses, as a newer release's new option would be.
+NEW_FIELD = 999
+
+
+def _with_new_field(message_bytes: bytes) -> bytes:
+    """``message_bytes`` with a varint field this release does not know appended."""
+    tag = NEW_FIELD << 3  # wire type 0: a varint
+    varint = bytes([(tag & 0x7F) | 0x80, tag >> 7])
+    return message_bytes + varint + b"\x01"
+
+
+def _gin_started() -> service_pb2.EventBody:
+    return service_pb2.EventBody(
+        gin=gin_pb2.GinEvent(
+            match_started=gin_pb2.GinMatchStarted(rules=gin_pb2.GinRules(knock_card=10), seats=2)
+        )
+    )
+
+
+def test_every_record_of_this_release_reads_as_its_own() -> None:
+    """The corpus's games (every kind, preset and log format recorded so far): none is taken for
+    a newer release's, whole or not, or every game would be refused."""
+    files = sorted(CORPUS.rglob("*.replay"))
+    assert files
+    for path in files:
+        for event in load(str(path)).events:
+            body = service_pb2.EventBody.FromString(event.payload)
+            assert not from_newer_release(body, whole=True), (path.name, event.version)
+            assert not from_newer_release(body, whole=False), (path.name, event.version)
+
+
+def test_a_rule_option_an_event_kind_or_a_field_of_a_newer_release_is_found() -> None:
+    # A new rule option: only in the first event, checked whole.
+    body = _gin_started()
+    rules = body.gin.match_started.rules
+    rules.MergeFromString(_with_new_field(b""))
+    assert from_newer_release(body, whole=True)
+    # A new kind of event: the game's event message has a field this release does not know.
+    new_kind = service_pb2.EventBody()
+    new_kind.gin.MergeFromString(_with_new_field(b""))
+    assert from_newer_release(new_kind, whole=False)
+    # A new field of a known event.
+    new_field = service_pb2.EventBody(gin=gin_pb2.GinEvent(card_laid_off=gin_pb2.CardLaidOff()))
+    new_field.gin.card_laid_off.MergeFromString(_with_new_field(b""))
+    assert from_newer_release(new_field, whole=False)
+    assert not from_newer_release(_gin_started(), whole=True)
+
+
+def test_a_replica_does_not_serve_or_tick_a_game_a_newer_release_made(tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite3"
+    store = open_store(f"sqlite:///{path}")
+
+    async def scenario() -> None:
+        core = Croupier(store, TokenSigner(SECRET), studio_keys=STUDIO_KEYS)
+        await core.start(sweep=False)
+        studio = Caller(studio=StudioIdentity(STUDIO_KEYS.kid, int(time.time()) + 3600))
+        created = await core.create_game(
+            studio, common_pb2.GAME_KIND_GIN, "standard", 2, None, [], []
+        )
+        seat = Caller(SeatIdentity(created.game_id, 0))
+        assert (await core.view(seat, created.game_id)).version == created.version
+        # What a newer release would have recorded: the first event's rules with an option
+        # this release does not know.
+        with sqlite3.connect(path) as db:
+            (payload,) = db.execute(
+                "SELECT payload FROM events WHERE game_id = ? AND version = 1", (created.game_id,)
+            ).fetchone()
+            body = service_pb2.EventBody.FromString(payload)
+            body.gin.match_started.rules.MergeFromString(_with_new_field(b""))
+            db.execute(
+                "UPDATE events SET payload = ? WHERE game_id = ? AND version = 1",
+                (body.SerializeToString(), created.game_id),
+            )
+        fresh = Croupier(store, TokenSigner(SECRET), studio_keys=STUDIO_KEYS, use_snapshots=False)
+        await fresh.start(sweep=False)
+        with pytest.raises(NewerRelease) as refused:
+            await fresh.view(seat, created.game_id)
+        assert refused.value.reason == GAME_FROM_NEWER_RELEASE
+        assert refused.value.retry_after_ms > 0
+        # Nor does its clock play the game on: the tick refuses it, recording nothing.
+        with pytest.raises(NewerRelease):
+            await fresh.tick(created.game_id)
+        assert store.game(created.game_id).version == created.version
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        store.close()
