@@ -18,7 +18,8 @@ import hashlib
 import secrets
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -43,6 +44,7 @@ from croupier.app.errors import (
     RateLimited,
     ShuttingDown,
     StaleVersion,
+    TooManyStreams,
     Unavailable,
     from_rejection,
     invalid,
@@ -137,6 +139,12 @@ CLOSE_WAIT_S = 5.0
 # and short enough that calls which never join (a few KB of memory each, and nothing else limits
 # how many a client opens) do not pile up. Croupier's ``join_timeout_s`` (tests shorten it).
 JOIN_TIMEOUT_S = 30.0
+# Live streams (StreamEvents and Play) one seat's or player's token may hold open on one process
+# at once. A seat needs one or two (a Play stream, a page's StreamEvents; a reconnect whose old
+# stream is not yet gone), a player's spectator screens a few; the load tool holds ten on a
+# game, spread over its seats. Without a cap, one token held 20,000 (274 MB), and a player's
+# token may watch any game. The studio's token (its backend follows all its games) has none.
+MAX_STREAMS_PER_TOKEN = 32
 # A game recorded by a newer release (a rolling upgrade): asked again after this long, by when
 # the client may reach a newer replica (or this one, upgraded).
 NEWER_RELEASE_RETRY_MS = 1000
@@ -444,6 +452,9 @@ class Croupier:
         self._drained = asyncio.Event()
         # The VerifyReplay calls parsing and verifying a file at once; the others wait their turn.
         self._verifying = asyncio.Semaphore(MAX_VERIFYING)
+        # The live streams each seat's or player's token holds open (:meth:`_streaming`).
+        self._streams: dict[tuple[str, ...], int] = {}
+        self.max_streams_per_token = MAX_STREAMS_PER_TOKEN
 
     async def start(self, sweep: bool = True) -> None:
         """Bind to the running loop and hear other processes' appends; with ``sweep``, record
@@ -602,6 +613,30 @@ class Croupier:
                 "token to watch as a spectator",
             )
         return self._seat_if_any(caller, game_id, seat)
+
+    @contextmanager
+    def _streaming(self, caller: Caller) -> Iterator[None]:
+        """Around a live stream: counted against its token's :attr:`max_streams_per_token`
+        (``TOO_MANY_STREAMS`` past it). A seat's token counts by its game and seat, a player's by
+        the player; the studio's backend is not held to it."""
+        if caller.identity is not None:
+            holder: tuple[str, ...] = (caller.identity.game_id, str(caller.identity.seat))
+        elif caller.player is not None:
+            holder = ("player", caller.player.player)
+        else:
+            yield
+            return
+        held = self._streams.get(holder, 0)
+        if held >= self.max_streams_per_token:
+            raise TooManyStreams(self.max_streams_per_token)
+        self._streams[holder] = held + 1
+        try:
+            yield
+        finally:
+            if (left := self._streams[holder] - 1) > 0:
+                self._streams[holder] = left
+            else:
+                del self._streams[holder]
 
     @staticmethod
     def _at_table(record: GameRecord, seat: int | None) -> None:
@@ -1549,9 +1584,10 @@ class Croupier:
         batch and its state in one message; ``heartbeat_s``: a heartbeat after each quiet spell
         that long (0: none). Cancelling the iteration drops the stream at once."""
         limits.check_heartbeat(heartbeat_s, "heartbeat_s")
-        stream = self._subscribed(caller, game_id, after_version, include, batched)
-        async for response in with_heartbeats(stream, heartbeat_s, _stream_heartbeat):
-            yield response
+        with self._streaming(caller):
+            stream = self._subscribed(caller, game_id, after_version, include, batched)
+            async for response in with_heartbeats(stream, heartbeat_s, _stream_heartbeat):
+                yield response
 
     async def _subscribed(
         self,
@@ -1696,58 +1732,62 @@ class Croupier:
         waiting for a join holds the server's memory, and the join would be refused anyway. The
         join must come within :attr:`join_timeout_s` (``JOIN_TIMEOUT``)."""
         self._seat_token(caller)
-        first = await self._join_request(requests)
-        if first is None:
-            return
-        if first.WhichOneof("kind") != "join":
-            raise invalid("JOIN_FIRST", "the first message of a Play stream joins a game", "join")
-        join = first.join
-        seat = self._seat(caller, join.game_id)
-        limits.check_version(join.after_version, "join.after_version")
-        limits.check_heartbeat(join.heartbeat_s, "join.heartbeat_s")
-        out = _Outbox(asyncio.get_running_loop())
-        # Held while a command is applied: a shutdown lets it finish and answers it.
-        applying = asyncio.Lock()
-        commands = asyncio.create_task(
-            self._play_commands(caller, join.game_id, requests, out, applying)
-        )
-        feed = asyncio.create_task(self._play_feed(join, seat, out))
-        tasks = [commands, feed]
-        try:
-            running = len(tasks)
-            while running:
-                if join.heartbeat_s:
-                    # A queue's get, cancelled, takes nothing from it. asyncio.timeout, not
-                    # wait_for: 3.11's wait_for can swallow the stream's own cancellation when
-                    # it meets the get's result, and the stream then outlives its client.
-                    try:
-                        async with asyncio.timeout(join.heartbeat_s):
-                            item = await out.get()
-                    except TimeoutError:
-                        yield service_pb2.PlayResponse(heartbeat=service_pb2.Heartbeat())
+        # Counted from here (its token's live streams), the join waited for included.
+        with self._streaming(caller):
+            first = await self._join_request(requests)
+            if first is None:
+                return
+            if first.WhichOneof("kind") != "join":
+                raise invalid(
+                    "JOIN_FIRST", "the first message of a Play stream joins a game", "join"
+                )
+            join = first.join
+            seat = self._seat(caller, join.game_id)
+            limits.check_version(join.after_version, "join.after_version")
+            limits.check_heartbeat(join.heartbeat_s, "join.heartbeat_s")
+            out = _Outbox(asyncio.get_running_loop())
+            # Held while a command is applied: a shutdown lets it finish and answers it.
+            applying = asyncio.Lock()
+            commands = asyncio.create_task(
+                self._play_commands(caller, join.game_id, requests, out, applying)
+            )
+            feed = asyncio.create_task(self._play_feed(join, seat, out))
+            tasks = [commands, feed]
+            try:
+                running = len(tasks)
+                while running:
+                    if join.heartbeat_s:
+                        # A queue's get, cancelled, takes nothing from it. asyncio.timeout, not
+                        # wait_for: 3.11's wait_for can swallow the stream's own cancellation when
+                        # it meets the get's result, and the stream then outlives its client.
+                        try:
+                            async with asyncio.timeout(join.heartbeat_s):
+                                item = await out.get()
+                        except TimeoutError:
+                            yield service_pb2.PlayResponse(heartbeat=service_pb2.Heartbeat())
+                            continue
+                    else:
+                        item = await out.get()
+                    if item is not None:
+                        yield item
                         continue
-                else:
-                    item = await out.get()
-                if item is not None:
-                    yield item
-                    continue
-                running -= 1
-                over = feed.done() and not feed.cancelled() and feed.exception() is None
+                    running -= 1
+                    over = feed.done() and not feed.cancelled() and feed.exception() is None
+                    for task in tasks:
+                        failure = task.exception() if task.done() and not task.cancelled() else None
+                        if isinstance(failure, ShuttingDown) or (over and task is feed):
+                            async with applying:  # the command being applied is answered, no other
+                                commands.cancel()
+                            while not out.empty():
+                                if (answer := out.get_nowait()) is not None:
+                                    yield answer
+                        if failure is not None:
+                            raise failure
+                    if over:  # the game is over and every event is out
+                        return
+            finally:
                 for task in tasks:
-                    failure = task.exception() if task.done() and not task.cancelled() else None
-                    if isinstance(failure, ShuttingDown) or (over and task is feed):
-                        async with applying:  # the command being applied is answered, no other
-                            commands.cancel()
-                        while not out.empty():
-                            if (answer := out.get_nowait()) is not None:
-                                yield answer
-                    if failure is not None:
-                        raise failure
-                if over:  # the game is over and every event is out
-                    return
-        finally:
-            for task in tasks:
-                task.cancel()
+                    task.cancel()
 
     async def _join_request(
         self, requests: AsyncIterator[service_pb2.PlayRequest]

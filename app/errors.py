@@ -86,6 +86,19 @@ class RateLimited(RetryLater):
         super().__init__("RATE_LIMITED", message, retry_after_ms)
 
 
+class TooManyStreams(AppError):
+    """A seat's or a player's token holds as many live streams on this process as it may: one
+    more is refused until one of them ends."""
+
+    def __init__(self, most: int) -> None:
+        super().__init__(
+            TOO_MANY_STREAMS,
+            f"this token holds {most} live streams on this server, as many as one may: close "
+            "one (a page open twice, a reconnect that did not cancel the stream before it)",
+            {"max_streams": str(most)},
+        )
+
+
 class Unavailable(RetryLater):
     """The event store cannot be reached now (the database restarts, fails over, is down or
     its disk full): nothing was done, or, for a command, it may have been; the same call again,
@@ -134,6 +147,8 @@ class ShuttingDown(AppError):
 SERVER_SHUTTING_DOWN = "SERVER_SHUTTING_DOWN"
 #: The reason of Unavailable (UNAVAILABLE).
 STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
+#: The reason of TooManyStreams (RESOURCE_EXHAUSTED).
+TOO_MANY_STREAMS = "TOO_MANY_STREAMS"
 #: The reason of NewerRelease (UNAVAILABLE).
 GAME_FROM_NEWER_RELEASE = "GAME_FROM_NEWER_RELEASE"
 # Reasons of BadCredentials (UNAUTHENTICATED); the token's own faults (INVALID_TOKEN, UNKNOWN_KEY,

@@ -23,6 +23,7 @@ from croupier.app.errors import (
     RetryLater,
     ShuttingDown,
     StaleVersion,
+    TooManyStreams,
     Unavailable,
 )
 
@@ -45,6 +46,8 @@ CODES: dict[type[AppError], grpc.StatusCode] = {
     # NO_SUCH_SEAT.
     Forbidden: grpc.StatusCode.PERMISSION_DENIED,
     RateLimited: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    # A seat's or player's token holds as many live streams as it may (TOO_MANY_STREAMS).
+    TooManyStreams: grpc.StatusCode.RESOURCE_EXHAUSTED,
     # The process stops (SIGTERM): the client reconnects, to another replica, and resumes.
     ShuttingDown: grpc.StatusCode.UNAVAILABLE,
     # The event store cannot be reached now (STORE_UNAVAILABLE, with a RetryInfo): try again, a
