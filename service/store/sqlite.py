@@ -48,6 +48,7 @@ import contextlib
 import fcntl
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -216,6 +217,31 @@ def migration_lock(path: Path) -> Iterator[None]:
             fcntl.flock(held, fcntl.LOCK_UN)
 
 
+#: Permissions of a store file this process makes: its owner's only. The ``games`` table holds the
+#: server seed of every game in play, from which anyone derives every hand and the stock, so
+#: another user of the machine must not read it (SQLite gives its ``-wal`` and ``-shm`` files the
+#: database file's permissions).
+STORE_FILE_MODE = 0o600
+
+
+def _private(path: Path) -> None:
+    """Make the store's file, when there is none, readable by its owner only; say so when an
+    existing one is readable by every user of the machine (its permissions are the operator's:
+    a backup user's group may read it)."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, STORE_FILE_MODE))
+        return  # an empty file is an empty SQLite database
+    except FileExistsError:
+        pass
+    if path.stat().st_mode & stat.S_IROTH:
+        log.warning(
+            "the store's database file is readable by every user of this machine, and it holds "
+            "the server seeds of the games in play (every hand, the stock): chmod o-r it, and "
+            "its -wal and -shm files",
+            path=str(path),
+        )
+
+
 class SqliteEventStore(SqlEventStore):
     marker = "?"
     # One write lock for the whole file: writers queue on it, so the application sends them
@@ -237,6 +263,7 @@ class SqliteEventStore(SqlEventStore):
                     found_beside=traces,
                 )
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _private(self.path)
         self.url = f"sqlite:///{self.path}"
         self.migrations_applied = apply_migrations(self.url, "sqlite", migration_lock(self.path))
         # The file as the migrations left it: each connection opened from now on must open it.

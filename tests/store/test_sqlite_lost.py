@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import stat
 import sys
 import time
 import uuid
@@ -23,6 +24,7 @@ from structlog.testing import capture_logs
 from croupier.log import EventStore, GameRecord, NewEvent, StoreUnavailable
 from croupier.service.store import sqlite
 from croupier.service.store.sqlite import SqliteEventStore
+from tests.store.games import new_game
 
 #: How soon a loss must be found: a few turns of the (shortened) checkpointer and look.
 FOUND_WITHIN_S = 2.0
@@ -187,3 +189,25 @@ def test_a_credential_beside_a_missing_file_is_a_trace_of_a_store(tmp_path: Path
         SqliteEventStore(path).close()
     [warned] = [line for line in logged if line["log_level"] == "warning"]
     assert warned["found_beside"] == ["dev-studio-credential"]
+
+
+def test_a_new_store_file_is_its_owners_only(tmp_path: Path) -> None:
+    """The games table holds the server seed of every game in play: another user of the machine
+    who reads the file derives every hand. A new file, and the WAL beside it, are the owner's."""
+    path = tmp_path / "data" / "games.sqlite3"
+    store = SqliteEventStore(path)
+    try:
+        new_game(store)  # written: the WAL and its index exist now
+        for made in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            assert made.exists(), made
+            assert stat.S_IMODE(made.stat().st_mode) == sqlite.STORE_FILE_MODE, made
+    finally:
+        store.close()
+    # One readable by every user (made before, or by hand) is said, and left as the operator set.
+    path.chmod(0o644)
+    with capture_logs() as logged:
+        SqliteEventStore(path).close()
+    assert [line["path"] for line in logged if "readable by every user" in line["event"]] == [
+        str(path)
+    ]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
