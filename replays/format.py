@@ -319,9 +319,9 @@ def load(path: Path | str) -> Replay:
 
 
 def dump(replay: Replay, path: Path | str) -> None:
-    """Write ``replay``: JSON for a ``.json`` path, else binary."""
+    """Write ``replay``: JSON for a ``.json`` path (``.JSON`` too), else binary."""
     path = Path(path)
-    if path.suffix == ".json":
+    if path.suffix.lower() == ".json":
         path.write_text(to_json(replay), encoding="utf-8")
     else:
         path.write_bytes(to_binary(replay))

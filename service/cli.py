@@ -1387,7 +1387,7 @@ def replay_export(game_id: str, out: str, store_url: str, form: str | None) -> N
         from croupier.replays.signing import sign
 
         sign(replay_file, signing)
-    as_json = out.endswith(".json") if form is None else form == "json"
+    as_json = out.lower().endswith(".json") if form is None else form == "json"
     with open(out, "wb") as handle:
         handle.write(to_json(replay_file).encode("utf-8") if as_json else to_binary(replay_file))
     click.echo(f"wrote {out} ({'JSON' if as_json else 'binary'}): {len(replay_file.events)} events")

@@ -145,6 +145,10 @@ def test_the_cli_verifies_and_converts(replays, tmp_path: Path) -> None:
         [CROUPIER, "replay", "convert", str(good), str(as_json)], capture_output=True, text=True
     )
     assert converted.returncode == 0 and to_binary(load(as_json)) == good.read_bytes()
+    # The extension in capitals is JSON too (it was written binary).
+    shouted = tmp_path / "GAME.JSON"
+    subprocess.run([CROUPIER, "replay", "convert", str(good), str(shouted)], check=True)
+    assert shouted.read_text(encoding="utf-8") == as_json.read_text(encoding="utf-8")
     bad = tampered(replays["gin"])
     bad.footer.server_seed = "11" * 32
     broken = tmp_path / "broken.json"
