@@ -243,6 +243,10 @@ class Recorder:
         # Calls and Play commands still unanswered when the run stopped: how long each had
         # waited (a server that stopped answering shows here, not in the latencies).
         self.unanswered_s: list[float] = []
+        # The slowest call (or Play command) answered, and its kind: one answered only after
+        # UNANSWERED_FAILS_S (a replica frozen a while, then back) fails the run as one never
+        # answered does.
+        self.slowest_answer: tuple[float, str] = (0.0, "")
         #: When the run stopped (perf_counter): an unanswered wait ends there, not when the
         #: tool got round to cancelling it (with 10,000 streams to close, seconds later).
         self.stopped_at: float | None = None
@@ -282,6 +286,12 @@ class Recorder:
         self.latencies[kind].append(seconds)
         self.window[kind].append(seconds)
 
+    def answered(self, kind: str, seconds: float) -> None:
+        """A call (or a Play command) answered after ``seconds``: timed, and the slowest kept."""
+        self.observe(kind, seconds)
+        if seconds > self.slowest_answer[0]:
+            self.slowest_answer = (seconds, kind)
+
     def error(self, kind: str, code: str) -> None:
         self.errors[(kind, code)] += 1
 
@@ -307,7 +317,7 @@ class Recorder:
                 self.error(kind, error.code().name)
             self.move_calls += move
             raise
-        self.observe(kind, time.perf_counter() - started)
+        self.answered(kind, time.perf_counter() - started)
         self.move_calls += move
         return result
 
@@ -1498,7 +1508,7 @@ class Load:
                             started = sent.pop(response.accepted.command_id, None)
                             if started is not None:
                                 recorder.move_calls += 1
-                                recorder.observe(
+                                recorder.answered(
                                     "Play command→accepted", time.perf_counter() - started
                                 )
                             recorder.moved()
@@ -2185,6 +2195,8 @@ class Load:
             "no_move_fails_after_s": max(QUIET_FAILS_S, QUIET_THINKS * self.config.think_ms / 1000),
             "unanswered_at_end": len(r.unanswered_s),
             "unanswered_oldest_s": round(max(r.unanswered_s), 3) if r.unanswered_s else None,
+            "slowest_answer_s": round(r.slowest_answer[0], 3),
+            "slowest_answer_of": r.slowest_answer[1],
             "calls_per_move": round(r.move_calls / r.moves, 4) if r.moves else None,
             "setup_calls_per_game": (
                 round(r.setup_calls / r.games_started, 3) if r.games_started else None
@@ -2419,6 +2431,9 @@ def failures(report: dict[str, Any]) -> list[str]:
     oldest = report["unanswered_oldest_s"]
     if oldest is not None and oldest > UNANSWERED_FAILS_S:
         failed.append(f"a call unanswered for {oldest} s at the end")
+    slowest = report.get("slowest_answer_s") or 0.0
+    if slowest > UNANSWERED_FAILS_S:
+        failed.append(f"a call answered only after {slowest} s ({report['slowest_answer_of']})")
     server = report.get("server") or {}
     if server.get("exit_status"):
         failed.append(f"the spawned server exited during the run ({server['exit_status']})")

@@ -1393,6 +1393,12 @@ def test_the_service_fails_the_run_when_work_was_lost_or_hung() -> None:
         f"a call unanswered for {late} s at the end"
     ]
     assert load.failures({**healthy, "unanswered_oldest_s": None}) == []
+    # Answered, but that late: a replica frozen a while (the operator's SIGSTOP of 12 s).
+    slow = {"slowest_answer_s": late, "slowest_answer_of": "Play command→accepted"}
+    assert load.failures({**healthy, **slow}) == [
+        f"a call answered only after {late} s (Play command→accepted)"
+    ]
+    assert load.failures({**healthy, "slowest_answer_s": 2.5, "slowest_answer_of": "x"}) == []
     stopped = {**healthy, "moves": 0, "games_abandoned": 4, "interrupted": "SIGINT"}
     assert load.failures(stopped) == []
     # Servers gone since the last move are named with their last error; a spawned one that
