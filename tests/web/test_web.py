@@ -472,6 +472,38 @@ def test_a_seat_gone_away_is_told_so_not_that_it_is_its_move(web_server: Served)
     assert any("Come back" in label for label in report["buttons"]), report
 
 
+def test_the_page_is_its_token_s_seat_whatever_the_link_says(web_server: Served) -> None:
+    """The seat is the token's, as the server's views say it: a link whose ``seat=`` names the
+    other seat (or that names none) shows the token's seat's hand as its own, calls that seat
+    "(you)" and no other, tells its moves as its own, and says what the link got wrong (it
+    believed the link: seat 1's hand shown as seat 0's, seat 0 "(you)", its own moves another's)."""
+    node, browser = _browser_tools()
+    report = _node_script(
+        node, "links.mjs", "--url", web_server.url, "--chromium", browser, "--case", "seat"
+    )["seat"]
+    for name in ("otherSeat", "noSeat"):
+        assert (report[name]["seat"], report[name]["you"]) == ("1", ["1"]), report
+    assert "the link says seat 0" in report["otherSeat"]["header"], report
+    assert "the link says" not in report["noSeat"]["header"], report
+    assert report["mine"] and all("Seat 1 (you)" in line for line in report["mine"]), report
+
+
+def test_the_turn_clock_is_the_server_s_whatever_the_browser_s_clock_says(
+    web_server: Served,
+) -> None:
+    """A deadline is on the server's clock: a browser 40 s slow or 40 s fast shows the time the
+    server has left, give or take the rounding of whole seconds (it showed 1:03 of a 30 s turn, and
+    0:00), also when the game's last event is seconds old as the page opens: not taken for the
+    present, which would show the whole turn left."""
+    node, browser = _browser_tools()
+    report = _node_script(
+        node, "links.mjs", "--url", web_server.url, "--chromium", browser, "--case", "skew"
+    )["skew"]
+    assert sorted(report) == ["-40000", "40000"], report
+    for seen in report.values():
+        assert -1 <= seen["shown"] - seen["left"] <= 3, report
+
+
 def test_a_stream_that_stalls_without_closing_is_noticed_and_catches_up(
     web_server: Served,
 ) -> None:
@@ -498,6 +530,17 @@ def test_the_event_log_says_whose_turn_timed_out_and_which_moves_were_forced() -
     lines = _node_script(node, "events.mjs")["lines"]
     assert "Seat 0 (you), forced: draws 7♠ from the stock" in lines
     assert not any("Dealer" in line for line in lines)
+
+
+def test_the_page_estimates_the_server_s_clock_from_what_it_receives() -> None:
+    """The server's clock as the page reads it (clients/web/src/servertime.ts, run in Node.js):
+    the reading that took least time to come counts, so that a stream's old events are not taken
+    for the present, an answer's Date header bounds it within a second and a fresh event within
+    its delay; the browser's own clock counts only before any reading."""
+    node, _ = _browser_tools()
+    report = _node_script(node, "servertime.mjs")
+    assert report["staleEvents"] == -60_000 and -1080 < report["dateHeader"] <= 0, report
+    assert report["freshEvent"] == -25, report
 
 
 def test_the_client_package_bundles_for_browsers_without_stand_ins() -> None:

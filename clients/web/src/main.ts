@@ -1,9 +1,11 @@
-// Croupier's reference web client. Without a seat in the URL it is the lobby: pick a game and a
-// preset, and the server's lobby (croupier serve --lobby) creates a game with bots at the other
-// seats and hands back one link per human seat, the seat token in the link's fragment (#…),
-// which browsers never send to a server. With a seat, it is the table: the seat's view, its legal
-// moves as buttons, the other seats' moves live over StreamEvents, the clocks, the settlements.
-import { createClient } from "@connectrpc/connect";
+// Croupier's reference web client. Without a seat's link (a game and a token in the fragment) it
+// is the lobby: pick a game and a preset, and the server's lobby (croupier serve --lobby) creates
+// a game with bots at the other seats and hands back one link per human seat, the seat token in
+// the link's fragment (#…), which browsers never send to a server. With a seat's link, it is the
+// table: the seat's view, its legal moves as buttons, the other seats' moves live over
+// StreamEvents, the clocks, the settlements. The seat is the token's, as the server's views say
+// it, whatever the link's `seat=`.
+import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import {
   asToken,
@@ -38,8 +40,10 @@ import {
   seatsPanel,
   settlementOf,
   tableOf,
+  viewerSeat,
   words,
 } from "./render.js";
+import { ServerClock } from "./servertime.js";
 
 const KINDS: Record<string, { kind: GameKind; title: string; seats: [number, number] }> = {
   hoola: { kind: GameKind.HOOLA, title: "Korean Hoola", seats: [2, 5] },
@@ -61,13 +65,26 @@ const DEAD_LINK_TEXT =
 /** How long a refused move's notice stays up, unless the player moves again or the game ends. */
 const NOTICE_MS = 10_000;
 const CLOCK_TICK_MS = 500;
+/** The seat of a token that has none (a spectator's view): seatName calls no seat "you". */
+const SPECTATOR = -1;
 const MS_PER_SECOND = 1000;
+
+/** The server's clock, which the turn clocks count down against (servertime.ts: the browser's
+ * own may be off by any amount): read off the events' recorded_at_ms and the answers' Date. */
+const serverClock = new ServerClock();
+
+/** Every answer's HTTP Date header, a reading of the server's clock (a stream's, as it opens). */
+const dated: Interceptor = (next) => async (request) => {
+  const response = await next(request);
+  serverClock.observeDate(response.header.get("date"));
+  return response;
+};
 
 const transport = createConnectTransport({
   baseUrl: location.origin,
   useBinaryFormat: true,
   // Errors decoded (CroupierError); each seat's token sent as `authorization: Bearer`.
-  interceptors: [decodeErrors, bearer()],
+  interceptors: [decodeErrors, bearer(), dated],
 });
 const anonymous: GameClient = createClient(GameService, transport);
 const main = document.getElementById("app") as HTMLElement;
@@ -254,7 +271,14 @@ class Table {
   private refreshing: ReturnType<typeof setTimeout> | undefined;
   private noticeShown: ReturnType<typeof setTimeout> | undefined;
   private reads = 0;
-  private readonly narrator: EventNarrator;
+  /** The seat the token is for, as the server says it (its views' `seat`; SPECTATOR for a token
+   * with none): unknown (undefined) until the first view. Never the link's `seat=`, which is only
+   * what whoever made the link wrote. */
+  private seat: number | undefined;
+  /** The events so far, kept to be told again once the seat is known (the stream sends them
+   * before its first state), and told as they come afterwards. */
+  private readonly events: GameEvent[] = [];
+  private narrator: EventNarrator | undefined;
   private readonly parts = {
     status: h("p", "status"),
     // A refused move, said apart from the status, which every new state rewrites.
@@ -266,23 +290,35 @@ class Table {
     settlement: h("section", "last-settlement"),
     final: h("section", "final"),
     events: h("ol", "events"),
+    // "you are seat 1 · ", once the server said so.
+    whoami: h("span", "whoami"),
+    others: h("div", "other-seats"),
     // The table and the log beside it: left out for a link that never showed a game.
     columns: h("div", "columns"),
   };
 
+  /** `linkSeat`: the seat the link names, if any; the page goes by the token's (`seat`). */
   constructor(
     private readonly gameId: string,
-    private readonly seat: number,
+    private readonly linkSeat: number | undefined,
     token: string,
     private readonly kind: string,
   ) {
     this.client = asToken(anonymous, token);
-    this.narrator = new EventNarrator(seat);
+  }
+
+  private get title(): string {
+    return KINDS[this.kind]?.title ?? "Croupier";
+  }
+
+  /** This page's seat for seatName and the like: SPECTATOR while it is not known. */
+  private get mine(): number {
+    return this.seat ?? SPECTATOR;
   }
 
   start(): void {
-    const title = KINDS[this.kind]?.title ?? "Croupier";
-    document.title = `${title} · seat ${this.seat}`;
+    const title = this.title;
+    document.title = title;
     const p = this.parts;
     p.events.setAttribute("aria-live", "polite");
     p.notice.setAttribute("role", "alert");
@@ -291,7 +327,7 @@ class Table {
         "header",
         "",
         h("h1", "", title),
-        h("p", "game-id", `Game ${this.gameId} · you are seat ${this.seat} · `, this.newGame()),
+        h("p", "game-id", `Game ${this.gameId} · `, p.whoami, this.newGame()),
       ),
       p.status,
       p.notice,
@@ -311,7 +347,7 @@ class Table {
         p.settlement,
         p.final,
       ),
-      h("aside", "log", h("h2", "", "What happens"), p.events, this.otherSeats()),
+      h("aside", "log", h("h2", "", "What happens"), p.events, p.others),
     );
     // The stream's first message is every event so far with the seat's state after them: the
     // page reads nothing else as it opens.
@@ -363,6 +399,7 @@ class Table {
           ),
       })) {
         if (message.case === "event") {
+          serverClock.observe(message.value.recordedAtMs);
           this.logEvent(message.value);
         } else {
           this.reads++; // any read in flight is older than this state
@@ -411,11 +448,17 @@ class Table {
     else this.parts.columns.replaceChildren(offer);
   }
 
+  /** An event for the log: told now if the seat is known, else once it is (learnSeat). */
+  private logEvent(event: GameEvent): void {
+    this.events.push(event);
+    if (this.narrator) this.tell(this.narrator, event);
+  }
+
   /** One line of the log, newest first; `data-seat` is the seat whose command made the event
    * (for the tests), the line's words say whom it is about. */
-  private logEvent(event: GameEvent): void {
-    const line = this.narrator.describe(event);
-    const classes = [line.about === this.seat ? "mine" : "", line.forced ? "forced" : ""];
+  private tell(narrator: EventNarrator, event: GameEvent): void {
+    const line = narrator.describe(event);
+    const classes = [line.about === this.mine ? "mine" : "", line.forced ? "forced" : ""];
     const item = h(
       "li",
       classes.filter(Boolean).join(" "),
@@ -426,6 +469,31 @@ class Table {
     item.dataset.version = String(event.version);
     if (event.seat !== undefined) item.dataset.seat = String(event.seat);
     this.parts.events.prepend(item);
+  }
+
+  /** The seat a view is for, which is the token's: the server's word, whatever the link says.
+   * The first view tells it (and the events so far, held until then, are told); it never changes
+   * after, the token being the same. */
+  private learnSeat(view: View): void {
+    const seat = viewerSeat(view) ?? SPECTATOR;
+    if (seat === this.seat) return;
+    this.seat = seat;
+    const p = this.parts;
+    document.title = `${this.title} · ${seat === SPECTATOR ? "watching" : `seat ${seat}`}`;
+    main.dataset.seat = String(seat); // for the tests
+    const linked = this.linkSeat;
+    p.whoami.replaceChildren(
+      seat === SPECTATOR ? "you are watching" : `you are seat ${seat}`,
+      ...(linked !== undefined && linked !== seat
+        ? [" ", h("small", "link-seat", `(the link says seat ${linked}: its token says otherwise)`)]
+        : []),
+      " · ",
+    );
+    p.others.replaceChildren(this.otherSeats());
+    const narrator = new EventNarrator(seat);
+    this.narrator = narrator;
+    p.events.replaceChildren();
+    for (const event of this.events) this.tell(narrator, event);
   }
 
   private soon(): void {
@@ -484,6 +552,7 @@ class Table {
     main.dataset.version = String(version); // for the tests: what the page shows is as of this
     const p = this.parts;
     if (!view) return;
+    this.learnSeat(view);
     // Finished first: the moves, the status and the final settlement all read it.
     const ended = finished && !this.finished;
     this.finished = finished;
@@ -494,7 +563,7 @@ class Table {
     this.drawMoves();
     const last = lastSettlement(view);
     p.settlement.replaceChildren(
-      ...(last ? [settlementOf(`Round ${last.round || ""}`.trim(), last, this.seat)] : []),
+      ...(last ? [settlementOf(`Round ${last.round || ""}`.trim(), last, this.mine)] : []),
     );
     if (ended) {
       this.clearNotice(); // no move can be played any more: a refusal is moot
@@ -510,12 +579,16 @@ class Table {
     if (!toAct.length) return "Waiting…";
     // The seats the game waits on (`turn`); the others may act, out of turn, but need not.
     const waited = toAct.filter((t) => t.turn);
-    return `Waiting for ${(waited.length ? waited : toAct).map((t) => seatName(t.seat, this.seat)).join(", ")}…`;
+    return `Waiting for ${(waited.length ? waited : toAct).map((t) => seatName(t.seat, this.mine)).join(", ")}…`;
   }
 
+  /** The seats with their clocks, every CLOCK_TICK_MS: counted down against the server's time
+   * (the deadlines are on its clock), not the browser's (servertime.ts). */
   private drawSeats(): void {
     if (this.view)
-      this.parts.seats.replaceChildren(seatsPanel(this.view, this.toAct, this.seat, Date.now()));
+      this.parts.seats.replaceChildren(
+        seatsPanel(this.view, this.toAct, this.mine, serverClock.now()),
+      );
   }
 
   private drawMoves(): void {
@@ -554,6 +627,7 @@ class Table {
         include: { view: true, legalMoves: true, toAct: true },
       });
       this.reads++; // any read in flight is older than this answer
+      for (const event of answer.events) serverClock.observe(event.recordedAtMs);
       // For the tests: the first event of this move, which the other tabs must show live.
       main.dataset.played = String(answer.events[0]?.version ?? "");
       this.busy = false;
@@ -595,7 +669,7 @@ class Table {
     timeline.target = "_blank";
     this.parts.final.replaceChildren(
       h("h2", "", "Game over"),
-      ...(final ? [settlementOf("Final settlement", final, this.seat)] : []),
+      ...(final ? [settlementOf("Final settlement", final, this.mine)] : []),
       h("p", "", timeline),
       h("p", "", this.newGame()),
     );
@@ -610,7 +684,10 @@ function route(): void {
   const gameId = params.get("game");
   const token = params.get("token");
   if (gameId && token) {
-    new Table(gameId, Number(params.get("seat") ?? 0), token, params.get("kind") ?? "").start();
+    // The link's seat, if any, is only compared with the token's, which the server tells.
+    const seat = params.get("seat");
+    const linkSeat = seat !== null && /^\d+$/.test(seat) ? Number(seat) : undefined;
+    new Table(gameId, linkSeat, token, params.get("kind") ?? "").start();
   } else {
     void lobby();
   }

@@ -56,6 +56,12 @@ function discardPile(top: { code: string } | undefined, count: number): HTMLElem
   );
 }
 
+/** The seat a view is for: the caller's token's, as the server says (every game's view has it);
+ * undefined for a spectator's. */
+export function viewerSeat(view: View): number | undefined {
+  return view.game.case ? view.game.value.seat : undefined;
+}
+
 /** What a seat holds in its hand, for the caller. */
 export function handOf(view: View): HTMLElement {
   switch (view.game.case) {

@@ -4,13 +4,16 @@
 // once, not every second; a stream that breaks on the way (the network) must be tried again, less
 // and less often, and pick up when the network is back; a stream that stalls without closing (a
 // proxy that stops forwarding and keeps the socket open) must be noticed by its silence (no
-// heartbeat) and reopened, and catch up with a move made meanwhile. Prints one JSON line of what it
+// heartbeat) and reopened, and catch up with a move made meanwhile. A link whose `seat=` is not its
+// token's seat (or that has none) must be the token's seat, as the server says; a browser whose
+// clock is off must count the turn down on the server's time. Prints one JSON line of what it
 // saw; exits 1 on any failure. Run by tests/web/test_web.py (pytest), which starts the server:
 //
-//   node test/links.mjs --url http://127.0.0.1:8080 [--case links|stall]
+//   node test/links.mjs --url http://127.0.0.1:8080 [--case links|stall|away|seat|skew]
 //
 // `--case links`: the refused links and the broken network; `--case stall`: the stalled
-// connection; both without `--case`.
+// connection; `--case away`: a seat gone away; `--case seat`: the seat a link names or not;
+// `--case skew`: the turn clock in browsers 40 s slow and 40 s fast; all without `--case`.
 import { randomUUID } from "node:crypto";
 import { connect, createServer } from "node:net";
 import { parseArgs } from "node:util";
@@ -42,6 +45,17 @@ const STALL_HEARTBEAT_S = 2;
 /** How long the page is watched in a quiet game before the stall: longer than its watchdog's
  * 5 s, so that only the heartbeats can keep its first stream open all along. */
 const QUIET_MS = 7000;
+
+/** How far off the browsers' clocks are in `--case skew`, and how old the game's events are when
+ * its pages open: older than the turn clock's tolerance, so that a page taking its last event's
+ * time for the server's now would be seen. */
+const SKEWS_MS = [-40_000, 40_000];
+const EVENTS_AGE_MS = 5000;
+/** How much more time than the server's the turn clock may show: it shows whole seconds, rounded
+ * up, redrawn every half second, and until a fresh event the page reads the server's clock off
+ * HTTP Date headers, rounded down to the second. Less, it must not show (but for this script's own
+ * delay in reading it). */
+const CLOCK_SLACK_S = 3;
 
 /** A lobby game of Gin with `humans` people (a bot at the other seat, if one): its id and the
  * people's tokens, by seat. */
@@ -294,6 +308,132 @@ async function awaySeat(context, errors) {
   throw new Error(`no tab said "${AWAY}…" within ${STEP_MS} ms`);
 }
 
+/** A page's turn clock for the seat to act: its seconds left ("to act: 0:26 left"). */
+async function secondsLeft(page) {
+  const text = (await page.textContent("tr.acting td.clock")) ?? "";
+  const left = /(\d+):(\d\d) left/.exec(text);
+  if (!left) throw new Error(`no time left in the seats' panel: "${text}"`);
+  return Number(left[1]) * 60 + Number(left[2]);
+}
+
+/**
+ * The turn clock in browsers whose clocks are 40 s slow and 40 s fast (Date.now() shifted): the
+ * deadline (SeatToAct.deadline_ms) is on the server's clock, and the time left each shows must be
+ * the server's, give or take CLOCK_SLACK_S (it showed 1:03 of a 30 s turn, and 0:00). The pages open
+ * EVENTS_AGE_MS after the game's last event, so that its time is not the present.
+ */
+async function skewedClocks(context, errors) {
+  const { gameId, tokens } = await lobbyGame(2, { gin: { turnTimeMs: 30_000 } });
+  await new Promise((resolve) => setTimeout(resolve, EVENTS_AGE_MS));
+  const pages = await Promise.all(
+    SKEWS_MS.map(async (skew, seat) => {
+      const page = await context.newPage();
+      page.on("pageerror", (error) => errors.push(`skew ${skew}: ${error.message}`));
+      await page.addInitScript((ms) => {
+        const real = Date.now;
+        Date.now = () => real() + ms;
+      }, skew);
+      await page.goto(seatLink(gameId, tokens[seat], { seat }));
+      await page.waitForSelector("tr.acting td.clock", { timeout: STEP_MS });
+      await page.waitForFunction(
+        () => / left/.test(document.querySelector("tr.acting td.clock")?.textContent ?? ""),
+        undefined,
+        { timeout: STEP_MS },
+      );
+      return page;
+    }),
+  );
+  const { toAct } = await call("GetView", tokens[0], { gameId });
+  const deadline = Number(toAct.find((t) => Number(t.deadlineMs ?? 0))?.deadlineMs ?? 0);
+  if (!deadline) throw new Error(`no seat on the clock: ${JSON.stringify(toAct)}`);
+  const report = {};
+  for (const [i, page] of pages.entries()) {
+    const left = (deadline - Date.now()) / 1000; // this machine's clock is the server's
+    const shown = await secondsLeft(page);
+    report[SKEWS_MS[i]] = { shown, left };
+    if (shown - left > CLOCK_SLACK_S || shown - left < -1)
+      throw new Error(
+        `a browser ${SKEWS_MS[i] / 1000} s off shows ${shown} s left, not ${left.toFixed(1)}`,
+      );
+    await page.close();
+  }
+  return report;
+}
+
+/**
+ * A link whose `seat=` names the other seat, and one with none: the page is its token's seat, as
+ * the server says (it showed the token's hand as the link's seat's, called the link's seat
+ * "(you)", and the player's own moves another seat's), and says what the link got wrong.
+ */
+async function linkSeats(context, errors) {
+  const { gameId, tokens } = await lobbyGame(2);
+  const mine = 1;
+  const seen = (page) =>
+    page.$eval("#app", (app) => ({
+      seat: app.dataset.seat,
+      header: app.querySelector("p.game-id")?.textContent ?? "",
+      you: [...app.querySelectorAll("tr[data-seat]")]
+        .filter((row) => row.textContent?.includes("(you)"))
+        .map((row) => row.dataset.seat),
+      hand: [...app.querySelectorAll("section.hand [data-code]")].map((tile) => tile.dataset.code),
+      text: app.textContent ?? "",
+    }));
+  const { view } = await call("GetView", tokens[mine], { gameId });
+  const hand = view.gin.hand.map((card) => card.code);
+  const report = {};
+  for (const [name, seat] of [
+    ["otherSeat", 1 - mine],
+    ["noSeat", undefined],
+  ]) {
+    const link = new URL(seatLink(gameId, tokens[mine]));
+    const fragment = new URLSearchParams(link.hash.slice(1));
+    if (seat === undefined) fragment.delete("seat");
+    else fragment.set("seat", String(seat));
+    link.hash = String(fragment);
+    const { page, opened } = await open(context, link.href, errors);
+    await opened;
+    await page.waitForSelector("section.hand .cards", { timeout: STEP_MS });
+    const shown = await seen(page);
+    report[name] = { ...shown, text: undefined };
+    if (shown.seat !== String(mine) || !shown.header.includes(`you are seat ${mine}`))
+      throw new Error(`${name}: the page is not seat ${mine}: ${JSON.stringify(shown)}`);
+    if (JSON.stringify(shown.you) !== JSON.stringify([String(mine)]))
+      throw new Error(`${name}: "(you)" is seats ${JSON.stringify(shown.you)}`);
+    if (JSON.stringify(shown.hand) !== JSON.stringify(hand))
+      throw new Error(`${name}: the hand shown is ${shown.hand}, not the seat's ${hand}`);
+    if (shown.text.includes(`Seat ${1 - mine} (you)`))
+      throw new Error(`${name}: seat ${1 - mine} is called "(you)"`);
+    if ((seat !== undefined) !== shown.header.includes(`the link says seat ${seat}`))
+      throw new Error(`${name}: the header says "${shown.header}"`);
+    report[name].page = page;
+  }
+  // The seat's own move, in the log as its own: the other seat passes the upcard if it has the
+  // move, then the page plays its first.
+  const page = report.otherSeat.page;
+  if (!(await page.$("button.move"))) {
+    const legal = await call("ListLegalMoves", tokens[1 - mine], { gameId });
+    const move = legal.moves.find((m) => /^Pass/.test(m.label)) ?? legal.moves[0];
+    await call("SubmitCommand", tokens[1 - mine], {
+      gameId,
+      commandId: randomUUID(),
+      expectedVersion: legal.version,
+      command: move.command,
+    });
+  }
+  await page.click("button.move", { timeout: STEP_MS });
+  await page.waitForSelector("ol.events li.mine", { timeout: STEP_MS });
+  report.mine = await page.$$eval("ol.events li.mine", (items) =>
+    items.map((item) => item.textContent ?? ""),
+  );
+  if (!report.mine.every((line) => line.includes(`Seat ${mine} (you)`)))
+    throw new Error(`the seat's own moves read ${JSON.stringify(report.mine)}`);
+  for (const name of ["otherSeat", "noSeat"]) {
+    await report[name].page.close();
+    delete report[name].page;
+  }
+  return report;
+}
+
 /** The links the server refuses, and the broken network. */
 async function linkCases(context, errors, report) {
   const mine = await lobbyGame();
@@ -314,9 +454,10 @@ async function linkCases(context, errors, report) {
 }
 
 async function main() {
-  const cases = args.case ? [args.case] : ["links", "stall", "away"];
-  if (!cases.every((name) => ["links", "stall", "away"].includes(name)))
-    throw new Error(`--case is links, stall or away, not ${args.case}`);
+  const all = ["links", "stall", "away", "seat", "skew"];
+  const cases = args.case ? [args.case] : all;
+  if (!cases.every((name) => all.includes(name)))
+    throw new Error(`--case is one of ${all.join(", ")}, not ${args.case}`);
   const { context, close } = await launch(args.chromium);
   const errors = [];
   const report = {};
@@ -324,6 +465,8 @@ async function main() {
     if (cases.includes("links")) await linkCases(context, errors, report);
     if (cases.includes("stall")) report.stall = await stalledNetwork(context, errors);
     if (cases.includes("away")) report.away = await awaySeat(context, errors);
+    if (cases.includes("seat")) report.seat = await linkSeats(context, errors);
+    if (cases.includes("skew")) report.skew = await skewedClocks(context, errors);
     if (errors.length) throw new Error(`the page reported errors:\n${errors.join("\n")}`);
   } finally {
     await close();
