@@ -541,6 +541,9 @@ class AsyncLog:
             self._writes, Rank.CLOCK, lambda store: store.claim_due, now_ms, lease_ms, limit
         )
 
+    async def hand_back(self, game_id: str, until_ms: int) -> None:
+        await self._call(self._writes, Rank.CLOCK, lambda store: store.hand_back, game_id, until_ms)
+
     async def next_due(self) -> int | None:
         # A scan of every game on a clock (every replica's), every few tens of ms: on a thread.
         return await self._on_thread(self._reads, Rank.CLOCK, lambda store: store.next_due)

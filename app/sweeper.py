@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from croupier.app.errors import RetryLater, log_failure
+from croupier.app.errors import NewerRelease, RetryLater, log_failure
+from croupier.app.throttle import Throttle
 
 if TYPE_CHECKING:
     from croupier.app.core import Croupier
@@ -48,6 +49,13 @@ if TYPE_CHECKING:
 log = structlog.get_logger("croupier.sweeper")
 
 
+#: How long a game a newer release recorded stays claimed once this process finds it so (ms):
+#: long enough that this process does not claim it again and again meanwhile, short enough that
+#: a newer replica records its time-out well within outage_grace_ms (with the whole lease, 5 s,
+#: it recorded a TurnRestarted for an outage there never was).
+HAND_BACK_MS = 250
+#: How often at most the sweeper says it leaves such games to the newer replicas (seconds).
+NEWER_SAID_EVERY_S = 60.0
 #: The shortest wait between two looks at the database.
 MIN_WAIT_MS = 2
 #: How long stopping waits for the ticks under way.
@@ -78,6 +86,8 @@ class Sweeper:
     def __init__(self, core: Croupier, settings: SweepSettings | None = None) -> None:
         self.core = core
         self.settings = settings or SweepSettings()
+        # Games of a newer release met by this sweeper: said at most every NEWER_SAID_EVERY_S.
+        self._newer_said = Throttle(NEWER_SAID_EVERY_S)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         # The deadlines this process recorded, soonest first, with their games.
@@ -115,8 +125,25 @@ class Sweeper:
 
     async def _tick(self, game_id: str) -> None:
         # One broken game must not stop the others' clocks; the core logs a tick's failure.
-        with contextlib.suppress(Exception):
+        try:
             await self.core.tick(game_id)
+        except NewerRelease as refused:
+            await self._leave_to_newer(game_id, refused)
+        except Exception:  # logged by the core (Croupier._forget_tick)
+            pass
+
+    async def _leave_to_newer(self, game_id: str, refused: NewerRelease) -> None:
+        """A game a newer release recorded (a rolling upgrade): this release does not play on it,
+        so its claim is given back after a moment, for a newer replica's sweeper to take."""
+        with contextlib.suppress(Exception):  # else the claim lapses, as a crashed sweeper's
+            await self.core.log.hand_back(game_id, self.core.clock() + HAND_BACK_MS)
+        if (said := self._newer_said.due()) is not None:
+            log.warning(
+                "a game a newer release recorded is left to the newer replicas' clocks",
+                game_id=game_id,
+                reason=refused.reason,
+                more_since_last=said.unsaid,
+            )
 
     async def _claim(self, now: int, limit: int) -> int:
         """Claim up to ``limit`` games due by ``now`` and start ticking them (the claims'

@@ -241,6 +241,11 @@ class EventStore(ABC):
         claimed for ``lease_ms``: of several replicas sweeping at once, one gets each game."""
 
     @abstractmethod
+    def hand_back(self, game_id: str, until_ms: int) -> None:
+        """A game this process claimed (:meth:`claim_due`) and will not tick: its claim lasts only
+        until ``until_ms``, after which any replica may claim it."""
+
+    @abstractmethod
     def next_due(self) -> int | None:
         """When :meth:`claim_due` will next have a game to give: the earliest next deadline of
         any game (a claimed one's once its lease lapses), or ``None``."""

@@ -39,7 +39,7 @@ import structlog
 from hypercorn.asyncio.tcp_server import TCPServer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from croupier.service.logs import Throttle
+from croupier.app.throttle import Throttle
 
 #: How long a request's body may send nothing before the request is answered 408 and its
 #: connection closed (seconds, between two reads of the body, not for the whole body). A slow

@@ -205,9 +205,15 @@ class Lobby:
         self._games.clear()
 
     async def _wait_past(self, caller: Caller, game_id: str, version: int) -> None:
-        """Until the game moves past ``version`` (or ends)."""
-        async for _ in self.core.subscribe(caller, game_id, version):
-            return
+        """Until the game moves past ``version`` (or ends). The stream is closed on the way out, so
+        that its place among its token's live streams is given back at once, not when the
+        collector finds it."""
+        stream = self.core.subscribe(caller, game_id, version)
+        try:
+            async for _ in stream:
+                return
+        finally:
+            await stream.aclose()
 
     async def _watch(self, game: _Game) -> None:
         """Keep the game in the lobby while it is played; drop it when it ends or idles."""

@@ -26,9 +26,19 @@ def _python_pins() -> dict[str, str]:
     return pins
 
 
+def _package() -> dict[str, dict[str, str]]:
+    package: dict[str, dict[str, str]] = json.loads((CLIENT / "package.json").read_text())
+    return package
+
+
 def _npm_pins() -> dict[str, str]:
-    package = json.loads((CLIENT / "package.json").read_text())
+    package = _package()
     return {**package.get("dependencies", {}), **package.get("devDependencies", {})}
+
+
+#: An exact version, and a caret range from one.
+EXACT = r"\d+\.\d+\.\d+"
+CARET = rf"\^{EXACT}"
 
 
 def test_the_client_and_the_service_pin_one_buf() -> None:
@@ -36,12 +46,22 @@ def test_the_client_and_the_service_pin_one_buf() -> None:
 
 
 def test_every_client_tool_is_pinned_exactly() -> None:
-    """An exact version, as the lockfile has it: a range would let `npm install` move it."""
-    loose = {name: v for name, v in _npm_pins().items() if not re.fullmatch(r"\d+\.\d+\.\d+", v)}
-    assert not loose
+    """The tools that build and test the client (devDependencies): an exact version, as the
+    lockfile has it; a range would let `npm install` move them. Its runtime packages, which a
+    studio's page shares with it (@bufbuild/protobuf's descriptors, connect's types), are caret
+    ranges from the version the lockfile pins and the client is tested with: an exact pin made
+    npm nest a second copy under the client in a studio's project, and strict tsc then refused
+    createClient(GameService, …) (the web review). The lockfile pins both."""
+    package = _package()
+    tools = package.get("devDependencies", {})
+    assert tools and not {name: v for name, v in tools.items() if not re.fullmatch(EXACT, v)}
+    shared = package.get("dependencies", {})
+    assert shared and not {name: v for name, v in shared.items() if not re.fullmatch(CARET, v)}
 
 
 def test_the_lockfile_agrees_with_the_pins() -> None:
+    """The lockfile holds each package at its pin: the exact version, or a caret range's own."""
     lock = json.loads((CLIENT / "package-lock.json").read_text())
     for name, version in _npm_pins().items():
-        assert lock["packages"][f"node_modules/{name}"]["version"] == version, name
+        locked = lock["packages"][f"node_modules/{name}"]["version"]
+        assert locked == version.removeprefix("^"), name

@@ -13,11 +13,14 @@ import time
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from croupier.app.core import Caller, Croupier
 from croupier.app.errors import GAME_FROM_NEWER_RELEASE, NewerRelease
+from croupier.app.sweeper import HAND_BACK_MS, Sweeper
 from croupier.app.tokens import KeyRing, SeatIdentity, StudioIdentity, TokenSigner
 from croupier.contract.bindings import from_newer_release
+from croupier.log import EventStore
 from croupier.replays.format import load
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, gin_pb2, service_pb2
@@ -73,41 +76,105 @@ def test_a_rule_option_an_event_kind_or_a_field_of_a_newer_release_is_found() ->
     assert not from_newer_release(_gin_started(), whole=True)
 
 
+#: The turn time of the games on a clock here (ms).
+TURN_MS = 10_000
+
+
+async def _newer_game(store: EventStore, path: Path, now: list[int]) -> str:
+    """A Gin game on a turn clock, as a newer release would have recorded it: the first event's
+    rules with an option this release does not know."""
+    core = Croupier(store, TokenSigner(SECRET), studio_keys=STUDIO_KEYS, clock=lambda: now[0])
+    await core.start(sweep=False)
+    studio = Caller(studio=StudioIdentity(STUDIO_KEYS.kid, int(time.time()) + 3600))
+    clocked = service_pb2.Rules(gin=gin_pb2.GinRules(turn_time_ms=TURN_MS))
+    created = await core.create_game(
+        studio, common_pb2.GAME_KIND_GIN, "standard", 2, clocked, [], []
+    )
+    seat = Caller(SeatIdentity(created.game_id, 0))
+    assert (await core.view(seat, created.game_id)).version == created.version
+    await core.close()
+    with sqlite3.connect(path) as db:
+        (payload,) = db.execute(
+            "SELECT payload FROM events WHERE game_id = ? AND version = 1", (created.game_id,)
+        ).fetchone()
+        body = service_pb2.EventBody.FromString(payload)
+        body.gin.match_started.rules.MergeFromString(_with_new_field(b""))
+        db.execute(
+            "UPDATE events SET payload = ? WHERE game_id = ? AND version = 1",
+            (body.SerializeToString(), created.game_id),
+        )
+    return created.game_id
+
+
 def test_a_replica_does_not_serve_or_tick_a_game_a_newer_release_made(tmp_path: Path) -> None:
     path = tmp_path / "games.sqlite3"
     store = open_store(f"sqlite:///{path}")
 
     async def scenario() -> None:
-        core = Croupier(store, TokenSigner(SECRET), studio_keys=STUDIO_KEYS)
-        await core.start(sweep=False)
-        studio = Caller(studio=StudioIdentity(STUDIO_KEYS.kid, int(time.time()) + 3600))
-        created = await core.create_game(
-            studio, common_pb2.GAME_KIND_GIN, "standard", 2, None, [], []
-        )
-        seat = Caller(SeatIdentity(created.game_id, 0))
-        assert (await core.view(seat, created.game_id)).version == created.version
-        # What a newer release would have recorded: the first event's rules with an option
-        # this release does not know.
-        with sqlite3.connect(path) as db:
-            (payload,) = db.execute(
-                "SELECT payload FROM events WHERE game_id = ? AND version = 1", (created.game_id,)
-            ).fetchone()
-            body = service_pb2.EventBody.FromString(payload)
-            body.gin.match_started.rules.MergeFromString(_with_new_field(b""))
-            db.execute(
-                "UPDATE events SET payload = ? WHERE game_id = ? AND version = 1",
-                (body.SerializeToString(), created.game_id),
-            )
+        now = [int(time.time() * 1000)]
+        game_id = await _newer_game(store, path, now)
+        created = store.game(game_id)
+        seat = Caller(SeatIdentity(game_id, 0))
         fresh = Croupier(store, TokenSigner(SECRET), studio_keys=STUDIO_KEYS, use_snapshots=False)
         await fresh.start(sweep=False)
         with pytest.raises(NewerRelease) as refused:
-            await fresh.view(seat, created.game_id)
+            await fresh.view(seat, game_id)
         assert refused.value.reason == GAME_FROM_NEWER_RELEASE
         assert refused.value.retry_after_ms > 0
         # Nor does its clock play the game on: the tick refuses it, recording nothing.
         with pytest.raises(NewerRelease):
-            await fresh.tick(created.game_id)
-        assert store.game(created.game_id).version == created.version
+            await fresh.tick(game_id)
+        assert store.game(game_id).version == created.version
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        store.close()
+
+
+def test_a_tick_refused_as_a_newer_release_is_a_warning_not_a_bug() -> None:
+    """An old replica's sweeper meets such games through a whole rolling upgrade: each failed
+    tick was logged as an error with a traceback (what log_failure keeps for bugs)."""
+    from structlog.testing import capture_logs
+
+    from croupier.app.core import log
+    from croupier.app.errors import log_failure
+
+    with capture_logs() as logs:
+        log_failure(log, "tick failed", NewerRelease("g", 1000), game_id="g")
+    (line,) = logs
+    assert line["log_level"] == "warning" and "exc_info" not in line
+    assert line["reason"] == GAME_FROM_NEWER_RELEASE
+
+
+def test_a_sweeper_gives_a_newer_release_s_game_back_to_the_newer_replicas(tmp_path: Path) -> None:
+    """An old replica's sweeper claims the due game, finds it a newer release's and gives its
+    claim back after a moment (HAND_BACK_MS), so that a newer replica records its time-out in
+    time: it held the whole lease (5 s), and the newer replica then recorded a TurnRestarted, as
+    after an outage. Said once a while, not at every claim."""
+    path = tmp_path / "games.sqlite3"
+    store = open_store(f"sqlite:///{path}")
+
+    async def scenario() -> None:
+        now = [int(time.time() * 1000)]
+        game_id = await _newer_game(store, path, now)
+        old = Croupier(store, TokenSigner(SECRET), studio_keys=STUDIO_KEYS, clock=lambda: now[0])
+        await old.start(sweep=False)
+        sweeper = Sweeper(old)
+        with capture_logs() as logged:
+            for _ in range(2):
+                now[0] += TURN_MS + 1
+                assert await sweeper.sweep() == 1  # claimed, then given back
+                (lease,) = (
+                    sqlite3.connect(path)
+                    .execute("SELECT sweep_lease_ms FROM games WHERE game_id = ?", (game_id,))
+                    .fetchone()
+                )
+                assert lease == now[0] + HAND_BACK_MS  # not the whole lease
+        said = [line for line in logged if "newer release" in line["event"]]
+        assert [line["log_level"] for line in said] == ["warning"]  # once, and no traceback
+        assert not [line for line in logged if line["log_level"] == "error"]
+        await old.close()
 
     try:
         asyncio.run(scenario())

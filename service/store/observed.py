@@ -39,7 +39,9 @@ GAME_ID_ATTRIBUTE = "croupier.game_id"
 #: Calls traced even outside an RPC (a span of their own): the writes, such as the sweeper's
 #: time-outs. The sweeper's polls (next_due, every few tens of milliseconds) are not, or they
 #: would drown the traces.
-WRITES = frozenset({"create_game", "append", "record_rejection", "save_snapshot", "claim_due"})
+WRITES = frozenset(
+    {"create_game", "append", "record_rejection", "save_snapshot", "claim_due", "hand_back"}
+)
 
 
 def _system(url: str) -> str:
@@ -200,6 +202,9 @@ class ObservedStore(EventStore):
 
     def claim_due(self, now_ms: int, lease_ms: int, limit: int) -> list[str]:
         return self._call("claim_due", None, self.inner.claim_due, now_ms, lease_ms, limit)
+
+    def hand_back(self, game_id: str, until_ms: int) -> None:
+        return self._call("hand_back", game_id, self.inner.hand_back, game_id, until_ms)
 
     def next_due(self) -> int | None:
         return self._call("next_due", None, self.inner.next_due)

@@ -19,6 +19,7 @@ import psycopg.errors
 import structlog
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from croupier.app.throttle import Said, Throttle
 from croupier.log import (
     GENESIS_HASH,
     CommandResult,
@@ -31,7 +32,6 @@ from croupier.log import (
     VersionConflict,
 )
 from croupier.log.store import AppendListener, LoopAppender, LoopListener
-from croupier.service.logs import Said, Throttle
 from croupier.service.store import CONNECT_TIMEOUT_S
 from croupier.service.store.sql import (
     COMMAND_INSERT,
@@ -414,6 +414,8 @@ class PostgresEventStore(SqlEventStore):
                     outcome = row[0] if row else None
             except psycopg.errors.LockNotAvailable as error:
                 raise self._not_had(game_id) from error  # one statement: nothing written
+            except GameLocked:
+                raise  # refused at once (_waiting_on): another call waits for the game's row
             except StoreUnavailable as error:
                 if isinstance(error.__cause__, PoolTimeout):
                     raise  # no connection to be had: the database is down, or every one in use

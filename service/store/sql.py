@@ -543,6 +543,14 @@ class SqlEventStore(EventStore):
             ).fetchall()
         return [row[0] for row in rows]
 
+    def hand_back(self, game_id: str, until_ms: int) -> None:
+        with self._transaction(write=True) as cur:
+            self._run(
+                cur,
+                "UPDATE games SET sweep_lease_ms = ? WHERE game_id = ? AND sweep_lease_ms > ?",
+                (until_ms, game_id, until_ms),
+            )
+
     def next_due(self) -> int | None:
         with self._transaction(write=False) as cur:
             row = self._run(

@@ -1,12 +1,12 @@
-"""The one way a repeated fault is said at most once a while (service/logs.Throttle), which the
-HTTP listener's refusals, asyncio's accept failures and PostgreSQL's held games share."""
+"""The one way a repeated fault is said at most once a while (app/throttle.Throttle), which the
+HTTP listener's refusals, asyncio's accept failures, PostgreSQL's held games and the sweeper share."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from croupier.service.logs import Throttle
+from croupier.app.throttle import Throttle
 
 EVERY_S = 10.0
 

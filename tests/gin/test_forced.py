@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from croupier.engine.cards import Card, rank, standard_deck
@@ -110,7 +110,9 @@ def test_every_forced_discard_follows_the_written_rule(
             checked += 1
         command = _long_hands(state, seat, rng)
         state = fold(GAME, GAME.decide(state, seat, command, Context(seeds)), state)
-    assert checked
+    # A match may end with no lay-offs at all (a gin, a wash, a single hand won so): such an
+    # example checks nothing, and is not a failure (it failed runs outside CI's fixed examples).
+    assume(checked)
 
 
 # A reviewer's game (31f4bce3…, step #94): seat 1 drew 7♦ to these ten cards. Q♥ and 10♣ leave
@@ -290,4 +292,6 @@ def test_forced_lay_offs_leave_the_defender_its_least_deadwood(
             continue
         command = _knocking(state, seat, rng)
         state = fold(GAME, GAME.decide(state, seat, command, Context(seeds)), state)
-    assert checked
+    # A match may end with no lay-offs at all (a gin, a wash, a single hand won so): such an
+    # example checks nothing, and is not a failure (it failed runs outside CI's fixed examples).
+    assume(checked)

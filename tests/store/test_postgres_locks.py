@@ -10,6 +10,7 @@ PostgreSQL (skips without it, except in CI)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -271,40 +272,51 @@ def test_while_a_call_waits_on_a_held_game_the_others_on_it_are_refused_at_once(
     assert time.monotonic() - started >= LOCK_S * 0.9
 
 
-@pytest.mark.parametrize("way", WAYS)
 def test_the_calls_that_began_before_the_game_was_marked_held_do_not_let_a_second_call_wait(
-    postgres_url: str, holder: psycopg.Connection[tuple[object, ...]], way: str
+    store: PostgresEventStore,
 ) -> None:
     """Calls that began waiting before the first refusal each end in a refusal of their own; the
-    call waiting meanwhile is still the only one. (Each such refusal once cleared the mark of a
-    call waiting: under retries every call waited again, and filled the pool as before.)"""
-    call = WAYS[way]
-    lock_s = 1.0
-    store = PostgresEventStore(postgres_url, lock_timeout_s=lock_s)
-    try:
-        held = new_game(store)
-        _hold(holder, held)
+    call waiting meanwhile stays the only one. (Each such refusal once cleared the mark of the
+    call waiting: under retries every call waited again, and filled the pool as before.) Told
+    in the store's own terms, without timing: under a loaded CI a test that timed it could not
+    tell a late thread from the fault."""
+    game_id = new_game(store)
+    store._not_had(game_id)  # the first call's refusal: the game marked held
+    waiter = store._waiting_on(game_id)
+    waiter.__enter__()  # the one call that waits for the row
+    assert store._held[game_id].waiting
+    store._not_had(game_id)  # a call that began before the mark, refused after its wait
+    assert store._held[game_id].waiting  # still the one waiting
+    with pytest.raises(GameLocked), store._waiting_on(game_id):
+        pass  # refused at once: a second call does not wait
+    refused = store._not_had(game_id)  # the waiting call's own refusal, in the end
+    assert waiter.__exit__(GameLocked, refused, None) is False  # raised on, not swallowed
+    assert not store._held[game_id].waiting  # the next call may wait
 
-        def refused(command_id: str) -> None:
-            with pytest.raises(GameLocked):
-                call(store, held, command_id)
 
-        early = [threading.Thread(target=refused, args=(f"early-{n}",)) for n in range(2)]
-        early[0].start()
-        time.sleep(lock_s / 2)
-        early[1].start()  # waits until half a timeout after the first is refused
-        early[0].join(lock_s + SLACK_S)
-        waiting = threading.Thread(target=refused, args=("waiting",))
-        waiting.start()
-        deadline = time.monotonic() + SLACK_S
-        while not store._held[held].waiting:  # it waits for the row now
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-        early[1].join(lock_s + SLACK_S)  # refused after its own wait
-        started = time.monotonic()
-        refused("after-the-early-ones")
-        assert time.monotonic() - started < lock_s / 2  # not a second call waiting
-        waiting.join(lock_s + SLACK_S)
-        assert not waiting.is_alive()
-    finally:
-        store.close()
+def test_a_refusal_at_once_in_one_statement_is_not_taken_for_a_lost_connection(
+    store: PostgresEventStore, holder: psycopg.Connection[tuple[object, ...]]
+) -> None:
+    """Where the store knows the game's end, an append goes in one statement; refused at once
+    there (another call waits for the row), it is a refusal, not a connection lost mid-statement
+    (which is logged and made again the general way, waiting for the row after all)."""
+    held = new_game(store)
+    head = store._heads[held]
+    _hold(holder, held)
+    with pytest.raises(GameLocked):
+        _append(store, held, "first")  # waited out the timeout: marked held
+
+    def wait() -> None:
+        with contextlib.suppress(GameLocked):  # refused after its wait
+            _general_append(store, held, "w")
+
+    waiting = threading.Thread(target=wait)
+    waiting.start()
+    time.sleep(LOCK_S / 5)  # it waits for the row
+    store._remember(head)  # the game's end known again: the one-statement way
+    started = time.monotonic()
+    with capture_logs() as logged, pytest.raises(GameLocked):
+        _append(store, held, "at-once")
+    assert time.monotonic() - started < LOCK_S / 2
+    assert not [line for line in logged if "lost its connection" in line["event"]], logged
+    waiting.join(LOCK_S + SLACK_S)
