@@ -4,21 +4,9 @@
 // from a command (the hand's end) is not credited to the seat that sent it. Prints one JSON line
 // (the lines); exits 1 on any failure. Run by tests/web/test_web.py.
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import * as esbuild from "esbuild";
+import { loadSource } from "./load.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const built = await esbuild.build({
-  entryPoints: [join(here, "../src/events.ts")],
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  write: false,
-  logLevel: "silent",
-});
-const source = Buffer.from(built.outputFiles[0].contents).toString("base64");
-const { EventNarrator, clockTime } = await import(`data:text/javascript;base64,${source}`);
+const { EventNarrator, clockTime } = await loadSource("../src/events.ts");
 
 const ME = 0;
 const DEADLINE = 1796582848426n;

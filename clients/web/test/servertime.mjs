@@ -6,21 +6,9 @@
 // delay, and the browser's own clock (Date.now()) does not count once there is a reading. Prints
 // one JSON line; exits 1 on any failure. Run by tests/web/test_web.py.
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import * as esbuild from "esbuild";
+import { loadSource } from "./load.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const built = await esbuild.build({
-  entryPoints: [join(here, "../src/servertime.ts")],
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  write: false,
-  logLevel: "silent",
-});
-const source = Buffer.from(built.outputFiles[0].contents).toString("base64");
-const { ServerClock, WINDOW_MS } = await import(`data:text/javascript;base64,${source}`);
+const { ServerClock, WINDOW_MS } = await loadSource("../src/servertime.ts");
 
 /** The server's clock is this far ahead of the local one (performance.now(): since the page
  * opened), and the browser's wall clock 40 s behind the server's. */
