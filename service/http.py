@@ -88,8 +88,15 @@ CORS_ALLOW_HEADERS = (
     "Grpc-Timeout",
     "X-Grpc-Web",
     "X-User-Agent",
+    # W3C trace context, which a page's OpenTelemetry instrumentation adds to every call (the
+    # server continues its trace): without them its preflights failed.
+    "Traceparent",
+    "Tracestate",
 )
-CORS_EXPOSE_HEADERS = ("Grpc-Status", "Grpc-Message", "Grpc-Status-Details-Bin")
+# Date: a reading of the server's clock, which a page counts the turn clocks against (the
+# deadlines are on the server's clock; clients/web/src/servertime.ts): not a header browsers let
+# another origin's page read unless exposed.
+CORS_EXPOSE_HEADERS = ("Grpc-Status", "Grpc-Message", "Grpc-Status-Details-Bin", "Date")
 #: How long a browser may keep a preflight's answer (seconds).
 CORS_MAX_AGE_S = 7200
 #: The seconds a stopping listener gives open calls (streams) before it drops them.

@@ -401,7 +401,9 @@ def _preflight(url: str, origin: str) -> tuple[int, dict[str, str]]:
         headers={
             "origin": origin,
             "access-control-request-method": "POST",
-            "access-control-request-headers": "authorization,content-type,connect-protocol-version",
+            "access-control-request-headers": (
+                "authorization,content-type,connect-protocol-version,traceparent"
+            ),
         },
     )
     try:
@@ -416,7 +418,7 @@ def test_cors_preflight_and_calls_from_an_allowed_origin(served: Served) -> None
     assert status == 200
     assert headers["access-control-allow-origin"] == ORIGIN
     allowed = {h.strip().lower() for h in headers["access-control-allow-headers"].split(",")}
-    assert {"authorization", "content-type", "connect-protocol-version"} <= allowed
+    assert {"authorization", "content-type", "connect-protocol-version", "traceparent"} <= allowed
     assert "POST" in headers["access-control-allow-methods"]
     # The call itself: the browser may read the answer and the gRPC-Web status headers.
     status, headers, _ = _post(
@@ -426,7 +428,8 @@ def test_cors_preflight_and_calls_from_an_allowed_origin(served: Served) -> None
     )
     lowered = {k.lower(): v for k, v in headers.items()}
     assert status == 200 and lowered["access-control-allow-origin"] == ORIGIN
-    assert "grpc-status-details-bin" in lowered["access-control-expose-headers"].lower()
+    exposed = {h.strip() for h in lowered["access-control-expose-headers"].lower().split(",")}
+    assert {"grpc-status-details-bin", "date"} <= exposed  # Date: the server's clock
     # Another origin is not allowed.
     status, headers = _preflight(served.url, "http://elsewhere.example")
     assert status == 400 and "access-control-allow-origin" not in headers
