@@ -522,6 +522,28 @@ def test_a_stream_that_stalls_without_closing_is_noticed_and_catches_up(
     assert "connection" not in report["back"], report
 
 
+def test_a_slow_server_is_said_connecting_and_a_slow_move_sending(web_server: Served) -> None:
+    """A busy server (links.mjs holds the page's requests until it has looked): until the first
+    stream's state the page says it is connecting (it showed the table's empty sections without a
+    word); while a move is on its way, that it is sent (it said "Your move." beside greyed-out
+    buttons), whatever the stream pushes meanwhile; once the move is refused (before the page has
+    read the game again), or answered older than what the stream showed, it says what the state
+    says, its moves playable (they stayed greyed out)."""
+    node, browser = _browser_tools()
+    report = _node_script(
+        node, "links.mjs", "--url", web_server.url, "--chromium", browser, "--case", "slow"
+    )["slow"]
+    assert report["connecting"]["status"] == "Connecting…", report
+    assert report["connected"]["status"] == "Your move.", report
+    for sending in ("lostSending", "sending"):
+        assert report[sending]["status"] == "Sending your move…", report
+        assert report[sending]["enabled"] == 0, report
+    assert report["lost"]["notice"].startswith("Not played: the server could not be reached")
+    for settled in ("lost", "played"):
+        assert report[settled]["status"] == "Your move.", report
+        assert report[settled]["enabled"] == len(report[settled]["moves"]) > 0, report
+
+
 def test_the_event_log_says_whose_turn_timed_out_and_which_moves_were_forced() -> None:
     """The page's event log in words (clients/web/src/events.ts, run in Node.js): a time-out is
     the seat's, at a clock time; its forced moves are the seat's, marked forced; the deal and a

@@ -62,6 +62,12 @@ const LINK_REFUSED = new Set<Code>([Code.Unauthenticated, Code.PermissionDenied,
 const DEAD_LINK = new Set<Code>([...LINK_REFUSED, Code.InvalidArgument]);
 const DEAD_LINK_TEXT =
   "This link no longer works: the game is gone, the server restarted without its keys, or the link is mistyped.";
+/** The status line until the stream's first state: a busy server may take seconds to answer, and
+ * the table's empty sections with not a word beside them look like a page that does nothing. */
+const CONNECTING_TEXT = "Connecting…";
+/** The status line while a move is on its way (its buttons greyed out), until its answer or its
+ * refusal: "Your move." beside buttons that cannot be pressed would say the opposite. */
+const SENDING_TEXT = "Sending your move…";
 /** How long a refused move's notice stays up, unless the player moves again or the game ends. */
 const NOTICE_MS = 10_000;
 const CLOCK_TICK_MS = 500;
@@ -350,7 +356,9 @@ class Table {
       h("aside", "log", h("h2", "", "What happens"), p.events, p.others),
     );
     // The stream's first message is every event so far with the seat's state after them: the
-    // page reads nothing else as it opens.
+    // page reads nothing else as it opens, and says so until it comes (or the stream breaks:
+    // follow's onRetry says that).
+    this.say(CONNECTING_TEXT);
     void this.follow();
     setInterval(() => this.drawSeats(), CLOCK_TICK_MS);
   }
@@ -526,16 +534,17 @@ class Table {
   }
 
   /** A state pushed by the stream, or a move's answer: they race each other, and the page
-   * never goes back. */
+   * never goes back. Whether it was shown. */
   private showIfNewer(state: {
     view?: View;
     legalMoves: LegalMove[];
     toAct: SeatToAct[];
     version: bigint;
     finished: boolean;
-  }): void {
-    if (state.version < this.version || this.dead) return;
+  }): boolean {
+    if (state.version < this.version || this.dead) return false;
     this.show(state.view, state.legalMoves, state.toAct, state.version, state.finished);
+    return true;
   }
 
   private show(
@@ -556,7 +565,7 @@ class Table {
     // Finished first: the moves, the status and the final settlement all read it.
     const ended = finished && !this.finished;
     this.finished = finished;
-    this.say(finished ? "The game is over." : this.waitingFor(toAct));
+    this.drawStatus();
     p.table.replaceChildren(tableOf(view));
     p.hand.replaceChildren(handOf(view));
     this.drawSeats();
@@ -569,6 +578,23 @@ class Table {
       this.clearNotice(); // no move can be played any more: a refusal is moot
       void this.showFinal();
     }
+  }
+
+  /** The status line as the state shown says it; but while a move is on its way (busy), that it
+   * is: a state the stream pushes meanwhile does not make the greyed-out buttons playable. */
+  private drawStatus(): void {
+    if (this.busy) this.say(SENDING_TEXT);
+    else this.say(this.finished ? "The game is over." : this.waitingFor(this.toAct));
+  }
+
+  /** The moves and the status drawn again from the state shown, once a move is no longer on its
+   * way (play): its answer older than a state the stream showed meanwhile, or its refusal, would
+   * otherwise leave them as they were while it was (buttons greyed out, SENDING_TEXT) until the
+   * next state, which may be long in coming (a refusal's own read may fail too). */
+  private redraw(): void {
+    if (this.dead || !this.view) return;
+    this.drawMoves();
+    this.drawStatus();
   }
 
   private waitingFor(toAct: SeatToAct[]): string {
@@ -618,6 +644,7 @@ class Table {
     this.clearNotice(); // the player acts again: the last refusal is moot
     this.busy = true;
     this.drawMoves();
+    this.drawStatus();
     main.dataset.busy = "true";
     try {
       const answer = await submit(this.client, {
@@ -633,7 +660,7 @@ class Table {
       this.busy = false;
       // The parts are as of stateVersion (past an away seat's turn played right after ours).
       const version = answer.stateVersion || answer.version;
-      this.showIfNewer({ ...answer, version });
+      if (!this.showIfNewer({ ...answer, version })) this.redraw();
     } catch (thrown) {
       const error = decodeError(thrown);
       this.busy = false;
@@ -641,6 +668,8 @@ class Table {
       if (LINK_REFUSED.has(error.code)) {
         this.deadLink(error);
       } else {
+        // The moves playable again meanwhile: a lost connection's refusal asks to try again.
+        this.redraw();
         // Said apart from the status, so that the refresh that follows does not wipe it.
         this.notify(refusal(error), error);
         void this.refresh();

@@ -6,14 +6,17 @@
 // proxy that stops forwarding and keeps the socket open) must be noticed by its silence (no
 // heartbeat) and reopened, and catch up with a move made meanwhile. A link whose `seat=` is not its
 // token's seat (or that has none) must be the token's seat, as the server says; a browser whose
-// clock is off must count the turn down on the server's time. Prints one JSON line of what it
-// saw; exits 1 on any failure. Run by tests/web/test_web.py (pytest), which starts the server:
+// clock is off must count the turn down on the server's time. A busy server, slow to answer the
+// first stream or a move, must be said so: connecting, sending the move. Prints one JSON line of
+// what it saw; exits 1 on any failure. Run by tests/web/test_web.py (pytest), which starts the
+// server:
 //
-//   node test/links.mjs --url http://127.0.0.1:8080 [--case links|stall|away|seat|skew]
+//   node test/links.mjs --url http://127.0.0.1:8080 [--case links|stall|away|seat|skew|slow]
 //
 // `--case links`: the refused links and the broken network; `--case stall`: the stalled
 // connection; `--case away`: a seat gone away; `--case seat`: the seat a link names or not;
-// `--case skew`: the turn clock in browsers 40 s slow and 40 s fast; all without `--case`.
+// `--case skew`: the turn clock in browsers 40 s slow and 40 s fast; `--case slow`: a slow first
+// stream and slow moves; all without `--case`.
 import { randomUUID } from "node:crypto";
 import { connect, createServer } from "node:net";
 import { parseArgs } from "node:util";
@@ -35,7 +38,15 @@ const STEP_MS = 20_000;
 const BROKEN_MS = 4000;
 const RETRIES_AT_LEAST = 2;
 const STREAM = "**/croupier.v1.GameService/StreamEvents";
+const SUBMIT = "**/croupier.v1.GameService/SubmitCommand";
+const GET_VIEW = "**/croupier.v1.GameService/GetView";
 const DEAD = "This link no longer works";
+/** What the page says until its first state, and while a move is on its way (main.ts). */
+const CONNECTING = "Connecting…";
+const SENDING = "Sending your move…";
+/** What a seat's tab says when it has moves to make (main.ts, waitingFor). */
+const YOUR_MOVE = "Your move.";
+const UNREACHABLE = "Not played: the server could not be reached";
 /** What the tab of a seat gone away says (main.ts, waitingFor). */
 const AWAY = "You are away";
 const LOST = "The connection to the server is lost";
@@ -56,6 +67,23 @@ const EVENTS_AGE_MS = 5000;
  * HTTP Date headers, rounded down to the second. Less, it must not show (but for this script's own
  * delay in reading it). */
 const CLOCK_SLACK_S = 3;
+
+/** A promise that `open()` resolves: a request held until the script has looked at the page. */
+function gate() {
+  let open;
+  const promise = new Promise((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+/** `promise`, or a failure after STEP_MS: a request the page never makes must fail the script,
+ * not hang it. */
+function within(promise, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no ${what} within ${STEP_MS} ms`)), STEP_MS);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
 
 /** A lobby game of Gin with `humans` people (a bot at the other seat, if one): its id and the
  * people's tokens, by seat. */
@@ -281,6 +309,144 @@ async function stalledNetwork(context, errors) {
   }
 }
 
+/** The page's status line, its move buttons, and whether any of them can be pressed. */
+function statusAndMoves(page) {
+  return page.$eval("#app", (app) => {
+    const buttons = [...app.querySelectorAll("button.move")];
+    return {
+      status: app.querySelector("p.status")?.textContent ?? "",
+      moves: buttons.map((b) => b.dataset.label ?? ""),
+      enabled: buttons.filter((b) => !b.disabled).length,
+      version: app.dataset.version ?? "",
+    };
+  });
+}
+
+/**
+ * A busy server, held by routes until the script has looked: the page's first stream slow to
+ * answer, then a move slow to be answered. Until its first state the page says it is connecting
+ * (it showed the table's empty sections, not a word); while a move is on its way, that it is
+ * sent (it said "Your move." beside greyed-out buttons), also when the stream pushes states
+ * meanwhile, the move's and the other seat's next one; once the move is answered, though its
+ * answer is older than that state, or refused, it says what the state says, its moves
+ * playable. Two people (no bot moves meanwhile): the page is the one with the first move
+ * (to take or pass Gin's upcard); the other passes too, and the page's seat draws next.
+ */
+async function slowServer(context, errors) {
+  const { gameId, tokens } = await lobbyGame(2);
+  const legal = await Promise.all(tokens.map((token) => call("ListLegalMoves", token, { gameId })));
+  const mine = legal.findIndex((answer) => answer.moves?.length);
+  if (mine < 0) throw new Error("no seat has a move in a new game of Gin");
+  const other = tokens[1 - mine];
+  const report = {};
+
+  // The first stream, held: the page has run (it opened the stream) and shows no state yet.
+  const streamAsked = gate();
+  const streamHeld = gate();
+  // Routed before the page opens: its stream may be asked for as soon as it does.
+  const page = await context.newPage();
+  page.on("pageerror", (error) => errors.push(`slow server: ${error.message}`));
+  await page.route(STREAM, async (route) => {
+    streamAsked.open();
+    await streamHeld.promise; // and any later stream not at all
+    await route.continue();
+  });
+  await page.goto(seatLink(gameId, tokens[mine], { seat: mine }));
+  await within(streamAsked.promise, "StreamEvents call");
+  report.connecting = await statusAndMoves(page);
+  streamHeld.open();
+  if (report.connecting.status !== CONNECTING || report.connecting.version)
+    throw new Error(`while the stream is slow: ${JSON.stringify(report.connecting)}`);
+  await page.waitForSelector("section.hand .cards", { timeout: STEP_MS });
+  report.connected = await statusAndMoves(page);
+  if (report.connected.status !== YOUR_MOVE)
+    throw new Error(`once the state came: ${JSON.stringify(report.connected)}`);
+
+  const pass = 'button.move[data-label^="Pass"]';
+  const plays = () => page.$eval("#app", (app) => Number(app.dataset.plays ?? 0));
+  const answered = (count) =>
+    page.waitForFunction(
+      (n) => Number(document.getElementById("app")?.dataset.plays ?? 0) > n,
+      count,
+      { timeout: STEP_MS },
+    );
+
+  // A move the network loses: every attempt (submit retries a lost connection) held, then reset;
+  // the read the page makes after the refusal held too (a busy server), until looked at: the page
+  // is as its state says again without it.
+  let sent = gate();
+  const lost = gate();
+  const read = gate();
+  await page.route(SUBMIT, async (route) => {
+    sent.open();
+    await lost.promise;
+    await route.abort("connectionreset");
+  });
+  await page.route(GET_VIEW, async (route) => {
+    await read.promise;
+    await route.continue();
+  });
+  let before = await plays();
+  await page.click(pass);
+  await within(sent.promise, "SubmitCommand call");
+  report.lostSending = await statusAndMoves(page);
+  lost.open();
+  await answered(before);
+  await page.unroute(SUBMIT);
+  report.lost = {
+    ...(await statusAndMoves(page)),
+    notice: (await page.textContent("p.notice")) ?? "",
+  };
+  read.open();
+  if (report.lostSending.status !== SENDING || report.lostSending.enabled)
+    throw new Error(`while the move is sent: ${JSON.stringify(report.lostSending)}`);
+  if (
+    report.lost.status !== YOUR_MOVE ||
+    !report.lost.enabled ||
+    !report.lost.notice.startsWith(UNREACHABLE)
+  )
+    throw new Error(`once the move was refused: ${JSON.stringify(report.lost)}`);
+
+  // A move played, its answer held until the stream has shown the move's state and the other
+  // seat's pass after it: the answer is then older than what the page shows.
+  sent = gate();
+  const release = gate();
+  await page.route(SUBMIT, async (route) => {
+    const response = await route.fetch(); // played
+    sent.open();
+    await release.promise;
+    await route.fulfill({ response });
+  });
+  before = await plays();
+  await page.click(pass);
+  await within(sent.promise, "SubmitCommand call");
+  const played = await call("ListLegalMoves", other, { gameId });
+  const otherPass = played.moves?.find((move) => /^Pass/.test(move.label));
+  if (!otherPass) throw new Error(`the other seat cannot pass: ${JSON.stringify(played)}`);
+  const passed = await call("SubmitCommand", other, {
+    gameId,
+    commandId: randomUUID(),
+    expectedVersion: played.version,
+    command: otherPass.command,
+  });
+  await page.waitForFunction(
+    (version) => BigInt(document.getElementById("app")?.dataset.version ?? 0) >= BigInt(version),
+    passed.version,
+    { timeout: STEP_MS },
+  );
+  report.sending = await statusAndMoves(page);
+  release.open();
+  await answered(before);
+  await page.unroute(SUBMIT);
+  report.played = await statusAndMoves(page);
+  if (report.sending.status !== SENDING || report.sending.enabled || !report.sending.moves.length)
+    throw new Error(`while the move's answer is slow: ${JSON.stringify(report.sending)}`);
+  if (report.played.status !== YOUR_MOVE || report.played.enabled !== report.played.moves.length)
+    throw new Error(`once the move was answered: ${JSON.stringify(report.played)}`);
+  await page.close();
+  return report;
+}
+
 /** Two people who never move, on a turn clock of a second, away after one time-out: the tab of
  * a seat gone away says so (its only move is to come back), not "Your move.". */
 async function awaySeat(context, errors) {
@@ -454,7 +620,7 @@ async function linkCases(context, errors, report) {
 }
 
 async function main() {
-  const all = ["links", "stall", "away", "seat", "skew"];
+  const all = ["links", "stall", "away", "seat", "skew", "slow"];
   const cases = args.case ? [args.case] : all;
   if (!cases.every((name) => all.includes(name)))
     throw new Error(`--case is one of ${all.join(", ")}, not ${args.case}`);
@@ -467,6 +633,7 @@ async function main() {
     if (cases.includes("away")) report.away = await awaySeat(context, errors);
     if (cases.includes("seat")) report.seat = await linkSeats(context, errors);
     if (cases.includes("skew")) report.skew = await skewedClocks(context, errors);
+    if (cases.includes("slow")) report.slow = await slowServer(context, errors);
     if (errors.length) throw new Error(`the page reported errors:\n${errors.join("\n")}`);
   } finally {
     await close();
