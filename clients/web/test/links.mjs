@@ -174,14 +174,17 @@ async function stallingProxy(target) {
   };
 }
 
-/** Opens `link` in a new tab; the tab and a count of its StreamEvents calls. */
-async function open(context, link, errors) {
+/** Opens `link` in a new tab; the tab and a count of its StreamEvents calls. `prepare` is done to
+ * the tab before it goes to the link (a route that must catch the page's first request: set
+ * after the navigation began, a loaded machine let the first stream through before it). */
+async function open(context, link, errors, prepare = async (_page) => {}) {
   const page = await context.newPage();
   const calls = { streams: 0 };
   page.on("pageerror", (error) => errors.push(`${link}: ${error.message}`));
   page.on("request", (request) => {
     if (methodOf(request) === "StreamEvents") calls.streams += 1;
   });
+  await prepare(page);
   return { page, calls, opened: page.goto(link) };
 }
 
@@ -202,8 +205,9 @@ async function refusedLink(context, name, link, errors) {
 
 /** A stream the network breaks: the page says it tries again, does, and picks up once it can. */
 async function brokenNetwork(context, link, errors) {
-  const { page, calls, opened } = await open(context, link, errors);
-  await page.route(STREAM, (route) => route.abort("connectionreset"));
+  const { page, calls, opened } = await open(context, link, errors, (tab) =>
+    tab.route(STREAM, (route) => route.abort("connectionreset")),
+  );
   await opened;
   await page.waitForFunction(
     (text) => document.querySelector("p.status")?.textContent?.startsWith(text),
