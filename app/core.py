@@ -864,7 +864,6 @@ class Croupier:
     def _command(self, folded: Folded, command: service_pb2.Command) -> Any:
         if not command.WhichOneof("game"):
             raise invalid("MISSING_FIELD", "command is required", "command")
-        limits.check_command_size(command.ByteSize())
         try:
             engine_command = folded.binding.command_from_proto(command)
         except ValueError as error:
@@ -1533,6 +1532,8 @@ class Croupier:
     ) -> service_pb2.ValidateCommandResponse:
         acting = self._seat(caller, game_id, seat)
         folded, _ = await self._fold(game_id, seat=acting)
+        # As _apply checks a submitted command's bytes before it is decided.
+        limits.check_command_size(command.ByteSize())
         engine_command = self._command(folded, command)
         try:
             folded.binding.game.validate(self._as_of_now(folded), acting, engine_command)
