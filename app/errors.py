@@ -187,8 +187,9 @@ def from_rejection(stored: common_pb2.Rejection) -> AppError:
 def log_failure(logger: Any, event: str, error: BaseException, **fields: object) -> None:
     """A failure of work nobody waits on (a sweep, the streams' recheck, a tick), logged: the
     store being away passes, and is a warning without a traceback; anything else is a bug, an
-    error with its traceback. A game a newer release recorded (a rolling upgrade: an old
-    replica's sweeper claims such a game's deadline and leaves it) is no bug either."""
+    error with its traceback. A game a newer release recorded (a rolling upgrade) is no bug
+    either. (The sweeper says so itself, once a while, of the ticks it hands back: those do not
+    come here, Croupier._forget_tick.)"""
     if isinstance(error, Unavailable | StoreUnavailable):
         logger.warning(event, reason=STORE_UNAVAILABLE, error=str(error), **fields)
     elif isinstance(error, NewerRelease):
