@@ -329,17 +329,15 @@ class PostgresEventStore(SqlEventStore):
 
     @contextmanager
     def _waiting_on(self, game_id: str) -> Iterator[None]:
-        """Around a call that locks ``game_id``'s row. Once a call on a game has waited out the
-        lock timeout, one call at a time waits for its row again and the others are answered
-        :class:`GameLocked` at once, until a call goes through: each would hold a thread of the
-        pool (or a connection of the loop's) for the whole timeout, and clients sending again
-        on a game a frozen replica holds (20 of them, say) took every thread, so that the other
-        games' calls waited behind them for up to the timeout."""
-        if not game_id:
-            yield
-            return
+        """Around a call that may wait for a lock, ``game_id``'s row if it names one: a wait past
+        the lock timeout is answered by :meth:`_not_had`, whichever way the call was made. Once a
+        call on a game has waited it out, one call at a time waits for its row again and the
+        others are answered :class:`GameLocked` at once, until a call goes through: each would
+        hold a thread of the pool (or a connection of the loop's) for the whole timeout, and
+        clients sending again on a game a frozen replica holds (20 of them, say) took every
+        thread, so that the other games' calls waited behind them for up to the timeout."""
         # Read without the lock: a mark missed is one more call that waits, as all did before.
-        held = self._held.get(game_id) if self._held else None
+        held = self._held.get(game_id) if game_id and self._held else None
         waits = False  # whether this is the call that waits for the held game's row
         if held is not None:
             with self._held_lock:
@@ -351,14 +349,16 @@ class PostgresEventStore(SqlEventStore):
             waits = True
         try:
             yield
-        except BaseException:
-            # Refused after its wait (_not_had kept the mark), or failed otherwise: the next
+        except BaseException as error:
+            # Refused after its wait (_not_had keeps the mark), or failed otherwise: the next
             # call may wait. Only the waiting call lets go: the others that waited out their
             # timeout meanwhile (those that began before the mark) leave it as it is.
             if waits and held is not None:
                 held.waiting = False
+            if isinstance(error, psycopg.errors.LockNotAvailable):
+                raise self._not_had(game_id) from error  # rolled back: nothing written
             raise
-        if self._held:  # went through: the row is free (even when another call marked it)
+        if game_id and self._held:  # went through: the row is free (even when another marked it)
             with self._held_lock:
                 self._held.pop(game_id, None)
 
@@ -412,10 +412,8 @@ class PostgresEventStore(SqlEventStore):
                     finally:
                         conn.autocommit = False
                     outcome = row[0] if row else None
-            except psycopg.errors.LockNotAvailable as error:
-                raise self._not_had(game_id) from error  # one statement: nothing written
             except GameLocked:
-                raise  # refused at once (_waiting_on): another call waits for the game's row
+                raise  # its wait for the game's row refused (_waiting_on): nothing written
             except StoreUnavailable as error:
                 if isinstance(error.__cause__, PoolTimeout):
                     raise  # no connection to be had: the database is down, or every one in use
@@ -546,6 +544,7 @@ class PostgresEventStore(SqlEventStore):
 
     @contextmanager
     def _transaction(self, write: bool, game_id: str = "") -> Iterator[Any]:
+        # A read takes no row's lock (a table's, an operator's LOCK TABLE, may hold it up).
         with self._waiting_on(game_id if write else ""), _reachable():
             for last_try in (False, True):
                 held = ExitStack()
@@ -564,11 +563,8 @@ class PostgresEventStore(SqlEventStore):
                     # 1, 2, 4 s between the dead ones it meets: a call waited out POOL_WAIT_S.)
                     self._pool.check()
                     continue
-                try:
-                    with held, conn.cursor() as cur:
-                        yield cur
-                except psycopg.errors.LockNotAvailable as error:
-                    raise self._not_had(game_id) from error  # rolled back: nothing written
+                with held, conn.cursor() as cur:
+                    yield cur
                 return
 
     def _after_append(self, cursor: Any, game_id: str, version: int) -> None:
@@ -769,15 +765,13 @@ class PostgresLoopAppender(LoopAppender):
             if conn is None:
                 return None  # nothing sent: the store's own append makes it
             try:
+                # Its row held past the lock timeout: GameLocked, nothing written (one
+                # statement), told at once (the store's own append would wait it out again).
                 with store._waiting_on(game_id):
                     row = await (await conn.execute(statement, params)).fetchone()
             finally:
                 await self._give_back(conn)
             outcome = row[0] if row else None
-        except psycopg.errors.LockNotAvailable as error:
-            # The game's row held past the lock timeout: nothing written (one statement). Told
-            # at once: the store's own append would wait it out once more.
-            raise store._not_had(game_id) from error
         except psycopg.OperationalError:
             # The connection broke (the database restarted, the network dropped it): whether the
             # statement went through is not known. The store's own append reads the command's
