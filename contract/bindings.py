@@ -14,7 +14,14 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 
 from croupier.contract import convert
 from croupier.engine import registry
-from croupier.engine.clock import CameBack, ComeBack, TurnRestarted, TurnTimedOut
+from croupier.engine.clock import (
+    CameBack,
+    ComeBack,
+    EndGame,
+    StudioEndedGame,
+    TurnRestarted,
+    TurnTimedOut,
+)
 from croupier.engine.game import Game
 from croupier.engine.gin import events as gin_events
 from croupier.engine.gin.game import GinView
@@ -114,6 +121,7 @@ HOOLA = GameBinding(
     view_cls=HoolaView,
     commands=convert.classes_by_field(
         ComeBack,
+        EndGame,
         hoola_events.Draw,
         hoola_events.ThankYou,
         hoola_events.Meld,
@@ -132,6 +140,7 @@ HOOLA = GameBinding(
         CameBack,
         TurnTimedOut,
         TurnRestarted,
+        StudioEndedGame,
         hoola_events.GameStarted,
         hoola_events.RoundDealt,
         hoola_events.CardDrawn,
@@ -166,6 +175,7 @@ KOIKOI = GameBinding(
     view_cls=KoiKoiView,
     commands=convert.classes_by_field(
         ComeBack,
+        EndGame,
         koikoi_events.PlayCard,
         koikoi_events.ChooseCapture,
         koikoi_events.KoiKoi,
@@ -176,6 +186,7 @@ KOIKOI = GameBinding(
         CameBack,
         TurnTimedOut,
         TurnRestarted,
+        StudioEndedGame,
         koikoi_events.MatchStarted,
         koikoi_events.RoundDealt,
         koikoi_events.CardPlayed,
@@ -202,6 +213,7 @@ GIN = GameBinding(
     view_cls=GinView,
     commands=convert.classes_by_field(
         ComeBack,
+        EndGame,
         gin_events.DrawStock,
         gin_events.DrawDiscard,
         gin_events.Pass,
@@ -215,6 +227,7 @@ GIN = GameBinding(
         CameBack,
         TurnTimedOut,
         TurnRestarted,
+        StudioEndedGame,
         gin_events.MatchStarted,
         gin_events.HandDealt,
         gin_events.UpcardPassed,
@@ -248,10 +261,12 @@ RUMMY = GameBinding(
         rummy_events.SwapJoker,
         rummy_events.Discard,
         rummy_events.ComeBack,
+        EndGame,
     ),
     events=convert.classes_by_field(
         TurnTimedOut,
         TurnRestarted,
+        StudioEndedGame,
         rummy_events.GameStarted,
         rummy_events.RoundDealt,
         rummy_events.CardDrawn,

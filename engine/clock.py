@@ -32,6 +32,12 @@ Decisions (where the rules are silent):
   time-out that completes it ends the game, abandoned, at its deadline, instead of its forced
   move: what was scored stands and nobody pays more (each game's page). Hoola's and Koi-Koi's
   forced moves end every round, so their tables end by themselves.
+* The studio may end any game still on (:class:`EndGame`, the service's ``EndGame`` call: a game
+  stuck with nobody at it, one a restore rolled back, a dispute): it ends at once, abandoned, as
+  if nobody attended it (what was scored stands, the round or hand in play is not scored, nobody
+  pays more), and the log records that the studio ended it and why (:class:`StudioEndedGame`).
+  It is a command like a seat's, so a replay re-applies it; no seat may send it, and no seat's
+  legal moves list it.
 * A deadline the service could not keep is not held against the seat. With ``outage_grace_ms``
   (every preset sets it; games recorded before it time out whatever the delay), a deadline that
   comes to be recorded more than ``outage_grace_ms`` after it passed (the service was down, or
@@ -105,6 +111,29 @@ class CameBack:
     of a seat's own does, as its batch begins)."""
 
     seat: int
+
+
+@dataclass(frozen=True)
+class EndGame:
+    """The studio's command, never a seat's: end the game now, abandoned, saying why (``reason``,
+    for people: it is recorded). Every game's command oneof holds it."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class StudioEndedGame:
+    """The studio ended the game (:class:`EndGame`, ``reason`` its words); the game's own
+    ending, abandoned, follows in the same batch."""
+
+    reason: str
+
+
+#: The rule a refused :class:`EndGame` cites.
+R_END = "docs/rules/common.md §5.1"
+#: The seat the engine is given with the studio's command, which no seat sends (a replay reads
+#: it off an event recorded without a seat).
+NO_SEAT = -1
 
 
 @dataclass(frozen=True)
@@ -293,10 +322,33 @@ class Clocked(Generic[S, E, C]):
         games whose forced moves may never end them have the option)."""
         return False
 
-    def abandon(self, state: S, ctx: Context) -> list[E]:
-        """The events of the game ending, abandoned, at ``ctx.now_ms`` (every seat in it away
-        for long enough): what was scored stands, nobody pays more."""
+    def abandon(self, state: S, ctx: Context, why: str | None = None) -> list[E]:
+        """The events of the game ending, abandoned, at ``ctx.now_ms``: what was scored stands,
+        the round in play is not scored, nobody pays more. ``why``: how it came to end, for the
+        settlement's notes; ``None``, every seat in it was away for long enough (each game's own
+        words, which games recorded before :class:`EndGame` hold)."""
         raise NotImplementedError
+
+    def check_end(self, state: S, seat: int) -> None:
+        """Refuse :class:`EndGame` from a seat (the studio's command has none: :data:`NO_SEAT`)
+        and once the game is over."""
+        if seat != NO_SEAT:
+            raise IllegalCommand("STUDIO_ONLY", "only the studio ends a game", R_END)
+        if self.is_finished(state):
+            raise IllegalCommand("GAME_OVER", "the game is already over", R_END)
+
+    @staticmethod
+    def end_label(command: EndGame) -> str:
+        """:class:`EndGame` in words (a replay's timeline shows the studio's command so)."""
+        return "End the game" + (f": {command.reason}" if command.reason else "")
+
+    def ended_by_studio(self, state: S, seat: int, command: EndGame, ctx: Context) -> list[E]:
+        """The events of :class:`EndGame` (refused as :meth:`check_end` says):
+        :class:`StudioEndedGame` and the game's end, abandoned."""
+        self.check_end(state, seat)
+        ended = StudioEndedGame(command.reason)
+        why = "the studio ended the game" + (f" ({command.reason})" if command.reason else "")
+        return [ended, *self.abandon(state, ctx, why)]  # type: ignore[list-item]
 
     def nobody_attends(self, state: S) -> bool:
         """Whether every seat still in the game has timed out ``ABANDON_AFTER_AWAY_SPELLS ×
@@ -390,6 +442,8 @@ class Clocked(Generic[S, E, C]):
             return replaced(state, clock=restarted(state.clock, event))
         if isinstance(event, CameBack):
             return self.came_back_rules(state, event)
+        if isinstance(event, StudioEndedGame):
+            return state  # the game's own ending follows
         after = self.evolve_rules(state, event)
         if not after.rules.turn_time_ms:
             return after

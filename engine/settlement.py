@@ -134,12 +134,18 @@ def match_settlement(number: int, totals: tuple[int, ...], stake: int, played: s
 
 
 def match_abandoned(
-    number: int, totals: tuple[int, ...], stake: int, played: str, why: str
+    number: int,
+    totals: tuple[int, ...],
+    stake: int,
+    played: str,
+    why: str,
+    standing: str = "the hands scored",
 ) -> Settlement:
     """A two-seat match by points that nobody attends any more (docs/rules/common.md §5.1): it
     ends where it stands. The hands (rounds) scored stand, so the lower total pays the difference ×
     ``stake`` as after a match played out, but nobody wins the match. ``played`` says what was
-    played to the end; ``why`` says how it came to end."""
+    played to the end; ``why`` says how it came to end; ``standing``, what stands (the words
+    are recorded: Gin's abandoned matches hold the default)."""
     scored = match_settlement(number, totals, stake, played)
     return Settlement(
         number,
@@ -148,7 +154,7 @@ def match_abandoned(
         scored.lines,
         scored.net,
         (
-            f"{why}: the hands scored stand (seat 0 {totals[0]} point(s), seat 1 {totals[1]}, "
+            f"{why}: {standing} stand (seat 0 {totals[0]} point(s), seat 1 {totals[1]}, "
             f"over {played}, paid as scored) and nobody wins the match",
         ),
     )

@@ -9,7 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from croupier.engine.cards import Card
-from croupier.engine.clock import CameBack, ComeBack, TurnRestarted, TurnTimedOut
+from croupier.engine.clock import (
+    CameBack,
+    ComeBack,
+    EndGame,
+    StudioEndedGame,
+    TurnRestarted,
+    TurnTimedOut,
+)
 from croupier.engine.gin.rules import GinRules
 from croupier.engine.meld_solver import Meld
 from croupier.engine.settlement import Settlement
@@ -75,7 +82,16 @@ class NextHand:
 
 
 GinCommand = (
-    DrawStock | DrawDiscard | Pass | Discard | Knock | LayOff | EndLayOffs | NextHand | ComeBack
+    DrawStock
+    | DrawDiscard
+    | Pass
+    | Discard
+    | Knock
+    | LayOff
+    | EndLayOffs
+    | NextHand
+    | ComeBack
+    | EndGame
 )
 
 
@@ -203,6 +219,7 @@ GinEvent = (
     TurnTimedOut
     | TurnRestarted
     | CameBack
+    | StudioEndedGame
     | MatchStarted
     | HandDealt
     | UpcardPassed

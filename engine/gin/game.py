@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank, name
-from croupier.engine.clock import Clocked, ComeBack
+from croupier.engine.clock import Clocked, ComeBack, EndGame
 from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.gin import moves
 from croupier.engine.gin import rules as rules_module
@@ -84,6 +84,8 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
     ) -> list[GinEvent]:
         if isinstance(command, ComeBack):
             return list(self.came_back(state, seat))
+        if isinstance(command, EndGame):
+            return self.ended_by_studio(state, seat, command, ctx)
         return moves.decide(state, seat, command, ctx)
 
     def advance(self, state: GinState, ctx: Context) -> list[GinEvent]:
@@ -114,12 +116,14 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
     def ends_when_all_away(self, state: GinState) -> bool:
         return state.rules.end_when_all_away
 
-    def abandon(self, state: GinState, ctx: Context) -> list[GinEvent]:
-        return moves.abandoned(state)
+    def abandon(self, state: GinState, ctx: Context, why: str | None = None) -> list[GinEvent]:
+        return moves.abandoned(state, why)
 
     def validate(self, state: GinState, seat: int, command: GinCommand) -> None:
         if isinstance(command, ComeBack):
             self.came_back(state, seat)
+        elif isinstance(command, EndGame):
+            self.check_end(state, seat)
         else:
             moves.validate(state, seat, command)
 
@@ -166,6 +170,8 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
                 return "Deal the next hand"
             case ComeBack():
                 return "Come back: play your own turns again"
+            case EndGame():
+                return self.end_label(command)
         # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 

@@ -455,10 +455,10 @@ def _deadwood_without(hand: tuple[Card, ...], card: Card) -> int:
     return deadwood(tuple(h for h in hand if h != card), GIN)
 
 
-def abandoned(state: GinState) -> list[GinEvent]:
-    """Both seats are away for long enough (``end_when_all_away``): the match ends where it
-    stands; the hand in play is not scored."""
-    return [MatchEnded(state.hand, state.totals, abandoned_settlement(state))]
+def abandoned(state: GinState, why: str | None = None) -> list[GinEvent]:
+    """Both seats are away for long enough (``end_when_all_away``), or the studio ended the match
+    (``why``): it ends where it stands; the hand in play is not scored."""
+    return [MatchEnded(state.hand, state.totals, abandoned_settlement(state, why))]
 
 
 def forfeited(state: GinState, seat: int) -> list[GinEvent]:

@@ -135,9 +135,9 @@ FORFEIT = MatchOutcome.FORFEIT.value
 LEAST_HAND_POINTS = 1
 
 
-def abandoned_settlement(state: GinState) -> Settlement:
-    """Both seats away for long enough (docs/rules/common.md §5.1): the match ends where it
-    stands (``settlement.match_abandoned``)."""
+def abandoned_settlement(state: GinState, why: str | None = None) -> Settlement:
+    """Both seats away for long enough (docs/rules/common.md §5.1), or ``why`` (the studio ended
+    it): the match ends where it stands (``settlement.match_abandoned``)."""
     # The hand in play is not scored; between hands (its dealer timing out) the last one was.
     played = state.hand if state.phase is Phase.HAND_OVER else state.hand - 1
     return match_abandoned(
@@ -145,7 +145,7 @@ def abandoned_settlement(state: GinState) -> Settlement:
         state.totals,
         state.rules.stake_per_point,
         f"{played} hand(s)",
-        f"both seats were away and the match was abandoned in hand {state.hand}",
+        why or f"both seats were away and the match was abandoned in hand {state.hand}",
     )
 
 

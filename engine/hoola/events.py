@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from enum import Enum
 
 from croupier.engine.cards import Card
-from croupier.engine.clock import CameBack, ComeBack, TurnRestarted, TurnTimedOut
+from croupier.engine.clock import (
+    CameBack,
+    ComeBack,
+    EndGame,
+    StudioEndedGame,
+    TurnRestarted,
+    TurnTimedOut,
+)
 from croupier.engine.hoola.melds import Bright, TableMeld
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.engine.meld_solver import JokerAs
@@ -110,6 +117,7 @@ class SitOut:
 
 HoolaCommand = (
     ComeBack
+    | EndGame
     | Draw
     | ThankYou
     | Meld
@@ -309,6 +317,7 @@ HoolaEvent = (
     TurnTimedOut
     | TurnRestarted
     | CameBack
+    | StudioEndedGame
     | GameStarted
     | RoundDealt
     | CardDrawn

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
-from croupier.engine.clock import Clocked, ComeBack
+from croupier.engine.clock import Clocked, ComeBack, EndGame
 from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.hoola import moves
 from croupier.engine.hoola import rules as rules_module
@@ -98,6 +98,8 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
     ) -> list[HoolaEvent]:
         if isinstance(command, ComeBack):
             return list(self.came_back(state, seat))
+        if isinstance(command, EndGame):
+            return self.ended_by_studio(state, seat, command, ctx)
         return moves.decide(state, seat, command, ctx)
 
     def advance(self, state: HoolaState, ctx: Context) -> list[HoolaEvent]:
@@ -134,9 +136,16 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
     def forfeit(self, state: HoolaState, seat: int, ctx: Context) -> list[HoolaEvent]:
         return moves.forfeit(state, seat, ctx)
 
+    def abandon(self, state: HoolaState, ctx: Context, why: str | None = None) -> list[HoolaEvent]:
+        """Only the studio abandons a Hoola table (its forced moves end every round, so it has
+        no ``end_when_all_away``)."""
+        return moves.abandoned(state, why or "the table was abandoned")
+
     def validate(self, state: HoolaState, seat: int, command: HoolaCommand) -> None:
         if isinstance(command, ComeBack):
             self.came_back(state, seat)
+        elif isinstance(command, EndGame):
+            self.check_end(state, seat)
         else:
             moves.validate(state, seat, command)
 
@@ -188,6 +197,8 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
                 return "Sit this round out"
             case ComeBack():
                 return "Come back: play your own turns again"
+            case EndGame():
+                return self.end_label(command)
         # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 

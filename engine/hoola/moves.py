@@ -91,6 +91,7 @@ from croupier.engine.hoola.scoring import (
     HoolaOutcome,
     Liability,
     Outcome,
+    abandoned_settlement,
     lowest_hands,
     settle,
     table_settlement,
@@ -1159,6 +1160,13 @@ def forced_command(state: HoolaState, seat: int) -> HoolaCommand:
             away = state.clock.away
             return LeaveTable() if seat < len(away) and away[seat] else NextRound()
     raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_CLOCK)
+
+
+def abandoned(state: HoolaState, why: str) -> list[HoolaEvent]:
+    """The table ends where it stands (the studio ended it, ``why``): between rounds every round
+    dealt was played; in a round's play (or its choosing) that round is not."""
+    played = state.round if state.phase is Phase.ROUND_OVER else state.round - 1
+    return [TableClosed(state.round, abandoned_settlement(state, played, why))]
 
 
 def forfeit(state: HoolaState, seat: int, ctx: Context) -> list[HoolaEvent]:

@@ -287,12 +287,14 @@ def _with_sit_outs(state: HoolaState, settlement: Settlement) -> Settlement:
     )
 
 
-def table_settlement(state: HoolaState) -> Settlement:
+def table_settlement(state: HoolaState, played: int | None = None) -> Settlement:
     """Closing a table: its running balances, paid as one netted amount per pair of seats.
 
     Each seat that is down pays the seats that are up, largest debts first, in seat order (a
-    greedy matching; every line names the balances that make it).
+    greedy matching; every line names the balances that make it). ``played``: the rounds the
+    balances are over, when not every round dealt (a table ended in a round's play).
     """
+    played = state.round if played is None else played
     debtors = [[s, -b] for s, b in enumerate(state.scores) if b < 0]
     creditors = [[s, b] for s, b in enumerate(state.scores) if b > 0]
     lines: list[SettlementLine] = []
@@ -304,7 +306,7 @@ def table_settlement(state: HoolaState) -> Settlement:
             debtor[1] -= amount
             creditor[1] -= amount
             reason = (
-                f"seat {debtor[0]} is {state.scores[debtor[0]]} over {state.round} round(s), "
+                f"seat {debtor[0]} is {state.scores[debtor[0]]} over {played} round(s), "
                 f"seat {creditor[0]} +{state.scores[creditor[0]]}"
             )
             lines.append(
@@ -323,5 +325,28 @@ def table_settlement(state: HoolaState) -> Settlement:
         HoolaOutcome.TABLE_CLOSED.value,
         tuple(lines),
         net_of(state.seats, tuple(lines)),
-        (f"{state.round} round(s) played",),
+        (f"{played} round(s) played",),
+    )
+
+
+#: A table's settlement when it was abandoned (the studio ended it): nobody wins it.
+ABANDONED = "ABANDONED"
+
+
+def abandoned_settlement(state: HoolaState, played: int, why: str) -> Settlement:
+    """A table that ends where it stands (the studio ended it, ``why``; docs/rules/common.md
+    §5.1): the balances of the ``played`` rounds are paid as at a table's close, the round in
+    play is not scored (nor a forfeit in it, which a round's end would have paid), and nobody
+    wins the table."""
+    closed = table_settlement(state, played)
+    return replace(
+        closed,
+        winners=(),
+        outcome=ABANDONED,
+        notes=(
+            f"{why}: the {played} round(s) played stand, their balances paid as at a table's "
+            "close; the round in play is not scored and nobody wins the table"
+            if played
+            else f"{why} before a round was over: nobody pays and nobody wins the table",
+        ),
     )

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from croupier.engine.clock import CameBack, ComeBack, TurnRestarted, TurnTimedOut
+from croupier.engine.clock import (
+    CameBack,
+    ComeBack,
+    EndGame,
+    StudioEndedGame,
+    TurnRestarted,
+    TurnTimedOut,
+)
 from croupier.engine.koikoi.cards import Card
 from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.koikoi.yaku import Yaku
@@ -49,7 +56,7 @@ class NextRound:
     """Deal the match's next round (either seat, between rounds)."""
 
 
-KoiKoiCommand = PlayCard | ChooseCapture | KoiKoi | Shobu | NextRound | ComeBack
+KoiKoiCommand = PlayCard | ChooseCapture | KoiKoi | Shobu | NextRound | ComeBack | EndGame
 
 
 # --- events -----------------------------------------------------------------------------------
@@ -182,6 +189,7 @@ KoiKoiEvent = (
     TurnTimedOut
     | TurnRestarted
     | CameBack
+    | StudioEndedGame
     | MatchStarted
     | RoundDealt
     | CardPlayed

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from croupier.engine import ENGINE_VERSION
-from croupier.engine.clock import Clocked, ComeBack
+from croupier.engine.clock import Clocked, ComeBack, EndGame
 from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.koikoi import moves
 from croupier.engine.koikoi import rules as rules_module
@@ -87,6 +87,8 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
     ) -> list[KoiKoiEvent]:
         if isinstance(command, ComeBack):
             return list(self.came_back(state, seat))
+        if isinstance(command, EndGame):
+            return self.ended_by_studio(state, seat, command, ctx)
         return moves.decide(state, seat, command, ctx)
 
     def advance(self, state: KoiKoiState, ctx: Context) -> list[KoiKoiEvent]:
@@ -115,9 +117,18 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
     def forfeit(self, state: KoiKoiState, seat: int, ctx: Context) -> list[KoiKoiEvent]:
         return moves.forfeited(state, seat)
 
+    def abandon(
+        self, state: KoiKoiState, ctx: Context, why: str | None = None
+    ) -> list[KoiKoiEvent]:
+        """Only the studio abandons a Koi-Koi match (its forced moves end every round, so it has
+        no ``end_when_all_away``)."""
+        return moves.abandoned(state, why or "the match was abandoned")
+
     def validate(self, state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
         if isinstance(command, ComeBack):
             self.came_back(state, seat)
+        elif isinstance(command, EndGame):
+            self.check_end(state, seat)
         else:
             moves.validate(state, seat, command)
 
@@ -154,6 +165,8 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
                 return "Deal the next round"
             case ComeBack():
                 return "Come back: play your own turns again"
+            case EndGame():
+                return self.end_label(command)
         # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 

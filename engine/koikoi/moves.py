@@ -31,6 +31,7 @@ from croupier.engine.koikoi.events import (
 )
 from croupier.engine.koikoi.scoring import (
     KoiKoiOutcome,
+    abandoned_settlement,
     forfeit_settlement,
     match_settlement,
     round_ended,
@@ -356,6 +357,12 @@ def forced_command(state: KoiKoiState, seat: int) -> KoiKoiCommand:
         case Phase.ROUND_OVER:
             return NextRound()
     raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_TURN)
+
+
+def abandoned(state: KoiKoiState, why: str) -> list[KoiKoiEvent]:
+    """The match ends where it stands (the studio ended it, ``why``): the rounds scored stand,
+    the round in play is not scored."""
+    return [MatchEnded(state.round, state.totals, abandoned_settlement(state, why))]
 
 
 def forfeited(state: KoiKoiState, seat: int) -> list[KoiKoiEvent]:

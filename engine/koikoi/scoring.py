@@ -7,13 +7,14 @@ from enum import StrEnum
 from croupier.engine.koikoi.cards import name
 from croupier.engine.koikoi.events import Hand, RoundEnded
 from croupier.engine.koikoi.rules import KoiKoiRules
-from croupier.engine.koikoi.state import KoiKoiState
+from croupier.engine.koikoi.state import KoiKoiState, Phase
 from croupier.engine.koikoi.yaku import Yaku, YakuKind, yaku
 from croupier.engine.settlement import (
     Factor,
     MatchOutcome,
     Settlement,
     amount_of,
+    match_abandoned,
     match_forfeited,
     points_won,
 )
@@ -114,6 +115,20 @@ def least_round_score(rules: KoiKoiRules) -> int:
     if rules.double_from and least >= rules.double_from:
         least *= 2
     return least
+
+
+def abandoned_settlement(state: KoiKoiState, why: str) -> Settlement:
+    """The match ends where it stands (``why``: the studio ended it; docs/rules/common.md §5.1):
+    the rounds scored stand (``settlement.match_abandoned``), the round in play is not scored."""
+    played = state.round if state.phase is Phase.ROUND_OVER else state.round - 1
+    return match_abandoned(
+        state.round,
+        state.totals,
+        state.rules.stake_per_point,
+        f"{played} round(s)",
+        why,
+        "the rounds scored",
+    )
 
 
 def forfeit_settlement(state: KoiKoiState, seat: int) -> Settlement:

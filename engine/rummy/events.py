@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from croupier.engine.cards import Card
 from croupier.engine.clock import CameBack as CameBack
 from croupier.engine.clock import ComeBack as ComeBack
+from croupier.engine.clock import EndGame as EndGame
+from croupier.engine.clock import StudioEndedGame as StudioEndedGame
 from croupier.engine.clock import TurnRestarted, TurnTimedOut
 from croupier.engine.meld_solver import JokerAs, MeldKind
 from croupier.engine.rummy.rules import RummyRules
@@ -83,7 +85,7 @@ class Discard:
     card: Card = ""
 
 
-RummyCommand = DrawStock | TakeDiscard | LayDown | LayOff | SwapJoker | Discard | ComeBack
+RummyCommand = DrawStock | TakeDiscard | LayDown | LayOff | SwapJoker | Discard | ComeBack | EndGame
 
 
 # --- events -----------------------------------------------------------------------------------
@@ -216,6 +218,7 @@ RummyEvent = (
     | CardDiscarded
     | StockReshuffled
     | CameBack
+    | StudioEndedGame
     | SeatForfeited
     | RoundEnded
 )

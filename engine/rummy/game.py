@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.cards import Card, by_rank
-from croupier.engine.clock import Clocked
+from croupier.engine.clock import Clocked, EndGame
 from croupier.engine.game import Context, PresetRules, others_hidden
 from croupier.engine.meld_solver import RUMMY, arrange
 from croupier.engine.rummy import moves
@@ -93,6 +93,8 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
     def decide(
         self, state: RummyState, seat: int, command: RummyCommand, ctx: Context
     ) -> list[RummyEvent]:
+        if isinstance(command, EndGame):
+            return self.ended_by_studio(state, seat, command, ctx)
         return moves.decide(state, seat, command, ctx)
 
     def advance(self, state: RummyState, ctx: Context) -> list[RummyEvent]:
@@ -121,11 +123,14 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
     def ends_when_all_away(self, state: RummyState) -> bool:
         return state.rules.end_when_all_away
 
-    def abandon(self, state: RummyState, ctx: Context) -> list[RummyEvent]:
-        return moves.abandoned(state)
+    def abandon(self, state: RummyState, ctx: Context, why: str | None = None) -> list[RummyEvent]:
+        return moves.abandoned(state, why)
 
     def validate(self, state: RummyState, seat: int, command: RummyCommand) -> None:
-        moves.validate(state, seat, command)
+        if isinstance(command, EndGame):
+            self.check_end(state, seat)
+        else:
+            moves.validate(state, seat, command)
 
     def legal_commands(self, state: RummyState, seat: int) -> list[RummyCommand]:
         return moves.legal_commands(state, seat)
@@ -170,6 +175,8 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
                 return f"Discard {card}"
             case ComeBack():
                 return "I'm back: play my own turns again"
+            case EndGame():
+                return self.end_label(command)
         # A recorded command this engine cannot read (a replay tool may ask): shown as it is.
         return repr(command)
 

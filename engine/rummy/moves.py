@@ -638,10 +638,11 @@ def forced_command(state: RummyState, seat: int) -> RummyCommand:
     raise IllegalCommand("NOT_ON_THE_CLOCK", f"seat {seat} has nothing to do now", R_CLOCK)
 
 
-def abandoned(state: RummyState) -> list[RummyEvent]:
-    """Every seat in play is away for long enough (``end_when_all_away``): the round ends with
-    no winner; nobody pays but the forfeits already paid."""
-    return [round_ended(state, RummyOutcome.ABANDONED, None)]
+def abandoned(state: RummyState, why: str | None = None) -> list[RummyEvent]:
+    """Every seat in play is away for long enough (``end_when_all_away``), or the studio ended
+    the game (``why``): the round ends with no winner; nobody pays but the forfeits already
+    paid."""
+    return [round_ended(state, RummyOutcome.ABANDONED, None, why)]
 
 
 def forfeit(state: RummyState, seat: int, ctx: Context) -> list[RummyEvent]:

@@ -85,9 +85,13 @@ def forfeited(state: RummyState, seat: int) -> SeatForfeited:
     return SeatForfeited(seat, Hand(seat, cards, len(cards)), value, lines)
 
 
-def round_ended(state: RummyState, outcome: RummyOutcome, winner: int | None) -> RoundEnded:
+def round_ended(
+    state: RummyState, outcome: RummyOutcome, winner: int | None, why: str | None = None
+) -> RoundEnded:
     """Each opponent still in play pays its hand's value × ``stake_per_point`` to the seat that
-    went out (or the last seat in play); the forfeits' payments stand whatever the outcome."""
+    went out (or the last seat in play); the forfeits' payments stand whatever the outcome.
+    ``why``: how a round with no winner came to end, where the outcome's own words do not say
+    (the studio ended it)."""
     hands = tuple(Hand(s, cards, len(cards)) for s, cards in enumerate(state.hands))
     values = tuple(hand_value(cards) for cards in state.hands)
     paid = tuple(line for forfeit in state.forfeits for line in forfeit.lines)
@@ -103,7 +107,7 @@ def round_ended(state: RummyState, outcome: RummyOutcome, winner: int | None) ->
             outcome.value,
             paid,
             net_of(state.seats, paid),
-            (f"{NO_WINNER_BECAUSE[outcome]}: {nobody}",) + forfeit_notes,
+            (f"{why or NO_WINNER_BECAUSE[outcome]}: {nobody}",) + forfeit_notes,
         )
         return RoundEnded(outcome.value, None, hands, values, settlement)
     losers = [s for s in state.seats_in_play() if s != winner and values[s]]
