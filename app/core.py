@@ -87,7 +87,7 @@ from croupier.contract import convert
 from croupier.contract.bindings import BINDINGS, BY_NAME, GameBinding, from_newer_release
 from croupier.contract.rejections import rejection
 from croupier.engine import ENGINE_VERSION
-from croupier.engine.clock import TurnRestarted, TurnTimedOut
+from croupier.engine.clock import NO_SEAT, TurnRestarted, TurnTimedOut
 from croupier.engine.game import CommandError, Context, InvalidRules
 from croupier.engine.settlement import Settlement
 from croupier.engine.shared import replaced
@@ -166,6 +166,9 @@ VIEWS_MEMO_SIZE = 4096
 TO_ACT_MEMO_SIZE = 8192
 # Folded games kept in memory (most recently used first out last).
 CACHE_SIZE = 2048
+#: How often the studio's EndGame without an expected version is tried when moves keep landing
+#: first (each try reads the game again).
+END_ATTEMPTS = 5
 
 
 def _fingerprint(seat: int, command: bytes) -> bytes:
@@ -188,6 +191,18 @@ def _request_fingerprint(
         kind=kind, seats=seats, overrides=rules, client_seeds=client_seeds, players=players
     )
     return hashlib.sha256(asked.SerializeToString(deterministic=True)).digest()
+
+
+def _check_command_id(command_id: str) -> None:
+    """A client's command id: given, not too long, not one of the service's own (ticks)."""
+    require(command_id, "command_id")
+    limits.check_text(command_id, "command_id", limits.MAX_COMMAND_ID)
+    if command_id.startswith(TICK):
+        raise invalid(
+            "RESERVED_COMMAND_ID",
+            f"command ids starting {TICK!r} are the service's",
+            "command_id",
+        )
 
 
 def now_ms() -> int:
@@ -540,11 +555,12 @@ class Croupier:
 
     @staticmethod
     def _studio(caller: Caller) -> StudioIdentity:
-        """The studio's backend, or the call fails: only it creates games and names players."""
+        """The studio's backend, or the call fails: only it creates games (and names players)
+        and ends them."""
         if caller.studio is None:
             raise BadCredentials(
                 STUDIO_CREDENTIAL_REQUIRED,
-                "creating a game takes the studio's credential: 'authorization: Bearer "
+                "creating or ending a game takes the studio's credential: 'authorization: Bearer "
                 "<studio token>' (croupier token studio; docs/credentials.md)",
             )
         return caller.studio
@@ -1035,6 +1051,75 @@ class Croupier:
         self._counted(applied)
         return response
 
+    async def end_game(
+        self,
+        caller: Caller,
+        game_id: str,
+        command_id: str,
+        reason: str,
+        expected_version: int | None = None,
+    ) -> service_pb2.EndGameResponse:
+        """The studio ends a game still on, abandoned (docs/rules/common.md §5.1): the studio's
+        command, recorded without a seat, exactly once per command id. Without an
+        ``expected_version`` it ends the game as it stands when the call is decided: a move
+        recorded meanwhile is no reason to refuse it, so a conflict is tried again
+        (:data:`END_ATTEMPTS` times)."""
+        self._studio(caller)
+        require(game_id, "game_id")
+        limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
+        structlog.contextvars.bind_contextvars(game_id=game_id, command_id=command_id)
+        _check_command_id(command_id)
+        require(reason, "reason")
+        limits.check_text(reason, "reason", limits.MAX_END_REASON)
+        if expected_version is not None:
+            limits.check_version(expected_version, "expected_version")
+        try:
+            kind, earlier = await self._studio_ends(game_id, command_id, reason, expected_version)
+        except AppError as error:
+            self._refused(game_id, error)
+            raise
+        self.observer.command(kind, DUPLICATE if earlier.duplicate else ACCEPTED)
+        if not earlier.duplicate:
+            log.info("game ended by the studio", game_id=game_id, reason=reason)
+        return service_pb2.EndGameResponse(
+            version=earlier.last_version,
+            already_applied=earlier.duplicate,
+            settlement=await self.settlement(caller, game_id, final=True),
+        )
+
+    async def _studio_ends(
+        self, game_id: str, command_id: str, reason: str, expected_version: int | None
+    ) -> tuple[str, CommandResult]:
+        """:meth:`end_game`'s command decided and recorded, or its first answer: the game's kind
+        and the answer, accepted (a refusal is raised)."""
+        for attempt in range(END_ATTEMPTS):
+            folded, earlier = await self._fold(game_id, command_id)
+            command = service_pb2.Command()
+            getattr(command, folded.binding.field).end_game.reason = reason
+            payload = command.SerializeToString(deterministic=True)
+            fingerprint = _fingerprint(NO_SEAT, payload)
+            if earlier is not None:
+                break
+            version = folded.version if expected_version is None else expected_version
+            try:
+                earlier, _, _ = await self._decide(
+                    folded, None, command_id, version, command, payload, fingerprint
+                )
+                break
+            except StaleVersion:
+                if expected_version is not None or attempt + 1 == END_ATTEMPTS:
+                    raise
+        assert earlier is not None
+        if earlier.duplicate and earlier.fingerprint and earlier.fingerprint != fingerprint:
+            raise invalid(
+                "COMMAND_ID_REUSED",
+                "this command id was already used for another command in this game",
+                "command_id",
+            )
+        if not earlier.accepted:
+            raise from_rejection(common_pb2.Rejection.FromString(earlier.rejection or b""))
+        return folded.record.kind, earlier
+
     async def _play_command(
         self, caller: Caller, game_id: str, move: service_pb2.PlayCommand
     ) -> service_pb2.PlayAccepted:
@@ -1085,15 +1170,8 @@ class Croupier:
                 f"retry in {wait_ms} ms",
                 wait_ms,
             )
-        require(command_id, "command_id")
-        limits.check_text(command_id, "command_id", limits.MAX_COMMAND_ID)
+        _check_command_id(command_id)
         limits.check_version(expected_version, "expected_version")
-        if command_id.startswith(TICK):
-            raise invalid(
-                "RESERVED_COMMAND_ID",
-                f"command ids starting {TICK!r} are the service's",
-                "command_id",
-            )
         payload = command.SerializeToString(deterministic=True)
         limits.check_command_size(len(payload))
         fingerprint = _fingerprint(acting, payload)
@@ -1288,7 +1366,7 @@ class Croupier:
     async def _decide(
         self,
         folded: Folded,
-        seat: int,
+        seat: int | None,
         command_id: str,
         expected_version: int,
         command: service_pb2.Command,
@@ -1296,7 +1374,8 @@ class Croupier:
         fingerprint: bytes,
     ) -> tuple[CommandResult, bool, Any]:
         """Decide a new command and record its answer: its events, or its refusal. Returns the
-        answer, whether the game is over, and its state after the command."""
+        answer, whether the game is over, and its state after the command. ``seat``: the acting
+        seat, ``None`` for the studio's command (the engine is told :data:`NO_SEAT`)."""
         engine_command = self._command(folded, command)
         game_id, game = folded.record.game_id, folded.binding.game
         if expected_version != folded.version:
@@ -1319,7 +1398,12 @@ class Croupier:
                     folded, command_id, VersionConflict(game_id, expected_version, current)
                 )
         try:
-            events = game.decide(folded.state, seat, engine_command, Context(folded.seeds, now))
+            events = game.decide(
+                folded.state,
+                NO_SEAT if seat is None else seat,
+                engine_command,
+                Context(folded.seeds, now),
+            )
         except CommandError as error:
             refused = rejection(error).SerializeToString(deterministic=True)
             try:

@@ -19,6 +19,8 @@ MAX_COMMAND_ID = 128
 MAX_PLAYER_ID = 128
 #: A studio's CreateGame request id (a UUID is 36 characters).
 MAX_REQUEST_ID = 128
+#: The studio's reason for ending a game (EndGame): a sentence for people, kept in the log.
+MAX_END_REASON = 256
 #: Client seeds: at most this many, each at most ``MAX_CLIENT_SEED`` characters (a hex SHA-512
 #: is 128).
 MAX_CLIENT_SEEDS = 16

@@ -881,6 +881,84 @@ def _refused_hint(given: str, key_file: Path | None) -> str:
     )
 
 
+@main.command("end-game")
+@click.argument("game_id")
+@click.option("--reason", required=True, help="Why, for people: kept in the game's log.")
+@click.option(
+    "--command-id",
+    default="",
+    help="The call's command id (default: end-GAME_ID, so that running it again after a lost "
+    "answer ends the game once and answers the same).",
+)
+@click.option(
+    "--expected-version",
+    type=click.IntRange(0),
+    default=None,
+    help="End the game only as it stood at this version (default: as it stands).",
+)
+@click.option(
+    "--address", default=config.DEFAULT_ADDRESS, show_default=True, help="The server to call."
+)
+@click.option(
+    "--connect-timeout", default=10.0, show_default=True, help="Seconds to wait for the server."
+)
+@_studio_options
+@tls_options.client_options
+def end_game(
+    game_id: str,
+    reason: str,
+    command_id: str,
+    expected_version: int | None,
+    address: str,
+    connect_timeout: float,
+    studio_key: str,
+    studio_key_file: Path | None,
+    tls: bool,
+    tls_ca: Path | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tls_server_name: str,
+) -> None:
+    """End a game still on, as the studio (EndGame): abandoned, what was scored stands, the
+    round in play is not scored (docs/rules/common.md §5.1). Prints its final settlement."""
+    from croupier.service.bots import auth, describe_settlement
+    from croupier.service.tls import channel as open_channel
+    from croupier.v1 import service_pb2, service_pb2_grpc
+
+    secure = tls_options.client_tls_of(tls, tls_ca, tls_cert, tls_key, tls_server_name)
+    if not config.dialable(address):
+        raise click.UsageError(f"--address: HOST:PORT, not {address!r}")
+    with open_channel(address, secure) as channel:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=connect_timeout)
+        except grpc.FutureTimeoutError:
+            raise click.ClickException(f"no Croupier server at {address}") from None
+        studio = _studio_credential(studio_key, [address], studio_key_file)
+        request = service_pb2.EndGameRequest(
+            game_id=game_id, command_id=command_id or f"end-{game_id}", reason=reason
+        )
+        if expected_version is not None:
+            request.expected_version = expected_version
+        try:
+            ended = service_pb2_grpc.GameServiceStub(channel).EndGame(
+                request, metadata=auth(studio), timeout=connect_timeout
+            )
+        except grpc.RpcError as error:
+            hint = (
+                _refused_hint(studio_key, studio_key_file)
+                if error.code() == grpc.StatusCode.UNAUTHENTICATED
+                else ""
+            )
+            raise click.ClickException(f"{error.code().name}: {error.details()}{hint}") from None
+    click.echo(
+        f"game {game_id} "
+        + ("was already ended by this call" if ended.already_applied else "ended")
+        + f" at version {ended.version}"
+    )
+    for line in describe_settlement(ended.settlement):
+        click.echo(line)
+
+
 @main.command()
 @click.option(
     "--address", default=config.DEFAULT_ADDRESS, show_default=True, help="The server to play on."

@@ -69,6 +69,17 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             request.include if request.HasField("include") else None,
         )
 
+    async def EndGame(
+        self, request: service_pb2.EndGameRequest, context: Context
+    ) -> service_pb2.EndGameResponse:
+        return await self.core.end_game(
+            caller(),
+            request.game_id,
+            request.command_id,
+            request.reason,
+            request.expected_version if request.HasField("expected_version") else None,
+        )
+
     async def ValidateCommand(
         self, request: service_pb2.ValidateCommandRequest, context: Context
     ) -> service_pb2.ValidateCommandResponse:

@@ -135,6 +135,14 @@ class ConnectGameService(GameService):
     ) -> pb.SubmitCommandResponse:
         return await self._h.SubmitCommand(request, ctx)
 
+    async def end_game(
+        self,
+        request: pb.EndGameRequest,
+        ctx: RequestContext[pb.EndGameRequest, pb.EndGameResponse],
+        /,
+    ) -> pb.EndGameResponse:
+        return await self._h.EndGame(request, ctx)
+
     async def validate_command(
         self,
         request: pb.ValidateCommandRequest,

@@ -12,11 +12,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import pytest
 from click.testing import CliRunner
 
+from croupier.app.tokens import mint_studio_token, parse_secret
 from croupier.service.cli import main
 from croupier.service.logs import serving_addresses
+from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
 CROUPIER = str(Path(sys.executable).parent / "croupier")
 SECRETS = (
@@ -651,3 +654,49 @@ def test_the_serving_line_says_whether_the_lobby_is_on(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
     serving = next(line for line in lines if line.get("event") == "serving")
     assert serving["lobby"] is True and serving["http"].startswith("http://"), serving
+
+
+def test_end_game_ends_a_game_once_and_says_how_it_settled(served) -> None:
+    """``croupier end-game``: the studio's EndGame from the command line; run again (an answer
+    lost), it answers the same; a seat's token cannot end the game."""
+    address, log_path = served
+    with grpc.insecure_channel(address) as channel:
+        stub = service_pb2_grpc.GameServiceStub(channel)
+        studio = mint_studio_token(
+            parse_secret(CONFIGURED["CROUPIER_STUDIO_SECRET"]), int(time.time()) + 600
+        )
+        game = stub.CreateGame(
+            service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_GIN, seats=2),
+            metadata=(("authorization", f"Bearer {studio}"),),
+        )
+
+    def end_game(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                CROUPIER,
+                "end-game",
+                game.game_id,
+                "--reason",
+                "a test",
+                "--address",
+                address,
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=CONFIGURED,
+        )
+
+    first, again = end_game(), end_game()
+    assert first.returncode == 0, first.stderr
+    assert f"game {game.game_id} ended at version" in first.stdout
+    assert "ABANDONED; winner(s): none" in first.stdout and "a test" in first.stdout
+    assert again.returncode == 0 and "was already ended by this call" in again.stdout
+    other = end_game("--command-id", "another")
+    assert other.returncode == 1 and "FAILED_PRECONDITION" in other.stderr
+    seat = end_game("--studio-key", game.tokens[0].token)
+    assert seat.returncode == 1 and "UNAUTHENTICATED" in seat.stderr
+    lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
+    ended = [line for line in lines if line.get("event") == "game ended by the studio"]
+    assert [line["reason"] for line in ended] == ["a test"]
