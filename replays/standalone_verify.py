@@ -523,6 +523,7 @@ message DiscardTaken 1 seat uint32 2 card Card 3 discarder uint32? 4 meld TableM
 message Draw
 message DrawDiscard
 message DrawStock
+message EndGame 1 reason string
 message EndLayOffs
 message EventBody 1 hoola HoolaEvent| 2 seed_revealed SeedRevealed| 3 koikoi KoiKoiEvent| 4 gin
   GinEvent| 5 rummy RummyEvent|
@@ -537,14 +538,14 @@ message GinCardDiscarded 1 seat uint32 2 card Card
 message GinCardDrawn 1 seat uint32 2 card Card 3 from_discard bool
 message GinCommand 1 draw_stock DrawStock| 2 draw_discard DrawDiscard| 3 pass Pass| 4 discard
   GinDiscard| 5 knock Knock| 6 lay_off GinLayOff| 7 end_lay_offs EndLayOffs| 8 next_hand
-  NextHand| 9 come_back ComeBack|
+  NextHand| 9 come_back ComeBack| 10 end_game EndGame|
 message GinDealerDraw 1 seat uint32 2 card Card
 message GinDiscard 1 card string
 message GinEvent 1 match_started GinMatchStarted| 2 hand_dealt HandDealt| 3 upcard_passed
   UpcardPassed| 4 card_drawn GinCardDrawn| 5 card_discarded GinCardDiscarded| 6 knocked Knocked|
   7 card_laid_off CardLaidOff| 8 lay_offs_ended LayOffsEnded| 9 hand_ended HandEnded| 10
   match_ended GinMatchEnded| 11 turn_timed_out TurnTimedOut| 12 seat_forfeited GinSeatForfeited|
-  13 came_back CameBack| 14 turn_restarted TurnRestarted|
+  13 came_back CameBack| 14 turn_restarted TurnRestarted| 15 studio_ended_game StudioEndedGame|
 message GinHand 1 seat uint32 2 cards Card* 3 count uint32
 message GinLayOff 1 card string 2 meld uint32
 message GinMatchEnded 1 hands uint32 2 totals uint32* 3 settlement Settlement
@@ -566,7 +567,7 @@ message HandEnded 1 hand uint32 2 outcome string 3 winner uint32? 4 points uint3
 message HoolaCommand 1 draw Draw| 2 thank_you ThankYou| 3 meld Meld| 4 lay_off LayOff| 5 discard
   Discard| 6 stop Stop| 7 declare Declare| 8 next_round NextRound| 9 close_table CloseTable| 10
   bind_sevens BindSevens| 11 play Play| 12 sit_out SitOut| 13 leave_table LeaveTable| 14
-  come_back ComeBack|
+  come_back ComeBack| 15 end_game EndGame|
 message HoolaEvent 1 game_started GameStarted| 2 round_dealt RoundDealt| 3 card_drawn CardDrawn|
   4 discard_taken DiscardTaken| 5 meld_made MeldMade| 6 cards_laid_off CardsLaidOff| 7
   card_discarded CardDiscarded| 8 stock_reshuffled StockReshuffled| 9 stop_called StopCalled| 10
@@ -574,7 +575,7 @@ message HoolaEvent 1 game_started GameStarted| 2 round_dealt RoundDealt| 3 card_
   TableClosed| 13 sevens_bound SevensBound| 14 claim_made ClaimMade| 15 play_declared
   PlayDeclared| 16 sat_out SatOut| 17 play_began PlayBegan| 18 turn_timed_out TurnTimedOut| 19
   seat_left SeatLeft| 20 seat_forfeited SeatForfeited| 21 came_back CameBack| 22 turn_restarted
-  TurnRestarted|
+  TurnRestarted| 23 studio_ended_game StudioEndedGame|
 message HoolaRules 1 jokers uint32? 2 ace_wrap bool? 3 ace_low_only bool? 4 joker_lay_off_alone
   bool? 5 seven_binding bool? 6 thank_you_lone_seven bool? 7 four_of_a_kind_free bool? 8
   seven_hand_multiplier uint32? 9 joker_hand_multiplier uint32? 10 joker_value uint32? 11
@@ -603,12 +604,13 @@ message Knocked 1 seat uint32 2 card Card 3 melds PlacedMeld* 4 deadwood_cards C
 message KoiKoi
 message KoiKoiCalled 1 seat uint32
 message KoiKoiCommand 1 play_card PlayCard| 2 choose_capture ChooseCapture| 3 koi_koi KoiKoi| 4
-  shobu Shobu| 5 next_round KoiKoiNextRound| 6 come_back ComeBack|
+  shobu Shobu| 5 next_round KoiKoiNextRound| 6 come_back ComeBack| 7 end_game EndGame|
 message KoiKoiEvent 1 match_started MatchStarted| 2 round_dealt KoiKoiRoundDealt| 3 card_played
   CardPlayed| 4 card_turned CardTurned| 5 capture_chosen CaptureChosen| 6 yaku_formed
   YakuFormed| 7 koi_koi_called KoiKoiCalled| 8 shobu_called ShobuCalled| 9 round_ended
   KoiKoiRoundEnded| 10 match_ended MatchEnded| 11 turn_timed_out TurnTimedOut| 12 seat_forfeited
-  KoiKoiSeatForfeited| 13 came_back CameBack| 14 turn_restarted TurnRestarted|
+  KoiKoiSeatForfeited| 13 came_back CameBack| 14 turn_restarted TurnRestarted| 15
+  studio_ended_game StudioEndedGame|
 message KoiKoiHand 1 seat uint32 2 cards HanafudaCard* 3 count uint32
 message KoiKoiNextRound
 message KoiKoiRoundDealt 1 round uint32 2 dealer uint32 3 hands KoiKoiHand* 4 field
@@ -663,7 +665,7 @@ message RummyCardDrawn 1 seat uint32 2 card Card
 message RummyCardsLaidOff 1 seat uint32 2 cards Card* 3 meld RummyTableMeld
 message RummyCommand 1 draw_stock RummyDrawStock| 2 take_discard TakeDiscard| 3 lay_down
   LayDown| 4 lay_off RummyLayOff| 5 swap_joker SwapJoker| 6 discard RummyDiscard| 7 come_back
-  ComeBack|
+  ComeBack| 8 end_game EndGame|
 message RummyDealt 1 dealer uint32 2 hands RummyHand* 3 upcard Card 4 stock Card* 5 stock_count
   uint32 6 dealer_draws FirstDealerDraw*
 message RummyDiscard 1 card string
@@ -674,7 +676,7 @@ message RummyEvent 1 game_started RummyStarted| 2 round_dealt RummyDealt| 3 card
   cards_laid_off RummyCardsLaidOff| 7 joker_swapped JokerSwapped| 8 card_discarded
   RummyCardDiscarded| 9 stock_reshuffled RummyStockReshuffled| 10 round_ended RummyRoundEnded|
   11 turn_timed_out TurnTimedOut| 12 seat_forfeited RummySeatForfeited| 13 came_back CameBack|
-  14 turn_restarted TurnRestarted|
+  14 turn_restarted TurnRestarted| 15 studio_ended_game StudioEndedGame|
 message RummyHand 1 seat uint32 2 cards Card* 3 count uint32
 message RummyLayOff 1 meld_id uint32 2 cards string* 3 jokers NamedJoker*
 message RummyRoundEnded 1 outcome string 2 winner uint32? 3 hands RummyHand* 4 hand_values
@@ -708,6 +710,7 @@ message Stop
 message StopCalled 1 seat uint32 2 hand_value uint32
 message StopLimit 1 players uint32 2 max_points uint32?
 message StopLimits 1 values StopLimit*
+message StudioEndedGame 1 reason string
 message SwapJoker 1 meld_id uint32 2 card string 3 melds MeldCards* 4 lay_off LayOffCards
 message TableClosed 1 rounds uint32 2 settlement Settlement
 message TableMeld 1 id uint32 2 owner uint32 3 kind MeldKind 4 cards Card* 5 jokers JokerCard*

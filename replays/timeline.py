@@ -98,6 +98,8 @@ class Step:
     at_ms: int = 0
     #: The settlements the step's events record, each titled (a round's, or the final one).
     settled: tuple[tuple[str, Settlement], ...] = ()
+    #: The step is the studio's command (EndGame), which no seat sends.
+    studio: bool = False
 
 
 @dataclass(frozen=True)
@@ -554,6 +556,7 @@ def timeline(replay: Replay) -> Timeline:
                     _clocks(game, state),
                     current["at"],
                     tuple(current["settled"]),
+                    current["studio"],
                 )
             )
 
@@ -595,6 +598,7 @@ def timeline(replay: Replay) -> Timeline:
                 "forced": False,
                 "at": stored.recorded_at_ms,
                 "settled": [],
+                "studio": seat is None and bool(stored.command_payload),
             }
         if isinstance(event, TurnTimedOut):
             was_away = _away(state, event.seat)
@@ -757,11 +761,17 @@ def _who(t: Timeline, seat: int) -> str:
     return f"seat {seat}" + (f" ({t.players[seat]})" if seat < len(t.players) else "")
 
 
+def _nobodys(step: Step) -> str:
+    """Who made a step no seat made: the studio's command, else the service (the deal, what
+    time made due)."""
+    return "the studio" if step.studio else "the service"
+
+
 def render_text(t: Timeline) -> str:
     out = [t.title, f"  {verdict(t)} (croupier replay verify)"]
     out += [f"  {k}: {v}" for k, v in t.facts] + [""]
     for step in t.steps:
-        who = _who(t, step.seat) if step.seat is not None else "the service"
+        who = _who(t, step.seat) if step.seat is not None else _nobodys(step)
         out.append(f"#{step.number} {who}: {step.move}")
         out.append(f"    at {iso_time(step.at_ms)} ({offset(step.at_ms - t.created_at_ms)})")
         out += [f"    {line}" for line in step.happened]
@@ -856,7 +866,9 @@ def render_html(t: Timeline) -> str:
     badge += "</p>"
     steps = []
     for step in t.steps:
-        who = e(_who(t, step.seat)) if step.seat is not None else "—"
+        who = (
+            e(_who(t, step.seat)) if step.seat is not None else "the studio" if step.studio else "—"
+        )
         happened = "".join(f"<div class='{_css(h)}'>{_html_cards(h)}</div>" for h in step.happened)
         hands = "".join(
             f"<div class='hand'>{e(_who(t, s))}: {_html_cards(t.separator.join(h) or '—')}</div>"

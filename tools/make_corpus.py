@@ -24,7 +24,7 @@ import grpc
 from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
 from croupier.log import LOG_FORMAT_VERSION
 from croupier.replays.format import from_binary
-from croupier.service.bots import auth, play_game
+from croupier.service.bots import auth, choose, play_game
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.v1 import (
@@ -248,6 +248,77 @@ OUTAGE: dict[str, tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rul
 }
 
 
+# Games the studio ended (EndGame, docs/rules/common.md §5.1) after some random moves: one of
+# each kind, ended in the middle of a round or hand after others were scored (Koi-Koi, Gin,
+# Hoola's table) or in its only round (Rummy); file name: (kind, seats, preset, overrides,
+# moves before the end).
+ENDED: dict[str, tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules, int]] = {
+    "hoola-korean-ended-by-studio": (
+        HOOLA,
+        3,
+        "korean",
+        hoola(hoola_pb2.HoolaRules(rounds=3)),
+        45,
+    ),
+    "koikoi-nintendo-3-ended-by-studio": (KOIKOI, 2, "nintendo-3", service_pb2.Rules(), 25),
+    "gin-standard-ended-by-studio": (GIN, 2, "standard", service_pb2.Rules(), 200),
+    "rummy-standard-ended-by-studio": (RUMMY, 3, "standard", service_pb2.Rules(), 9),
+}
+
+
+def ended_by_studio(
+    stub: service_pb2_grpc.GameServiceStub,
+    studio: str,
+    name: str,
+    game: tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules, int],
+) -> str:
+    """Create ``game``, play its number of the bots' moves, then end it as the studio; returns
+    its id."""
+    kind, seats, preset, overrides, moves = game
+    created = stub.CreateGame(
+        service_pb2.CreateGameRequest(
+            kind=kind,
+            preset=preset,
+            seats=seats,
+            client_seeds=[f"corpus {name}"],
+            overrides=overrides,
+        ),
+        metadata=auth(studio),
+    )
+    rng = random.Random(name)
+    for number in range(moves):
+        listed = [
+            (
+                token,
+                stub.ListLegalMoves(
+                    service_pb2.ListLegalMovesRequest(game_id=created.game_id),
+                    metadata=auth(token.token),
+                ),
+            )
+            for token in created.tokens
+        ]
+        movers = [(token, answer) for token, answer in listed if answer.moves]
+        token, answer = rng.choice(movers)
+        done = stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=created.game_id,
+                command_id=f"move-{number}",
+                expected_version=answer.version,
+                command=choose(list(answer.moves), rng).command,
+            ),
+            metadata=auth(token.token),
+        )
+        if done.finished:
+            raise RuntimeError(f"{name}: the game ended after {number + 1} moves: fewer moves")
+    stub.EndGame(
+        service_pb2.EndGameRequest(
+            game_id=created.game_id, command_id="end", reason=f"corpus {name}"
+        ),
+        metadata=auth(studio),
+    )
+    return created.game_id
+
+
 class MovedClock:
     """The service's clock: real time, plus however far a recording has moved it."""
 
@@ -329,6 +400,12 @@ def make(directory: Path) -> list[Path]:
                     **{name: (*game, frozenset(range(game[1]))) for name, game in NOBODY.items()},
                     **{name: (*game, frozenset(range(game[1]))) for name, game in OUTAGE.items()},
                 }
+                for name, ended in ENDED.items():
+                    path = directory / f"{name}.replay"
+                    if not path.exists():
+                        token = mint_studio_token(studio, int(time.time()) + 3600)
+                        game_id = ended_by_studio(stub, token, name, ended)
+                        written.append(_export(stub, game_id, path))
                 for name, (kind, seats, preset, overrides, idle) in games.items():
                     path = directory / f"{name}.replay"
                     if path.exists():
