@@ -287,10 +287,15 @@ class Schema:
         """``data`` as a ``type_name`` message; :class:`WireError` names the field at fault."""
         spec = self.messages[type_name]
         out: Message = {}
+        last = 0
         for number, wire, raw in wire_fields(data):
             found = spec.get(number)
             if found is None:
                 raise WireError(f"{type_name} has no field {number} (in this verifier's schema)")
+            if number < last:
+                # Deterministic serialization writes the fields in the order of their numbers.
+                raise WireError(f"{found.name}: out of its place (after field {last})")
+            last = number
             try:
                 values = self._wire_values(found, wire, raw)
             except WireError as error:

@@ -570,3 +570,22 @@ def test_a_forged_discard_breaks_the_rebuilt_stock(rebuilt, tmp_path: Path) -> N
     forge_payload(replay, at, lambda body: setattr(body.rummy.card_discarded.card, "code", fake))
     result = run(tmp_path, replay)
     assert result.returncode == CHECK_FAILED and "reshuffle-1 shuffle" in result.stdout
+
+
+def test_fields_out_of_their_order_are_not_the_file_as_written(tmp_path: Path) -> None:
+    """Deterministic serialization writes a message's fields in the order of their numbers, so
+    a record whose fields come in another order is not the bytes the service wrote, even where
+    it decodes to the same values (the full verifier refuses it; so must this one). The mutant
+    hypothesis found: one bit of a header moves a rule option's explicit default (Rummy's
+    ``forfeit_when_away``, field 9) to field 13 (``outage_grace_ms``, 0: a game recorded
+    before it), among the fields after it."""
+    path = REPLAYS / "corpus" / "log-format-2" / "rummy-standard-first-dealer-drawn.replay"
+    data = bytearray(path.read_bytes())
+    at = data.index(b"H\x00P\x01X\x01`\x01")  # forfeit_when_away false, then fields 10-12
+    data[at] = ord("h")  # field 13, varint
+    mutant = tmp_path / "mutant.replay"
+    mutant.write_bytes(bytes(data))
+    result = run_file(mutant)
+    assert result.returncode == NOT_A_REPLAY, result.stdout
+    assert "out of its place (after field 13)" in result.stdout
+    assert run_file(path).returncode == 0
