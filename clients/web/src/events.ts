@@ -72,6 +72,7 @@ interface EventFields {
   readonly stockCount?: number;
   readonly tableMultiplier?: number;
   readonly redeals?: number;
+  readonly reason?: string;
 }
 
 /** One line of the log: its words, the seat it is about (if one), and whether the service made
@@ -278,6 +279,8 @@ const TABLE_PHRASES: Record<string, TablePhrase> = {
     return `The match is over${played ? ` after ${played}` : ""}`;
   },
   tableClosed: (f) => `The table is closed${f.rounds ? ` after ${count(f.rounds, "round")}` : ""}`,
+  studioEndedGame: (f) =>
+    `The studio ends the game${f.reason ? ` (${f.reason})` : ""}: what was scored stands`,
 };
 
 /** Fields a line never shows: the big parts have their own places on the page (rules, hands,

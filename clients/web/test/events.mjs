@@ -72,4 +72,10 @@ assert.deepEqual(
 );
 // Never the raw words of the messages: no "Dealer", no hash, no field names.
 for (const line of text) assert.doesNotMatch(line, /Dealer|commitment|[0-9a-f]{32}|deadline ms|\[/);
+// The studio's end of a game (EndGame): the service's, with the studio's reason.
+const ending = new EventNarrator(ME).describe(
+  gin(14, undefined, "studioEndedGame", { reason: "every player left" }),
+);
+assert.equal(ending.text, "The studio ends the game (every player left): what was scored stands");
+assert.equal(ending.about, undefined);
 console.log(JSON.stringify({ lines: text }));
