@@ -5,17 +5,25 @@ SERVING, and exits 0 if so, 1 otherwise (not serving, not answering, or a bad ad
 where ``CROUPIER_ADDRESS`` says the server listens, as ``serve`` reads it, so that a server moved
 to another port is still checked; a wildcard host (``0.0.0.0``, ``[::]``) is asked on loopback.
 Kubernetes does not use it: its own ``grpc`` probes ask the same service (deploy/kubernetes/).
+
+A server given a certificate (``CROUPIER_TLS_CERT``/``CROUPIER_TLS_KEY``, as ``serve`` reads them)
+speaks TLS only, and a plaintext check of it could only fail: the check then speaks TLS too,
+trusting that very certificate and asking for the name it carries; under mutual TLS
+(``CROUPIER_TLS_CLIENT_CA``) it shows the server's certificate as its own, which passes where the
+client roots signed it for client use (docs/operations.md, "TLS").
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2
 
 from croupier.service.config import DEFAULT_ADDRESS
+from croupier.service.tls import CERT_ENV, CLIENT_CA_ENV, KEY_ENV, ClientTLS, channel
 from croupier.v1 import service_pb2
 
 ADDRESS_ENV = "CROUPIER_ADDRESS"
@@ -38,12 +46,50 @@ def local_target(address: str) -> str:
     return f"{WILDCARDS.get(host, host)}:{port}"
 
 
-def status(target: str, service: str = SERVICE, timeout_s: float = TIMEOUT_S) -> str:
+def _name_in(chain: bytes) -> str:
+    """The name the chain's first certificate carries (its first DNS name, else its first IP
+    address, else its common name): what the check asks the server's certificate for."""
+    from cryptography import x509
+
+    leaf = x509.load_pem_x509_certificate(chain)
+    try:
+        names = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        names = x509.SubjectAlternativeName([])
+    for name in (
+        *names.get_values_for_type(x509.DNSName),
+        *names.get_values_for_type(x509.IPAddress),
+    ):
+        # A wildcard name is asked for as one name it covers.
+        return "healthcheck" + str(name)[1:] if str(name).startswith("*.") else str(name)
+    common = leaf.subject.get_attributes_for_oid(x509.oid.NameOID.COMMON_NAME)
+    return str(common[0].value) if common else ""
+
+
+def server_tls() -> ClientTLS | None:
+    """How to reach the local server, from the TLS settings it serves with (``None``:
+    plaintext)."""
+    cert = os.environ.get(CERT_ENV, "").strip()
+    if not cert:
+        return None
+    chain = Path(cert).read_bytes()
+    key = os.environ.get(KEY_ENV, "").strip()
+    if os.environ.get(CLIENT_CA_ENV, "").strip() and key:
+        return ClientTLS(chain, Path(key).read_bytes(), chain, _name_in(chain))
+    return ClientTLS(chain, server_name=_name_in(chain))
+
+
+def status(
+    target: str,
+    service: str = SERVICE,
+    timeout_s: float = TIMEOUT_S,
+    tls: ClientTLS | None = None,
+) -> str:
     """What the server at ``target`` reports of ``service`` within ``timeout_s`` (``SERVING``,
     ``NOT_SERVING``, ``SERVICE_UNKNOWN``), or why it reports nothing."""
-    with grpc.insecure_channel(target) as channel:
+    with channel(target, tls) as opened:
         # The method by hand: the health stubs' types do not declare HealthStub's methods.
-        check = channel.unary_unary(
+        check = opened.unary_unary(
             CHECK_METHOD,
             request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
             response_deserializer=health_pb2.HealthCheckResponse.FromString,
@@ -77,7 +123,14 @@ def main() -> int:
     except ValueError as error:
         print(error, file=sys.stderr)
         return 1
-    found = status(target)
+    try:
+        tls = server_tls()
+    except (OSError, ValueError) as error:
+        print(
+            f"{CERT_ENV}/{KEY_ENV}: cannot read the server's certificate: {error}", file=sys.stderr
+        )
+        return 1
+    found = status(target, tls=tls)
     if found == SERVING:
         return 0
     print(f"{SERVICE} is not SERVING at {target}: {found}", file=sys.stderr)

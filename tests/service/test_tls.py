@@ -384,3 +384,37 @@ def test_serve_with_a_mismatched_key_stops_with_one_line(pki: Files, tmp_path: P
         f"Error: --tls-key (CROUPIER_TLS_KEY): {pki.client_key} is not the private key of the "
         f"certificate in {pki.cert}"
     ]
+
+
+def _healthcheck(served: Served, **env: str) -> subprocess.CompletedProcess[str]:
+    """The container's HEALTHCHECK, run with the server's own TLS settings, as the image runs it
+    beside `serve` (the same environment)."""
+    import os
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "croupier.service.healthcheck"],
+        env={**os.environ, "CROUPIER_ADDRESS": served.address, **env},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_the_healthcheck_speaks_tls_to_a_tls_server(tls_server: Served, pki: Files) -> None:
+    done = _healthcheck(tls_server, CROUPIER_TLS_CERT=str(pki.cert), CROUPIER_TLS_KEY=str(pki.key))
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_healthcheck_passes_mutual_tls_with_the_servers_certificate(
+    mtls_server: Served, pki: Files
+) -> None:
+    """The server's certificate, from the roots that sign client certificates, for client use
+    too (trustme's are): the check's handshake passes."""
+    done = _healthcheck(
+        mtls_server,
+        CROUPIER_TLS_CERT=str(pki.cert),
+        CROUPIER_TLS_KEY=str(pki.key),
+        CROUPIER_TLS_CLIENT_CA=str(pki.ca),
+    )
+    assert done.returncode == 0, done.stderr
