@@ -442,9 +442,14 @@ def validate(rules: HoolaRules, seats: int) -> None:
             + ("" if rules.sit_out else " (6 or 7 need sit_out)"),
         )
     if not rules.min_seats <= seats <= rules.max_seats:
+        # Six or seven take two options (§1.9): say which, rather than only the rule set's range.
+        hint = ""
+        if rules.max_seats < seats <= MAX_SEATS_WITH_SIT_OUT:
+            also = " with sit_out" if seats > MAX_PLAYERS and not rules.sit_out else ""
+            hint = f" (raise max_seats to {seats}{also})"
         raise InvalidRules(
             "INVALID_SEATS",
-            f"{seats} seats: this rule set seats {rules.min_seats} to {rules.max_seats}",
+            f"{seats} seats: this rule set seats {rules.min_seats} to {rules.max_seats}{hint}",
             field="seats",
         )
     # A number outside its bounds first: OUT_OF_RANGE, whichever side it misses.

@@ -293,6 +293,13 @@ def test_sit_out_opens_six_and_seven_seats_only() -> None:
     with pytest.raises(InvalidRules) as info:
         rules_for("korean", {"sit_out": True, "max_seats": 8}, 7)
     assert info.value.field == "max_seats"
+    # Seven seats asked of a rule set that seats five: the refusal names the options to set.
+    with pytest.raises(InvalidRules) as info:
+        rules_for("korean", {"sit_out": True}, 7)
+    assert info.value.field == "seats" and "raise max_seats to 7)" in str(info.value)
+    with pytest.raises(InvalidRules) as info:
+        rules_for("korean", {}, 6)
+    assert "raise max_seats to 6 with sit_out" in str(info.value)
     # At five seats or fewer there is nothing to choose: play starts at once.
     state = fold(GAME, GAME.start(rules_for("korean", {"sit_out": True}, 5), 5, SEEDS))
     assert state.phase is Phase.TAKE and state.players == (0, 1, 2, 3, 4)
