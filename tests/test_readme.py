@@ -138,3 +138,112 @@ def test_the_curl_commands_run(tmp_path: Path) -> None:
     assert [int(e["version"]) for e in events] == [1, 2]
     # Whoever deals, someone is to act (seat 0's entry is {}: defaults are left out of JSON).
     assert states and states[0]["version"] == "2" and states[0]["toAct"]
+
+
+def _backend_section() -> str:
+    return README.split("## A studio's backend\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_backend_stubs_command_makes_importable_stubs(tmp_path: Path) -> None:
+    """The section's grpcio-tools command, run as written (the clone's path put in), makes stubs
+    that a project of its own imports, without this checkout's package."""
+    import shlex
+    import subprocess
+    import sys
+
+    section = " ".join(_backend_section().split())
+    command = re.search(r"`(python -m grpc_tools\.protoc [^`]*)`", section).group(1)
+    root = Path(__file__).resolve().parent.parent
+    argv = shlex.split(command.replace("/path/to/croupier", str(root)))
+    argv = [sys.executable, *argv[1:]]
+    import glob
+
+    argv = [a for arg in argv for a in (sorted(glob.glob(arg)) if "*" in arg else [arg])]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    # A fresh interpreter that finds these stubs first (-I: no checkout on the path, -S: no
+    # site-packages' croupier), with the libraries the section names on the path.
+    import google.protobuf
+    import grpc
+
+    libs = {str(Path(m.__file__).resolve().parents[2]) for m in (grpc, google.protobuf)}
+    probe = (
+        "import sys; sys.path[:0] = [sys.argv[1], *sys.argv[2:]];"
+        "from croupier.v1 import service_pb2, service_pb2_grpc;"
+        "assert service_pb2.__file__.startswith(sys.argv[1]), service_pb2.__file__;"
+        "service_pb2_grpc.GameServiceStub"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", probe, str(tmp_path), *libs],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_backend_credits_the_final_settlement_once(tmp_path: Path) -> None:
+    """The section's `credit`, on a Hoola table of two rounds played by bots: the wallet gets the
+    final settlement, which the rounds' settlements add up to (crediting both would pay twice)."""
+    import random
+    import threading
+
+    import grpc
+
+    from croupier.service import bots
+    from croupier.v1 import common_pb2, hoola_pb2, service_pb2, service_pb2_grpc
+
+    snippet = re.search(r"```python\n(.*?)```", _backend_section(), re.S).group(1)
+    namespace: dict[str, object] = {"service_pb2": service_pb2}
+    exec(compile(snippet, "README", "exec"), namespace)
+    store = open_store(f"sqlite:///{tmp_path / 'readme.sqlite3'}")
+    studio_secret = b"readme-studio-secret-0123456789abcdef"
+    studio = mint_studio_token(studio_secret, int(time.time()) + 600)
+    server = ServerThread(
+        "127.0.0.1:0",
+        store,
+        TokenSigner(b"readme-secret-0123456789abcdef-0123"),
+        studio_keys=KeyRing(studio_secret),
+    )
+    port = server.start()
+    players = ["ana", "ben", "cy"]
+    wallet: dict[str, int] = {}
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = service_pb2_grpc.GameServiceStub(channel)
+            game = stub.CreateGame(
+                service_pb2.CreateGameRequest(
+                    kind=common_pb2.GAME_KIND_HOOLA,
+                    seats=3,
+                    players=players,
+                    overrides=service_pb2.Rules(hoola=hoola_pb2.HoolaRules(rounds=2)),
+                    request_id="readme-backend",
+                ),
+                metadata=[("authorization", f"Bearer {studio}")],
+            )
+            credited: list[common_pb2.Settlement] = []
+            credit = namespace["credit"]
+            watcher = threading.Thread(
+                target=lambda: credited.append(
+                    credit(  # type: ignore[operator]
+                        stub,
+                        [("authorization", f"Bearer {studio}")],
+                        game.game_id,
+                        players,
+                        wallet,
+                    )
+                )
+            )
+            watcher.start()
+            result = bots.finish_game(
+                channel, game.game_id, [t.token for t in game.tokens], rng=random.Random(7)
+            )
+            watcher.join(60)
+    finally:
+        server.stop(grace=None)
+        store.close()
+    assert credited and result.final is not None and len(result.rounds) == 2
+    assert wallet == {p: result.final.net[seat] for seat, p in enumerate(players)}
+    assert sum(wallet.values()) == 0
+    rounds = [sum(r.net[seat] for r in result.rounds) for seat in range(3)]
+    assert rounds == list(result.final.net)
