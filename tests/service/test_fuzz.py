@@ -247,6 +247,12 @@ def requests(draw: st.DrawFn, arena: Arena, method: str, target: Game) -> Messag
             include=include,
             **with_seat,
         ),
+        "EndGame": lambda: service_pb2.EndGameRequest(
+            game_id=game_id,
+            command_id=draw(st.one_of(st.uuids().map(str), TEXT, HUGE, st.just("tick:1"))),
+            reason=draw(st.one_of(st.just(""), TEXT, HUGE)),
+            **draw(st.sampled_from([{}, {"expected_version": draw(VERSIONS)}])),
+        ),
         "ValidateCommand": lambda: service_pb2.ValidateCommandRequest(
             game_id=game_id, command=draw(commands(arena)), **with_seat
         ),
