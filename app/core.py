@@ -84,7 +84,13 @@ from croupier.app.tokens import (
     verify_studio_token,
 )
 from croupier.contract import convert
-from croupier.contract.bindings import BINDINGS, BY_NAME, GameBinding, from_newer_release
+from croupier.contract.bindings import (
+    BINDINGS,
+    BY_NAME,
+    GameBinding,
+    from_newer_release,
+    holds_unknown,
+)
 from croupier.contract.rejections import rejection
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.clock import NO_SEAT, TurnRestarted, TurnTimedOut
@@ -908,6 +914,15 @@ class Croupier:
         limits.check_text(request_id, "request_id", limits.MAX_REQUEST_ID)
         # An unset seat count (0) is the game's default where it has one (Rummy: 4).
         seats = seats or binding.default_seats
+        if overrides is not None and holds_unknown(overrides):
+            # A newer contract's option, or a misspelt one sent as JSON (service/http.py): the
+            # game would be played by other rules than the studio asked for, stakes included.
+            raise invalid(
+                "UNKNOWN_OPTION",
+                "the overrides hold a rule option this server does not know (a newer "
+                "contract's): it would play by other rules than asked",
+                "overrides",
+            )
         try:
             changes = binding.overrides(overrides) if overrides is not None else {}
             rules = binding.game.new_game_rules(preset, changes, seats)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import socket
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -39,6 +40,7 @@ from connectrpc.codec import Codec
 from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
 from connectrpc.errors import ConnectError, ErrorDetail
 from connectrpc.request import RequestContext
+from google.protobuf import json_format
 from google.protobuf.json_format import ParseError
 from google.protobuf.message import DecodeError, Message
 from google.rpc import status_pb2
@@ -375,8 +377,10 @@ class _Malformed:
     """A google.protobuf codec whose undecodable request is INVALID_ARGUMENT ``MALFORMED_REQUEST``,
     as on gRPC (the runtime's own answer has no details)."""
 
-    def __init__(self, codec: Codec[Message, Any]) -> None:
+    def __init__(self, codec: Codec[Message, Any], options_checked: bool = False) -> None:
         self._codec = codec
+        # The JSON codec's: CreateGame's overrides are checked for misspelt options.
+        self._options_checked = options_checked
 
     def name(self) -> str:
         return self._codec.name()
@@ -386,17 +390,40 @@ class _Malformed:
 
     def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
         try:
-            return self._codec.decode(data, message_class)
+            decoded = self._codec.decode(data, message_class)
         except (DecodeError, ParseError, ValueError, TypeError) as error:
             malformed = invalid(
                 "MALFORMED_REQUEST", f"the request is not its message type: {error}", ""
             )
             raise connect_error(status_of(malformed)) from None
+        if self._options_checked and message_class is pb.CreateGameRequest:
+            _known_options(data)
+        return decoded
+
+
+def _known_options(data: bytes | bytearray) -> None:
+    """CreateGame's ``overrides`` in JSON hold only options this contract has: a misspelt one,
+    which the JSON codec drops like any unknown field, would play the game by other rules than
+    the studio asked for, stakes included, so it is refused (``UNKNOWN_OPTION``, as an unknown
+    option in binary is by the core). Elsewhere an unknown field is ignored (docs/errors.md)."""
+    given = json.loads(data)
+    overrides = given.get("overrides") if isinstance(given, dict) else None
+    if overrides is None:
+        return
+    try:
+        json_format.ParseDict(overrides, pb.Rules(), ignore_unknown_fields=False)
+    except ParseError as error:
+        unknown = invalid(
+            "UNKNOWN_OPTION",
+            f"overrides: {str(error).splitlines()[0]} (not an option of this contract)",
+            "overrides",
+        )
+        raise connect_error(status_of(unknown)) from None
 
 
 CODECS: tuple[Codec[Message, Any], ...] = (
     _Malformed(google_protobuf_binary_codec()),
-    _Malformed(google_protobuf_json_codec(ignore_unknown_fields=True)),
+    _Malformed(google_protobuf_json_codec(ignore_unknown_fields=True), options_checked=True),
 )
 
 

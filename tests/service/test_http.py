@@ -366,6 +366,30 @@ def test_fields_the_request_does_not_have_are_ignored_in_json_as_in_binary(serve
     assert over_json == served.stub.ListPresets(service_pb2.ListPresetsRequest(kind=GIN))
 
 
+def test_a_rule_option_the_server_does_not_know_is_refused_not_dropped(served: Served) -> None:
+    """docs/errors.md UNKNOWN_OPTION: a misspelt option in CreateGame's JSON overrides would
+    otherwise be dropped and the game played by other rules (here its stakes); so too an option
+    a newer contract's client sends in binary. Nothing is created; the right spelling is."""
+    headers = {"content-type": "application/json", **bearer(studio_token())}
+    url = f"{served.url}/croupier.v1.GameService/CreateGame"
+    misspelt = b'{"kind": "GAME_KIND_GIN", "seats": 2, "overrides": {"gin": {"stakePerPont": 100}}}'
+    status, _, body = _post(url, misspelt, headers)
+    assert status == 400, body
+    answer = json.loads(body)
+    assert answer["code"] == "invalid_argument" and "stakePerPont" in answer["message"]
+    [info] = [d for d in answer["details"] if d["type"] == "google.rpc.ErrorInfo"]
+    padded = info["value"] + "=" * (-len(info["value"]) % 4)
+    reason = error_details_pb2.ErrorInfo.FromString(base64.b64decode(padded)).reason
+    assert reason == "UNKNOWN_OPTION"
+    status, _, body = _post(url, misspelt.replace(b"stakePerPont", b"stakePerPoint"), headers)
+    assert status == 200 and json.loads(body)["rules"]["gin"]["stakePerPoint"] == 100
+    # In binary, an option of a newer contract: a field number this one does not have.
+    newer = service_pb2.CreateGameRequest(kind=GIN, seats=2)
+    newer.overrides.gin.MergeFromString(b"\xf8\x07\x01")  # field 127, varint 1
+    failure = grpc_failure(lambda: served.stub.CreateGame(newer, metadata=auth(studio_token())))
+    assert (failure.code, failure.reason()) == ("INVALID_ARGUMENT", "UNKNOWN_OPTION")
+
+
 def test_one_rate_limit_for_both_transports(tmp_path: Path) -> None:
     """A seat's allowance is one, whichever way its commands come."""
     with _serve(tmp_path, rate_limit=RateLimit(0.01, 2)) as served:
