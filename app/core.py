@@ -211,6 +211,20 @@ def _check_command_id(command_id: str) -> None:
         )
 
 
+def _accepted(answer: CommandResult, fingerprint: bytes) -> None:
+    """Refuse what a command's answer says was not accepted: its refusal, or, for a retry of
+    another command (or from another seat) under its id, ``COMMAND_ID_REUSED``. A retry repeats
+    its command; the same id for another is a client's bug, which the first answer would hide."""
+    if answer.duplicate and answer.fingerprint and answer.fingerprint != fingerprint:
+        raise invalid(
+            "COMMAND_ID_REUSED",
+            "this command id was already used for another command in this game",
+            "command_id",
+        )
+    if not answer.accepted:
+        raise from_rejection(common_pb2.Rejection.FromString(answer.rejection or b""))
+
+
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -1125,14 +1139,7 @@ class Croupier:
                 if expected_version is not None or attempt + 1 == END_ATTEMPTS:
                     raise
         assert earlier is not None
-        if earlier.duplicate and earlier.fingerprint and earlier.fingerprint != fingerprint:
-            raise invalid(
-                "COMMAND_ID_REUSED",
-                "this command id was already used for another command in this game",
-                "command_id",
-            )
-        if not earlier.accepted:
-            raise from_rejection(common_pb2.Rejection.FromString(earlier.rejection or b""))
+        _accepted(earlier, fingerprint)
         return folded.record.kind, earlier
 
     async def _play_command(
@@ -1210,16 +1217,7 @@ class Croupier:
             # past the first answer), not as it was before the command.
             folded, _ = await self._fold(game_id)
             finished, state, state_version = folded.record.finished, folded.state, folded.version
-        if earlier.duplicate and earlier.fingerprint and earlier.fingerprint != fingerprint:
-            # A retry repeats its command; the same id for another command (or from another
-            # seat) is a client's bug, and answering it with the first answer would hide it.
-            raise invalid(
-                "COMMAND_ID_REUSED",
-                "this command id was already used for another command in this game",
-                "command_id",
-            )
-        if not earlier.accepted:
-            raise from_rejection(common_pb2.Rejection.FromString(earlier.rejection or b""))
+        _accepted(earlier, fingerprint)
         structlog.contextvars.bind_contextvars(duplicate=earlier.duplicate)
         return Applied(acting, earlier, folded, finished, state, state_version)
 

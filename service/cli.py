@@ -867,6 +867,30 @@ def _studio_credential(given: str, addresses: list[str], key_file: Path | None) 
         raise click.ClickException(str(error)) from None
 
 
+def _wait_for_server(
+    channel: grpc.Channel, address: str, secure: object | None, timeout_s: float
+) -> None:
+    """Wait for the server at ``address`` to answer, or fail saying what to check."""
+    try:
+        grpc.channel_ready_future(channel).result(timeout=timeout_s)
+    except grpc.FutureTimeoutError:
+        hint = (
+            (tls_options.TLS_HINT if tls_options.listening(address) else "start one: make run")
+            if secure is None
+            else "or the TLS handshake failed: check --tls-ca, --tls-cert/--tls-key and "
+            "--tls-server-name against the server's certificate"
+        )
+        raise click.ClickException(f"no Croupier server at {address} ({hint})") from None
+
+
+def _call_failed(error: grpc.RpcError, given: str, key_file: Path | None) -> click.ClickException:
+    """A refused call in one line: its status, its message, and for a refused credential the
+    tool found by itself, where else to look."""
+    code = error.code()
+    hint = _refused_hint(given, key_file) if code == grpc.StatusCode.UNAUTHENTICATED else ""
+    return click.ClickException(f"{code.name}: {error.details()}{hint}")
+
+
 def _refused_hint(given: str, key_file: Path | None) -> str:
     """What to try when CreateGame refuses a credential the tool found by itself: the local
     development one, which a server writes beside its SQLite file (``data/`` by default)."""
@@ -929,10 +953,7 @@ def end_game(
     if not config.dialable(address):
         raise click.UsageError(f"--address: HOST:PORT, not {address!r}")
     with open_channel(address, secure) as channel:
-        try:
-            grpc.channel_ready_future(channel).result(timeout=connect_timeout)
-        except grpc.FutureTimeoutError:
-            raise click.ClickException(f"no Croupier server at {address}") from None
+        _wait_for_server(channel, address, secure, connect_timeout)
         studio = _studio_credential(studio_key, [address], studio_key_file)
         request = service_pb2.EndGameRequest(
             game_id=game_id, command_id=command_id or f"end-{game_id}", reason=reason
@@ -944,12 +965,7 @@ def end_game(
                 request, metadata=auth(studio), timeout=connect_timeout
             )
         except grpc.RpcError as error:
-            hint = (
-                _refused_hint(studio_key, studio_key_file)
-                if error.code() == grpc.StatusCode.UNAUTHENTICATED
-                else ""
-            )
-            raise click.ClickException(f"{error.code().name}: {error.details()}{hint}") from None
+            raise _call_failed(error, studio_key, studio_key_file) from None
     click.echo(
         f"game {game_id} "
         + ("was already ended by this call" if ended.already_applied else "ended")
@@ -1066,16 +1082,7 @@ def demo(
             click.echo(line)
 
     with open_channel(address, secure) as channel:
-        try:
-            grpc.channel_ready_future(channel).result(timeout=connect_timeout)
-        except grpc.FutureTimeoutError:
-            hint = (
-                (tls_options.TLS_HINT if tls_options.listening(address) else "start one: make run")
-                if secure is None
-                else "or the TLS handshake failed: check --tls-ca, --tls-cert/--tls-key and "
-                "--tls-server-name against the server's certificate"
-            )
-            raise click.ClickException(f"no Croupier server at {address} ({hint})") from None
+        _wait_for_server(channel, address, secure, connect_timeout)
         # After the server answered: a development server has written its credential by then.
         studio = _studio_credential(studio_key, [address], studio_key_file)
         try:
@@ -1095,12 +1102,7 @@ def demo(
         except ValueError as error:
             raise click.UsageError(str(error)) from None
         except grpc.RpcError as error:
-            hint = (
-                _refused_hint(studio_key, studio_key_file)
-                if error.code() == grpc.StatusCode.UNAUTHENTICATED
-                else ""
-            )
-            raise click.ClickException(f"{error.code().name}: {error.details()}{hint}") from None
+            raise _call_failed(error, studio_key, studio_key_file) from None
     click.echo(result.describe())
 
 

@@ -266,16 +266,15 @@ ENDED: dict[str, tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rule
 }
 
 
-def ended_by_studio(
+def _created(
     stub: service_pb2_grpc.GameServiceStub,
     studio: str,
     name: str,
-    game: tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules, int],
-) -> str:
-    """Create ``game``, play its number of the bots' moves, then end it as the studio; returns
-    its id."""
-    kind, seats, preset, overrides, moves = game
-    created = stub.CreateGame(
+    game: tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules],
+) -> service_pb2.CreateGameResponse:
+    """``game`` (kind, seats, preset, overrides) created with the file's name as its seed."""
+    kind, seats, preset, overrides = game
+    return stub.CreateGame(
         service_pb2.CreateGameRequest(
             kind=kind,
             preset=preset,
@@ -285,6 +284,18 @@ def ended_by_studio(
         ),
         metadata=auth(studio),
     )
+
+
+def ended_by_studio(
+    stub: service_pb2_grpc.GameServiceStub,
+    studio: str,
+    name: str,
+    game: tuple[common_pb2.GameKind.ValueType, int, str, service_pb2.Rules, int],
+) -> str:
+    """Create ``game``, play its number of the bots' moves, then end it as the studio; returns
+    its id."""
+    created = _created(stub, studio, name, game[:4])
+    moves = game[4]
     rng = random.Random(name)
     for number in range(moves):
         listed = [
@@ -338,17 +349,7 @@ def left_alone(
 ) -> str:
     """Create ``game`` and wait, sending nothing, until the service's sweeper has ended it;
     returns its id. ``outage`` is called as soon as the game is created."""
-    kind, seats, preset, overrides = game
-    created = stub.CreateGame(
-        service_pb2.CreateGameRequest(
-            kind=kind,
-            preset=preset,
-            seats=seats,
-            client_seeds=[f"corpus {name}"],
-            overrides=overrides,
-        ),
-        metadata=auth(studio),
-    )
+    created = _created(stub, studio, name, game)
     outage()
     deadline = time.monotonic() + NOBODY_WAIT_S
     while time.monotonic() < deadline:
