@@ -112,11 +112,22 @@ def _traces(path: Path) -> list[str]:
     credential a server writes beside it), of the files there."""
     names = [f"{path.name}-wal", f"{path.name}-shm", f"{path.name}.migrate.lock"]
     found = [name for name in names if (path.parent / name).exists()]
-    if path.parent.is_dir():
+    if path.parent.is_dir() and not _other_stores(path):
         found += sorted(
             child.name for child in path.parent.glob(f"{DEV_CREDENTIAL_NAME}*") if child.is_file()
         )
     return found
+
+
+def _other_stores(path: Path) -> list[Path]:
+    """The other stores of ``path``'s folder (a database file with its lock of migrations): a
+    development credential there may be theirs (one a folder), no trace of a store at ``path``."""
+    return [
+        lock.with_name(lock.name.removesuffix(".migrate.lock"))
+        for lock in path.parent.glob("*.migrate.lock")
+        if lock.name != f"{path.name}.migrate.lock"
+        and lock.with_name(lock.name.removesuffix(".migrate.lock")).is_file()
+    ]
 
 
 class _Watch:

@@ -191,6 +191,23 @@ def test_a_credential_beside_a_missing_file_is_a_trace_of_a_store(tmp_path: Path
     assert warned["found_beside"] == ["dev-studio-credential"]
 
 
+def test_a_new_store_beside_another_store_is_no_store_gone_missing(tmp_path: Path) -> None:
+    """A second store started in a folder where a first one lives (a fresh store for a load
+    test beside the production one): the development credential there is the first one's, and
+    nothing tells the operator to restore a backup."""
+    SqliteEventStore(tmp_path / "first.sqlite3").close()
+    (tmp_path / "dev-studio-credential").write_text("x")
+    with capture_logs() as logged:
+        SqliteEventStore(tmp_path / "second.sqlite3").close()
+    assert not [line for line in logged if line["log_level"] == "warning"]
+    # The second's own traces still say so when its file goes missing.
+    (tmp_path / "second.sqlite3").unlink()
+    with capture_logs() as logged:
+        SqliteEventStore(tmp_path / "second.sqlite3").close()
+    [warned] = [line for line in logged if line["log_level"] == "warning"]
+    assert warned["found_beside"] == ["second.sqlite3.migrate.lock"]
+
+
 def test_a_new_store_file_is_its_owners_only(tmp_path: Path) -> None:
     """The games table holds the server seed of every game in play: another user of the machine
     who reads the file derives every hand. A new file, and the WAL beside it, are the owner's."""
