@@ -108,8 +108,11 @@ def test_the_tools_find_the_studio_credential(
         config.studio_credential(None, remote, env={})
     assert "--studio-key" in str(error.value) and "CROUPIER_STUDIO_SECRET" in str(error.value)
     monkeypatch.chdir(tmp_path / "data")
-    with pytest.raises(config.ConfigError):
+    with pytest.raises(config.ConfigError) as error:
         config.studio_credential(None, local, env={})
+    # A local server of its own store wrote its credential elsewhere: the refusal says how to
+    # give it.
+    assert "--studio-key-file" in str(error.value)
 
 
 def test_a_credential_a_header_cannot_carry_is_refused_naming_where_it_came_from(
