@@ -208,6 +208,48 @@ def summarize(values: Sequence[float]) -> dict[str, float]:
     }
 
 
+#: From this long without a move, the progress line says so (a server gone or hung fails no
+#: call: its bots wait, and the run fails only at its end).
+QUIET_SHOWN_S = 2.0
+
+
+def progress_line(
+    recorder: Recorder, elapsed: float, rate: float, window: Sequence[float], playing: int
+) -> str:
+    """The live display's line: the moves, the games, the errors, the p99 of the moves answered
+    since the last line (none answered: no p99, not 0 ms), and what a stall or a lost server
+    would otherwise hide until the report: how long no move came, the seats' streams resumed."""
+    p99 = f"{percentile(sorted(window), 0.99) * 1000:.1f} ms" if window else "-"
+    line = (
+        f"{elapsed:6.1f}s  {rate:8.1f} moves/s  {recorder.moves} moves  "
+        f"games {recorder.games_finished} done / {playing} playing  "
+        f"errors {recorder.error_count()}  p99 {p99}"
+    )
+    if recorder.resumed or recorder.spectators_resumed:
+        line += f"  resumed {recorder.resumed + recorder.spectators_resumed}"
+    last = recorder.last_move_at
+    quiet = min(elapsed, time.perf_counter() - last) if last is not None else elapsed
+    if quiet >= QUIET_SHOWN_S:
+        line += f"  no move for {quiet:.0f} s"
+    return line
+
+
+#: How much of what the server said of an error the report keeps.
+ERROR_SAID_CHARS = 200
+
+
+def said_of(error: grpc.aio.AioRpcError) -> str:
+    """What the server said of a failed call: its ``ErrorInfo`` reason, if any, and its
+    message."""
+    reasons = []
+    for detail in _status_details(error):
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            reasons.append(info.reason)
+    return " ".join(filter(None, [*reasons, error.details() or ""]))
+
+
 class Recorder:
     """Counters and latencies of one run."""
 
@@ -262,6 +304,8 @@ class Recorder:
         # Seats whose stream was lost and that were still waiting to join again when the run
         # stopped (their server gone): each is among the unanswered, from the resume on.
         self.rejoining_at_end = 0
+        #: The first error of each kind and code: what the server said (its reason, message).
+        self.first_said: dict[tuple[str, str], str] = {}
 
     def waited(self, since: float) -> float:
         """How long something unanswered since ``since`` (perf_counter) had waited when the run
@@ -292,8 +336,13 @@ class Recorder:
         if seconds > self.slowest_answer[0]:
             self.slowest_answer = (seconds, kind)
 
-    def error(self, kind: str, code: str) -> None:
+    def error(self, kind: str, code: str, said: str = "") -> None:
+        """An error of ``kind`` with status ``code``; ``said``: the server's reason and message,
+        kept for the first of each (the report prints it: a count alone does not tell a
+        misconfigured server's refusals from a slow one's)."""
         self.errors[(kind, code)] += 1
+        if said and (kind, code) not in self.first_said:
+            self.first_said[(kind, code)] = said[:ERROR_SAID_CHARS]
 
     async def call(
         self, kind: str, call: Awaitable[T], move: bool = False, overtaken: bool = False
@@ -314,7 +363,7 @@ class Recorder:
             elif lost(error):  # its callers send it again: no error of the service's
                 self.lost[kind] += 1
             else:
-                self.error(kind, error.code().name)
+                self.error(kind, error.code().name, said_of(error))
             self.move_calls += move
             raise
         self.answered(kind, time.perf_counter() - started)
@@ -431,16 +480,26 @@ def servers_to_watch(addresses: Sequence[str], given: Sequence[int]) -> list[int
     serving = serving_pids(ports) if ports else set()
     if not given:
         return sorted(serving)
-    if serving:
-        served_by = set(_proc_tree(sorted(serving)))  # the workers of a group too
-        for pid in given:
-            if pid not in served_by and not serving & set(_proc_tree([pid])):
-                raise LoadError(
-                    f"--server-pid {pid} serves none of {', '.join(addresses)} (nor do its child "
-                    f"processes): its figures would not be the server's; what serves them: "
-                    f"pid {', '.join(map(str, sorted(serving)))}"
-                )
-    return list(given)
+    if not serving:
+        return list(given)
+    served_by = set(_proc_tree(sorted(serving)))  # the workers of a group too
+    watched: list[int] = []
+    for pid in given:
+        if pid in served_by:
+            watched.append(pid)
+            continue
+        # A process above the server (a supervisor, a wrapper script, the shell that started the
+        # server and this tool): the servers under it, not every process under it (this tool
+        # among them, whose CPU would be reported as the server's).
+        under = sorted(serving & set(_proc_tree([pid])))
+        if not under:
+            raise LoadError(
+                f"--server-pid {pid} serves none of {', '.join(addresses)} (nor do its child "
+                f"processes): its figures would not be the server's; what serves them: "
+                f"pid {', '.join(map(str, sorted(serving)))}"
+            )
+        watched += [server for server in under if server not in watched]
+    return watched
 
 
 def cpu_by_pid(pids: Sequence[int]) -> dict[int, float]:
@@ -513,9 +572,40 @@ class Usage:
         }
         now = machine_cpu_s()
         if self.machine is not None and now is not None and now[1] > self.machine[1]:
-            busy = (now[0] - self.machine[0]) / (now[1] - self.machine[1])
-            found["machine"] = {"cores": os.cpu_count(), "busy": round(busy, 3)}
+            used = now[0] - self.machine[0]
+            busy = used / (now[1] - self.machine[1])
+            found["machine"] = {
+                "cores": os.cpu_count(),
+                "busy": round(busy, 3),
+                "cpu_s": round(used, 3),
+            }
         return found
+
+
+#: From this share of the machine's CPU taken by processes that are neither the server nor the
+#: load tool (on a shared machine: other people's work), the report says the figures are not the
+#: server's alone.
+OTHERS_NOTABLE = 0.15
+
+
+def others_share(report: dict[str, Any]) -> float | None:
+    """The share of the machine's CPU (of all its cores over the run) that neither the load tool
+    nor the watched server used: other processes' (None: not known, as when a local server's
+    CPU was not read). The busy share alone cannot tell a server and bots that keep the cores
+    busy from a machine busy with other work."""
+    machine, client = report.get("machine"), report.get("client")
+    if not machine or not client or not machine.get("cpu_s") or not machine.get("busy"):
+        return None
+    server = report.get("server")
+    if server and server.get("cpu_s") is not None:
+        server_s = float(server["cpu_s"])
+    elif report.get("addresses") and not any(map(is_local, report["addresses"])):
+        server_s = 0.0  # a server elsewhere: its CPU is not this machine's
+    else:
+        return None
+    used, client_s = float(machine["cpu_s"]), float(client["cpu_s"])
+    capacity = used / float(machine["busy"])
+    return round(max(0.0, used - client_s - server_s) / capacity, 3)
 
 
 #: Why a run's server CPU is no figure per move: the processes it was read from are not all
@@ -1131,6 +1221,8 @@ class Load:
         self.studio = auth(config.studio_key)
         #: The run's CreateGame request ids are this and the game's number.
         self.run_id = f"load-{uuid.uuid4()}"
+        #: The games made for the extra streams (``--streams``), left unfinished on the server.
+        self.watched_games = 0
         self.recorder = Recorder()
         self.running: dict[str, Running] = {}
         #: Per address (its row): until when it is passed over, having answered UNAVAILABLE.
@@ -1521,7 +1613,9 @@ class Load:
                                 # The store could not be reached, or the seat is over its rate:
                                 # the same command again after the delay asked for (applied
                                 # once, whatever the first did).
-                                recorder.error("Play command", status)
+                                recorder.error(
+                                    "Play command", status, f"{refused.reason} {refused.message}"
+                                )
                                 recorder.move_calls += 1
                                 await asyncio.sleep(_retry_after_s(refused))
                                 await _write(call, again)
@@ -1534,13 +1628,15 @@ class Load:
                                 # state comes next), as docs/rules/common.md §5.1 says.
                                 recorder.overtaken += 1
                             else:
-                                recorder.error("Play command", status)
+                                recorder.error(
+                                    "Play command", status, f"{refused.reason} {refused.message}"
+                                )
                 except grpc.aio.AioRpcError as error:
                     # The server went away (a shutdown, a lost connection): resume after the
                     # newest event, as docs/operations.md tells clients to. (A stream that came
                     # in as the server was stopping can end CANCELLED, the server's cancel.)
                     if self._given_up(error, resumes):
-                        recorder.error("Play", error.code().name)
+                        recorder.error("Play", error.code().name, said_of(error))
                         raise
                     resumes += 1
                     recorder.resumed += 1
@@ -1883,10 +1979,15 @@ class Load:
         quiet = game_request(config.game, config.seats, config.preset, config.rounds)
 
         async def create(number: int) -> service_pb2.CreateGameResponse:
+            request = service_pb2.CreateGameRequest()
+            request.CopyFrom(quiet)
+            # Marked as the run's, as its played games are: nobody ends them (no clock, no
+            # player), so an operator finds them by it on the server they are left on.
+            request.request_id = f"{self.run_id}-streams-{number}"
             async with gate:
                 try:
                     created: service_pb2.CreateGameResponse = await self.stub(number).CreateGame(
-                        quiet, metadata=self.studio
+                        request, metadata=self.studio
                     )
                 except grpc.aio.AioRpcError as error:
                     if error.code() in REFUSED_FOR_GOOD:
@@ -1994,6 +2095,7 @@ class Load:
         """The extra streams, open before the games start; returns once the server has answered
         every one (or ``STREAMS_OPEN_WAIT_S`` passed: the report says how many it answered)."""
         games = await self._watched_games()
+        self.watched_games = len(games)
         answered = asyncio.Event()
         started = time.monotonic()
         watchers = [
@@ -2048,13 +2150,8 @@ class Load:
                 continue
             rate = (self.recorder.moves - last_moves) / (now - last_time)
             last_moves, last_time = self.recorder.moves, now
-            p99 = percentile(sorted(window), 0.99) * 1000
+            line = progress_line(self.recorder, now - self.started, rate, window, len(self.running))
             window = []
-            line = (
-                f"{now - self.started:6.1f}s  {rate:8.1f} moves/s  {self.recorder.moves} moves  "
-                f"games {self.recorder.games_finished} done / {len(self.running)} playing  "
-                f"errors {self.recorder.error_count()}  p99 {p99:.1f} ms"
-            )
             if self.config.streams:
                 line += f"  streams open {self.streams_open}"
             if tty:
@@ -2184,6 +2281,14 @@ class Load:
             "games_finished": r.games_finished,
             "games_abandoned": r.games_abandoned,
             "games_cut_at_end": r.games_started - r.games_finished - r.games_abandoned,
+            # Unfinished when the run ended, on the server for good unless a turn clock ends
+            # them (the extra streams' games are off the clock): their CreateGame request ids
+            # begin with the run's id.
+            "run_id": self.run_id,
+            "games_left_unfinished": r.games_started
+            - r.games_finished
+            - r.games_abandoned
+            + self.watched_games,
             # The seats' streams the bots joined again: Play, or StreamEvents in browser mode
             # (the old key, kept for the reports' readers, is the same count).
             "seat_streams_resumed": r.resumed,
@@ -2205,6 +2310,10 @@ class Load:
             "latency": {kind: summarize(values) for kind, values in sorted(r.latencies.items())},
             "errors": dict(by_code),
             "errors_by_call": {f"{kind} {code}": n for (kind, code), n in r.errors.items()},
+            # What the server said of the first of each (its reason and message).
+            "errors_first_said": {
+                f"{kind} {code}": said for (kind, code), said in r.first_said.items()
+            },
             # Cancelled unanswered by a stopping server, sent again (applied once): not errors.
             "lost_calls_sent_again": dict(r.lost),
             # The addresses gone since the last move, each with its last error.
@@ -2401,6 +2510,9 @@ def _measured(load: Load, watch: ProcWatch | None) -> dict[str, Any]:
             server["cpu_ms_per_move"] = None
             server["cpu_partial"] = CPU_PARTIAL
         report["server"] = server
+    others = others_share(report)
+    if others is not None:
+        report["machine"]["others"] = others
     report["failed"] = failures(report)
     return report
 
@@ -2630,7 +2742,14 @@ def _usage_lines(report: dict[str, Any]) -> list[str]:
             " (the bots' side, this process)",
         ]
     machine = report.get("machine")
-    if machine:
+    others = machine.get("others") if machine else None
+    if machine and others is not None and others >= OTHERS_NOTABLE:
+        lines.append(
+            f"  machine CPU          {machine['busy']:.0%} busy of {machine['cores']} cores, "
+            f"{others:.0%} of it by other processes (neither the server nor the load tool): "
+            "the figures are not the server's alone; measure again on a quieter machine"
+        )
+    elif machine:
         lines.append(
             f"  machine CPU          {machine['busy']:.0%} busy of {machine['cores']} cores"
             + (
@@ -2691,6 +2810,15 @@ def summary(report: dict[str, Any]) -> str:
         f" abandoned {report['games_abandoned']}, cut at the end {report['games_cut_at_end']})",
         *(
             [
+                f"  left unfinished      {report['games_left_unfinished']} games on the server"
+                + (" (the cut ones end by the turn clock)" if report.get("clock") else "")
+                + f"; their CreateGame request ids begin {report['run_id']}-"
+            ]
+            if report.get("games_left_unfinished")
+            else []
+        ),
+        *(
+            [
                 f"  {'Play streams' if report['mode'] == 'play' else 'StreamEvents':<12} resumed "
                 f"{report['seat_streams_resumed']}  (the seats' streams ended by the server or a "
                 "lost connection, joined again after the newest event)"
@@ -2746,6 +2874,10 @@ def summary(report: dict[str, Any]) -> str:
         ),
         f"  errors               {sum(report['errors'].values())}"
         + ("  (" + _counted(report["errors_by_call"]) + ")" if report["errors"] else ""),
+        *(
+            f"    first {call}: {said}"
+            for call, said in sorted(report.get("errors_first_said", {}).items())
+        ),
         "",
         f"  {'latency (ms)':<{width}}{'count':>8}{'p50':>9}{'p95':>9}{'p99':>9}{'max':>9}",
     ]

@@ -159,6 +159,11 @@ def test_bots_over_their_command_rate_wait_as_asked_and_send_again(
     assert report["games_finished"] == 3 and report["games_abandoned"] == 0
     refused: dict[str, int] = report["errors"]
     assert refused and all(kind.endswith("RESOURCE_EXHAUSTED") for kind in refused), refused
+    # What the server said of them, not only their code: the operator sees a rate limit.
+    said = report["errors_first_said"]
+    assert said.keys() == report["errors_by_call"].keys(), said
+    assert all(text.startswith("RATE_LIMITED ") for text in said.values()), said
+    assert "    first " in load.summary(report) and "RATE_LIMITED" in load.summary(report)
 
 
 def test_load_in_browser_mode_plays_with_one_call_per_move(tmp_path: Path) -> None:
@@ -226,6 +231,69 @@ def test_a_machine_kept_busy_is_named_the_limit() -> None:
     assert "50% busy of 2 cores" in calm and "limit" not in calm
 
 
+def test_a_machine_busy_with_other_work_is_not_named_the_servers_limit() -> None:
+    """On a shared machine the busy share alone cannot tell a server and bots that keep the cores
+    busy from other people's work: the report says how much of the machine neither took."""
+    client = {"cpu_s": 3.0, "cpu_ms_per_move": 1.0}
+    # 10 s on 2 cores, 100 % busy: the server 6.5 s and the bots 3 s of the 20 s.
+    machine = {"cores": 2, "busy": 1.0, "cpu_s": 20.0}
+    report = {"client": client, "machine": machine, "server": {"cpu_s": 6.5}}
+    assert load.others_share(report) == 0.525
+    report["machine"]["others"] = load.others_share(report)
+    text = "\n".join(load._usage_lines(report))
+    assert "52% of it by other processes" in text and "not the server's alone" in text
+    assert "the server and the load tool share it" not in text
+    # The server and the bots took the machine themselves: as before.
+    mine = {"client": client, "server": {"cpu_s": 16.5}, "machine": dict(machine)}
+    mine["machine"]["others"] = load.others_share(mine)
+    assert mine["machine"]["others"] == 0.025
+    assert "the server and the load tool share it" in "\n".join(load._usage_lines(mine))
+    # A server elsewhere: every CPU second but the bots' is another process's.
+    remote = {"client": client, "machine": dict(machine), "addresses": ["10.0.0.7:50051"]}
+    assert load.others_share(remote) == 0.85
+    # A local server whose CPU was not read: not known.
+    assert (
+        load.others_share({"client": client, "machine": machine, "addresses": ["127.0.0.1:1"]})
+        is None
+    )
+
+
+def test_the_progress_line_shows_a_stall_not_a_p99_of_nothing() -> None:
+    """A server that stops answering fails no call: the live line says how long no move came
+    (not a p99 of 0 ms over no answers), and counts the seats' streams resumed."""
+    recorder = Recorder()
+    recorder.moves = 111
+    recorder.last_move_at = time.perf_counter() - 6.2
+    line = load.progress_line(recorder, 7.0, 0.0, [], 4)
+    assert "p99 0.0 ms" not in line and "p99 -" in line and "no move for 6 s" in line
+    recorder.resumed = 12
+    assert "resumed 12" in load.progress_line(recorder, 7.0, 0.0, [], 4)
+    # Moves coming: as before.
+    recorder.last_move_at = time.perf_counter()
+    recorder.resumed = 0
+    busy = load.progress_line(recorder, 7.0, 300.0, [0.02, 0.03], 4)
+    assert "p99 30.0 ms" in busy and "no move" not in busy and "resumed" not in busy
+    # None yet, early in the run: no stall to speak of.
+    assert "no move" not in load.progress_line(Recorder(), 1.0, 0.0, [], 4)
+
+
+def test_a_server_pid_above_the_server_watches_the_server_not_all_under_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--server-pid of a wrapper (a supervisor, the shell that started the server and then this
+    tool) watches the server under it, not every process under it: this tool among them, whose
+    CPU and memory would be reported as the server's."""
+    trees = {1: [1, 100, 101, os.getpid(), 300], 100: [100, 101], 300: [300]}
+    monkeypatch.setattr(load, "serving_pids", lambda ports: {100})
+    monkeypatch.setattr(
+        load, "_proc_tree", lambda pids: [p for pid in pids for p in trees.get(pid, [pid])]
+    )
+    assert load.servers_to_watch(["127.0.0.1:50051"], [1]) == [100]
+    assert load.servers_to_watch(["127.0.0.1:50051"], [101]) == [101]  # a worker, as given
+    with pytest.raises(load.LoadError, match="serves none of"):
+        load.servers_to_watch(["127.0.0.1:50051"], [300])
+
+
 @pytest.mark.slow
 def test_load_in_submit_mode_with_extra_streams(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
@@ -286,6 +354,36 @@ def test_extra_streams_held_as_browsers_hold_them_over_the_http_listener(tmp_pat
     assert streams["open_at_end"] == 40 and streams["failed"] == {}
     assert streams["events"] >= 40
     assert "(Connect over HTTP/1.1)" in load.summary(report)
+
+
+def test_the_games_a_run_leaves_unfinished_are_counted_and_marked_as_its(tmp_path: Path) -> None:
+    """A run against a server leaves games on it that nobody ends (no clock, no player): the
+    games cut at the end and the extra streams' games. The report counts them and gives the
+    prefix of their CreateGame request ids, by which the operator finds them in the store."""
+    out = tmp_path / "out.json"
+    with _server_thread(tmp_path) as port:
+        result = CliRunner().invoke(
+            main,
+            [
+                *("load", "--address", f"127.0.0.1:{port}", "--duration", "1", "--quiet"),
+                *("--games-in-flight", "2", "--streams", "15", "--json", str(out)),
+                *("--studio-key", mint_studio_token(STUDIO_KEY, int(time.time()) + 600)),
+            ],
+        )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    with sqlite3.connect(tmp_path / "games.sqlite3") as db:
+        unfinished = db.execute(
+            "SELECT r.request_id FROM games g JOIN create_requests r USING (game_id)"
+            " WHERE NOT g.finished"
+        ).fetchall()
+        [[left]] = db.execute("SELECT count(*) FROM games WHERE NOT finished").fetchall()
+    # Two games cut at the end (two in flight) and two for the 15 streams (10 a game).
+    assert report["games_cut_at_end"] == 2 and report["games_left_unfinished"] == 4 == left
+    assert all(rid.startswith(report["run_id"] + "-") for (rid,) in unfinished)
+    assert len(unfinished) == left
+    assert "left unfinished      4 games on the server" in result.output
+    assert f"request ids begin {report['run_id']}-" in result.output
 
 
 @contextlib.contextmanager
