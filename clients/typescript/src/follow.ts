@@ -4,50 +4,27 @@
 // of them (a proxy or a network that stalls without closing it: HTTP/1.1 streams have no pings);
 // a broken stream is reopened after the last event's version (never a state's: a state can be
 // ahead of the events), with submit's backoff, so that each event comes exactly once; a failure
-// no retry can mend (the token, the game, the request) ends it with the decoded error.
+// no retry can mend (the token, the game, the request) ends it with the decoded error. Those
+// pieces (reconnect.ts) are playSeat's too (play.ts: a seat's bidirectional Play stream).
 //
 // Browser-safe: no Node built-in, only what browsers and Node.js share (AbortController,
 // setTimeout), so that the web entry (web.ts) bundles it as it is.
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, type CallOptions } from "@connectrpc/connect";
+import type { CallOptions } from "@connectrpc/connect";
 import type { GameClient } from "./auth.js";
 import { CroupierError, decodeError } from "./errors.js";
 import type { GameEvent, IncludeSchema, PlayState } from "./gen/croupier/v1/service_pb.js";
-import { backoffMs, sleep, type RetryPolicy } from "./submit.js";
+import { FOLLOW_RETRY, heartbeatSeconds, Reconnects, silenceMs, Watchdog } from "./reconnect.js";
+import type { RetryPolicy } from "./submit.js";
 
-/** The heartbeat followGame asks for when none is given, in seconds. */
-export const DEFAULT_HEARTBEAT_S = 15;
-/** The server's limit on StreamEventsRequest.heartbeat_s. */
-export const MAX_HEARTBEAT_S = 300;
-/** No message at all (event, state or heartbeat) for this many heartbeats' spells: the stream is
- * taken for dead and reopened. More than 2, so that one heartbeat a little late (a busy server, a
- * slow network) is not taken for silence. */
-export const SILENCE_HEARTBEATS = 2.5;
-/** Reopening a broken stream: after about a second, then twice as long each time (with jitter),
- * at most half a minute apart; never before a RetryInfo's delay; for as long as it is followed. */
-export const FOLLOW_RETRY: RetryPolicy = {
-  attempts: Number.POSITIVE_INFINITY,
-  baseDelayMs: 1000,
-  maxDelayMs: 30_000,
-};
-
-/** The codes with which a stream can never succeed, however often it is opened again: the token
- * (UNAUTHENTICATED, PERMISSION_DENIED), the game (NOT_FOUND), the request (INVALID_ARGUMENT: a
- * mangled game id, an after_version past the game's, a heartbeat out of range) or the game's state
- * (FAILED_PRECONDITION). */
-export const PERMANENT_CODES: ReadonlySet<Code> = new Set([
-  Code.Unauthenticated,
-  Code.PermissionDenied,
-  Code.NotFound,
-  Code.InvalidArgument,
-  Code.FailedPrecondition,
-]);
-
-/** Whether a stream that failed so would fail again however often it is reopened. Any other
- * failure (UNAVAILABLE, a network's error, the watchdog, SERVER_SHUTTING_DOWN…) is retried. */
-export function isPermanent(error: CroupierError): boolean {
-  return PERMANENT_CODES.has(error.code);
-}
+export {
+  DEFAULT_HEARTBEAT_S,
+  FOLLOW_RETRY,
+  isPermanent,
+  MAX_HEARTBEAT_S,
+  PERMANENT_CODES,
+  SILENCE_HEARTBEATS,
+} from "./reconnect.js";
 
 /** What followGame yields: the stream's messages but its heartbeats, as a tagged union. */
 export type FollowMessage =
@@ -74,54 +51,6 @@ export interface FollowOptions extends Pick<CallOptions, "headers" | "contextVal
   readonly onRetry?: (error: CroupierError, attempt: number, waitMs: number) => void;
 }
 
-const MS_PER_SECOND = 1000;
-
-/** One stream's AbortController, aborted when no message comes for `ms` (the watchdog), or when
- * the caller's signal aborts. Paused while the caller holds a message: a stream not read is not
- * silent. */
-class Watchdog {
-  private readonly controller = new AbortController();
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  /** The failure the watchdog reports when it fires: UNAVAILABLE without a reason, a lost
-   * connection. */
-  fired: CroupierError | undefined;
-
-  constructor(
-    private readonly ms: number,
-    private readonly caller: AbortSignal | undefined,
-  ) {
-    caller?.addEventListener("abort", this.onCallerAbort);
-    this.feed();
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  private readonly onCallerAbort = (): void => this.controller.abort(this.caller?.reason);
-
-  /** A message came: the silence starts again. */
-  feed(): void {
-    this.pause();
-    this.timer = setTimeout(() => {
-      const seconds = this.ms / MS_PER_SECOND;
-      this.fired = decodeError(new ConnectError(`no message for ${seconds} s`, Code.Unavailable));
-      this.controller.abort(this.fired);
-    }, this.ms);
-  }
-
-  pause(): void {
-    clearTimeout(this.timer);
-  }
-
-  /** The stream is done with: no timer left, the call cancelled if still open. */
-  stop(): void {
-    this.pause();
-    this.caller?.removeEventListener("abort", this.onCallerAbort);
-    this.controller.abort(new ConnectError("stream done with", Code.Canceled));
-  }
-}
-
 /**
  * Follow a game live (StreamEvents): its events as the caller's token may see them and, with
  * `include`, the seat's state after each batch, until the game is over (the stream ends) or
@@ -136,11 +65,7 @@ export function followGame(
   client: GameClient,
   options: FollowOptions,
 ): AsyncGenerator<FollowMessage, void, undefined> {
-  const heartbeatS = options.heartbeatS ?? DEFAULT_HEARTBEAT_S;
-  if (!Number.isInteger(heartbeatS) || heartbeatS < 1 || heartbeatS > MAX_HEARTBEAT_S) {
-    throw new RangeError(`heartbeatS is a whole number of seconds from 1 to ${MAX_HEARTBEAT_S}`);
-  }
-  return follow(client, options, heartbeatS);
+  return follow(client, options, heartbeatSeconds(options.heartbeatS));
 }
 
 async function* follow(
@@ -149,15 +74,14 @@ async function* follow(
   heartbeatS: number,
 ): AsyncGenerator<FollowMessage, void, undefined> {
   const { gameId, include, signal, onRetry, headers, contextValues } = options;
-  const policy: RetryPolicy = { ...FOLLOW_RETRY, ...options.retry };
-  const silenceMs = heartbeatS * SILENCE_HEARTBEATS * MS_PER_SECOND;
+  const reconnects = new Reconnects({ ...FOLLOW_RETRY, ...options.retry }, onRetry);
   // The last event delivered: each stream resumes after it.
   let after = BigInt(options.afterVersion ?? 0n);
-  for (let failures = 0; ;) {
+  for (;;) {
     if (signal?.aborted) {
       return;
     }
-    const alive = new Watchdog(silenceMs, signal);
+    const alive = new Watchdog(silenceMs(heartbeatS), signal);
     try {
       const stream = client.streamEvents(
         { gameId, afterVersion: after, include, heartbeatS },
@@ -165,7 +89,7 @@ async function* follow(
       );
       for await (const message of stream) {
         alive.feed(); // any message, a heartbeat too, says the connection still carries them
-        failures = 0; // the server answers: the next break waits the shortest again
+        reconnects.heard(); // the server answers: the next break waits the shortest again
         let out: FollowMessage;
         if (message.event) {
           // Never one twice, whatever a stream sends again.
@@ -189,20 +113,10 @@ async function* follow(
       if (signal?.aborted) {
         return;
       }
-      const error = alive.fired ?? decodeError(thrown);
-      if (isPermanent(error)) {
-        throw error;
-      }
-      failures++;
-      if (failures >= policy.attempts) {
-        throw error;
-      }
-      const waitMs = backoffMs(error, failures, policy);
-      onRetry?.(error, failures, waitMs);
-      try {
-        await sleep(waitMs, signal);
-      } catch {
-        return; // the caller aborted during the wait
+      const error: CroupierError = alive.fired ?? decodeError(thrown);
+      // Thrown when permanent or the retries are spent; false: the caller aborted the wait.
+      if (!(await reconnects.wait(error, signal))) {
+        return;
       }
     } finally {
       alive.stop();

@@ -1,6 +1,14 @@
 // @croupier/client: the contract's messages and GameService (generated from proto/ by buf into
 // src/gen), and a thin layer over connect: tokens, submit and createGame with safe retries,
 // followGame (a game live across broken connections), decoded errors (web.ts, which browsers get),
-// and connect(), one native-gRPC connection for Node.js.
+// and for Node.js only connect(), one native-gRPC connection, and playSeat(), a seat's
+// bidirectional Play stream across broken connections.
 export * from "./web.js";
 export { baseUrl, connect, type ConnectOptions, type Croupier } from "./connect.js";
+export {
+  playSeat,
+  refusalError,
+  type PlayMessage,
+  type PlayOptions,
+  type PlaySeat,
+} from "./play.js";

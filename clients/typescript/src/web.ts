@@ -1,5 +1,6 @@
 // @croupier/client/web: everything of the package that runs in a browser, which is all of it but
-// connect() (connect-node's native gRPC transport: node:http2). A page makes its own transport
+// connect() (connect-node's native gRPC transport: node:http2) and playSeat (the bidirectional
+// Play stream, which browsers cannot hold: a page plays with submit and followGame). A page makes its own transport
 // with @connectrpc/connect-web and this package's interceptors (README, "In a browser"):
 //
 //   createConnectTransport({ baseUrl, interceptors: [decodeErrors, bearer()] })
@@ -48,11 +49,9 @@ export {
 export {
   DEFAULT_HEARTBEAT_S,
   FOLLOW_RETRY,
-  followGame,
   isPermanent,
   MAX_HEARTBEAT_S,
   PERMANENT_CODES,
   SILENCE_HEARTBEATS,
-  type FollowMessage,
-  type FollowOptions,
-} from "./follow.js";
+} from "./reconnect.js";
+export { followGame, type FollowMessage, type FollowOptions } from "./follow.js";

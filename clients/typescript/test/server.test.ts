@@ -19,10 +19,16 @@ import {
   DOMAIN,
   followGame,
   GameKind,
+  playSeat,
   submit,
   type Croupier,
   type GameClient,
   type GameEvent,
+  type LegalMove,
+  type PlayAccepted,
+  type PlayRequest,
+  type PlayResponse,
+  type PlaySeat,
 } from "../src/index.js";
 import { startCroupier, type Server } from "../src/testing.js";
 
@@ -37,6 +43,10 @@ const FOLLOW_MOVES = 6;
 /** How often a test looks whether the follower has caught up, and for how long at most. */
 const POLL_FOLLOW_MS = 20;
 const FOLLOW_WAIT_MS = 30_000;
+/** The command of seat 0's sent as its connection is cut (its 4th: the game is well under way). */
+const CUT_AT_COMMAND = 4;
+/** A whole game's moves, at most: a simple player's single hand of gin takes far fewer. */
+const MAX_PLAY_MOVES = 500;
 
 let server: Server;
 let croupier: Croupier;
@@ -403,6 +413,232 @@ describe("a Croupier server over native gRPC", () => {
       stop.abort();
       await following;
       cut();
+      proxy.close();
+    }
+  });
+});
+
+/** What a simple gin player prefers, by move, best first (as examples/node plays). */
+const GIN_PREFERENCES = ["knock", "layOff", "endLayOffs", "drawStock", "pass", "discard"];
+const RANKS = "A23456789TJQK";
+
+/** A plausible legal move of gin: the preferred kind; the highest card to discard. */
+function chooseGin(moves: readonly LegalMove[]): LegalMove {
+  const kindOf = (m: LegalMove) =>
+    m.command?.game.case === "gin" ? (m.command.game.value.move.case ?? "") : "";
+  for (const kind of GIN_PREFERENCES) {
+    const ofKind = moves.filter((m) => kindOf(m) === kind);
+    if (ofKind.length === 0) continue;
+    if (kind === "discard") {
+      const rank = (m: LegalMove) => {
+        const move = m.command?.game.case === "gin" ? m.command.game.value.move : undefined;
+        return move?.case === "discard" ? RANKS.indexOf(move.value.card[0] ?? "") : -1;
+      };
+      return ofKind.reduce((best, m) => (rank(m) > rank(best) ? m : best));
+    }
+    return ofKind.reduce((best, m) => (m.label.length > best.label.length ? m : best));
+  }
+  return moves[0]!;
+}
+
+interface Played {
+  readonly events: GameEvent[];
+  readonly accepted: PlayAccepted[];
+  readonly finished: boolean;
+}
+
+/**
+ * Play seat `me` over `seat` to the game's end with playSeat only: act on each state (once per
+ * version, never on one older than the last answer's version) that lists the seat to act with
+ * legal moves. `sending` sends each command (the test's hook: it may break the connection first).
+ */
+async function playToTheEnd(
+  seat: PlaySeat,
+  me: number,
+  sending: (move: LegalMove, version: bigint, count: number) => Promise<PlayAccepted>,
+): Promise<Played> {
+  const events: GameEvent[] = [];
+  const accepted: PlayAccepted[] = [];
+  const acted = new Set<bigint>();
+  let floor = 0n;
+  let finished = false;
+  for await (const message of seat) {
+    if (message.case === "event") {
+      events.push(message.value);
+      continue;
+    }
+    const state = message.value;
+    finished ||= state.finished;
+    if (state.finished || state.version < floor || acted.has(state.version)) continue;
+    if (!state.toAct.some((t) => t.seat === me) || state.legalMoves.length === 0) continue;
+    assert.ok(acted.size < MAX_PLAY_MOVES, "the game ends");
+    acted.add(state.version);
+    try {
+      const answer = await sending(chooseGin(state.legalMoves), state.version, acted.size);
+      accepted.push(answer);
+      floor = answer.version;
+    } catch (error) {
+      // The game moved on under the command (the other seat first): look at the newer state.
+      if (!(error instanceof CroupierError && error.reason === "VERSION_CONFLICT")) throw error;
+    }
+  }
+  return { events, accepted, finished };
+}
+
+describe("playSeat against a real server", () => {
+  test("two seats play a whole game over Play; a cut with a command in flight loses nothing", async () => {
+    // Seat 0 plays through a proxy whose connections the test can cut, and a transport that
+    // records what goes up its Play streams and can break one: armed, it cuts every connection
+    // through the proxy when the next message (but a heartbeat) comes down, which it never hands
+    // on. Armed as seat 0 sends a command, that message is the command's answer or its events:
+    // the server applied it, and the seat heard nothing of it.
+    const [host, port] = server.address.split(":");
+    const pairs = new Set<{ destroy(): void }>();
+    const proxy = createServer((client) => {
+      const upstream = netConnect(Number(port), host!);
+      const pair = {
+        destroy() {
+          client.destroy();
+          upstream.destroy();
+          pairs.delete(pair);
+        },
+      };
+      pairs.add(pair);
+      client.pipe(upstream);
+      upstream.pipe(client);
+      for (const end of [client, upstream]) {
+        end.on("error", () => pair.destroy());
+        end.on("close", () => pair.destroy());
+      }
+    });
+    await new Promise<void>((listening) => proxy.listen(0, "127.0.0.1", listening));
+    const cutAll = () => [...pairs].forEach((pair) => pair.destroy());
+    /** Each Play call's requests, in the order they went up. */
+    const calls: PlayRequest[][] = [];
+    let armed = false;
+    let cuts = 0;
+    const breakable: Interceptor = (next) => async (request) => {
+      if (!request.stream || request.method.name !== "Play") return next(request);
+      const sent: PlayRequest[] = [];
+      calls.push(sent);
+      const up = request.message as AsyncIterable<PlayRequest>;
+      const response = await next({
+        ...request,
+        message: (async function* () {
+          for await (const message of up) {
+            sent.push(message);
+            yield message;
+          }
+        })(),
+      });
+      if (!response.stream) return response;
+      const down = response.message as AsyncIterable<PlayResponse>;
+      return {
+        ...response,
+        message: (async function* () {
+          for await (const message of down) {
+            if (armed && message.kind.case !== "heartbeat") {
+              armed = false;
+              cuts++;
+              cutAll();
+              throw new ConnectError("connection cut", Code.Unavailable);
+            }
+            yield message;
+          }
+        })(),
+      };
+    };
+    const lossy = connect({
+      address: `127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      interceptors: [breakable],
+    });
+    const game = await createGin();
+    const include = { toAct: true, legalMoves: true };
+    const retries: Code[] = [];
+    const seats = [
+      playSeat(lossy.as(game.tokens[0]!), {
+        gameId: game.gameId,
+        include,
+        retry: { baseDelayMs: 10, maxDelayMs: 100 },
+        onRetry: (error) => retries.push(error.code),
+      }),
+      playSeat(game.seats[1]!, { gameId: game.gameId, include }),
+    ];
+    let inFlight: { id: string; version: bigint; answer?: PlayAccepted } | undefined;
+    try {
+      const [zero, one] = await Promise.all([
+        playToTheEnd(seats[0]!, 0, async (move, version, count) => {
+          if (count !== CUT_AT_COMMAND) return seats[0]!.send(move.command!, version);
+          const id = `cut-${Date.now()}`;
+          inFlight = { id, version };
+          armed = true;
+          inFlight.answer = await seats[0]!.send(move.command!, version, id);
+          return inFlight.answer;
+        }),
+        playToTheEnd(seats[1]!, 1, (move, version) => seats[1]!.send(move.command!, version)),
+      ]);
+      assert.ok(zero.finished && one.finished, "both seats saw the game end");
+      assert.ok(inFlight?.answer, "seat 0 sent a command as its connection was cut");
+      assert.equal(cuts, 1);
+      assert.ok(retries.length >= 1, "the cut broke the stream and it was joined again");
+
+      // The command in flight: sent again after each new join (a connection may fail again as
+      // it is made) with the same id and version until answered, and answered as already
+      // applied: the server had applied it when the cut came.
+      assert.ok(calls.length >= 2, "seat 0 joined again");
+      for (const call of calls.slice(1)) {
+        const [first] = call.filter((r) => r.kind.case === "command");
+        assert.equal(
+          first?.kind.case === "command" && first.kind.value.commandId,
+          inFlight.id,
+          "first after the join",
+        );
+      }
+      for (const call of calls) {
+        const again = call.filter(
+          (r) => r.kind.case === "command" && r.kind.value.commandId === inFlight!.id,
+        );
+        assert.equal(again.length, 1, "sent once on each connection");
+        const [request] = again;
+        assert.equal(
+          request?.kind.case === "command" && request.kind.value.expectedVersion,
+          inFlight.version,
+        );
+      }
+      assert.equal(inFlight.answer.alreadyApplied, true);
+      const joins = calls.map((call) => {
+        assert.equal(call[0]?.kind.case, "join", "each connection joins first");
+        return call[0].kind.value.afterVersion;
+      });
+      assert.equal(joins[0], 0n);
+      assert.equal(
+        joins[1],
+        inFlight.version,
+        "the first join after the cut after the last event seat 0 had: the one its command was chosen on",
+      );
+
+      // Every event once and in order, for each seat: the log as GetReplay gives it (whole, the
+      // game being over; a seat's copies are redacted: no stored type, some cards hidden).
+      const replay = await game.seats[0]!.getReplay({ gameId: game.gameId });
+      assert.ok(replay.finished);
+      const what = (e: GameEvent) => {
+        const body = e.body?.body;
+        const inner = body?.case === "gin" ? body.value.event.case : body?.case;
+        return [e.version, e.commandId, e.seat, inner];
+      };
+      for (const played of [zero, one]) {
+        assert.deepEqual(played.events.map(what), replay.events.map(what));
+      }
+      // Every command applied once: one batch per command id in the log, and those are the
+      // commands the seats had accepted.
+      const batches = replay.events.filter((e) => e.command !== undefined).map((e) => e.commandId);
+      assert.equal(new Set(batches).size, batches.length, "no command id applied twice");
+      const acceptedIds = [...zero.accepted, ...one.accepted].map((a) => a.commandId);
+      assert.deepEqual([...batches].sort(), [...acceptedIds].sort());
+      assert.ok(batches.includes(inFlight.id));
+    } finally {
+      seats.forEach((seat) => seat.close());
+      cutAll();
       proxy.close();
     }
   });
