@@ -1166,7 +1166,7 @@ def abandoned(state: HoolaState, why: str) -> list[HoolaEvent]:
     """The table ends where it stands (the studio ended it, ``why``): between rounds every round
     dealt was played; in a round's play (or its choosing) that round is not."""
     played = state.round if state.phase is Phase.ROUND_OVER else state.round - 1
-    return [TableClosed(state.round, abandoned_settlement(state, played, why))]
+    return [TableClosed(played, abandoned_settlement(state, played, why))]
 
 
 def forfeit(state: HoolaState, seat: int, ctx: Context) -> list[HoolaEvent]:

@@ -361,8 +361,9 @@ def forced_command(state: KoiKoiState, seat: int) -> KoiKoiCommand:
 
 def abandoned(state: KoiKoiState, why: str) -> list[KoiKoiEvent]:
     """The match ends where it stands (the studio ended it, ``why``): the rounds scored stand,
-    the round in play is not scored."""
-    return [MatchEnded(state.round, state.totals, abandoned_settlement(state, why))]
+    the round in play is not scored: the match ended after the rounds played."""
+    played = state.round if state.phase is Phase.ROUND_OVER else state.round - 1
+    return [MatchEnded(played, state.totals, abandoned_settlement(state, played, why))]
 
 
 def forfeited(state: KoiKoiState, seat: int) -> list[KoiKoiEvent]:

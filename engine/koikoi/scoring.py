@@ -7,7 +7,7 @@ from enum import StrEnum
 from croupier.engine.koikoi.cards import name
 from croupier.engine.koikoi.events import Hand, RoundEnded
 from croupier.engine.koikoi.rules import KoiKoiRules
-from croupier.engine.koikoi.state import KoiKoiState, Phase
+from croupier.engine.koikoi.state import KoiKoiState
 from croupier.engine.koikoi.yaku import Yaku, YakuKind, yaku
 from croupier.engine.settlement import (
     Factor,
@@ -117,10 +117,10 @@ def least_round_score(rules: KoiKoiRules) -> int:
     return least
 
 
-def abandoned_settlement(state: KoiKoiState, why: str) -> Settlement:
-    """The match ends where it stands (``why``: the studio ended it; docs/rules/common.md §5.1):
-    the rounds scored stand (``settlement.match_abandoned``), the round in play is not scored."""
-    played = state.round if state.phase is Phase.ROUND_OVER else state.round - 1
+def abandoned_settlement(state: KoiKoiState, played: int, why: str) -> Settlement:
+    """The match ends where it stands (``why``: the studio ended it; docs/rules/common.md §5.1)
+    after ``played`` rounds: the rounds scored stand (``settlement.match_abandoned``), the round
+    in play is not scored."""
     return match_abandoned(
         state.round,
         state.totals,
