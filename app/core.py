@@ -15,6 +15,7 @@ import collections
 import dataclasses
 import functools
 import hashlib
+import random
 import secrets
 import time
 import uuid
@@ -172,9 +173,12 @@ VIEWS_MEMO_SIZE = 4096
 TO_ACT_MEMO_SIZE = 8192
 # Folded games kept in memory (most recently used first out last).
 CACHE_SIZE = 2048
-#: How often the studio's EndGame without an expected version is tried when moves keep landing
-#: first (each try reads the game again).
-END_ATTEMPTS = 5
+#: How long the studio's EndGame without an expected version keeps trying while moves land
+#: first (each try reads the game again: on a table whose seats move every few milliseconds a
+#: handful of tries in a row can lose), and the most it pauses between tries (a random share of
+#: it, so as not to meet the next move in step).
+END_TRYING_S = 2.0
+END_PAUSE_S = 0.02
 
 
 def _fingerprint(seat: int, command: bytes) -> bytes:
@@ -1091,14 +1095,14 @@ class Croupier:
         """The studio ends a game still on, abandoned (docs/rules/common.md §5.1): the studio's
         command, recorded without a seat, exactly once per command id. Without an
         ``expected_version`` it ends the game as it stands when the call is decided: a move
-        recorded meanwhile is no reason to refuse it, so a conflict is tried again
-        (:data:`END_ATTEMPTS` times)."""
+        recorded meanwhile is no reason to refuse it, so a conflict is tried again (for
+        :data:`END_TRYING_S`)."""
         self._studio(caller)
         require(game_id, "game_id")
         limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
         structlog.contextvars.bind_contextvars(game_id=game_id, command_id=command_id)
         _check_command_id(command_id)
-        require(reason, "reason")
+        require(reason.strip(), "reason")  # blank says no more than empty
         limits.check_text(reason, "reason", limits.MAX_END_REASON)
         if expected_version is not None:
             limits.check_version(expected_version, "expected_version")
@@ -1121,7 +1125,8 @@ class Croupier:
     ) -> tuple[str, CommandResult]:
         """:meth:`end_game`'s command decided and recorded, or its first answer: the game's kind
         and the answer, accepted (a refusal is raised)."""
-        for attempt in range(END_ATTEMPTS):
+        trying_until = time.monotonic() + END_TRYING_S
+        while True:
             folded, earlier = await self._fold(game_id, command_id)
             command = service_pb2.Command()
             getattr(command, folded.binding.field).end_game.reason = reason
@@ -1136,8 +1141,9 @@ class Croupier:
                 )
                 break
             except StaleVersion:
-                if expected_version is not None or attempt + 1 == END_ATTEMPTS:
+                if expected_version is not None or time.monotonic() >= trying_until:
                     raise
+                await asyncio.sleep(random.uniform(0, END_PAUSE_S))
         assert earlier is not None
         _accepted(earlier, fingerprint)
         return folded.record.kind, earlier

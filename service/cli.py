@@ -891,6 +891,23 @@ def _call_failed(error: grpc.RpcError, given: str, key_file: Path | None) -> cli
     return click.ClickException(f"{code.name}: {error.details()}{hint}")
 
 
+def _reason_of(error: grpc.RpcError) -> str:
+    """The ``ErrorInfo`` reason of a refused call (every refusal of the service carries one)."""
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    try:
+        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    except ValueError:
+        return ""
+    for detail in status.details if status is not None else []:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return str(info.reason)
+    return ""
+
+
 def _refused_hint(given: str, key_file: Path | None) -> str:
     """What to try when CreateGame refuses a credential the tool found by itself: the local
     development one, which a server writes beside its SQLite file (``data/`` by default)."""
@@ -907,7 +924,12 @@ def _refused_hint(given: str, key_file: Path | None) -> str:
 
 @main.command("end-game")
 @click.argument("game_id")
-@click.option("--reason", required=True, help="Why, for people: kept in the game's log.")
+@click.option(
+    "--reason",
+    required=True,
+    help="Why, for people: kept in the game's log and its settlement's notes, which every "
+    "player and the replay show (keep a dispute's details on your side).",
+)
 @click.option(
     "--command-id",
     default="",
@@ -965,6 +987,14 @@ def end_game(
                 request, metadata=auth(studio), timeout=connect_timeout
             )
         except grpc.RpcError as error:
+            if not command_id and _reason_of(error) == "COMMAND_ID_REUSED":
+                # The default id's answer is an earlier end-game's, with another --reason: that
+                # one ended the game (or found it over), whoever ran it.
+                raise click.ClickException(
+                    f"game {game_id} was already ended by an earlier end-game (its command id "
+                    f"{request.command_id}, with another --reason): it is over; run it with that "
+                    "reason to see its answer again"
+                ) from None
             raise _call_failed(error, studio_key, studio_key_file) from None
     click.echo(
         f"game {game_id} "

@@ -700,3 +700,32 @@ def test_end_game_ends_a_game_once_and_says_how_it_settled(served) -> None:
     lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
     ended = [line for line in lines if line.get("event") == "game ended by the studio"]
     assert [line["reason"] for line in ended] == ["a test"]
+
+
+def test_end_game_run_again_with_another_reason_says_the_game_is_over(served) -> None:
+    """An operator runs ``croupier end-game`` again with another ``--reason`` (a teammate's,
+    or a reason reworded) under the default command id: the game was ended by the first run, and
+    the tool says so rather than name a command id the operator never chose."""
+    address, _ = served
+    with grpc.insecure_channel(address) as channel:
+        studio = mint_studio_token(
+            parse_secret(CONFIGURED["CROUPIER_STUDIO_SECRET"]), int(time.time()) + 600
+        )
+        game = service_pb2_grpc.GameServiceStub(channel).CreateGame(
+            service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_GIN, seats=2),
+            metadata=(("authorization", f"Bearer {studio}"),),
+        )
+
+    def end_game(reason: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [CROUPIER, "end-game", game.game_id, "--reason", reason, "--address", address],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=CONFIGURED,
+        )
+
+    assert end_game("nobody at the table").returncode == 0
+    again = end_game("load test leftover")
+    assert again.returncode == 1
+    assert "already ended by an earlier end-game" in again.stderr, again.stderr

@@ -10,6 +10,7 @@ import uuid
 import grpc
 import pytest
 
+from croupier.app.errors import StaleVersion
 from croupier.replays.format import from_binary
 from croupier.service.bots import auth, choose
 from croupier.v1 import common_pb2, gin_pb2, service_pb2
@@ -152,12 +153,13 @@ def test_only_the_studio_ends_a_game(server: Running) -> None:
 
 def test_bad_end_requests_are_refused_and_record_nothing(server: Running) -> None:
     game, version = started(server, common_pb2.GAME_KIND_HOOLA, "korean", 3, 2)
-    code, info, fields = error_of(lambda: end(server, game.game_id, reason=""))
-    assert (code, info.reason, fields) == (
-        grpc.StatusCode.INVALID_ARGUMENT,
-        "MISSING_FIELD",
-        ["reason"],
-    )
+    for blank in ("", "   "):
+        code, info, fields = error_of(lambda: end(server, game.game_id, reason=blank))  # noqa: B023
+        assert (code, info.reason, fields) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "MISSING_FIELD",
+            ["reason"],
+        )
     code, info, fields = error_of(lambda: end(server, game.game_id, reason="x" * 257))
     assert (code, info.reason, fields) == (grpc.StatusCode.INVALID_ARGUMENT, "TOO_LONG", ["reason"])
     code, info, _ = error_of(lambda: end(server, "no-such-game"))
@@ -170,3 +172,29 @@ def test_bad_end_requests_are_refused_and_record_nothing(server: Running) -> Non
     )
     assert view.version == version and not view.finished
     assert end(server, game.game_id, expected_version=version).version > version
+
+
+def test_without_a_version_the_end_is_tried_again_while_moves_land_first(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a table whose seats move every few milliseconds, a handful of tries in a row can each
+    meet a move recorded first: without an expected version the studio asked for the game as it
+    stands, so the end keeps trying (app/core.py END_TRYING_S), not a fixed few times."""
+    game, version = started(server, common_pb2.GAME_KIND_GIN, "standard", 2, 4)
+    core = server.thread.core
+    decide, lost = core._decide, []
+
+    async def moved_first(folded, *args):  # a seat's move lands first, eight times in a row
+        if len(lost) < 8:
+            lost.append(folded.version)
+            raise StaleVersion("VERSION_CONFLICT", "a move landed first")
+        return await decide(folded, *args)
+
+    monkeypatch.setattr(core, "_decide", moved_first)
+    ended = end(server, game.game_id)
+    assert len(lost) == 8 and ended.version > version and not ended.already_applied
+    # With the version the studio saw, a conflict is the studio's to look at again.
+    lost.clear()
+    other, _ = started(server, common_pb2.GAME_KIND_GIN, "standard", 2, 0)
+    code, info, _ = error_of(lambda: end(server, other.game_id, expected_version=other.version))
+    assert (code, info.reason) == (grpc.StatusCode.ABORTED, "VERSION_CONFLICT") and len(lost) == 1
