@@ -11,8 +11,10 @@ from typing import Any
 
 import grpc
 import structlog
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 from croupier.app.core import Croupier, Refused
+from croupier.app.errors import invalid
 from croupier.replays.signing import Verdict
 from croupier.service.calls import caller
 from croupier.service.status import code_of
@@ -45,6 +47,14 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     async def CreateGame(
         self, request: service_pb2.CreateGameRequest, context: Context
     ) -> service_pb2.CreateGameResponse:
+        if len(UnknownFieldSet(request)):
+            # A newer contract's field: dropped, the game would not be the one asked for.
+            raise invalid(
+                "UNKNOWN_FIELD",
+                "the request holds a field CreateGameRequest does not have in this server's "
+                "contract (a newer contract's): the game would not be the one asked for",
+                "",
+            )
         return await self.core.create_game(
             caller(),
             request.kind,

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import json
 import socket
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -402,22 +401,22 @@ class _Malformed:
 
 
 def _known_options(data: bytes | bytearray) -> None:
-    """CreateGame's ``overrides`` in JSON hold only options this contract has: a misspelt one,
+    """CreateGame in JSON holds only fields and rule options this contract has: a misspelt one,
     which the JSON codec drops like any unknown field, would play the game by other rules than
-    the studio asked for, stakes included, so it is refused (``UNKNOWN_OPTION``, as an unknown
-    option in binary is by the core). Elsewhere an unknown field is ignored (docs/errors.md)."""
-    given = json.loads(data)
-    overrides = given.get("overrides") if isinstance(given, dict) else None
-    if overrides is None:
-        return
+    the studio asked for, stakes included (``"stakePerPont"``; ``"rules"`` for ``overrides``), so
+    it is refused: ``UNKNOWN_OPTION`` among the overrides, ``UNKNOWN_FIELD`` elsewhere, as the
+    gRPC handler and the core refuse them in binary. Other calls ignore an unknown field
+    (docs/errors.md)."""
     try:
-        json_format.ParseDict(overrides, pb.Rules(), ignore_unknown_fields=False)
+        json_format.Parse(bytes(data), pb.CreateGameRequest(), ignore_unknown_fields=False)
     except ParseError as error:
-        unknown = invalid(
-            "UNKNOWN_OPTION",
-            f"overrides: {str(error).splitlines()[0]} (not an option of this contract)",
-            "overrides",
+        said = (
+            f"{str(error).splitlines()[0]} (not in this contract: a misspelling, or a newer one's)"
         )
+        if '"CreateGameRequest.overrides' in said:
+            unknown = invalid("UNKNOWN_OPTION", said, "overrides")
+        else:
+            unknown = invalid("UNKNOWN_FIELD", said, "")
         raise connect_error(status_of(unknown)) from None
 
 

@@ -366,6 +366,13 @@ def test_fields_the_request_does_not_have_are_ignored_in_json_as_in_binary(serve
     assert over_json == served.stub.ListPresets(service_pb2.ListPresetsRequest(kind=GIN))
 
 
+def _reason_of(answer: dict[str, Any]) -> str:
+    """The ErrorInfo reason of a Connect JSON error (its details' base64, unpadded)."""
+    [info] = [d for d in answer["details"] if d["type"] == "google.rpc.ErrorInfo"]
+    padded = info["value"] + "=" * (-len(info["value"]) % 4)
+    return str(error_details_pb2.ErrorInfo.FromString(base64.b64decode(padded)).reason)
+
+
 def test_a_rule_option_the_server_does_not_know_is_refused_not_dropped(served: Served) -> None:
     """docs/errors.md UNKNOWN_OPTION: a misspelt option in CreateGame's JSON overrides would
     otherwise be dropped and the game played by other rules (here its stakes); so too an option
@@ -377,12 +384,19 @@ def test_a_rule_option_the_server_does_not_know_is_refused_not_dropped(served: S
     assert status == 400, body
     answer = json.loads(body)
     assert answer["code"] == "invalid_argument" and "stakePerPont" in answer["message"]
-    [info] = [d for d in answer["details"] if d["type"] == "google.rpc.ErrorInfo"]
-    padded = info["value"] + "=" * (-len(info["value"]) % 4)
-    reason = error_details_pb2.ErrorInfo.FromString(base64.b64decode(padded)).reason
-    assert reason == "UNKNOWN_OPTION"
+    assert _reason_of(answer) == "UNKNOWN_OPTION"
     status, _, body = _post(url, misspelt.replace(b"stakePerPont", b"stakePerPoint"), headers)
     assert status == 200 and json.loads(body)["rules"]["gin"]["stakePerPoint"] == 100
+    # A misspelt or unknown field of the request itself: its rules would be the preset's.
+    for wrong in (b'"rules"', b'"Overrides"'):
+        status, _, body = _post(url, misspelt.replace(b'"overrides"', wrong), headers)
+        assert status == 400 and "UNKNOWN_FIELD" in _reason_of(json.loads(body)), body
+    newer_request = service_pb2.CreateGameRequest(kind=GIN, seats=2)
+    newer_request.MergeFromString(b"\xf8\x07\x01")  # field 127: a newer contract's
+    failure = grpc_failure(
+        lambda: served.stub.CreateGame(newer_request, metadata=auth(studio_token()))
+    )
+    assert (failure.code, failure.reason()) == ("INVALID_ARGUMENT", "UNKNOWN_FIELD")
     # In binary, an option of a newer contract: a field number this one does not have.
     newer = service_pb2.CreateGameRequest(kind=GIN, seats=2)
     newer.overrides.gin.MergeFromString(b"\xf8\x07\x01")  # field 127, varint 1
