@@ -2282,13 +2282,11 @@ class Load:
             "games_abandoned": r.games_abandoned,
             "games_cut_at_end": r.games_started - r.games_finished - r.games_abandoned,
             # Unfinished when the run ended, on the server for good unless a turn clock ends
-            # them (the extra streams' games are off the clock): their CreateGame request ids
-            # begin with the run's id.
+            # them (the extra streams' games are off the clock): those cut at the end, those the
+            # bots gave up on (abandoned: still on the server) and the extra streams' games.
+            # Their CreateGame request ids begin with the run's id.
             "run_id": self.run_id,
-            "games_left_unfinished": r.games_started
-            - r.games_finished
-            - r.games_abandoned
-            + self.watched_games,
+            "games_left_unfinished": r.games_started - r.games_finished + self.watched_games,
             # The seats' streams the bots joined again: Play, or StreamEvents in browser mode
             # (the old key, kept for the reports' readers, is the same count).
             "seat_streams_resumed": r.resumed,
@@ -2746,7 +2744,8 @@ def _usage_lines(report: dict[str, Any]) -> list[str]:
     if machine and others is not None and others >= OTHERS_NOTABLE:
         lines.append(
             f"  machine CPU          {machine['busy']:.0%} busy of {machine['cores']} cores, "
-            f"{others:.0%} of it by other processes (neither the server nor the load tool): "
+            f"{others:.0%} of the machine's CPU taken by other processes (neither the server "
+            "nor the load tool): "
             "the figures are not the server's alone; measure again on a quieter machine"
         )
     elif machine:

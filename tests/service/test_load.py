@@ -241,7 +241,7 @@ def test_a_machine_busy_with_other_work_is_not_named_the_servers_limit() -> None
     assert load.others_share(report) == 0.525
     report["machine"]["others"] = load.others_share(report)
     text = "\n".join(load._usage_lines(report))
-    assert "52% of it by other processes" in text and "not the server's alone" in text
+    assert "52% of the machine's CPU taken by other processes" in text and "not the server's alone" in text
     assert "the server and the load tool share it" not in text
     # The server and the bots took the machine themselves: as before.
     mine = {"client": client, "server": {"cpu_s": 16.5}, "machine": dict(machine)}
@@ -1791,3 +1791,24 @@ def test_the_bots_play_the_seat_whose_turn_it_is_before_one_that_may_act() -> No
     assert load.acting_seat(both, frozenset({1})) == (0, False)
     assert load.acting_seat([seat(seat=0), seat(seat=1)], frozenset()) == (0, False)
     assert load.acting_seat(both, frozenset({0, 1})) == (None, True)
+
+
+def test_the_games_it_gave_up_on_are_left_unfinished_too() -> None:
+    """A game the bots gave up on (STALLED, a call that failed for good) is still on the server,
+    as unfinished as one cut at the end: the report counts it among those left (a run whose
+    server hung for 30 s counted 3 of the 6 it left, and the operator ended only those)."""
+
+    async def report() -> dict[str, Any]:
+        channel = grpc.aio.insecure_channel("127.0.0.1:1")
+        try:
+            run = load.Load(load.LoadConfig(addresses=["127.0.0.1:1"]), [[channel]])
+        finally:
+            await channel.close()
+        run.recorder.games_started, run.recorder.games_finished = 7, 1
+        run.recorder.games_abandoned = 3
+        run.watched_games = 2
+        return run.report()
+
+    made = asyncio.run(report())
+    assert made["games_cut_at_end"] == 3
+    assert made["games_left_unfinished"] == 3 + 3 + 2
