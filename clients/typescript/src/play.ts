@@ -18,15 +18,14 @@
 // Node.js only in practice (web.ts leaves it out): browsers cannot hold a bidirectional stream
 // (fetch has no streaming request body over HTTP/1.1); a page plays with submit and followGame.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, type CallOptions } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { GameClient } from "./auth.js";
 import { CroupierError, decodeError, DOMAIN } from "./errors.js";
-import type { FollowMessage } from "./follow.js";
+import type { FollowMessage, FollowOptions } from "./follow.js";
 import {
   CommandSchema,
   PlayAcceptedSchema,
   type GameEvent,
-  type IncludeSchema,
   type PlayAccepted,
   type PlayRefused,
   type PlayRequestSchema,
@@ -53,25 +52,10 @@ import { backoffMs, DEFAULT_RETRY, isRetryable, submit, type RetryPolicy } from 
  * yields them. */
 export type PlayMessage = FollowMessage;
 
-export interface PlayOptions extends Pick<CallOptions, "headers" | "contextValues"> {
-  readonly gameId: string;
-  /** Deliver the events after this version (0, the default: from the first): the last event's
-   * version a previous playSeat (or followGame) delivered, to take a seat up where it was left. */
-  readonly afterVersion?: bigint;
-  /** What each state carries besides its version and whether the game is over (PlayJoin.include):
-   * the seat's view, its legal moves, who is to act. */
-  readonly include?: MessageInitShape<typeof IncludeSchema>;
-  /** The heartbeat asked of the server, in seconds (1 to MAX_HEARTBEAT_S; DEFAULT_HEARTBEAT_S). A
-   * stream silent for SILENCE_HEARTBEATS times as long is reopened. */
-  readonly heartbeatS?: number;
-  /** Aborting it closes the seat (close()). */
-  readonly signal?: AbortSignal;
-  /** How patiently a broken stream is reopened (FOLLOW_RETRY: for ever). `attempts` counts the
-   * failures in a row, with no message between them: when spent, the seat ends with the last. */
-  readonly retry?: Partial<RetryPolicy>;
-  /** Called before each reopening ("reconnecting…"), with the failure, how many failures in a
-   * row, and the wait. */
-  readonly onRetry?: (error: CroupierError, attempt: number, waitMs: number) => void;
+/** followGame's options (the same stream behaviour: the join after the last event delivered,
+ * heartbeats and their watchdog, the backoff between reopenings; aborting `signal` closes the
+ * seat), and how refused commands are sent again. */
+export interface PlayOptions extends FollowOptions {
   /** How a command refused for a passing reason is sent again on the stream, with the same id and
    * expected_version, as submit retries it (isRetryable: RATE_LIMITED after its delay, the store
    * unavailable, a VERSION_CONFLICT at the very version sent): DEFAULT_RETRY. */
