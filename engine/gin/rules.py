@@ -30,6 +30,8 @@ Decisions where the rules are silent (each tested):
   deal. A forfeit loses the match by the point difference, at least a scoring hand's least (1).
   A match both seats have left (``end_when_all_away``) ends where it stands: the hands scored
   stand (the lower total pays the difference), the hand in play is not scored, nobody wins it.
+  So does a match the studio ends (``EndGame``, docs/rules/common.md §5.1; the source rules have no such
+  end), its settlement's note naming the studio and its reason.
 """
 
 from __future__ import annotations

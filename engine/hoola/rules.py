@@ -99,6 +99,9 @@ Decisions where the rules are silent (each tested):
   Each playing seat pays ``base_stake`` × brights to each involuntary sitter-out; the table's stake
   multiplier does not apply. The payments are lines of the round's settlement (recorded when the
   round ends, shown in the sit-out event from the start). A voluntary sit-out is paid nothing.
+* A table the studio ends (``EndGame``, docs/rules/common.md §5.1; the source rules have no such end)
+  closes where it stands: the balances of the rounds played are paid as at a table's close, the
+  round in play (and a forfeit in it, which its end would have paid) is not scored, nobody wins.
 """
 
 from __future__ import annotations

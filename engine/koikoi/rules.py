@@ -30,6 +30,9 @@ Decisions where the rules are silent (each tested):
   the next round (the loser; after a drawn round, its dealer) is on the clock to deal it, so that
   a time-out never forces the next round's lead. A forfeit loses the match by the point
   difference, at least a won round's least score (1; 2 when ``double_from`` is 1).
+* A match the studio ends (``EndGame``, docs/rules/common.md §5.1; the source rules have no such end)
+  ends where it stands: the rounds scored stand (the lower total pays the difference), the
+  round in play is not scored, nobody wins.
 """
 
 from __future__ import annotations

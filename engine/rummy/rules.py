@@ -53,6 +53,9 @@ Turn clocks (docs/rules/common.md §5.1, ``engine/clock.py``; docs/rules/rummy.m
   With two or more seats still in play the round goes on without it (its turns are skipped, its
   melds stay on the table); when one seat is left, it wins the round (outcome ``FORFEIT``). The
   round's settlement holds the forfeits' lines, whatever its outcome.
+* A game the studio ends (``EndGame``, docs/rules/common.md §5.1; the source rules have no such end) ends
+  as one every seat has left: outcome ``ABANDONED``, no winner, nobody pays but the forfeits
+  already paid.
 """
 
 from __future__ import annotations
