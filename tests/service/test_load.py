@@ -241,7 +241,10 @@ def test_a_machine_busy_with_other_work_is_not_named_the_servers_limit() -> None
     assert load.others_share(report) == 0.525
     report["machine"]["others"] = load.others_share(report)
     text = "\n".join(load._usage_lines(report))
-    assert "52% of the machine's CPU taken by other processes" in text and "not the server's alone" in text
+    assert (
+        "52% of the machine's CPU taken by other processes" in text
+        and "not the server's alone" in text
+    )
     assert "the server and the load tool share it" not in text
     # The server and the bots took the machine themselves: as before.
     mine = {"client": client, "server": {"cpu_s": 16.5}, "machine": dict(machine)}
