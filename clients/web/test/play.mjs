@@ -151,6 +151,8 @@ async function main() {
     moves: 0,
     live: 0,
     refused: 0,
+    // Of `refused`: the stale move's own refusals (submit tries it again, each attempt stale).
+    refusedStale: 0,
     refusalShown: false,
     finalSeen: [],
     calls: {},
@@ -239,6 +241,7 @@ async function main() {
       if (process.env.PLAY_DEBUG)
         console.error(Date.now() % 100000, tab.seat, move.kind, move.label);
       const stale = !staleSent && Number(before.version) > 1;
+      const refusedBefore = report.refused;
       if (stale) await sendMovesStale(tab.page);
       // The move by its label: if the tab has just redrawn (another tab's move arrived), a move
       // that is gone is not clicked, and the loop looks again.
@@ -265,6 +268,7 @@ async function main() {
       if (stale) {
         await tab.page.unroute(SUBMIT);
         staleSent = true;
+        report.refusedStale = report.refused - refusedBefore;
         if (played) throw new Error("a move sent at an older version was played");
         await refusalStaysShown(tab.page);
         report.refusalShown = true;
