@@ -1016,6 +1016,23 @@ def _its_server(run: subprocess.Popen[bytes]) -> int:
     return server
 
 
+def _games_under_way(run: subprocess.Popen[bytes]) -> None:
+    """Wait until the server ``load --spawn`` (``run``) started has games in its store (in the
+    run's scratch folder): it serves, and the bots play. A server killed before it serves fails
+    the run as a start that failed (no report), which is another test's."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert time.monotonic() < deadline and run.poll() is None
+        for path in Path(tempfile.gettempdir()).glob(f"{load.SCRATCH_PREFIX}{run.pid}-*/*.sqlite3"):
+            try:
+                with contextlib.closing(sqlite3.connect(path, timeout=1)) as db:
+                    if db.execute("SELECT count(*) FROM games").fetchone()[0]:
+                        return
+            except sqlite3.Error:
+                pass  # not made yet
+        time.sleep(0.1)
+
+
 def test_a_spawned_server_that_dies_is_named_with_its_exit_status_and_its_log_is_kept(
     tmp_path: Path,
 ) -> None:
@@ -1032,7 +1049,7 @@ def test_a_spawned_server_that_dies_is_named_with_its_exit_status_and_its_log_is
     )
     try:
         server = _its_server(run)
-        time.sleep(3.0)  # serving, the games under way
+        _games_under_way(run)  # not a fixed wait: a loaded CI machine's server was still starting
         os.kill(server, signal.SIGKILL)
         output = run.communicate(timeout=60)[0].decode()
     finally:
