@@ -381,15 +381,16 @@ def test_the_games_a_run_leaves_unfinished_are_counted_and_marked_as_its(tmp_pat
             " WHERE NOT g.finished"
         ).fetchall()
         [[left]] = db.execute("SELECT count(*) FROM games WHERE NOT finished").fetchall()
-    # Two games cut at the end (two in flight) and two for the 15 streams (10 a game). A game cut
-    # as its last move was on its way (its answer, or the state saying it is over, not read) may
-    # yet have finished on the server: a loaded CI machine's run left 3 of the 4.
+    # The games cut at the end (at most the two in flight: on a loaded machine one may have just
+    # finished), those given up on, and two for the 15 streams (10 a game). A game cut as its last
+    # move was on its way (its answer, or the state saying it is over, not read) may yet have
+    # finished on the server: a loaded CI machine's run left 3 of 4 counted.
     counted, cut = report["games_left_unfinished"], report["games_cut_at_end"]
-    assert cut == 2 and counted == 4
+    assert cut <= 2 and counted == cut + report["games_abandoned"] + 2, report
     assert counted - cut <= left <= counted, (left, report)
     assert all(rid.startswith(report["run_id"] + "-") for (rid,) in unfinished)
     assert len(unfinished) == left
-    assert "left unfinished      4 games on the server" in result.output
+    assert f"left unfinished      {counted} games on the server" in result.output
     assert f"request ids begin {report['run_id']}-" in result.output
 
 
