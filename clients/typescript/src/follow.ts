@@ -17,15 +17,6 @@ import type { GameEvent, IncludeSchema, PlayState } from "./gen/croupier/v1/serv
 import { FOLLOW_RETRY, heartbeatSeconds, Reconnects, silenceMs, Watchdog } from "./reconnect.js";
 import type { RetryPolicy } from "./submit.js";
 
-export {
-  DEFAULT_HEARTBEAT_S,
-  FOLLOW_RETRY,
-  isPermanent,
-  MAX_HEARTBEAT_S,
-  PERMANENT_CODES,
-  SILENCE_HEARTBEATS,
-} from "./reconnect.js";
-
 /** What followGame yields: the stream's messages but its heartbeats, as a tagged union. */
 export type FollowMessage =
   | { readonly case: "event"; readonly value: GameEvent }
