@@ -1134,7 +1134,13 @@ class Croupier:
             fingerprint = _fingerprint(NO_SEAT, payload)
             if earlier is not None:
                 break
-            version = folded.version if expected_version is None else expected_version
+            # A game already over refuses the end as GAME_OVER, whatever version it names: a
+            # stale version's VERSION_CONFLICT would send the studio to look again for nothing.
+            version = (
+                folded.version
+                if expected_version is None or folded.record.finished
+                else expected_version
+            )
             try:
                 earlier, _, _ = await self._decide(
                     folded, None, command_id, version, command, payload, fingerprint

@@ -117,6 +117,11 @@ def test_the_studio_ends_a_game_and_its_replay_verifies(
     assert again.settlement == ended.settlement
     code, info, _ = error_of(lambda: end(server, game.game_id, command_id="end-2"))
     assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "GAME_OVER")
+    # So is an end naming a version the game has left: looking again would find it over.
+    code, info, _ = error_of(
+        lambda: end(server, game.game_id, command_id="end-3", expected_version=version)
+    )
+    assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "GAME_OVER")
 
 
 def test_only_the_studio_ends_a_game(server: Running) -> None:
