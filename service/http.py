@@ -39,14 +39,18 @@ from connectrpc.codec import Codec
 from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
 from connectrpc.errors import ConnectError, ErrorDetail
 from connectrpc.request import RequestContext
-from google.protobuf import json_format
+from google.protobuf import any_pb2, descriptor_pb2, json_format
+from google.protobuf.descriptor import Descriptor
 from google.protobuf.json_format import ParseError
 from google.protobuf.message import DecodeError, Message
-from google.rpc import status_pb2
+from google.rpc import error_details_pb2, status_pb2
 from hypercorn.asyncio.run import worker_serve
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import wrap_app
+from protobuf import Registry
+from protobuf._codegen import file_desc
 from protobuf.wkt import Any as AnyDetail
+from protobuf.wkt.google.protobuf import duration_pb
 from starlette.applications import Starlette
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
@@ -262,8 +266,42 @@ def connect_error(status: status_pb2.Status) -> ConnectError:
     """A ``google.rpc.Status`` as the Connect error of the same code, message and details
     (Connect's JSON error ``details``; gRPC-Web's ``grpc-status-details-bin``)."""
     code = CONNECT_CODES.get(status.code, Code.INTERNAL if status.code else Code.UNKNOWN)
-    details = [ErrorDetail(AnyDetail(type_url=d.type_url, value=d.value)) for d in status.details]
-    return ConnectError(code, status.message, details)
+    return ConnectError(code, status.message, [_readable(d) for d in status.details])
+
+
+def _readable(detail: any_pb2.Any) -> ErrorDetail:
+    """A detail that Connect's JSON error also shows as JSON, in its ``debug`` field
+    (``{"reason": "NOT_YOUR_TURN", "domain": …, "metadata": {…}}``), so that a client reading
+    JSON needs no protobuf to branch on the reason. connectrpc writes ``debug`` only for a
+    message of its own runtime (protobuf-py), and ours are google.protobuf's: the detail is
+    read again as protobuf-py's message of the same type (the same bytes on the wire)."""
+    packed = AnyDetail(type_url=detail.type_url, value=detail.value)
+    desc = _DETAIL_TYPES.message(detail.type_url.removeprefix(TYPE_URL_PREFIX))
+    return ErrorDetail(packed if desc is None else packed.unpack(desc) or packed)
+
+
+def _detail_types() -> Registry:
+    """google/rpc/error_details.proto's messages (``ErrorInfo``, ``BadRequest``,
+    ``RetryInfo``…) for protobuf-py, from the descriptor google.protobuf holds: the entry that
+    protobuf-py's generated modules build their types with, given the JSON names protoc would
+    have written (protobuf-py names a field's JSON by them; the runtime's copy leaves them
+    out)."""
+    proto = descriptor_pb2.FileDescriptorProto()
+    error_details_pb2.DESCRIPTOR.CopyToProto(proto)
+    for message in proto.message_type:
+        _name_json(message, error_details_pb2.DESCRIPTOR.message_types_by_name[message.name])
+    return Registry(file_desc(proto.SerializeToString(), [duration_pb.desc()], {}))
+
+
+def _name_json(proto: descriptor_pb2.DescriptorProto, desc: Descriptor) -> None:
+    for field in proto.field:
+        field.json_name = desc.fields_by_name[field.name].json_name
+    for nested in proto.nested_type:
+        _name_json(nested, desc.nested_types_by_name[nested.name])
+
+
+TYPE_URL_PREFIX = "type.googleapis.com/"
+_DETAIL_TYPES = _detail_types()
 
 
 def _protocol(ctx: RequestContext[Any, Any]) -> str:

@@ -23,11 +23,12 @@ import pytest
 from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
 from connectrpc.errors import ConnectError
 from connectrpc.protocol import ProtocolType
-from google.protobuf import any_pb2, json_format
+from google.protobuf import any_pb2, duration_pb2, json_format
 from google.protobuf.message import Message
-from google.rpc import error_details_pb2
+from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from prometheus_client import REGISTRY
+from protobuf import message_to_json_value
 from pyqwest import Client, HTTPTransport, HTTPVersion
 from starlette.responses import PlainTextResponse
 
@@ -37,6 +38,7 @@ from croupier.service.bots import auth
 from croupier.service.http import (
     CONNECT_CODES,
     HttpListener,
+    connect_error,
     create_http_app,
     grpc_name,
     is_off,
@@ -305,6 +307,14 @@ def test_errors_carry_the_grpc_codes_reasons_and_details(served: Served, kind: s
     assert fields == ["command_id"]
 
 
+#: The details a Connect JSON error holds, by their type's name.
+DETAIL_TYPES: dict[str, type[Message]] = {
+    "google.rpc.ErrorInfo": error_details_pb2.ErrorInfo,
+    "google.rpc.BadRequest": error_details_pb2.BadRequest,
+    "google.rpc.RetryInfo": error_details_pb2.RetryInfo,
+}
+
+
 def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
@@ -351,6 +361,65 @@ def test_malformed_requests_are_invalid_argument_malformed_request_on_both(serve
     )
     any_detail.Unpack(info)
     assert info.reason == "MALFORMED_REQUEST"
+
+
+def test_a_json_error_shows_each_detail_as_json_too(served: Served) -> None:
+    """docs/errors.md: a Connect JSON error's details carry, beside the base64 protobuf, the same
+    message as JSON in ``debug``, so that a client reading JSON alone can branch on the reason
+    and read its metadata. Here a stale version (ErrorInfo with metadata) and a missing field
+    (ErrorInfo and BadRequest)."""
+    game = served.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=GIN, seats=2), metadata=auth(studio_token())
+    )
+    url = f"{served.url}/croupier.v1.GameService/SubmitCommand"
+    headers = {"content-type": "application/json", **bearer(game.tokens[0].token)}
+    stale = {
+        "gameId": game.game_id,
+        "commandId": "stale",
+        "expectedVersion": game.version + 5,
+        "command": {"gin": {"drawStock": {}}},
+    }
+    answers = [
+        _post(url, json.dumps(body).encode(), headers)
+        for body in (stale, {**stale, "commandId": ""})
+    ]
+    shown = {}
+    for status, _, body in answers:
+        answer = json.loads(body)
+        assert status in (400, 409), body
+        for detail in answer["details"]:
+            message = DETAIL_TYPES[detail["type"]]()
+            padded = detail["value"] + "=" * (-len(detail["value"]) % 4)
+            message.ParseFromString(base64.b64decode(padded))
+            assert detail["debug"] == json_format.MessageToDict(message), detail
+        shown[_reason_of(answer)] = [d["debug"] for d in answer["details"]]
+    [conflict] = shown["VERSION_CONFLICT"]
+    assert conflict["metadata"]["current_version"] == str(game.version)
+    assert shown["MISSING_FIELD"][1]["fieldViolations"][0]["field"] == "command_id"
+
+
+def test_every_detail_type_reads_as_json_as_google_protobuf_writes_it() -> None:
+    """What ``debug`` shows is each detail as google.protobuf's JSON shows it: the retry delay
+    of RATE_LIMITED and STORE_UNAVAILABLE (a Duration) as well as the metadata map."""
+    details = [
+        error_details_pb2.ErrorInfo(
+            reason="RATE_LIMITED", domain="croupier.v1", metadata={"retry_after_ms": "250"}
+        ),
+        error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=1, nanos=5 * 10**8)),
+        error_details_pb2.BadRequest(
+            field_violations=[
+                error_details_pb2.BadRequest.FieldViolation(field="a", description="b")
+            ]
+        ),
+    ]
+    status = status_pb2.Status(code=8, message="slow down")
+    for detail in details:
+        status.details.add().Pack(detail)
+    error = connect_error(status)
+    assert [message_to_json_value(d.value()) for d in error.details] == [
+        json_format.MessageToDict(d) for d in details
+    ]
+    assert [d.message_bytes for d in error.details] == [d.value for d in status.details]
 
 
 def test_fields_the_request_does_not_have_are_ignored_in_json_as_in_binary(served: Served) -> None:
