@@ -397,7 +397,12 @@ def _decode(binding: GameBinding, stored: StoredEvent) -> Any | None:
         raise NewerRelease(stored.game_id, NEWER_RELEASE_RETRY_MS)
     if body.WhichOneof("body") != binding.field:
         return None
-    return binding.event_from_body(body)
+    try:
+        return binding.event_from_body(body)
+    except convert.UnknownEnumValue:
+        # A value a newer contract added to an enum (a new outcome, a new rule option's choice):
+        # kept by protobuf as a bare number, which no check of unknown fields sees.
+        raise NewerRelease(stored.game_id, NEWER_RELEASE_RETRY_MS) from None
 
 
 def _settlement(settlement: Settlement) -> common_pb2.Settlement:

@@ -221,6 +221,11 @@ def _card_code(value: Any) -> Any:
     return value.code
 
 
+class UnknownEnumValue(ValueError):
+    """An enum field holds a number this contract does not name: a newer contract's value (proto3
+    keeps it as a bare number), not a value this release's engine could mean."""
+
+
 def _enum_reader(fd: AnyFieldDescriptor, tp: type[Enum]) -> Reader:
     enum_type = _enum_type(fd)
     prefix = _enum_prefix(enum_type)
@@ -234,9 +239,9 @@ def _enum_reader(fd: AnyFieldDescriptor, tp: type[Enum]) -> Reader:
         member = members.get(value)
         if member is None:
             known = enum_type.values_by_number.get(value)
-            raise ValueError(
-                f"{fd.name}: {(known.name if known else '') or value} is not a valid value"
-            )
+            if known is None:
+                raise UnknownEnumValue(f"{fd.name}: {value} is not a valid value")
+            raise ValueError(f"{fd.name}: {known.name or value} is not a valid value")
         return member
 
     return read

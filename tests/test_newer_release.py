@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from croupier.contract.bindings import from_newer_release
 from croupier.log import EventStore
 from croupier.replays.format import load
 from croupier.service.store import open_store
-from croupier.v1 import common_pb2, gin_pb2, service_pb2
+from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, service_pb2
 
 CORPUS = Path(__file__).resolve().parent.parent / "replays" / "corpus"
 SECRET = b"newer-release-secret-0123456789abcdef"
@@ -80,16 +81,39 @@ def test_a_rule_option_an_event_kind_or_a_field_of_a_newer_release_is_found() ->
 TURN_MS = 10_000
 
 
-async def _newer_game(store: EventStore, path: Path, now: list[int]) -> str:
-    """A Gin game on a turn clock, as a newer release would have recorded it: the first event's
-    rules with an option this release does not know."""
+def _new_gin_option(body: service_pb2.EventBody) -> None:
+    body.gin.match_started.rules.MergeFromString(_with_new_field(b""))
+
+
+def _new_hoola_tie_mode(body: service_pb2.EventBody) -> None:
+    """A choice a newer contract added to an enum: proto3 keeps it as a bare number, with no
+    unknown field for the check to see."""
+    body.hoola.game_started.rules.tie_mode = NEW_ENUM_VALUE  # type: ignore[assignment]
+
+
+#: A number no enum of the contract names, as a newer release's new choice would be.
+NEW_ENUM_VALUE = 99
+
+
+async def _newer_game(
+    store: EventStore,
+    path: Path,
+    now: list[int],
+    newer: Callable[[service_pb2.EventBody], None] = _new_gin_option,
+) -> str:
+    """A game on a turn clock, as a newer release would have recorded it: the first event's
+    rules with an option (by default, Gin's) or an option's choice this release does not know,
+    written by ``newer``."""
     core = Croupier(store, TokenSigner(SECRET), studio_keys=STUDIO_KEYS, clock=lambda: now[0])
     await core.start(sweep=False)
     studio = Caller(studio=StudioIdentity(STUDIO_KEYS.kid, int(time.time()) + 3600))
-    clocked = service_pb2.Rules(gin=gin_pb2.GinRules(turn_time_ms=TURN_MS))
-    created = await core.create_game(
-        studio, common_pb2.GAME_KIND_GIN, "standard", 2, clocked, [], []
-    )
+    if newer is _new_gin_option:
+        kind, preset, seats = common_pb2.GAME_KIND_GIN, "standard", 2
+        clocked = service_pb2.Rules(gin=gin_pb2.GinRules(turn_time_ms=TURN_MS))
+    else:
+        kind, preset, seats = common_pb2.GAME_KIND_HOOLA, "korean", 3
+        clocked = service_pb2.Rules(hoola=hoola_pb2.HoolaRules(turn_time_ms=TURN_MS))
+    created = await core.create_game(studio, kind, preset, seats, clocked, [], [])
     seat = Caller(SeatIdentity(created.game_id, 0))
     assert (await core.view(seat, created.game_id)).version == created.version
     await core.close()
@@ -98,7 +122,7 @@ async def _newer_game(store: EventStore, path: Path, now: list[int]) -> str:
             "SELECT payload FROM events WHERE game_id = ? AND version = 1", (created.game_id,)
         ).fetchone()
         body = service_pb2.EventBody.FromString(payload)
-        body.gin.match_started.rules.MergeFromString(_with_new_field(b""))
+        newer(body)
         db.execute(
             "UPDATE events SET payload = ? WHERE game_id = ? AND version = 1",
             (body.SerializeToString(), created.game_id),
@@ -106,13 +130,16 @@ async def _newer_game(store: EventStore, path: Path, now: list[int]) -> str:
     return created.game_id
 
 
-def test_a_replica_does_not_serve_or_tick_a_game_a_newer_release_made(tmp_path: Path) -> None:
+@pytest.mark.parametrize("newer", [_new_gin_option, _new_hoola_tie_mode])
+def test_a_replica_does_not_serve_or_tick_a_game_a_newer_release_made(
+    tmp_path: Path, newer: Callable[[service_pb2.EventBody], None]
+) -> None:
     path = tmp_path / "games.sqlite3"
     store = open_store(f"sqlite:///{path}")
 
     async def scenario() -> None:
         now = [int(time.time() * 1000)]
-        game_id = await _newer_game(store, path, now)
+        game_id = await _newer_game(store, path, now, newer)
         created = store.game(game_id)
         seat = Caller(SeatIdentity(game_id, 0))
         fresh = Croupier(store, TokenSigner(SECRET), studio_keys=STUDIO_KEYS, use_snapshots=False)
