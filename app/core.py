@@ -100,6 +100,7 @@ from croupier.engine.settlement import Settlement
 from croupier.engine.shared import replaced
 from croupier.engine.shuffle import Seeds
 from croupier.log import (
+    CREATE_COMMAND_ID,
     TICK_PREFIX,
     AlreadyCreated,
     CommandResult,
@@ -204,13 +205,23 @@ def _request_fingerprint(
 
 
 def _check_command_id(command_id: str) -> None:
-    """A client's command id: given, not too long, not one of the service's own (ticks)."""
+    """A client's command id: given, not too long, not one of the service's own (ticks, the
+    opening batch's)."""
     require(command_id, "command_id")
     limits.check_text(command_id, "command_id", limits.MAX_COMMAND_ID)
     if command_id.startswith(TICK):
         raise invalid(
             "RESERVED_COMMAND_ID",
             f"command ids starting {TICK!r} are the service's",
+            "command_id",
+        )
+    if command_id == CREATE_COMMAND_ID:
+        # A fold tells batches apart by their ids: a seat's first move under the deal's id would
+        # fold as part of the deal, its turn clock never charged and the next seat's started at
+        # the deal (another replica, or a restart, would time that seat out early).
+        raise invalid(
+            "RESERVED_COMMAND_ID",
+            f"the command id {CREATE_COMMAND_ID!r} is the service's (a game's opening events)",
             "command_id",
         )
 
@@ -771,7 +782,10 @@ class Croupier:
             state, events, version, last_at_ms = binding.game.initial_state(), [], 0, 0
         batch = None
         for stored in loaded.events:
-            if stored.command_id != batch:  # a batch begins: the clocks run on its recorded time
+            # A batch begins (its id changes, or its first event carries its command: a seat's
+            # move recorded under the deal's id before that id was reserved): the clocks run on
+            # its recorded time.
+            if stored.command_id != batch or stored.command:
                 state = binding.game.at(state, stored.recorded_at_ms, stored.seat)
                 batch = stored.command_id
             event = _decode(binding, stored)

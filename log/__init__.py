@@ -22,6 +22,7 @@ from croupier.log.chain import (
     verify_chain,
 )
 from croupier.log.records import (
+    CREATE_COMMAND_ID,
     TICK_PREFIX,
     CommandResult,
     CreateRequest,
@@ -45,6 +46,7 @@ from croupier.log.store import (
 
 __all__ = [
     "BLINDED_FORMAT",
+    "CREATE_COMMAND_ID",
     "GENESIS_HASH",
     "LOG_FORMATS",
     "LOG_FORMAT_VERSION",

@@ -7,6 +7,10 @@ from dataclasses import dataclass
 #: The command id of a batch that time made due (a tick), followed by the version it was recorded
 #: at: such a batch has no seat and no command (docs/event-log.md, "Time").
 TICK_PREFIX = "tick:"
+#: The command id of a game's opening batch (its creation and first deal): no seat, no command.
+#: A client may not take it: a fold tells batches apart by their command ids, and a seat's move
+#: under this id right after the deal would fold as part of the deal (its clock never started).
+CREATE_COMMAND_ID = "create"
 
 #: The first log format: payloads and commands hashed in the clear (``croupier.log.chain``).
 PLAIN_FORMAT = 1

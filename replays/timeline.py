@@ -567,7 +567,12 @@ def timeline(replay: Replay) -> Timeline:
         if body.WhichOneof("body") != binding.field:
             continue
         event = binding.event_from_body(body)
-        if current is None or stored.command_id != current["command_id"]:
+        if (
+            current is None
+            or stored.command_id != current["command_id"]
+            or stored.command_payload  # a command's batch, whatever its id (a seat once could
+            # take the deal's id, "create")
+        ):
             # A new batch: the deal, a command, or what time made due (no command).
             close()
             seat = stored.seat if stored.HasField("seat") else None

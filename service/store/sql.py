@@ -10,6 +10,7 @@ from importlib import resources
 from typing import Any, TypeVar
 
 from croupier.log import (
+    CREATE_COMMAND_ID,
     GENESIS_HASH,
     AlreadyCreated,
     CommandResult,
@@ -357,7 +358,7 @@ class SqlEventStore(EventStore):
                     "INSERT INTO game_players (game_id, seat, player) VALUES (?, ?, ?)",
                     (game.game_id, seat, player),
                 )
-            stored = chained(game, 0, GENESIS_HASH, events, "create", None, recorded_at_ms)
+            stored = chained(game, 0, GENESIS_HASH, events, CREATE_COMMAND_ID, None, recorded_at_ms)
             if stored:
                 self._run(cur, *events_insert(stored))
             version = stored[-1].version if stored else 0
