@@ -146,6 +146,8 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
 # control characters, right-to-left and combining marks included.
 TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 HUGE = st.sampled_from([100_000, 1 << 20]).map(lambda n: "9" * n)
+#: The command ids the service keeps for itself (a tick's, the opening batch's).
+RESERVED = ("tick:1", "create")
 # Metadata values are printable ASCII (gRPC refuses anything else before sending).
 HEADER_TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=300)
 # Mostly near a game's version (stale, current, ahead), sometimes absurd.
@@ -240,7 +242,9 @@ def requests(draw: st.DrawFn, arena: Arena, method: str, target: Game) -> Messag
         "SubmitCommand": lambda: service_pb2.SubmitCommandRequest(
             game_id=game_id,
             command_id=draw(
-                st.one_of(st.uuids().map(str), st.uuids().map(str), TEXT, HUGE, st.just("tick:1"))
+                st.one_of(
+                    st.uuids().map(str), st.uuids().map(str), TEXT, HUGE, st.sampled_from(RESERVED)
+                )
             ),
             expected_version=draw(VERSIONS),
             command=draw(commands(arena)),
@@ -249,7 +253,7 @@ def requests(draw: st.DrawFn, arena: Arena, method: str, target: Game) -> Messag
         ),
         "EndGame": lambda: service_pb2.EndGameRequest(
             game_id=game_id,
-            command_id=draw(st.one_of(st.uuids().map(str), TEXT, HUGE, st.just("tick:1"))),
+            command_id=draw(st.one_of(st.uuids().map(str), TEXT, HUGE, st.sampled_from(RESERVED))),
             reason=draw(st.one_of(st.just(""), TEXT, HUGE)),
             **draw(st.sampled_from([{}, {"expected_version": draw(VERSIONS)}])),
         ),
