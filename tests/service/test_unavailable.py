@@ -370,6 +370,10 @@ def test_a_command_on_a_game_another_transaction_holds_is_refused_in_time_and_ot
         assert [e.command_id for e in events].count("while-held") == len(first.events)
 
 
+#: SQLite's wait for its lock in the test below (ms).
+LOCK_WAIT_MS = 3000
+
+
 def test_while_the_store_is_away_calls_are_not_each_kept_waiting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -377,7 +381,7 @@ def test_while_the_store_is_away_calls_are_not_each_kept_waiting(
     time tries it: they no longer wait out the database each in turn (SQLite's writes queue for
     one thread: the k-th command was answered after k waits for the lock, 65 s for the third)."""
     monkeypatch.setattr(runner, "BUSY_RETRY_FOR_S", 0.05)
-    monkeypatch.setattr(sqlite, "BUSY_TIMEOUT_MS", 1000)
+    monkeypatch.setattr(sqlite, "BUSY_TIMEOUT_MS", LOCK_WAIT_MS)
     path = tmp_path / "croupier.sqlite3"
     with _serving(f"sqlite:///{path}") as (stub, _):
         games = [_acting(stub) for _ in range(12)]
@@ -401,10 +405,11 @@ def test_while_the_store_is_away_calls_are_not_each_kept_waiting(
             for caller in callers:
                 caller.join(timeout=60)
         assert codes == [grpc.StatusCode.UNAVAILABLE] * len(games)
-        # One wait for the lock (1 s here), and every call is told as soon: without it, each
-        # waited its turn (the last some 12 s); told on the loop only, the thread had already
-        # begun the next one's wait (2 s).
-        assert max(took) < 1.8, took
+        # One wait for the lock, and every call is told as soon: without it, each waited its
+        # turn (the last some 12 waits); told on the loop only, the thread had already begun the
+        # next one's wait (2 waits). The wait is long beside what the calls themselves take on
+        # a loaded machine (1.5 s and more of them, seen under a CI run beside other work).
+        assert max(took) < 2 * LOCK_WAIT_MS / 1000, took
 
 
 @pytest.mark.postgres
