@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import json
 import os
 import random
@@ -128,6 +129,33 @@ def test_without_a_built_client_root_says_how_to_build_it_until_it_is_built(
         (root / "index.html").write_text("<p>built meanwhile</p>")
         status, _, page = request(f"{served.url}/")
         assert (status, page) == (200, "<p>built meanwhile</p>")
+
+
+def test_the_built_client_is_sent_gzipped_and_revalidated_at_each_load(tmp_path: Path) -> None:
+    """The bundle went out uncompressed (187 KB where gzip makes 58 KB) and with no
+    cache-control: its name carries no content hash, so a browser kept an old build for hours
+    after a deployment. Now gzip where asked for, and no-cache (a 304 by the ETag)."""
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "index.html").write_text("<p>the web client</p>")
+    bundle = b"export const x = 1;\n" * 2000
+    (root / "main.js").write_bytes(bundle)
+    with serve(tmp_path, None, root) as served:
+        for path in ("/", "/main.js"):
+            sent = urllib.request.Request(
+                f"{served.url}{path}", headers={"accept-encoding": "gzip"}
+            )
+            with urllib.request.urlopen(sent, timeout=30) as answer:
+                headers = {k.lower(): v for k, v in answer.headers.items()}
+                body = answer.read()
+            assert headers["cache-control"] == "no-cache"
+            if path == "/main.js":
+                assert headers["content-encoding"] == "gzip"
+                assert len(body) < len(bundle) // 10 and gzip.decompress(body) == bundle
+        # Without gzip asked for, the file as it is.
+        status, headers, text = request(f"{served.url}/main.js")
+        assert status == 200 and text.encode() == bundle
+        assert "content-encoding" not in {k.lower() for k in headers}
 
 
 def test_the_lobby_and_timeline_answer_a_store_away_as_503_with_retry_after(
