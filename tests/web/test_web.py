@@ -570,6 +570,7 @@ def test_a_slow_server_is_said_connecting_and_a_slow_move_sending(web_server: Se
         assert report[sending]["status"] == "Sending your move…", report
         assert report[sending]["enabled"] == 0, report
     assert report["lost"]["notice"].startswith("Not played: the server could not be reached")
+    assert report["lost"]["notice"].endswith("NO_CONNECTION"), report
     for settled in ("lost", "played"):
         assert report[settled]["status"] == "Your move.", report
         assert report[settled]["enabled"] == len(report[settled]["moves"]) > 0, report

@@ -26,7 +26,10 @@ export interface RetryPolicy {
   readonly maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { attempts: 5, baseDelayMs: 50, maxDelayMs: 2000 };
+/** Eight attempts: some 4 s of waits in all (5.2 s at most), long enough to ride out a server's
+ * restart (a rolling update) under a move; five gave up after 0.75 s, and a player's move clicked
+ * during a restart was dropped. A retry is safe however late: the command id is the same. */
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 8, baseDelayMs: 50, maxDelayMs: 2000 };
 
 /** ABORTED's reason when the game is not at the command's expected_version (app/core.py). */
 export const VERSION_CONFLICT = "VERSION_CONFLICT";

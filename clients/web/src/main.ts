@@ -103,7 +103,10 @@ function message(error: unknown): string {
 /** An error's code and reason, small, for whoever reports it: "NOT_FOUND · GAME_NOT_FOUND". */
 function codeTag(error: CroupierError): HTMLElement {
   const code = (Code[error.code] ?? "UNKNOWN").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
-  return h("small", "code", [code, error.reason].filter(Boolean).join(" · "));
+  // A lost connection has no answer of the service's to name: the browser's fetch failed, which
+  // connect-web reports as UNKNOWN, a tag that read as the server's fault.
+  const tag = isConnectionLoss(error) && !error.reason ? "NO_CONNECTION" : code;
+  return h("small", "code", [tag, error.reason].filter(Boolean).join(" · "));
 }
 
 /** Why a move was not played, in the player's words. */

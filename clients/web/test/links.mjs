@@ -47,6 +47,8 @@ const SENDING = "Sending your move…";
 /** What a seat's tab says when it has moves to make (main.ts, waitingFor). */
 const YOUR_MOVE = "Your move.";
 const UNREACHABLE = "Not played: the server could not be reached";
+/** The tag of an error the service never answered (main.ts, codeTag): not connect-web's UNKNOWN. */
+const NO_CONNECTION = "NO_CONNECTION";
 /** What the tab of a seat gone away says (main.ts, waitingFor). */
 const AWAY = "You are away";
 const LOST = "The connection to the server is lost";
@@ -407,7 +409,8 @@ async function slowServer(context, errors) {
   if (
     report.lost.status !== YOUR_MOVE ||
     !report.lost.enabled ||
-    !report.lost.notice.startsWith(UNREACHABLE)
+    !report.lost.notice.startsWith(UNREACHABLE) ||
+    !report.lost.notice.includes(NO_CONNECTION)
   )
     throw new Error(`once the move was refused: ${JSON.stringify(report.lost)}`);
 
