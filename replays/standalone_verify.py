@@ -4,7 +4,7 @@
 One file, Python's standard library only, so that a player or an auditor can run it without
 installing anything. It reads either form of a replay (docs/replay-format.md) — the binary form
 (length-delimited ReplayRecord messages, what ExportReplay gives) or the JSON form — telling them
-apart by their content, and checks that the whole file is authentic:
+apart by their content, and checks that the whole file is consistent:
 
 1. the hash chain over every event's stored bytes (in log format 1 the record holds the payload and
    the command; in format 2 each blinded by HMAC-SHA256 under a key derived from the revealed
@@ -24,6 +24,10 @@ rules say, the final state's digest: that is ``croupier replay verify``. Nor doe
 header's ``players`` (the studio's player ids), which no hashed event holds; the header's
 ``created_at_ms`` is event 1's recorded time. Exit status 0: all checks
 hold; 1: a check failed (the first failure is printed); 2: the file is not a replay.
+
+Consistent is not authentic: once a game is over its revealed seed keys the chain, so an edited file
+can be made whole again. Only the service's signature, checked with --public-key, says the file is
+the one the service recorded; without it the last line says "verified, not authenticated".
 """
 
 from __future__ import annotations
@@ -1442,6 +1446,14 @@ def check_signature(replay: Replay, public_keys: list[str]) -> str:
 # --- the command line -----------------------------------------------------------------------------
 
 
+#: What a verified file passed, on the last line.
+CHECKED = "chain, seed, header, decoded copies, decks and footer settlements"
+#: The last line of a file verified without a key to check its signature with.
+NOT_AUTHENTICATED = (
+    f"not authenticated: {CHECKED} hold, but no signature was checked, and a file edited after "
+    "the game and remade from its revealed seed holds too (--public-key checks the service's)"
+)
+
 #: A line of output is kept to this many characters: a forged file may hold long strings.
 MAX_LINE = 300
 
@@ -1515,7 +1527,10 @@ def main(argv: list[str] | None = None) -> int:
         "state digest (croupier replay verify re-plays the game)"
         + ("" if public_keys else "; the header's player ids (a signature covers them)")
     )
-    print("verified: chain, seed, header, decoded copies, decks and footer settlements")
+    # Without a key the file is consistent only: one edited and remade from its revealed seed is
+    # too. The last line says so, as `croupier replay verify`'s does, so that nobody who reads
+    # only the verdict (a support agent, a script) takes it for the service's record.
+    print(f"verified: {CHECKED}" if public_keys else f"verified, {NOT_AUTHENTICATED}")
     return OK
 
 

@@ -80,6 +80,13 @@ CLOCK_RULES = {
 }
 #: Where turn clocks are defined for every game.
 COMMON_CLOCK_RULES = "docs/rules/common.md §5.1"
+#: What the studio's end of a game did, and the rule that says so: a player who lost the round in
+#: play to it asks why, and the support agent answers from this line.
+STUDIO_ENDED = (
+    "The studio ended the game (EndGame): it ends abandoned, what was scored stands, the round in "
+    f"play is not scored, nobody pays more and nobody wins ({COMMON_CLOCK_RULES}, "
+    '"The studio may end a game")'
+)
 
 
 @dataclass(frozen=True)
@@ -594,6 +601,9 @@ def timeline(replay: Replay) -> Timeline:
             happened = []
             if was_away and not _away(state, seat):
                 happened.append(f"Seat {seat} came back (a command of its own)")
+            studio = seat is None and bool(stored.command_payload)
+            if studio:
+                happened.append(STUDIO_ENDED)
             current = {
                 "number": stored.version,
                 "seat": seat,
@@ -603,7 +613,7 @@ def timeline(replay: Replay) -> Timeline:
                 "forced": False,
                 "at": stored.recorded_at_ms,
                 "settled": [],
-                "studio": seat is None and bool(stored.command_payload),
+                "studio": studio,
             }
         if isinstance(event, TurnTimedOut):
             was_away = _away(state, event.seat)

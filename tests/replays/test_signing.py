@@ -324,6 +324,16 @@ def test_the_standalone_verifier_checks_a_signature_with_the_key_given(
 
     code, output = run(signed, "--public-key", public)
     assert code == 0 and f"ok   signature: valid, by key {key_id(KEY.public_key())}" in output
+    # Only a signature checked with a key makes the plain verdict, as in `croupier replay verify`:
+    # a support agent who reads the last line alone must not take a consistent file for the
+    # service's record.
+    verdict = "verified: chain, seed, header, decoded copies, decks and footer settlements"
+    assert output.splitlines()[-1] == verdict, output
+    for path in (signed, unsigned):
+        code, output = run(path)
+        last = output.splitlines()[-1]
+        assert code == 0 and last.startswith("verified, not authenticated: "), output
+        assert "--public-key" in last, output
     code, output = run(forged, "--public-key", public)
     assert code == 1 and "FAIL signature: does NOT hold" in output
     code, output = run(unsigned, "--public-key", public)

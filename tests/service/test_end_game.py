@@ -12,6 +12,7 @@ import pytest
 
 from croupier.app.errors import StaleVersion
 from croupier.replays.format import from_binary
+from croupier.replays.timeline import render_text, timeline
 from croupier.service.bots import auth, choose
 from croupier.v1 import common_pb2, gin_pb2, service_pb2
 
@@ -111,6 +112,12 @@ def test_the_studio_ends_a_game_and_its_replay_verifies(
     assert from_binary(exported.replay).events[version].command_payload
     verified = server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=exported.replay))
     assert verified.ok, verified.divergence
+    # The timeline's studio step says what the end did and cites the rule, for support to answer
+    # a player who lost the round in play to it.
+    text = render_text(timeline(from_binary(exported.replay)))
+    step = text.split(f"#{version + 1} the studio: ")[1].split("\n#")[0]
+    assert "every player left" in step and "the round in play is not scored" in step, step
+    assert 'docs/rules/common.md §5.1, "The studio may end a game"' in step, step
     # A retry is answered as the first time; another end of a game over is GAME_OVER.
     again = end(server, game.game_id, reason="every player left")
     assert again.already_applied and again.version == ended.version
