@@ -481,9 +481,11 @@ def _option(name: str, value: Any) -> str:
 
 def rules_in_words(game: Any, rules: Any, seats: int) -> tuple[str, tuple[str, ...]]:
     """The preset the rules are closest to (the fewest options differ; the default preset first
-    on a tie), and each option that differs from it: ``rounds 2 (the preset's: 0, until a seat
-    leaves)``. A replay holds the effective rules, not the preset named at creation, so the
-    nearest one is named."""
+    on a tie), and each option that differs from it: ``rounds 2 (the preset's now: 0, until a
+    seat leaves)``. A replay holds the effective rules, not the preset named at creation, so the
+    nearest one is named; and the preset as this release has it, so an option added since the
+    game was recorded reads 0 or off in the game, as it played (a support agent took one for the
+    studio's override)."""
     candidates: list[tuple[str, Any]] = []
     for name, preset_rules in game.presets().items():
         try:
@@ -495,7 +497,7 @@ def rules_in_words(game: Any, rules: Any, seats: int) -> tuple[str, tuple[str, .
     def differences(preset: Any) -> list[str]:
         return [
             f"{f.name.replace('_', ' ')} {_option(f.name, getattr(rules, f.name))} "
-            f"(the preset's: {_option(f.name, getattr(preset, f.name))})"
+            f"(the preset's now: {_option(f.name, getattr(preset, f.name))})"
             for f in dataclasses.fields(rules)
             if getattr(rules, f.name) != getattr(preset, f.name)
         ]

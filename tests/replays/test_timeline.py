@@ -186,11 +186,11 @@ def test_the_rules_name_the_nearest_preset_and_what_differs() -> None:
     (rounds,) = [v for v in differs if v.startswith("rounds ")]
     assert (
         rounds
-        == f"rounds {replay.header.rules.hoola.rounds} (the preset's: 0, until a seat leaves)"
+        == f"rounds {replay.header.rules.hoola.rounds} (the preset's now: 0, until a seat leaves)"
     )
     # Recorded before the options added later (docs/rules/hoola.md §1.3), the game played without
     # them: the timeline says so, where today's preset turns them on.
-    assert "named set joker suits no (the preset's: yes)" in differs
+    assert "named set joker suits no (the preset's now: yes)" in differs
 
 
 def test_card_names() -> None:
