@@ -1364,10 +1364,16 @@ def check_event(
     if _text(event, "game_id") != game_id:
         raise Failed(f"game id {_text(event, 'game_id')!r}, the header's is {game_id!r}")
     if _text(event, "prev_hash") != prev:
-        raise Failed(f"prev_hash {_text(event, 'prev_hash')} does not follow {prev}")
+        raise Failed(
+            f"prev_hash {_text(event, 'prev_hash')} does not follow {prev} (this event does not "
+            "follow the one before it: an event was dropped, added or moved)"
+        )
     computed = hashlib.sha256(bytes.fromhex(prev) + record_bytes(game_id, event, key)).hexdigest()
     if computed != _text(event, "hash"):
-        raise Failed(f"hash {_text(event, 'hash')}, computed {computed}")
+        raise Failed(
+            f"hash {_text(event, 'hash')}, computed {computed} (this event's bytes are not those "
+            "recorded: it was changed after the game)"
+        )
     try:
         body = schema.decode(_bytes(event, "payload"), "EventBody")
     except WireError as error:

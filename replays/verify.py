@@ -60,7 +60,18 @@ class Divergence:
     def __str__(self) -> str:
         where = f"event {self.event}" if self.event else "the replay"
         at = f", at {self.field}" if self.field else ""
-        return f"{where}: {self.check}{at}: expected {self.expected}, found {self.found}"
+        meaning = f" ({MEANINGS[self.check]})" if self.check in MEANINGS else ""
+        return f"{where}: {self.check}{at}: expected {self.expected}, found {self.found}{meaning}"
+
+
+#: What the chain's failures mean, in a support agent's words (two hashes say nothing by
+#: themselves): said after the hashes.
+MEANINGS = {
+    "chain hash": "this event's bytes are not those recorded: it was changed after the game",
+    "chain link (prev_hash)": (
+        "this event does not follow the one before it: an event was dropped, added or moved"
+    ),
+}
 
 
 @dataclass
