@@ -17,10 +17,13 @@ from croupier.app.errors import (
     BadCredentials,
     BadRequest,
     Forbidden,
+    NewerRelease,
     NotFound,
     NotNow,
     RateLimited,
+    ShuttingDown,
     StaleVersion,
+    Unavailable,
 )
 
 # How a command was answered (``Observer.command``'s ``outcome``).
@@ -34,7 +37,21 @@ NOT_FOUND = "not_found"  # no such game (NOT_FOUND)
 DENIED = (
     "denied"  # no credential, or not this game's or seat's (UNAUTHENTICATED, PERMISSION_DENIED)
 )
-OUTCOMES = (ACCEPTED, DUPLICATE, ILLEGAL, INVALID, STALE, RATE_LIMITED, NOT_FOUND, DENIED)
+# Not decided now, through no fault of the command (UNAVAILABLE): the store is away, the game is
+# a newer release's, or this process is shutting down. Sent again it may well be applied; counted
+# apart so that an outage shows as one on a dashboard, not as clients sending malformed commands.
+UNAVAILABLE = "unavailable"
+OUTCOMES = (
+    ACCEPTED,
+    DUPLICATE,
+    ILLEGAL,
+    INVALID,
+    STALE,
+    RATE_LIMITED,
+    NOT_FOUND,
+    DENIED,
+    UNAVAILABLE,
+)
 
 #: The kind of a command whose game is not known (a game id nobody created, or a refusal before
 #: the game was read).
@@ -54,6 +71,9 @@ _OUTCOME_OF: tuple[tuple[type[AppError], str], ...] = (
     (NotFound, NOT_FOUND),
     (BadCredentials, DENIED),
     (Forbidden, DENIED),
+    (Unavailable, UNAVAILABLE),
+    (NewerRelease, UNAVAILABLE),
+    (ShuttingDown, UNAVAILABLE),
 )
 
 

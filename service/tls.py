@@ -15,6 +15,7 @@ import socket
 import ssl
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -64,6 +65,26 @@ def _check_pair(cert: Path, key: Path, cert_setting: str, key_setting: str) -> N
         ) from None
 
 
+def _check_not_expired(chain: bytes, cert: Path, cert_setting: str) -> None:
+    """The leaf certificate is still valid: an expired one starts a server every client's
+    handshake then fails against ("certificate has expired"), while the server logs nothing of
+    it. Stopping the start says it where the operator looks, and a rollout stops at the first
+    replica rather than replacing the working ones."""
+    from cryptography import x509
+
+    try:
+        leaf = x509.load_pem_x509_certificate(chain)
+    except ValueError:
+        return  # not parsed here: _check_pair has told a certificate gRPC cannot use
+    expired_at = leaf.not_valid_after_utc
+    if expired_at <= datetime.now(UTC):
+        raise ConfigError(
+            f"{cert_setting}: the certificate in {cert} expired on "
+            f"{expired_at:%Y-%m-%d %H:%M:%S} UTC (clients would refuse every handshake): "
+            "renew it and start again"
+        )
+
+
 def _check_roots(path: Path, setting: str) -> None:
     try:
         ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=path)
@@ -110,6 +131,7 @@ def server_tls(
         raise ConfigError(f"TLS needs both the certificate and its key: give {missing} too")
     chain, private = _read(cert, cert_setting), _read(key, key_setting)
     _check_pair(cert, key, cert_setting, key_setting)
+    _check_not_expired(chain, cert, cert_setting)
     roots = None
     if client_ca is not None:
         roots = _read(client_ca, ca_setting)

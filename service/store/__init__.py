@@ -11,10 +11,18 @@ WHERE = "--store or CROUPIER_STORE"
 # A PostgreSQL that does not answer fails the start after this long (the server's default is to
 # wait for as long as the network does).
 CONNECT_TIMEOUT_S = 10
+# How long a start (or `croupier migrate`) waits for another process migrating the same store
+# (a replica starting at the same time) before it fails, saying so: a migration takes seconds.
+MIGRATION_WAIT_S = 60.0
 
 
 class StoreError(ValueError):
     """The store cannot be opened; the message says what is wrong and how to fix it, in a line."""
+
+
+class MigrationLockBusy(StoreError):
+    """Another process held the store's migration lock for longer than a start waits: a
+    migration still running elsewhere, or a process (or a session) that keeps the lock."""
 
 
 def open_store(url: str) -> EventStore:

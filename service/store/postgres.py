@@ -32,7 +32,7 @@ from croupier.log import (
     VersionConflict,
 )
 from croupier.log.store import AppendListener, LoopAppender, LoopListener
-from croupier.service.store import CONNECT_TIMEOUT_S
+from croupier.service.store import CONNECT_TIMEOUT_S, MIGRATION_WAIT_S, MigrationLockBusy
 from croupier.service.store.sql import (
     COMMAND_INSERT,
     GAME_MOVED,
@@ -219,17 +219,31 @@ class AtHead:
 
 #: The advisory lock held while migrating (any 64-bit number no other code of ours uses).
 MIGRATION_LOCK = 0x63726F7570696572  # "croupier"
-#: How long a start waits for another replica's migration before it fails with that reason.
-MIGRATION_WAIT = "60s"
+MS_PER_S = 1000
 
 
 @contextmanager
-def migration_lock(url: str) -> Iterator[None]:
+def migration_lock(url: str, wait_s: float | None = None) -> Iterator[None]:
     """PostgreSQL's session advisory lock on a connection of its own while the schema is
-    migrated: the server releases it when that connection ends, a killed process's included."""
+    migrated: the server releases it when that connection ends, a killed process's included.
+    :class:`MigrationLockBusy` when another session holds it for more than ``wait_s`` (default
+    :data:`MIGRATION_WAIT_S`)."""
+    wait_s = MIGRATION_WAIT_S if wait_s is None else wait_s
     with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
-        conn.execute(f"SET lock_timeout = '{MIGRATION_WAIT}'")
-        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute(f"SET lock_timeout = '{round(wait_s * MS_PER_S)}ms'")
+        try:
+            conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        except psycopg.errors.LockNotAvailable:
+            # Not the database being away (psycopg's message, "canceling statement due to lock
+            # timeout", read as that): say who to look for.
+            raise MigrationLockBusy(
+                f"another process has held the schema migration lock for over {wait_s:g} s (a "
+                "replica or `croupier migrate` still migrating, or a session keeping "
+                f"pg_advisory_lock({MIGRATION_LOCK})): find it with SELECT pid, state, "
+                "backend_start, query FROM pg_stat_activity WHERE pid IN (SELECT pid FROM "
+                "pg_locks WHERE locktype = 'advisory' AND granted); start again once it is done, "
+                "or end it with pg_terminate_backend(pid)"
+            ) from None
         try:
             yield
         finally:
@@ -319,8 +333,9 @@ class PostgresEventStore(SqlEventStore):
         """A call on a held game refused, after its wait or at once: logged when ``said``."""
         if said is not None:
             log.warning(
-                "a game is held by another transaction (a replica frozen mid-append?): its "
-                "calls are answered unavailable until it is let go",
+                "a game is held by another transaction (a replica frozen mid-append, a session "
+                "holding its row, or a LOCK TABLE if many games say so?): its calls are answered "
+                "unavailable until it is let go (docs/operations.md finds the holder)",
                 game_id=game_id,
                 lock_timeout_s=self.lock_timeout_s,
                 refused_since_last=said.unsaid,

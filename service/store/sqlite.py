@@ -61,6 +61,7 @@ import structlog
 from croupier.log import HeldBack, StoreBusy, StoreUnavailable
 from croupier.log.store import AppendListener, AppendPoll
 from croupier.service.config import DEV_CREDENTIAL_NAME
+from croupier.service.store import MIGRATION_WAIT_S, MigrationLockBusy
 from croupier.service.store.sql import SqlEventStore, apply_migrations, reachable
 
 log = structlog.get_logger("croupier.store")
@@ -215,13 +216,34 @@ class _Watch:
         return None
 
 
+#: How often a start waiting for another process's migration tries the lock again.
+MIGRATION_LOCK_POLL_S = 0.05
+
+
 @contextmanager
-def migration_lock(path: Path) -> Iterator[None]:
+def migration_lock(path: Path, wait_s: float | None = None) -> Iterator[None]:
     """An exclusive lock of ``PATH.migrate.lock`` (flock) while the schema is migrated: the
     operating system drops it when its process dies, so a kill during start-up leaves nothing
-    behind."""
-    with open(f"{path}.migrate.lock", "a+b") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
+    behind. :class:`MigrationLockBusy` when another process holds it for more than ``wait_s``
+    (default :data:`MIGRATION_WAIT_S`): a blocking flock would wait for ever, and the start with
+    it, saying nothing."""
+    wait_s = MIGRATION_WAIT_S if wait_s is None else wait_s
+    lock_path = f"{path}.migrate.lock"
+    with open(lock_path, "a+b") as held:
+        give_up_at = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= give_up_at:
+                    raise MigrationLockBusy(
+                        f"another process has held {lock_path} for over {wait_s:g} s (a "
+                        "`croupier serve` or `croupier migrate` of this file still migrating "
+                        f"it): find it with `fuser -v {lock_path}`, and start again once it is "
+                        "done"
+                    ) from None
+                time.sleep(MIGRATION_LOCK_POLL_S)
         try:
             yield
         finally:

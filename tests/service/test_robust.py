@@ -26,7 +26,7 @@ from croupier.app.tokens import TokenSigner
 from croupier.engine.game import MAX_MULTIPLIER, MAX_STAKE
 from croupier.service.bots import auth, play_game
 from croupier.service.server import ConnectionLimits, ServerThread
-from croupier.service.store import open_store
+from croupier.service.store import MigrationLockBusy, StoreError, open_store, postgres, sqlite
 from croupier.v1 import (
     common_pb2,
     gin_pb2,
@@ -633,6 +633,47 @@ def test_a_process_killed_while_holding_the_migration_lock_releases_it(
         assert time.monotonic() - started < 5
     finally:
         holder.kill()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_a_migration_lock_held_too_long_fails_the_start_saying_so(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = store_url(kind, tmp_path, request)
+    open_store(url).close()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from croupier.service.store import postgres, sqlite\n"
+            "from pathlib import Path\n"
+            f"url = {url!r}\n"
+            "lock = sqlite.migration_lock(Path(url.removeprefix('sqlite:///'))) "
+            "if url.startswith('sqlite') else postgres.migration_lock(url)\n"
+            "lock.__enter__()\n"
+            "print('held', flush=True)\n"
+            "time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    wait_s = 0.5
+    monkeypatch.setattr(sqlite, "MIGRATION_WAIT_S", wait_s)
+    monkeypatch.setattr(postgres, "MIGRATION_WAIT_S", wait_s)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        # Not "cannot use PostgreSQL … check that it runs and is reachable" (it is), nor, on
+        # SQLite, a wait for ever: the lock, and where to look for its holder.
+        with pytest.raises(MigrationLockBusy, match=r"held .* for over 0\.5 s") as busy:
+            open_store(url)
+        assert wait_s <= time.monotonic() - started < wait_s + 5
+        assert ("pg_locks" if kind == "postgres" else "fuser") in str(busy.value)
+        assert isinstance(busy.value, StoreError)  # a `failed` line, as any bad store
+    finally:
+        holder.kill()
+        holder.wait(10)
 
 
 # -- configuration errors are one clear line (item 10) -------------------------------------------

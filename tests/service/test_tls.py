@@ -10,6 +10,7 @@ import ssl
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import grpc
@@ -345,6 +346,24 @@ def test_bad_server_files_are_one_line_errors(pki: Files, tmp_path: Path) -> Non
     assert server_tls(None, None) is None
     both = server_tls(pki.cert, pki.key, pki.ca)
     assert both is not None and both.client_ca == pki.ca.read_bytes()
+
+
+def test_an_expired_server_certificate_stops_the_start(tmp_path: Path) -> None:
+    # Served, it would fail every client's handshake ("certificate has expired") with nothing
+    # in the server's log.
+    expired = trustme.CA().issue_cert(
+        SERVER_NAME,
+        not_before=datetime(2020, 1, 1, tzinfo=UTC),
+        not_after=datetime(2021, 1, 1, tzinfo=UTC),
+    )
+    cert, key = tmp_path / "expired.pem", tmp_path / "expired.key"
+    cert.write_bytes(b"".join(blob.bytes() for blob in expired.cert_chain_pems))
+    key.write_bytes(expired.private_key_pem.bytes())
+    with pytest.raises(ConfigError) as error:
+        server_tls(cert, key)
+    said = str(error.value)
+    assert said.startswith("--tls-cert (CROUPIER_TLS_CERT): ") and "\n" not in said
+    assert f"{cert} expired on 2021-01-01 00:00:00 UTC" in said and "renew it" in said
 
 
 def test_bad_client_files_are_one_line_errors(pki: Files) -> None:

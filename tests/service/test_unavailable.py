@@ -27,6 +27,7 @@ import pytest
 import structlog
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+from prometheus_client import REGISTRY
 from structlog.testing import capture_logs
 
 from croupier.app import runner
@@ -225,6 +226,17 @@ def _command(command_id: str, version: int, move: service_pb2.LegalMove) -> serv
     )
 
 
+def _commands_counted(outcome: str) -> float:
+    """``croupier_commands_total`` of this process with ``outcome``, over every game kind."""
+    return sum(
+        sample.value
+        for family in REGISTRY.collect()
+        if family.name == "croupier_commands"
+        for sample in family.samples
+        if sample.name == "croupier_commands_total" and sample.labels["outcome"] == outcome
+    )
+
+
 def _submit(
     game_id: str, command_id: str, version: int, move: service_pb2.LegalMove
 ) -> service_pb2.SubmitCommandRequest:
@@ -238,9 +250,13 @@ def test_a_command_while_the_store_is_away_is_answered_unavailable_and_applied_o
 ) -> None:
     game_id, me, move, version = _acting(served.stub)
     submit = _submit(game_id, "while-down", version, move)
+    invalid, unavailable = _commands_counted("invalid"), _commands_counted("unavailable")
     with served.outage(), pytest.raises(grpc.RpcError) as refused:
         served.stub.SubmitCommand(submit, metadata=me, timeout=30)
     assert _unavailable(refused.value) == ("STORE_UNAVAILABLE", runner.UNAVAILABLE_RETRY_MS)
+    # Counted as the outage it is, not as a malformed command (a client's bug on a dashboard).
+    assert _commands_counted("unavailable") == unavailable + 1
+    assert _commands_counted("invalid") == invalid
     # Back: the same command, sent again as the RetryInfo says, is applied; sent once more, it
     # is answered the same, applied once.
     first = _once_back(lambda: served.stub.SubmitCommand(submit, metadata=me, timeout=30))
@@ -261,10 +277,13 @@ def test_a_play_stream_refuses_a_command_while_the_store_is_away_and_stays_open(
         stream.send(_join(game_id))
         assert stream.next(10).WhichOneof("kind") == "batch"  # joined
         command = _command("while-down", version, move)
+        invalid, unavailable = _commands_counted("invalid"), _commands_counted("unavailable")
         with served.outage():
             stream.send(command)
             refused = stream.next(30)
         assert refused.WhichOneof("kind") == "refused", refused
+        assert _commands_counted("unavailable") == unavailable + 1
+        assert _commands_counted("invalid") == invalid
         assert (refused.refused.status, refused.refused.reason) == (
             "UNAVAILABLE",
             "STORE_UNAVAILABLE",
