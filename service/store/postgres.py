@@ -275,6 +275,8 @@ class PostgresEventStore(SqlEventStore):
         # The games found held past the lock timeout, until a call on one goes through.
         self._held: OrderedDict[str, _Held] = OrderedDict()
         self._held_lock = threading.Lock()
+        #: Why the database refused a listener's last connection, until one is made again.
+        self.connect_error = ""
         self.migrations_applied = apply_migrations(
             _yoyo_url(url), "postgresql", migration_lock(url)
         )
@@ -301,6 +303,28 @@ class PostgresEventStore(SqlEventStore):
         # version goes in one round trip (``croupier_append``).
         self._heads: OrderedDict[str, Head] = OrderedDict()
         self._heads_lock = threading.Lock()
+
+    @contextmanager
+    def _reachable(self) -> Iterator[None]:
+        """:func:`_reachable`, and when no connection was to be had, why the database refused
+        the last one tried (the pool says only "couldn't get a connection after 5.00 sec"; a
+        database dropped or a password changed showed only in the listener's warnings)."""
+        try:
+            with _reachable():
+                yield
+        except StoreUnavailable as error:
+            said = self.connect_error
+            if not isinstance(error.__cause__, PoolTimeout) or not said:
+                raise
+            raise StoreUnavailable(f"{error} (the last try to connect said: {said})") from (
+                error.__cause__
+            )
+
+    def _cannot_connect(self, error: psycopg.Error) -> None:
+        """A connection of a listener's or of the loop's appends was refused: what the database
+        said is kept for the calls' answers (:meth:`_reachable`) until a listener connects
+        again."""
+        self.connect_error = (str(error).strip().splitlines() or [type(error).__name__])[0]
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         """A new connection of the pool's: the session's settings (outside a transaction, so
@@ -419,7 +443,7 @@ class PostgresEventStore(SqlEventStore):
             statement, params, notice = self._at_once(at_head, moved, next_deadline_ms)
             outcome = None
             try:
-                with self._waiting_on(game_id), _reachable(), self._pool.connection() as conn:
+                with self._waiting_on(game_id), self._reachable(), self._pool.connection() as conn:
                     # One statement is its own transaction: no BEGIN, no COMMIT to wait for.
                     conn.autocommit = True
                     try:
@@ -560,7 +584,7 @@ class PostgresEventStore(SqlEventStore):
     @contextmanager
     def _transaction(self, write: bool, game_id: str = "") -> Iterator[Any]:
         # A read takes no row's lock (a table's, an operator's LOCK TABLE, may hold it up).
-        with self._waiting_on(game_id if write else ""), _reachable():
+        with self._waiting_on(game_id if write else ""), self._reachable():
             for last_try in (False, True):
                 held = ExitStack()
                 # No connection within POOL_WAIT_S: the database is away (answered so at once).
@@ -653,17 +677,22 @@ class PostgresEventStore(SqlEventStore):
 
     def _listen(self) -> None:
         while not self._closed.is_set():
+            connected = False
             try:
                 with psycopg.connect(self.conninfo, autocommit=True) as conn:
+                    connected = True
                     conn.execute(f"LISTEN {CHANNEL}")
                     self._listening.set()
+                    self.connect_error = ""
                     while not self._closed.is_set():
                         for note in conn.notifies(timeout=1.0):
                             if (heard := self._heard(note.payload)) is not None:
                                 for listener in self._listeners:
                                     listener(*heard)
-            except psycopg.Error:
+            except psycopg.Error as error:
                 self._listening.clear()
+                if not connected:  # a connection lost says nothing of why none is made now
+                    self._cannot_connect(error)
                 self._closed.wait(1.0)
 
     def _heard(self, notice: str) -> tuple[str, int] | None:
@@ -732,6 +761,7 @@ class PostgresLoopAppender(LoopAppender):
                     return conn
                 except psycopg.OperationalError as error:
                     self._connect_again_at = time.monotonic() + CONNECT_AGAIN_S
+                    self._store._cannot_connect(error)
                     log.warning(
                         "appends on the event loop could not connect: the store's threads "
                         "make them for a while",
@@ -815,16 +845,20 @@ class PostgresLoopListener(LoopListener):
         store = self._store
         try:
             while True:
+                conn = None
                 try:
                     conn = await psycopg.AsyncConnection.connect(store.conninfo, autocommit=True)
                     async with conn:
                         await conn.execute(f"LISTEN {CHANNEL}")
                         store._listening.set()
+                        store.connect_error = ""
                         async for note in conn.notifies():
                             if (heard := store._heard(note.payload)) is not None:
                                 listener(*heard)
                 except psycopg.Error as error:
                     store._listening.clear()
+                    if conn is None:  # a connection lost says nothing of why none is made now
+                        store._cannot_connect(error)
                     log.warning(
                         "listening for other processes' appends: connection lost, again soon",
                         error=str(error).strip(),

@@ -389,6 +389,32 @@ def test_a_command_on_a_game_another_transaction_holds_is_refused_in_time_and_ot
         assert [e.command_id for e in events].count("while-held") == len(first.events)
 
 
+@pytest.mark.postgres
+def test_a_database_refusing_connections_is_answered_with_what_it_said(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An operator's review: with the database gone (dropped, or refusing connections), calls
+    and the log said only the pool's "couldn't get a connection after 5.00 sec"; what the
+    database said showed only in the listener's warnings. The answer now carries it."""
+    monkeypatch.setattr(postgres, "POOL_WAIT_S", 0.5)
+    monkeypatch.setattr(postgres, "CONNECT_AGAIN_S", 0.0)
+    with _serving(postgres_url) as (stub, _):
+        game_id, me, move, version = _acting(stub)
+        with _postgres_down(postgres_url):
+            said, tries = "", 0
+            deadline = time.monotonic() + 30
+            while "the last try to connect said: " not in said:
+                assert time.monotonic() < deadline, said
+                tries += 1
+                with pytest.raises(grpc.RpcError) as refused:
+                    stub.SubmitCommand(
+                        _submit(game_id, f"try-{tries}", version, move), metadata=me, timeout=30
+                    )
+                said = refused.value.details() or ""
+                time.sleep(0.2)
+            assert "is not currently accepting connections" in said, said
+
+
 #: SQLite's wait for its lock in the test below (ms).
 LOCK_WAIT_MS = 3000
 
