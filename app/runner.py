@@ -114,6 +114,10 @@ class Rank(IntEnum):
 ANSWERS = (GameNotFound, VersionConflict, AlreadyCreated)
 
 
+#: What a client is told of an outage (the log has the database's own words).
+CANNOT_BE_REACHED = "its database cannot be reached now"
+
+
 class Outage:
     """Whether the store was found unavailable by a pool's last calls. While it is, a call is
     let through to try the store once every :data:`PROBE_S` and the others are answered at once:
@@ -137,9 +141,7 @@ class Outage:
             return False
         now = time.monotonic()
         if self._probing or now < self._next_probe:
-            raise Unavailable(
-                f"still, since {now - self.since:.1f} s: {self.error}", UNAVAILABLE_RETRY_MS
-            )
+            raise Unavailable(f"still, since {now - self.since:.1f} s", UNAVAILABLE_RETRY_MS)
         self._probing, self._next_probe = True, now + PROBE_S
         return True
 
@@ -160,13 +162,14 @@ class Outage:
         self.error = str(error).splitlines()[0] if str(error) else ""
 
     def failed(self, error: StoreUnavailable) -> Unavailable:
-        """A call found the store unavailable: the answer to give."""
+        """A call found the store unavailable: the answer to give. It says no more than that:
+        what the database or its driver said (its host, its port, its name, the user refused) is
+        the operator's, in the log, not every client's."""
         self.mark(error)
-        answer = Unavailable(self.error, UNAVAILABLE_RETRY_MS)
         if not self._said:
             self._said = True
-            log.warning("the store is unavailable: calls answered so", error=answer.message)
-        return answer
+            log.warning("the store is unavailable: calls answered so", error=self.error)
+        return Unavailable(CANNOT_BE_REACHED, UNAVAILABLE_RETRY_MS)
 
     def locked(self, error: GameLocked) -> Unavailable:
         """A call's game was held by another transaction for longer than the store waits for it

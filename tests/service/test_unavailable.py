@@ -31,7 +31,7 @@ from prometheus_client import REGISTRY
 from structlog.testing import capture_logs
 
 from croupier.app import runner
-from croupier.log import EventStore
+from croupier.log import EventStore, StoreUnavailable
 from croupier.service.bots import auth
 from croupier.service.store import open_store, postgres, sqlite
 from croupier.service.store.postgres import PostgresEventStore
@@ -390,29 +390,34 @@ def test_a_command_on_a_game_another_transaction_holds_is_refused_in_time_and_ot
 
 
 @pytest.mark.postgres
-def test_a_database_refusing_connections_is_answered_with_what_it_said(
+def test_a_database_refusing_connections_is_logged_with_what_it_said_and_not_told_clients(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An operator's review: with the database gone (dropped, or refusing connections), calls
-    and the log said only the pool's "couldn't get a connection after 5.00 sec"; what the
-    database said showed only in the listener's warnings. The answer now carries it."""
+    """An operator's review: with the database gone (dropped, or refusing connections), the
+    store said only the pool's "couldn't get a connection after 5.00 sec"; what the database
+    said showed only in the listener's warnings. The store's error now carries it, for the log.
+    Clients are told only that the store is unavailable: the database's words name its host,
+    port, database and user."""
     monkeypatch.setattr(postgres, "POOL_WAIT_S", 0.5)
     monkeypatch.setattr(postgres, "CONNECT_AGAIN_S", 0.0)
-    with _serving(postgres_url) as (stub, _):
+    with _serving(postgres_url) as (stub, store):
         game_id, me, move, version = _acting(stub)
+        database = postgres_url.rpartition("/")[2]
         with _postgres_down(postgres_url):
-            said, tries = "", 0
+            said = ""
             deadline = time.monotonic() + 30
             while "the last try to connect said: " not in said:
                 assert time.monotonic() < deadline, said
-                tries += 1
-                with pytest.raises(grpc.RpcError) as refused:
-                    stub.SubmitCommand(
-                        _submit(game_id, f"try-{tries}", version, move), metadata=me, timeout=30
-                    )
-                said = refused.value.details() or ""
+                with pytest.raises(StoreUnavailable) as away:
+                    store.game(game_id)
+                said = str(away.value)
                 time.sleep(0.2)
             assert "is not currently accepting connections" in said, said
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.SubmitCommand(_submit(game_id, "told", version, move), metadata=me)
+            told = refused.value.details() or ""
+            assert told.startswith("the game store is unavailable"), told
+            assert database not in told and "5432" not in told, told
 
 
 #: SQLite's wait for its lock in the test below (ms).
