@@ -591,7 +591,7 @@ class Croupier:
                 return Caller(player=verify_player_token(self.studio_keys, token, now_s))
             return Caller(self.signer.verify(token))
         except AuthError as error:
-            raise BadCredentials(error.reason, str(error)) from None
+            raise BadCredentials(error.reason, str(error), error.metadata) from None
 
     @staticmethod
     def _studio(caller: Caller) -> StudioIdentity:

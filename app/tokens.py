@@ -59,9 +59,10 @@ class SecretError(ValueError):
 class AuthError(Exception):
     """A token that is not ours, or no longer good, with the machine-readable ``reason``."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: str, message: str, metadata: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.reason = reason
+        self.metadata = metadata or {}
 
 
 def parse_secret(text: str) -> bytes:
@@ -126,7 +127,13 @@ class KeyRing:
     def key(self, kid: str) -> bytes:
         found = self._by_kid.get(kid)
         if found is None:
-            raise AuthError(UNKNOWN_KEY, f"the token's key {kid!r} is not one this server holds")
+            # The key id in the metadata, and so in the call's log line: an operator tells a
+            # rotation missed on one replica from another deployment's tokens.
+            raise AuthError(
+                UNKNOWN_KEY,
+                f"the token's key {kid!r} is not one this server holds",
+                {"key_id": kid},
+            )
         return found
 
     def verifying(self) -> tuple[bytes, ...]:

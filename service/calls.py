@@ -130,7 +130,11 @@ class Call:
 
     def failed(self, error: AppError) -> status_pb2.Status:
         """An application error: the status to answer, with its details."""
-        structlog.contextvars.bind_contextvars(reason=error.reason)
+        # With its metadata (the versions of a conflict, the rule of an illegal move, the key
+        # id of an unknown key): what the client was told, for whoever reads the line.
+        structlog.contextvars.bind_contextvars(
+            reason=error.reason, **({"metadata": error.metadata} if error.metadata else {})
+        )
         self.ended(code_of(error).name)
         return status_of(error)
 

@@ -518,6 +518,34 @@ def test_the_serving_line_names_the_key_ids_tokens_may_name(served) -> None:
     assert serving["lobby"] is False  # --lobby not given, CROUPIER_LOBBY unset
 
 
+def test_a_token_of_a_key_the_server_lacks_is_logged_with_its_key_id(served) -> None:
+    """An operator's review: the `rpc` line of an UNKNOWN_KEY refusal said which reason, not which
+    key, so a rotation missed on one replica looked like another deployment's tokens. The key id
+    is now in the ErrorInfo metadata and, with the metadata, in the line."""
+    from croupier.app.tokens import TokenSigner, key_id
+    from croupier.service.bots import auth
+    from croupier.v1 import service_pb2, service_pb2_grpc
+
+    address, log_path = served
+    foreign = b"another deployment's secret, 32 bytes or more"
+    token = TokenSigner(foreign).issue("some-game", 0)
+    with grpc.insecure_channel(address) as channel:
+        stub = service_pb2_grpc.GameServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.GetView(service_pb2.GetViewRequest(game_id="some-game"), metadata=auth(token))
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    deadline = time.monotonic() + 30
+    while True:
+        lines = [json.loads(x) for x in log_path.read_text().splitlines() if x.startswith("{")]
+        refusals = [x for x in lines if x.get("event") == "rpc" and x.get("method") == "GetView"]
+        if refusals or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    (line,) = refusals
+    assert line["reason"] == "UNKNOWN_KEY"
+    assert line["metadata"] == {"key_id": key_id(foreign)}
+
+
 @pytest.mark.parametrize(
     ("setting", "value", "said"),
     [
