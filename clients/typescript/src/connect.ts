@@ -1,6 +1,10 @@
 // One connection to a Croupier server over native gRPC (HTTP/2), for every seat and the studio.
 import { createClient, type Interceptor, type Transport } from "@connectrpc/connect";
-import { createGrpcTransport, type GrpcTransportOptions } from "@connectrpc/connect-node";
+import {
+  createGrpcTransport,
+  Http2SessionManager,
+  type GrpcTransportOptions,
+} from "@connectrpc/connect-node";
 import { asToken, bearer, type GameClient } from "./auth.js";
 import { decodeErrors } from "./errors.js";
 import { GameService } from "./gen/croupier/v1/service_pb.js";
@@ -23,6 +27,10 @@ export interface Croupier {
   readonly client: GameClient;
   /** The client acting with `token` (a seat's, the studio's, a player's) on every call. */
   as(token: string): GameClient;
+  /** Close the connection, and with it every call still open on it: a script's process can then
+   * exit at once (an open HTTP/2 session, idle or not, keeps Node.js running). A call made after
+   * it opens a new connection. */
+  close(): void;
 }
 
 /** The URL connect-node wants, from an address or a URL. */
@@ -33,12 +41,32 @@ export function baseUrl(address: string): string {
 /** A client for the server at `options.address`: errors decoded (CroupierError), tokens sent as
  * `authorization: Bearer <token>`. */
 export function connect(options: ConnectOptions): Croupier {
+  const url = baseUrl(options.address);
+  const given = options.transport ?? {};
+  // The connection's manager, made here as connect-node would make it, so that close() can end
+  // it (connect-node keeps its own out of reach); one the caller passes is theirs to close.
+  const sessionManager =
+    given.sessionManager ??
+    new Http2SessionManager(
+      url,
+      {
+        pingIntervalMs: given.pingIntervalMs,
+        pingIdleConnection: given.pingIdleConnection,
+        pingTimeoutMs: given.pingTimeoutMs,
+        idleConnectionTimeoutMs: given.idleConnectionTimeoutMs,
+      },
+      given.nodeOptions,
+    );
   const transport = createGrpcTransport({
-    ...options.transport,
-    baseUrl: baseUrl(options.address),
+    ...given,
+    sessionManager,
+    baseUrl: url,
     // The first is the outermost: errors are decoded whatever the inner ones throw.
     interceptors: [decodeErrors, bearer(options.token), ...(options.interceptors ?? [])],
   });
   const client = createClient(GameService, transport);
-  return { transport, client, as: (token) => asToken(client, token) };
+  const close = () => {
+    if (sessionManager instanceof Http2SessionManager) sessionManager.abort();
+  };
+  return { transport, client, as: (token) => asToken(client, token), close };
 }

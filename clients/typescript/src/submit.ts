@@ -134,7 +134,7 @@ async function retrying<T>(
       if (attempt >= policy.attempts || callOptions.signal?.aborted || !retryable(error)) {
         throw error;
       }
-      const waitMs = backoffMs(error, attempt, policy);
+      const waitMs = Math.round(backoffMs(error, attempt, policy));
       onRetry?.(error, attempt, waitMs);
       await sleep(waitMs, callOptions.signal);
     }

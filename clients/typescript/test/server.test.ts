@@ -192,6 +192,27 @@ describe("a Croupier server over native gRPC", () => {
     assert.equal(denied.reason, "TOKEN_FOR_OTHER_GAME");
   });
 
+  test("close() ends the connection and the calls open on it; a later call connects again", async () => {
+    const game = await createGin();
+    const own = connect({ address: server.address });
+    const seat = own.as(game.tokens[0]!);
+    const stream = seat.streamEvents({ gameId: game.gameId })[Symbol.asyncIterator]();
+    assert.equal((await stream.next()).done, false); // the stream is open: the deal's events
+    const ended = rejection(
+      (async () => {
+        while (!(await stream.next()).done) {
+          // the rest of the deal; then nothing, as no seat moves
+        }
+      })(),
+    );
+    own.close();
+    const error = await ended;
+    assert.ok(!error.reason, `the transport's failure, not the service's: ${error.reason}`);
+    const view = await seat.getView({ gameId: game.gameId });
+    assert.ok(view.version > 0n);
+    own.close();
+  });
+
   test("a stream's failure is decoded too", async () => {
     const one = await createGin();
     const two = await createGin();
