@@ -458,7 +458,11 @@ def validate(rules: HoolaRules, seats: int) -> None:
     # A number outside its bounds first: OUT_OF_RANGE, whichever side it misses.
     check_bounds(rules, BOUNDS)
     if rules.ace_low_only and rules.ace_wrap:
-        raise bad("ace_low_only", "cannot be combined with ace_wrap")
+        raise bad(
+            "ace_low_only",
+            "cannot be combined with ace_wrap (an ace low only never wraps K A 2): override "
+            "ace_wrap to false too, which every preset but international sets true",
+        )
     for limit in rules.stop_limits:
         if limit.max_points is not None and limit.max_points < 0:
             raise bad("stop_limits", "a stop limit cannot be below 0")

@@ -288,11 +288,13 @@ def _with_sit_outs(state: HoolaState, settlement: Settlement) -> Settlement:
 
 
 def table_settlement(state: HoolaState, played: int | None = None) -> Settlement:
-    """Closing a table: its running balances, paid as one netted amount per pair of seats.
+    """Closing a table: its running balances, each seat paid or paying its balance.
 
-    Each seat that is down pays the seats that are up, largest debts first, in seat order (a
-    greedy matching; every line names the balances that make it). ``played``: the rounds the
-    balances are over, when not every round dealt (a table ended in a round's play).
+    Each seat that is down pays the seats that are up, in seat order (a greedy matching: each
+    debtor pays the first creditor still owed as much as it can, then the next; every line names
+    the balances that make it). The winners are the seats with the highest balance. ``played``:
+    the rounds the balances are over, when not every round dealt (a table ended in a round's
+    play).
     """
     played = state.round if played is None else played
     debtors = [[s, -b] for s, b in enumerate(state.scores) if b < 0]

@@ -132,4 +132,4 @@ def validate(rules: KoiKoiRules, seats: int) -> None:
     # A number outside its bounds first: OUT_OF_RANGE, whichever side it misses.
     check_bounds(rules, BOUNDS)
     if rules.rounds not in ROUND_COUNTS:
-        raise bad("rounds", "12, 6 or 3")
+        raise bad("rounds", f"12, 6 or 3, not {rules.rounds}")

@@ -169,7 +169,7 @@ def validate(rules: RummyRules, seats: int) -> None:
     # A number outside its bounds first: OUT_OF_RANGE, whichever side it misses.
     check_bounds(rules, BOUNDS)
     if rules.open_threshold not in OPEN_THRESHOLDS:
-        raise bad("open_threshold", "40, 30 or 51")
+        raise bad("open_threshold", f"30, 40 or 51, not {rules.open_threshold}")
     if not FEWEST_SEATS <= rules.min_seats <= rules.max_seats <= MOST_SEATS:
         # Name the option at fault: a min_seats below two is wrong whatever max_seats says.
         raise bad(

@@ -358,6 +358,22 @@ def test_leave_table_closes_an_open_table_with_the_balances_so_far() -> None:
     assert events == [TableClosed(1, table_settlement(over))]
 
 
+def test_a_close_pays_the_balances_in_seat_order() -> None:
+    """docs/rules/hoola.md §1.8's example: each seat down pays the first seat up still owed, in
+    seat order (not each pair's debts netted); the winners are the highest balance's seats."""
+    over = dataclasses.replace(round_over(4), scores=(-300, 11600, 9100, -20400))
+    settlement = table_settlement(over)
+    assert [(line.payer, line.payee, line.amount) for line in settlement.lines] == [
+        (0, 1, 300),
+        (3, 1, 11300),
+        (3, 2, 9100),
+    ]
+    assert settlement.net == over.scores and settlement.winners == (1,)
+    tied = table_settlement(dataclasses.replace(over, scores=(0, 5, 5, -10)))
+    assert tied.winners == (1, 2)
+    assert table_settlement(dataclasses.replace(over, scores=(0,) * 4)).winners == (0, 1, 2, 3)
+
+
 def test_leaving_waits_for_the_round_to_end() -> None:
     state = position(["AS 2S 3D", "9C 8D", "TC 2H"])
     refused(GAME, state, 1, LeaveTable(), "ROUND_IN_PLAY")

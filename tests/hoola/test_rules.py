@@ -630,6 +630,17 @@ def test_invalid_rule_sets_name_the_option(
     assert info.value.field == field
 
 
+def test_ace_low_only_on_a_wrapping_preset_says_what_to_override() -> None:
+    """The korean preset wraps aces: a studio that adds ace_low_only is told to turn ace_wrap off
+    too, and the two overrides together are a playable rule set."""
+    from croupier.engine.game import InvalidRules
+
+    with pytest.raises(InvalidRules) as info:
+        rules_for("korean", {"ace_low_only": True}, 3)
+    assert info.value.reason == "INVALID_OPTION" and "ace_wrap to false" in str(info.value)
+    assert rules_for("korean", {"ace_low_only": True, "ace_wrap": False}, 3).ace_low_only
+
+
 def test_nothing_is_legal_after_a_one_round_table() -> None:
     state = stop_position("AS 2S 3D", "9C 8D", "TC 2H", rounds=1)
     after, events = play(state, 0, Stop())

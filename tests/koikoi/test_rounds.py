@@ -30,7 +30,7 @@ from croupier.engine.koikoi.events import (
     ShobuCalled,
     YakuFormed,
 )
-from croupier.engine.koikoi.rules import NINTENDO
+from croupier.engine.koikoi.rules import NINTENDO, rules_for
 from croupier.engine.koikoi.scoring import (
     NO_YAKU,
     KoiKoiOutcome,
@@ -392,3 +392,10 @@ def test_start_deals_round_one() -> None:
     with pytest.raises(InvalidRules) as info:
         GAME.start(NINTENDO, 3, SEEDS)
     assert info.value.field == "seats"
+
+
+def test_rounds_outside_its_choices_names_them_and_the_value() -> None:
+    with pytest.raises(InvalidRules) as info:
+        rules_for("nintendo", {"rounds": 4}, 2)
+    assert (info.value.reason, info.value.field) == ("INVALID_OPTION", "rounds")
+    assert str(info.value) == "option rounds: 12, 6 or 3, not 4"

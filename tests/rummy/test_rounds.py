@@ -260,6 +260,9 @@ def test_rule_sets_are_validated() -> None:
             rules_for("standard", overrides, seats)
         assert info.value.field == field
     assert STANDARD.open_threshold == 40
+    with pytest.raises(InvalidRules) as info:
+        rules_for("standard", {"open_threshold": 45}, 3)
+    assert str(info.value).endswith("30, 40 or 51, not 45")  # the choices and the value sent
 
 
 # --- rule corners (issue 14) ------------------------------------------------------------------
