@@ -443,7 +443,7 @@ def test_a_whole_game_through_the_page_in_chromium(web_server: Served, kind: str
     assert report["refusalShown"], report
     # A move sent as the game moved on is refused (ABORTED) and looked at again: a race, not the
     # rule (a page whose moves were mostly refused would be out of step with the game). The stale
-    # move's own refusals (one per attempt of submit's, up to five) are not races: a short game
+    # move's own refusals (one per attempt of submit's, up to eight) are not races: a short game
     # (8 moves in a hand won at once) failed this on them alone.
     assert report["refusedStale"] >= 1, report
     assert report["refused"] - report["refusedStale"] <= report["moves"] // 2, report
