@@ -104,13 +104,16 @@ class Unavailable(RetryLater):
     its disk full): nothing was done, or, for a command, it may have been; the same call again,
     a command with the same id, is applied once."""
 
-    def __init__(self, message: str, retry_after_ms: int) -> None:
+    def __init__(self, message: str, retry_after_ms: int, detail: str = "") -> None:
         super().__init__(
             STORE_UNAVAILABLE,
             f"the game store is unavailable ({message}): try again (a command with the same "
             "command_id is applied once)",
             retry_after_ms,
         )
+        #: What the database or its driver said, for the log only (it names the database's host,
+        #: port, name and user: not the clients').
+        self.detail = detail
 
 
 class NewerRelease(RetryLater):
@@ -190,7 +193,10 @@ def log_failure(logger: Any, event: str, error: BaseException, **fields: object)
     error with its traceback. A game a newer release recorded (a rolling upgrade) is no bug
     either. (The sweeper says so itself, once a while, of the ticks it hands back: those do not
     come here, Croupier._forget_tick.)"""
-    if isinstance(error, Unavailable | StoreUnavailable):
+    if isinstance(error, Unavailable):
+        said = error.detail or str(error)
+        logger.warning(event, reason=STORE_UNAVAILABLE, error=said, **fields)
+    elif isinstance(error, StoreUnavailable):
         logger.warning(event, reason=STORE_UNAVAILABLE, error=str(error), **fields)
     elif isinstance(error, NewerRelease):
         logger.warning(event, reason=error.reason, error=error.message, **fields)

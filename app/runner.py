@@ -141,7 +141,9 @@ class Outage:
             return False
         now = time.monotonic()
         if self._probing or now < self._next_probe:
-            raise Unavailable(f"still, since {now - self.since:.1f} s", UNAVAILABLE_RETRY_MS)
+            raise Unavailable(
+                f"still, since {now - self.since:.1f} s", UNAVAILABLE_RETRY_MS, self.error
+            )
         self._probing, self._next_probe = True, now + PROBE_S
         return True
 
@@ -169,7 +171,7 @@ class Outage:
         if not self._said:
             self._said = True
             log.warning("the store is unavailable: calls answered so", error=self.error)
-        return Unavailable(CANNOT_BE_REACHED, UNAVAILABLE_RETRY_MS)
+        return Unavailable(CANNOT_BE_REACHED, UNAVAILABLE_RETRY_MS, self.error)
 
     def locked(self, error: GameLocked) -> Unavailable:
         """A call's game was held by another transaction for longer than the store waits for it

@@ -758,6 +758,11 @@ class PostgresLoopAppender(LoopAppender):
                     except BaseException:
                         await conn.close()
                         raise
+                    # The database takes connections again: what it said to a refused one is
+                    # no longer why a call finds none (a pool taken up by load would be logged
+                    # with a refusal of hours before, while the listener, connected all along,
+                    # never clears it).
+                    self._store.connect_error = ""
                     return conn
                 except psycopg.OperationalError as error:
                     self._connect_again_at = time.monotonic() + CONNECT_AGAIN_S

@@ -420,8 +420,21 @@ def test_a_database_refusing_connections_is_logged_with_what_it_said_and_not_tol
             assert database not in told and "5432" not in told, told
 
 
+def test_work_nobody_waits_on_logs_what_the_database_said_of_an_outage() -> None:
+    """A diff reviewer's find: the sweeper's and the streams' recheck's lines logged the
+    clients' answer, which no longer says what the database said; the log keeps its words."""
+    from croupier.app.errors import Unavailable, log_failure
+
+    logger = structlog.get_logger("test")
+    with capture_logs() as logged:
+        log_failure(logger, "sweep failed", Unavailable("cannot be reached", 1000, "db said no"))
+        log_failure(logger, "sweep failed", StoreUnavailable("the store's own words"))
+    assert [line["error"] for line in logged] == ["db said no", "the store's own words"]
+    assert all(line["log_level"] == "warning" for line in logged)
+
+
 #: SQLite's wait for its lock in the test below (ms).
-LOCK_WAIT_MS = 3000
+LOCK_WAIT_MS = 4000
 
 
 def test_while_the_store_is_away_calls_are_not_each_kept_waiting(
@@ -458,8 +471,9 @@ def test_while_the_store_is_away_calls_are_not_each_kept_waiting(
         # One wait for the lock, and every call is told as soon: without it, each waited its
         # turn (the last some 12 waits); told on the loop only, the thread had already begun the
         # next one's wait (2 waits). The wait is long beside what the calls themselves take on
-        # a loaded machine (1.5 s and more of them, seen under a CI run beside other work).
-        assert max(took) < 2 * LOCK_WAIT_MS / 1000, took
+        # a loaded machine (1.5 s of them, seen under a CI run beside other work): slack on both
+        # sides of the bound.
+        assert max(took) < 1.6 * LOCK_WAIT_MS / 1000, took
 
 
 @pytest.mark.postgres

@@ -346,3 +346,35 @@ def test_an_observed_store_counts_each_append_once_wherever_it_was_made(
         "croupier_store_operation_seconds_count", {"operation": "append"}
     )
     assert counted == 2
+
+
+def test_a_refusal_the_loop_s_appends_met_is_forgotten_once_they_connect(
+    store: PostgresEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the database said to a refused connection is kept for the log of an outage
+    (``connect_error``), until a connection is made again. A refusal the loop's appends met (the
+    database's connection limit, reached for a moment) was kept for ever while the listener,
+    connected all along, never cleared it: a later pool wait (every connection in use) was
+    logged with it, hours later."""
+    refused = "FATAL:  sorry, too many clients already"
+    connect = psycopg.AsyncConnection.connect
+
+    async def refusing(*args: Any, **kwargs: Any) -> Any:
+        raise psycopg.OperationalError(refused)
+
+    async def scenario() -> None:
+        appender = store.loop_appender()
+        try:
+            monkeypatch.setattr(psycopg.AsyncConnection, "connect", refusing)
+            assert await appender._take() is None
+            assert store.connect_error == refused
+            monkeypatch.setattr(psycopg.AsyncConnection, "connect", connect)
+            monkeypatch.setattr(appender, "_connect_again_at", 0.0)
+            conn = await appender._take()
+            assert conn is not None
+            await appender._give_back(conn)
+            assert store.connect_error == ""
+        finally:
+            await appender.close()
+
+    asyncio.run(scenario())

@@ -28,8 +28,10 @@ export interface Croupier {
   /** The client acting with `token` (a seat's, the studio's, a player's) on every call. */
   as(token: string): GameClient;
   /** Close the connection, and with it every call still open on it: a script's process can then
-   * exit at once (an open HTTP/2 session, idle or not, keeps Node.js running). A call made after
-   * it opens a new connection. */
+   * exit at once (a stream still open keeps Node.js running; connect-node lets an idle session
+   * go). A call made after it opens a new connection. A `sessionManager` given in
+   * `options.transport` is the caller's, shared perhaps with other clients: close() leaves it be
+   * (end it with its own abort()). */
   close(): void;
 }
 
@@ -44,19 +46,22 @@ export function connect(options: ConnectOptions): Croupier {
   const url = baseUrl(options.address);
   const given = options.transport ?? {};
   // The connection's manager, made here as connect-node would make it, so that close() can end
-  // it (connect-node keeps its own out of reach); one the caller passes is theirs to close.
-  const sessionManager =
-    given.sessionManager ??
-    new Http2SessionManager(
-      url,
-      {
-        pingIntervalMs: given.pingIntervalMs,
-        pingIdleConnection: given.pingIdleConnection,
-        pingTimeoutMs: given.pingTimeoutMs,
-        idleConnectionTimeoutMs: given.idleConnectionTimeoutMs,
-      },
-      given.nodeOptions,
-    );
+  // it (connect-node keeps its own out of reach); one the caller passes is theirs to close: it
+  // may carry another client's calls, which our close() must not abort.
+  const own =
+    given.sessionManager === undefined
+      ? new Http2SessionManager(
+          url,
+          {
+            pingIntervalMs: given.pingIntervalMs,
+            pingIdleConnection: given.pingIdleConnection,
+            pingTimeoutMs: given.pingTimeoutMs,
+            idleConnectionTimeoutMs: given.idleConnectionTimeoutMs,
+          },
+          given.nodeOptions,
+        )
+      : undefined;
+  const sessionManager = given.sessionManager ?? own;
   const transport = createGrpcTransport({
     ...given,
     sessionManager,
@@ -65,8 +70,6 @@ export function connect(options: ConnectOptions): Croupier {
     interceptors: [decodeErrors, bearer(options.token), ...(options.interceptors ?? [])],
   });
   const client = createClient(GameService, transport);
-  const close = () => {
-    if (sessionManager instanceof Http2SessionManager) sessionManager.abort();
-  };
+  const close = () => own?.abort();
   return { transport, client, as: (token) => asToken(client, token), close };
 }

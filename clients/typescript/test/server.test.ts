@@ -10,6 +10,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
 import type { Interceptor } from "@connectrpc/connect";
+import { Http2SessionManager } from "@connectrpc/connect-node";
 import {
   Code,
   ConnectError,
@@ -211,6 +212,37 @@ describe("a Croupier server over native gRPC", () => {
     const view = await seat.getView({ gameId: game.gameId });
     assert.ok(view.version > 0n);
     own.close();
+  });
+
+  test("close() leaves a sessionManager the caller gave: another client's calls on it go on", async () => {
+    const game = await createGin();
+    const shared = new Http2SessionManager(`http://${server.address}`);
+    try {
+      const one = connect({ address: server.address, transport: { sessionManager: shared } });
+      const other = connect({ address: server.address, transport: { sessionManager: shared } });
+      const stream = one
+        .as(game.tokens[0]!)
+        .streamEvents({ gameId: game.gameId })
+        [Symbol.asyncIterator]();
+      assert.equal((await stream.next()).done, false);
+      let failed: unknown;
+      const ended = (async () => {
+        while (!(await stream.next()).done) {
+          // the rest of the deal; then nothing, as no seat moves
+        }
+      })().catch((error: unknown) => {
+        failed = error;
+      });
+      other.close();
+      // An abort fails the calls on the connection at once (the test above): by the time a call
+      // made after it has gone to the server and back, the stream would have failed.
+      await one.as(game.tokens[0]!).getView({ gameId: game.gameId });
+      assert.equal(failed, undefined, `the shared connection was aborted: ${String(failed)}`);
+      shared.abort();
+      await ended;
+    } finally {
+      shared.abort();
+    }
   });
 
   test("a stream's failure is decoded too", async () => {
