@@ -230,7 +230,8 @@ def migration_lock(url: str, wait_s: float | None = None) -> Iterator[None]:
     :data:`MIGRATION_WAIT_S`)."""
     wait_s = MIGRATION_WAIT_S if wait_s is None else wait_s
     with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
-        conn.execute(f"SET lock_timeout = '{round(wait_s * MS_PER_S)}ms'")
+        # At least 1 ms: PostgreSQL reads a lock_timeout of 0 as none (a wait for ever).
+        conn.execute(f"SET lock_timeout = '{max(1, round(wait_s * MS_PER_S))}ms'")
         try:
             conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
         except psycopg.errors.LockNotAvailable:

@@ -26,7 +26,8 @@ export interface RetryPolicy {
   readonly maxDelayMs: number;
 }
 
-/** Eight attempts: some 4 s of waits in all (5.2 s at most), long enough to ride out a server's
+/** Eight attempts: some 4 s of waits in all (5.2 s at most, unless a RetryInfo asks for longer
+ * ones: 7 to 9 s with STORE_UNAVAILABLE's 1 s), long enough to ride out a server's
  * restart (a rolling update) under a move; five gave up after 0.75 s, and a player's move clicked
  * during a restart was dropped. A retry is safe however late: the command id is the same. */
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 8, baseDelayMs: 50, maxDelayMs: 2000 };
