@@ -586,6 +586,17 @@ def test_the_event_log_says_whose_turn_timed_out_and_which_moves_were_forced() -
     assert not any("Dealer" in line for line in lines)
 
 
+def test_the_status_says_whom_the_game_waits_on_and_factors_read_as_the_timeline() -> None:
+    """The page's status and settlement words (clients/web/src/render.ts, run in Node.js): a seat
+    that may only act out of turn (a battle-Hoola claim while the next seat is to take) is told
+    whom the game waits on, not "Your move."; a payment's first factor sets it (``=``)."""
+    node, _ = _browser_tools()
+    report = _node_script(node, "render.mjs")
+    assert report["claim"].startswith("Waiting for Seat 1; meanwhile you may act"), report
+    assert report["turn"] == "Your move.", report
+    assert report["signs"] == ["=", "×", "+"], report
+
+
 def test_the_page_estimates_the_server_s_clock_from_what_it_receives() -> None:
     """The server's clock as the page reads it (clients/web/src/servertime.ts, run in Node.js):
     the reading that took least time to come counts, so that a stream's old events are not taken

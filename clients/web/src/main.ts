@@ -39,6 +39,7 @@ import {
   seatsOf,
   seatsPanel,
   settlementOf,
+  statusFor,
   tableOf,
   viewerSeat,
   words,
@@ -604,11 +605,8 @@ class Table {
     // An away seat's only move is to come back; the seat the game waits on may be another.
     if (toAct.some((t) => t.seat === this.seat && t.away))
       return "You are away: the game plays your turns for you until you press Come back.";
-    if (this.moves.length) return "Your move.";
-    if (!toAct.length) return "Waiting…";
     // The seats the game waits on (`turn`); the others may act, out of turn, but need not.
-    const waited = toAct.filter((t) => t.turn);
-    return `Waiting for ${(waited.length ? waited : toAct).map((t) => seatName(t.seat, this.mine)).join(", ")}…`;
+    return statusFor(toAct, this.seat, this.moves.length, this.mine);
   }
 
   /** The seats with their clocks, every CLOCK_TICK_MS: counted down against the server's time

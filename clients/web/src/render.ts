@@ -122,6 +122,10 @@ function rummyTable(v: RummyView): HTMLElement {
       ["Stock", `${v.stockCount} cards`],
       ["Discard", discardPile(v.discardTop, v.discardCount)],
       ["Opened", v.opened.map((o, seat) => `seat ${seat} ${o ? "yes" : "no"}`).join(", ")],
+      // What an opening needs, else a seat that holds melds sees no move to lay them and no why.
+      ...(v.rules?.openThreshold
+        ? ([["To open", `melds worth ${v.rules.openThreshold} or more`]] as [string, string][])
+        : []),
       ["Your hand's value", `${v.handValue}`],
     ]),
     h("h3", "", "Melds on the table"),
@@ -307,6 +311,36 @@ export function seatsPanel(view: View, toAct: SeatToAct[], mine: number, now: nu
   );
 }
 
+/** How a payment's factor works on its amount (common.proto, Factor), as the replay timeline
+ * writes it: the first sets it (`=`), an `added` one adds its value (`+`), any other multiplies
+ * (`×`). A leading "×" read as if the amount had been multiplied from something unsaid. */
+export function factorSign(index: number, factor: { added: boolean }): string {
+  if (factor.added) return "+";
+  return index === 0 ? "=" : "×";
+}
+
+/** The status line for a seat with `moves` to make and the seats `toAct` (turn: the game waits on
+ * it): "Your move." only when the game waits on this seat (or on nobody in particular); a seat
+ * that may act only out of turn (claim a discard in battle Hoola) is told whom the game waits on,
+ * and that it may act before them. */
+export function statusFor(
+  toAct: readonly { seat: number; turn: boolean }[],
+  seat: number | undefined,
+  moves: number,
+  mine: number,
+): string {
+  const waited = toAct.filter((t) => t.turn);
+  const names = (list: readonly { seat: number }[]) =>
+    list.map((t) => seatName(t.seat, mine)).join(", ");
+  if (moves) {
+    const mineWaited = waited.some((t) => t.seat === seat);
+    if (mineWaited || !waited.length) return "Your move.";
+    return `Waiting for ${names(waited)}; meanwhile you may act out of turn (your moves below), until they do.`;
+  }
+  if (!toAct.length) return "Waiting…";
+  return `Waiting for ${names(waited.length ? waited : toAct)}…`;
+}
+
 /** An itemized settlement: every payment with every factor and its reason, and the nets. */
 export function settlementOf(title: string, s: Settlement, mine: number): HTMLElement {
   const winners = s.winners.length ? s.winners.map((w) => seatName(w, mine)).join(", ") : "nobody";
@@ -322,11 +356,11 @@ export function settlementOf(title: string, s: Settlement, mine: number): HTMLEl
         h(
           "ul",
           "factors",
-          ...line.factors.map((f) =>
+          ...line.factors.map((f, index) =>
             h(
               "li",
               "",
-              `${f.added ? "+" : "×"} ${words(f.name)} ${f.value}`,
+              `${factorSign(index, f)} ${words(f.name)} ${f.value}`,
               f.reason ? `: ${prettyLabel(f.reason)}` : "",
             ),
           ),
