@@ -314,6 +314,7 @@ def serve(
     if raised is not None:
         log.info("descriptor limit raised", soft_before=raised[0], soft=raised[1])
     worker = worker_of_group is not None
+    group_parent = _group_parent(worker_of_group) if worker_of_group is not None else None
     if not worker:
         _warn_of_retired_settings(retired_gc_thaw)
     if worker:
@@ -439,7 +440,11 @@ def serve(
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signum, stopping.set)
-            orphaned = loop.create_task(_until_orphaned(stopping)) if worker else None
+            orphaned = (
+                loop.create_task(_until_orphaned(stopping, group_parent))
+                if group_parent is not None
+                else None
+            )
             await stopping.wait()
             if orphaned is not None:
                 orphaned.cancel()
@@ -486,10 +491,22 @@ def _metrics_server(address: str, directory: str | None = None) -> MetricsServer
 ORPHAN_CHECK_S = 1.0
 
 
-async def _until_orphaned(stopping: asyncio.Event) -> None:
-    """Set ``stopping`` once this worker's parent is gone (killed, say, where it could not
-    forward a signal): a worker must not serve on by itself, holding the port and its games."""
-    parent = os.getppid()
+def _group_parent(worker_of_group: str) -> int:
+    """The pid of the group's parent, which ``--worker-of-group`` names (its own pid)."""
+    try:
+        return int(worker_of_group)
+    except ValueError:
+        raise click.ClickException(
+            f"--worker-of-group: {worker_of_group!r} is not the group's parent's pid"
+        ) from None
+
+
+async def _until_orphaned(stopping: asyncio.Event, parent: int) -> None:
+    """Set ``stopping`` once this worker's parent, the group's (``parent``), is gone (killed,
+    say, where it could not forward a signal): a worker must not serve on by itself, holding the
+    port and its games. The group names its parent, rather than the worker taking whatever
+    parent it has once it serves: a parent killed while its workers still started (a slow start
+    on a loaded machine) left them adopted by init by then, and they served on for good."""
     while os.getppid() == parent:
         await asyncio.sleep(ORPHAN_CHECK_S)
     log.warning("the parent of this worker is gone: shutting down", parent=parent)

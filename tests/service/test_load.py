@@ -753,6 +753,33 @@ def test_workers_stop_when_their_parent_is_killed(workers) -> None:
     assert "the parent of this worker is gone" in log.read_text()
 
 
+def test_a_worker_whose_parent_died_while_it_started_stops_too(tmp_path: Path) -> None:
+    """A parent killed while its workers were still starting (a slow start on a loaded machine:
+    a CI run's fixture gave up on them) left them adopted by init by the time they watched for
+    their parent, which they took to be init: they served on for good. A worker now watches for
+    the parent its group names. Here the named parent is a process that has already exited."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    log = tmp_path / "worker.log"
+    with log.open("wb") as sink:
+        worker = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "croupier.service.cli", "serve"),
+                *("--address", "127.0.0.1:0", "--http-address", "off", "--log-format", "json"),
+                *("--store", f"sqlite:///{tmp_path / 'croupier.sqlite3'}"),
+                *("--worker-of-group", str(gone.pid)),
+            ],
+            stderr=sink,
+        )
+    try:
+        assert worker.wait(timeout=START_S) == 0, log.read_text()
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+    assert "the parent of this worker is gone" in log.read_text()
+
+
 def _state(pid: int) -> str:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
