@@ -595,6 +595,7 @@ def test_the_status_says_whom_the_game_waits_on_and_factors_read_as_the_timeline
     assert report["claim"].startswith("Waiting for Seat 1; meanwhile you may act"), report
     assert report["turn"] == "Your move.", report
     assert report["signs"] == ["=", "×", "+"], report
+    assert [hand["value"] for hand in report["hands"]] == [0, 3, 53], report
 
 
 def test_the_page_estimates_the_server_s_clock_from_what_it_receives() -> None:

@@ -38,6 +38,7 @@ import {
   seatName,
   seatsOf,
   seatsPanel,
+  roundHandsOf,
   settlementOf,
   statusFor,
   tableOf,
@@ -575,8 +576,10 @@ class Table {
     this.drawSeats();
     this.drawMoves();
     const last = lastSettlement(view);
+    const hands = roundHandsOf(view, this.mine);
     p.settlement.replaceChildren(
       ...(last ? [settlementOf(`Round ${last.round || ""}`.trim(), last, this.mine)] : []),
+      ...(hands ? [hands] : []),
     );
     if (ended) {
       this.clearNotice(); // no move can be played any more: a refusal is moot

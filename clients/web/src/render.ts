@@ -224,6 +224,45 @@ export function lastSettlement(view: View): Settlement | undefined {
   }
 }
 
+/** Hoola's last round, as its end showed it to every seat: each seat's hand and its value with
+ * every multiplier (the round's note, "another hand was as low", is checked against these), in
+ * seat order; none before a round has ended. */
+export function handsAtRoundEnd(view: View): { seat: number; value: number; cards: string[] }[] {
+  if (view.game.case !== "hoola") return [];
+  const round = view.game.value.lastRound;
+  if (!round) return [];
+  return round.hands
+    .map((hand) => ({
+      seat: hand.seat,
+      value: round.handValues[hand.seat] ?? 0,
+      cards: hand.cards.map((card) => card.code),
+    }))
+    .sort((a, b) => a.seat - b.seat);
+}
+
+/** The hands at the last round's end (handsAtRoundEnd), for the round's result box. */
+export function roundHandsOf(view: View, mine: number): HTMLElement | undefined {
+  const hands = handsAtRoundEnd(view);
+  if (!hands.length) return undefined;
+  return h(
+    "div",
+    "round-hands",
+    h("h3", "", "Hands at the round's end"),
+    h(
+      "ul",
+      "",
+      ...hands.map((hand) =>
+        h(
+          "li",
+          "",
+          `${seatName(hand.seat, mine)}: value ${hand.value} `,
+          cardRow(hand.cards.map(cardTile), "no cards: went out"),
+        ),
+      ),
+    ),
+  );
+}
+
 /** Per seat: cards held, score (undefined for a game that keeps none: Rummy is one round, its
  * settlement the score), whose turn it is. */
 export function seatsOf(view: View): {

@@ -2,12 +2,12 @@
 // who is to act says it, and how a settlement's factors read. A seat that may only act out of turn
 // (battle Hoola's claim on the discard while the next seat is to take) is not told "Your move.":
 // the game waits on the other seat, which may take the discard first. A payment's first factor
-// sets its amount ("="), as the replay timeline writes it, not "×". Prints one JSON line; exits 1
-// on any failure. Run by tests/web/test_web.py.
+// sets its amount ("="), as the replay timeline writes it, not "×". A Hoola round's end shows every
+// hand with its value. Prints one JSON line; exits 1 on any failure. Run by tests/web/test_web.py.
 import assert from "node:assert/strict";
 import { loadSource } from "./load.mjs";
 
-const { factorSign, statusFor } = await loadSource("../src/render.ts");
+const { factorSign, handsAtRoundEnd, statusFor } = await loadSource("../src/render.ts");
 
 const claim = statusFor(
   [
@@ -52,4 +52,31 @@ const signs = [{ added: false }, { added: false }, { added: true }].map((f, i) =
 assert.deepEqual(signs, ["=", "×", "+"]);
 assert.equal(factorSign(0, { added: true }), "+");
 
-console.log(JSON.stringify({ claim, turn, signs }));
+// A Hoola round's end shows every seat's hand and value (a QA review: "seat 2 stopped with 53 but
+// another hand was as low" could not be checked on the page), in seat order; nothing before a
+// round has ended, nor in another game.
+const ended = {
+  game: {
+    case: "hoola",
+    value: {
+      lastRound: {
+        hands: [
+          { seat: 2, cards: [{ code: "KD" }, { code: "7S" }] },
+          { seat: 0, cards: [] },
+          { seat: 1, cards: [{ code: "3S" }] },
+        ],
+        handValues: [0, 3, 53],
+      },
+    },
+  },
+};
+const hands = handsAtRoundEnd(ended);
+assert.deepEqual(hands, [
+  { seat: 0, value: 0, cards: [] },
+  { seat: 1, value: 3, cards: ["3S"] },
+  { seat: 2, value: 53, cards: ["KD", "7S"] },
+]);
+assert.deepEqual(handsAtRoundEnd({ game: { case: "hoola", value: {} } }), []);
+assert.deepEqual(handsAtRoundEnd({ game: { case: "gin", value: {} } }), []);
+
+console.log(JSON.stringify({ claim, turn, signs, hands }));
