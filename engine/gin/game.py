@@ -159,8 +159,16 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
             case Knock(card=card, melds=melds):
                 what = f"Discard {name(card)} and knock" if card else "Knock with big gin"
                 if melds:
-                    what += ", melding " + " · ".join(" ".join(m.cards) for m in melds)
-                return what
+                    return what + ", melding " + " · ".join(" ".join(m.cards) for m in melds)
+                if not card:
+                    return what  # every card melded: nothing to lay off onto
+                # Offered beside the same knock naming each arrangement: say what this one shows
+                # (docs/rules/gin.md, "The knocker's melds"), or the two read as the same move.
+                return what + (
+                    " (the melds leaving the defender least to lay off)"
+                    if state.rules.knocker_best_melds
+                    else " (the first melds found)"
+                )
             case LayOff(card=card, meld=index):
                 meld = state.table[index].cards if index < len(state.table) else ()
                 return f"Lay off {name(card)} on {' '.join(meld)}"

@@ -311,6 +311,15 @@ def test_a_knock_may_name_its_melds() -> None:
         (("2C", "3C", "4C", "5C", "6C", "7C"), ("7D", "7H", "7S")),
     }
     assert GAME.label(state, named).startswith("Discard King of diamonds and knock, melding 7S 7H")
+    # The unnamed knock, offered beside them, says which melds it shows (a QA review: the two
+    # read as the same move).
+    unnamed = GAME.label(state, Knock("KD"))
+    assert unnamed.startswith("Discard King of diamonds and knock (") and "melding" not in unnamed
+    assert unnamed.endswith(
+        "(the melds leaving the defender least to lay off)"
+        if state.rules.knocker_best_melds
+        else "(the first melds found)"
+    )
     # Not an arrangement of the least deadwood (5C 6C 6S left: 17), or not every meld of one.
     for melds in (
         (("2C", "3C", "4C"), ("7C", "7D", "7H", "7S")),
