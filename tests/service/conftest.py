@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import grpc
@@ -41,6 +42,22 @@ def player_auth(player: str, expires_at_s: int = FAR_AHEAD_S) -> tuple[tuple[str
 def server_thread(store: EventStore, secret: bytes = SECRET, clock: Clock = now_ms) -> ServerThread:
     """A server (not started) with the test secrets."""
     return ServerThread("127.0.0.1:0", store, TokenSigner(secret), clock, studio_keys=STUDIO_KEYS)
+
+
+@contextmanager
+def fresh_server(
+    store: EventStore, secret: bytes = SECRET, clock: Clock = now_ms
+) -> Iterator[service_pb2_grpc.GameServiceStub]:
+    """Another server on ``store``, which has read no game yet (another replica, or the same
+    after a restart): a client of it, for as long as the context lasts."""
+    thread = server_thread(store, secret, clock)
+    port = thread.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        yield service_pb2_grpc.GameServiceStub(channel)
+    finally:
+        channel.close()
+        thread.stop(grace=None)
 
 
 class TestClock:

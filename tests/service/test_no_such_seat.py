@@ -16,7 +16,7 @@ from croupier.app.tokens import MAX_NUMBER_DIGITS, TokenSigner
 from croupier.service.bots import auth, play_game
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
-from .conftest import SECRET, Running, server_thread, studio_auth, studio_token
+from .conftest import SECRET, Running, fresh_server, studio_auth, studio_token
 from .test_grpc import error_of
 
 KINDS = {
@@ -170,14 +170,8 @@ def assert_no_such_seat(
 @pytest.fixture
 def fresh(server: Running) -> Iterator[service_pb2_grpc.GameServiceStub]:
     """Another server on the same store, that has read no game yet (as after a restart)."""
-    thread = server_thread(server.store, clock=server.clock)
-    port = thread.start()
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-    try:
-        yield service_pb2_grpc.GameServiceStub(channel)
-    finally:
-        channel.close()
-        thread.stop(grace=None)
+    with fresh_server(server.store, clock=server.clock) as stub:
+        yield stub
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

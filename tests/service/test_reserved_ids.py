@@ -5,22 +5,19 @@ that seat out early, and the game's replay failed verification."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
 import pytest
 
 from croupier.app import core
-from croupier.log import EventStore
 from croupier.replays.format import from_binary
 from croupier.replays.timeline import timeline
 from croupier.service.bots import auth
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, gin_pb2, service_pb2, service_pb2_grpc
 
-from .conftest import Running, server_thread, studio_auth
+from .conftest import Running, fresh_server, studio_auth
 from .conftest import TestClock as Clock
 
 #: The first seat's turn time and bank: it takes TOOK_MS, well into its bank.
@@ -44,19 +41,6 @@ def _clocked_gin(stub: service_pb2_grpc.GameServiceStub) -> service_pb2.CreateGa
         ),
         metadata=studio_auth(),
     )
-
-
-@contextmanager
-def _served(store: EventStore, clock: Clock) -> Iterator[service_pb2_grpc.GameServiceStub]:
-    """A server on ``store`` with an empty cache (another replica, or after a restart)."""
-    thread = server_thread(store, clock=clock)
-    port = thread.start()
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-    try:
-        yield service_pb2_grpc.GameServiceStub(channel)
-    finally:
-        channel.close()
-        thread.stop(grace=None)
 
 
 def _deadlines(
@@ -96,7 +80,7 @@ def test_a_move_recorded_under_the_opening_id_folds_at_its_own_time(
     clock = Clock()
     first, second = open_store(url), open_store(url)
     try:
-        with _served(first, clock) as live:
+        with fresh_server(first, clock=clock) as live:
             game = _clocked_gin(live)
             tokens = [t.token for t in game.tokens]
             view = live.GetView(
@@ -114,7 +98,7 @@ def test_a_move_recorded_under_the_opening_id_folds_at_its_own_time(
                 metadata=auth(tokens[turn]),
             )
             decided = _deadlines(live, game.game_id, tokens[0])
-            with _served(second, clock) as replica:
+            with fresh_server(second, clock=clock) as replica:
                 assert _deadlines(replica, game.game_id, tokens[0]) == decided
                 # Ended there, its replay verifies, and its timeline shows the move as a step
                 # of its own after the deal's.

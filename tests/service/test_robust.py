@@ -601,13 +601,10 @@ def test_a_stale_migration_lock_does_not_stop_a_start(
                 db.execute("DELETE FROM yoyo_lock")
 
 
-@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def test_a_process_killed_while_holding_the_migration_lock_releases_it(
-    kind: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    url = store_url(kind, tmp_path, request)
-    open_store(url).close()
-    holder = subprocess.Popen(
+def _migration_lock_holder(url: str) -> subprocess.Popen[str]:
+    """Another process holding the store's migration lock (for a minute); it says "held" once
+    it does."""
+    return subprocess.Popen(
         [
             sys.executable,
             "-c",
@@ -624,6 +621,15 @@ def test_a_process_killed_while_holding_the_migration_lock_releases_it(
         stdout=subprocess.PIPE,
         text=True,
     )
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_a_process_killed_while_holding_the_migration_lock_releases_it(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    url = store_url(kind, tmp_path, request)
+    open_store(url).close()
+    holder = _migration_lock_holder(url)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         holder.send_signal(signal.SIGKILL)
@@ -641,23 +647,7 @@ def test_a_migration_lock_held_too_long_fails_the_start_saying_so(
 ) -> None:
     url = store_url(kind, tmp_path, request)
     open_store(url).close()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time\n"
-            "from croupier.service.store import postgres, sqlite\n"
-            "from pathlib import Path\n"
-            f"url = {url!r}\n"
-            "lock = sqlite.migration_lock(Path(url.removeprefix('sqlite:///'))) "
-            "if url.startswith('sqlite') else postgres.migration_lock(url)\n"
-            "lock.__enter__()\n"
-            "print('held', flush=True)\n"
-            "time.sleep(60)\n",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    holder = _migration_lock_holder(url)
     wait_s = 0.5
     monkeypatch.setattr(sqlite, "MIGRATION_WAIT_S", wait_s)
     monkeypatch.setattr(postgres, "MIGRATION_WAIT_S", wait_s)

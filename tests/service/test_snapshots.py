@@ -5,31 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Iterator
 
-import grpc
 import pytest
 
 from croupier.app import snapshots
 from croupier.app.tokens import KeyRing, TokenSigner
-from croupier.log import EventStore
 from croupier.service.bots import auth, play_game
 from croupier.service.store import open_store
-from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
+from croupier.v1 import common_pb2, service_pb2
 
-from .conftest import SECRET, Running, server_thread, studio_token
-
-
-def served(store: EventStore, secret: bytes = SECRET) -> Iterator[service_pb2_grpc.GameServiceStub]:
-    """A fresh server on ``store`` (an empty cache: as after a restart)."""
-    thread = server_thread(store, secret)
-    port = thread.start()
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-    try:
-        yield service_pb2_grpc.GameServiceStub(channel)
-    finally:
-        channel.close()
-        thread.stop(grace=None)
+from .conftest import SECRET, Running, fresh_server, studio_token
 
 
 @pytest.fixture
@@ -56,7 +41,7 @@ def read_after_restart(
 ) -> service_pb2.GetViewResponse:
     store = open_store(url)
     try:
-        for stub in served(store, secret):
+        with fresh_server(store, secret) as stub:
             return stub.GetView(service_pb2.GetViewRequest(game_id=game_id), metadata=auth(token))
     finally:
         store.close()
