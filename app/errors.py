@@ -193,11 +193,10 @@ def log_failure(logger: Any, event: str, error: BaseException, **fields: object)
     error with its traceback. A game a newer release recorded (a rolling upgrade) is no bug
     either. (The sweeper says so itself, once a while, of the ticks it hands back: those do not
     come here, Croupier._forget_tick.)"""
-    if isinstance(error, Unavailable):
-        said = error.detail or str(error)
+    if isinstance(error, Unavailable | StoreUnavailable):
+        # An answer's detail is what the database said; the answer itself says only that.
+        said = error.detail if isinstance(error, Unavailable) and error.detail else str(error)
         logger.warning(event, reason=STORE_UNAVAILABLE, error=said, **fields)
-    elif isinstance(error, StoreUnavailable):
-        logger.warning(event, reason=STORE_UNAVAILABLE, error=str(error), **fields)
     elif isinstance(error, NewerRelease):
         logger.warning(event, reason=error.reason, error=error.message, **fields)
     else:

@@ -307,8 +307,7 @@ def studio_credential(
             return header_safe(text, str(DEFAULT_DEV_CREDENTIAL))
     raise ConfigError(
         "the studio's calls (CreateGame, EndGame) need the studio's credential: pass --studio-key "
-        "(or set "
-        f"{STUDIO_KEY_ENV}) to a token from `croupier token studio`, set {STUDIO_SECRET_ENV}, "
+        f"(or set {STUDIO_KEY_ENV}) to a token from `croupier token studio`, set {STUDIO_SECRET_ENV}, "
         f"or run a local development server (make run), which writes {DEFAULT_DEV_CREDENTIAL} "
         "(a server with its --store elsewhere writes its dev-studio-credential beside its SQLite "
         "file, as its start-up warning says: pass that with --studio-key-file)"

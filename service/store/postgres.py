@@ -223,12 +223,12 @@ MS_PER_S = 1000
 
 
 @contextmanager
-def migration_lock(url: str, wait_s: float | None = None) -> Iterator[None]:
+def migration_lock(url: str) -> Iterator[None]:
     """PostgreSQL's session advisory lock on a connection of its own while the schema is
     migrated: the server releases it when that connection ends, a killed process's included.
-    :class:`MigrationLockBusy` when another session holds it for more than ``wait_s`` (default
-    :data:`MIGRATION_WAIT_S`)."""
-    wait_s = MIGRATION_WAIT_S if wait_s is None else wait_s
+    :class:`MigrationLockBusy` when another session holds it for more than
+    :data:`MIGRATION_WAIT_S`."""
+    wait_s = MIGRATION_WAIT_S
     with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         # At least 1 ms: PostgreSQL reads a lock_timeout of 0 as none (a wait for ever).
         conn.execute(f"SET lock_timeout = '{max(1, round(wait_s * MS_PER_S))}ms'")
@@ -326,6 +326,10 @@ class PostgresEventStore(SqlEventStore):
         said is kept for the calls' answers (:meth:`_reachable`) until a listener connects
         again."""
         self.connect_error = (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+    def _connected(self) -> None:
+        """A connection was made: a refusal before it is no longer why none is to be had."""
+        self.connect_error = ""
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         """A new connection of the pool's: the session's settings (outside a transaction, so
@@ -684,7 +688,7 @@ class PostgresEventStore(SqlEventStore):
                     connected = True
                     conn.execute(f"LISTEN {CHANNEL}")
                     self._listening.set()
-                    self.connect_error = ""
+                    self._connected()
                     while not self._closed.is_set():
                         for note in conn.notifies(timeout=1.0):
                             if (heard := self._heard(note.payload)) is not None:
@@ -763,7 +767,7 @@ class PostgresLoopAppender(LoopAppender):
                     # no longer why a call finds none (a pool taken up by load would be logged
                     # with a refusal of hours before, while the listener, connected all along,
                     # never clears it).
-                    self._store.connect_error = ""
+                    self._store._connected()
                     return conn
                 except psycopg.OperationalError as error:
                     self._connect_again_at = time.monotonic() + CONNECT_AGAIN_S
@@ -857,7 +861,7 @@ class PostgresLoopListener(LoopListener):
                     async with conn:
                         await conn.execute(f"LISTEN {CHANNEL}")
                         store._listening.set()
-                        store.connect_error = ""
+                        store._connected()
                         async for note in conn.notifies():
                             if (heard := store._heard(note.payload)) is not None:
                                 listener(*heard)

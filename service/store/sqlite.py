@@ -221,13 +221,13 @@ MIGRATION_LOCK_POLL_S = 0.05
 
 
 @contextmanager
-def migration_lock(path: Path, wait_s: float | None = None) -> Iterator[None]:
+def migration_lock(path: Path) -> Iterator[None]:
     """An exclusive lock of ``PATH.migrate.lock`` (flock) while the schema is migrated: the
     operating system drops it when its process dies, so a kill during start-up leaves nothing
-    behind. :class:`MigrationLockBusy` when another process holds it for more than ``wait_s``
-    (default :data:`MIGRATION_WAIT_S`): a blocking flock would wait for ever, and the start with
-    it, saying nothing."""
-    wait_s = MIGRATION_WAIT_S if wait_s is None else wait_s
+    behind. :class:`MigrationLockBusy` when another process holds it for more than
+    :data:`MIGRATION_WAIT_S`: a blocking flock would wait for ever, and the start with it,
+    saying nothing."""
+    wait_s = MIGRATION_WAIT_S
     lock_path = f"{path}.migrate.lock"
     with open(lock_path, "a+b") as held:
         give_up_at = time.monotonic() + wait_s

@@ -136,7 +136,7 @@ export class Reconnects {
     if (this.failures >= this.policy.attempts) {
       throw error;
     }
-    const waitMs = Math.round(backoffMs(error, this.failures, this.policy));
+    const waitMs = backoffMs(error, this.failures, this.policy);
     this.onRetry?.(error, this.failures, waitMs);
     try {
       await sleep(waitMs, signal);

@@ -91,12 +91,12 @@ export function isConnectionLoss(error: CroupierError): boolean {
 }
 
 /** The wait before attempt `attempt + 1`: exponential with jitter, at least the server's
- * RetryInfo delay. */
+ * RetryInfo delay, in whole milliseconds (what onRetry shows). */
 export function backoffMs(error: CroupierError, attempt: number, policy: RetryPolicy): number {
   const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   // Half fixed, half random: retries of many clients do not land together.
   const jittered = exponential / 2 + (Math.random() * exponential) / 2;
-  return Math.max(jittered, error.retryDelayMs ?? 0);
+  return Math.round(Math.max(jittered, error.retryDelayMs ?? 0));
 }
 
 /** Wait `ms`, or until `signal` aborts (rejecting with its reason, as a fetch would). */
@@ -135,7 +135,7 @@ async function retrying<T>(
       if (attempt >= policy.attempts || callOptions.signal?.aborted || !retryable(error)) {
         throw error;
       }
-      const waitMs = Math.round(backoffMs(error, attempt, policy));
+      const waitMs = backoffMs(error, attempt, policy);
       onRetry?.(error, attempt, waitMs);
       await sleep(waitMs, callOptions.signal);
     }
