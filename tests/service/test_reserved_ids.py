@@ -11,6 +11,7 @@ import grpc
 import pytest
 
 from croupier.app import core
+from croupier.log import CREATE_COMMAND_ID
 from croupier.replays.format import from_binary
 from croupier.replays.timeline import timeline
 from croupier.service.bots import auth
@@ -43,6 +44,26 @@ def _clocked_gin(stub: service_pb2_grpc.GameServiceStub) -> service_pb2.CreateGa
     )
 
 
+def _pass_under_the_opening_id(
+    stub: service_pb2_grpc.GameServiceStub, game: service_pb2.CreateGameResponse
+) -> int:
+    """The seat to act passes, under the opening batch's command id; returns that seat."""
+    view = stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    )
+    turn = view.to_act[0].seat
+    stub.SubmitCommand(
+        service_pb2.SubmitCommandRequest(
+            game_id=game.game_id,
+            command_id=CREATE_COMMAND_ID,
+            expected_version=view.version,
+            command=PASS,
+        ),
+        metadata=auth(game.tokens[turn].token),
+    )
+    return int(turn)
+
+
 def _deadlines(
     stub: service_pb2_grpc.GameServiceStub, game_id: str, token: str
 ) -> list[tuple[int, int]]:
@@ -52,20 +73,8 @@ def _deadlines(
 
 def test_a_client_may_not_take_the_opening_batch_s_id(server: Running) -> None:
     game = _clocked_gin(server.stub)
-    view = server.stub.GetView(
-        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
-    )
-    turn = view.to_act[0].seat
     with pytest.raises(grpc.RpcError) as raised:
-        server.stub.SubmitCommand(
-            service_pb2.SubmitCommandRequest(
-                game_id=game.game_id,
-                command_id="create",
-                expected_version=view.version,
-                command=PASS,
-            ),
-            metadata=auth(game.tokens[turn].token),
-        )
+        _pass_under_the_opening_id(server.stub, game)
     assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "RESERVED_COMMAND_ID" in str(raised.value.trailing_metadata())
 
@@ -83,20 +92,8 @@ def test_a_move_recorded_under_the_opening_id_folds_at_its_own_time(
         with fresh_server(first, clock=clock) as live:
             game = _clocked_gin(live)
             tokens = [t.token for t in game.tokens]
-            view = live.GetView(
-                service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(tokens[0])
-            )
-            turn = view.to_act[0].seat
             clock.advance(TOOK_MS)
-            live.SubmitCommand(
-                service_pb2.SubmitCommandRequest(
-                    game_id=game.game_id,
-                    command_id="create",
-                    expected_version=view.version,
-                    command=PASS,
-                ),
-                metadata=auth(tokens[turn]),
-            )
+            turn = _pass_under_the_opening_id(live, game)
             decided = _deadlines(live, game.game_id, tokens[0])
             with fresh_server(second, clock=clock) as replica:
                 assert _deadlines(replica, game.game_id, tokens[0]) == decided
