@@ -44,8 +44,9 @@ const FOLLOW_MOVES = 6;
 /** How often a test looks whether the follower has caught up, and for how long at most. */
 const POLL_FOLLOW_MS = 20;
 const FOLLOW_WAIT_MS = 30_000;
-/** The command of seat 0's sent as its connection is cut (its 4th: the game is well under way). */
-const CUT_AT_COMMAND = 4;
+/** The command of seat 0's sent as its connection is cut: its 2nd, the game under way. (Its 4th
+ * never came in a CI run: the deal's hand ended first, and the test failed on no cut at all.) */
+const CUT_AT_COMMAND = 2;
 /** A whole game's moves, at most: a simple player's single hand of gin takes far fewer. */
 const MAX_PLAY_MOVES = 500;
 
