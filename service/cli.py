@@ -1469,7 +1469,8 @@ def _recorded_replay(store_url: str, game_id: str) -> Replay:
             "sqlite:////var/lib/croupier/games.sqlite3)"
         )
     try:
-        store = open_store(store_url)
+        # Not migrated: this release's tool reading a store that an older one serves.
+        store = open_store(store_url, migrate=False)
     except StoreError as error:
         raise click.ClickException(str(error)) from None
     try:

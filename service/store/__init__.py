@@ -20,14 +20,21 @@ class StoreError(ValueError):
     """The store cannot be opened; the message says what is wrong and how to fix it, in a line."""
 
 
+class SchemaNotCurrent(StoreError):
+    """A tool that only reads a store was given one whose schema is not this release's (or no
+    store at all): it does not migrate it (servers of the older release may still use it)."""
+
+
 class MigrationLockBusy(StoreError):
     """Another process held the store's migration lock for longer than a start waits: a
     migration still running elsewhere, or a process (or a session) that keeps the lock."""
 
 
-def open_store(url: str) -> EventStore:
+def open_store(url: str, migrate: bool = True) -> EventStore:
     """``sqlite:///PATH`` (the default kind) or ``postgresql://…``; :class:`StoreError` when the
-    URL is not one of those or its database cannot be opened or reached."""
+    URL is not one of those or its database cannot be opened or reached. ``migrate``: bring its
+    schema up to date (a server's start); False for a tool that only reads it, which is refused
+    (:class:`SchemaNotCurrent`) a store whose schema is not this release's."""
     if url.startswith("sqlite:///"):
         import sqlite3
 
@@ -35,7 +42,7 @@ def open_store(url: str) -> EventStore:
 
         path = url.removeprefix("sqlite:///")
         try:
-            return SqliteEventStore(path)
+            return SqliteEventStore(path, migrate=migrate)
         except (sqlite3.Error, OSError) as error:
             raise StoreError(
                 f"cannot open the SQLite store {path}: {_first_line(error)} (check the path and "
@@ -47,7 +54,7 @@ def open_store(url: str) -> EventStore:
         from croupier.service.store.postgres import PostgresEventStore
 
         try:
-            return PostgresEventStore(url)
+            return PostgresEventStore(url, migrate=migrate)
         except psycopg.Error as error:
             raise StoreError(
                 f"cannot use PostgreSQL at {redacted(url)}: {_first_line(error)} (check that it "

@@ -32,8 +32,15 @@ from croupier.log import (
     VersionConflict,
 )
 from croupier.log.store import AppendListener, LoopAppender, LoopListener
-from croupier.service.store import CONNECT_TIMEOUT_S, MIGRATION_WAIT_S, MigrationLockBusy
+from croupier.service.store import (
+    CONNECT_TIMEOUT_S,
+    MIGRATION_WAIT_S,
+    MigrationLockBusy,
+    SchemaNotCurrent,
+    redacted,
+)
 from croupier.service.store.sql import (
+    APPLIED_MIGRATIONS_TABLE,
     COMMAND_INSERT,
     GAME_MOVED,
     Moved,
@@ -41,6 +48,7 @@ from croupier.service.store.sql import (
     apply_migrations,
     chained,
     events_insert,
+    not_current,
     reachable,
 )
 
@@ -251,6 +259,22 @@ def migration_lock(url: str) -> Iterator[None]:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
 
 
+def _check_current(url: str) -> None:
+    """:class:`SchemaNotCurrent` unless the database's schema is this release's (read only)."""
+    with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+        found = conn.execute(
+            "SELECT to_regclass(%s) IS NOT NULL", (APPLIED_MIGRATIONS_TABLE,)
+        ).fetchone()
+        recorded = (
+            [row[0] for row in conn.execute(f"SELECT migration_id FROM {APPLIED_MIGRATIONS_TABLE}")]
+            if found is not None and found[0]
+            else None
+        )
+    refusal = not_current(redacted(url), recorded, "postgresql")
+    if refusal is not None:
+        raise SchemaNotCurrent(refusal)
+
+
 class PostgresEventStore(SqlEventStore):
     marker = "%s"
     lock_clause = " FOR UPDATE"
@@ -263,10 +287,13 @@ class PostgresEventStore(SqlEventStore):
         max_size: int = 10,
         lock_timeout_s: float = LOCK_TIMEOUT_S,
         idle_in_transaction_s: float = IDLE_IN_TRANSACTION_S,
+        migrate: bool = True,
     ) -> None:
         """``lock_timeout_s`` and ``idle_in_transaction_s``: the sessions' ``lock_timeout`` and
         ``idle_in_transaction_session_timeout`` (:data:`LOCK_TIMEOUT_S`,
-        :data:`IDLE_IN_TRANSACTION_S`; 0: none)."""
+        :data:`IDLE_IN_TRANSACTION_S`; 0: none). ``migrate``: bring the schema up to date (a
+        server's start); otherwise (a tool that only reads the store) refuse, with
+        :class:`SchemaNotCurrent`, a database whose schema is not this release's."""
         self.url = url
         # What every connection of the store is made with (the URL and the options it leaves).
         self.conninfo = connection_info(url)
@@ -278,9 +305,12 @@ class PostgresEventStore(SqlEventStore):
         self._held_lock = threading.Lock()
         #: Why the database refused a listener's last connection, until one is made again.
         self.connect_error = ""
-        self.migrations_applied = apply_migrations(
-            _yoyo_url(url), "postgresql", migration_lock(url)
-        )
+        if migrate:
+            self.migrations_applied = apply_migrations(
+                _yoyo_url(url), "postgresql", migration_lock(url)
+            )
+        else:
+            _check_current(url)
         self._pool = ConnectionPool(
             self.conninfo,
             min_size=min_size,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -68,6 +68,32 @@ def apply_migrations(
             return tuple(migration.id for migration in migrations)
         finally:
             backend.connection.close()
+
+
+#: yoyo's record of the migrations a database has had (``migration_id`` names each).
+APPLIED_MIGRATIONS_TABLE = "_yoyo_migration"
+
+
+def not_current(store: str, recorded: Collection[str] | None, dialect: str) -> str | None:
+    """Why a tool that only reads a store cannot read this one with this release, or None:
+    ``recorded`` holds the ids :data:`APPLIED_MIGRATIONS_TABLE` lists (None: no such table).
+    Read without writing: yoyo's own check makes its tables first, and migrating a store under
+    servers of an older release stops them."""
+    from yoyo import read_migrations
+
+    done = recorded or ()
+    ours = [migration.id for migration in read_migrations(migrations_path(dialect))]
+    missing = [migration_id for migration_id in ours if migration_id not in done]
+    if not missing:
+        return None
+    if len(missing) == len(ours):
+        return f"{store} holds no Croupier store (no migration of its schema applied)"
+    return (
+        f"{store}'s schema lacks this release's migrations {', '.join(missing)}: an older "
+        "release serves it. This tool reads a store without changing it: run the older "
+        "release's tool, or this one once `croupier migrate` has brought the store up to date "
+        "(after every server is upgraded)"
+    )
 
 
 def _of(table: str, columns: str) -> str:

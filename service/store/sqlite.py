@@ -61,8 +61,14 @@ import structlog
 from croupier.log import HeldBack, StoreBusy, StoreUnavailable
 from croupier.log.store import AppendListener, AppendPoll
 from croupier.service.config import DEV_CREDENTIAL_NAME
-from croupier.service.store import MIGRATION_WAIT_S, MigrationLockBusy
-from croupier.service.store.sql import SqlEventStore, apply_migrations, reachable
+from croupier.service.store import MIGRATION_WAIT_S, MigrationLockBusy, SchemaNotCurrent
+from croupier.service.store.sql import (
+    APPLIED_MIGRATIONS_TABLE,
+    SqlEventStore,
+    apply_migrations,
+    not_current,
+    reachable,
+)
 
 log = structlog.get_logger("croupier.store")
 
@@ -281,9 +287,14 @@ class SqliteEventStore(SqlEventStore):
     # through one writer instead.
     single_writer = True
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, migrate: bool = True) -> None:
+        """``migrate``: bring the schema up to date (a server's start); otherwise (a tool that
+        only reads the store) refuse, with :class:`SchemaNotCurrent`, a file that is not a store
+        of this release's schema, and leave it as it is."""
         self.path = Path(path)
-        if not self.path.exists():
+        if not migrate:
+            self._check_current()
+        elif not self.path.exists():
             # A first run makes its store (and folder). Traces of an earlier store without its
             # file: it was deleted (or moved), and this one starts empty.
             traces = _traces(self.path)
@@ -295,15 +306,45 @@ class SqliteEventStore(SqlEventStore):
                     path=str(self.path),
                     found_beside=traces,
                 )
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        _private(self.path)
         self.url = f"sqlite:///{self.path}"
-        self.migrations_applied = apply_migrations(self.url, "sqlite", migration_lock(self.path))
+        if migrate:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _private(self.path)
+            self.migrations_applied = apply_migrations(
+                self.url, "sqlite", migration_lock(self.path)
+            )
         # The file as the migrations left it: each connection opened from now on must open it.
         self._watch = _Watch(self.path)
         self._open()
-        with self._connection() as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
+        if migrate:  # a reading tool leaves a copy's journal as it found it
+            with self._connection() as conn:
+                conn.execute("PRAGMA journal_mode=WAL")
+
+    def _check_current(self) -> None:
+        # Read only (mode=ro): no file made where there was none, no journal changed.
+        try:
+            with contextlib.closing(
+                sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True)
+            ) as conn:
+                has_table = conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                    (APPLIED_MIGRATIONS_TABLE,),
+                ).fetchone()
+                recorded = (
+                    [
+                        row[0]
+                        for row in conn.execute(
+                            f"SELECT migration_id FROM {APPLIED_MIGRATIONS_TABLE}"
+                        )
+                    ]
+                    if has_table
+                    else None
+                )
+        except sqlite3.DatabaseError as error:
+            raise SchemaNotCurrent(f"{self.path} is not an SQLite store: {error}") from None
+        refusal = not_current(str(self.path), recorded, "sqlite")
+        if refusal is not None:
+            raise SchemaNotCurrent(refusal)
 
     def _open(self) -> None:
         """No connection yet (one per thread, when first used), no listener, no view."""

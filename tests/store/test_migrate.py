@@ -3,17 +3,21 @@ however many replicas run it at the same time."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from croupier.service.store import open_store
+from croupier.service.cli import main
+from croupier.service.store import SchemaNotCurrent, open_store
 from croupier.service.store.sql import migrations_path
 
 CROUPIER = str(Path(sys.executable).parent / "croupier")
@@ -92,3 +96,94 @@ def test_replicas_migrating_at_once_apply_each_migration_once(empty_postgres: st
     every = [migration for result in results for migration in result]
     assert sorted(every) == all_migrations("postgresql")  # all of them, none twice
     assert sum(1 for result in results if result) == 1  # one replica did it; the others waited
+
+
+def _older_release_store(store: str) -> str:
+    """A store as the release before the newest migration made it (every migration but that
+    one applied): what a store an older release serves looks like to this one. That id."""
+    from yoyo import get_backend, read_migrations
+
+    from croupier.service.store.postgres import _yoyo_url
+
+    postgres = store.startswith("postgresql")
+    dialect = "postgresql" if postgres else "sqlite"
+    newest = all_migrations(dialect)[-1]
+    every = read_migrations(migrations_path(dialect))
+    backend = get_backend(_yoyo_url(store) if postgres else store)
+    try:
+        with backend.lock():
+            backend.apply_migrations(
+                backend.to_apply(every.__class__([m for m in every if m.id != newest]))
+            )
+    finally:
+        backend.connection.close()
+    return newest
+
+
+def _reading_is_refused(store: str, run: Callable[[str], list[tuple[object, ...]]]) -> None:
+    """A tool that only reads (``replay export``, ``verify --against-store``) is refused an
+    older release's store, and leaves it as it was: migrating it under the servers of that
+    release (a support agent's newer tool against production) would stop them."""
+    newest = _older_release_store(store)
+    with pytest.raises(SchemaNotCurrent, match=f"lacks this release's migrations {newest}:"):
+        open_store(store, migrate=False)
+    exported = CliRunner().invoke(main, ["replay", "export", "any-game", "out", "--store", store])
+    assert exported.exit_code == 1, exported.output
+    assert f"lacks this release's migrations {newest}" in exported.output
+    assert "older release's tool" in exported.output
+    assert run(f"SELECT 1 FROM _yoyo_migration WHERE migration_id = '{newest}'") == []
+    open_store(store).close()  # a server's start (or `croupier migrate`) still brings it up
+    opened = open_store(store, migrate=False)  # and then the tool reads it
+    opened.close()
+
+
+def test_a_reading_tool_leaves_an_older_sqlite_store_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "croupier.sqlite3"
+
+    def run(sql: str) -> list[tuple[object, ...]]:
+        with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+            return conn.execute(sql).fetchall()
+
+    _reading_is_refused(f"sqlite:///{path}", run)
+
+
+@pytest.mark.postgres
+def test_a_reading_tool_leaves_an_older_postgresql_store_as_it_is(empty_postgres: str) -> None:
+    import psycopg
+
+    def run(sql: str) -> list[tuple[object, ...]]:
+        with psycopg.connect(empty_postgres, autocommit=True) as conn:
+            cursor = conn.execute(sql)
+            return cursor.fetchall() if cursor.description else []
+
+    _reading_is_refused(empty_postgres, run)
+
+
+def test_a_reading_tool_does_not_make_a_store_of_another_database(tmp_path: Path) -> None:
+    """An SQLite file that is not a store (another program's database, a text file) is named
+    so, and not made into one."""
+    other = tmp_path / "other.sqlite3"
+    with contextlib.closing(sqlite3.connect(other)) as conn, conn:
+        conn.execute("CREATE TABLE notes (text TEXT)")
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database, but long enough to be read as one's header" * 20)
+    before = {path: path.read_bytes() for path in (other, text)}
+    with pytest.raises(SchemaNotCurrent, match="holds no Croupier store"):
+        open_store(f"sqlite:///{other}", migrate=False)
+    with pytest.raises(SchemaNotCurrent, match="is not an SQLite store"):
+        open_store(f"sqlite:///{text}", migrate=False)
+    assert {path: path.read_bytes() for path in (other, text)} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "other.sqlite3"]
+
+
+@pytest.mark.postgres
+def test_a_reading_tool_does_not_make_a_store_of_an_empty_database(empty_postgres: str) -> None:
+    import psycopg
+
+    with pytest.raises(SchemaNotCurrent, match="holds no Croupier store"):
+        open_store(empty_postgres, migrate=False)
+    with psycopg.connect(empty_postgres) as conn:
+        tables = conn.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
+        ).fetchone()
+    assert tables == (0,)
