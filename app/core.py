@@ -605,12 +605,15 @@ class Croupier:
             )
         return caller.studio
 
-    def _seat(self, caller: Caller, game_id: str, seat: int | None = None) -> int:
+    def _seat(
+        self, caller: Caller, game_id: str, seat: int | None = None, field: str = "game_id"
+    ) -> int:
         """The caller's seat in ``game_id``; ``seat`` is what the request claims, if anything.
         Whether the game has that seat is only known once the game is read: the call's first read
-        refuses a seat it does not have (:meth:`_at_table`)."""
-        require(game_id, "game_id")
-        limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
+        refuses a seat it does not have (:meth:`_at_table`). ``field`` names the game id in the
+        request, for its refusals (a Play join's is ``join.game_id``)."""
+        require(game_id, field)
+        limits.check_text(game_id, field, limits.MAX_GAME_ID)
         structlog.contextvars.bind_contextvars(game_id=game_id)
         identity = self._seat_token(caller)
         if identity.game_id != game_id:
@@ -1872,7 +1875,9 @@ class Croupier:
                     "JOIN_FIRST", "the first message of a Play stream joins a game", "join"
                 )
             join = first.join
-            seat = self._seat(caller, join.game_id)
+            # Named as the join's other fields are (join.after_version): the field a client
+            # reads off a BadRequest is the one it sent.
+            seat = self._seat(caller, join.game_id, field="join.game_id")
             limits.check_version(join.after_version, "join.after_version")
             limits.check_heartbeat(join.heartbeat_s, "join.heartbeat_s")
             out = _Outbox(asyncio.get_running_loop())

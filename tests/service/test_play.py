@@ -18,7 +18,7 @@ import pytest
 import structlog.contextvars
 import structlog.testing
 
-from croupier.service.bots import auth, choose
+from croupier.service.bots import auth, choose, finish_game
 from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import Running, studio_auth
@@ -91,6 +91,35 @@ def test_a_submit_answers_with_what_the_caller_asks_for(server: Running) -> None
         metadata=me,
     )
     assert lean.events and not lean.HasField("view") and not lean.legal_moves and not lean.to_act
+
+
+def test_a_retry_after_the_game_ended_says_finished_as_of_now(server: Running) -> None:
+    """SubmitCommandResponse.finished, on a retry, is the game's now (as the include parts are),
+    not whether that command ended it: a client told ``finished`` stops, and the events it is
+    sent again come complete, as every copy once the game is over."""
+    game = new_game(server)
+    tokens = [t.token for t in game.tokens]
+    turn = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(tokens[0])
+    ).view.hoola.turn
+    first = server.stub.SubmitCommand(
+        service_pb2.SubmitCommandRequest(
+            game_id=game.game_id, command_id="early", expected_version=game.version, command=DRAW
+        ),
+        metadata=auth(tokens[turn]),
+    )
+    assert not first.finished and first.events
+    finish_game(server.channel, game.game_id, tokens, random.Random(5))
+    again = server.stub.SubmitCommand(
+        service_pb2.SubmitCommandRequest(
+            game_id=game.game_id, command_id="early", expected_version=game.version, command=DRAW
+        ),
+        metadata=auth(tokens[turn]),
+    )
+    assert again.already_applied and again.version == first.version
+    assert again.finished
+    assert [e.version for e in again.events] == [e.version for e in first.events]
+    assert all(not e.redacted and e.hash for e in again.events)
 
 
 class PlayConnection:
@@ -388,6 +417,28 @@ def test_a_join_after_a_version_the_game_has_not_reached_is_refused(server: Runn
     assert again.next("state").state.version == game.version
     again.close()
     again.cancel()
+
+
+@pytest.mark.parametrize(
+    ("game_id", "reason"),
+    [("", "MISSING_FIELD"), ("g" * 65, "TOO_LONG"), ("a\x00b", "INVALID_CHARACTER")],
+)
+def test_a_join_refused_for_its_game_id_names_the_field_as_sent(
+    server: Running, game_id: str, reason: str
+) -> None:
+    """The join's fields are named as sent (``join.after_version``, ``join.heartbeat_s``): so is
+    its game id, else a client mapping a BadRequest's field to what it sent finds no
+    ``game_id`` in its PlayRequest."""
+    game = new_game(server)
+
+    def join() -> None:
+        request = service_pb2.PlayRequest(join=service_pb2.PlayJoin(game_id=game_id))
+        list(server.stub.Play(iter([request]), metadata=auth(game.tokens[0].token)))
+
+    code, info, fields = error_of(join)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert info.reason == reason
+    assert fields == ["join.game_id"]
 
 
 @contextlib.contextmanager
