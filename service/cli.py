@@ -1521,6 +1521,13 @@ def replay_export(game_id: str, out: str, store_url: str, form: str | None) -> N
     click.echo(f"wrote {out} ({'JSON' if as_json else 'binary'}): {len(replay_file.events)} events")
 
 
+class NotAReplay(click.ClickException):
+    """The file given to verify is not a replay: exit status 2, apart from a failed check's 1 (a
+    script telling a forged file from a wrong one), as replays/standalone_verify.py exits."""
+
+    exit_code = 2
+
+
 @replay.command("verify")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option(
@@ -1542,7 +1549,8 @@ def replay_export(game_id: str, out: str, store_url: str, form: str | None) -> N
 )
 def replay_verify(path: str, store_url: str | None, public_keys: tuple[str, ...]) -> None:
     """Verify a replay file: chain, commitment, decks, every event and the settlement, and its
-    signature. Exits 1 at the first divergence, naming it."""
+    signature. Exits 1 at the first divergence, naming it; 2 when the file is not a replay (as
+    the standalone verifier does)."""
     from croupier.log import GameNotFound
     from croupier.replays.format import ReplayFormatError, load, printable
     from croupier.replays.signing import ReplayKeyError, Verdict, parse_public_key, verify_signed
@@ -1555,7 +1563,7 @@ def replay_verify(path: str, store_url: str | None, public_keys: tuple[str, ...]
     try:
         replay_file = load(path)
     except ReplayFormatError as error:
-        raise click.ClickException(str(error)) from None
+        raise NotAReplay(str(error)) from None
     configured = _replay_keys().trusted
     report, signature = verify_signed(replay_file, [*given, *configured])
     for line in report.lines():
