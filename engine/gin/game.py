@@ -55,8 +55,6 @@ class GinView:
     totals: tuple[int, ...]
     table: tuple[Meld, ...]
     knocker: int | None
-    # The knocker's unmatched cards, laid face up with its melds (none after a gin).
-    knocker_deadwood: tuple[Card, ...]
     last_hand: HandEnded | None
     rules: GinRules
 
@@ -213,7 +211,6 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
             totals=state.totals,
             table=state.table,
             knocker=state.knock.seat if state.knock else None,
-            knocker_deadwood=state.knock.deadwood_cards if state.knock else (),
             last_hand=state.result,
             rules=state.rules,
         )

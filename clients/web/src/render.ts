@@ -155,14 +155,7 @@ function ginTable(v: GinView): HTMLElement {
     h("h3", "", "Your melds (arranged for the least deadwood)"),
     v.melds.length ? placed(v.melds) : h("p", "", "none"),
     ...(v.knocker !== undefined
-      ? [
-          h("h3", "", `Seat ${v.knocker} knocked: its melds`),
-          placed(v.table),
-          h("h3", "", `Seat ${v.knocker}'s unmatched cards (no lay-offs on these)`),
-          v.knockerDeadwood.length
-            ? cardRow(v.knockerDeadwood.map(cardTile))
-            : h("p", "", "none: gin"),
-        ]
+      ? [h("h3", "", `Seat ${v.knocker} knocked: its melds`), placed(v.table)]
       : []),
   );
 }

@@ -154,8 +154,6 @@ async function main() {
     // Of `refused`: the stale move's own refusals (submit tries it again, each attempt stale).
     refusedStale: 0,
     refusalShown: false,
-    // Gin knocks after which every tab showed the knocker's melds and unmatched cards.
-    knocksShown: 0,
     finalSeen: [],
     calls: {},
   };
@@ -277,17 +275,6 @@ async function main() {
         await shot(tab.page, `seat${tab.seat}-refused`);
       }
       if (!played) continue; // refused (the game moved first): look again
-      // A Gin knock lays the knocker's whole hand face up: every tab shows its melds and its
-      // unmatched cards, which a defender needs to see to choose its lay-offs.
-      if (move.kind === "knock") {
-        for (const t of tabs)
-          await t.page.waitForFunction(
-            () => /knocked: its melds[\s\S]*unmatched cards/.test(document.body.textContent ?? ""),
-            null,
-            { timeout: STEP_MS },
-          );
-        report.knocksShown += 1;
-      }
       // The move's first event, live in every other tab's log, from this seat.
       for (const other of tabs.filter((t) => t !== tab)) {
         await other.page.waitForSelector(
