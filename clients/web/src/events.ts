@@ -61,6 +61,7 @@ interface EventFields {
   readonly discarder?: number;
   readonly opening?: number;
   readonly deadwood?: unknown;
+  readonly deadwoodCards?: readonly AnyCard[];
   readonly gin?: boolean;
   readonly bigGin?: boolean;
   readonly awaitingChoice?: boolean;
@@ -150,9 +151,12 @@ function discardTaken(f: EventFields, mine: number): string {
 function knocked(f: EventFields): string {
   if (f.bigGin) return "goes big gin: all eleven cards melded";
   const discard = f.card?.code ? `, discarding ${card(f.card)}` : "";
+  // The knocker lays its whole hand face up: a defender choosing its lay-offs sees the melds on
+  // the table, and here the unmatched cards (Knocked.deadwood_cards), which take no lay-off.
+  const loose = cards(f.deadwoodCards);
   return f.gin
     ? `goes gin${discard}`
-    : `knocks${discard}, with ${numberIn(f.deadwood) ?? 0} deadwood`;
+    : `knocks${discard}, with ${numberIn(f.deadwood) ?? 0} deadwood${loose ? `: ${loose}` : ""}`;
 }
 
 function played(f: EventFields): string {

@@ -36,7 +36,13 @@ const EVENTS = [
   gin(8, undefined, "turnTimedOut", { seat: 0, deadlineMs: DEADLINE + 30_000n, away: true }),
   gin(9, undefined, "cardDrawn", { seat: 0, card: card("7S"), fromDiscard: false }),
   gin(10, undefined, "cardDiscarded", { seat: 0, card: card("QC") }),
-  gin(11, 1, "knocked", { seat: 1, card: card("6D"), deadwood: 5, melds: [] }),
+  gin(11, 1, "knocked", {
+    seat: 1,
+    card: card("6D"),
+    deadwood: 5,
+    deadwoodCards: [card("2C"), card("3D")],
+    melds: [],
+  }),
   gin(12, 1, "handEnded", { hand: 1, outcome: "KNOCK", winner: 1, points: 27, deadwood: [32, 5] }),
   gin(13, 1, "matchEnded", { hands: 1 }),
 ];
@@ -59,7 +65,8 @@ assert.equal(text[6], "Seat 1 discards J♦");
 assert.match(text[7], /^Seat 0 \(you\) ran out of time at .*; you are away now/);
 assert.equal(text[8], "Seat 0 (you), forced: draws 7♠ from the stock");
 assert.equal(text[9], "Seat 0 (you), forced: discards Q♣");
-assert.equal(text[10], "Seat 1 knocks, discarding 6♦, with 5 deadwood");
+// The knocker's unmatched cards, face up with its melds.
+assert.equal(text[10], "Seat 1 knocks, discarding 6♦, with 5 deadwood: 2♣ 3♦");
 assert.equal(text[11], "Hand 1 ends: knock, won by Seat 1 (27 points)");
 assert.equal(text[12], "The match is over after 1 hand");
 assert.deepEqual(
