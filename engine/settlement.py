@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 
 class MatchOutcome(StrEnum):
@@ -51,7 +53,16 @@ class Settlement:
     notes: tuple[str, ...] = ()
 
 
-def amount_of(factors: tuple[Factor, ...]) -> int:
+class FactorLike(Protocol):
+    """A factor as the engine or the contract (``common_pb2.Factor``) holds it."""
+
+    @property
+    def value(self) -> int: ...
+    @property
+    def added(self) -> bool: ...
+
+
+def amount_of(factors: Iterable[FactorLike]) -> int:
     """A line's amount from its factors, applied in order: an ``added`` factor adds its value,
     any other multiplies the amount so far (the first one sets it)."""
     amount: int | None = None
@@ -61,6 +72,16 @@ def amount_of(factors: tuple[Factor, ...]) -> int:
         else:
             amount = factor.value if amount is None else amount * factor.value
     return amount or 0
+
+
+def share_note(amount: int, factors: Iterable[FactorLike], winners: int) -> str:
+    """Why a line pays less than its factors make: it is one joint winner's share of a payment
+    split among them (Hoola's ``tie_mode`` ``SHARED``, docs/rules/common.md, "Settlement
+    records"), in words (``"its share of 8, split 2 ways"``); empty for any other line."""
+    whole = amount_of(factors)
+    if winners < 2 or whole == amount:
+        return ""
+    return f"its share of {whole}, split {winners} ways"
 
 
 def net_of(seats: int, lines: tuple[SettlementLine, ...]) -> tuple[int, ...]:

@@ -31,7 +31,7 @@ from croupier.engine.cards import RANK_NAMES, RANKS
 from croupier.engine.clock import TurnRestarted, TurnTimedOut
 from croupier.engine.game import CommandError
 from croupier.engine.koikoi import cards as hanafuda
-from croupier.engine.settlement import Settlement
+from croupier.engine.settlement import Settlement, share_note
 from croupier.engine.shuffle import Shuffle
 from croupier.log import PLAIN_FORMAT
 from croupier.replays.format import Replay, printable
@@ -759,7 +759,9 @@ def _settlement_lines(kind: str, settlement: Settlement) -> list[str]:
     out = [f"{_outcome(settlement.outcome)}: winner(s) {winners}"]
     out += [f"  note: {words(note)}" for note in settlement.notes]
     for line in settlement.lines:
-        out.append(f"  seat {line.payer} pays seat {line.payee} {line.amount}")
+        share = share_note(line.amount, line.factors, len(settlement.winners))
+        paid = f"  seat {line.payer} pays seat {line.payee} {line.amount}"
+        out.append(f"{paid} ({share})" if share else paid)
         for index, factor in enumerate(line.factors):
             sign = _factor_sign(index, factor)
             out.append(f"    {sign} {_outcome(factor.name)} {factor.value}: {words(factor.reason)}")
@@ -843,9 +845,10 @@ def _html_settlement(kind: str, title: str, settlement: Settlement) -> str:
             f"{_html_cards(cards_in_words(kind, f.reason))}</li>"
             for i, f in enumerate(line.factors)
         )
+        share = share_note(line.amount, line.factors, len(settlement.winners))
         rows.append(
             f"<tr class='line'><td>seat {line.payer}</td><td>seat {line.payee}</td>"
-            f"<td>{line.amount}</td><td><ul>{factors}</ul></td></tr>"
+            f"<td>{line.amount}{f' ({e(share)})' if share else ''}</td><td><ul>{factors}</ul></td></tr>"
         )
     notes = "".join(f"<li>{_html_cards(cards_in_words(kind, n))}</li>" for n in settlement.notes)
     net = ", ".join(f"seat {s} {n:+d}" for s, n in enumerate(settlement.net))

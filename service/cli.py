@@ -857,7 +857,8 @@ def _check_rounds(game: str, rounds: int | None) -> None:
 
 
 def _studio_options(command: Any) -> Any:
-    """``--studio-key`` and ``--studio-key-file``: the studio credential CreateGame takes."""
+    """``--studio-key`` and ``--studio-key-file``: the studio credential CreateGame and EndGame
+    take."""
     command = click.option(
         "--studio-key-file",
         type=click.Path(dir_okay=False, path_type=Path),
@@ -871,7 +872,7 @@ def _studio_options(command: Any) -> Any:
         env=config.STUDIO_KEY_ENV,
         default=lambda: os.environ.get(config.STUDIO_KEY_ENV, ""),
         show_default=False,
-        help="The studio credential for CreateGame (a token from `croupier token studio`). "
+        help="The studio credential (CreateGame, EndGame; a token from `croupier token studio`). "
         f"Environment: {config.STUDIO_KEY_ENV}. Without it: minted from "
         f"{config.STUDIO_SECRET_ENV} when set, else a local server's development credential.",
     )(command)

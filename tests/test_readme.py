@@ -54,6 +54,9 @@ def test_the_client_snippet_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     printed = out.getvalue().splitlines()
     assert printed[0].startswith("commitment ") and len(printed[0].split()[1]) == 64
     assert "Draw from the stock" in printed[1]
+    # What the snippet's comment says the first turn lists (korean: no stop on a first turn).
+    comment = re.search(r"print\(\[m\.label for m in moves\.moves\]\)  # (\[.*?\])", snippet)
+    assert comment is not None and printed[1].startswith(comment.group(1).rstrip("]"))
     assert printed[2].split()[0] == "3"
     # The draw's answer carried the seat's next moves (discards, melds…) and who is to act: the
     # same seat.
@@ -247,3 +250,28 @@ def test_the_backend_credits_the_final_settlement_once(tmp_path: Path) -> None:
     assert sum(wallet.values()) == 0
     rounds = [sum(r.net[seat] for r in result.rounds) for seat in range(3)]
     assert rounds == list(result.final.net)
+
+
+def test_the_settings_table_has_every_serve_option() -> None:
+    """`Running it`'s table lists every option of `croupier serve`, each with its environment
+    variable on the same row (what `serve --help` shows)."""
+    import click
+
+    from croupier.service.cli import serve
+
+    section = README.split("## Running it", 1)[1].split("\n## ", 1)[0]
+    table = section.split("| setting | flag | environment | default |", 1)[1].split("\n\n", 1)[0]
+    # setting | flag | environment | default
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in table.splitlines()
+        if line.startswith("| ")
+    ]
+    for option in serve.params:
+        if not isinstance(option, click.Option) or option.hidden:
+            continue
+        flag = next(o for o in option.opts if o.startswith("--"))
+        row = [r for r in rows if f"`{flag}`" in r[1]]
+        assert len(row) == 1, f"{flag} is not in the README's settings table"
+        env = getattr(option, "env", None)
+        assert env and f"`{env}`" in row[0][2], (flag, env)

@@ -115,6 +115,28 @@ def test_invalid_combinations_name_the_option(overrides: dict, field: str) -> No
     assert info.value.field == field
 
 
+def test_the_page_names_the_options_korean_differs_from_the_defaults_in() -> None:
+    """docs/rules/hoola.md §1.10 says how many options `korean` sets otherwise than `HoolaRules()`,
+    and names each of them."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs/rules/hoola.md").read_text()
+    page = " ".join(page.split())
+    differ = {
+        f.name
+        for f in dataclasses.fields(HoolaRules)
+        if getattr(HoolaRules(), f.name) != getattr(PRESETS["korean"], f.name)
+    }
+    words = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+    said = re.findall(r"the defaults of `HoolaRules`, but for (\w+) options", page)
+    assert [words[w] for w in said] == [len(differ)]
+    said = re.findall(r"`HoolaRules\(\)` itself differs from `korean` in these (\w+) options", page)
+    assert [words[w] for w in said] == [len(differ)]
+    presets_set = page.split("The presets set ", 1)[1].split(", so every new table", 1)[0]
+    assert set(re.findall(r"`(\w+)`", presets_set)) == differ
+
+
 def test_the_rule_set_has_one_field_per_option_of_the_contract() -> None:
     from croupier.v1 import hoola_pb2
 

@@ -399,6 +399,32 @@ def test_a_failed_stop_tied_for_the_win_is_shared_remainder_to_the_first_in_turn
     assert payments(result.settlement) == {(0, 1): 2, (0, 2): 1}
 
 
+def test_a_shared_payment_is_shown_as_each_winners_share() -> None:
+    """Each line of a shared payment lists the whole payment's factors (docs/rules/common.md,
+    "Settlement records"): what people read (the demo, `croupier replay show`, its HTML) says the
+    line is a share, or its factors (1 × 3) would not make its amount (2 or 1)."""
+    from croupier.contract.convert import to_proto
+    from croupier.engine.settlement import share_note
+    from croupier.replays.timeline import _html_settlement, _settlement_lines
+    from croupier.service.bots import describe_settlement
+    from croupier.v1 import common_pb2
+
+    state = stop_position("AS 2S 3D", "3C 3H", "AC 5H", base_stake=3)
+    settlement = ended(play(state, 0, Stop())[1]).settlement
+    assert [share_note(line.amount, line.factors, 2) for line in settlement.lines] == [
+        "its share of 3, split 2 ways"
+    ] * 2
+    text = _settlement_lines("hoola", settlement)
+    assert "  seat 0 pays seat 1 2 (its share of 3, split 2 ways)" in text
+    assert "  seat 0 pays seat 2 1 (its share of 3, split 2 ways)" in text
+    assert "<td>2 (its share of 3, split 2 ways)</td>" in _html_settlement("hoola", "", settlement)
+    demo = describe_settlement(to_proto(settlement, common_pb2.Settlement))
+    assert sum(line.endswith(", its share of 3, split 2 ways") for line in demo) == 2
+    # A payment with one winner reads as before.
+    alone = ended(play(stop_position("AS 2S 3D", "9C 8D", "TC 2H"), 0, Stop())[1]).settlement
+    assert not any("share" in line for line in _settlement_lines("hoola", alone))
+
+
 def test_tie_mode_void_pays_nothing() -> None:
     state = stop_position("AS 2S 3D", "3C 3H", "AC 5H", tie_mode=TieMode.VOID)
     result = ended(play(state, 0, Stop())[1])
