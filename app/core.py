@@ -101,6 +101,7 @@ from croupier.engine.shared import replaced
 from croupier.engine.shuffle import Seeds
 from croupier.log import (
     CREATE_COMMAND_ID,
+    STUDIO_COMMAND_PREFIX,
     TICK_PREFIX,
     AlreadyCreated,
     CommandResult,
@@ -153,6 +154,11 @@ JOIN_TIMEOUT_S = 30.0
 # game, spread over its seats. Without a cap, one token held 20,000 (274 MB), and a player's
 # token may watch any game. The studio's token (its backend follows all its games) has none.
 MAX_STREAMS_PER_TOKEN = 32
+# Messages a Play stream holds for its client before it reads no more of the client's: the
+# answers to its commands (each refusal too) wait in memory until the client reads them, and a
+# client that sent a flood of messages (empty ones, or commands beyond its rate) without reading
+# a reply grew the server's memory by hundreds of bytes per message sent, with no bound.
+PLAY_OUTBOX_LIMIT = 256
 # A game recorded by a newer release (a rolling upgrade): asked again after this long, by when
 # the client may reach a newer replica (or this one, upgraded).
 NEWER_RELEASE_RETRY_MS = 1000
@@ -206,15 +212,16 @@ def _request_fingerprint(
 
 def _check_command_id(command_id: str) -> None:
     """A client's command id: given, not too long, not one of the service's own (ticks, the
-    opening batch's)."""
+    opening batch's, the studio's namespace)."""
     require(command_id, "command_id")
     limits.check_text(command_id, "command_id", limits.MAX_COMMAND_ID)
-    if command_id.startswith(TICK):
-        raise invalid(
-            "RESERVED_COMMAND_ID",
-            f"command ids starting {TICK!r} are the service's",
-            "command_id",
-        )
+    for prefix in (TICK, STUDIO_COMMAND_PREFIX):
+        if command_id.startswith(prefix):
+            raise invalid(
+                "RESERVED_COMMAND_ID",
+                f"command ids starting {prefix!r} are the service's",
+                "command_id",
+            )
     if command_id == CREATE_COMMAND_ID:
         # A fold tells batches apart by their ids: a seat's first move under the deal's id would
         # fold as part of the deal, its turn clock never charged and the next seat's started at
@@ -279,14 +286,17 @@ class _Outbox:
     """A Play stream's messages on their way out, for its one reader (:meth:`Croupier.play`):
     what it uses of an :class:`asyncio.Queue`, which costs more for every message of every seat
     (its getters' deque, its count of unfinished tasks, and a look-up of the running loop at
-    each wait). A ``get`` cancelled takes nothing from it, as a queue's."""
+    each wait). A ``get`` cancelled takes nothing from it, as a queue's. :meth:`room` lets the
+    stream's request reader wait while the client is not reading its answers."""
 
-    __slots__ = ("_items", "_loop", "_reader")
+    __slots__ = ("_items", "_loop", "_reader", "_room", "limit")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, limit: int = PLAY_OUTBOX_LIMIT) -> None:
         self._items: collections.deque[PlayItem] = collections.deque()
         self._loop = loop
         self._reader: asyncio.Future[None] | None = None
+        self._room: asyncio.Future[None] | None = None
+        self.limit = limit
 
     def put_nowait(self, item: PlayItem) -> None:
         self._items.append(item)
@@ -298,7 +308,9 @@ class _Outbox:
         return not self._items
 
     def get_nowait(self) -> PlayItem:
-        return self._items.popleft()
+        item = self._items.popleft()
+        self._made_room()
+        return item
 
     async def get(self) -> PlayItem:
         while not self._items:
@@ -307,7 +319,21 @@ class _Outbox:
                 await self._reader
             finally:
                 self._reader = None
-        return self._items.popleft()
+        return self.get_nowait()
+
+    def _made_room(self) -> None:
+        room = self._room
+        if room is not None and not room.done() and len(self._items) < self.limit:
+            room.set_result(None)
+
+    async def room(self) -> None:
+        """Until fewer than :attr:`limit` messages wait to go out."""
+        while len(self._items) >= self.limit:
+            self._room = self._loop.create_future()
+            try:
+                await self._room
+            finally:
+                self._room = None
 
 
 @dataclass(frozen=True)
@@ -1129,7 +1155,10 @@ class Croupier:
         if expected_version is not None:
             limits.check_version(expected_version, "expected_version")
         try:
-            kind, earlier = await self._studio_ends(game_id, command_id, reason, expected_version)
+            # Recorded in the studio's own namespace: a seat cannot take the id first.
+            kind, earlier = await self._studio_ends(
+                game_id, f"{STUDIO_COMMAND_PREFIX}{command_id}", reason, expected_version
+            )
         except AppError as error:
             self._refused(game_id, error)
             raise
@@ -1967,6 +1996,9 @@ class Croupier:
     ) -> None:
         try:
             async for request in requests:
+                # A message is answered once the client has read enough of the answers before
+                # it: one that sends without reading is read no further (PLAY_OUTBOX_LIMIT).
+                await out.room()
                 kind = request.WhichOneof("kind")
                 if kind != "command":
                     out.put_nowait(

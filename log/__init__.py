@@ -23,6 +23,7 @@ from croupier.log.chain import (
 )
 from croupier.log.records import (
     CREATE_COMMAND_ID,
+    STUDIO_COMMAND_PREFIX,
     TICK_PREFIX,
     CommandResult,
     CreateRequest,
@@ -51,6 +52,7 @@ __all__ = [
     "LOG_FORMATS",
     "LOG_FORMAT_VERSION",
     "PLAIN_FORMAT",
+    "STUDIO_COMMAND_PREFIX",
     "TICK_PREFIX",
     "AlreadyCreated",
     "CommandResult",

@@ -11,6 +11,12 @@ TICK_PREFIX = "tick:"
 #: A client may not take it: a fold tells batches apart by their command ids, and a seat's move
 #: under this id right after the deal would fold as part of the deal (its clock never started).
 CREATE_COMMAND_ID = "create"
+#: What the studio's command ids (EndGame's) are recorded under, followed by the studio's own id.
+#: Command ids are unique per game, whoever sends them: under its bare id, a seat that sent a
+#: command first under the id the studio would use (the CLI's ``end-<game id>``, or any guessable
+#: one) made the studio's EndGame ``COMMAND_ID_REUSED``, and the game could not be ended so. No
+#: client id may take the prefix, so a seat's ids and the studio's never meet.
+STUDIO_COMMAND_PREFIX = "studio:"
 
 #: The first log format: payloads and commands hashed in the clear (``croupier.log.chain``).
 PLAIN_FORMAT = 1

@@ -5,13 +5,14 @@ that seat out early, and the game's replay failed verification."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import grpc
 import pytest
 
 from croupier.app import core
-from croupier.log import CREATE_COMMAND_ID
+from croupier.log import CREATE_COMMAND_ID, STUDIO_COMMAND_PREFIX
 from croupier.replays.format import from_binary
 from croupier.replays.timeline import timeline
 from croupier.service.bots import auth
@@ -119,3 +120,51 @@ def test_a_move_recorded_under_the_opening_id_folds_at_its_own_time(
     finally:
         first.close()
         second.close()
+
+
+def test_a_seat_cannot_take_the_studio_s_end_game_id_first(server: Running) -> None:
+    """Command ids were one namespace per game, the studio's and the seats': a seat that sent
+    anything under the id the studio would end the game with (the CLI's default is
+    ``end-<game id>``) made the studio's EndGame COMMAND_ID_REUSED, and the CLI then said the game
+    was over while it played on. The studio's ids are its own now."""
+    game = _clocked_gin(server.stub)
+    end_id = f"end-{game.game_id}"
+    view = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    )
+    for seat in (0, 1):  # the seat to act's move is recorded, the other's refusal is
+        with contextlib.suppress(grpc.RpcError):
+            server.stub.SubmitCommand(
+                service_pb2.SubmitCommandRequest(
+                    game_id=game.game_id,
+                    command_id=end_id,
+                    expected_version=view.version,
+                    command=PASS,
+                ),
+                metadata=auth(game.tokens[seat].token),
+            )
+    request = service_pb2.EndGameRequest(game_id=game.game_id, command_id=end_id, reason="stuck")
+    ended = server.stub.EndGame(request, metadata=studio_auth())
+    assert not ended.already_applied
+    again = server.stub.EndGame(request, metadata=studio_auth())  # a retry: answered the same
+    assert again.already_applied and again.version == ended.version
+    final = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    )
+    assert final.finished
+
+
+def test_a_client_may_not_take_the_studio_s_namespace(server: Running) -> None:
+    game = _clocked_gin(server.stub)
+    with pytest.raises(grpc.RpcError) as raised:
+        server.stub.SubmitCommand(
+            service_pb2.SubmitCommandRequest(
+                game_id=game.game_id,
+                command_id=f"{STUDIO_COMMAND_PREFIX}end",
+                expected_version=game.version,
+                command=PASS,
+            ),
+            metadata=auth(game.tokens[1].token),
+        )
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "RESERVED_COMMAND_ID" in str(raised.value.trailing_metadata())
