@@ -1168,6 +1168,7 @@ def demo(
     default="hoola",
     show_default=True,
     type=click.Choice(["hoola", "koikoi", "gin", "rummy"]),
+    help="The game the bots play.",
 )
 @click.option("--seats", default=None, type=click.IntRange(2, 7), help="Seats per game.")
 @click.option("--preset", default="", help="A preset of the game (default: the game's default).")
@@ -1289,9 +1290,21 @@ def demo(
     "once), before --duration: moves, latencies, errors and CPU are counted after it; games "
     "started and finished are counted over the whole run.",
 )
-@click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False, writable=True))
+@click.option(
+    "--json",
+    "json_path",
+    default=None,
+    type=click.Path(dir_okay=False, writable=True),
+    help="Also write the report to this file, as JSON (README, Load testing); an interrupted "
+    "run's too, marked so.",
+)
 @click.option("--quiet", is_flag=True, help="No progress display.")
-@click.option("--connect-timeout", default=10.0, show_default=True)
+@click.option(
+    "--connect-timeout",
+    default=10.0,
+    show_default=True,
+    help="Seconds to wait for every address to answer before the run starts.",
+)
 @_studio_options
 @tls_options.client_options
 def load(

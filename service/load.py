@@ -591,12 +591,16 @@ OTHERS_NOTABLE = 0.15
 def others_share(report: dict[str, Any]) -> float | None:
     """The share of the machine's CPU (of all its cores over the run) that neither the load tool
     nor the watched server used: other processes' (None: not known, as when a local server's
-    CPU was not read). The busy share alone cannot tell a server and bots that keep the cores
+    CPU was not read, or was partial). The busy share alone cannot tell a server and bots that keep the cores
     busy from a machine busy with other work."""
     machine, client = report.get("machine"), report.get("client")
     if not machine or not client or not machine.get("cpu_s") or not machine.get("busy"):
         return None
     server = report.get("server")
+    if server and server.get("cpu_partial"):
+        # A watched process ended: its successor (a restarted server) served on unwatched, and
+        # its CPU was said to be other people's work ("81 % … not the server's alone").
+        return None
     if server and server.get("cpu_s") is not None:
         server_s = float(server["cpu_s"])
     elif report.get("addresses") and not any(map(is_local, report["addresses"])):
@@ -808,6 +812,8 @@ def spawn_echo(timeout: float = 15.0) -> Spawned:
         [sys.executable, "-m", "croupier.service.echo", "--address", "127.0.0.1:0"],
         stdout=subprocess.PIPE,
         text=True,
+        # As a spawned server: a tool killed outright during the baseline left it serving.
+        preexec_fn=die_with_parent(),
     )
     assert process.stdout is not None
     deadline = time.monotonic() + timeout
@@ -1238,6 +1244,8 @@ class Load:
         self.refused: grpc.aio.AioRpcError | None = None
         self.stopping = asyncio.Event()
         self.started = 0.0
+        #: Whether a --warmup is over (the counts restarted): the live line says which it is.
+        self.warmed_up = False
         self.elapsed = 0.0
         self.quiet_s = 0.0  # how long before the run stopped the last move was accepted
         self.usage: Usage | None = None  # the tool's and the machine's CPU, from the games' start
@@ -2139,21 +2147,44 @@ class Load:
     async def _progress(self, out: TextIO) -> None:
         tty = out.isatty()
         every = 1.0 if tty else 5.0
-        last_moves, last_time = 0, time.monotonic()
+        shown_from = last_shown = since = time.monotonic()
+        last_moves = 0  # the moves counted at ``since``, the rate's start
+        # When the moves counted began: the games' start (0.0 until then), and again at the end
+        # of a warm-up, which drops the moves counted so far.
+        measured_from = self.started
         window: list[float] = []
         while True:
             await asyncio.sleep(1.0)
             window += self.recorder.window.pop(self._primary(), [])
             self.recorder.window.clear()
             now = time.monotonic()
-            if now - last_time < every - 0.01:
+            if self.started != measured_from:
+                # The moves are counted from 0 again: the rate is of those since (after a
+                # warm-up it was negative, the warm-up's moves taken off).
+                measured_from = self.started
+                last_moves, since = 0, max(since, self.started)
+            # A line as often as ``every``, with half of it at least to count the rate over (not
+            # 3 moves in 3 ms just after the counts restarted).
+            if now - last_shown < every - 0.01 or (self.started and now - since < every / 2):
                 continue
-            rate = (self.recorder.moves - last_moves) / (now - last_time)
-            last_moves, last_time = self.recorder.moves, now
-            line = progress_line(self.recorder, now - self.started, rate, window, len(self.running))
+            if not self.started:
+                # The extra streams still opening, no game yet: their count, not an elapsed
+                # time and a "no move for" of the monotonic clock's (the machine's uptime).
+                line = (
+                    f"{now - shown_from:6.1f}s  opening the extra streams: "
+                    f"{self.streams_open} of {self.config.streams} open"
+                )
+            else:
+                rate = (self.recorder.moves - last_moves) / max(now - since, 1e-3)
+                line = progress_line(
+                    self.recorder, now - self.started, rate, window, len(self.running)
+                )
+                if self.config.warmup and not self.warmed_up:
+                    line += "  (warm-up: not measured)"
+                if self.config.streams:
+                    line += f"  streams open {self.streams_open}"
+            last_moves, since, last_shown = self.recorder.moves, now, now
             window = []
-            if self.config.streams:
-                line += f"  streams open {self.streams_open}"
             if tty:
                 out.write("\r\x1b[2K" + line)
             else:
@@ -2236,6 +2267,11 @@ class Load:
         r.latencies.clear()
         r.window.clear()
         r.errors.clear()
+        # What the server said of the first of each error goes with the errors (a warm-up's
+        # was printed under "errors 0"), and the slowest answer with the latencies (the start's
+        # burst failed a run that its measured time passed).
+        r.first_said.clear()
+        r.slowest_answer = (0.0, "")
         r.lost.clear()
         r.calls.clear()
         r.moves = r.move_calls = 0
@@ -2245,6 +2281,7 @@ class Load:
             self.watch.start()
         self.usage = Usage.start()
         self.started = time.monotonic()
+        self.warmed_up = True
 
     def _stop_clock(self) -> None:
         """The run's length, and the seats' time waiting to join, up to now."""

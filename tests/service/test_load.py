@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import os
 import signal
@@ -259,6 +260,15 @@ def test_a_machine_busy_with_other_work_is_not_named_the_servers_limit() -> None
         load.others_share({"client": client, "machine": machine, "addresses": ["127.0.0.1:1"]})
         is None
     )
+    # A watched server that exited (restarted: its successor served on unwatched): its CPU is
+    # partial, and the rest is not known to be other work (81 % "not the server's alone" was
+    # the restarted server's own).
+    restarted = {"cpu_s": 2.0, "cpu_partial": load.CPU_PARTIAL, "exited": [7]}
+    unread = {"cores": 2, "busy": 1.0, "cpu_s": 20.0}
+    partial: dict[str, Any] = {"client": client, "machine": unread, "server": restarted}
+    partial["machine"]["others"] = load.others_share(partial)
+    assert partial["machine"]["others"] is None
+    assert "other processes" not in "\n".join(load._usage_lines(partial))
 
 
 def test_the_progress_line_shows_a_stall_not_a_p99_of_nothing() -> None:
@@ -278,6 +288,76 @@ def test_the_progress_line_shows_a_stall_not_a_p99_of_nothing() -> None:
     assert "p99 30.0 ms" in busy and "no move" not in busy and "resumed" not in busy
     # None yet, early in the run: no stall to speak of.
     assert "no move" not in load.progress_line(Recorder(), 1.0, 0.0, [], 4)
+
+
+class _Terminal(io.StringIO):
+    """A progress display's output that is a terminal: a line every second."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_live_line_counts_from_the_games_start_and_again_from_the_warmup_s_end() -> None:
+    """While the extra streams open (no game yet), the live line said the monotonic clock's
+    time as the run's ("874.8s … no move for 875 s"); and after --warmup, whose end drops the
+    moves counted, its rate was negative ("-128.1 moves/s"). Now: the streams opening, then
+    the warm-up (said so), then the measured moves' rate."""
+
+    async def lines() -> list[str]:
+        channel = grpc.aio.insecure_channel("127.0.0.1:1")
+        try:
+            config = load.LoadConfig(addresses=["127.0.0.1:1"], streams=5, warmup=1.0)
+            run = load.Load(config, [[channel]])
+        finally:
+            await channel.close()
+        out = _Terminal()
+        display = asyncio.create_task(run._progress(out))
+        run.streams_open = 3
+        await asyncio.sleep(1.25)  # a line while the streams open
+        run.started = time.monotonic()  # the games start
+        run.recorder.moves = 900
+        await asyncio.sleep(1.0)  # a line in the warm-up
+        run._measure_from_now()
+        run.recorder.moves = 40
+        await asyncio.sleep(1.5)  # a line of the measured run
+        display.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await display
+        return out.getvalue().split("\r\x1b[2K")[1:]
+
+    shown = asyncio.run(lines())
+    opening, warming, measured = shown[0], shown[1], shown[-1]
+    assert "opening the extra streams: 3 of 5 open" in opening and "no move" not in opening
+    assert float(opening.split("s", 1)[0]) < 5, opening
+    assert "(warm-up: not measured)" in warming and "900 moves" in warming
+    assert "40 moves" in measured and "warm-up" not in measured
+    rates = [float(line.split("moves/s")[0].split()[-1]) for line in shown[1:]]
+    assert min(rates) >= 0 and rates[-1] > 0, shown
+
+
+def test_the_warmup_s_first_errors_and_slowest_answer_are_dropped_with_its_counts() -> None:
+    """The end of a warm-up drops the errors counted: what the server said of the first of each
+    (printed under "errors 0") and the slowest answer (the start's burst, which failed a run
+    whose measured time had none over 10 s) go with them."""
+
+    async def made() -> load.Load:
+        channel = grpc.aio.insecure_channel("127.0.0.1:1")
+        try:
+            return load.Load(load.LoadConfig(addresses=["127.0.0.1:1"], warmup=1.0), [[channel]])
+        finally:
+            await channel.close()
+
+    run = asyncio.run(made())
+    run.recorder.error("CreateGame", "UNAVAILABLE", "the start's burst")
+    run.recorder.answered("CreateGame", 12.0)
+    run._measure_from_now()
+    run.recorder.moved()
+    run.recorder.answered("Play command→accepted", 0.02)
+    run._stop_clock()
+    report = run.report()
+    assert report["errors"] == {} and report["errors_first_said"] == {}
+    assert report["slowest_answer_s"] == 0.02
+    assert not [f for f in load.failures(report) if "answered only after" in f]
 
 
 def test_a_server_pid_above_the_server_watches_the_server_not_all_under_it(
@@ -1132,6 +1212,34 @@ def test_a_spawned_server_dies_with_a_load_tool_killed_outright() -> None:
     assert not scratch[0].exists()
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
+def test_the_baseline_s_echo_server_dies_with_a_load_tool_killed_outright() -> None:
+    """SIGKILL of ``load --baseline`` during the baseline: its echo server was left serving for
+    good (the game server it spawned had the parent-death signal, the echo server not)."""
+    tool = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\nfrom croupier.service import load\n"
+            "print(load.spawn_echo().pid, flush=True)\ntime.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert tool.stdout is not None
+        echo = int(tool.stdout.readline())
+    finally:
+        tool.kill()
+        tool.wait()
+    deadline = time.monotonic() + 30
+    while load._alive(echo) and _state(echo) != "Z":
+        if time.monotonic() > deadline:
+            os.kill(echo, signal.SIGKILL)
+            pytest.fail("the echo server outlived its tool")
+        time.sleep(0.1)
+
+
 def test_a_signal_stops_the_run_and_the_server_it_spawned_and_keeps_the_report(
     tmp_path: Path,
 ) -> None:
@@ -1845,6 +1953,66 @@ def test_the_warmup_is_played_and_not_measured(tmp_path: Path) -> None:
     assert report["games_started"] >= 2 and created <= report["games_started"] - 2
     assert report["latency"]["Play command→accepted"]["count"] == report["moves"]
     assert "measured after 1 s" in result.output
+
+
+def test_every_option_of_load_says_what_it_does() -> None:
+    """``load --help`` listed --json, --connect-timeout and --game with no word of what they
+    do (--json's report, which is the run's record, among them)."""
+    command = main.commands["load"]
+    bare = [
+        param.opts[0]
+        for param in command.params
+        if isinstance(param, click.Option) and not (param.help or "").strip()
+    ]
+    assert bare == []
+    shown = CliRunner().invoke(main, ["load", "--help"], terminal_width=200).output
+    assert "Also write the report to this file, as JSON" in shown
+
+
+def test_every_key_of_the_json_report_is_explained_in_the_readme(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The JSON report's keys were explained nowhere (``slowest_answer_s``, ``clock_waits`` and
+    others not even shown in the text): each is named in the README's table."""
+
+    async def report() -> dict[str, Any]:
+        channel = grpc.aio.insecure_channel("127.0.0.1:1")
+        try:
+            config = load.LoadConfig(
+                addresses=["127.0.0.1:1"], streams=1, turn_time_ms=1000, spectators=1
+            )
+            run = load.Load(config, [[channel]], load.ProcWatch([os.getpid()]))
+        finally:
+            await channel.close()
+        assert run.watch is not None
+        run.watch.start()
+        readings = iter([(1.0, 2.0), (3.0, 6.0)])  # busy and all CPU seconds, then 2 s later
+        monkeypatch.setattr(load, "machine_cpu_s", lambda: next(readings))
+        run.usage = load.Usage.start()
+        run.recorder.moves = 1
+        run._stop_clock()
+        made = load._measured(run, run.watch)
+        made["machine"]["others"] = 0.0
+        made["server"].update(cpu_partial="", spawned=True, workers=1, exit_status="", log="")
+        made["server"]["log_tail"] = []
+        return made
+
+    made = asyncio.run(report())
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    table = readme[readme.index("The JSON report (`--json FILE`)") :]
+    named = [
+        *made,
+        *(f"{part}.{key}" for part in ("client", "machine", "server") for key in made[part]),
+        *made["clock"],
+        *made["streams"],
+        "baseline",
+        "ratios",
+        "table",
+        "interrupted",
+        "interrupted_during",
+    ]
+    unexplained = [key for key in named if f"`{key}`" not in table]
+    assert unexplained == []
 
 
 def test_the_bots_play_the_seat_whose_turn_it_is_before_one_that_may_act() -> None:
