@@ -2311,6 +2311,13 @@ class Load:
             "games_in_flight": self.in_flight(),
             "think_ms": self.config.think_ms,
             "warmup_s": self.config.warmup,
+            # The rest of the run as asked, so that a report says how to run it again.
+            "rounds": self.config.rounds,
+            "duration_asked_s": self.config.duration,
+            "games_asked": self.config.games,
+            "channels": self.config.channels,
+            "split_seats": self.split_seats,
+            "seed": self.config.seed,
             "elapsed_s": round(elapsed, 3),
             "moves": r.moves,
             "moves_per_s": round(r.moves / elapsed, 2),

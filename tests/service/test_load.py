@@ -92,11 +92,17 @@ def test_load_spawns_a_server_plays_games_and_measures(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     result = CliRunner().invoke(
         main,
-        ["load", "--spawn", "--games", "4", "--json", str(out), "--quiet", "--baseline"],
+        [
+            *("load", "--spawn", "--games", "4", "--json", str(out), "--quiet", "--baseline"),
+            *("--seed", "7", "--channels", "2"),
+        ],
     )
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
     assert report["games_finished"] == 4 and report["games_started"] == 4
+    # The run as asked, to run it again: the options given, and the defaults taken as null.
+    asked = ("games_asked", "seed", "channels", "split_seats", "duration_asked_s", "rounds")
+    assert [report[key] for key in asked] == [4, 7, 2, False, None, None]  # one address
     assert report["moves"] > 0 and report["errors"] == {}
     assert report["calls_per_move"] == 1  # play mode: one client message per move
     assert report["server"]["cpu_ms_per_move"] > 0 and report["server"]["vmhwm_kb"] > 0
