@@ -1183,6 +1183,8 @@ class Croupier:
             getattr(command, folded.binding.field).end_game.reason = reason
             payload = command.SerializeToString(deterministic=True)
             fingerprint = _fingerprint(NO_SEAT, payload)
+            if earlier is None and folded.record.finished:
+                earlier = await self._studio_ended_before(game_id, command_id, fingerprint)
             if earlier is not None:
                 break
             # A game already over refuses the end as GAME_OVER, whatever version it names: a
@@ -1204,6 +1206,17 @@ class Croupier:
         assert earlier is not None
         _accepted(earlier, fingerprint)
         return folded.record.kind, earlier
+
+    async def _studio_ended_before(
+        self, game_id: str, command_id: str, fingerprint: bytes
+    ) -> CommandResult | None:
+        """The first answer to this EndGame as a release before the studio's namespace recorded
+        it, under its bare id (``command_id`` without :data:`STUDIO_COMMAND_PREFIX`), or None:
+        a retry across the upgrade is answered as the first time, not ``GAME_OVER``. Only the
+        studio's very command matches its fingerprint (no seat's under that id does: a seat's
+        fingerprint holds its seat); every EndGame was recorded with one."""
+        bare = await self.log.result_of(game_id, command_id.removeprefix(STUDIO_COMMAND_PREFIX))
+        return bare if bare is not None and bare.fingerprint == fingerprint else None
 
     async def _play_command(
         self, caller: Caller, game_id: str, move: service_pb2.PlayCommand

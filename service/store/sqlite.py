@@ -340,7 +340,11 @@ class SqliteEventStore(SqlEventStore):
                     if has_table
                     else None
                 )
-        except sqlite3.DatabaseError as error:
+        except sqlite3.OperationalError:
+            # Not the file's fault (none there, a folder it cannot read, a writer's lock held
+            # past the wait): open_store says it cannot open it, as for a server.
+            raise
+        except sqlite3.DatabaseError as error:  # the bytes are not an SQLite database
             raise SchemaNotCurrent(f"{self.path} is not an SQLite store: {error}") from None
         refusal = not_current(str(self.path), recorded, "sqlite")
         if refusal is not None:

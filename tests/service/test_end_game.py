@@ -10,6 +10,7 @@ import uuid
 import grpc
 import pytest
 
+from croupier.app import core
 from croupier.app.errors import StaleVersion
 from croupier.replays.format import from_binary
 from croupier.replays.timeline import render_text, timeline
@@ -210,3 +211,26 @@ def test_without_a_version_the_end_is_tried_again_while_moves_land_first(
     other, _ = started(server, common_pb2.GAME_KIND_GIN, "standard", 2, 0)
     code, info, _ = error_of(lambda: end(server, other.game_id, expected_version=other.version))
     assert (code, info.reason) == (grpc.StatusCode.ABORTED, "VERSION_CONFLICT") and len(lost) == 1
+
+
+def test_a_retry_of_an_end_recorded_under_its_bare_id_is_answered_as_the_first_time(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Releases before the studio's namespace recorded EndGame under its bare id. The studio's
+    retry of such an end after an upgrade (``croupier end-game`` run again after a lost answer)
+    gets the first answer, as before the upgrade, not GAME_OVER; a seat's command under a bare
+    id is no studio's end, as the namespace promises."""
+    game, version = started(server, common_pb2.GAME_KIND_GIN, "standard", 2, 4)
+    with monkeypatch.context() as older:  # the older release: no prefix, none reserved
+        older.setattr(core, "STUDIO_COMMAND_PREFIX", "")
+        older.setattr(core, "_check_command_id", lambda command_id: None)
+        ended = end(server, game.game_id, command_id=f"end-{game.game_id}")
+    assert ended.version > version and not ended.already_applied
+    again = end(server, game.game_id, command_id=f"end-{game.game_id}")
+    assert again.already_applied and again.version == ended.version
+    assert again.settlement == ended.settlement
+    # Another command under that id is not that end's retry: the game is over.
+    code, info, _ = error_of(
+        lambda: end(server, game.game_id, command_id=f"end-{game.game_id}", reason="other")
+    )
+    assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "GAME_OVER")

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from croupier.service.cli import main
-from croupier.service.store import SchemaNotCurrent, open_store
+from croupier.service.store import SchemaNotCurrent, StoreError, open_store
 from croupier.service.store.sql import migrations_path
 
 CROUPIER = str(Path(sys.executable).parent / "croupier")
@@ -187,3 +187,18 @@ def test_a_reading_tool_does_not_make_a_store_of_an_empty_database(empty_postgre
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
         ).fetchone()
     assert tables == (0,)
+
+
+def test_a_reading_tool_that_cannot_open_a_store_does_not_call_it_no_store(
+    tmp_path: Path,
+) -> None:
+    """Only bytes that are not an SQLite database are "not an SQLite store": a file SQLite
+    cannot open (no such folder, a lock held past the wait) is said so, as to a server, and a
+    support agent does not go looking for another file."""
+    missing = tmp_path / "no-such-folder" / "croupier.sqlite3"
+    with pytest.raises(StoreError) as raised:
+        open_store(f"sqlite:///{missing}", migrate=False)
+    assert not isinstance(raised.value, SchemaNotCurrent)
+    assert "cannot open the SQLite store" in str(raised.value)
+    assert "unable to open database file" in str(raised.value)
+    assert not missing.parent.exists()
