@@ -42,7 +42,14 @@ def _engine_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-FORMAT = f"pickle-state:{ENGINE_VERSION}:{_engine_digest()}"
+#: How the core folds a log into a state (app/core.py ``_folded``: where a batch of events
+#: starts, what each batch charges the turn clock), which the engine's digest does not cover: a
+#: change there makes the snapshots folded before it wrong, and is made with this number raised.
+#: 2: a batch starts at every event that carries its command (a seat's move recorded under the
+#: deal's id, ``create``, folded as part of the deal).
+FOLD_VERSION = 2
+
+FORMAT = f"pickle-state:{ENGINE_VERSION}:{FOLD_VERSION}:{_engine_digest()}"
 
 
 @dataclass(frozen=True)
