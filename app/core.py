@@ -1261,13 +1261,7 @@ class Croupier:
         """The command's first answer, accepted (a refusal is raised), with the game to answer
         it from."""
         acting = self._seat(caller, game_id, seat)
-        wait_ms = self.rate.take((game_id, acting), self.clock())
-        if wait_ms:
-            raise RateLimited(
-                f"seat {acting} sends commands faster than {self.rate.limit.per_second:g}/s; "
-                f"retry in {wait_ms} ms",
-                wait_ms,
-            )
+        self._take_allowance(game_id, acting)
         _check_command_id(command_id)
         limits.check_version(expected_version, "expected_version")
         payload = command.SerializeToString(deterministic=True)
@@ -1700,10 +1694,24 @@ class Croupier:
         self.cache.put(self._maybe_snapshot(updated))
         self.notifier.notify(record.game_id, version)
 
+    def _take_allowance(self, game_id: str, acting: int) -> None:
+        """One command of the seat's allowance (app/ratelimit.py), or :class:`RateLimited`."""
+        wait_ms = self.rate.take((game_id, acting), self.clock())
+        if wait_ms:
+            raise RateLimited(
+                f"seat {acting} sends commands faster than {self.rate.limit.per_second:g}/s; "
+                f"retry in {wait_ms} ms",
+                wait_ms,
+            )
+
     async def validate(
         self, caller: Caller, game_id: str, command: service_pb2.Command, seat: int | None = None
     ) -> service_pb2.ValidateCommandResponse:
         acting = self._seat(caller, game_id, seat)
+        # A dry run of a command costs the engine's check of it each time (no answer is kept to
+        # share, as legal moves are per version): it draws on the same allowance, so that a seat
+        # looping on it cannot take the server's CPU from everyone.
+        self._take_allowance(game_id, acting)
         folded, _ = await self._fold(game_id, seat=acting)
         # As _apply checks a submitted command's bytes before it is decided.
         limits.check_command_size(command.ByteSize())

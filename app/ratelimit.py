@@ -1,7 +1,8 @@
 """How fast one seat may send commands: a token bucket per seat of a game.
 
 A seat's commands cost a write each (a refused one is recorded too), so one client looping on
-SubmitCommand or a Play stream could take the store from everyone. The default allowance is far
+SubmitCommand or a Play stream could take the store from everyone; a ValidateCommand, the
+engine's check of a command each time, draws on the same allowance. The default allowance is far
 above what a person or a bot at full speed sends (the load tool measured ~200 moves/s for a whole
 server), so only a runaway client meets it; it answers RESOURCE_EXHAUSTED ``RATE_LIMITED`` with
 the time to wait.

@@ -511,6 +511,16 @@ def test_a_seat_sending_commands_too_fast_is_rate_limited_with_retry_info(tmp_pa
         server.clock.advance(1000)
         code, reason, _, _ = refused(submit)
         assert reason != "RATE_LIMITED"
+        # A dry run of a command draws on the same allowance (each one is the engine's work).
+        draw = service_pb2.Command(hoola=hoola_pb2.HoolaCommand(draw=hoola_pb2.Draw()))
+        validate = service_pb2.ValidateCommandRequest(game_id=game.game_id, command=draw)
+        server.clock.advance(2000)
+        for _ in range(2):  # seat 0 may draw or not, but is answered, not limited
+            server.stub.ValidateCommand(validate, metadata=me)
+        code, reason, _, _ = refused(lambda: server.stub.ValidateCommand(validate, metadata=me))
+        assert (code, reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")
+        code, reason, _, _ = refused(submit)
+        assert reason == "RATE_LIMITED"  # the validations used up the commands' allowance too
     finally:
         server.close()
 
