@@ -978,7 +978,9 @@ class Croupier:
         self._studio(caller)
         binding = _binding(kind)
         limits.check_text(request_id, "request_id", limits.MAX_REQUEST_ID)
-        # An unset seat count (0) is the game's default where it has one (Rummy: 4).
+        # An unset seat count (0) is the game's default where it has one (Rummy: 4, or the rule
+        # set's max_seats when fewer, worked out below once the overrides are read).
+        unset = not seats
         seats = seats or binding.default_seats
         if overrides is not None and holds_unknown(overrides):
             # A newer contract's option, or a misspelt one sent as JSON (service/http.py): the
@@ -991,6 +993,8 @@ class Croupier:
             )
         try:
             changes = binding.overrides(overrides) if overrides is not None else {}
+            if unset and binding.unset_seats is not None:
+                seats = binding.unset_seats(preset, changes)
             rules = binding.game.new_game_rules(preset, changes, seats)
         except InvalidRules as error:
             field = (

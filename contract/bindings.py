@@ -6,6 +6,7 @@ The application is game-agnostic: everything it knows of a kind is one :class:`G
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +36,7 @@ from croupier.engine.koikoi.rules import KoiKoiRules
 from croupier.engine.rummy import events as rummy_events
 from croupier.engine.rummy.game import RummyView
 from croupier.engine.rummy.rules import DEFAULT_SEATS as RUMMY_DEFAULT_SEATS
-from croupier.engine.rummy.rules import RummyRules
+from croupier.engine.rummy.rules import RummyRules, unset_seats
 from croupier.v1 import common_pb2, gin_pb2, hoola_pb2, koikoi_pb2, rummy_pb2, service_pb2
 
 
@@ -54,6 +55,9 @@ class GameBinding:
     events: dict[str, type]
     # The seats a request's unset ``seats`` (0) means; 0: none, the request must name them.
     default_seats: int = 0
+    # Where the default depends on the rule set: the seats an unset ``seats`` means for a preset
+    # and its overrides (Rummy: ``default_seats``, or the rule set's ``max_seats`` when fewer).
+    unset_seats: Callable[[str, dict[str, Any]], int] | None = None
 
     # -- rules ---------------------------------------------------------------------------------
     def rules_to_proto(self, rules: Any) -> service_pb2.Rules:
@@ -253,6 +257,7 @@ RUMMY = GameBinding(
     view_msg=rummy_pb2.RummyView,
     view_cls=RummyView,
     default_seats=RUMMY_DEFAULT_SEATS,
+    unset_seats=unset_seats,
     commands=convert.classes_by_field(
         rummy_events.DrawStock,
         rummy_events.TakeDiscard,

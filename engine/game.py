@@ -80,7 +80,8 @@ class Game(Protocol, Generic[R, S, E, C]):
 
     def new_game_rules(self, preset: str, overrides: dict[str, Any], seats: int) -> R:
         """:meth:`rules_for` a game about to be created: an option that only games recorded
-        before it may turn off (``KEPT_BY_NEW_GAMES``) is refused off (INVALID_OPTION). A
+        before it may turn off (``KEPT_BY_NEW_GAMES``) is refused off, and a clock-only option
+        set without a turn clock (``clock_options_need_a_clock``) refused too (INVALID_OPTION). A
         replay's recorded rules are read back with :meth:`rules_for`, never this."""
 
     def start(self, rules: R, seats: int, seeds: Seeds) -> list[E]:
@@ -242,6 +243,34 @@ def kept_by_new_games(rules: Any, options: dict[str, str]) -> None:
             )
 
 
+#: Options that only a turn clock reads (docs/rules/common.md §5.1), in any game that has them.
+#: Without a clock (``turn_time_ms`` 0) a value other than the option's default is accepted by the
+#: rule set and then does nothing: a studio that asked for a forfeit or a time bank would launch
+#: a table that has neither. ``outage_grace_ms`` and ``end_when_all_away`` are not among them:
+#: every preset sets those whether or not the studio adds a clock.
+CLOCK_ONLY_OPTIONS = ("time_bank_ms", "max_timeouts", "forfeit_when_away", "forced_play_least")
+
+
+def clock_options_need_a_clock(rules: Any) -> None:
+    """Refuse a new game's rule set that sets a clock-only option (:data:`CLOCK_ONLY_OPTIONS`)
+    without a turn clock, naming the option and its value: INVALID_ARGUMENT ``INVALID_OPTION``.
+    Checked where a new game's rules are made, never where recorded ones are read (a game
+    recorded with such a rule set replays as it was played: with no clock)."""
+    if getattr(rules, "turn_time_ms", 0):
+        return
+    defaults = {f.name: f.default for f in dataclasses.fields(rules)}
+    for option in CLOCK_ONLY_OPTIONS:
+        if option in defaults and getattr(rules, option) != defaults[option]:
+            value = getattr(rules, option)
+            shown = str(value).lower() if isinstance(value, bool) else value
+            raise InvalidRules(
+                "INVALID_OPTION",
+                f"option {option}: {shown} does nothing without a turn clock (turn_time_ms 0); "
+                f"set turn_time_ms too, or leave {option} out",
+                field=option,
+            )
+
+
 def accepted(candidates: Iterable[C], validate: Callable[[C], None]) -> list[C]:
     """The candidates ``validate`` accepts, in order and once each: how every game's legal-move
     list comes from its one validation path."""
@@ -296,6 +325,7 @@ class PresetRules(Generic[R]):
     def new_game_rules(self, preset: str, overrides: dict[str, Any], seats: int) -> R:
         rules = self.rules_for(preset, overrides, seats)
         kept_by_new_games(rules, getattr(self.rules_module, "KEPT_BY_NEW_GAMES", {}))
+        clock_options_need_a_clock(rules)
         return rules
 
 

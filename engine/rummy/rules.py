@@ -18,7 +18,8 @@ Decisions where the rules are silent (each tested):
   several melds may be sent in any combination and are validated as one command. The list says
   so (``legal_moves_complete``, ``complete = false`` on ListLegalMoves) whenever it offers a step
   that combines with others; a list of draws and discards only is complete.
-* A request's unset seat count (0) is four (``DEFAULT_SEATS``).
+* A request's unset seat count (0) is four (``DEFAULT_SEATS``), or the rule set's ``max_seats``
+  when it seats fewer (``unset_seats``): a table of three made by the overrides seats three.
 * An unnamed joker that could stand in several places of a run takes the high end where legal, else
   the low end (docs/rules/rummy.md §3.2); which of several unnamed jokers takes which place follows joker order.
   Where the ace could sit at either end (``AH 3H … QH JK``), the joker is the king and the ace high
@@ -155,6 +156,16 @@ def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> RummyRules:
     return rules_from_preset("Rummy", PRESETS, DEFAULT_PRESET, preset, overrides, seats, validate)
 
 
+def unset_seats(preset: str, overrides: dict[str, Any]) -> int:
+    """The seats of a request that leaves ``seats`` unset (0): :data:`DEFAULT_SEATS`, or the rule
+    set's ``max_seats`` when it seats fewer. A studio that made a table of three (``max_seats``
+    3) and sent no seat count gets three, rather than a refusal of four seats it never asked
+    for. An unknown preset or a ``max_seats`` out of bounds is refused by :func:`rules_for`."""
+    base = PRESETS.get(preset or DEFAULT_PRESET, STANDARD)
+    most = overrides.get("max_seats", base.max_seats)
+    return min(DEFAULT_SEATS, most) if isinstance(most, int) else DEFAULT_SEATS
+
+
 #: Options a new game may not turn off (engine/game.py, ``kept_by_new_games``).
 KEPT_BY_NEW_GAMES = {
     "first_dealer_drawn": "the deal's last card, the stock's bottom, chose the dealer, which "
@@ -170,11 +181,16 @@ def validate(rules: RummyRules, seats: int) -> None:
     check_bounds(rules, BOUNDS)
     if rules.open_threshold not in OPEN_THRESHOLDS:
         raise bad("open_threshold", f"30, 40 or 51, not {rules.open_threshold}")
-    if not FEWEST_SEATS <= rules.min_seats <= rules.max_seats <= MOST_SEATS:
-        # Name the option at fault: a min_seats below two is wrong whatever max_seats says.
+    # Name the option at fault and echo its value: each bound alone first (a min_seats of 5
+    # names min_seats, not max_seats), then the two together.
+    for option in ("min_seats", "max_seats"):
+        value = getattr(rules, option)
+        if not FEWEST_SEATS <= value <= MOST_SEATS:
+            raise bad(option, f"{FEWEST_SEATS} to {MOST_SEATS} seats, not {value}")
+    if rules.min_seats > rules.max_seats:
         raise bad(
-            "min_seats" if rules.min_seats < FEWEST_SEATS else "max_seats",
-            f"seats must lie within {FEWEST_SEATS}..{MOST_SEATS}",
+            "min_seats",
+            f"{rules.min_seats} is more than max_seats, {rules.max_seats}: no seat count fits",
         )
     if not rules.min_seats <= seats <= rules.max_seats:
         raise InvalidRules(

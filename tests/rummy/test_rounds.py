@@ -31,7 +31,7 @@ from croupier.engine.rummy.events import (
     SwapJoker,
     TakeDiscard,
 )
-from croupier.engine.rummy.rules import PRESETS, STANDARD, rules_for
+from croupier.engine.rummy.rules import PRESETS, STANDARD, rules_for, unset_seats
 from croupier.engine.rummy.scoring import meld_value
 from croupier.engine.rummy.state import Phase
 from croupier.engine.shuffle import Seeds, shuffled
@@ -263,6 +263,43 @@ def test_rule_sets_are_validated() -> None:
     with pytest.raises(InvalidRules) as info:
         rules_for("standard", {"open_threshold": 45}, 3)
     assert str(info.value).endswith("30, 40 or 51, not 45")  # the choices and the value sent
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "said"),
+    [
+        ({"min_seats": 1}, "min_seats", "option min_seats: 2 to 4 seats, not 1"),
+        ({"min_seats": 5, "max_seats": 5}, "min_seats", "option min_seats: 2 to 4 seats, not 5"),
+        ({"max_seats": 6}, "max_seats", "option max_seats: 2 to 4 seats, not 6"),
+        # Both within 2..4, but no table fits them: before, "max_seats: seats must lie within
+        # 2..4", true of both values and naming neither.
+        (
+            {"min_seats": 4, "max_seats": 3},
+            "min_seats",
+            "option min_seats: 4 is more than max_seats, 3: no seat count fits",
+        ),
+    ],
+)
+def test_a_seat_bound_refused_names_the_option_and_echoes_its_value(
+    overrides: dict[str, int], field: str, said: str
+) -> None:
+    with pytest.raises(InvalidRules) as info:
+        rules_for("standard", overrides, 3)
+    assert (info.value.reason, info.value.field, str(info.value)) == ("INVALID_OPTION", field, said)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@given(most=st.integers(2, 4), least=st.integers(2, 4))
+def test_an_unset_seat_count_is_four_or_the_rule_sets_most(
+    preset: str, most: int, least: int
+) -> None:
+    """docs/rules/rummy.md §3: a table of three (``max_seats`` 3) that names no seat count seats
+    three; before, it was refused for the four seats the request never asked for."""
+    assert unset_seats(preset, {}) == 4
+    overrides = {"min_seats": min(least, most), "max_seats": most}
+    seats = unset_seats(preset, overrides)
+    assert seats == most
+    assert GAME.new_game_rules(preset, overrides, seats).max_seats == most
 
 
 # --- rule corners (issue 14) ------------------------------------------------------------------

@@ -145,3 +145,48 @@ def test_unset_seats_seat_four_and_the_list_says_whether_it_is_complete(server: 
         "USE_THE_DISCARD",
         "docs/rules/rummy.md §3.1",
     )
+
+
+def test_a_table_of_three_that_names_no_seat_count_seats_three(server: Running) -> None:
+    """docs/rules/rummy.md §3: unset ``seats`` with ``max_seats`` 3 seats three (before: refused,
+    "4 seats: this rule set seats 2 to 3", for a count the request never sent)."""
+    three = service_pb2.Rules(rummy=rummy_pb2.RummyRules(max_seats=3))
+    game = server.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=RUMMY, preset="open-51", overrides=three),
+        metadata=studio_auth(),
+    )
+    assert len(game.tokens) == 3
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+    assert (replay.seats, replay.rules.rummy.max_seats) == (3, 3)
+    # A count the studio does send is still held to the rule set.
+    code, info, fields = error_of(
+        lambda: server.stub.CreateGame(
+            service_pb2.CreateGameRequest(kind=RUMMY, seats=4, overrides=three),
+            metadata=studio_auth(),
+        )
+    )
+    assert (code, info.reason, fields) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_SEATS",
+        ["seats"],
+    )
+
+
+def test_a_clock_only_option_without_a_clock_is_refused_naming_it(server: Running) -> None:
+    """docs/rules/common.md §5.1: ``forfeit_when_away`` without ``turn_time_ms`` would do
+    nothing; it is refused with the option and its value (before: accepted, no forfeit)."""
+    code, info, fields = error_of(
+        lambda: server.stub.CreateGame(
+            service_pb2.CreateGameRequest(
+                kind=RUMMY,
+                seats=3,
+                overrides=service_pb2.Rules(rummy=rummy_pb2.RummyRules(forfeit_when_away=True)),
+            ),
+            metadata=studio_auth(),
+        )
+    )
+    assert (code, info.reason, fields) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_OPTION",
+        ["overrides.rummy.forfeit_when_away"],
+    )
