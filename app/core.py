@@ -38,6 +38,7 @@ from croupier.app.errors import (
     TOKEN_FOR_OTHER_GAME,
     AppError,
     BadCredentials,
+    BadRequest,
     Forbidden,
     NewerRelease,
     NotFound,
@@ -1076,11 +1077,15 @@ class Croupier:
         key rotation only in what they grant."""
         if request is None or made.fingerprint != request.fingerprint:
             # A retry repeats its request; the same id for another one is a client's bug, and
-            # answering it with another request's game would hide it.
-            raise invalid(
+            # answering it with another request's game would hide it. The game it made is named
+            # (only the studio creates games, so only the studio reads it): a studio whose first
+            # answer was lost, and that cannot send its first request again as it was (a preset
+            # that gained an option, a record that kept too little), still finds its game.
+            raise BadRequest(
                 "REQUEST_ID_REUSED",
-                "this request id already created a game for another request",
-                "request_id",
+                f"this request id already created game '{made.game_id}' for another request",
+                {"game_id": made.game_id},
+                field="request_id",
             )
         structlog.contextvars.bind_contextvars(
             game_id=made.game_id, kind=kind, seats=seats, duplicate=True

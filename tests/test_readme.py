@@ -226,26 +226,34 @@ def test_the_backend_credits_the_final_settlement_once(tmp_path: Path) -> None:
             )
             credited: list[common_pb2.Settlement] = []
             credit = namespace["credit"]
-            watcher = threading.Thread(
-                target=lambda: credited.append(
+            paid: set[str] = set()  # the wallet's record of the games it credited
+
+            def follow() -> None:
+                credited.append(
                     credit(  # type: ignore[operator]
                         stub,
                         [("authorization", f"Bearer {studio}")],
                         game.game_id,
                         players,
                         wallet,
+                        paid,
                     )
                 )
-            )
+
+            watcher = threading.Thread(target=follow)
             watcher.start()
             result = bots.finish_game(
                 channel, game.game_id, [t.token for t in game.tokens], rng=random.Random(7)
             )
             watcher.join(60)
+            # The backend restarts and follows the game again: the stream ends at once (the
+            # game is over), and the wallet is not paid twice.
+            follow()
     finally:
         server.stop(grace=None)
         store.close()
-    assert credited and result.final is not None and len(result.rounds) == 2
+    assert len(credited) == 2 and credited[0] == credited[1] == result.final
+    assert result.final is not None and len(result.rounds) == 2
     assert wallet == {p: result.final.net[seat] for seat, p in enumerate(players)}
     assert sum(wallet.values()) == 0
     rounds = [sum(r.net[seat] for r in result.rounds) for seat in range(3)]

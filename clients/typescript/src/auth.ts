@@ -15,6 +15,16 @@ import type { GameService } from "./gen/croupier/v1/service_pb.js";
 /** The service's client, as connect's createClient makes it. */
 export type GameClient = Client<typeof GameService>;
 
+/** A token, or a function that gives the token to send now, called once per call (and so once
+ * per stream that followGame or playSeat opens again): a studio's backend mints short-lived
+ * studio tokens, and a stream followed for longer than one lives is reopened with a fresh one
+ * rather than refused TOKEN_EXPIRED. */
+export type TokenSource = string | (() => string);
+
+function tokenOf(source: TokenSource): string {
+  return typeof source === "function" ? source() : source;
+}
+
 /** The token of one call (set by withToken; the bearer interceptor sends it). */
 export const TOKEN = createContextKey<string | undefined>(undefined, {
   description: "the Croupier token (studio, seat or player) of one call",
@@ -24,12 +34,14 @@ const AUTHORIZATION = "authorization";
 
 /**
  * An interceptor that sends `authorization: Bearer <token>`: the call's own token (withToken, or a
- * client from asToken), else `fallback`. A call that already carries an authorization header is
- * left alone (two entries would be refused: DUPLICATE_AUTHORIZATION).
+ * client from asToken), else `fallback` (a function: called for each call). A call that already
+ * carries an authorization header is left alone (two entries would be refused:
+ * DUPLICATE_AUTHORIZATION).
  */
-export function bearer(fallback?: string): Interceptor {
+export function bearer(fallback?: TokenSource): Interceptor {
   return (next) => async (request) => {
-    const token = request.contextValues.get(TOKEN) ?? fallback;
+    const token =
+      request.contextValues.get(TOKEN) ?? (fallback === undefined ? undefined : tokenOf(fallback));
     if (token !== undefined && !request.header.has(AUTHORIZATION)) {
       request.header.set(AUTHORIZATION, `Bearer ${token}`);
     }
@@ -68,8 +80,10 @@ export function withToken(token: string, options: CallOptions = {}): CallOptions
   };
 }
 
-/** `client` acting with `token` on every call: one object per seat, one connection for all. */
-export function asToken(client: GameClient, token: string): GameClient {
+/** `client` acting with `token` on every call: one object per seat, one connection for all. A
+ * function is called for each call (TokenSource): `asToken(client, () => mintStudioToken(secret,
+ * now() + 600))` never sends an expired studio token, on a stream reopened an hour later too. */
+export function asToken(client: GameClient, token: TokenSource): GameClient {
   return new Proxy(client, {
     get(target, name, receiver) {
       const method: unknown = Reflect.get(target, name, receiver);
@@ -80,7 +94,7 @@ export function asToken(client: GameClient, token: string): GameClient {
         (method as (r: unknown, o: CallOptions) => unknown).call(
           target,
           request,
-          withToken(token, options),
+          withToken(tokenOf(token), options),
         );
     },
   });

@@ -5,7 +5,7 @@ import {
   Http2SessionManager,
   type GrpcTransportOptions,
 } from "@connectrpc/connect-node";
-import { asToken, bearer, type GameClient } from "./auth.js";
+import { asToken, bearer, type GameClient, type TokenSource } from "./auth.js";
 import { decodeErrors } from "./errors.js";
 import { GameService } from "./gen/croupier/v1/service_pb.js";
 
@@ -13,8 +13,9 @@ export interface ConnectOptions {
   /** "127.0.0.1:50051" (plaintext, as `croupier serve` speaks), or a URL such as
    * "https://croupier.example.com" behind a proxy that terminates TLS. */
   readonly address: string;
-  /** A token sent on every call that names none (withToken, asToken). */
-  readonly token?: string;
+  /** A token sent on every call that names none (withToken, asToken); a function is called for
+   * each call (TokenSource). */
+  readonly token?: TokenSource;
   /** More interceptors, run inside ours (they see the authorization header). */
   readonly interceptors?: readonly Interceptor[];
   /** Anything else connect-node's gRPC transport takes (timeouts, keepalive…). */
@@ -25,8 +26,9 @@ export interface Croupier {
   readonly transport: Transport;
   /** Calls with the connection's token, if any. */
   readonly client: GameClient;
-  /** The client acting with `token` (a seat's, the studio's, a player's) on every call. */
-  as(token: string): GameClient;
+  /** The client acting with `token` (a seat's, the studio's, a player's) on every call; a
+   * function is called for each call (TokenSource: a fresh studio token for each). */
+  as(token: TokenSource): GameClient;
   /** Close the connection, and with it every call still open on it: a script's process can then
    * exit at once (a stream still open keeps Node.js running; connect-node lets an idle session
    * go). A call made after it opens a new connection. A `sessionManager` given in

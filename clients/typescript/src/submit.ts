@@ -13,6 +13,8 @@ import { randomId } from "./ids.js";
 import type {
   CreateGameRequestSchema,
   CreateGameResponse,
+  EndGameRequestSchema,
+  EndGameResponse,
   SubmitCommandRequestSchema,
   SubmitCommandResponse,
 } from "./gen/croupier/v1/service_pb.js";
@@ -165,8 +167,12 @@ export async function submit(
  * CreateGame (with the studio's token), retrying a lost connection (isConnectionLoss) and
  * RATE_LIMITED with the same request id, so that one game is made however many attempts it
  * takes: a retry whose first attempt made the game is answered with that game (service.proto,
- * CreateGameRequest.request_id). A request without a request id gets a random one. Throws a
- * CroupierError for anything else, or when the attempts are spent.
+ * CreateGameRequest.request_id). Throws a CroupierError for anything else, or when the attempts
+ * are spent (a server down for longer than `retry` allows): the game may have been made then.
+ * So a backend makes the request id itself (randomId()) and stores it, with the whole request,
+ * before the call, and sends that same request again later (after its own restart too): it gets
+ * the game, never a second one. A request without a request id gets a random one, which the
+ * caller never sees: after a failure it cannot tell whether a game was made.
  */
 export async function createGame(
   client: GameClient,
@@ -179,6 +185,32 @@ export async function createGame(
     (error) =>
       isConnectionLoss(error) ||
       (error.code === Code.ResourceExhausted && error.reason === RATE_LIMITED),
+    options,
+  );
+}
+
+/**
+ * EndGame (with the studio's token), retrying a lost connection (isConnectionLoss, a store away)
+ * with the same command id, so that a game ended whose answer was lost is answered
+ * `alreadyApplied` with its final settlement, not refused GAME_OVER; without an
+ * `expectedVersion`, also ABORTED VERSION_CONFLICT (moves kept landing first: service.proto,
+ * EndGameRequest.expected_version). A request without a command id gets a random one (keep your
+ * own to retry after a failure). Throws a CroupierError for anything else (GAME_OVER: the game
+ * ended by itself or by another call; read its final settlement with GetSettlement), or when the
+ * attempts are spent.
+ */
+export async function endGame(
+  client: GameClient,
+  request: MessageInitShape<typeof EndGameRequestSchema>,
+  options: SubmitOptions = {},
+): Promise<EndGameResponse> {
+  const sent = { ...request, commandId: request.commandId || randomId() };
+  const anyVersion = request.expectedVersion === undefined;
+  return retrying(
+    (callOptions) => client.endGame(sent, callOptions),
+    (error) =>
+      isConnectionLoss(error) ||
+      (anyVersion && error.code === Code.Aborted && error.reason === VERSION_CONFLICT),
     options,
   );
 }

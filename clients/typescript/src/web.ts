@@ -24,7 +24,7 @@ export {
   type RetryInfo,
 } from "./gen/google/rpc/error_details_pb.js";
 export { Code, ConnectError } from "@connectrpc/connect";
-export { asToken, bearer, TOKEN, withToken, type GameClient } from "./auth.js";
+export { asToken, bearer, TOKEN, withToken, type GameClient, type TokenSource } from "./auth.js";
 export { randomId, type RandomSource } from "./ids.js";
 export {
   CroupierError,
@@ -38,6 +38,7 @@ export {
   backoffMs,
   createGame,
   DEFAULT_RETRY,
+  endGame,
   isConnectionLoss,
   isRetryable,
   RATE_LIMITED,

@@ -8,6 +8,8 @@ import { describe, test } from "node:test";
 import { createClient, createRouterTransport, type HandlerContext } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
+  asToken,
+  bearer,
   Code,
   ConnectError,
   CroupierError,
@@ -309,6 +311,34 @@ describe("followGame", { timeout: TIMEOUT_MS }, () => {
     );
     assert.deepEqual(await done, []);
     assert.equal(broken.requests.length, 1);
+  });
+
+  test("a token source is asked again for each stream: no expired token on a reopened one", async () => {
+    // A studio's backend follows its games for longer than a studio token lives: the server
+    // refuses an expired one when a stream opens (TOKEN_EXPIRED, permanent), so each reopened
+    // stream must carry a token minted for it.
+    const sent: string[] = [];
+    const transport = createRouterTransport(
+      (router) => {
+        router.service(GameService, {
+          async *streamEvents(request, context) {
+            const token = context.requestHeader.get("authorization") ?? "";
+            sent.push(token);
+            if (token !== `Bearer studio-${sent.length}`) {
+              throw failure(Code.Unauthenticated, "TOKEN_EXPIRED");
+            }
+            yield event(request.afterVersion + 1n);
+            if (sent.length < 3) throw failure(Code.Unavailable);
+          },
+        });
+      },
+      { transport: { interceptors: [decodeErrors, bearer()] } },
+    );
+    let minted = 0;
+    const studio = asToken(createClient(GameService, transport), () => `studio-${++minted}`);
+    const got = await collect(followGame(studio, { gameId: GAME, retry: FAST }));
+    assert.deepEqual(versions(got, "event"), [1n, 2n, 3n]);
+    assert.deepEqual(sent, ["Bearer studio-1", "Bearer studio-2", "Bearer studio-3"]);
   });
 
   test("a heartbeat the server would refuse is a RangeError at once", () => {

@@ -7,10 +7,12 @@ import {
   createGame,
   CroupierError,
   DOMAIN,
+  endGame,
   ErrorInfoSchema,
   RetryInfoSchema,
   submit,
   type CreateGameResponse,
+  type EndGameResponse,
   type GameClient,
   type SubmitCommandResponse,
 } from "../src/index.js";
@@ -159,6 +161,47 @@ test("createGame resends UNAVAILABLE with one request id, and never a refused re
   assert.equal(ids[1], ids[0], "one request id for every attempt");
   assert.equal((await createGame(client, { requestId: "mine" }, { retry: FAST })).gameId, "made");
   assert.equal(ids[2], "mine");
+});
+
+test("endGame resends a lost connection with one command id; a conflict only when no version was named", async () => {
+  const ids: string[] = [];
+  let failures: ConnectError[] = [];
+  const client = {
+    async endGame(request: { commandId: string }): Promise<EndGameResponse> {
+      ids.push(request.commandId);
+      const next = failures.shift();
+      if (next) {
+        throw next;
+      }
+      return { version: 9n, alreadyApplied: ids.length > 1 } as EndGameResponse;
+    },
+  } as unknown as GameClient;
+  const end = { gameId: "g", reason: "stuck" };
+  // The first attempt ended the game and its answer was lost: the retry is answered as applied.
+  failures = [new ConnectError("read ECONNRESET", Code.Aborted), failure(Code.Unavailable, "")];
+  const answer = await endGame(client, end, { retry: FAST });
+  assert.equal(answer.alreadyApplied, true);
+  assert.equal(ids.length, 3);
+  assert.ok(ids[0]!.length > 0, "a command id is made when none is given");
+  assert.equal(new Set(ids).size, 1, "one command id for every attempt");
+
+  ids.length = 0;
+  failures = [failure(Code.Aborted, "VERSION_CONFLICT", { current_version: "8" })];
+  await endGame(client, { ...end, commandId: "mine" }, { retry: FAST });
+  assert.deepEqual(ids, ["mine", "mine"], "the game as it stands: moves that landed first");
+
+  for (const refusal of [
+    failure(Code.Aborted, "VERSION_CONFLICT", { current_version: "8" }),
+    failure(Code.FailedPrecondition, "GAME_OVER"),
+  ]) {
+    ids.length = 0;
+    failures = [refusal];
+    await assert.rejects(
+      endGame(client, { ...end, expectedVersion: 7n }, { retry: FAST }),
+      (error) => error instanceof CroupierError && error.reason === refusal.rawMessage,
+    );
+    assert.equal(ids.length, 1, `${refusal.rawMessage} at a version named is not sent again`);
+  }
 });
 
 test("a connection lost under the call is retried with the same id; the caller's cancel is not", async () => {

@@ -720,6 +720,10 @@ describe("the README's TypeScript example", () => {
     const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
     assert.ok(snippet, "the section has a ts block");
     assert.ok(snippet.includes(README_ADDRESS));
+    // A studio copies it: its game is made by the helper that retries a lost answer, with a
+    // request id of its own it can send again (the client's bare createGame has neither).
+    assert.match(snippet, /= await createGame\(croupier\.as\(studioToken\), request\)/);
+    assert.match(snippet, /requestId: randomId\(\)/);
     // It has no type annotations: plain JavaScript, run as the package's own module (it imports
     // @croupier/client by name, which a package may do of itself).
     // Outside dist/test/, where node --test would take it for a test file.
