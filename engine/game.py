@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from croupier.engine.settlement import Settlement
@@ -81,7 +82,8 @@ class Game(Protocol, Generic[R, S, E, C]):
     def new_game_rules(self, preset: str, overrides: dict[str, Any], seats: int) -> R:
         """:meth:`rules_for` a game about to be created: an option that only games recorded
         before it may turn off (``KEPT_BY_NEW_GAMES``) is refused off, and a clock-only option
-        set without a turn clock (``clock_options_need_a_clock``) refused too (INVALID_OPTION). A
+        set while the option it needs is off (``options_need_others``: the clock-only ones
+        without a turn clock) refused too (INVALID_OPTION). A
         replay's recorded rules are read back with :meth:`rules_for`, never this."""
 
     def start(self, rules: R, seats: int, seeds: Seeds) -> list[E]:
@@ -249,26 +251,38 @@ def kept_by_new_games(rules: Any, options: dict[str, str]) -> None:
 #: a table that has neither. ``outage_grace_ms`` and ``end_when_all_away`` are not among them:
 #: every preset sets those whether or not the studio adds a clock.
 CLOCK_ONLY_OPTIONS = ("time_bank_ms", "max_timeouts", "forfeit_when_away", "forced_play_least")
+#: The option that turns the turn clock on.
+CLOCK = "turn_time_ms"
 
 
-def clock_options_need_a_clock(rules: Any) -> None:
-    """Refuse a new game's rule set that sets a clock-only option (:data:`CLOCK_ONLY_OPTIONS`)
-    without a turn clock, naming the option and its value: INVALID_ARGUMENT ``INVALID_OPTION``.
-    Checked where a new game's rules are made, never where recorded ones are read (a game
-    recorded with such a rule set replays as it was played: with no clock)."""
-    if getattr(rules, "turn_time_ms", 0):
-        return
+def options_need_others(rules: Any, needs: Mapping[str, str]) -> None:
+    """Refuse a new game's rule set that sets an option away from its default while the option
+    it needs is off (``needs``: option → the one it needs; the clock-only options need
+    :data:`CLOCK` in every game), naming the option and its value: INVALID_ARGUMENT
+    ``INVALID_OPTION``. Such an option would be accepted and then do nothing. Checked where a new
+    game's rules are made, never where recorded ones are read (a game recorded with such a rule
+    set replays as it was played)."""
     defaults = {f.name: f.default for f in dataclasses.fields(rules)}
-    for option in CLOCK_ONLY_OPTIONS:
-        if option in defaults and getattr(rules, option) != defaults[option]:
-            value = getattr(rules, option)
-            shown = str(value).lower() if isinstance(value, bool) else value
-            raise InvalidRules(
-                "INVALID_OPTION",
-                f"option {option}: {shown} does nothing without a turn clock (turn_time_ms 0); "
-                f"set turn_time_ms too, or leave {option} out",
-                field=option,
-            )
+    every = {**dict.fromkeys(CLOCK_ONLY_OPTIONS, CLOCK), **needs}
+    for option, needed in every.items():
+        if option not in defaults or getattr(rules, option) == defaults[option]:
+            continue
+        if getattr(rules, needed):
+            continue
+        value = getattr(rules, option)
+        shown = value.name if isinstance(value, Enum) else value
+        shown = str(shown).lower() if isinstance(value, bool) else shown
+        without = (
+            "without a turn clock (turn_time_ms 0)"
+            if needed == CLOCK
+            else f"without {needed} (off)"
+        )
+        raise InvalidRules(
+            "INVALID_OPTION",
+            f"option {option}: {shown} does nothing {without}; set {needed} too, or leave "
+            f"{option} out",
+            field=option,
+        )
 
 
 def accepted(candidates: Iterable[C], validate: Callable[[C], None]) -> list[C]:
@@ -325,7 +339,7 @@ class PresetRules(Generic[R]):
     def new_game_rules(self, preset: str, overrides: dict[str, Any], seats: int) -> R:
         rules = self.rules_for(preset, overrides, seats)
         kept_by_new_games(rules, getattr(self.rules_module, "KEPT_BY_NEW_GAMES", {}))
-        clock_options_need_a_clock(rules)
+        options_need_others(rules, getattr(self.rules_module, "NEEDS", {}))
         return rules
 
 

@@ -1,7 +1,9 @@
-"""A clock-only option set without a turn clock is refused when a game is created, naming the
-option and its value (docs/rules/common.md §5.1): before, ``forfeit_when_away``, a time bank,
-``max_timeouts`` or Koi-Koi's ``forced_play_least`` were accepted with ``turn_time_ms`` 0 and did
-nothing, so a studio that asked for a forfeit launched a table that had none."""
+"""An option set while the option it needs is off is refused when a game is created, naming the
+option and its value: the clock-only ones without a turn clock (docs/rules/common.md §5.1), and
+Hoola's claim and reshuffle options without claims out of turn or reshuffles. Before,
+``forfeit_when_away``, a time bank, ``max_timeouts`` or Koi-Koi's ``forced_play_least`` were
+accepted with ``turn_time_ms`` 0 and did nothing, so a studio that asked for a forfeit launched a
+table that had none."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from croupier.engine.game import CLOCK_ONLY_OPTIONS, InvalidRules
+from croupier.engine.hoola.rules import NEEDS as HOOLA_NEEDS_OF
+from croupier.engine.hoola.rules import ClaimPriority
 from croupier.engine.registry import GAMES
 
 #: A seat count each game's default preset seats.
@@ -86,3 +90,35 @@ def test_refused_exactly_when_a_clock_only_option_is_set_without_a_clock(
         assert refused.value.field in options
     else:
         game.new_game_rules("", overrides, SEATS[kind])
+
+
+#: Hoola's options that need another on (engine/hoola/rules.py, NEEDS), each with a value other
+#: than its default.
+HOOLA_NEEDS = {
+    "claim_priority": ClaimPriority.NEAREST_IN_TURN,
+    "claim_window_ms": 5_000,
+    "max_reshuffles": 5,
+}
+
+
+@pytest.mark.parametrize("option", sorted(HOOLA_NEEDS))
+def test_a_hoola_option_without_the_option_it_needs_is_refused_naming_both(option: str) -> None:
+    """Battle Hoola's claim rules without claims out of turn, or a bound on the reshuffles
+    without reshuffling, were accepted and did nothing."""
+    hoola = GAMES["hoola"]
+    needed = HOOLA_NEEDS_OF[option]
+    value = HOOLA_NEEDS[option]
+    for preset, rules in sorted(hoola.presets().items()):
+        overrides: dict[str, Any] = {option: value}
+        if getattr(rules, needed):
+            assert getattr(hoola.new_game_rules(preset, overrides, 3), option) == value
+            continue
+        with pytest.raises(InvalidRules) as refused:
+            hoola.new_game_rules(preset, overrides, 3)
+        assert (refused.value.reason, refused.value.field) == ("INVALID_OPTION", option)
+        shown = value.name if isinstance(value, ClaimPriority) else str(value)
+        assert f"option {option}: {shown} does nothing without {needed}" in refused.value.message
+        # With the option it needs, it is what it says; a recorded rule set reads back as it was.
+        made = hoola.new_game_rules(preset, {**overrides, needed: True}, 3)
+        assert getattr(made, option) == value
+        assert getattr(hoola.rules_for(preset, overrides, 3), option) == value

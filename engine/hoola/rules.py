@@ -424,6 +424,17 @@ def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> HoolaRules:
 
 
 #: Options a new game may not turn off (engine/game.py, ``kept_by_new_games``).
+#: Options that do something only with another on (engine/game.py, ``options_need_others``): a
+#: new game that sets one away from its default while the other is off is refused, rather than
+#: played as if it had not been asked for. No preset sets one without the other.
+NEEDS = {
+    # Claims out of turn: who wins two at once, and how long a claim is waited for.
+    "claim_priority": "out_of_turn_thank_you",
+    "claim_window_ms": "out_of_turn_thank_you",
+    # How many times the discards are shuffled into a new stock.
+    "max_reshuffles": "reshuffle_discards",
+}
+
 KEPT_BY_NEW_GAMES = {
     "first_dealer_drawn": "the deal's last card, the stock's bottom, chose the first dealer, "
     "which told every seat something of it",
