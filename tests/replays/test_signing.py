@@ -17,7 +17,7 @@ import grpc
 import pytest
 from click.testing import CliRunner
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
@@ -96,7 +96,11 @@ def test_a_change_to_what_is_signed_breaks_the_signature(
     elif part == "game_id":
         signed.header.game_id += text
     else:
-        signed.footer.last_hash = text + signed.footer.last_hash[len(text) :]
+        changed = text + signed.footer.last_hash[len(text) :]
+        # A text that is the hash's own first characters changes nothing (a CI run drew the
+        # hash's first hex digit, and the signature was rightly still valid).
+        assume(changed != signed.footer.last_hash)
+        signed.footer.last_hash = changed
     assert check(signed, [KEY.public_key()]).verdict is Verdict.INVALID
 
 
