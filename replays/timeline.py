@@ -31,7 +31,9 @@ from croupier.engine.cards import RANK_NAMES, RANKS
 from croupier.engine.clock import TurnRestarted, TurnTimedOut
 from croupier.engine.game import CommandError
 from croupier.engine.koikoi import cards as hanafuda
-from croupier.engine.settlement import Settlement, share_note
+from croupier.engine.meld_solver import Meld
+from croupier.engine.rummy.scoring import meld_value
+from croupier.engine.settlement import MatchOutcome, Settlement, share_note
 from croupier.engine.shuffle import Shuffle
 from croupier.log import PLAIN_FORMAT
 from croupier.replays.format import Replay, printable
@@ -232,6 +234,10 @@ def _value(kind: str, value: Any) -> str:
 
 #: Fields that name seats by number: said as "seat 2" (a bare "winners 2" reads as a count).
 _SEAT_FIELDS = ("winner", "winners", "knocker", "players", "forfeited")
+#: Fields whose 0 means "none" rather than a number: left out, as an unset field is. Rummy's
+#: ``opening`` is 0 on every lay-down after a seat's opening, and "opening 0" read as an opening
+#: worth nothing (a support agent answering "my opening was refused" took it for one).
+_ZERO_IS_NONE = ("opening",)
 
 
 def _describe(kind: str, event: Any) -> str:
@@ -241,6 +247,8 @@ def _describe(kind: str, event: Any) -> str:
     for f in dataclasses.fields(event):
         value = getattr(event, f.name)
         if f.name in _QUIET or value is None or value is False or value in ((), ""):
+            continue
+        if f.name in _ZERO_IS_NONE and value == 0:
             continue
         label = f.name.replace("_", " ")
         if value is True:
@@ -278,6 +286,22 @@ def _outcome_of(event: Any) -> str | None:
     """The outcome of the settlement ``event`` carries, if it carries one."""
     settlement = getattr(event, "settlement", None)
     return settlement.outcome if isinstance(settlement, Settlement) else None
+
+
+#: Where Rummy's opening threshold and the cards' values toward it are.
+OPENING_RULES = "docs/rules/rummy.md §3.3"
+
+
+def _opening(event: Any, state: Any) -> str:
+    """What a Rummy opening is worth against the rule set's threshold, meld by meld: a player whose
+    opening was refused ("it was over 30") is answered from how accepted ones were counted (an
+    ace at a run's low end counts 1, a joker as the card it stands for), and the refused one is
+    in no log. Empty for any other event (a later lay-down is no opening)."""
+    if type(event).__name__ != "MeldsLaidDown" or not getattr(event, "opening", 0):
+        return ""
+    values = [meld_value(Meld(m.kind, m.cards, m.jokers)) for m in event.melds]
+    worth = " + ".join(str(v) for v in values) + ", " if len(values) > 1 else ""
+    return f" ({worth}at least {state.rules.open_threshold} needed: {OPENING_RULES})"
 
 
 #: What a turn restarted after an outage says happened to its deadline.
@@ -641,7 +665,7 @@ def timeline(replay: Replay) -> Timeline:
             current["happened"].append(_describe(kind, event))
         else:
             prefix = FORCED if current["forced"] else ""
-            current["happened"].append(prefix + _describe(kind, event))
+            current["happened"].append(prefix + _describe(kind, event) + _opening(event, state))
         if isinstance(getattr(event, "settlement", None), Settlement) and (
             type(event).__name__ not in _FINAL_EVENTS
         ):
@@ -769,6 +793,33 @@ def _settlement_lines(kind: str, settlement: Settlement) -> list[str]:
     return out
 
 
+#: Where a forfeit's settlement is said to be the game's result, apart from its rounds.
+FORFEIT_RULES = f"{COMMON_CLOCK_RULES}, Forfeit"
+
+
+def final_and_rounds(t: Timeline) -> str:
+    """How the final settlement stands to the rounds' settlements above it, for a game that
+    settles both (Hoola's table, the matches of Koi-Koi and Gin): a player who added the final
+    payment to the rounds' ones complained of paying twice ("I lost points I never owed"). The
+    sums are the settlements' own (their ``net``), so the line says what the file holds; empty
+    where nothing is settled apart (Rummy's one round is its final settlement; a game ended before
+    its first round was scored)."""
+    final = t.final
+    if final is None or not t.settlements or final in t.settlements:
+        return ""
+    netted = tuple(sum(s.net[seat] for s in t.settlements) for seat in range(len(final.net)))
+    nets = ", ".join(f"seat {s} {n:+d}" for s, n in enumerate(netted))
+    rounds = f"{len(t.settlements)} {_ROUND_WORDS.get(t.kind, 'round')} settlement(s) above"
+    if netted == tuple(final.net):
+        return f"in all: the {rounds} netted together ({nets}), not owed on top of them"
+    why = (
+        f"a forfeit's settlement is the game's result ({FORFEIT_RULES})"
+        if final.outcome == MatchOutcome.FORFEIT
+        else "the game's own result"
+    )
+    return f"{why}: not the {rounds} netted together, which come to {nets}"
+
+
 def verdict(t: Timeline) -> str:
     """The badge's words."""
     if t.verification.verified:
@@ -804,6 +855,9 @@ def render_text(t: Timeline) -> str:
             out += [f"    {title}"] + [
                 f"    {line}" for line in _settlement_lines(t.kind, settlement)
             ]
+            relation = final_and_rounds(t) if title == FINAL_SETTLEMENT else ""
+            if relation:
+                out.append(f"      {relation}")
     # Each line may quote the file's own strings (the player ids, the signature's key id).
     return "\n".join(printable(line) for line in out) + "\n"
 
@@ -836,7 +890,8 @@ def _html_cards(text: str) -> str:
     return re.sub(r"(\S*[\u2665\u2666])", r"<span class='red'>\1</span>", escaped)
 
 
-def _html_settlement(kind: str, title: str, settlement: Settlement) -> str:
+def _html_settlement(kind: str, title: str, settlement: Settlement, relation: str = "") -> str:
+    """A settlement's section; ``relation``: how a final settlement stands to the rounds'."""
     e = html.escape
     rows = []
     for line in settlement.lines:
@@ -856,7 +911,9 @@ def _html_settlement(kind: str, title: str, settlement: Settlement) -> str:
     return (
         f"<section class='settlement'><h3>{e(title)}: {e(_outcome(settlement.outcome))}, winner(s) "
         f"{e(winners)}</h3><ul>{notes}</ul><table><tr><th>payer</th><th>payee</th>"
-        f"<th>amount</th><th>why</th></tr>{''.join(rows)}</table><p>net: {e(net)}</p></section>"
+        f"<th>amount</th><th>why</th></tr>{''.join(rows)}</table><p>net: {e(net)}</p>"
+        + (f"<p class='relation'>{e(relation)}</p>" if relation else "")
+        + "</section>"
     )
 
 
@@ -907,7 +964,12 @@ def render_html(t: Timeline) -> str:
             f"{happened}</td><td>{hands}</td><td>{table}</td></tr>"
         )
         if step.settled:
-            settled = "".join(_html_settlement(t.kind, title, s) for title, s in step.settled)
+            settled = "".join(
+                _html_settlement(
+                    t.kind, title, s, final_and_rounds(t) if title == FINAL_SETTLEMENT else ""
+                )
+                for title, s in step.settled
+            )
             steps.append(f"<tr class='settle'><td colspan='6'>{settled}</td></tr>")
     return (
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{e(t.title)}</title>"

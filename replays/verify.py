@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import time
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -30,6 +31,7 @@ from croupier.contract import convert
 from croupier.contract.bindings import BINDINGS, GameBinding
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.game import CommandError, Context
+from croupier.engine.koikoi import cards as hanafuda
 from croupier.engine.shuffle import Seeds, Shuffle
 from croupier.log import (
     GENESIS_HASH,
@@ -61,7 +63,27 @@ class Divergence:
         where = f"event {self.event}" if self.event else "the replay"
         at = f", at {self.field}" if self.field else ""
         meaning = f" ({MEANINGS[self.check]})" if self.check in MEANINGS else ""
-        return f"{where}: {self.check}{at}: expected {self.expected}, found {self.found}{meaning}"
+        expected, found = (_glossed(self.field, v) for v in (self.expected, self.found))
+        return f"{where}: {self.check}{at}: expected {expected}, found {found}{meaning}"
+
+
+#: The fields that hold a moment (Unix ms), which a support agent reads as a UTC time.
+_MOMENTS = ("recorded_at_ms", "created_at_ms", "deadline_ms", "at_ms")
+
+
+def _glossed(field: str, value: str) -> str:
+    """A divergence's value with what a support agent reads beside it: a moment as its UTC time,
+    a Hanafuda card's code as its name. The value itself stays first, as the file holds it;
+    before, "expected '11B', found '3B'" and "expected 1796634216015" had to be looked up."""
+    name = field.rsplit(".", 1)[-1]
+    if name in _MOMENTS and value.isdigit():
+        ms = int(value)
+        moment = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000))
+        return f"{value} ({moment}.{ms % 1000:03d}Z)"
+    code = value.strip("'")
+    if name == "code" and field.startswith("koikoi.") and hanafuda.is_card(code):
+        return f"{value} ({hanafuda.name(code)})"
+    return value
 
 
 #: What the chain's failures mean, in a support agent's words (two hashes say nothing by

@@ -333,6 +333,14 @@ def _claimant(
     return turn
 
 
+def _require_a_player(seats: int, idle_seats: Collection[int]) -> None:
+    """Refuse a table whose every seat is idle: nobody would play it, the clock alone would."""
+    if all(seat in idle_seats for seat in range(seats)):
+        raise ValueError(
+            "at least one seat must play: a table of idle seats only is played by the clock alone"
+        )
+
+
 def play_game(
     channel: grpc.Channel,
     *,
@@ -368,6 +376,10 @@ def play_game(
 
     A game still going after ``max_moves`` moves (or waits) raises :class:`MovesRanOut`.
     """
+    # Refused before the game is created (finish_game refuses it too): `croupier demo` with every
+    # seat idle said so, but only after creating a game that the service's clock then played
+    # alone to its end, for nobody.
+    _require_a_player(seats, idle_seats)
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
     created = stub.CreateGame(
@@ -452,10 +464,7 @@ def finish_game(
     seats = len(tokens)
     idle = frozenset(idle_seats)
     active = [s for s in range(seats) if s not in idle]
-    if not active:
-        raise ValueError(
-            "at least one seat must play: a table of idle seats only is played by the clock alone"
-        )
+    _require_a_player(seats, idle)
     viewer = tokens[active[0]]
     # Forced moves are shown as the first idle seat sees them (its own draws too).
     watcher = tokens[min(idle)] if idle else viewer

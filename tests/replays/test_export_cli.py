@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
 from croupier.replays.format import from_binary, from_json, to_binary, to_json
+from croupier.replays.timeline import iso_time
 from croupier.service.bots import play_game
 from croupier.service.cli import main
 from croupier.service.server import ServerThread
@@ -95,9 +96,11 @@ def test_verify_against_the_store_finds_a_file_remade_with_another_time(tmp_path
     assert alone.exit_code == 0, alone.output
     against = CliRunner().invoke(main, ["replay", "verify", str(forged), "--against-store", url])
     assert against.exit_code == 1
-    assert (
+    recorded = moved.recorded_at_ms - 3_600_000
+    assert (  # each moment read as its UTC time too
         f"FAIL event {moved.version}: the service's record, at recorded_at_ms: "
-        f"expected {moved.recorded_at_ms - 3_600_000}, found {moved.recorded_at_ms}"
+        f"expected {recorded} ({iso_time(recorded)}), "
+        f"found {moved.recorded_at_ms} ({iso_time(moved.recorded_at_ms)})"
     ) in against.output
     other = f"sqlite:///{tmp_path / 'other.sqlite3'}"
     open_store(other).close()

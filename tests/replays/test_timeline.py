@@ -3,6 +3,7 @@ one self-contained HTML file opened in headless Chromium (Debian's ``chromium``)
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import os
 import re
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from croupier.engine.settlement import Factor, Settlement, SettlementLine, net_of
 from croupier.log import PLAIN_FORMAT
 from croupier.replays.format import load, to_binary
 from croupier.replays.timeline import (
@@ -22,14 +24,17 @@ from croupier.replays.timeline import (
     DEALER_SHOWED_A_CARD,
     FINAL_SETTLEMENT,
     FORCED,
+    FORFEIT_RULES,
     HASHES_SHOWED_CARDS,
     MOVES_FORCED,
     NOBODY_ATTENDED,
+    OPENING_RULES,
     RESTARTED,
     TIME_MADE_DUE,
     UNCHECKED_PLAYER,
     card_name,
     cards_in_words,
+    final_and_rounds,
     iso_time,
     offset,
     render_html,
@@ -474,3 +479,73 @@ def test_the_page_shows_every_deck_the_seeds_made(path: Path) -> None:
         assert text.startswith(f"{len(shuffle.result)} cards, in the order the shuffle put them: ")
         assert card_name(shown.kind, shuffle.result[0]) in text
     assert {s.purpose for s in report.shuffles} & {"deal", "first-dealer"}
+
+
+RUMMY_FILES = sorted(CORPUS.rglob("rummy-*.replay"))
+
+
+@pytest.mark.parametrize("path", RUMMY_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_rummy_opening_is_counted_against_the_threshold(path: Path) -> None:
+    """ "My opening was refused but it was over 30": a refused opening is in no log, so the agent
+    answers from how the accepted ones were counted. Each opening says what each of its melds was
+    worth and the threshold the rule set asks, with the rule; a later lay-down, which the event
+    records with an opening of 0, says nothing of an opening (before: "opening 0", read as an
+    opening worth nothing)."""
+    shown = timeline(load(path))
+    threshold = load(path).header.rules.rummy.open_threshold
+    laid = [h for s in shown.steps for h in s.happened if h.startswith("Melds laid down")]
+    assert not any("opening 0" in h for h in laid)
+    openings = [h for h in laid if "; opening " in h]
+    assert bool(openings) == bool(laid)  # a seat's first lay-down is its opening
+    assert all(h.endswith(f"at least {threshold} needed: {OPENING_RULES})") for h in openings)
+    for line in openings:
+        found = re.search(r"; opening (\d+) \((?:([\d + ]+), )?at least", line)
+        assert found, line
+        if found.group(2):  # several melds: their worth adds up to the opening
+            assert sum(int(v) for v in found.group(2).split(" + ")) == int(found.group(1))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "koikoi-nintendo-3",
+        "gin-standard",
+        "hoola-korean-timed-forfeit",
+        "koikoi-nintendo-3-ended-by-studio",
+    ],
+)
+def test_a_final_settlement_says_it_nets_the_rounds_not_a_payment_on_top(name: str) -> None:
+    """ "I lost points I never owed": a match's page lists each round's payment and then the final
+    one, which a player added to them. The final settlement says that it is the rounds' netted
+    together (with their sums), in the text and on the page."""
+    shown = timeline(load(CORPUS / "log-format-2" / f"{name}.replay"))
+    assert shown.final is not None and shown.settlements
+    relation = final_and_rounds(shown)
+    rounds = len(shown.settlements)
+    assert relation.startswith(f"in all: the {rounds} ") and "not owed on top of them" in relation
+    nets = ", ".join(f"seat {s} {n:+d}" for s, n in enumerate(shown.final.net))
+    assert f"netted together ({nets})" in relation
+    text = render_text(shown)
+    assert text.index(relation) > text.index(FINAL_SETTLEMENT)
+    assert f"<p class='relation'>{html.escape(relation)}</p>" in render_html(shown)
+
+
+def test_a_forfeits_final_settlement_says_it_is_not_the_rounds_netted() -> None:
+    """A forfeit pays the match's result (docs/rules/koikoi.md, Forfeit), which need not net the
+    rounds: a Koi-Koi seat that won a round 14 to 0 and then forfeited pays the least score, 1
+    (seen in a played game). The final settlement then says that it is the game's result and
+    what the rounds came to, so the agent tells the player which one is owed."""
+    shown = timeline(load(CORPUS / "log-format-2" / "koikoi-nintendo-3.replay"))
+    netted = [sum(s.net[seat] for s in shown.settlements) for seat in range(2)]
+    loser = 0 if netted[0] > 0 else 1  # the seat ahead forfeits, and pays the least score
+    line = SettlementLine(loser, 1 - loser, 1, (Factor("round_minimum", 1, "a forfeit"),), "")
+    forfeit = Settlement(3, (1 - loser,), "FORFEIT", (line,), net_of(2, (line,)), ())
+    relation = final_and_rounds(dataclasses.replace(shown, final=forfeit))
+    assert relation.startswith(f"a forfeit's settlement is the game's result ({FORFEIT_RULES})")
+    assert relation.endswith(f"come to seat 0 {netted[0]:+d}, seat 1 {netted[1]:+d}")
+
+
+def test_a_game_settled_in_one_round_says_nothing_of_rounds() -> None:
+    """Rummy's one round is its final settlement: nothing to relate."""
+    shown = timeline(load(CORPUS / "log-format-2" / "rummy-standard.replay"))
+    assert final_and_rounds(shown) == ""

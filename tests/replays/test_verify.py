@@ -14,6 +14,7 @@ from google.protobuf.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from croupier.engine.koikoi import cards as hanafuda
 from croupier.replays.format import (
     Replay,
     ReplayFormatError,
@@ -24,9 +25,10 @@ from croupier.replays.format import (
     to_binary,
     to_json,
 )
-from croupier.replays.verify import first_difference, verify
+from croupier.replays.verify import Divergence, first_difference, verify
+from croupier.v1 import service_pb2
 
-from .conftest import GAMES
+from .conftest import GAMES, remake_chain
 
 CROUPIER = str(Path(sys.executable).parent / "croupier")
 
@@ -268,3 +270,44 @@ def test_what_the_verifier_says_reads_in_one_line_for_a_person(replays) -> None:
     replay.events[2].ClearField("payload")
     divergence = verify(replay).divergence
     assert divergence is not None and divergence.found == "no payload (the hashed bytes)"
+
+
+CORPUS = Path(__file__).resolve().parents[2] / "replays" / "corpus"
+
+
+def test_a_divergence_names_the_hanafuda_cards_it_compares() -> None:
+    """A support agent reads the verdict of a doctored Koi-Koi file (a capture changed, the chain
+    remade from the revealed seed) with the cards by name beside their codes: before, "expected
+    '11B', found '3B'" had to be looked up in docs/rules/koikoi.md §2.1."""
+    replay = load(CORPUS / "log-format-2" / "koikoi-nintendo-3.replay")
+    event = next(
+        e
+        for e in replay.events
+        if e.body.koikoi.WhichOneof("event") == "card_played" and e.body.koikoi.card_played.captured
+    )
+    body = service_pb2.EventBody.FromString(event.payload)
+    captured = body.koikoi.card_played.captured[0]
+    real = captured.code
+    captured.code = "3B" if real != "3B" else "8B"
+    event.payload = body.SerializeToString(deterministic=True)
+    event.body.CopyFrom(body)
+    remake_chain(replay)
+    report = verify(replay)
+    assert report.divergence is not None and report.divergence.event == event.version
+    assert report.divergence.field.endswith("captured[0].code")
+    assert report.divergence.expected == repr(real)  # the value itself is kept as it was
+    said = str(report.divergence)
+    assert f"expected {real!r} ({hanafuda.name(real)}), " in said
+    assert f"found {captured.code!r} ({hanafuda.name(captured.code)})" in said
+
+
+def test_a_divergence_reads_a_moment_as_its_utc_time() -> None:
+    """A recorded time that differs from the service's record (`--against-store`) is read as a
+    UTC time beside its Unix ms, as the timeline shows times."""
+    said = str(
+        Divergence(19, "the service's record", "1796634216015", "1796634221015", "recorded_at_ms")
+    )
+    assert said == (
+        "event 19: the service's record, at recorded_at_ms: expected 1796634216015 "
+        "(2026-12-07T09:03:36.015Z), found 1796634221015 (2026-12-07T09:03:41.015Z)"
+    )

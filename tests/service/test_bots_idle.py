@@ -67,7 +67,10 @@ def test_idle_seats_are_played_by_the_clock_and_the_game_finishes(
 
 
 def test_a_game_needs_a_seat_that_plays(server: Running) -> None:
+    """Refused before any game is created: `croupier demo` with every seat idle once created one
+    first, which the service's clock then played to its end for nobody."""
     kind = common_pb2.GAME_KIND_GIN
+    created: list[service_pb2.CreateGameResponse] = []
     with pytest.raises(ValueError, match="at least one seat"):
         play_game(
             server.channel,
@@ -76,7 +79,9 @@ def test_a_game_needs_a_seat_that_plays(server: Running) -> None:
             seats=2,
             overrides=clock_rules(kind, None, TURN_MS),
             idle_seats=(0, 1),
+            on_created=created.append,
         )
+    assert not created
 
 
 def test_bots_out_of_moves_say_so_and_leave_the_game_as_it_was(server: Running) -> None:
