@@ -1335,7 +1335,7 @@ def verify(replay: Replay, schema: Schema) -> list[str]:
     ended = [_message(body, game) for body in bodies[1:-1]]
     rounds = [_message(e, ROUND_ENDED[game]) for e in ended if ROUND_ENDED[game] in e]
     finals = [_message(e, FINAL[game]) for e in ended if FINAL[game] in e]
-    source = "the round-ending events (hashed)"
+    source = "the list of the round-ending events (hashed)"
     must_equal(
         _messages(footer, "rounds"),
         [_message(r, "settlement") for r in rounds],
