@@ -378,8 +378,10 @@ def play_game(
     """
     # Refused before the game is created (finish_game refuses it too): `croupier demo` with every
     # seat idle said so, but only after creating a game that the service's clock then played
-    # alone to its end, for nobody.
-    _require_a_player(seats, idle_seats)
+    # alone to its end, for nobody. An unset count (0, the game's default) is known only once
+    # the game is made: finish_game checks it then.
+    if seats:
+        _require_a_player(seats, idle_seats)
     rng = rng or random.Random()
     stub = service_pb2_grpc.GameServiceStub(channel)
     created = stub.CreateGame(

@@ -423,7 +423,6 @@ def rules_for(preset: str, overrides: dict[str, Any], seats: int) -> HoolaRules:
     return rules_from_preset("Hoola", PRESETS, DEFAULT_PRESET, preset, overrides, seats, validate)
 
 
-#: Options a new game may not turn off (engine/game.py, ``kept_by_new_games``).
 #: Options that do something only with another on (engine/game.py, ``options_need_others``): a
 #: new game that sets one away from its default while the other is off is refused, rather than
 #: played as if it had not been asked for. No preset sets one without the other.
@@ -435,6 +434,7 @@ NEEDS = {
     "max_reshuffles": "reshuffle_discards",
 }
 
+#: Options a new game may not turn off (engine/game.py, ``kept_by_new_games``).
 KEPT_BY_NEW_GAMES = {
     "first_dealer_drawn": "the deal's last card, the stock's bottom, chose the first dealer, "
     "which told every seat something of it",

@@ -84,6 +84,19 @@ def test_a_game_needs_a_seat_that_plays(server: Running) -> None:
     assert not created
 
 
+def test_an_unset_seat_count_is_left_to_the_service_and_played(server: Running) -> None:
+    """``seats`` 0 is the game's default (Rummy: 4), known once the game is made: the check for
+    a seat that plays waits for it (before, no seat of none played, and the game was refused)."""
+    result = play_game(
+        server.channel,
+        studio=studio_token(),
+        kind=common_pb2.GAME_KIND_RUMMY,
+        seats=0,
+        rng=random.Random(0),
+    )
+    assert len(result.tokens) == 4 and result.final is not None
+
+
 def test_bots_out_of_moves_say_so_and_leave_the_game_as_it_was(server: Running) -> None:
     """A game still going when the bots reach their most moves is reported as such, not met as
     GetSettlement's "not over yet"; the game is untouched and plays on."""

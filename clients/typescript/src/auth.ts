@@ -2,6 +2,8 @@
 // service.proto): the studio token for CreateGame, a seat token for a seat's calls, a player
 // token for recall. One connection serves every seat: the token travels with each call.
 import {
+  Code,
+  ConnectError,
   createContextKey,
   createContextValues,
   type CallOptions,
@@ -18,11 +20,27 @@ export type GameClient = Client<typeof GameService>;
 /** A token, or a function that gives the token to send now, called once per call (and so once
  * per stream that followGame or playSeat opens again): a studio's backend mints short-lived
  * studio tokens, and a stream followed for longer than one lives is reopened with a fresh one
- * rather than refused TOKEN_EXPIRED. */
+ * rather than refused TOKEN_EXPIRED. A function that throws fails the call, unsent, as
+ * UNAUTHENTICATED (its error the `cause`): no retry or reopening sends it again. */
 export type TokenSource = string | (() => string);
 
 function tokenOf(source: TokenSource): string {
-  return typeof source === "function" ? source() : source;
+  if (typeof source !== "function") {
+    return source;
+  }
+  try {
+    return source();
+  } catch (error) {
+    // Not a connection lost (a failure without an ErrorInfo, which the retries send again): no
+    // token, so nothing was sent, and no attempt of the same call would have one.
+    throw new ConnectError(
+      `the token source failed: ${error instanceof Error ? error.message : String(error)}`,
+      Code.Unauthenticated,
+      undefined,
+      undefined,
+      error,
+    );
+  }
 }
 
 /** The token of one call (set by withToken; the bearer interceptor sends it). */

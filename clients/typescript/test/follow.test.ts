@@ -341,6 +341,34 @@ describe("followGame", { timeout: TIMEOUT_MS }, () => {
     assert.deepEqual(sent, ["Bearer studio-1", "Bearer studio-2", "Bearer studio-3"]);
   });
 
+  test("a token source that throws ends the follow at once: no reconnect can mend it", async () => {
+    // Its failure is no connection lost (nothing was sent): before, it was taken for one, with
+    // no ErrorInfo, and the stream reopened for ever (FOLLOW_RETRY), each time failing again.
+    const { client, requests } = standIn(async function* (request) {
+      yield event(request.afterVersion + 1n);
+    });
+    let asked = 0;
+    const retried: CroupierError[] = [];
+    const studio = asToken(client, () => {
+      asked++;
+      throw new Error("CROUPIER_SECRET is not set");
+    });
+    await assert.rejects(
+      collect(
+        followGame(studio, {
+          gameId: GAME,
+          retry: { ...FAST, attempts: 5 },
+          onRetry: (e) => retried.push(e),
+        }),
+      ),
+      (error) =>
+        error instanceof CroupierError &&
+        error.code === Code.Unauthenticated &&
+        error.message.includes("CROUPIER_SECRET is not set"),
+    );
+    assert.deepEqual([asked, requests.length, retried.length], [1, 0, 0]);
+  });
+
   test("a heartbeat the server would refuse is a RangeError at once", () => {
     const { client, requests } = standIn(async function* () {});
     for (const heartbeatS of [0, 0.5, 301, Number.NaN]) {

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
+  asToken,
   createGame,
   CroupierError,
   DOMAIN,
@@ -161,6 +162,30 @@ test("createGame resends UNAVAILABLE with one request id, and never a refused re
   assert.equal(ids[1], ids[0], "one request id for every attempt");
   assert.equal((await createGame(client, { requestId: "mine" }, { retry: FAST })).gameId, "made");
   assert.equal(ids[2], "mine");
+});
+
+test("a token source that throws is no connection lost: createGame does not send it again", async () => {
+  // Nothing was sent, so no retry can mend it: before, the throw was read as a connection lost
+  // (no ErrorInfo) and the call was made again and again, to end UNKNOWN.
+  const sent: string[] = [];
+  const service = {
+    async createGame(request: { requestId: string }): Promise<CreateGameResponse> {
+      sent.push(request.requestId);
+      return { gameId: "made" } as CreateGameResponse;
+    },
+  } as unknown as GameClient;
+  let asked = 0;
+  const studio = asToken(service, () => {
+    asked++;
+    throw new Error("no studio secret");
+  });
+  await assert.rejects(createGame(studio, { requestId: "mine" }, { retry: FAST }), (error) => {
+    assert.ok(error instanceof CroupierError);
+    assert.equal(error.code, Code.Unauthenticated);
+    assert.match(error.message, /no studio secret/);
+    return true;
+  });
+  assert.deepEqual([asked, sent.length], [1, 0]);
 });
 
 test("endGame resends a lost connection with one command id; a conflict only when no version was named", async () => {
