@@ -477,6 +477,45 @@ def _node_script(node: str, script: str, *args: str) -> dict[str, Any]:
     return report
 
 
+#: A game of each kind, one person (by keyboard, with a screen reader) against bots.
+A11Y_GAMES = {
+    "gin": ["--preset", "single-hand"],
+    "koikoi": ["--preset", "nintendo-3"],
+    "hoola": ["--preset", "korean", "--seats", "3", "--rounds", "1"],
+    "rummy": ["--preset", "standard"],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(A11Y_GAMES))
+def test_a_keyboard_and_screen_reader_player_plays_a_whole_game(
+    web_server: Served, kind: str
+) -> None:
+    """By keys alone, read through Chromium's accessibility tree (a11y.mjs): after every move the
+    focus stays on the moves (every state drew them anew and dropped it to the page's start), and
+    on the move refused, to try again; after Play in the lobby, on the seat's link. A live region
+    says whose turn it is and each seat's move as it comes (nothing did), not the history; cards
+    are named in words ("queen of diamonds", a Hanafuda card with its month and kind), never as
+    symbols; the table, hand, moves and log are named regions; the seats' table, redrawn every
+    half second for its clocks, is changed in place."""
+    node, browser = _browser_tools()
+    report = _node_script(
+        node,
+        "a11y.mjs",
+        "--url",
+        web_server.url,
+        "--kind",
+        kind,
+        *A11Y_GAMES[kind],
+        "--chromium",
+        browser,
+    )
+    assert report["moves"] >= 2, report
+    assert set(report["focusAfterMove"]) <= {"move", "moves"}, report
+    assert report["refused"]["notice"][0] == "alert", report
+    assert report["lobbyFocus"] == "seat-link" and report["seatsKept"], report
+    assert report["hand"] and not any(set(name) & set("♠♥♦♣") for name in report["hand"]), report
+
+
 def test_a_link_that_cannot_work_says_so_once_and_a_broken_network_is_retried(
     web_server: Served,
 ) -> None:

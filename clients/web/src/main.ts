@@ -28,13 +28,14 @@ import {
   type SeatToAct,
   type View,
 } from "@croupier/client/web";
-import { prettyLabel } from "./cards.js";
+import { prettyLabel, readable, spoken } from "./cards.js";
 import { EventNarrator } from "./events.js";
 import {
   clock,
   h,
   handOf,
   lastSettlement,
+  morph,
   seatName,
   seatsOf,
   seatsPanel,
@@ -73,6 +74,8 @@ const SENDING_TEXT = "Sending your move…";
 /** How long a refused move's notice stays up, unless the player moves again or the game ends. */
 const NOTICE_MS = 10_000;
 const CLOCK_TICK_MS = 500;
+/** How many announcements the screen reader's live region keeps (it says each as it is added). */
+const ANNOUNCED_KEPT = 20;
 /** The seat of a token that has none (a spectator's view): seatName calls no seat "you". */
 const SPECTATOR = -1;
 const MS_PER_SECOND = 1000;
@@ -144,6 +147,8 @@ async function lobby(): Promise<void> {
   const preset = h("select", "") as HTMLSelectElement;
   preset.name = "preset";
   const about = h("p", "about");
+  about.id = "preset-about";
+  preset.setAttribute("aria-describedby", about.id);
   const seats = h("input", "") as HTMLInputElement;
   Object.assign(seats, { type: "number", name: "seats", value: "2" });
   const humans = h("input", "") as HTMLInputElement;
@@ -153,7 +158,9 @@ async function lobby(): Promise<void> {
   const roundsField = h("label", "", "Rounds ", rounds);
   const play = h("button", "primary", "Play") as HTMLButtonElement;
   play.type = "submit";
+  // Said by screen readers as it changes ("Dealing…", "Game … is dealt.", a refusal).
   const status = h("p", "status");
+  status.setAttribute("role", "status");
   const created = h("div", "created");
   let presets: Preset[] = [];
 
@@ -205,6 +212,7 @@ async function lobby(): Promise<void> {
   });
 
   const create = async () => {
+    const pressed = document.activeElement === play;
     play.disabled = true;
     status.textContent = "Dealing…";
     const body: Record<string, unknown> = {
@@ -250,10 +258,16 @@ async function lobby(): Promise<void> {
       });
       sessionStorage.setItem(`seats:${made.game_id}`, JSON.stringify(made.seats));
       created.replaceChildren(h("h2", "", "Your seats"), h("ul", "", ...items));
+      // The Play button was disabled under the keyboard's focus, which dropped it to the page's
+      // start: on to the first seat's link, the next thing to do.
+      created.querySelector<HTMLElement>("a.seat-link")?.focus();
     } catch (error) {
       status.textContent = `The lobby could not be reached: ${String(error)}`;
     } finally {
       play.disabled = false;
+      // Refused: the keyboard's focus back on the button it was on, not the page's start.
+      if (pressed && (!document.activeElement || document.activeElement === document.body))
+        play.focus();
     }
   };
 
@@ -306,7 +320,26 @@ class Table {
     others: h("div", "other-seats"),
     // The table and the log beside it: left out for a link that never showed a game.
     columns: h("div", "columns"),
+    // What a screen reader says as it comes, unseen: the other seats' moves and one's own, the
+    // status line as it changes (whose turn it is). A refused move is the notice's (an alert).
+    announcer: h("div", "sr-only announcer"),
   };
+  /** The status line last said (say): said again only once it changes. */
+  private said = "";
+  /** The status line shown, with its error's code: drawn again only once it changes. */
+  private shown = "";
+  /** The events told so far are the game's history, not news: not announced (learnSeat). */
+  private replaying = false;
+  /** The keyboard's focus was on a move (or on the moves, focus kept there while none can be
+   * pressed): drawing the moves again puts it back (keepFocus), else it falls to the page's start
+   * and a keyboard player must tab through the page again after every move. */
+  private movesFocused = false;
+  /** The label of the move last focused, to focus the same move once it is drawn again. */
+  private focusedLabel = "";
+  /** The player pressed a move: the moves that follow it (draw, then discard) get the focus. */
+  private pressedMove = false;
+  /** The move each button plays (buttons are kept while the moves are the same). */
+  private readonly buttonMoves = new WeakMap<HTMLElement, LegalMove>();
 
   /** `linkSeat`: the seat the link names, if any; the page goes by the token's (`seat`). */
   constructor(
@@ -331,8 +364,20 @@ class Table {
     const title = this.title;
     document.title = title;
     const p = this.parts;
-    p.events.setAttribute("aria-live", "polite");
+    // The log is not live itself: opening a game would read all of its history out. New events
+    // are said by the announcer.
+    p.events.setAttribute("aria-label", "Events, newest first");
     p.notice.setAttribute("role", "alert");
+    p.announcer.setAttribute("aria-live", "polite");
+    p.announcer.setAttribute("aria-relevant", "additions");
+    // The moves take the focus while none can be pressed (keepFocus), not the tab order.
+    p.moves.tabIndex = -1;
+    const heading = (id: string, text: string, part: HTMLElement) => {
+      part.setAttribute("aria-labelledby", id); // a named section: a region, a landmark
+      const node = h("h2", "", text);
+      node.id = id;
+      return node;
+    };
     main.replaceChildren(
       h(
         "header",
@@ -343,23 +388,38 @@ class Table {
       p.status,
       p.notice,
       p.columns,
+      // Last: one reading the page through meets the status line first, and this at the end.
+      p.announcer,
     );
+    const log = h("aside", "log");
+    log.append(heading("log-heading", "What happens", log), p.events, p.others);
     p.columns.append(
       h(
         "div",
         "play",
         p.seats,
-        h("h2", "", "Table"),
+        heading("table-heading", "Table", p.table),
         p.table,
-        h("h2", "", "Your hand"),
+        heading("hand-heading", "Your hand", p.hand),
         p.hand,
-        h("h2", "", "Your moves"),
+        heading("moves-heading", "Your moves", p.moves),
         p.moves,
         p.settlement,
         p.final,
       ),
-      h("aside", "log", h("h2", "", "What happens"), p.events, p.others),
+      log,
     );
+    // Where the keyboard's focus is, for keepFocus: on the moves, or not.
+    document.addEventListener("focusin", (event) => {
+      const target = event.target as Node | null;
+      this.movesFocused = Boolean(target && p.moves.contains(target));
+      if (target instanceof HTMLButtonElement && this.movesFocused)
+        this.focusedLabel = target.dataset.label ?? "";
+    });
+    // A click elsewhere leaves the moves, even one on nothing that takes the focus.
+    document.addEventListener("pointerdown", (event) => {
+      if (!p.moves.contains(event.target as Node)) this.movesFocused = false;
+    });
     // The stream's first message is every event so far with the seat's state after them: the
     // page reads nothing else as it opens, and says so until it comes (or the stream breaks:
     // follow's onRetry says that).
@@ -424,9 +484,23 @@ class Table {
     }
   }
 
-  /** The status line: what the page waits for, or what went wrong (its code small). */
+  /** The status line: what the page waits for, or what went wrong (its code small); said by
+   * screen readers when it changes (not while a move is being sent: its answer follows). */
   private say(text: string, error?: CroupierError): void {
-    this.parts.status.replaceChildren(text, ...(error ? [" ", codeTag(error)] : []));
+    const tag = error ? codeTag(error) : undefined;
+    const shown = `${text}\n${tag?.textContent ?? ""}`;
+    if (shown === this.shown) return; // the same words: not drawn again, not said again
+    this.shown = shown;
+    this.parts.status.replaceChildren(text, ...(tag ? [" ", tag] : []));
+    if (text !== this.said && text !== SENDING_TEXT) this.announce(text);
+    this.said = text;
+  }
+
+  /** Words for screen readers to say now (the announcer, a polite live region). */
+  private announce(text: string): void {
+    const announcer = this.parts.announcer;
+    announcer.append(h("p", "", spoken(text)));
+    while (announcer.childElementCount > ANNOUNCED_KEPT) announcer.firstElementChild?.remove();
   }
 
   /** A refused move, shown until the player moves again, the game ends, or NOTICE_MS pass. */
@@ -477,11 +551,12 @@ class Table {
       classes.filter(Boolean).join(" "),
       h("span", "version", `#${event.version}`),
       " ",
-      line.text,
+      ...readable(line.text),
     );
     item.dataset.version = String(event.version);
     if (event.seat !== undefined) item.dataset.seat = String(event.seat);
     this.parts.events.prepend(item);
+    if (!this.replaying) this.announce(line.text);
   }
 
   /** The seat a view is for, which is the token's: the server's word, whatever the link says.
@@ -506,7 +581,9 @@ class Table {
     const narrator = new EventNarrator(seat);
     this.narrator = narrator;
     p.events.replaceChildren();
+    this.replaying = true; // the game so far: in the log, not said
     for (const event of this.events) this.tell(narrator, event);
+    this.replaying = false;
   }
 
   private soon(): void {
@@ -571,15 +648,21 @@ class Table {
     const ended = finished && !this.finished;
     this.finished = finished;
     this.drawStatus();
-    p.table.replaceChildren(tableOf(view));
-    p.hand.replaceChildren(handOf(view));
+    // Changed in place (morph), so that a screen reader reading them keeps its place.
+    morph(p.table, h("section", "", tableOf(view)));
+    morph(p.hand, h("section", "", handOf(view)));
     this.drawSeats();
     this.drawMoves();
     const last = lastSettlement(view);
     const hands = roundHandsOf(view, this.mine);
-    p.settlement.replaceChildren(
-      ...(last ? [settlementOf(`Round ${last.round || ""}`.trim(), last, this.mine)] : []),
-      ...(hands ? [hands] : []),
+    morph(
+      p.settlement,
+      h(
+        "section",
+        "",
+        ...(last ? [settlementOf(`Round ${last.round || ""}`.trim(), last, this.mine)] : []),
+        ...(hands ? [hands] : []),
+      ),
     );
     if (ended) {
       this.clearNotice(); // no move can be played any more: a refusal is moot
@@ -616,36 +699,85 @@ class Table {
    * (the deadlines are on its clock), not the browser's (servertime.ts). */
   private drawSeats(): void {
     if (this.view)
-      this.parts.seats.replaceChildren(
-        seatsPanel(this.view, this.toAct, this.mine, serverClock.now()),
+      morph(
+        this.parts.seats,
+        h("div", "", seatsPanel(this.view, this.toAct, this.mine, serverClock.now())),
       );
   }
 
   private drawMoves(): void {
+    const p = this.parts;
+    const shown = [...p.moves.querySelectorAll<HTMLButtonElement>("button.move")];
+    if (
+      shown.length &&
+      shown.length === this.moves.length &&
+      shown.every((button, i) => button.dataset.label === this.moves[i]?.label)
+    ) {
+      // The same moves: the same buttons (the keyboard's focus stays on its own), each playing
+      // its move as of this state.
+      shown.forEach((button, i) => {
+        button.disabled = this.busy;
+        const move = this.moves[i];
+        if (move) this.buttonMoves.set(button, move);
+      });
+      this.keepFocus(shown);
+      return;
+    }
     const buttons = this.moves.map((move) => {
       const game = move.command?.game;
       const chosen = (
         game?.value as { move?: { case?: string; value?: { card?: unknown } } } | undefined
       )?.move;
       const kind = chosen?.case ?? "";
-      const button = h("button", `move ${kind}`, prettyLabel(move.label)) as HTMLButtonElement;
+      // Its cards said in words ("Discard queen of diamonds"), not as "Q" and a symbol.
+      const button = h(
+        "button",
+        `move ${kind}`,
+        ...readable(prettyLabel(move.label)),
+      ) as HTMLButtonElement;
       button.dataset.move = kind;
       // The card the move names, if one: for scripts and tests that pick moves (play.mjs).
       if (typeof chosen?.value?.card === "string") button.dataset.card = chosen.value.card;
       button.dataset.label = move.label;
       button.disabled = this.busy;
-      button.addEventListener("click", () => void this.play(move));
+      this.buttonMoves.set(button, move);
+      button.addEventListener("click", () => void this.play(this.buttonMoves.get(button) ?? move));
       return button;
     });
     const waiting = this.finished
       ? "None: the game is over."
       : "Nothing to do now: the other seats are playing.";
-    this.parts.moves.replaceChildren(...(buttons.length ? buttons : [h("p", "waiting", waiting)]));
+    p.moves.replaceChildren(...(buttons.length ? buttons : [h("p", "waiting", waiting)]));
+    this.keepFocus(buttons);
+  }
+
+  /** The keyboard's focus, if it was on a move, kept on the moves as they are drawn again: on
+   * the same move if it is still offered; after the player's own move, on the same or the first
+   * of the moves that follow it (the discard after the draw; the move refused, to try again);
+   * else on the moves' section itself (not in the tab order: Tab goes on to the first move).
+   * Focus is never taken from elsewhere, nor moved off the section when the player's turn comes:
+   * "Your move." is said, and Tab finds it; a move pressed by mistake is worse than a Tab. */
+  private keepFocus(buttons: HTMLButtonElement[]): void {
+    const moves = this.parts.moves;
+    const active = document.activeElement;
+    // Focus on a move that this drawing removed (or disabled: Chromium drops it) is lost.
+    const lost = !active || active === document.body || !active.isConnected;
+    if (!this.movesFocused || !(lost || moves.contains(active))) return;
+    const onButton = active instanceof HTMLButtonElement && moves.contains(active);
+    if (lost || onButton || this.pressedMove) {
+      const playable = buttons.filter((b) => !b.disabled);
+      const same = playable.find((b) => b.dataset.label === this.focusedLabel);
+      let target: HTMLElement | undefined = same ?? (this.pressedMove ? playable[0] : undefined);
+      if (!target && !(onButton && !active.disabled)) target = moves;
+      if (target && target !== active) target.focus();
+    }
+    if (!this.busy) this.pressedMove = false; // its answer is shown: done with it
   }
 
   private async play(move: LegalMove): Promise<void> {
     if (this.busy || this.dead) return;
     this.clearNotice(); // the player acts again: the last refusal is moot
+    this.pressedMove = true;
     this.busy = true;
     this.drawMoves();
     this.drawStatus();

@@ -18,7 +18,7 @@ import {
   RummyPhase,
   YakuKind,
 } from "@croupier/client/web";
-import { cardRow, cardTile, hanafudaTile, prettyLabel } from "./cards.js";
+import { cardRow, cardTile, hanafudaTile, prettyLabel, readable } from "./cards.js";
 
 /** An element with a class and text (or children). */
 export function h(tag: string, className = "", ...children: (Node | string)[]): HTMLElement {
@@ -38,6 +38,32 @@ export function words(name: string): string {
 
 export function seatName(seat: number, mine: number): string {
   return seat === mine ? `Seat ${seat} (you)` : `Seat ${seat}`;
+}
+
+/** `old` made like `fresh` in place, changing only what differs (its text, attributes and
+ * children): a part of the page drawn again and again (the seats and their clocks every half
+ * second, the table after every move) would otherwise be new elements each time, and a screen
+ * reader reading it loses its place. `old` keeps its own attributes (its class, its role). */
+export function morph(old: Element, fresh: Element): void {
+  const before = [...old.childNodes];
+  const after = [...fresh.childNodes];
+  for (let i = 0; i < after.length; i++) {
+    const a = before[i];
+    const b = after[i] as Node;
+    if (a && a.nodeType === Node.TEXT_NODE && b.nodeType === Node.TEXT_NODE) {
+      if (a.nodeValue !== b.nodeValue) a.nodeValue = b.nodeValue;
+    } else if (a instanceof Element && b instanceof Element && a.tagName === b.tagName) {
+      for (const { name } of [...a.attributes]) if (!b.hasAttribute(name)) a.removeAttribute(name);
+      for (const { name, value } of [...b.attributes])
+        if (a.getAttribute(name) !== value) a.setAttribute(name, value);
+      morph(a, b);
+    } else if (a) {
+      old.replaceChild(b, a);
+    } else {
+      old.append(b);
+    }
+  }
+  for (const extra of before.slice(after.length)) extra.remove();
 }
 
 /** The facts of a table as a definition list. */
@@ -345,6 +371,7 @@ export function seatsPanel(view: View, toAct: SeatToAct[], mine: number, now: nu
   return h(
     "table",
     "seats",
+    h("caption", "sr-only", "Seats"),
     h("thead", "", h("tr", "", ...headings.map((heading) => h("th", "", heading)))),
     h("tbody", "", ...rows),
   );
@@ -400,11 +427,11 @@ export function settlementOf(title: string, s: Settlement, mine: number): HTMLEl
               "li",
               "",
               `${factorSign(index, f)} ${words(f.name)} ${f.value}`,
-              f.reason ? `: ${prettyLabel(f.reason)}` : "",
+              ...(f.reason ? readable(`: ${prettyLabel(f.reason)}`) : []),
             ),
           ),
         ),
-        line.summary ? h("p", "summary", prettyLabel(line.summary)) : "",
+        line.summary ? h("p", "summary", ...readable(prettyLabel(line.summary))) : "",
       ),
     ),
   );
@@ -413,7 +440,7 @@ export function settlementOf(title: string, s: Settlement, mine: number): HTMLEl
     "settlement",
     h("h3", "", `${title}: ${words(s.outcome)} — won by ${winners}`),
     ...(s.notes.length
-      ? [h("ul", "notes", ...s.notes.map((n) => h("li", "", prettyLabel(n))))]
+      ? [h("ul", "notes", ...s.notes.map((n) => h("li", "", ...readable(prettyLabel(n)))))]
       : []),
     lines.length
       ? h(
