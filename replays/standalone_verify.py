@@ -630,7 +630,7 @@ message KoiKoiRoundEnded 1 round uint32 2 outcome string 3 winner uint32? 4 yaku
 message KoiKoiRules 1 rounds uint32? 2 stake_per_point uint32? 3 double_from uint32? 4
   koi_koi_multiplier uint32? 5 hand_yaku_points uint32? 6 sake_cup_as_chaff bool? 7 turn_time_ms
   uint32? 8 time_bank_ms uint32? 9 max_timeouts uint32? 10 forfeit_when_away bool? 11
-  outage_grace_ms uint32? 12 forced_play_least bool?
+  outage_grace_ms uint32? 12 forced_play_least bool? 13 viewing_yaku bool?
 message KoiKoiSeatForfeited 1 seat uint32 2 round uint32
 message LayDown 1 melds MeldCards*
 message LayOff 1 meld_id uint32 2 cards string* 3 jokers JokerAs*
@@ -986,7 +986,7 @@ ADDED_LATER: dict[str, dict[str, object]] = {
         "binding_ends_hoola": False,
         "first_dealer_drawn": False,
     },
-    "koikoi": _CLOCK_OPTIONS | {"forced_play_least": False},
+    "koikoi": _CLOCK_OPTIONS | {"forced_play_least": False, "viewing_yaku": True},
     "gin": _CLOCK_OPTIONS
     | {
         "knocker_best_melds": False,

@@ -22,6 +22,8 @@ Decisions where the rules are silent (each tested):
 * After a koi-koi the next new or raised yaku, by either player, ends the round at the end of that
   turn and wins it.
 * The sake cup counts as an animal and as a chaff at once (``sake_cup_as_chaff``).
+* Hanami-zake and Tsukimi-zake score, as in Nintendo's rules; ``viewing_yaku`` off is the house
+  rule many tables play (without them the sake cup scores only as an animal, and as a chaff).
 * A round's score is paid by the loser as ``score × stake_per_point``; the match settlement pays
   the difference of the totals (the same amount as the rounds' payments netted).
 * The next round is dealt by a ``NextRound`` command from either seat (the round's result stays
@@ -87,6 +89,10 @@ class KoiKoiRules:
     # bright before the chaff of its month: an idle player's bright can go to the field). Games
     # created while every preset set it (2026-12-06) replay with it, as their rules record.
     forced_play_least: bool = field(default=False, metadata=ADDED_LATER)
+    # The viewing yaku, Hanami-zake (curtain and sake cup) and Tsukimi-zake (full moon and sake
+    # cup), score (§2.4). Off: the house rule that drops them, as many tables play. Every game
+    # recorded before the option scored them, as its default does.
+    viewing_yaku: bool = field(default=True, metadata=ADDED_LATER)
 
 
 NINTENDO = KoiKoiRules(outage_grace_ms=OUTAGE_GRACE_MS)

@@ -104,7 +104,8 @@ def yaku(captured: Iterable[Card], rules: KoiKoiRules) -> tuple[Yaku, ...]:
         found.append(_scored(YakuKind.AME_SHIKO if rain else YakuKind.SHIKO, brights))
     elif len(brights) == SCORES[YakuKind.SANKO].cards and not rain:
         found.append(_scored(YakuKind.SANKO, brights))
-    sake = _of(cards, Role.SAKE_CUP)
+    # The viewing yaku only where the rule set has them (``viewing_yaku``).
+    sake = _of(cards, Role.SAKE_CUP) if rules.viewing_yaku else ()
     if sake and _of(cards, Role.CURTAIN):
         found.append(_scored(YakuKind.HANAMI_ZAKE, sake + _of(cards, Role.CURTAIN)))
     if sake and _of(cards, Role.FULL_MOON):

@@ -54,6 +54,7 @@ def matches(draw: st.DrawFn) -> tuple[Any, Seeds, random.Random]:
                 "double_from": st.sampled_from((0, 5, 7)),
                 "koi_koi_multiplier": st.integers(1, 3),
                 "sake_cup_as_chaff": st.booleans(),
+                "viewing_yaku": st.booleans(),
             },
         )
     )

@@ -6,6 +6,8 @@ import dataclasses
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from croupier.engine.koikoi.cards import CARDS, Kind, Role, deck, kind, month, role
 from croupier.engine.koikoi.rules import NINTENDO
@@ -106,6 +108,24 @@ def test_yaku_table(cards: list[str], expected: dict[str, int]) -> None:
 def test_the_sake_cup_is_no_chaff_when_the_option_is_off() -> None:
     rules = dataclasses.replace(NINTENDO, sake_cup_as_chaff=False)
     assert scored(*CHAFF[:9], "9A", rules=rules) == {}
+
+
+VIEWING = {YakuKind.HANAMI_ZAKE, YakuKind.TSUKIMI_ZAKE}
+
+
+@given(st.sets(st.sampled_from([c.code for c in CARDS])), st.booleans())
+def test_without_the_viewing_yaku_a_capture_scores_the_rest_as_it_did(
+    captured: set[str], sake_cup_as_chaff: bool
+) -> None:
+    """The house rule (``viewing_yaku`` off) takes Hanami-zake and Tsukimi-zake away, and
+    nothing else: every other yaku of any capture scores as with them (the sake cup still an
+    animal, and a chaff with ``sake_cup_as_chaff``)."""
+    with_them = dataclasses.replace(NINTENDO, sake_cup_as_chaff=sake_cup_as_chaff)
+    without = dataclasses.replace(with_them, viewing_yaku=False)
+    full = yaku(captured, with_them)
+    assert yaku(captured, without) == tuple(y for y in full if y.kind not in VIEWING)
+    if {"9A", "3B"} <= captured:  # the curtain and the sake cup
+        assert any(y.kind is YakuKind.HANAMI_ZAKE for y in full)
 
 
 def test_every_yaku_kind_of_the_table_is_scored_somewhere() -> None:
