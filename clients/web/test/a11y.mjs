@@ -18,11 +18,9 @@
 // (pytest), which starts the server:
 //
 //   node test/a11y.mjs --url http://127.0.0.1:8080 --kind gin --preset single-hand --seats 2
-import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { SubmitCommandRequestSchema } from "@croupier/client/web";
 import { launch } from "./chromium.mjs";
+import { SUBMIT, chooser, look, seeded, sendMovesStale } from "./player.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -40,7 +38,6 @@ const STEP_MS = 20_000;
 /** The keys a move may take to reach: past every other move, and not round the page. */
 const MAX_TABS = 60;
 const SUITS = /[♠♥♦♣]/;
-const SUBMIT = "**/croupier.v1.GameService/SubmitCommand";
 /** The move sent stale, to be refused (as play.mjs does): the first, in a game that may be short. */
 const STALE_MOVE = 1;
 const FRENCH = /^(ace|[2-9]|10|jack|queen|king) of (spades|hearts|diamonds|clubs)$|^joker$/;
@@ -48,43 +45,9 @@ const MONTHS =
   "January|February|March|April|May|June|July|August|September|October|November|December";
 const HANAFUDA = new RegExp(`^[A-Z][\\w -]*, (${MONTHS}), (bright|animal|ribbon|chaff)$`);
 
-let state = Number(args.seed) >>> 0 || 1;
-function random() {
-  state ^= state << 13;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  return (state >>> 0) / 2 ** 32;
-}
-const ORDER = "A23456789TJQK";
-const rank = (code) => (code.startsWith("JK") ? -1 : ORDER.indexOf(code[0] ?? ""));
+/** The moves this run makes (as play.mjs chooses): the same seed, the same way on the same deal. */
+const choose = chooser(seeded(args.seed));
 
-/** Which move to make: plausible play that ends the game soon (as play.mjs chooses). */
-function choose(moves, melded) {
-  const by = (kind) => moves.filter((m) => m.kind === kind);
-  const first = (...kinds) => kinds.map(by).find((l) => l.length)?.[0];
-  const now =
-    first("nextRound", "shobu", "knock", "declare", "play", "layDown") ??
-    (by("meld").length
-      ? by("meld").reduce((a, b) => (b.label.length > a.label.length ? b : a))
-      : undefined) ??
-    (random() < 0.9 ? first("layOff", "swapJoker", "takeDiscard") : undefined) ??
-    (moves.some((m) => m.kind === "stop") && random() < 0.5 ? by("stop")[0] : undefined) ??
-    first("drawStock", "draw", "endLayOffs", "pass");
-  if (now) return now;
-  const discards = by("discard");
-  if (discards.length) {
-    const loose = discards.filter((m) => !melded.includes(m.card));
-    const weight = (m) => rank(m.card) + random() * 2;
-    return (loose.length ? loose : discards).reduce((a, b) => (weight(b) > weight(a) ? b : a));
-  }
-  const captures = moves.filter((m) => /captur/i.test(m.label));
-  return captures.length && random() < 0.8
-    ? captures[Math.floor(random() * captures.length)]
-    : moves[Math.floor(random() * moves.length)];
-}
-
-/** Where the keyboard's focus is: "move N" (the Nth playable move), "moves" (their section),
- * "body", or the element's tag and class. */
 function focus(page) {
   return page.evaluate(() => {
     const active = document.activeElement;
@@ -93,33 +56,6 @@ function focus(page) {
     const moves = [...document.querySelectorAll("button.move:not([disabled])")];
     if (moves.includes(active)) return `move ${moves.indexOf(active)}`;
     return `${active.tagName.toLowerCase()}.${active.className}`;
-  });
-}
-
-function look(page) {
-  return page.$eval("#app", (app) => ({
-    done: Boolean(app.querySelector("section.final[data-done=true]")),
-    moves: [...app.querySelectorAll("button.move:not([disabled])")].map((b, index) => ({
-      index,
-      kind: b.dataset.move ?? "",
-      label: b.dataset.label ?? "",
-      card: b.dataset.card ?? "",
-    })),
-    melded: [...app.querySelectorAll("section.table .melds [data-code]")].map(
-      (c) => c.dataset.code,
-    ),
-    plays: Number(app.dataset.plays ?? 0),
-    played: app.dataset.played ?? "",
-  }));
-}
-
-/** The page's moves sent as if chosen one version earlier, until unrouted: refused (ABORTED). */
-async function sendMovesStale(page) {
-  await page.route(SUBMIT, async (route) => {
-    const request = fromBinary(SubmitCommandRequestSchema, route.request().postDataBuffer());
-    request.expectedVersion -= 1n;
-    request.commandId = randomUUID();
-    await route.continue({ postData: Buffer.from(toBinary(SubmitCommandRequestSchema, request)) });
   });
 }
 

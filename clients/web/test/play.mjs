@@ -12,13 +12,11 @@
 // With --host game.test the page is opened at http://game.test:PORT/ (Chromium resolves the name
 // to the URL's own address): an origin that is not localhost and not https, so no secure context,
 // where browsers have no crypto.randomUUID; every move must work there too.
-import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { SubmitCommandRequestSchema } from "@croupier/client/web";
 import { launch, methodOf } from "./chromium.mjs";
+import { SUBMIT, chooser, look, seeded, sendMovesStale } from "./player.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -45,63 +43,12 @@ if (args.host) {
   flags.push(`--host-resolver-rules=MAP ${args.host} ${pageUrl.hostname}`);
   pageUrl.hostname = args.host;
 }
-const SUBMIT = "**/croupier.v1.GameService/SubmitCommand";
 /** What the event log must never read like: messages' raw fields rather than words. */
 const RAW_WORDS = /Dealer:|commitment|[0-9a-f]{32}|deadline ms|\[card/;
-
-// A small seeded generator: the same seed clicks the same way on the same deal.
-let state = Number(args.seed) >>> 0 || 1;
-function random() {
-  state ^= state << 13;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  return (state >>> 0) / 2 ** 32;
-}
-const pick = (list) => list[Math.floor(random() * list.length)];
-
-const ORDER = "A23456789TJQK";
 /** A label inside a CSS attribute selector's double quotes. */
 const CSS_ESCAPE = (text) => text.replace(/["\\]/g, "\\$&");
-/** A card's rank (its code's first letter), for shedding high cards; jokers are kept. */
-const rank = (code) => (code.startsWith("JK") ? -1 : ORDER.indexOf(code[0] ?? ""));
-
-/** Which of the offered moves to click: plausible play, so that the game ends soon (go out, meld,
- * knock, shed high cards that are in no meld), like the server's bots (service/bots.py). */
-function choose(moves, melded) {
-  const by = (kind) => moves.filter((m) => m.kind === kind);
-  const first = (...kinds) => kinds.map(by).find((l) => l.length)?.[0];
-  const now =
-    first("nextRound", "shobu", "knock", "declare", "play", "layDown") ??
-    (by("meld").length
-      ? by("meld").reduce((a, b) => (b.label.length > a.label.length ? b : a))
-      : undefined) ??
-    (random() < 0.9 ? first("layOff", "swapJoker", "takeDiscard") : undefined) ??
-    (moves.some((m) => m.kind === "stop") && random() < 0.5 ? by("stop")[0] : undefined) ??
-    first("drawStock", "draw", "endLayOffs", "pass");
-  if (now) return now;
-  const discards = by("discard");
-  if (discards.length) {
-    const loose = discards.filter((m) => !melded.includes(m.card));
-    const weight = (m) => rank(m.card) + random() * 2;
-    return (loose.length ? loose : discards).reduce((a, b) => (weight(b) > weight(a) ? b : a));
-  }
-  const captures = moves.filter((m) => /captur/i.test(m.label));
-  return pick(captures.length && random() < 0.8 ? captures : moves);
-}
-
-/** Sends the page's moves as if chosen one version earlier (each attempt with a command id of its
- * own), until `unroute(SUBMIT)`: the server refuses them (ABORTED VERSION_CONFLICT), as it refuses
- * a move that crossed another seat's, but every run. The server reports the version the page
- * sent, so submit retries (a conflict at the version sent may be a time-out's race); every
- * attempt is stale, and the page is refused in the end. */
-async function sendMovesStale(page) {
-  await page.route(SUBMIT, async (route) => {
-    const request = fromBinary(SubmitCommandRequestSchema, route.request().postDataBuffer());
-    request.expectedVersion -= 1n;
-    request.commandId = randomUUID();
-    await route.continue({ postData: Buffer.from(toBinary(SubmitCommandRequestSchema, request)) });
-  });
-}
+/** The moves this run makes: the same seed clicks the same way on the same deal. */
+const choose = chooser(seeded(args.seed));
 
 /** After a refused move: the page reads the game again and offers its moves anew, and the refusal
  * must still be there, in its own place, in plain words. */
@@ -119,25 +66,6 @@ function whereItRuns(page) {
   return page.evaluate(() => ({
     secureContext: window.isSecureContext,
     randomUUID: typeof globalThis.crypto?.randomUUID === "function",
-  }));
-}
-
-/** What a tab shows, in one look: whether the game is over there, the moves it offers, the cards
- * in melds on its table (a gin hand's own melds among them), and its version and plays. */
-function look(page) {
-  return page.$eval("#app", (app) => ({
-    done: Boolean(app.querySelector("section.final[data-done=true]")),
-    moves: [...app.querySelectorAll("button.move:not([disabled])")].map((b, index) => ({
-      index,
-      kind: b.dataset.move ?? "",
-      label: b.dataset.label ?? "",
-      card: b.dataset.card ?? "",
-    })),
-    melded: [...app.querySelectorAll("section.table .melds [data-code]")].map(
-      (c) => c.dataset.code,
-    ),
-    version: app.dataset.version,
-    plays: Number(app.dataset.plays ?? 0),
   }));
 }
 
