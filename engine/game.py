@@ -81,10 +81,10 @@ class Game(Protocol, Generic[R, S, E, C]):
 
     def new_game_rules(self, preset: str, overrides: dict[str, Any], seats: int) -> R:
         """:meth:`rules_for` a game about to be created: an option that only games recorded
-        before it may turn off (``KEPT_BY_NEW_GAMES``) is refused off, and a clock-only option
-        set while the option it needs is off (``options_need_others``: the clock-only ones
-        without a turn clock) refused too (INVALID_OPTION). A
-        replay's recorded rules are read back with :meth:`rules_for`, never this."""
+        before it may turn off (``KEPT_BY_NEW_GAMES``) is refused off, and an option set while
+        the option it needs is off (``options_need_others``: the clock-only ones without a turn
+        clock) is refused too (INVALID_OPTION). A replay's recorded rules are read back with
+        :meth:`rules_for`, never this."""
 
     def start(self, rules: R, seats: int, seeds: Seeds) -> list[E]:
         """The opening events: the effective rules, then the first deal."""

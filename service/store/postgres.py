@@ -36,10 +36,10 @@ from croupier.service.store import (
     CONNECT_TIMEOUT_S,
     MIGRATION_WAIT_S,
     MigrationLockBusy,
-    SchemaNotCurrent,
     redacted,
 )
 from croupier.service.store.sql import (
+    APPLIED_MIGRATIONS,
     APPLIED_MIGRATIONS_TABLE,
     COMMAND_INSERT,
     GAME_MOVED,
@@ -48,8 +48,8 @@ from croupier.service.store.sql import (
     apply_migrations,
     chained,
     events_insert,
-    not_current,
     reachable,
+    require_current,
 )
 
 log = structlog.get_logger("croupier.store")
@@ -266,13 +266,11 @@ def _check_current(url: str) -> None:
             "SELECT to_regclass(%s) IS NOT NULL", (APPLIED_MIGRATIONS_TABLE,)
         ).fetchone()
         recorded = (
-            [row[0] for row in conn.execute(f"SELECT migration_id FROM {APPLIED_MIGRATIONS_TABLE}")]
+            [row[0] for row in conn.execute(APPLIED_MIGRATIONS)]
             if found is not None and found[0]
-            else None
+            else []
         )
-    refusal = not_current(redacted(url), recorded, "postgresql")
-    if refusal is not None:
-        raise SchemaNotCurrent(refusal)
+    require_current(redacted(url), recorded, "postgresql")
 
 
 class PostgresEventStore(SqlEventStore):

@@ -72,23 +72,27 @@ def apply_migrations(
 
 #: yoyo's record of the migrations a database has had (``migration_id`` names each).
 APPLIED_MIGRATIONS_TABLE = "_yoyo_migration"
+APPLIED_MIGRATIONS = f"SELECT migration_id FROM {APPLIED_MIGRATIONS_TABLE}"
 
 
-def not_current(store: str, recorded: Collection[str] | None, dialect: str) -> str | None:
-    """Why a tool that only reads a store cannot read this one with this release, or None:
-    ``recorded`` holds the ids :data:`APPLIED_MIGRATIONS_TABLE` lists (None: no such table).
-    Read without writing: yoyo's own check makes its tables first, and migrating a store under
-    servers of an older release stops them."""
+def require_current(store: str, recorded: Collection[str], dialect: str) -> None:
+    """:class:`SchemaNotCurrent` unless a tool that only reads a store can read this one with this
+    release: ``recorded`` holds the ids :data:`APPLIED_MIGRATIONS_TABLE` lists (none where there
+    is no such table). Read without writing: yoyo's own check makes its tables first, and
+    migrating a store under servers of an older release stops them."""
     from yoyo import read_migrations
 
-    done = recorded or ()
+    from croupier.service.store import SchemaNotCurrent
+
     ours = [migration.id for migration in read_migrations(migrations_path(dialect))]
-    missing = [migration_id for migration_id in ours if migration_id not in done]
+    missing = [migration_id for migration_id in ours if migration_id not in recorded]
     if not missing:
-        return None
+        return
     if len(missing) == len(ours):
-        return f"{store} holds no Croupier store (no migration of its schema applied)"
-    return (
+        raise SchemaNotCurrent(
+            f"{store} holds no Croupier store (no migration of its schema applied)"
+        )
+    raise SchemaNotCurrent(
         f"{store}'s schema lacks this release's migrations {', '.join(missing)}: an older "
         "release serves it. This tool reads a store without changing it: run the older "
         "release's tool, or this one once `croupier migrate` has brought the store up to date "

@@ -63,11 +63,12 @@ from croupier.log.store import AppendListener, AppendPoll
 from croupier.service.config import DEV_CREDENTIAL_NAME
 from croupier.service.store import MIGRATION_WAIT_S, MigrationLockBusy, SchemaNotCurrent
 from croupier.service.store.sql import (
+    APPLIED_MIGRATIONS,
     APPLIED_MIGRATIONS_TABLE,
     SqlEventStore,
     apply_migrations,
-    not_current,
     reachable,
+    require_current,
 )
 
 log = structlog.get_logger("croupier.store")
@@ -330,25 +331,14 @@ class SqliteEventStore(SqlEventStore):
                     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
                     (APPLIED_MIGRATIONS_TABLE,),
                 ).fetchone()
-                recorded = (
-                    [
-                        row[0]
-                        for row in conn.execute(
-                            f"SELECT migration_id FROM {APPLIED_MIGRATIONS_TABLE}"
-                        )
-                    ]
-                    if has_table
-                    else None
-                )
+                recorded = [row[0] for row in conn.execute(APPLIED_MIGRATIONS)] if has_table else []
         except sqlite3.OperationalError:
             # Not the file's fault (none there, a folder it cannot read, a writer's lock held
             # past the wait): open_store says it cannot open it, as for a server.
             raise
         except sqlite3.DatabaseError as error:  # the bytes are not an SQLite database
             raise SchemaNotCurrent(f"{self.path} is not an SQLite store: {error}") from None
-        refusal = not_current(str(self.path), recorded, "sqlite")
-        if refusal is not None:
-            raise SchemaNotCurrent(refusal)
+        require_current(str(self.path), recorded, "sqlite")
 
     def _open(self) -> None:
         """No connection yet (one per thread, when first used), no listener, no view."""
