@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,12 @@ from croupier.log import GameRecord, StoredEvent
 from croupier.v1 import common_pb2, replay_pb2, service_pb2
 
 FORMAT_VERSION = 1
+
+
+def iso_time(ms: int) -> str:
+    """A Unix time in ms as UTC in ISO 8601, to the millisecond: 2026-12-01T03:11:21.123Z (the
+    timeline's times, and the verifier's gloss of a moment)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
 
 
 def printable(text: str) -> str:

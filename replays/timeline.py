@@ -36,7 +36,7 @@ from croupier.engine.rummy.scoring import meld_value
 from croupier.engine.settlement import MatchOutcome, Settlement, share_note
 from croupier.engine.shuffle import Shuffle
 from croupier.log import PLAIN_FORMAT
-from croupier.replays.format import Replay, printable
+from croupier.replays.format import Replay, iso_time, printable
 from croupier.replays.verify import verify
 from croupier.v1 import service_pb2
 
@@ -261,11 +261,6 @@ def _describe(kind: str, event: Any) -> str:
         else:
             parts.append(f"{label} {_value(kind, value)}")
     return f"{_words(type(event).__name__)}" + (f": {'; '.join(parts)}" if parts else "")
-
-
-def iso_time(ms: int) -> str:
-    """A Unix time in ms as UTC in ISO 8601, to the millisecond: 2026-12-01T03:11:21.123Z."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
 
 
 def offset(ms: int) -> str:

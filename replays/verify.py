@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import time
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -42,7 +41,7 @@ from croupier.log import (
     chain_key,
     record_bytes,
 )
-from croupier.replays.format import Replay, printable, state_digest
+from croupier.replays.format import Replay, iso_time, printable, state_digest
 from croupier.v1 import common_pb2, replay_pb2, service_pb2
 
 
@@ -77,9 +76,7 @@ def _glossed(field: str, value: str) -> str:
     before, "expected '11B', found '3B'" and "expected 1796634216015" had to be looked up."""
     name = field.rsplit(".", 1)[-1]
     if name in _MOMENTS and value.isdigit():
-        ms = int(value)
-        moment = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000))
-        return f"{value} ({moment}.{ms % 1000:03d}Z)"
+        return f"{value} ({iso_time(int(value))})"
     code = value.strip("'")
     if name == "code" and field.startswith("koikoi.") and hanafuda.is_card(code):
         return f"{value} ({hanafuda.name(code)})"
