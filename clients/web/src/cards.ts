@@ -81,10 +81,14 @@ export function spoken(text: string): string {
  * hidden from screen readers, the said text shown to nobody else. */
 export function readable(text: string): (Node | string)[] {
   const said = spoken(text);
-  if (said === text) return [text];
-  const shown = el("span", "", text);
-  shown.setAttribute("aria-hidden", "true");
-  return [shown, el("span", "sr-only", said)];
+  return said === text ? [text] : shownAndSaid(text, said);
+}
+
+/** `shown` (with its tooltip, `title`) hidden from screen readers, and `said` for them alone. */
+function shownAndSaid(shown: string, said: string, title = ""): HTMLElement[] {
+  const seen = el("span", "", shown, title);
+  seen.setAttribute("aria-hidden", "true");
+  return [seen, el("span", "sr-only", said)];
 }
 
 /** The server's words with their card codes written as cards: a label from ListLegalMoves
@@ -109,9 +113,7 @@ export function cardTile(card: Card | string): HTMLElement {
   const suit = typeof card === "string" ? (CODE.exec(code)?.[2] ?? "") : card.suit;
   const tile = el("span", `card${RED.has(suit) ? " red" : ""}`, "");
   // The tooltip on what is shown: on the tile, it would name the tile's list item twice over.
-  const shown = el("span", "", cardText(code), name || code);
-  shown.setAttribute("aria-hidden", "true");
-  tile.append(shown, el("span", "sr-only", cardWords(code)));
+  tile.append(...shownAndSaid(cardText(code), cardWords(code), name || code));
   tile.dataset.code = code;
   return tile;
 }
