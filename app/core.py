@@ -1003,6 +1003,15 @@ class Croupier:
                 if error.field in ("preset", "seats")
                 else f"overrides.{binding.field}.{error.field}"
             )
+            made = (
+                await self._made_before_refused(
+                    binding, preset, changes, seats, client_seeds, players, request_id
+                )
+                if request_id
+                else None
+            )
+            if made is not None:
+                return made
             raise invalid(error.reason, error.message, field) from None
         except ValueError as error:
             raise invalid("INVALID_OPTION", str(error), "overrides") from None
@@ -1061,6 +1070,35 @@ class Croupier:
         self.notifier.notify(game_id, version)
         structlog.contextvars.bind_contextvars(game_id=game_id, kind=binding.game.kind, seats=seats)
         return self._created(game_id, seeds.commitment, resolved, version, seats, players)
+
+    async def _made_before_refused(
+        self,
+        binding: GameBinding,
+        preset: str,
+        changes: dict[str, Any],
+        seats: int,
+        client_seeds: Sequence[str],
+        players: Sequence[str],
+        request_id: str,
+    ) -> service_pb2.CreateGameResponse | None:
+        """A retry of a creation whose options this release refuses for new games (an option
+        that needs another, made a refusal after its first attempt). An older release may have
+        made its game: the retry is answered with it, as first answered, rather than refused
+        without the game's id. None for a request those rules refuse even as recorded games
+        read them, or that made no game, or another one: it is refused as it would have been."""
+        try:
+            rules = binding.game.rules_for(preset, changes, seats)
+        except (InvalidRules, ValueError):
+            return None
+        resolved = binding.rules_to_proto(rules)
+        request = CreateRequest(
+            request_id,
+            _request_fingerprint(binding.kind, resolved, seats, client_seeds, tuple(players)),
+        )
+        made = await self.log.created_by(request_id)
+        if made is None or made.fingerprint != request.fingerprint:
+            return None
+        return self._made_before(made, request, binding.game.kind, resolved, seats, tuple(players))
 
     def _made_before(
         self,

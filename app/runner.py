@@ -557,6 +557,9 @@ class AsyncLog:
         # Every game this process streams (thousands): on a thread.
         return await self._on_thread(self._reads, Rank.CALL, lambda store: store.versions, game_ids)
 
+    async def created_by(self, request_id: str) -> AlreadyCreated | None:
+        return await self._call(self._reads, Rank.CALL, lambda store: store.created_by, request_id)
+
     async def result_of(self, game_id: str, command_id: str) -> CommandResult | None:
         return await self._call(
             self._reads, Rank.CALL, lambda store: store.result_of, game_id, command_id

@@ -171,6 +171,12 @@ class EventStore(ABC):
         two attempts made at once."""
 
     @abstractmethod
+    def created_by(self, request_id: str) -> AlreadyCreated | None:
+        """What a creation's request id made, as :meth:`create_game` would refuse it again
+        (:class:`AlreadyCreated`), or None when it made no game. A read only: for a retry that
+        can no longer be created (its options refused since), to find its first answer."""
+
+    @abstractmethod
     def game(self, game_id: str) -> GameRecord:
         """The game's record; raises :class:`GameNotFound`."""
 

@@ -17,6 +17,7 @@ from typing import ParamSpec, TypeVar
 from opentelemetry import trace
 
 from croupier.log import (
+    AlreadyCreated,
     CommandResult,
     CreateRequest,
     EventStore,
@@ -132,6 +133,9 @@ class ObservedStore(EventStore):
             next_deadline_ms,
             request,
         )
+
+    def created_by(self, request_id: str) -> AlreadyCreated | None:
+        return self._call("created_by", None, self.inner.created_by, request_id)
 
     def game(self, game_id: str) -> GameRecord:
         return self._call("game", game_id, self.inner.game, game_id)

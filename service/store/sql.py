@@ -345,17 +345,22 @@ class SqlEventStore(EventStore):
             # Rolled back; read what the request's first attempt made (committed: another
             # attempt's insert waits for the first to end before it is refused).
             assert request is not None
-            with self._transaction(write=False) as cur:
-                row = self._run(
-                    cur,
-                    "SELECT r.game_id, r.version, g.commitment, r.fingerprint "
-                    "FROM create_requests r JOIN games g ON g.game_id = r.game_id "
-                    "WHERE r.request_id = ?",
-                    (request.request_id,),
-                ).fetchone()
-            raise AlreadyCreated(
-                request.request_id, row[0], row[1], row[2], bytes(row[3])
-            ) from None
+            made = self.created_by(request.request_id)
+            assert made is not None
+            raise made from None
+
+    def created_by(self, request_id: str) -> AlreadyCreated | None:
+        with self._transaction(write=False) as cur:
+            row = self._run(
+                cur,
+                "SELECT r.game_id, r.version, g.commitment, r.fingerprint "
+                "FROM create_requests r JOIN games g ON g.game_id = r.game_id "
+                "WHERE r.request_id = ?",
+                (request_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        return AlreadyCreated(request_id, row[0], row[1], row[2], bytes(row[3]))
 
     def _create_game(
         self,

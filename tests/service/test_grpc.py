@@ -18,6 +18,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 
 from croupier.contract import convert
+from croupier.engine import game as engine_game
 from croupier.engine.hoola.rules import HoolaRules
 from croupier.log import GENESIS_HASH, LOG_FORMAT_VERSION, chain_hash, chain_key
 from croupier.replays.verify import record_of
@@ -296,6 +297,37 @@ def test_a_request_id_reused_for_another_request_is_refused(server: Running) -> 
             {"game_id": first.game_id},
         ), changed
     assert create(server, **asked) == first
+
+
+def test_a_retry_of_a_game_made_with_options_refused_since_is_answered_with_it(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release that refuses an option set without the one it needs (a claim window without
+    battle Hoola) for new games still answers the retry of a creation an older release made
+    with it: the game, as first answered, not INVALID_OPTION without the game's id (the studio
+    could not find it). Any other request with those options stays refused."""
+    asked = {
+        "request_id": f"table-{uuid.uuid4()}",
+        "client_seeds": ["theirs"],
+        "players": ["ann", "bo", "cy"],
+        "overrides": service_pb2.Rules(hoola=hoola_pb2.HoolaRules(claim_window_ms=1500)),
+    }
+    with monkeypatch.context() as older:  # the older release: no option needs another
+        older.setattr(engine_game, "options_need_others", lambda rules, needs: None)
+        first = create(server, **asked)
+    assert create(server, **asked) == first
+    others = [
+        {**asked, "request_id": f"table-{uuid.uuid4()}"},  # another id: a new game
+        {**asked, "client_seeds": ["mine"]},  # the id, for another request
+        {**asked, "request_id": ""},  # no id
+    ]
+    for other in others:
+        code, info, fields = error_of(lambda o=other: create(server, **o))
+        assert (code, info.reason, fields) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_OPTION",
+            ["overrides.hoola.claim_window_ms"],
+        ), other
 
 
 def test_a_retry_may_spell_the_same_game_another_way(server: Running) -> None:

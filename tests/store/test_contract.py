@@ -347,6 +347,16 @@ class StoreContract:
             "c" * 64,
         )
         assert told.value.fingerprint == b"asked"  # the caller tells a retry from a reuse
+        # The same, read without an attempt; an id that made nothing, nothing.
+        read = store.created_by(request.request_id)
+        assert read is not None
+        assert (read.game_id, read.version, read.commitment, read.fingerprint) == (
+            first,
+            made[-1].version,
+            "c" * 64,
+            b"asked",
+        )
+        assert store.created_by(f"req-{uuid.uuid4()}") is None
         with pytest.raises(GameNotFound):
             store.game(second)  # nothing of the second attempt was kept
         assert store.game(first).version == 3
