@@ -74,6 +74,33 @@ def amount_of(factors: Iterable[FactorLike]) -> int:
     return amount or 0
 
 
+#: How the name of a factor that is a rule option's multiplier ends (``unmelded_multiplier``).
+MULTIPLIER = "_multiplier"
+
+
+class NamedFactor(FactorLike, Protocol):
+    """A factor with its name, as the engine or the contract holds it."""
+
+    @property
+    def name(self) -> str: ...
+
+
+def factor_label(factor: NamedFactor) -> str:
+    """A factor's name as people read it beside its value (``stop_penalty``, not
+    ``stop_penalty_multiplier``, beside a 16).
+
+    A factor that multiplies is named after the option whose value it is
+    (``unmelded_multiplier 2``). A liability's added factor (Hoola's stop and thank-you
+    penalties, docs/rules/hoola.md §1.6) bears its option's name too, but its value is the amount
+    it adds, another loser's payment × the option (its reason says both): written as it is
+    recorded, ``stop penalty multiplier 16`` read as a ×16 where the table plays ×4, and a support
+    agent reading the page against the rules took a right payment for a wrong one. The recorded
+    name is left as it is (settlements are part of the hashed events)."""
+    if factor.added and factor.name.endswith(MULTIPLIER):
+        return factor.name.removesuffix(MULTIPLIER)
+    return factor.name
+
+
 def share_note(amount: int, factors: Iterable[FactorLike], winners: int) -> str:
     """Why a line pays less than its factors make: it is one joint winner's share of a payment
     split among them (Hoola's ``tie_mode`` ``SHARED``, docs/rules/common.md, "Settlement

@@ -33,7 +33,7 @@ from croupier.engine.game import CommandError
 from croupier.engine.koikoi import cards as hanafuda
 from croupier.engine.meld_solver import Meld
 from croupier.engine.rummy.scoring import meld_value
-from croupier.engine.settlement import MatchOutcome, Settlement, share_note
+from croupier.engine.settlement import MatchOutcome, Settlement, factor_label, share_note
 from croupier.engine.shuffle import Shuffle
 from croupier.log import PLAIN_FORMAT
 from croupier.replays.format import Replay, iso_time, printable
@@ -234,21 +234,30 @@ def _value(kind: str, value: Any) -> str:
 
 #: Fields that name seats by number: said as "seat 2" (a bare "winners 2" reads as a count).
 _SEAT_FIELDS = ("winner", "winners", "knocker", "players", "forfeited")
+#: Fields that hold a moment (Unix ms): a battle Hoola claim's ``at_ms``.
+_MOMENT_FIELDS = ("at_ms",)
 #: Fields whose 0 means "none" rather than a number: left out, as an unset field is. Rummy's
 #: ``opening`` is 0 on every lay-down after a seat's opening, and "opening 0" read as an opening
 #: worth nothing (a support agent answering "my opening was refused" took it for one).
 _ZERO_IS_NONE = ("opening",)
 
 
+#: Fields an outcome leaves uncounted, left out where it is that outcome. A Gin hand that washes
+#: at the wall (docs/rules/gin.md, "The wall") is scored on no deadwood, and its event's
+#: ``deadwood 0, 0`` read as if both hands had been melded to nothing.
+_UNCOUNTED = {"WASH": ("deadwood",)}
+
+
 def _describe(kind: str, event: Any) -> str:
     """An event in words: its kind, then its fields (the long ones left out; a flag by its name
     where it is set)."""
     parts = []
+    uncounted = _UNCOUNTED.get(getattr(event, "outcome", None) or "", ())
     for f in dataclasses.fields(event):
         value = getattr(event, f.name)
         if f.name in _QUIET or value is None or value is False or value in ((), ""):
             continue
-        if f.name in _ZERO_IS_NONE and value == 0:
+        if (f.name in _ZERO_IS_NONE and value == 0) or f.name in uncounted:
             continue
         label = f.name.replace("_", " ")
         if value is True:
@@ -258,6 +267,10 @@ def _describe(kind: str, event: Any) -> str:
             parts.append(f"{label} {', '.join(f'seat {s}' for s in seats)}")
         elif f.name == "outcome" and isinstance(value, str):
             parts.append(f"{label} {_outcome(value)}")
+        elif f.name in _MOMENT_FIELDS:
+            # A battle claim's time says whether it came inside the claim window ("I claimed
+            # in time"): read as the steps' times are, not as a count of ms since 1970.
+            parts.append(f"at {clock_time(value)} UTC")
         else:
             parts.append(f"{label} {_value(kind, value)}")
     return f"{_words(type(event).__name__)}" + (f": {'; '.join(parts)}" if parts else "")
@@ -281,6 +294,26 @@ def _outcome_of(event: Any) -> str | None:
     """The outcome of the settlement ``event`` carries, if it carries one."""
     settlement = getattr(event, "settlement", None)
     return settlement.outcome if isinstance(settlement, Settlement) else None
+
+
+#: Where battle Hoola's claims out of turn are ruled.
+CLAIM_RULES = "docs/rules/hoola.md §1.7"
+
+
+def _out_of_turn(state: Any, seat: int | None, command: Any) -> str:
+    """What a Hoola thank-you sent by a seat whose turn it was not is: a battle Hoola claim on
+    the top discard, made while another seat was to take. Its label reads as any thank-you, and
+    a player whose turn was passed over ("it was my turn", "my thank-you was ignored") is
+    answered from whose turn it was and whose discard was claimed. Empty for any other command
+    (every game but Hoola has no claim)."""
+    if type(command).__name__ != "ThankYou" or seat is None or seat == getattr(state, "turn", seat):
+        return ""
+    discarder = getattr(state, "top_discarder", None)
+    whose = f" on seat {discarder}'s discard" if discarder is not None else ""
+    return (
+        f" (out of turn: a battle Hoola claim{whose}, made while it was seat {state.turn}'s "
+        f"turn to take; {CLAIM_RULES})"
+    )
 
 
 #: Where Rummy's opening threshold and the cards' values toward it are.
@@ -605,14 +638,11 @@ def timeline(replay: Replay) -> Timeline:
             close()
             seat = stored.seat if stored.HasField("seat") else None
             if stored.command_payload:
-                move = cards_in_words(
-                    kind,
-                    game.label(
-                        state,
-                        binding.command_from_proto(
-                            _hashed(stored.command_payload, service_pb2.Command, stored.command)
-                        ),
-                    ),
+                command = binding.command_from_proto(
+                    _hashed(stored.command_payload, service_pb2.Command, stored.command)
+                )
+                move = cards_in_words(kind, game.label(state, command)) + _out_of_turn(
+                    state, seat, command
                 )
             else:
                 move = "The game is created and dealt" if current is None else TIME_MADE_DUE
@@ -783,7 +813,10 @@ def _settlement_lines(kind: str, settlement: Settlement) -> list[str]:
         out.append(f"{paid} ({share})" if share else paid)
         for index, factor in enumerate(line.factors):
             sign = _factor_sign(index, factor)
-            out.append(f"    {sign} {_outcome(factor.name)} {factor.value}: {words(factor.reason)}")
+            out.append(
+                f"    {sign} {_outcome(factor_label(factor))} {factor.value}: "
+                f"{words(factor.reason)}"
+            )
     out.append("  net: " + ", ".join(f"seat {s} {n:+d}" for s, n in enumerate(settlement.net)))
     return out
 
@@ -891,7 +924,8 @@ def _html_settlement(kind: str, title: str, settlement: Settlement, relation: st
     rows = []
     for line in settlement.lines:
         factors = "".join(
-            f"<li class='factor'>{_factor_sign(i, f)} <b>{e(_outcome(f.name))}</b> {f.value}: "
+            f"<li class='factor'>{_factor_sign(i, f)} <b>{e(_outcome(factor_label(f)))}</b> "
+            f"{f.value}: "
             f"{_html_cards(cards_in_words(kind, f.reason))}</li>"
             for i, f in enumerate(line.factors)
         )

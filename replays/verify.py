@@ -234,7 +234,13 @@ def against_record(replay: Replay, recorded: Replay) -> Divergence | None:
     :func:`verify` finds a file consistent with its seeds and rules, which proves the deal and
     the play fair but not that the file is the one the service recorded: once a game is over its
     revealed seed keys the chain, so anyone can change what no rule decides (a move's recorded
-    time, the player ids) and make the chain again. The record settles that."""
+    time, the player ids) and make the chain again. The record settles that.
+
+    A file that names no players is compared without them (:func:`players_left_out`): the
+    service leaves them out of every file it exports to anyone but the studio, so a player's own
+    export is the record with its player ids left out, not a file that differs from it."""
+    if players_left_out(replay, recorded):
+        recorded = _without_players(recorded)
     for number, (mine, theirs) in enumerate(zip(replay.events, recorded.events, strict=False), 1):
         if mine != theirs:
             return _divergence_at(number, RECORD, theirs, mine)
@@ -252,6 +258,23 @@ def against_record(replay: Replay, recorded: Replay) -> Divergence | None:
         if mine_part != theirs_part:
             return _divergence_at(0, RECORD, theirs_part, mine_part, part)
     return None
+
+
+def players_left_out(replay: Replay, recorded: Replay) -> bool:
+    """Whether ``replay`` names no players where the service's record of its game does: the
+    file as ``ExportReplay`` gives it to a seat, a spectator or anyone (the studio's player ids
+    are the studio's alone to read). Such a file says nothing of who sat where, so it cannot be
+    wrong about it; the record's ids answer that."""
+    return not replay.header.players and bool(recorded.header.players)
+
+
+def _without_players(replay: Replay) -> Replay:
+    """``replay`` with its header's player ids left out, as the service exports it to anyone
+    but the studio."""
+    header = replay_pb2.ReplayHeader()
+    header.CopyFrom(replay.header)
+    header.ClearField("players")
+    return dataclasses.replace(replay, header=header)
 
 
 def _unsigned(footer: replay_pb2.ReplayFooter) -> replay_pb2.ReplayFooter:

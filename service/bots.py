@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from croupier.engine.settlement import share_note
+from croupier.engine.settlement import factor_label, share_note
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
 
@@ -177,15 +177,15 @@ def describe_settlement(s: common_pb2.Settlement) -> list[str]:
     ]
     lines += [f"  note: {n}" for n in s.notes]
     for line in s.lines:
-        factors = "".join(f"{' + ' if f.added else ' × '}{f.name} {f.value}" for f in line.factors)[
-            3:
-        ]
+        factors = "".join(
+            f"{' + ' if f.added else ' × '}{factor_label(f)} {f.value}" for f in line.factors
+        )[3:]
         share = share_note(line.amount, line.factors, len(s.winners))
         lines.append(
             f"  seat {line.payer} → seat {line.payee}: {line.amount}   ({factors})"
             + (f", {share}" if share else "")
         )
-        lines += [f"      {f.name} {f.value}: {f.reason}" for f in line.factors]
+        lines += [f"      {factor_label(f)} {f.value}: {f.reason}" for f in line.factors]
     lines.append("  net: " + ", ".join(f"seat {i} {n:+d}" for i, n in enumerate(s.net)))
     return lines
 

@@ -12,7 +12,7 @@ import socket
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
@@ -1568,7 +1568,7 @@ def replay_verify(path: str, store_url: str | None, public_keys: tuple[str, ...]
     from croupier.log import GameNotFound
     from croupier.replays.format import ReplayFormatError, load, printable
     from croupier.replays.signing import ReplayKeyError, Verdict, parse_public_key, verify_signed
-    from croupier.replays.verify import against_record
+    from croupier.replays.verify import against_record, players_left_out
 
     try:
         given = [parse_public_key(text) for text in public_keys]
@@ -1613,6 +1613,11 @@ def replay_verify(path: str, store_url: str | None, public_keys: tuple[str, ...]
             printable(
                 f"ok   the store's record: game {game_id}, {len(recorded.events)} events, "
                 "the same bytes"
+                + (
+                    _players_of_the_record(recorded.header.players)
+                    if players_left_out(replay_file, recorded)
+                    else ""
+                )
             )
         )
     elif signature.verdict is not Verdict.VALID:
@@ -1622,6 +1627,17 @@ def replay_verify(path: str, store_url: str | None, public_keys: tuple[str, ...]
         click.echo(f"verified, {NOT_AUTHENTICATED}")
         return
     click.echo("verified")
+
+
+def _players_of_the_record(players: Sequence[str]) -> str:
+    """What ``verify --against-store`` adds for a file that names no players (a seat's or anyone's
+    export: the service gives the studio's player ids to the studio alone): who sat where, from
+    the record, which a support agent matching a complaint to a seat needs."""
+    seated = ", ".join(f"seat {seat} {player}" for seat, player in enumerate(players))
+    return (
+        " but the player ids, which the file leaves out (the service gives them to the studio "
+        f'alone: docs/replay-format.md, "Layout"); the record seats {seated}'
+    )
 
 
 #: The last line of a verify that found a file consistent but neither signed by a known key nor

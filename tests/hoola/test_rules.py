@@ -6,6 +6,8 @@ import dataclasses
 
 import pytest
 from game_invariants import refused
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand
 from croupier.engine.hoola import moves
@@ -390,6 +392,35 @@ def test_a_failed_stop_makes_the_stopper_liable() -> None:
     assert (result.outcome, result.winners) == ("FAILED_STOP", (2,))
     # Seat 0 ranks last (2) and pays seat 1's 1 × 2 on top.
     assert payments(result.settlement) == {(0, 2): 4}
+
+
+@settings(max_examples=25, deadline=None)
+@given(multiplier=st.integers(1, 20))
+def test_a_liability_reads_as_the_amount_it_adds_not_as_its_multiplier(multiplier: int) -> None:
+    """The liable seat's line adds each other loser's payment × the penalty's option, under the
+    option's name (the recorded settlement keeps it). What people read (the demo, `croupier
+    replay show`, its HTML) once wrote that amount beside the option's name, ``+ stop penalty
+    multiplier 4`` at a table of ×2: a right payment read as a wrong one against the rules page
+    (docs/rules/hoola.md §1.6). It reads as the penalty it is, its reason giving the multiplier."""
+    from croupier.contract.convert import to_proto
+    from croupier.replays.timeline import _html_settlement, _settlement_lines
+    from croupier.service.bots import describe_settlement
+    from croupier.v1 import common_pb2
+
+    state = stop_position("AS 2S 3D", "9C 8D", "AC 5H", stop_penalty_multiplier=multiplier)
+    settlement = ended(play(state, 0, Stop())[1]).settlement
+    (line,) = settlement.lines
+    added = line.factors[-1]
+    # The record is unchanged: the option's name, the amount it adds (seat 1's 1 stake × it).
+    assert (added.name, added.value, added.added) == ("stop_penalty_multiplier", multiplier, True)
+    text = _settlement_lines("hoola", settlement)
+    assert f"    + stop penalty {multiplier}: failed stop: pays seat 1's 1 × {multiplier}" in text
+    page = _html_settlement("hoola", "", settlement)
+    assert f"+ <b>stop penalty</b> {multiplier}: failed stop" in page
+    demo = describe_settlement(to_proto(settlement, common_pb2.Settlement))
+    assert f"      stop_penalty {multiplier}: failed stop: pays seat 1's 1 × {multiplier}" in demo
+    for shown in (*text, page, *demo):
+        assert "penalty multiplier" not in shown and "penalty_multiplier" not in shown
 
 
 def test_a_failed_stop_tied_for_the_win_is_shared_remainder_to_the_first_in_turn() -> None:

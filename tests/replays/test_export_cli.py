@@ -16,7 +16,7 @@ from croupier.service.bots import play_game
 from croupier.service.cli import main
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
-from croupier.v1 import common_pb2
+from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import remake_chain
 
@@ -108,6 +108,65 @@ def test_verify_against_the_store_finds_a_file_remade_with_another_time(tmp_path
         main, ["replay", "verify", str(exported), "--against-store", other]
     )
     assert elsewhere.exit_code == 1 and f"has no game {game_id}" in elsewhere.output
+
+
+def test_a_players_own_export_is_the_record_against_the_store(tmp_path: Path) -> None:
+    """``ExportReplay`` gives the studio's player ids to the studio alone, so the file a player
+    exports (with a seat's token, or none) names no players. ``verify --against-store`` once
+    failed every such file at ``header.players``: the player's own untouched file read as an
+    edited one. It is the record but for the ids it leaves out, and the line says whom the record
+    seats; a file that names other players than the record's still fails."""
+    url = f"sqlite:///{tmp_path / 'games.sqlite3'}"
+    players = ("player-ana", "player-bo")
+    store = open_store(url)
+    server = ServerThread(
+        "127.0.0.1:0",
+        store,
+        TokenSigner(b"export-cli-tests-secret-0123456789abc"),
+        studio_keys=KeyRing(STUDIO),
+    )
+    port = server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            game = play_game(
+                channel,
+                studio=mint_studio_token(STUDIO, int(time.time()) + 3600),
+                seats=2,
+                kind=common_pb2.GAME_KIND_GIN,
+                preset="single-hand",
+                rng=random.Random(14),
+                players=players,
+            )
+            stub = service_pb2_grpc.GameServiceStub(channel)
+            exported = stub.ExportReplay(
+                service_pb2.ExportReplayRequest(game_id=game.game_id),
+                metadata=(("authorization", f"Bearer {game.tokens[1]}"),),
+            ).replay
+    finally:
+        server.stop(grace=None)
+        store.close()
+    assert not from_binary(exported).header.players  # the seat's file: no player ids
+    own = tmp_path / "own.replay"
+    own.write_bytes(exported)
+    verified = CliRunner().invoke(main, ["replay", "verify", str(own), "--against-store", url])
+    assert verified.exit_code == 0, verified.output
+    assert (
+        "ok   the store's record: game "
+        f"{game.game_id}, {len(from_binary(exported).events)} events, the same bytes but the "
+        "player ids"
+    ) in verified.output
+    assert "the record seats seat 0 player-ana, seat 1 player-bo" in verified.output
+
+    named = from_binary(exported)
+    named.header.players.extend(["player-ana", "mallory"])
+    wrong = tmp_path / "wrong.replay"
+    wrong.write_bytes(to_binary(named))
+    against = CliRunner().invoke(main, ["replay", "verify", str(wrong), "--against-store", url])
+    assert against.exit_code == 1
+    assert (
+        "FAIL the replay: the service's record, at header.players[1]: expected 'player-bo', "
+        "found 'mallory'"
+    ) in against.output
 
 
 def test_a_store_path_with_no_store_is_refused_not_made(tmp_path: Path, monkeypatch) -> None:

@@ -449,7 +449,7 @@ def test_what_the_file_says_cannot_rewrite_the_readers_terminal(tmp_path: Path) 
     [
         ("gin-standard", "= deadwood difference", "× deadwood difference"),
         ("hoola-korean", "= rank 3", "× rank 3"),
-        ("hoola-korean", "+ stop penalty multiplier", "× stop penalty multiplier"),
+        ("hoola-korean", "+ stop penalty", "× stop penalty"),
     ],
 )
 def test_a_payments_first_factor_sets_its_amount_and_the_others_work_on_it(
@@ -549,3 +549,73 @@ def test_a_game_settled_in_one_round_says_nothing_of_rounds() -> None:
     """Rummy's one round is its final settlement: nothing to relate."""
     shown = timeline(load(CORPUS / "log-format-2" / "rummy-standard.replay"))
     assert final_and_rounds(shown) == ""
+
+
+@pytest.mark.parametrize("path", ALL_CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_an_added_factor_is_never_read_as_a_multiplier(path: Path) -> None:
+    """A Hoola liability (stop and thank-you penalties, docs/rules/hoola.md §1.6) adds another
+    loser's payment × its option, and its factor bears the option's name: written as recorded,
+    ``+ stop penalty multiplier 12`` at a table that plays ×2 read as a wrong payment to a support
+    agent holding the rules page. Every added factor reads as the amount it is, in the text and
+    the HTML alike; the ones that multiply keep their option's name."""
+    t = timeline(load(path))
+    text, page = render_text(t), render_html(t)
+    assert not re.search(r"\+ [a-z ]*multiplier \d", text)
+    assert not re.search(r"\+ <b>[a-z ]*multiplier</b> \d", page)
+    if path.name == "hoola-winjoy.replay" and path.parent == CORPUS:
+        assert "+ stop penalty 12: failed stop: pays seat 4's 6 × 2" in text
+        assert "+ <b>stop penalty</b> 12: failed stop: pays seat 4&#x27;s 6 × 2" in page
+        assert "× unmelded multiplier 2: made no meld" in text
+
+
+CLAIMED = re.compile(
+    r"\(out of turn: a battle Hoola claim on seat (\d)'s discard, made while it was seat (\d)'s "
+    r"turn to take; docs/rules/hoola\.md §1\.7\)$"
+)
+
+
+@pytest.mark.parametrize("path", ALL_CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_battle_claim_says_it_was_made_out_of_turn(path: Path) -> None:
+    """A thank-you sent out of turn (battle Hoola, docs/rules/hoola.md §1.7) read as any
+    thank-you: a player whose turn was passed over, or whose own thank-you lost the card, could
+    not be shown from the page whose turn it was. Each claim says so, naming the discarder and
+    the seat that was to take, neither of them the claimant; a thank-you in one's own turn, and
+    every game without claims out of turn, says nothing of the kind."""
+    replay = load(path)
+    t = timeline(replay)
+    claims = [(step, CLAIMED.search(step.move)) for step in t.steps if "out of turn" in step.move]
+    battle = getattr(replay.header.rules.hoola, "out_of_turn_thank_you", False)
+    assert battle or not claims
+    for step, found in claims:
+        assert found is not None, step.move
+        discarder, turn = (int(g) for g in found.groups())
+        assert step.seat not in (discarder, turn) and discarder != turn
+    if path.name == "hoola-korean-nearest-claims.replay" and path.parent.name == "log-format-2":
+        text = render_text(t)
+        assert (
+            "#30 seat 2: Thank you: take the discard and meld it with 9♦ 9♣ (out of turn: a "
+            "battle Hoola claim on seat 3's discard, made while it was seat 0's turn to take; "
+            "docs/rules/hoola.md §1.7)"
+        ) in text
+        # The claim's moment as a time of day, not Unix ms.
+        assert "Claim made: seat 2; cards 9♦, 9♣; at 00:22:40.356 UTC" in text
+        assert "at ms" not in text
+
+
+@pytest.mark.parametrize(
+    "path", sorted(CORPUS.rglob("gin-*.replay")), ids=lambda p: f"{p.parent.name}/{p.stem}"
+)
+def test_a_washed_hand_counts_no_deadwood(path: Path) -> None:
+    """A Gin hand washed at the wall is scored on no deadwood (docs/rules/gin.md, "The wall"): its
+    event holds 0 for each seat, which read as "deadwood 0, 0", both hands melded to nothing, to a
+    player asking why a hand they held deadwood in paid nobody. A scored hand still says both."""
+    ended = [
+        line
+        for step in timeline(load(path)).steps
+        for line in step.happened
+        if line.startswith("Hand ended")
+    ]
+    for line in ended:
+        assert ("deadwood" in line) == ("outcome wash" not in line), line
+    if path.name == "gin-single-hand.replay" and path.parent == CORPUS:
+        assert "Hand ended: hand 1; outcome wash; points 0" in ended

@@ -385,6 +385,20 @@ export function factorSign(index: number, factor: { added: boolean }): string {
   return index === 0 ? "=" : "×";
 }
 
+/** How the name of a factor that is a rule option's multiplier ends. */
+const MULTIPLIER = "_multiplier";
+
+/** A factor's name as people read it beside its value, as the replay timeline writes it
+ * (`factor_label` in engine/settlement.py). A liability's added factor (Hoola's stop and thank-you
+ * penalties) is recorded under its option's name, but its value is the amount it adds (another
+ * loser's payment × the option, as its reason says): "stop penalty multiplier 16" read as a ×16
+ * where the table plays ×4. */
+export function factorLabel(factor: { name: string; added: boolean }): string {
+  return factor.added && factor.name.endsWith(MULTIPLIER)
+    ? factor.name.slice(0, -MULTIPLIER.length)
+    : factor.name;
+}
+
 /** The status line for a seat with `moves` to make and the seats `toAct` (turn: the game waits on
  * it): "Your move." only when the game waits on this seat (or on nobody in particular); a seat
  * that may act only out of turn (claim a discard in battle Hoola) is told whom the game waits on,
@@ -426,7 +440,7 @@ export function settlementOf(title: string, s: Settlement, mine: number): HTMLEl
             h(
               "li",
               "",
-              `${factorSign(index, f)} ${words(f.name)} ${f.value}`,
+              `${factorSign(index, f)} ${words(factorLabel(f))} ${f.value}`,
               ...(f.reason ? readable(`: ${prettyLabel(f.reason)}`) : []),
             ),
           ),

@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { loadSource } from "./load.mjs";
 
-const { factorSign, handsAtRoundEnd, statusFor } = await loadSource("../src/render.ts");
+const { factorLabel, factorSign, handsAtRoundEnd, statusFor } =
+  await loadSource("../src/render.ts");
 
 const claim = statusFor(
   [
@@ -51,6 +52,11 @@ assert.equal(statusFor([], 0, 0, 0), "Waiting…");
 const signs = [{ added: false }, { added: false }, { added: true }].map((f, i) => factorSign(i, f));
 assert.deepEqual(signs, ["=", "×", "+"]);
 assert.equal(factorSign(0, { added: true }), "+");
+// A liability's added factor is an amount (another loser's payment × the option), not the option:
+// "+ stop penalty multiplier 16" read as ×16 at a table that plays ×4.
+assert.equal(factorLabel({ name: "stop_penalty_multiplier", added: true }), "stop_penalty");
+assert.equal(factorLabel({ name: "unmelded_multiplier", added: false }), "unmelded_multiplier");
+assert.equal(factorLabel({ name: "gin_bonus", added: true }), "gin_bonus");
 
 // A Hoola round's end shows every seat's hand and value (a QA review: "seat 2 stopped with 53 but
 // another hand was as low" could not be checked on the page), in seat order; nothing before a
