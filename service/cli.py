@@ -83,6 +83,30 @@ class _Commands(click.Group):
             raise
 
 
+#: A container's first process (its entry point) has this pid in the container's PID namespace.
+CONTAINER_INIT_PID = 1
+#: The exit status of a process a signal ended, as a shell and Docker report it: 128 + its number.
+SIGNALLED_EXIT_BASE = 128
+
+
+def _end_on_sigterm_as_init() -> None:
+    """As a container's first process (pid 1: the image's ``croupier serve``, an init
+    container's ``croupier migrate``), end on SIGTERM until the command handles it itself
+    (``serve`` does once it serves, to shut down gracefully; ``serve --workers``, to forward it).
+    Any other process dies of SIGTERM by default, but pid 1 has no default: the kernel drops
+    every signal it has set no handler for, so a stop during a start or a migration (the store's
+    connection, a wait of up to 60 s for the migration lock) was ignored, and Docker or the
+    kubelet waited out the grace (30 s in deploy/) before its SIGKILL. Elsewhere, nothing
+    changes: a worker still starting up dies of the signal as before."""
+    if os.getpid() != CONTAINER_INIT_PID:
+        return
+
+    def end(signum: int, _: object) -> None:
+        raise SystemExit(SIGNALLED_EXIT_BASE + signum)
+
+    signal.signal(signal.SIGTERM, end)
+
+
 #: ``--store`` and ``--log-format``, as serve and migrate take them.
 _store_option = click.option(
     "--store",
@@ -258,6 +282,7 @@ def serve(
 ) -> None:
     """Serve the game service (with health checking and reflection), and over HTTP (Connect,
     gRPC-Web, JSON) on --http-address. Traces: the OTEL_* variables (docs/operations.md)."""
+    _end_on_sigterm_as_init()  # before the imports: a stop may come at once
     from croupier.app.ratelimit import RateLimit
     from croupier.app.tokens import TokenSigner
     from croupier.replays.signing import key_id
@@ -821,6 +846,7 @@ def migrate(store_url: str, log_format: str) -> None:
     """Create the store's schema or bring it up to date, then exit. `serve` does the same at
     start; this runs it on its own (a deployment's init step). Any number may run at once: each
     waits for the one holding the migration lock, then finds nothing left to do."""
+    _end_on_sigterm_as_init()
     from croupier.service.store import StoreError, open_store
     from croupier.service.store.sql import SqlEventStore
 

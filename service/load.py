@@ -1935,17 +1935,18 @@ class Load:
         call: Callable[[service_pb2_grpc.GameServiceAsyncStub], Awaitable[T]],
     ) -> T | None:
         """A check's call about game ``number``: its answer, or ``None`` when it failed (counted
-        as the check's error; the game itself finished, not abandoned). Lost (the server
-        stopping before it let the call in): asked again, up to ``MAX_FAILURES`` times."""
+        as the check's error; the game itself finished, not abandoned). Its server gone
+        (:func:`gone_away`: stopping before it let the call in, or stopped, UNAVAILABLE): asked
+        again, at the next address if there are several, up to ``MAX_FAILURES`` times, as the
+        bots' own calls are (a replica stopped during a run left its games' checks unmade)."""
         for attempt in range(MAX_FAILURES):
             stub = self.stub(number, attempt=attempt)
             try:
                 return await self.recorder.call(label, call(stub))
             except grpc.aio.AioRpcError as error:
-                if gone_away(error):
-                    self.passed_over(stub, error)
-                if not lost(error):
+                if not gone_away(error):
                     return None
+                self.passed_over(stub, error)
                 await asyncio.sleep(UNAVAILABLE_RETRY_S)
         return None
 

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from croupier.service import config
+from croupier.service.shutdown import DEFAULT_GRACE_S
 
 COMPOSE = Path(__file__).resolve().parents[2] / "deploy" / "compose.yaml"
 REPLICAS = ["croupier-1", "croupier-2"]
@@ -44,6 +45,24 @@ def test_the_replicas_start_after_the_migration() -> None:
         assert found[name]["depends_on"] == {
             "migrate": {"condition": "service_completed_successfully"}
         }
+
+
+def seconds(duration: str) -> float:
+    """A Compose duration (``30s``, ``1m30s``, ``1500ms``) in seconds."""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, "us": 1e-6}
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|us|h|m|s)", duration)
+    assert "".join(number + unit for number, unit in parts) == duration, duration
+    return sum(float(number) * units[unit] for number, unit in parts)
+
+
+def test_a_stop_leaves_the_server_its_grace() -> None:
+    """``docker compose stop`` (and ``down``) sends SIGTERM, then SIGKILL after the service's
+    ``stop_grace_period``: left at Docker's default, 10 s, it could cut a drain whose calls in
+    flight have the server's whole grace (10 s), before the store's threads end and it closes."""
+    found = services()
+    for name in [*REPLICAS, "croupier-sqlite"]:
+        assert seconds(found[name].get("stop_grace_period", "10s")) > DEFAULT_GRACE_S, name
+    assert "CROUPIER_SHUTDOWN_GRACE" not in found["croupier-1"]["environment"]
 
 
 def test_images_are_pinned_and_volumes_named() -> None:

@@ -7,10 +7,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
+MAKEFILE = ROOT / "Makefile"
 HADOLINT = Path(sys.executable).parent / "hadolint"
 #: What the build context must never carry (the issue: a 137 MB .venv and the data).
 LOCAL = [
@@ -59,6 +61,28 @@ def test_base_images_are_pinned_to_an_exact_version() -> None:
         image = re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], image)
         # python:3.11.14-slim-bookworm: the Python patch release and the Debian release.
         assert re.fullmatch(r"python:3\.11\.\d+-slim-[a-z]+(@sha256:[0-9a-f]{64})?", image), image
+
+
+def pins(words: str) -> dict[str, str]:
+    """The ``NAME==VERSION`` words among ``words``, as {name: version}."""
+    return dict(word.split("==", 1) for word in words.split() if "==" in word)
+
+
+def test_the_build_installs_what_codegen_runs_as_make_does() -> None:
+    """The image generates the stubs as ``make gen`` does, with the same tools: protoc's plugins
+    (protoc-gen-connectrpc among them) and the google/rpc protos codegen.py copies. Without one,
+    the build stopped at ``codegen.py gen`` (``protoc-gen-connectrpc: program not found``), and
+    no test here runs the build to see it."""
+    [build] = [rest for word, rest in instructions() if word == "RUN" and "codegen.py gen" in rest]
+    image = pins(build.partition("codegen.py")[0])
+    makefile = re.sub(r"\\\n", " ", MAKEFILE.read_text())
+    [recipe] = re.findall(r"^\$\(GEN_STAMP\):.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+    make = pins(recipe.partition("codegen.py")[0])
+    assert "protoc-gen-connectrpc" in make
+    assert image == make
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pinned = pins(" ".join(project["dependencies"] + project["optional-dependencies"]["dev"]))
+    assert {name: pinned.get(name) for name in image} == image
 
 
 def test_no_anonymous_volume() -> None:

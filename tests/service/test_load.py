@@ -1557,6 +1557,39 @@ def test_an_address_that_answered_unavailable_is_passed_over_for_a_while() -> No
     asyncio.run(choose())
 
 
+def test_a_checks_call_to_a_stopped_replica_is_asked_again_at_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A finished game's check (GetReplay, GetSettlement on a clock) that reaches a replica just
+    stopped (UNAVAILABLE, connection refused) is asked again at the next address, as the bots'
+    calls are: it was given up, counted as an error, and the game left unchecked. A refusal of
+    the service's own (NOT_FOUND) is not asked again."""
+    monkeypatch.setattr(load, "UNAVAILABLE_RETRY_S", 0.0)
+
+    async def ask(code: grpc.StatusCode) -> tuple[str | None, list[int]]:
+        channels = [[grpc.aio.insecure_channel(f"127.0.0.1:{port}")] for port in (1, 2)]
+        run = load.Load(load.LoadConfig(addresses=["127.0.0.1:1", "127.0.0.1:2"]), channels)
+        asked: list[int] = []
+
+        async def answer(stub: object) -> str:
+            row = next(r for r, stubs in enumerate(run.stubs) if stub in stubs)
+            asked.append(row)
+            if row == 0:
+                raise grpc.aio.AioRpcError(
+                    code, grpc.aio.Metadata(), grpc.aio.Metadata(), "Connection refused"
+                )
+            return "the replay"
+
+        try:
+            return await run._asked(0, "GetReplay (clock check)", answer), asked
+        finally:
+            for row in channels:
+                await row[0].close()
+
+    assert asyncio.run(ask(grpc.StatusCode.UNAVAILABLE)) == ("the replay", [0, 1])
+    assert asyncio.run(ask(grpc.StatusCode.NOT_FOUND)) == (None, [0])
+
+
 def test_a_report_of_no_moves_says_so_in_words_and_its_labels_are_true() -> None:
     """A run that made no move prints no ``None``; a game that failed before CreateGame made it
     is no game abandoned (the counts went negative: "cut at the end -304"); the header gives

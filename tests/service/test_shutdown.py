@@ -6,10 +6,14 @@ exits 0 within the grace period."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import queue
 import signal
 import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -336,3 +340,69 @@ def test_closing_waits_for_every_pool_within_one_deadline_and_the_store_within_i
     assert sorted(joined) == ["log-read-0", "log-write-0"]
     # Neither waited for the lock's release at 2 s.
     assert took_aclose < 1.5 and took_close < 1.5, (took_aclose, took_close)
+
+
+#: Runs a command as the first process (pid 1) of a new PID namespace, as a container's entry
+#: point runs; in a user namespace of its own, so that no privilege is needed.
+AS_CONTAINER_INIT = ["unshare", "--user", "--map-root-user", "--pid", "--fork"]
+
+
+def _namespaces_allowed() -> bool:
+    try:
+        tried = subprocess.run([*AS_CONTAINER_INIT, "true"], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return tried.returncode == 0
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(child) for child in listed.split()]
+
+
+@pytest.mark.skipif(not _namespaces_allowed(), reason="no unprivileged PID namespaces here")
+def test_a_containers_first_process_ends_on_sigterm_while_it_waits_to_migrate(
+    tmp_path: Path,
+) -> None:
+    """``croupier migrate`` and ``serve`` as a container's first process (the image's entry
+    point, Kubernetes' init container) end on SIGTERM while they start, here while another
+    process holds the migration lock: pid 1 gets no signal it set no handler for, and the
+    stop was ignored until the lock came or the wait gave up (60 s), Docker's or the kubelet's
+    SIGKILL first (30 s in deploy/kubernetes/)."""
+    store = tmp_path / "croupier.sqlite3"
+    for command in (["migrate"], ["serve", "--address", "127.0.0.1:0", "--http-address", "off"]):
+        with open(f"{store}.migrate.lock", "a+b") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)  # another process migrating: the start waits
+            process = subprocess.Popen(
+                [
+                    *AS_CONTAINER_INIT,
+                    sys.executable,
+                    "-m",
+                    "croupier.service.cli",
+                    *command,
+                    "--store",
+                    f"sqlite:///{store}",
+                    "--log-format",
+                    "json",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                env={**os.environ, "CROUPIER_STUDIO_SECRET": STUDIO_SECRET},
+            )
+            try:
+                # Sent until it ends: the first may come before Python has set the handler.
+                stop_by = time.monotonic() + 20
+                while process.poll() is None and time.monotonic() < stop_by:
+                    for init in _children(process.pid):  # pid 1 of the new namespace
+                        os.kill(init, signal.SIGTERM)
+                    time.sleep(0.2)
+                ended = process.poll()
+            finally:
+                for init in _children(process.pid):
+                    os.kill(init, signal.SIGKILL)  # the namespace's pid 1 takes SIGKILL
+                process.kill()
+                _, errors = process.communicate()
+        assert ended == 128 + signal.SIGTERM, (command, ended, errors.decode()[-2000:])
