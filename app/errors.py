@@ -99,6 +99,20 @@ class TooManyStreams(AppError):
         )
 
 
+class TooManyUploads(RetryLater):
+    """The HTTP listener receives as many large request bodies (replay files for VerifyReplay)
+    at once as it may: each holds up to 4 MiB of memory while it comes, at the sender's pace.
+    Sent again after ``retry_after_ms``, it may well be taken."""
+
+    def __init__(self, most: int, retry_after_ms: int) -> None:
+        super().__init__(
+            TOO_MANY_UPLOADS,
+            f"this server is receiving {most} replay files at once, as many as it may: send it "
+            "again in a moment",
+            retry_after_ms,
+        )
+
+
 class Unavailable(RetryLater):
     """The event store cannot be reached now (the database restarts, fails over, is down or
     its disk full): nothing was done, or, for a command, it may have been; the same call again,
@@ -152,6 +166,8 @@ SERVER_SHUTTING_DOWN = "SERVER_SHUTTING_DOWN"
 STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
 #: The reason of TooManyStreams (RESOURCE_EXHAUSTED).
 TOO_MANY_STREAMS = "TOO_MANY_STREAMS"
+#: The reason of TooManyUploads (RESOURCE_EXHAUSTED).
+TOO_MANY_UPLOADS = "TOO_MANY_UPLOADS"
 #: The reason of NewerRelease (UNAVAILABLE).
 GAME_FROM_NEWER_RELEASE = "GAME_FROM_NEWER_RELEASE"
 # Reasons of BadCredentials (UNAUTHENTICATED); the token's own faults (INVALID_TOKEN, UNKNOWN_KEY,

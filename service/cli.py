@@ -195,6 +195,20 @@ def main() -> None:
     f"default: pages it serves itself need none. Environment: {config.CORS_ORIGINS_ENV}.",
 )
 @click.option(
+    "--http-connections-per-address",
+    "http_per_address",
+    cls=EnvOption,
+    env=config.HTTP_PER_ADDRESS_ENV,
+    type=click.IntRange(0),
+    default=config.env_default(config.HTTP_PER_ADDRESS_ENV, config.DEFAULT_HTTP_PER_ADDRESS),
+    show_default=str(config.DEFAULT_HTTP_PER_ADDRESS),
+    help="The most HTTP connections one client address (an IPv6 /64) holds at once per "
+    "process; past it a new one is closed as soon as it is accepted. This machine's own "
+    "(loopback) are not counted. 0: no limit, behind a proxy on another machine (an ingress, "
+    "a load balancer), where every connection is the proxy's: limit each client there "
+    f"(docs/operations.md). Environment: {config.HTTP_PER_ADDRESS_ENV}.",
+)
+@click.option(
     "--web-root",
     cls=EnvOption,
     env="CROUPIER_WEB_ROOT",
@@ -268,6 +282,7 @@ def serve(
     command_burst: int,
     http_address: str,
     cors_origins: str,
+    http_per_address: int,
     web_root: Path | None,
     lobby: bool,
     tls_cert: Path | None,
@@ -314,6 +329,7 @@ def serve(
             *(["--tls-cert", str(tls_cert), "--tls-key", str(tls_key)] if tls else []),
             *(["--tls-client-ca", str(tls_client_ca)] if tls_client_ca else []),
             *("--shutdown-grace", str(shutdown_grace)),
+            *("--http-connections-per-address", str(http_per_address)),
             *("--gc-thaw-growth", str(gc_thaw_growth)),
             *("--listeners", str(listeners)),
         ]
@@ -430,6 +446,7 @@ def serve(
                     reuse_port=worker,
                     grace_s=shutdown_grace,
                     tls=tls,
+                    max_per_address=http_per_address,
                 )
                 await listener.start()
                 http_url = listener.url

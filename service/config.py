@@ -34,6 +34,15 @@ HTTP_ADDRESS_ENV = "CROUPIER_HTTP_ADDRESS"
 #: default: a page the listener serves itself (at /) is same-origin and needs none, and a page
 #: elsewhere gets the service only where its operator says so.
 CORS_ORIGINS_ENV = "CROUPIER_CORS_ORIGINS"
+#: The most HTTP connections one client address holds at once on a process (0: no limit;
+#: service/http_limits.py), so that one machine cannot take the whole listener: 15,100 connections
+#: from one, each sent a byte every 20 s, refused every browser. A browser holds up to six to a
+#: site over HTTP/1.1 (a playing tab two: its game's stream and its calls), and people behind one
+#: NAT (an office, a school, a mobile carrier's) share an address: 256 is some forty browsers at
+#: their most, or a hundred tabs at a table. Behind a proxy on another machine every connection
+#: is the proxy's: set 0 there, and limit each client address in the proxy.
+DEFAULT_HTTP_PER_ADDRESS = 256
+HTTP_PER_ADDRESS_ENV = "CROUPIER_HTTP_CONNECTIONS_PER_ADDRESS"
 #: gRPC servers per process sharing its port (``serve --listeners``). grpc.aio takes a server's
 #: new calls one at a time per method, a few turns of the event loop each: on a busy loop, new
 #: streams (a game's seats joining) queue there while the games in play go on. Each listener is

@@ -52,20 +52,30 @@ from protobuf._codegen import file_desc
 from protobuf.wkt import Any as AnyDetail
 from protobuf.wkt.google.protobuf import duration_pb
 from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Message as ASGIMessage
 
 from croupier.app.core import Croupier
-from croupier.app.errors import AppError, invalid
+from croupier.app.errors import AppError, TooManyUploads, invalid
+from croupier.app.throttle import Throttle
 from croupier.service import http2, http_limits
 from croupier.service.calls import Call
-from croupier.service.config import port_of
+from croupier.service.config import DEFAULT_HTTP_PER_ADDRESS, port_of
 from croupier.service.grpc_api import GameServicer
-from croupier.service.http_limits import BODY_TIMEOUT_S, BodyTimeout, CappedSocket, connection_cap
+from croupier.service.http_limits import (
+    BODY_MIN_BYTES,
+    BODY_TIMEOUT_S,
+    REFUSED_LOG_EVERY_S,
+    BodyTimeout,
+    CappedSocket,
+    connection_cap,
+)
 from croupier.service.metrics import BIDI_STREAM, SERVER_STREAM, UNARY, metrics
 from croupier.service.server import SERVICE_NAME, PortInUse
 from croupier.service.status import status_of
@@ -81,6 +91,26 @@ STREAMING_REQUEST_PATHS = frozenset(
     for method in pb.DESCRIPTOR.services_by_name["GameService"].methods
     if method.client_streaming
 )
+#: The largest request a call takes over HTTP (bytes, as sent and once decompressed), but for
+#: ``LARGE_REQUEST_PATHS``': past it, ``RESOURCE_EXHAUSTED`` (the runtime's). A call's request is a
+#: few hundred bytes (a command at most 16 KiB; JSON spells it out at a few times that); each
+#: request coming holds up to this much memory, and an HTTP/2 connection carries 100 at once:
+#: with the runtime's default, 4 MiB for every call, one connection held 400 MB.
+MAX_REQUEST_BYTES = 64 * 1024
+#: The calls whose request is a file (``VerifyReplay``: a replay of up to 3 MiB, more in JSON's
+#: base64): they take up to 4 MiB, as on gRPC, and only ``MAX_UPLOADS`` of them at once.
+LARGE_REQUEST_PATHS = frozenset({f"{SERVICE_PATH}/VerifyReplay"})
+MAX_LARGE_REQUEST_BYTES = 4 * 1024 * 1024
+#: Large requests (``LARGE_REQUEST_PATHS``) received or answered at once per process: past it,
+#: ``RESOURCE_EXHAUSTED`` ``TOO_MANY_UPLOADS`` before a byte of the body is read. A replay file
+#: is verified two at a time anyway (the core's MAX_VERIFYING), and without a bound 100 bodies of
+#: 4 MiB a connection, sent at the slowest pace the listener takes, held the process's memory.
+MAX_UPLOADS = 8
+#: How long a client refused TOO_MANY_UPLOADS waits before sending again (its RetryInfo).
+UPLOAD_RETRY_MS = 1000
+#: On every answer of the service: a seat's view is its own (a hand, a token's games), kept by no
+#: cache on the way, and an answer is read as the type it says.
+API_HEADERS = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
 #: What a browser may send and read on a cross-origin call (the Connect and gRPC-Web headers, and
 #: our credential), when CORS is on.
 CORS_ALLOW_HEADERS = (
@@ -399,6 +429,52 @@ class ConnectCalls:
         return self._stream(lambda: call_next(request, ctx), ctx, BIDI_STREAM)
 
 
+class Uploads:
+    """The Connect metadata interceptor in front of the large requests' service
+    (``LARGE_REQUEST_PATHS``): at most ``most`` of them at once, counted from before their body
+    is read (the runtime runs a leading metadata interceptor first) to their answer; one more is
+    refused ``RESOURCE_EXHAUSTED`` ``TOO_MANY_UPLOADS`` with a ``RetryInfo``, in its protocol's
+    form (Connect, gRPC-Web, gRPC), with one warning a minute at most."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        #: Large requests being received or answered.
+        self.open = 0
+        self._refusals = Throttle(REFUSED_LOG_EVERY_S)
+
+    async def on_start(self, ctx: RequestContext[Any, Any]) -> None:
+        if self.open >= self.most:
+            if (said := self._refusals.due()) is not None:
+                log.warning(
+                    "http uploads refused: as many are coming as may",
+                    method=ctx.method.name,
+                    max_uploads=self.most,
+                    refused=said.unsaid + 1,
+                    since_s=None if said.since_s is None else round(said.since_s),
+                )
+            raise connect_error(status_of(TooManyUploads(self.most, UPLOAD_RETRY_MS)))
+        self.open += 1
+
+    async def on_end(
+        self, token: None, ctx: RequestContext[Any, Any], error: Exception | None, /
+    ) -> None:
+        self.open -= 1
+
+
+def with_headers(app: ASGIApp, headers: Mapping[str, str]) -> ASGIApp:
+    """``app`` with ``headers`` set on each of its answers."""
+
+    async def marked(scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_marked(message: ASGIMessage) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message).update(headers)
+            await send(message)
+
+        await app(scope, receive, send_marked)
+
+    return marked
+
+
 class _AsApp:
     """``app``, seen by Starlette's ``Route`` as an ASGI app, not as a request handler (it takes a
     plain function for one, such as prometheus-client's app)."""
@@ -511,12 +587,23 @@ def create_http_app(
     ``mounts`` at its path (``{"/metrics": app}``), and ``root`` at ``/`` (default
     :func:`home_page`; :func:`static_site` serves a directory there). With ``cors_origins``
     (``["*"]`` for any), browsers on those origins may call it; without, only same-origin pages."""
+    handlers = ConnectGameService(GameServicer(core))
+    calls = ConnectCalls(core)
     service = GameServiceASGIApplication(
-        ConnectGameService(GameServicer(core)),
-        interceptors=[ConnectCalls(core)],
-        codecs=CODECS,
+        handlers, interceptors=[calls], codecs=CODECS, read_max_bytes=MAX_REQUEST_BYTES
     )
-    routes: list[BaseRoute] = [Mount(service.path, app=service)]
+    # The same service again for the large requests, with their limits.
+    large = GameServiceASGIApplication(
+        handlers,
+        interceptors=[Uploads(MAX_UPLOADS), calls],
+        codecs=CODECS,
+        read_max_bytes=MAX_LARGE_REQUEST_BYTES,
+    )
+    routes: list[BaseRoute] = [
+        Route(path, _AsApp(with_headers(large, API_HEADERS)))
+        for path in sorted(LARGE_REQUEST_PATHS)
+    ]
+    routes.append(Mount(service.path, app=with_headers(service, API_HEADERS)))
     for path, mounted in (mounts or {}).items():
         # The path itself (a scraper asks for /metrics exactly) and anything under it. Route takes
         # a plain function for a request handler: an ASGI app that is one goes in a wrapper.
@@ -567,13 +654,19 @@ class HttpListener:
         grace_s: float = DEFAULT_GRACE_S,
         tls: ServerTLS | None = None,
         body_timeout_s: float = BODY_TIMEOUT_S,
+        body_min_bytes: int = BODY_MIN_BYTES,
         max_connections: int | None = None,
+        max_per_address: int = DEFAULT_HTTP_PER_ADDRESS,
     ) -> None:
         self.app = app
-        #: How long a request's body may send nothing (service/http_limits.py).
+        #: How long a request's body has for each ``body_min_bytes`` of it
+        #: (service/http_limits.py).
         self.body_timeout_s = body_timeout_s
+        self.body_min_bytes = body_min_bytes
         #: The most connections served at once (default: from the process's descriptor limit).
         self.max_connections = connection_cap() if max_connections is None else max_connections
+        #: The most connections from one client address at once (0: no limit).
+        self.max_per_address = max_per_address
         self.address = address
         self.reuse_port = reuse_port
         self.grace_s = grace_s
@@ -613,9 +706,9 @@ class HttpListener:
         """Listen, serve in the background, and return the port."""
         http2.install()
         http_limits.install()
-        # The listening socket counts its connections, and closes those past the cap as soon as
+        # The listening socket counts its connections, and closes those past the caps as soon as
         # they are accepted (service/http_limits.py).
-        sock = CappedSocket(self._bind(), self.max_connections)
+        sock = CappedSocket(self._bind(), self.max_connections, self.max_per_address)
         self.port = sock.getsockname()[1]
         config = Config()
         # Hypercorn's read_timeout stays None: it bounds every read of a connection, so it would
@@ -638,7 +731,12 @@ class HttpListener:
         # Hypercorn's serve(), but with our socket object (not one it makes from a descriptor):
         # the socket is the cap.
         sockets = Sockets([sock], [], []) if config.ssl_enabled else Sockets([], [sock], [])
-        app = BodyTimeout(self.app, self.body_timeout_s, streaming=STREAMING_REQUEST_PATHS)
+        app = BodyTimeout(
+            self.app,
+            self.body_timeout_s,
+            min_bytes=self.body_min_bytes,
+            streaming=STREAMING_REQUEST_PATHS,
+        )
         self._task = asyncio.create_task(
             worker_serve(
                 wrap_app(app, config.wsgi_max_body_size, "asgi"),  # type: ignore[arg-type]

@@ -132,7 +132,8 @@ def _route_libraries(
     # today, and the service's answers and lines say what its warnings did).
     logging.getLogger("psycopg.pool").setLevel(POOL_LEVEL)
     _handler = handler
-    logging.getLogger("asyncio").addFilter(_ACCEPT_FAILURES)  # the same filter: added once
+    for repeated in (_ACCEPT_FAILURES, _SEND_FAILURES):  # the same filters: added once
+        logging.getLogger("asyncio").addFilter(repeated)
     threading.excepthook = _thread_failed
 
 
@@ -186,3 +187,8 @@ class Repeats(logging.Filter):
 
 
 _ACCEPT_FAILURES = Repeats("socket.accept() out of system resource", REPEAT_EVERY_S)
+#: asyncio's warning for every write to a connection its client has dropped, past the fifth: a
+#: client that drops its HTTP/2 connections as soon as it has sent 100 calls on each (their
+#: answers then written to nobody) had it written 17 times a connection, some 600 lines a
+#: second from one client, each saying nothing of which connection or why.
+_SEND_FAILURES = Repeats("socket.send() raised exception.", REPEAT_EVERY_S)

@@ -24,6 +24,7 @@ from croupier.app.errors import (
     ShuttingDown,
     StaleVersion,
     TooManyStreams,
+    TooManyUploads,
     Unavailable,
 )
 
@@ -48,6 +49,9 @@ CODES: dict[type[AppError], grpc.StatusCode] = {
     RateLimited: grpc.StatusCode.RESOURCE_EXHAUSTED,
     # A seat's or player's token holds as many live streams as it may (TOO_MANY_STREAMS).
     TooManyStreams: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    # The HTTP listener receives as many replay files as it may at once (TOO_MANY_UPLOADS, with a
+    # RetryInfo).
+    TooManyUploads: grpc.StatusCode.RESOURCE_EXHAUSTED,
     # The process stops (SIGTERM): the client reconnects, to another replica, and resumes.
     ShuttingDown: grpc.StatusCode.UNAVAILABLE,
     # The event store cannot be reached now (STORE_UNAVAILABLE, with a RetryInfo): try again, a

@@ -16,19 +16,19 @@ from pathlib import Path
 
 import structlog
 from starlette.applications import Starlette
-from starlette.datastructures import MutableHeaders
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from croupier.app.core import ANONYMOUS, Croupier
 from croupier.app.errors import AppError, NotFound, NotNow
 from croupier.app.memo import Memo
 from croupier.replays.format import from_binary
 from croupier.replays.timeline import render_html, timeline
+from croupier.service.http import with_headers
 from croupier.service.lobby import Lobby, LobbyError
 from croupier.service.lobby import Request as LobbyRequest
 from croupier.service.status import http_status_of, retry_after_s
@@ -47,6 +47,29 @@ MAX_LOBBY_BODY = 4096
 LOBBY_CONTENT_TYPE = "application/json"
 #: Pages are never cached by the browser: a rebuilt client is seen at the next load.
 NO_CACHE = {"cache-control": "no-cache"}
+#: What every page of the web side tells the browser: take each file as the type it is sent as
+#: (never a text answer sniffed into a script), be shown in no other site's frame (the game page
+#: holds a seat's token, and its buttons play its moves), and name no page of it to another site.
+PAGE_HEADERS = {
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",  # frame-ancestors' word for browsers older than CSP 2
+    "referrer-policy": "no-referrer",
+}
+#: The web client's Content-Security-Policy: its own scripts, styles and calls only (it has no
+#: inline script or style, and calls the service on its own origin), so that a text the page
+#: shows, were it ever written as HTML, could run nothing nor send the seat's token elsewhere.
+CLIENT_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+#: The server's own pages (the timeline, the page saying how to build the client): no script at
+#: all, their one inline style.
+PAGE_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'"
+)
+#: An answer that holds seat tokens (a lobby game's): kept by no cache.
+NO_STORE = {"cache-control": "no-store"}
 #: The built client's files are sent compressed to browsers that take gzip when larger than this
 #: (the bundle is about 180 KB, a third of that compressed; tiny files gain nothing).
 GZIP_MIN_BYTES = 1024
@@ -92,7 +115,7 @@ def lobby_routes(lobby: Lobby) -> list[BaseRoute]:
             return _error(400, "BAD_REQUEST", "send a JSON object")
         except LobbyError as error:
             return _error(error.status, error.reason, error.message, error.retry_after_s)
-        return JSONResponse(made, 201)
+        return JSONResponse(made, 201, headers=NO_STORE)
 
     async def info(_: Request) -> Response:
         return JSONResponse(
@@ -132,7 +155,7 @@ def timeline_routes(core: Croupier) -> list[BaseRoute]:
             # Off the event loop: on it, every game this process serves waited for the page.
             page = await asyncio.to_thread(_timeline_page, replay_file)
             pages.put(game_id, page)
-        return HTMLResponse(page)
+        return HTMLResponse(page, headers={"content-security-policy": PAGE_POLICY})
 
     return [Route("/games/{game_id}/timeline", show)]
 
@@ -150,7 +173,14 @@ class WebClient:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._files is None and (self.web_root / "index.html").is_file():
-            files = _revalidated(StaticFiles(directory=self.web_root, html=True))
+            # Revalidated at each load (NO_CACHE): the client's file names carry no content
+            # hash, so a browser kept a build it loaded for a tenth of the file's age (hours,
+            # after a week) and a new deployment's page ran an old bundle; revalidating costs a
+            # 304 by the ETag.
+            files = with_headers(
+                StaticFiles(directory=self.web_root, html=True),
+                {**NO_CACHE, "content-security-policy": CLIENT_POLICY},
+            )
             self._files = GZipMiddleware(files, minimum_size=GZIP_MIN_BYTES)
         if self._files is not None:
             await self._files(scope, receive, send)
@@ -161,25 +191,10 @@ class WebClient:
         else:
             base = f"{request.url.scheme}://{request.url.netloc}"
             page = NOT_BUILT.format(where=self._where, base=base)
-            response = HTMLResponse(page, headers=NO_CACHE)
+            response = HTMLResponse(
+                page, headers={**NO_CACHE, "content-security-policy": PAGE_POLICY}
+            )
         await response(scope, receive, send)
-
-
-def _revalidated(app: ASGIApp) -> ASGIApp:
-    """``app`` with its answers marked ``no-cache`` (NO_CACHE): the client's file names carry no
-    content hash, so without it a browser keeps a build it loaded for a tenth of the file's age
-    (hours, after a week) and a new deployment's page runs an old bundle; revalidating costs a
-    304 by the ETag."""
-
-    async def revalidated(scope: Scope, receive: Receive, send: Send) -> None:
-        async def marked(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                MutableHeaders(scope=message).update(NO_CACHE)
-            await send(message)
-
-        await app(scope, receive, marked)
-
-    return revalidated
 
 
 async def _no_icon(_: Request) -> Response:
@@ -196,5 +211,6 @@ def web_routes(core: Croupier, web_root: Path | None, lobby: Lobby | None) -> li
 
 
 def web_app(core: Croupier, web_root: Path | None, lobby: Lobby | None) -> ASGIApp:
-    """The application the HTTP listener mounts at ``/`` (``create_http_app``'s ``root``)."""
-    return Starlette(routes=web_routes(core, web_root, lobby))
+    """The application the HTTP listener mounts at ``/`` (``create_http_app``'s ``root``), every
+    answer with PAGE_HEADERS."""
+    return with_headers(Starlette(routes=web_routes(core, web_root, lobby)), PAGE_HEADERS)

@@ -174,6 +174,13 @@ def test_the_probes_ask_the_servers_health_service_on_its_port(base: list[Object
     assert env["CROUPIER_LOG_FORMAT"]["value"] == "json"
 
 
+def test_the_http_port_behind_the_ingress_limits_no_client_address(base: list[Object]) -> None:
+    """Every connection comes from the ingress's pods: the per-address default would have
+    refused players once one pod held 256."""
+    env = env_of(server_container(base))
+    assert env[config.HTTP_PER_ADDRESS_ENV]["value"] == "0"
+
+
 def test_the_service_is_headless_on_the_grpc_and_http_ports(base: list[Object]) -> None:
     service = one(base, "Service")
     assert service["spec"]["clusterIP"] == "None"  # why: service.yaml

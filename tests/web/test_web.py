@@ -33,7 +33,7 @@ from croupier.service.http import HttpListener, create_http_app
 from croupier.service.lobby import Lobby, LobbySettings
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
-from croupier.service.web import DEFAULT_WEB_ROOT, web_app
+from croupier.service.web import CLIENT_POLICY, DEFAULT_WEB_ROOT, PAGE_POLICY, web_app
 from croupier.v1 import service_pb2, service_pb2_grpc
 
 SECRET = b"web-test-secret-0123456789abcdef-0123456789"
@@ -156,6 +156,57 @@ def test_the_built_client_is_sent_gzipped_and_revalidated_at_each_load(tmp_path:
         status, headers, text = request(f"{served.url}/main.js")
         assert status == 200 and text.encode() == bundle
         assert "content-encoding" not in {k.lower() for k in headers}
+
+
+def _headers(answer: tuple[int, dict[str, str], str]) -> dict[str, str]:
+    return {k.lower(): v for k, v in answer[1].items()}
+
+
+def test_pages_forbid_framing_sniffing_and_scripts_of_others_and_tokens_are_not_kept(
+    tmp_path: Path,
+) -> None:
+    """The page holds a seat's token and plays its moves: before, no page said a word of
+    framing, sniffing or scripts, and the lobby's answer (the seat tokens) nothing of caches."""
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "index.html").write_text("<p>the web client</p>")
+    page_headers = {
+        "x-content-type-options": "nosniff",
+        "x-frame-options": "DENY",
+        "referrer-policy": "no-referrer",
+    }
+    with serve(tmp_path, LobbySettings(bot_delay_ms=0), root) as served:
+        client = _headers(request(f"{served.url}/"))
+        assert client.items() >= {**page_headers, "content-security-policy": CLIENT_POLICY}.items()
+        assert "frame-ancestors 'none'" in CLIENT_POLICY and "connect-src 'self'" in CLIENT_POLICY
+        made = request(f"{served.url}/lobby/games", GIN, "POST")
+        assert made[0] == 201 and _headers(made)["cache-control"] == "no-store"
+        api = request(
+            f"{served.url}/croupier.v1.GameService/ListPresets", {"kind": "GAME_KIND_GIN"}, "POST"
+        )
+        assert api[0] == 200
+        assert (
+            _headers(api).items()
+            >= {
+                "cache-control": "no-store",
+                "x-content-type-options": "nosniff",
+            }.items()
+        )
+        game = json.loads(made[2])
+        assert _play_seat(served, game["game_id"], game["seats"][0]["token"]) > 0
+        timeline = request(f"{served.url}/games/{game['game_id']}/timeline")
+        assert timeline[0] == 200, timeline
+        assert (
+            _headers(timeline).items()
+            >= {
+                **page_headers,
+                "content-security-policy": PAGE_POLICY,
+            }.items()
+        )
+    with serve(tmp_path / "unbuilt", None, tmp_path / "not-built") as served:
+        not_built = request(f"{served.url}/")
+        assert "make web" in not_built[2]
+        assert _headers(not_built)["content-security-policy"] == PAGE_POLICY
 
 
 def test_the_lobby_and_timeline_answer_a_store_away_as_503_with_retry_after(
