@@ -27,19 +27,23 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import structlog
 
 from croupier.app import limits, snapshots
+from croupier.app.callers import (
+    ANONYMOUS,
+    Caller,
+    at_table,
+    player_of,
+    seat_of,
+    seat_or_spectator,
+    seat_token_of,
+    studio_of,
+    watcher,
+)
 from croupier.app.errors import (
     JOIN_TIMEOUT,
-    MISSING_TOKEN,
-    NO_SUCH_SEAT,
-    PLAYER_TOKEN_REQUIRED,
-    SEAT_MISMATCH,
     SEAT_TOKEN_REQUIRED,
-    STUDIO_CREDENTIAL_REQUIRED,
-    TOKEN_FOR_OTHER_GAME,
     AppError,
     BadCredentials,
     BadRequest,
-    Forbidden,
     NewerRelease,
     NotFound,
     NotNow,
@@ -78,9 +82,6 @@ from croupier.app.tokens import (
     STUDIO_PREFIX,
     AuthError,
     KeyRing,
-    PlayerIdentity,
-    SeatIdentity,
-    StudioIdentity,
     TokenSigner,
     verify_player_token,
     verify_studio_token,
@@ -130,6 +131,8 @@ from croupier.v1 import common_pb2, service_pb2
 log = structlog.get_logger("croupier.app")
 
 T = TypeVar("T")
+#: A live stream's message: StreamEvents' or Play's (each has an event, a state and a batch).
+Streamed = TypeVar("Streamed", service_pb2.StreamEventsResponse, service_pb2.PlayResponse)
 
 #: Milliseconds since the epoch, now. Injected so that tests move time instead of sleeping.
 Clock = Callable[[], int]
@@ -254,20 +257,6 @@ def now_ms() -> int:
 
 def fresh_seed() -> bytes:
     return secrets.token_bytes(32)
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who calls, as a verified token says: a seat of a game (``identity``), the studio's backend
-    (``studio``), a player vouched for by the studio (``player``), or nobody in particular. At
-    most one is set."""
-
-    identity: SeatIdentity | None = None
-    studio: StudioIdentity | None = None
-    player: PlayerIdentity | None = None
-
-
-ANONYMOUS = Caller()
 
 
 @dataclass(frozen=True)
@@ -620,86 +609,6 @@ class Croupier:
         except AuthError as error:
             raise BadCredentials(error.reason, str(error), error.metadata) from None
 
-    @staticmethod
-    def _studio(caller: Caller) -> StudioIdentity:
-        """The studio's backend, or the call fails: only it creates games (and names players)
-        and ends them."""
-        if caller.studio is None:
-            raise BadCredentials(
-                STUDIO_CREDENTIAL_REQUIRED,
-                "creating or ending a game takes the studio's credential: 'authorization: Bearer "
-                "<studio token>' (croupier token studio; docs/credentials.md)",
-            )
-        return caller.studio
-
-    def _seat(
-        self, caller: Caller, game_id: str, seat: int | None = None, field: str = "game_id"
-    ) -> int:
-        """The caller's seat in ``game_id``; ``seat`` is what the request claims, if anything.
-        Whether the game has that seat is only known once the game is read: the call's first read
-        refuses a seat it does not have (:meth:`_at_table`). ``field`` names the game id in the
-        request, for its refusals (a Play join's is ``join.game_id``)."""
-        require(game_id, field)
-        limits.check_text(game_id, field, limits.MAX_GAME_ID)
-        structlog.contextvars.bind_contextvars(game_id=game_id)
-        identity = self._seat_token(caller)
-        if identity.game_id != game_id:
-            raise Forbidden(TOKEN_FOR_OTHER_GAME, "this seat token belongs to another game")
-        if seat is not None and seat != identity.seat:
-            raise Forbidden(
-                SEAT_MISMATCH,
-                f"the token is seat {identity.seat}'s, not seat {seat}'s",
-                {"token_seat": str(identity.seat)},
-            )
-        structlog.contextvars.bind_contextvars(seat=identity.seat)
-        return identity.seat
-
-    @staticmethod
-    def _seat_token(caller: Caller) -> SeatIdentity:
-        """The seat token the call came with, or the call fails: none (``MISSING_TOKEN``), or a
-        studio or player token (``SEAT_TOKEN_REQUIRED``)."""
-        identity = caller.identity
-        if identity is None:
-            if caller.studio is not None or caller.player is not None:
-                raise BadCredentials(
-                    SEAT_TOKEN_REQUIRED,
-                    "this call acts as a seat: send the seat token CreateGame returned, not a "
-                    "studio or player token",
-                )
-            raise BadCredentials(
-                MISSING_TOKEN, "send the seat token as 'authorization: Bearer <token>'"
-            )
-        return identity
-
-    def _seat_if_any(self, caller: Caller, game_id: str, seat: int | None = None) -> int | None:
-        """The caller's seat when a seat token came with the call, else a spectator (``None``):
-        a studio or player token sees what anyone may see, no more. ``seat``: the seat the
-        request claims, if any; a spectator claims none."""
-        if caller.identity is None:
-            if seat is not None:
-                raise BadCredentials(
-                    SEAT_TOKEN_REQUIRED,
-                    f"seat {seat}'s part needs its seat token (CreateGame returned it); a studio "
-                    "or player token watches as a spectator, with no seat in the request",
-                )
-            require(game_id, "game_id")
-            limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
-            structlog.contextvars.bind_contextvars(game_id=game_id)
-            return None
-        return self._seat(caller, game_id, seat)
-
-    def _watcher(self, caller: Caller, game_id: str, seat: int | None = None) -> int | None:
-        """Who watches a game live (GetView, StreamEvents): a seat, by its token, or a spectator,
-        by a studio or player token (a spectator screen, the studio's backend following its
-        games). Not anonymously: a stream holds the server's memory while it is open."""
-        if caller.identity is None and caller.studio is None and caller.player is None:
-            raise BadCredentials(
-                MISSING_TOKEN,
-                "send a seat token as 'authorization: Bearer <token>', or a studio or player "
-                "token to watch as a spectator",
-            )
-        return self._seat_if_any(caller, game_id, seat)
-
     @contextmanager
     def _streaming(self, caller: Caller) -> Iterator[None]:
         """Around a live stream: counted against its token's :attr:`max_streams_per_token`
@@ -724,22 +633,6 @@ class Croupier:
             else:
                 del self._streams[holder]
 
-    @staticmethod
-    def _at_table(record: GameRecord, seat: int | None) -> None:
-        """Refuse a seat the game ``record`` is the row of does not have (``None``: a spectator).
-        A seat token names its game and seat, not how many seats the game has: a genuine token
-        for seat 5 of a two-seat game would otherwise be served, or fail deep in the engine. So
-        each read of a game for a seat checks it (:meth:`_fold`, a stream's first read in
-        :meth:`_batches`, a command decided on the cached game in :meth:`_apply`), before
-        anything is worked out for the seat. A game's seats never change."""
-        if seat is not None and not 0 <= seat < record.seats:
-            raise Forbidden(
-                NO_SUCH_SEAT,
-                f"this seat token is seat {seat}'s, and the game has {record.seats} seats "
-                f"(0 to {record.seats - 1})",
-                {"seats": str(record.seats)},
-            )
-
     # -- the log ----------------------------------------------------------------------------------
 
     async def _fold(
@@ -747,7 +640,7 @@ class Croupier:
     ) -> tuple[Folded, CommandResult | None]:
         """The game as its log stands (one read), and the command id's first answer if any.
         ``seat``: the seat the call acts or watches as (``None``: none), refused if the game does
-        not have it (:meth:`_at_table`)."""
+        not have it (:func:`croupier.app.callers.at_table`)."""
         cached = self.cache.get(game_id)
         try:
             # The events after the fold held in memory; if none is (a restart, another replica's
@@ -758,7 +651,7 @@ class Croupier:
                 command_id,
                 snapshots.FORMAT if cached is None and self.use_snapshots else "",
             )
-            self._at_table(loaded.record, seat)
+            at_table(loaded.record, seat)
             if cached is not None:
                 return self._folded(cached, loaded, FROM_CACHE), loaded.earlier
             thawed = (
@@ -976,7 +869,7 @@ class Croupier:
         """A new game, dealt. Only the studio creates games: the player ids it names are what
         recall trusts, so nobody else may put a player id on a seat. With a ``request_id`` that
         made a game before, that game again (a retry after a lost answer), as first answered."""
-        self._studio(caller)
+        studio_of(caller)
         binding = _binding(kind)
         limits.check_text(request_id, "request_id", limits.MAX_REQUEST_ID)
         # An unset seat count (0) is the game's default where it has one (Rummy: 4, or the rule
@@ -1192,7 +1085,7 @@ class Croupier:
         ``expected_version`` it ends the game as it stands when the call is decided: a move
         recorded meanwhile is no reason to refuse it, so a conflict is tried again (for
         :data:`END_TRYING_S`)."""
-        self._studio(caller)
+        studio_of(caller)
         require(game_id, "game_id")
         limits.check_text(game_id, "game_id", limits.MAX_GAME_ID)
         structlog.contextvars.bind_contextvars(game_id=game_id, command_id=command_id)
@@ -1307,7 +1200,7 @@ class Croupier:
     ) -> Applied:
         """The command's first answer, accepted (a refusal is raised), with the game to answer
         it from."""
-        acting = self._seat(caller, game_id, seat)
+        acting = seat_of(caller, game_id, seat)
         self._take_allowance(game_id, acting)
         _check_command_id(command_id)
         limits.check_version(expected_version, "expected_version")
@@ -1318,7 +1211,7 @@ class Croupier:
         if cached is not None and cached.version == expected_version:
             # The caller saw what this process holds: decide on it. The append checks the
             # version and the command id in one transaction, so nothing is read first.
-            self._at_table(cached.record, acting)
+            at_table(cached.record, acting)
             folded, earlier = cached, None
         else:
             folded, earlier = await self._fold(game_id, command_id, acting)
@@ -1754,7 +1647,7 @@ class Croupier:
     async def validate(
         self, caller: Caller, game_id: str, command: service_pb2.Command, seat: int | None = None
     ) -> service_pb2.ValidateCommandResponse:
-        acting = self._seat(caller, game_id, seat)
+        acting = seat_of(caller, game_id, seat)
         # A dry run of a command costs the engine's check of it each time (no answer is kept to
         # share, as legal moves are per version): it draws on the same allowance, so that a seat
         # looping on it cannot take the server's CPU from everyone.
@@ -1774,7 +1667,7 @@ class Croupier:
     async def legal_moves(
         self, caller: Caller, game_id: str, seat: int | None = None
     ) -> service_pb2.ListLegalMovesResponse:
-        acting = self._seat(caller, game_id, seat)
+        acting = seat_of(caller, game_id, seat)
         folded, _ = await self._fold(game_id, seat=acting)
         now = self._as_of_now(folded)
         at = folded.version if now is folded.state else None
@@ -1787,7 +1680,7 @@ class Croupier:
     async def view(
         self, caller: Caller, game_id: str, seat: int | None = None
     ) -> service_pb2.GetViewResponse:
-        acting = self._watcher(caller, game_id, seat)
+        acting = watcher(caller, game_id, seat)
         folded, _ = await self._fold(game_id, seat=acting)
         game, now = folded.binding.game, self._as_of_now(folded)
         at = folded.version if now is folded.state else None
@@ -1828,7 +1721,7 @@ class Croupier:
         batched: bool,
     ) -> AsyncIterator[service_pb2.StreamEventsResponse]:
         """:meth:`subscribe`, without its heartbeats."""
-        seat = self._watcher(caller, game_id)
+        seat = watcher(caller, game_id)
         limits.check_version(after_version, "after_version")
         if seat is None and include is not None and include.legal_moves:
             raise BadCredentials(
@@ -1842,34 +1735,16 @@ class Croupier:
             if include is not None and (include.view or include.legal_moves or include.to_act)
             else None
         )
-        after = after_version
-        # Batched: the events not yet sent (a time-out recorded before their state: they go
-        # with the state after it, as on Play).
-        pending: list[service_pb2.GameEvent] = []
-        async for batch in self._batches(game_id, seat, after_version, "after_version"):
-            if batched:
-                pending.extend(batch)
-            else:
-                for event in batch:
-                    yield service_pb2.StreamEventsResponse(event=event)
-            after = batch[-1].version if batch else after
-            # Built in place, as Play's (a message given to a constructor is copied).
-            response = service_pb2.StreamEventsResponse()
-            if asked is not None:
-                folded = await self._folded_for_state(game_id, after)
-                if folded is None:
-                    continue
-                self._fill_state(
-                    response.batch.state if batched else response.state, folded, seat, asked
-                )
-            elif not (batched and pending):
-                continue
-            if batched:
-                response.batch.events.extend(pending)
-                pending = []
+        async for response in self._feed(
+            service_pb2.StreamEventsResponse,
+            game_id,
+            seat,
+            after_version,
+            "after_version",
+            asked,
+            batched,
+        ):
             yield response
-        if pending:  # the stream ends before their state: the events still go out
-            yield service_pb2.StreamEventsResponse(batch=service_pb2.PlayBatch(events=pending))
 
     async def _while_away(self, after: int, read: Callable[[], Awaitable[T]]) -> T:
         """A stream's ``read`` of the store; while the store is unavailable, made again after
@@ -1927,7 +1802,7 @@ class Croupier:
                 if binding is None or record is None:  # pragma: no cover - the first pass reads
                     raise RuntimeError("a stream's first pass reads the store")
                 if first:
-                    self._at_table(record, seat)
+                    at_table(record, seat)
                 if first and after > version:
                     # Versions only grow: a client cannot have seen this one (a stream would wait
                     # in silence for events it would then never be sent).
@@ -1961,7 +1836,7 @@ class Croupier:
         A call without a seat token is refused at once, before its join is waited for: a stream
         waiting for a join holds the server's memory, and the join would be refused anyway. The
         join must come within :attr:`join_timeout_s` (``JOIN_TIMEOUT``)."""
-        self._seat_token(caller)
+        seat_token_of(caller)
         # Counted from here (its token's live streams), the join waited for included.
         with self._streaming(caller):
             first = await self._join_request(requests)
@@ -1974,7 +1849,7 @@ class Croupier:
             join = first.join
             # Named as the join's other fields are (join.after_version): the field a client
             # reads off a BadRequest is the one it sent.
-            seat = self._seat(caller, join.game_id, field="join.game_id")
+            seat = seat_of(caller, join.game_id, field="join.game_id")
             limits.check_version(join.after_version, "join.after_version")
             limits.check_heartbeat(join.heartbeat_s, "join.heartbeat_s")
             out = _Outbox(asyncio.get_running_loop())
@@ -2104,36 +1979,71 @@ class Croupier:
     ) -> None:
         """The game's events after ``join.after_version``, live, each batch followed by the
         seat's state (``join.batched``: each batch and its state in one message)."""
+        try:
+            async for response in self._feed(
+                service_pb2.PlayResponse,
+                join.game_id,
+                seat,
+                join.after_version,
+                "join.after_version",
+                join.include,
+                join.batched,
+            ):
+                out.put_nowait(response)
+        finally:
+            out.put_nowait(None)
+
+    async def _feed(
+        self,
+        response: type[Streamed],
+        game_id: str,
+        seat: int | None,
+        after_version: int,
+        field: str,
+        include: service_pb2.Include | None,
+        batched: bool,
+    ) -> AsyncIterator[Streamed]:
+        """What a live stream (StreamEvents, Play: ``response`` is its message) sends: the game's
+        events after ``after_version`` (``field`` names it) as ``seat`` (``None``: a spectator)
+        may see them, until the game is over; with ``include``, after each batch the state it
+        asks for; ``batched``: each batch and its state in one message.
+
+        A batch whose state is not told (a turn ran out: its time-out is recorded first, and the
+        batch that makes brings the state) waits for the next. Should the stream end first (the
+        game over, a shutdown, a failure), its events still go out before the end: a shutdown
+        names the last version sent, and the client resumes after it."""
         # The events not yet sent (batched: they go with the next state).
         pending: list[service_pb2.GameEvent] = []
+        after = after_version
         try:
-            after = join.after_version
-            async for batch in self._batches(join.game_id, seat, after, "join.after_version"):
-                if join.batched:
+            async for batch in self._batches(game_id, seat, after_version, field):
+                if batched:
                     pending.extend(batch)
                 else:
                     for event in batch:
-                        out.put_nowait(service_pb2.PlayResponse(event=event))
+                        yield response(event=event)
                 after = batch[-1].version if batch else after
-                folded = await self._folded_for_state(join.game_id, after)
-                if folded is None:
-                    continue
                 # Built in place: a message given to another message's constructor is copied,
                 # and the legal moves, the view and the events were copied two or three times.
-                response = service_pb2.PlayResponse()
-                if join.batched:
-                    response.batch.events.extend(pending)
+                message = response()
+                if include is not None:
+                    folded = await self._folded_for_state(game_id, after)
+                    if folded is None:
+                        continue
+                    state = message.batch.state if batched else message.state
+                    self._fill_state(state, folded, seat, include)
+                elif not (batched and pending):
+                    continue
+                if batched:
+                    message.batch.events.extend(pending)
                     pending = []
-                    state = response.batch.state
-                else:
-                    state = response.state
-                self._fill_state(state, folded, seat, join.include)
-                out.put_nowait(response)
-        finally:
-            if pending:  # the stream ends before their state: the events still go out
-                batched = service_pb2.PlayBatch(events=pending)
-                out.put_nowait(service_pb2.PlayResponse(batch=batched))
-            out.put_nowait(None)
+                yield message
+        except Exception:
+            if pending:
+                yield response(batch=service_pb2.PlayBatch(events=pending))
+            raise
+        if pending:
+            yield response(batch=service_pb2.PlayBatch(events=pending))
 
     async def _folded_for_state(self, game_id: str, after: int) -> Folded | None:
         """The game to tell a seat's state from, once the events up to ``after`` are sent: as
@@ -2172,7 +2082,7 @@ class Croupier:
         self, caller: Caller, game_id: str, round_number: int = 0, final: bool = False
     ) -> common_pb2.Settlement:
         """A finished round's itemized settlement (0: the last), or the whole game's."""
-        seat = self._seat_if_any(caller, game_id)
+        seat = seat_or_spectator(caller, game_id)
         folded = await self._with_events(await self._fold_as_ended(game_id, seat))
         game, events = folded.binding.game, list(folded.events or ())
         if final:
@@ -2200,7 +2110,7 @@ class Croupier:
 
     async def replay(self, caller: Caller, game_id: str) -> service_pb2.GetReplayResponse:
         """The game's log as the caller may see it: complete with the seed once it is over."""
-        seat = self._seat_if_any(caller, game_id)
+        seat = seat_or_spectator(caller, game_id)
         folded = await self._fold_as_ended(game_id, seat)
         return await self._replay(folded, seat, complete=folded.record.finished)
 
@@ -2208,7 +2118,7 @@ class Croupier:
         """The game as its log stands; if what time has made due ends it (a last time-out the
         sweeper has not recorded yet), recorded first: a view already shows it finished, and
         its settlement, its whole replay and its export are then to be had at once. ``seat``:
-        the caller's, refused if the game does not have it (:meth:`_at_table`)."""
+        the caller's, refused if the game does not have it (:func:`croupier.app.callers.at_table`)."""
         folded, _ = await self._fold(game_id, seat=seat)
         game = folded.binding.game
         if folded.record.finished or not game.is_finished(self._as_of_now(folded)):
@@ -2248,7 +2158,7 @@ class Croupier:
         The players' ids (the studio's own, ``CreateGameRequest.players``) only for the studio:
         anyone who knows a game's id may export it, its seats and spectators included, and a
         studio's account ids are not theirs to read. They are no part of the hashed game."""
-        seat = self._seat_if_any(caller, game_id)
+        seat = seat_or_spectator(caller, game_id)
         folded = await self._fold_as_ended(game_id, seat)
         if not folded.record.finished:
             raise NotNow(
@@ -2299,29 +2209,9 @@ class Croupier:
             raise invalid("NOT_A_REPLAY", str(error), "replay") from None
         return verify_signed(replay, self.replay_keys.trusted)
 
-    @staticmethod
-    def _player(caller: Caller) -> str:
-        """The player a studio-signed player token names: recall acts for them, and only them
-        (a seat token says which seat, not who sits there)."""
-        if caller.player is None:
-            given = (
-                "a seat token"
-                if caller.identity is not None
-                else "the studio's credential (the studio recalls for a player with a player "
-                "token it mints for them)"
-                if caller.studio is not None
-                else "none"
-            )
-            raise BadCredentials(
-                PLAYER_TOKEN_REQUIRED,
-                "recall takes a player token the studio signed (croupier token player; "
-                f"docs/credentials.md); this call came with {given}",
-            )
-        return caller.player.player
-
     async def recent_games(self, caller: Caller) -> service_pb2.ListRecentGamesResponse:
         """The calling player's latest finished games, with outcome and settlement."""
-        player = self._player(caller)
+        player = player_of(caller)
         response = service_pb2.ListRecentGamesResponse(player=player)
         recent = await self.log.recent_games(player, RECENT_GAMES)
         seats = {record.game_id: at for record, at in recent}
@@ -2349,7 +2239,7 @@ class Croupier:
         self, caller: Caller, recent_game_id: str
     ) -> service_pb2.GetReplayResponse:
         """One of the calling player's finished games as their seat saw it (redacted, no seed)."""
-        player = self._player(caller)
+        player = player_of(caller)
         require(recent_game_id, "recent_game_id")
         limits.check_text(recent_game_id, "recent_game_id", limits.MAX_GAME_ID)
         seats = [s for s, p in enumerate(await self.log.players(recent_game_id)) if p == player]

@@ -28,6 +28,7 @@ from croupier.log.records import (
     LOG_FORMAT_VERSION,
     PLAIN_FORMAT,
     GameRecord,
+    NewEvent,
     StoredEvent,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "blind",
     "chain_hash",
     "chain_key",
+    "chained",
     "event_hash",
     "key_of",
     "record_bytes",
@@ -141,6 +143,56 @@ def event_hash(prev_hash: str, event: StoredEvent, key: bytes | None = None) -> 
             key,
         ),
     )
+
+
+def chained(
+    game: GameRecord,
+    version: int,
+    prev_hash: str,
+    events: Sequence[NewEvent],
+    command_id: str,
+    seat: int | None,
+    recorded_at_ms: int,
+    command: bytes = b"",
+) -> list[StoredEvent]:
+    """``events`` as a store keeps them after ``version`` of ``game`` (whose chain ends at
+    ``prev_hash``), each hashed onto the one before under the game's format: every store
+    appends through this, so that what it writes is what :func:`verify_chain` checks. The
+    command's bytes go with its first event."""
+    stored: list[StoredEvent] = []
+    game_id, key = game.game_id, key_of(game)
+    for i, event in enumerate(events):
+        version += 1
+        first = command if i == 0 else b""
+        # Hashed from its columns, then made once (not made unhashed and copied with the hash).
+        record = record_bytes(
+            game_id,
+            version,
+            command_id,
+            seat,
+            recorded_at_ms,
+            event.type,
+            event.payload,
+            first,
+            key,
+        )
+        hashed = chain_hash(prev_hash, record)
+        stored.append(
+            StoredEvent(
+                game_id,
+                version,
+                command_id,
+                seat,
+                recorded_at_ms,
+                event.type,
+                event.payload,
+                prev_hash,
+                hashed,
+                first,
+            )
+        )
+        prev_hash = hashed
+    return stored
 
 
 def verify_chain(events: Sequence[StoredEvent], key: bytes | None = None) -> int | None:

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 import structlog
 from google.rpc import status_pb2
 
-from croupier.app.core import ANONYMOUS, Caller, Croupier
+from croupier.app.callers import ANONYMOUS, Caller
+from croupier.app.core import Croupier
 from croupier.app.errors import (
     BAD_AUTH_SCHEME,
     DUPLICATE_AUTHORIZATION,

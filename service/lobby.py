@@ -26,7 +26,8 @@ from typing import Any
 import structlog
 from google.protobuf import json_format
 
-from croupier.app.core import Caller, Croupier
+from croupier.app.callers import Caller
+from croupier.app.core import Croupier
 from croupier.app.errors import AppError, RetryLater, StaleVersion
 from croupier.app.ratelimit import RateLimit, RateLimiter
 from croupier.app.tokens import mint_studio_token

@@ -23,7 +23,8 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from croupier.app.core import ANONYMOUS, Croupier
+from croupier.app.callers import ANONYMOUS
+from croupier.app.core import Croupier
 from croupier.app.errors import AppError, NotFound, NotNow
 from croupier.app.memo import Memo
 from croupier.replays.format import from_binary

@@ -30,6 +30,7 @@ from croupier.log import (
     StoredEvent,
     StoreUnavailable,
     VersionConflict,
+    chained,
 )
 from croupier.log.store import AppendListener, LoopAppender, LoopListener
 from croupier.service.store import (
@@ -46,7 +47,6 @@ from croupier.service.store.sql import (
     Moved,
     SqlEventStore,
     apply_migrations,
-    chained,
     events_insert,
     reachable,
     require_current,

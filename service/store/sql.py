@@ -24,9 +24,7 @@ from croupier.log import (
     StoredEvent,
     StoreUnavailable,
     VersionConflict,
-    chain_hash,
-    key_of,
-    record_bytes,
+    chained,
 )
 
 # Game ids per statement in :meth:`SqlEventStore.versions` (far below any database's limit on a
@@ -144,54 +142,6 @@ class Moved:
             self.game_id,
             self.from_version,
         )
-
-
-def chained(
-    game: GameRecord,
-    version: int,
-    prev_hash: str,
-    events: Sequence[NewEvent],
-    command_id: str,
-    seat: int | None,
-    recorded_at_ms: int,
-    command: bytes = b"",
-) -> list[StoredEvent]:
-    """The events as stored after ``version``, each hashed onto the one before (the command's
-    bytes go with its first event)."""
-    stored: list[StoredEvent] = []
-    game_id, key = game.game_id, key_of(game)
-    for i, event in enumerate(events):
-        version += 1
-        first = command if i == 0 else b""
-        # Hashed from its columns, then made once (not made unhashed and copied with the hash).
-        record = record_bytes(
-            game_id,
-            version,
-            command_id,
-            seat,
-            recorded_at_ms,
-            event.type,
-            event.payload,
-            first,
-            key,
-        )
-        hashed = chain_hash(prev_hash, record)
-        stored.append(
-            StoredEvent(
-                game_id,
-                version,
-                command_id,
-                seat,
-                recorded_at_ms,
-                event.type,
-                event.payload,
-                prev_hash,
-                hashed,
-                first,
-            )
-        )
-        prev_hash = hashed
-    return stored
 
 
 def events_insert(stored: Sequence[StoredEvent]) -> tuple[str, list[Any]]:
