@@ -1463,10 +1463,10 @@ class Croupier:
                 command_id,
                 seat,
                 now,
-                finished,
-                payload,
-                fingerprint,
-                due,
+                finished=finished,
+                command=payload,
+                fingerprint=fingerprint,
+                next_deadline_ms=due,
                 late=made,
             )
         except VersionConflict as error:
@@ -1555,12 +1555,10 @@ class Croupier:
             folded.version,
             new,
             f"{TICK}{folded.version}",
-            None,
+            None,  # no seat: time made it due
             now,
-            finished,
-            b"",
-            b"",
-            due,
+            finished=finished,
+            next_deadline_ms=due,  # no command: nothing to store, nothing for a retry to match
             rank=Rank.CLOCK,  # late already: before the commands waiting for the store
         )
         if not result.duplicate:

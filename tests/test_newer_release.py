@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from croupier.app.core import Caller, Croupier
+from croupier.app.callers import Caller
+from croupier.app.core import Croupier
 from croupier.app.errors import GAME_FROM_NEWER_RELEASE, NewerRelease
 from croupier.app.sweeper import HAND_BACK_MS, Sweeper
 from croupier.app.tokens import KeyRing, SeatIdentity, StudioIdentity, TokenSigner

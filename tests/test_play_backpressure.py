@@ -11,7 +11,8 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from croupier.app.core import PLAY_OUTBOX_LIMIT, Caller, Croupier, Refused
+from croupier.app.callers import Caller
+from croupier.app.core import PLAY_OUTBOX_LIMIT, Croupier, Refused
 from croupier.app.tokens import KeyRing, SeatIdentity, StudioIdentity, TokenSigner
 from croupier.service.store import open_store
 from croupier.v1 import common_pb2, service_pb2

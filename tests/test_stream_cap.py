@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from croupier.app.core import MAX_STREAMS_PER_TOKEN, Caller, Croupier
+from croupier.app.callers import Caller
+from croupier.app.core import MAX_STREAMS_PER_TOKEN, Croupier
 from croupier.app.errors import TOO_MANY_STREAMS, TooManyStreams
 from croupier.app.tokens import (
     KeyRing,

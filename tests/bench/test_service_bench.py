@@ -19,7 +19,8 @@ from typing import Any
 import grpc
 import pytest
 
-from croupier.app.core import Caller, Croupier, FoldCache, Refused
+from croupier.app.callers import Caller
+from croupier.app.core import Croupier, FoldCache, Refused
 from croupier.app.tokens import (
     KeyRing,
     SeatIdentity,

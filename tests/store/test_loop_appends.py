@@ -59,7 +59,9 @@ async def _in_turn(
     (recorded at ``version + 1`` ms on)."""
     results = []
     for command_id in command_ids:
-        made = await log.append(game_id, version, [event], command_id, 0, version + 1, False, b"")
+        made = await log.append(
+            game_id, version, [event], command_id, 0, version + 1, finished=False
+        )
         results.append(made)
         version = made.last_version
     return results
@@ -74,13 +76,17 @@ def test_an_append_at_the_known_end_is_made_on_the_loop_and_the_rest_the_store_s
     async def scenario() -> list[CommandResult]:
         log = AsyncLog(store)
         try:
-            made = await log.append(game_id, 1, [NewEvent("A", b"a")], "one", 0, 2, False, b"c")
+            made = await log.append(
+                game_id, 1, [NewEvent("A", b"a")], "one", 0, 2, finished=False, command=b"c"
+            )
             # A retry of the same command: the database finds it recorded, the loop's statement
             # writes nothing, and the store's own append answers with the first answer.
-            again = await log.append(game_id, 2, [NewEvent("A", b"a")], "one", 0, 3, False, b"c")
+            again = await log.append(
+                game_id, 2, [NewEvent("A", b"a")], "one", 0, 3, finished=False, command=b"c"
+            )
             with pytest.raises(VersionConflict):
-                await log.append(game_id, 1, [NewEvent("B", b"b")], "stale", 0, 4, False, b"")
-            after = await log.append(game_id, 2, [NewEvent("B", b"b")], "two", 1, 5, False, b"")
+                await log.append(game_id, 1, [NewEvent("B", b"b")], "stale", 0, 4, finished=False)
+            after = await log.append(game_id, 2, [NewEvent("B", b"b")], "two", 1, 5, finished=False)
             return [made, again, after]
         finally:
             await log.aclose()
@@ -114,7 +120,14 @@ def test_a_caller_gone_while_its_statement_is_out_is_told_what_it_made(
             await holder.execute("SELECT 1 FROM games WHERE game_id = %s FOR UPDATE", (game_id,))
             caller = asyncio.create_task(
                 log.append(
-                    game_id, 1, [NewEvent("A", b"a")], "gone", 0, 2, False, b"", late=told.append
+                    game_id,
+                    1,
+                    [NewEvent("A", b"a")],
+                    "gone",
+                    0,
+                    2,
+                    finished=False,
+                    late=told.append,
                 )
             )
             await asyncio.sleep(0.3)  # the statement is out, waiting for the row
@@ -126,7 +139,7 @@ def test_a_caller_gone_while_its_statement_is_out_is_told_what_it_made(
             async with asyncio.timeout(10):
                 while not told:
                     await asyncio.sleep(0.01)
-            return await log.append(game_id, 2, [NewEvent("B", b"b")], "next", 1, 3, False, b"")
+            return await log.append(game_id, 2, [NewEvent("B", b"b")], "next", 1, 3, finished=False)
         finally:
             await holder.close()
             await log.aclose()
@@ -148,7 +161,9 @@ def test_a_connection_lost_under_an_append_is_answered_the_store_s_way_and_made_
     async def scenario() -> list[CommandResult]:
         log = AsyncLog(store)
         try:
-            results = [await log.append(game_id, 1, [NewEvent("A", b"a")], "a", 0, 2, False, b"")]
+            results = [
+                await log.append(game_id, 1, [NewEvent("A", b"a")], "a", 0, 2, finished=False)
+            ]
             appender = log._on_loop
             assert isinstance(appender, PostgresLoopAppender)
             backends = [c.info.backend_pid for c in appender._idle]
@@ -184,14 +199,14 @@ def test_an_append_waiting_for_its_game_holds_up_no_other_game(
         try:
             await holder.execute("SELECT 1 FROM games WHERE game_id = %s FOR UPDATE", (locked,))
             waiting = asyncio.create_task(
-                log.append(locked, 1, [NewEvent("A", b"a")], "waits", 0, 2, False, b"")
+                log.append(locked, 1, [NewEvent("A", b"a")], "waits", 0, 2, finished=False)
             )
             await asyncio.sleep(0.2)  # its statement is out, waiting for the row
             versions = []
             async with asyncio.timeout(5):  # the row stays locked all the while
                 for index, game_id in enumerate(others):
                     made = await log.append(
-                        game_id, 1, [NewEvent("B", b"b")], f"o{index}", 0, 3, False, b""
+                        game_id, 1, [NewEvent("B", b"b")], f"o{index}", 0, 3, finished=False
                     )
                     versions.append(made.last_version)
             still_waiting = not waiting.done()
@@ -227,13 +242,13 @@ def test_appends_waiting_for_a_connection_go_on_when_those_out_are_lost(
                 )
             waiting = [
                 asyncio.create_task(
-                    log.append(game_id, 1, [NewEvent("A", b"a")], f"w{i}", 0, 2, False, b"")
+                    log.append(game_id, 1, [NewEvent("A", b"a")], f"w{i}", 0, 2, finished=False)
                 )
                 for i, game_id in enumerate(locked)
             ]
             await asyncio.sleep(0.3)  # both statements out, waiting for their rows
             queued = asyncio.create_task(
-                log.append(free, 1, [NewEvent("B", b"b")], "queued", 0, 3, False, b"")
+                log.append(free, 1, [NewEvent("B", b"b")], "queued", 0, 3, finished=False)
             )
             await asyncio.sleep(0.2)
             assert not queued.done()  # no connection for it
@@ -308,7 +323,7 @@ def test_other_processes_appends_are_heard_on_the_loop_and_its_own_are_not(
             async with asyncio.timeout(10):
                 while not store.wait_listening(0):
                     await asyncio.sleep(0.01)
-            await log.append(mine, 1, [NewEvent("A", b"a")], "mine", 0, 2, False, b"")
+            await log.append(mine, 1, [NewEvent("A", b"a")], "mine", 0, 2, finished=False)
             with psycopg.connect(postgres_url, autocommit=True) as admin:  # not an append's
                 admin.execute("NOTIFY croupier_events, 'not an append'")
             other.append(theirs, 1, [NewEvent("A", b"a")], "theirs", 0, 2)
@@ -336,8 +351,10 @@ def test_an_observed_store_counts_each_append_once_wherever_it_was_made(
     async def scenario() -> None:
         log = AsyncLog(observed)
         try:
-            await log.append(game_id, 1, [NewEvent("A", b"a")], "one", 0, 2, False, b"")  # loop
-            await log.append(game_id, 2, [NewEvent("A", b"a")], "one", 0, 3, False, b"")  # thread
+            await log.append(game_id, 1, [NewEvent("A", b"a")], "one", 0, 2, finished=False)  # loop
+            await log.append(
+                game_id, 2, [NewEvent("A", b"a")], "one", 0, 3, finished=False
+            )  # thread
         finally:
             await log.aclose()
 

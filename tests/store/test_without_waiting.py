@@ -79,7 +79,7 @@ def _wait_for_the_lock(store: SqliteEventStore, log: AsyncLog, held_s: float) ->
 
         beat = asyncio.create_task(ticker())
         append = asyncio.create_task(
-            log.append(game_id, 1, [NewEvent("A", b"a")], "cmd", 0, 2, False, b"")
+            log.append(game_id, 1, [NewEvent("A", b"a")], "cmd", 0, 2, finished=False)
         )
         await asyncio.sleep(held_s)
         assert not append.done()  # waiting for the lock
@@ -382,7 +382,7 @@ def test_calls_are_made_on_the_loop_where_the_store_can_make_them_without_waitin
     view.append = append  # type: ignore[method-assign]
 
     async def scenario() -> int:
-        result = await log.append(game_id, 1, [NewEvent("A", b"a")], "cmd", 0, 2, False, b"")
+        result = await log.append(game_id, 1, [NewEvent("A", b"a")], "cmd", 0, 2, finished=False)
         return result.last_version
 
     try:
@@ -655,7 +655,9 @@ def test_a_write_held_back_by_the_checkpoint_is_tried_again_every_half_milliseco
 
     monkeypatch.setattr(runner.asyncio, "sleep", recorded)
     try:
-        result = asyncio.run(log.append(game_id, 1, [NewEvent("A", b"a")], "c", 0, 2, False, b""))
+        result = asyncio.run(
+            log.append(game_id, 1, [NewEvent("A", b"a")], "c", 0, 2, finished=False)
+        )
     finally:
         log.close()
     assert result.last_version == 2
