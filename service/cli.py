@@ -307,7 +307,7 @@ def serve(
     from croupier.service.lobby import Lobby
     from croupier.service.server import PortInUse, claim, create_server
     from croupier.service.shutdown import shut_down
-    from croupier.service.store import StoreError, open_store
+    from croupier.service.store import StoreOpenError, open_store
     from croupier.service.tls import server_tls
     from croupier.service.web import web_app
 
@@ -387,7 +387,7 @@ def serve(
         _warn_generated_secret()
     try:
         store = open_store(store_url)
-    except StoreError as error:
+    except StoreOpenError as error:
         raise click.ClickException(str(error)) from None
     where = (
         store_url
@@ -647,7 +647,7 @@ def _serve_workers(
     import tempfile
 
     from croupier.service import metrics
-    from croupier.service.store import StoreError, open_store
+    from croupier.service.store import StoreOpenError, open_store
 
     logs.configure(log_format)
     _warn_of_retired_settings(retired_gc_thaw)
@@ -665,7 +665,7 @@ def _serve_workers(
         _warn_generated_secret()
     try:
         open_store(store_url).close()  # create or migrate the schema once, before the workers
-    except StoreError as error:
+    except StoreOpenError as error:
         for sock in held:
             sock.close()
         raise click.ClickException(str(error)) from None
@@ -864,13 +864,13 @@ def migrate(store_url: str, log_format: str) -> None:
     start; this runs it on its own (a deployment's init step). Any number may run at once: each
     waits for the one holding the migration lock, then finds nothing left to do."""
     _end_on_sigterm_as_init()
-    from croupier.service.store import StoreError, open_store
+    from croupier.service.store import StoreOpenError, open_store
     from croupier.service.store.sql import SqlEventStore
 
     logs.configure(log_format)
     try:
         store = open_store(store_url)
-    except StoreError as error:
+    except StoreOpenError as error:
         raise click.ClickException(str(error)) from None
     applied = store.migrations_applied if isinstance(store, SqlEventStore) else ()
     store.close()
@@ -1513,7 +1513,7 @@ def _recorded_replay(store_url: str, game_id: str) -> Replay:
     GameNotFound, or ReplayFormatError for a game not finished; a store that cannot be opened is
     one line."""
     from croupier.replays.format import build
-    from croupier.service.store import StoreError, open_store
+    from croupier.service.store import StoreOpenError, open_store
 
     sqlite_path = Path(store_url.removeprefix(SQLITE_SCHEME))
     if store_url.startswith(SQLITE_SCHEME) and not sqlite_path.exists():
@@ -1528,7 +1528,7 @@ def _recorded_replay(store_url: str, game_id: str) -> Replay:
     try:
         # Not migrated: this release's tool reading a store that an older one serves.
         store = open_store(store_url, migrate=False)
-    except StoreError as error:
+    except StoreOpenError as error:
         raise click.ClickException(str(error)) from None
     try:
         return build(store.game(game_id), store.read(game_id), store.players(game_id))

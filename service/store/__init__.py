@@ -16,22 +16,22 @@ CONNECT_TIMEOUT_S = 10
 MIGRATION_WAIT_S = 60.0
 
 
-class StoreError(ValueError):
+class StoreOpenError(ValueError):
     """The store cannot be opened; the message says what is wrong and how to fix it, in a line."""
 
 
-class SchemaNotCurrent(StoreError):
+class SchemaNotCurrent(StoreOpenError):
     """A tool that only reads a store was given one whose schema is not this release's (or no
     store at all): it does not migrate it (servers of the older release may still use it)."""
 
 
-class MigrationLockBusy(StoreError):
+class MigrationLockBusy(StoreOpenError):
     """Another process held the store's migration lock for longer than a start waits: a
     migration still running elsewhere, or a process (or a session) that keeps the lock."""
 
 
 def open_store(url: str, migrate: bool = True) -> EventStore:
-    """``sqlite:///PATH`` (the default kind) or ``postgresql://…``; :class:`StoreError` when the
+    """``sqlite:///PATH`` (the default kind) or ``postgresql://…``; :class:`StoreOpenError` when the
     URL is not one of those or its database cannot be opened or reached. ``migrate``: bring its
     schema up to date (a server's start); False for a tool that only reads it, which is refused
     (:class:`SchemaNotCurrent`) a store whose schema is not this release's."""
@@ -44,7 +44,7 @@ def open_store(url: str, migrate: bool = True) -> EventStore:
         try:
             return SqliteEventStore(path, migrate=migrate)
         except (sqlite3.Error, OSError) as error:
-            raise StoreError(
+            raise StoreOpenError(
                 f"cannot open the SQLite store {path}: {_first_line(error)} (check the path and "
                 f"its folder's permissions in {WHERE})"
             ) from None
@@ -56,12 +56,12 @@ def open_store(url: str, migrate: bool = True) -> EventStore:
         try:
             return PostgresEventStore(url, migrate=migrate)
         except psycopg.Error as error:
-            raise StoreError(
+            raise StoreOpenError(
                 f"cannot use PostgreSQL at {redacted(url)}: {_first_line(error)} (check that it "
                 f"runs and is reachable, and the host, port, user and database in {WHERE})"
             ) from None
     scheme = url.split("://", 1)[0] if "://" in url else url[:20]
-    raise StoreError(
+    raise StoreOpenError(
         f"unsupported store URL scheme {scheme!r}: use sqlite:///PATH or "
         f"postgresql://USER:PASSWORD@HOST:PORT/DATABASE in {WHERE}"
     )

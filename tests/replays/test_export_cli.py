@@ -195,6 +195,6 @@ def test_a_store_that_cannot_be_opened_is_one_line_for_export_and_verify(tmp_pat
     ]
     for command in commands:
         result = CliRunner().invoke(main, command)
-        # click's one-line error (its exit), not the StoreError's traceback
+        # click's one-line error (its exit), not the StoreOpenError's traceback
         assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
         assert "unsupported store URL scheme 'mysql'" in result.output

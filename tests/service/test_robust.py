@@ -26,7 +26,7 @@ from croupier.app.tokens import TokenSigner
 from croupier.engine.game import MAX_MULTIPLIER, MAX_STAKE
 from croupier.service.bots import auth, play_game
 from croupier.service.server import ConnectionLimits, ServerThread
-from croupier.service.store import MigrationLockBusy, StoreError, open_store, postgres, sqlite
+from croupier.service.store import MigrationLockBusy, StoreOpenError, open_store, postgres, sqlite
 from croupier.v1 import (
     common_pb2,
     gin_pb2,
@@ -670,7 +670,7 @@ def test_a_migration_lock_held_too_long_fails_the_start_saying_so(
             open_store(url)
         assert wait_s <= time.monotonic() - started < wait_s + 5
         assert ("pg_locks" if kind == "postgres" else "fuser") in str(busy.value)
-        assert isinstance(busy.value, StoreError)  # a `failed` line, as any bad store
+        assert isinstance(busy.value, StoreOpenError)  # a `failed` line, as any bad store
     finally:
         holder.kill()
         holder.wait(10)

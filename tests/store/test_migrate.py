@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from croupier.service.cli import main
-from croupier.service.store import SchemaNotCurrent, StoreError, open_store
+from croupier.service.store import SchemaNotCurrent, StoreOpenError, open_store
 from croupier.service.store.sql import migrations_path
 
 CROUPIER = str(Path(sys.executable).parent / "croupier")
@@ -196,7 +196,7 @@ def test_a_reading_tool_that_cannot_open_a_store_does_not_call_it_no_store(
     cannot open (no such folder, a lock held past the wait) is said so, as to a server, and a
     support agent does not go looking for another file."""
     missing = tmp_path / "no-such-folder" / "croupier.sqlite3"
-    with pytest.raises(StoreError) as raised:
+    with pytest.raises(StoreOpenError) as raised:
         open_store(f"sqlite:///{missing}", migrate=False)
     assert not isinstance(raised.value, SchemaNotCurrent)
     assert "cannot open the SQLite store" in str(raised.value)
