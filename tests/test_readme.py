@@ -283,3 +283,67 @@ def test_the_settings_table_has_every_serve_option() -> None:
         assert len(row) == 1, f"{flag} is not in the README's settings table"
         env = getattr(option, "env", None)
         assert env and f"`{env}`" in row[0][2], (flag, env)
+
+
+def _json_names(kinds: frozenset[int]) -> set[str]:
+    """The JSON names of the contract's fields of these protobuf types, in every message."""
+    from google.protobuf.descriptor import Descriptor
+
+    from croupier.v1 import (
+        common_pb2,
+        gin_pb2,
+        hoola_pb2,
+        koikoi_pb2,
+        melds_pb2,
+        replay_pb2,
+        rummy_pb2,
+        service_pb2,
+    )
+
+    names: set[str] = set()
+
+    def walk(message: Descriptor) -> None:
+        names.update(f.json_name for f in message.fields if f.type in kinds)
+        for nested in message.nested_types:
+            walk(nested)
+
+    for module in (
+        common_pb2,
+        gin_pb2,
+        hoola_pb2,
+        koikoi_pb2,
+        melds_pb2,
+        replay_pb2,
+        rummy_pb2,
+        service_pb2,
+    ):
+        for message in module.DESCRIPTOR.message_types_by_name.values():
+            walk(message)
+    return names
+
+
+def _convention(title: str) -> set[str]:
+    """The names a bullet of "Conventions that matter outside Python" quotes."""
+    section = README.split("Conventions that matter outside Python:", 1)[1]
+    bullet = section.split(f"- **{title}**", 1)[1].split("\n- **", 1)[0]
+    return set(re.findall(r"`([A-Za-z]+)`", bullet))
+
+
+def test_every_64_bit_field_is_named_where_json_strings_are_said() -> None:
+    """A JSON reader meets each 64-bit field as a string: the money a wallet credits (a
+    settlement's `net`) among them, which the list once left out (a Java client read it as a
+    number and failed)."""
+    from google.protobuf.descriptor import FieldDescriptor
+
+    sixty_four = frozenset(
+        {
+            FieldDescriptor.TYPE_INT64,
+            FieldDescriptor.TYPE_UINT64,
+            FieldDescriptor.TYPE_SINT64,
+            FieldDescriptor.TYPE_FIXED64,
+            FieldDescriptor.TYPE_SFIXED64,
+        }
+    )
+    named = _convention("64-bit integers.")
+    assert _json_names(sixty_four) - named == set()
+    assert _json_names(frozenset({FieldDescriptor.TYPE_BYTES})) - _convention("Bytes") == set()

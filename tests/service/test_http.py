@@ -27,6 +27,8 @@ from google.protobuf import any_pb2, duration_pb2, json_format
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from prometheus_client import REGISTRY
 from protobuf import message_to_json_value
 from pyqwest import Client, HTTPTransport, HTTPVersion
@@ -37,6 +39,7 @@ from croupier.app.tokens import TokenSigner
 from croupier.service.bots import auth
 from croupier.service.http import (
     CONNECT_CODES,
+    METHOD_NAMES,
     HttpListener,
     connect_error,
     create_http_app,
@@ -44,6 +47,7 @@ from croupier.service.http import (
     is_off,
     parse_origins,
     static_site,
+    unknown_method_message,
 )
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
@@ -557,6 +561,86 @@ def _get(url: str) -> tuple[int, str]:
             return answer.status, answer.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
+
+
+JSON = {"content-type": "application/json"}
+
+
+def _compact(body: bytes) -> bytes:
+    return json.dumps(json.loads(body), separators=(",", ":")).encode()
+
+
+def test_json_answers_and_streamed_messages_are_compact(served: Served) -> None:
+    """A JSON answer, and each message of a JSON stream, is written on one line without spaces:
+    indented (the runtime's default), a phone received every view and move's answer at about
+    twice its size."""
+    game = served.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=GIN, seats=2), metadata=auth(studio_token())
+    )
+    seat = game.tokens[0].token
+    base = f"{served.url}/croupier.v1.GameService"
+    asked = json.dumps({"gameId": game.game_id}).encode()
+    status, _, view = _post(f"{base}/GetView", asked, {**JSON, **bearer(seat)})
+    assert status == 200 and view == _compact(view)
+    indented = json_format.MessageToJson(
+        json_format.Parse(view, service_pb2.GetViewResponse())
+    ).encode()
+    assert len(view) < 0.6 * len(indented)
+    status, _, presets = _post(f"{base}/ListPresets", b'{"kind": 3}', JSON)
+    assert status == 200 and presets == _compact(presets) and json.loads(presets)["presets"]
+    # The stream's first frames: the game's two events (its deal) and the seat's state.
+    framed = json.dumps({"gameId": game.game_id, "include": {"toAct": True}}).encode()
+    request = urllib.request.Request(
+        f"{base}/StreamEvents",
+        data=b"\0" + len(framed).to_bytes(4, "big") + framed,
+        headers={"content-type": "application/connect+json", **bearer(seat)},
+        method="POST",
+    )
+    messages = []
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        while len(messages) < 3:  # two events and the state after them
+            flags, size = answer.read(1)[0], int.from_bytes(answer.read(4), "big")
+            assert flags == 0
+            messages.append(answer.read(size))
+    assert [sorted(json.loads(m)) for m in messages] == [["event"], ["event"], ["state"]]
+    assert all(m == _compact(m) for m in messages)
+
+
+@given(
+    method=st.sampled_from(METHOD_NAMES),
+    upper=st.lists(st.booleans(), min_size=1, max_size=len(max(METHOD_NAMES, key=len))),
+)
+def test_an_unknown_method_spelt_in_another_case_names_the_method_meant(
+    method: str, upper: list[bool]
+) -> None:
+    spelt = "".join(c.upper() if upper[i % len(upper)] else c.lower() for i, c in enumerate(method))
+    assume(spelt != method)
+    said = unknown_method_message(spelt)
+    assert f"no method '{spelt}'" in said and f"did you mean '{method}'?" in said
+
+
+def test_an_unknown_method_is_404_unimplemented_with_a_body_naming_the_method_meant(
+    served: Served,
+) -> None:
+    """A JSON client that spells a method as its fields are spelt (``submitCommand``), or not at
+    all, is told so: a bare 404 read as a wrong address."""
+    base = f"{served.url}/croupier.v1.GameService"
+    status, _, body = _post(f"{base}/submitCommand", b"{}", JSON)
+    assert status == 404
+    error = json.loads(body)
+    assert error["code"] == "unimplemented"
+    assert "did you mean 'SubmitCommand'?" in error["message"]
+    status, _, body = _post(f"{base}/Deal", b"{}", JSON)
+    assert status == 404 and "CreateGame, SubmitCommand" in json.loads(body)["message"]
+    # A known method is still served, and a stream's unknown method answered the same.
+    with GameServiceClientSync(served.url, timeout_ms=TIMEOUT_MS) as http:
+        presets = http.list_presets(service_pb2.ListPresetsRequest(kind=GIN))
+    assert presets.presets
+    framed = b"\0\0\0\0\0"
+    status, _, body = _post(
+        f"{base}/streamEvents", framed, {"content-type": "application/connect+json"}
+    )
+    assert status == 404 and json.loads(body)["code"] == "unimplemented"
 
 
 def test_get_root_says_how_to_call_and_other_paths_are_404_with_a_hint(served: Served) -> None:
