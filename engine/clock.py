@@ -61,7 +61,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from croupier.engine.game import Bounds, Context, IllegalCommand
+from croupier.engine.game import Bounds, Context, IllegalCommand, MovesModule
 from croupier.engine.shared import replaced
 
 #: The longest turn and the largest bank a rule set may ask for (a day): a game that was accepted
@@ -300,8 +300,15 @@ C = TypeVar("C")
 
 
 class Clocked(Generic[S, E, C]):
-    """What a game adds to be played on the clock: which seats must act (:meth:`on_clock`) and
-    each one's forced move (:meth:`forced_command`). The rest is common to every game."""
+    """A game as the service plays it, on the clock or not: its own moves (``moves_module``), and
+    what it adds to be played on the clock: which seats must act (:meth:`on_clock`), how a
+    forfeit and an abandoned game end it. The rest is common to every game: the studio's and the
+    clock's commands (:class:`EndGame`, :class:`ComeBack`), which no game's moves module sees,
+    turn time-outs, and how they join the game's own legal moves and seats to act."""
+
+    #: The game's moves: every check, event and legal move of its own commands, its seats to
+    #: act and its forced moves.
+    moves_module: MovesModule[S, E, C]
 
     def on_clock(self, state: S) -> tuple[int, ...]:
         """The seats that must act now (their turn), in seat order."""
@@ -309,7 +316,7 @@ class Clocked(Generic[S, E, C]):
 
     def forced_command(self, state: S, seat: int) -> C:
         """The move the rules make for ``seat`` when its time is out (always legal)."""
-        raise NotImplementedError
+        return self.moves_module.forced_command(state, seat)
 
     def forfeit(self, state: S, seat: int, ctx: Context) -> list[E]:
         """The events of ``seat`` forfeiting (``forfeit_when_away``: it has just become away), at
@@ -382,12 +389,19 @@ class Clocked(Generic[S, E, C]):
             and not self.out_of_game(state, seat)
         )
 
-    def came_back(self, state: S, seat: int) -> list[CameBack]:
-        """The events of ``ComeBack`` from ``seat``; refused unless it may come back."""
+    def check_come_back(self, state: S, seat: int) -> None:
+        """Refuse :class:`ComeBack` from ``seat`` unless it may come back: ``NOT_AWAY``. A game
+        may refuse it in words of its own instead (Rummy refuses it as every move: before the
+        deal, once the round is over, from a seat that forfeited), as long as it accepts exactly
+        the seats :meth:`may_come_back` names, which the legal moves and the seats to act list."""
         if not self.may_come_back(state, seat):
             raise IllegalCommand(
                 "NOT_AWAY", "only an away seat comes back", "docs/rules/common.md §5.1"
             )
+
+    def came_back(self, state: S, seat: int) -> list[CameBack]:
+        """The events of ``ComeBack`` from ``seat``; refused as :meth:`check_come_back` says."""
+        self.check_come_back(state, seat)
         return [CameBack(seat)]
 
     def with_come_back(self, state: S, seat: int, legal: list[C]) -> list[C]:
@@ -409,10 +423,22 @@ class Clocked(Generic[S, E, C]):
         round stops there, and dealing the next is a turn of its own."""
         return False
 
-    # Provided by the game (its rules engine).
-    def decide(self, state: S, seat: int, command: C, ctx: Context) -> list[E]:
-        raise NotImplementedError
+    def due_by_rules(self, state: S, now_ms: int) -> list[E]:
+        """Events the game's own rules make due by ``now_ms``, before any turn's time-out
+        (battle Hoola's claim window awarding the discard); none in most games."""
+        return []
 
+    def rules_deadline(self, state: S) -> int | None:
+        """When :meth:`due_by_rules` would next have events; ``None``: never (most games)."""
+        return None
+
+    def legal_moves_complete(self, state: S, seat: int) -> bool:
+        """Whether :meth:`legal_commands` lists every accepted command: so in most games (each
+        game's ``tests/<kind>/test_properties.py`` checks it); a game whose list is compact says
+        when it is not (Rummy)."""
+        return True
+
+    # Provided by the game (its rules engine).
     def evolve_rules(self, state: S, event: E) -> S:
         """The game's own fold, without the clock."""
         raise NotImplementedError
@@ -420,10 +446,47 @@ class Clocked(Generic[S, E, C]):
     def is_finished(self, state: S) -> bool:
         raise NotImplementedError
 
-    def to_act(self, state: S) -> tuple[int, ...]:
-        raise NotImplementedError
-
     # -- common to every game --------------------------------------------------------------------
+
+    def decide(self, state: S, seat: int, command: C, ctx: Context) -> list[E]:
+        """A seat's :class:`ComeBack` and the studio's :class:`EndGame` are answered alike in
+        every game; every other command is one of the game's own moves."""
+        if isinstance(command, ComeBack):
+            return self.came_back(state, seat)  # type: ignore[return-value]
+        if isinstance(command, EndGame):
+            return self.ended_by_studio(state, seat, command, ctx)
+        return self.moves_module.decide(state, seat, command, ctx)
+
+    def validate(self, state: S, seat: int, command: C) -> None:
+        """Refuse ``command`` as :meth:`decide` would, without making its events."""
+        if isinstance(command, ComeBack):
+            self.check_come_back(state, seat)
+        elif isinstance(command, EndGame):
+            self.check_end(state, seat)
+        else:
+            self.moves_module.validate(state, seat, command)
+
+    def legal_commands(self, state: S, seat: int) -> list[C]:
+        """The game's legal moves for ``seat`` and, for an away seat, :class:`ComeBack` (never
+        :class:`EndGame`: no seat may send it)."""
+        return self.with_come_back(state, seat, self.moves_module.legal_commands(state, seat))
+
+    def to_act(self, state: S) -> tuple[int, ...]:
+        """The seats with a move of the game's own, and every seat that may come back."""
+        return self.with_away(state, self.moves_module.to_act(state))
+
+    def advance(self, state: S, ctx: Context) -> list[E]:
+        """What time has made due by ``ctx.now_ms``: the game's own (:meth:`due_by_rules`), then
+        the turn time-outs."""
+        events = self.due_by_rules(state, ctx.now_ms)
+        for event in events:
+            state = self.evolve(state, event)
+        return events + self.time_outs(state, ctx)  # type: ignore[operator]
+
+    def next_deadline(self, state: S) -> int | None:
+        """The first of :meth:`rules_deadline` and the turn clock's deadline."""
+        due = [d for d in (self.rules_deadline(state), self.clock_deadline(state)) if d is not None]
+        return min(due, default=None)
 
     def at(self, state: S, at_ms: int, actor: int | None) -> S:
         """The state as a batch recorded at ``at_ms`` by ``actor`` (``None``: the service) begins.

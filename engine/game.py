@@ -317,6 +317,26 @@ class RulesModule(Protocol[R_co]):
     def rules_for(self, preset: str, overrides: dict[str, Any], seats: int) -> R_co: ...
 
 
+S_contra = TypeVar("S_contra", contravariant=True)
+
+
+class MovesModule(Protocol[S_contra, E, C]):
+    """What a game's moves module offers: its commands' checks and events, and the legal-move
+    list that keeps the candidates those checks accept (one code path); the seats with a move;
+    each seat's forced move. The studio's and the clock's commands (``EndGame``, ``ComeBack``)
+    never reach it: :class:`croupier.engine.clock.Clocked` answers them alike in every game."""
+
+    def decide(self, state: S_contra, seat: int, command: C, ctx: Context, /) -> list[E]: ...
+
+    def validate(self, state: S_contra, seat: int, command: C, /) -> None: ...
+
+    def legal_commands(self, state: S_contra, seat: int, /) -> list[C]: ...
+
+    def to_act(self, state: S_contra, /) -> tuple[int, ...]: ...
+
+    def forced_command(self, state: S_contra, seat: int, /) -> C: ...
+
+
 class PresetRules(Generic[R]):
     """A game's named presets and rule sets, read from its rules module (``PRESETS``,
     ``PRESET_DESCRIPTIONS``, ``DEFAULT_PRESET``, ``rules_for``)."""

@@ -10,21 +10,25 @@ import random
 from typing import Any
 
 import pytest
-from game_invariants import assert_next_deadline_is_exact
+from game_invariants import assert_next_deadline_is_exact, refused
 from hoola.helpers import CLOCKED as HOOLA_CLOCKED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from croupier.engine.clock import (
     ABANDON_AFTER_AWAY_SPELLS,
+    NO_SEAT,
     OUTAGE_GRACE_MS,
     CameBack,
+    Clocked,
     ComeBack,
+    EndGame,
     TurnRestarted,
     TurnTimedOut,
 )
 from croupier.engine.game import CommandError, Context
 from croupier.engine.gin import GinGame
+from croupier.engine.hoola import HoolaGame
 from croupier.engine.koikoi import KoiKoiGame
 from croupier.engine.rummy import RummyGame
 from croupier.engine.shuffle import Seeds
@@ -97,6 +101,7 @@ def play(
             assert due_at is not None, "a seat must act, or a seat that plays may"
             now = max(now, due_at)  # only time moves idle seats
             continue
+        assert_come_back_is_listed_where_accepted(game, state)
         seat = rng.choice(movers)
         command = rng.choice(game.legal_commands(state, seat))
         events = game.decide(state, seat, command, Context(seeds, now))
@@ -105,6 +110,28 @@ def play(
             state = game.evolve(state, event)
         batches.append((now, seat, events))
     raise AssertionError(f"the game did not end in {MAX_BATCHES} batches")
+
+
+def come_back_accepted(game: Any, state: Any, seat: int) -> bool:
+    try:
+        game.validate(state, seat, ComeBack())
+    except CommandError:
+        return False
+    return True
+
+
+def assert_come_back_is_listed_where_accepted(game: Any, state: Any) -> None:
+    """:class:`ComeBack` is accepted from exactly the seats whose legal moves list it, and they
+    are among the seats to act: where a game refuses it in its own words (Rummy), its refusals
+    and the clock's listing still agree. A seat that is not away is refused (no need to list its
+    moves, which is slow)."""
+    for seat in range(state.seats):
+        if not game.away(state, seat):
+            assert not come_back_accepted(game, state, seat)
+            continue
+        listed = ComeBack() in game.legal_commands(state, seat)
+        assert come_back_accepted(game, state, seat) == listed, (seat, state.phase)
+        assert not listed or seat in game.to_act(state)
 
 
 def away_seats(state: Any) -> set[int]:
@@ -305,6 +332,88 @@ def test_away_after_max_timeouts_and_back_with_a_command(
     assert not back.clock.away[seat] and back.clock.timeouts[seat] == 0
     assert ComeBack() not in game.legal_commands(back, seat)
     assert dataclasses.replace(back.clock) == back.clock
+
+
+R_CLOCK = "docs/rules/common.md §5.1"
+#: The clock's refusal of a come-back from a seat that is not away, or out of the game, or once
+#: the game is over: in every game but Rummy.
+CLOCK_NOT_AWAY = ("NOT_AWAY", "only an away seat comes back", R_CLOCK)
+#: Rummy's own refusals (its moves refuse every command so).
+RUMMY_NOT_AWAY = ("NOT_AWAY", "you are not away: play your turns", R_CLOCK)
+RUMMY_FORFEITED = ("FORFEITED", "you forfeited this game (away)", R_CLOCK)
+RUMMY_ROUND_OVER = ("ROUND_OVER", "the round is over", "docs/rules/rummy.md §3.1")
+
+
+def _refused_as(game: Any, state: Any, seat: int, refusal: tuple[str, str, str]) -> None:
+    """``ComeBack`` from ``seat`` is refused with exactly ``refusal`` (reason, message, rule),
+    by ``validate`` and ``decide`` alike, and not listed."""
+    refused(game, state, seat, ComeBack(), refusal[0])
+    with pytest.raises(CommandError) as info:
+        game.decide(state, seat, ComeBack(), Context(Seeds(bytes(32), ())))
+    assert (info.value.reason, info.value.message, info.value.rule) == refusal
+
+
+@pytest.mark.parametrize("forfeit", [False, True], ids=["forced", "forfeit"])
+@pytest.mark.parametrize("case", CLOCKED, ids=lambda c: f"{c[0].kind}-{c[1]}")
+def test_come_back_is_refused_in_each_game_s_words(
+    case: tuple[Any, str, int, dict[str, Any]], forfeit: bool
+) -> None:
+    """The clock refuses a come-back ``NOT_AWAY`` in every game but Rummy, whose moves refuse
+    every command of a seat that forfeited (``FORFEITED``) and every command once its one round
+    is over (``ROUND_OVER``), a come-back too, and say ``NOT_AWAY`` in their own words."""
+    game, preset, seats, changes = case
+    rules = _rules(
+        game,
+        preset,
+        seats,
+        changes,
+        turn_time_ms=TURN_MS,
+        max_timeouts=1,
+        forfeit_when_away=forfeit,
+    )
+    seeds = Seeds(bytes(range(32)), ())
+    now = 0
+    state = game.at(game.initial_state(), now, None)
+    for event in game.start(rules, seats, seeds):
+        state = game.evolve(state, event)
+    rummy = game.kind == "rummy"
+    awake = next(s for s in range(seats) if s not in game.on_clock(state))
+    _refused_as(game, state, awake, RUMMY_NOT_AWAY if rummy else CLOCK_NOT_AWAY)
+    now = game.next_deadline(state)
+    state = game.at(state, now, None)
+    for event in game.advance(state, Context(seeds, now)):
+        state = game.evolve(state, event)
+    (away,) = away_seats(state)
+    if forfeit and not game.is_finished(state):  # a seat that forfeited is out for good
+        _refused_as(game, state, away, RUMMY_FORFEITED if rummy else CLOCK_NOT_AWAY)
+    if not game.is_finished(state):
+        ended = game.decide(state, NO_SEAT, EndGame("closing"), Context(seeds, now))
+        state = game.at(state, now, None)
+        for event in ended:
+            state = game.evolve(state, event)
+    # Once the game is over an away seat has nothing to come back to.
+    assert game.is_finished(state) and state.clock.away[away]
+    _refused_as(game, state, away, RUMMY_ROUND_OVER if rummy else CLOCK_NOT_AWAY)
+
+
+def test_the_games_leave_the_shared_plumbing_to_the_clock() -> None:
+    """How the studio's and the clock's commands (EndGame, ComeBack) are routed, and how time's
+    events, come-backs and forced moves join a game's own moves, is written once
+    (``Clocked``, engine/clock.py); each game's adapter says only what differs (its moves module,
+    who is on the clock, how a forfeit and an abandoned game end it, views and labels)."""
+    shared = {
+        "decide",
+        "validate",
+        "legal_commands",
+        "to_act",
+        "advance",
+        "next_deadline",
+        "forced_command",
+        "came_back",
+    }
+    for game in (HoolaGame, KoiKoiGame, GinGame, RummyGame):
+        assert issubclass(game, Clocked)
+        assert not shared & vars(game).keys(), (game.kind, shared & vars(game).keys())
 
 
 #: The games whose forced moves never end them (they never knock, meld or go out), with the

@@ -65,6 +65,7 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
     kind = "gin"
     rules_module = rules_module
     rules_type = GinRules
+    moves_module = moves
 
     def start(self, rules: GinRules, seats: int, seeds: Seeds) -> list[GinEvent]:
         rules_module.validate(rules, seats)
@@ -79,21 +80,6 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
     def evolve_rules(self, state: GinState, event: GinEvent) -> GinState:
         return evolve(state, event)
 
-    def decide(
-        self, state: GinState, seat: int, command: GinCommand, ctx: Context
-    ) -> list[GinEvent]:
-        if isinstance(command, ComeBack):
-            return list(self.came_back(state, seat))
-        if isinstance(command, EndGame):
-            return self.ended_by_studio(state, seat, command, ctx)
-        return moves.decide(state, seat, command, ctx)
-
-    def advance(self, state: GinState, ctx: Context) -> list[GinEvent]:
-        return self.time_outs(state, ctx)  # only the turn clock acts by time
-
-    def next_deadline(self, state: GinState) -> int | None:
-        return self.clock_deadline(state)
-
     def on_clock(self, state: GinState) -> tuple[int, ...]:
         """The seat to act in a hand (taking or passing the upcard, drawing, discarding, laying
         off); between hands the seat that deals the next one (either seat may deal it, but a
@@ -103,9 +89,6 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
         if state.phase is Phase.HAND_OVER:
             return (moves.next_dealer(state),)
         return ()
-
-    def forced_command(self, state: GinState, seat: int) -> GinCommand:
-        return moves.forced_command(state, seat)
 
     def between_rounds(self, state: GinState) -> bool:
         return state.phase in (Phase.HAND_OVER, Phase.MATCH_OVER)
@@ -118,23 +101,6 @@ class GinGame(Clocked[GinState, GinEvent, GinCommand], PresetRules[GinRules]):
 
     def abandon(self, state: GinState, ctx: Context, why: str | None = None) -> list[GinEvent]:
         return moves.abandoned(state, why)
-
-    def validate(self, state: GinState, seat: int, command: GinCommand) -> None:
-        if isinstance(command, ComeBack):
-            self.came_back(state, seat)
-        elif isinstance(command, EndGame):
-            self.check_end(state, seat)
-        else:
-            moves.validate(state, seat, command)
-
-    def legal_commands(self, state: GinState, seat: int) -> list[GinCommand]:
-        return self.with_come_back(state, seat, moves.legal_commands(state, seat))
-
-    def legal_moves_complete(self, state: GinState, seat: int) -> bool:
-        return True  # every accepted command is listed (tests/gin/test_properties.py)
-
-    def to_act(self, state: GinState) -> tuple[int, ...]:
-        return self.with_away(state, moves.to_act(state))
 
     def is_finished(self, state: GinState) -> bool:
         return state.phase is Phase.MATCH_OVER

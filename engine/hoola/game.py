@@ -79,6 +79,7 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
     kind = "hoola"
     rules_module = rules_module
     rules_type = HoolaRules
+    moves_module = moves
 
     def start(self, rules: HoolaRules, seats: int, seeds: Seeds) -> list[HoolaEvent]:
         rules_module.validate(rules, seats)
@@ -93,36 +94,20 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
     def evolve_rules(self, state: HoolaState, event: HoolaEvent) -> HoolaState:
         return evolve(state, event)
 
-    def decide(
-        self, state: HoolaState, seat: int, command: HoolaCommand, ctx: Context
-    ) -> list[HoolaEvent]:
-        if isinstance(command, ComeBack):
-            return list(self.came_back(state, seat))
-        if isinstance(command, EndGame):
-            return self.ended_by_studio(state, seat, command, ctx)
-        return moves.decide(state, seat, command, ctx)
+    def due_by_rules(self, state: HoolaState, now_ms: int) -> list[HoolaEvent]:
+        """A closed claim window's award (battle Hoola, ``NEAREST_IN_TURN``)."""
+        return moves.advance(state, now_ms)
 
-    def advance(self, state: HoolaState, ctx: Context) -> list[HoolaEvent]:
-        """Events that time has made due: a closed claim window's award, then turn time-outs."""
-        events = moves.advance(state, ctx.now_ms)
-        for event in events:
-            state = self.evolve(state, event)
-        return events + self.time_outs(state, ctx)
-
-    def next_deadline(self, state: HoolaState) -> int | None:
+    def rules_deadline(self, state: HoolaState) -> int | None:
         """A claim window's close (battle Hoola, ``NEAREST_IN_TURN``: then the discard is
-        awarded), or a turn's deadline."""
-        due = [d for d in (moves.next_deadline(state), self.clock_deadline(state)) if d is not None]
-        return min(due, default=None)
+        awarded)."""
+        return moves.next_deadline(state)
 
     def on_clock(self, state: HoolaState) -> tuple[int, ...]:
         """The seat asked whether it plays, or the seat to act (not while battle claims wait for
         their window); between rounds the next dealer and every away seat (any seat may deal or
         leave, but a table of idle players must still end, and an away seat leaves)."""
         return moves.on_clock(state)
-
-    def forced_command(self, state: HoolaState, seat: int) -> HoolaCommand:
-        return moves.forced_command(state, seat)
 
     def out_of_game(self, state: HoolaState, seat: int) -> bool:
         return seat in state.forfeited
@@ -140,23 +125,6 @@ class HoolaGame(Clocked[HoolaState, HoolaEvent, HoolaCommand], PresetRules[Hoola
         """Only the studio abandons a Hoola table (its forced moves end every round, so it has
         no ``end_when_all_away``)."""
         return moves.abandoned(state, why or "the table was abandoned")
-
-    def validate(self, state: HoolaState, seat: int, command: HoolaCommand) -> None:
-        if isinstance(command, ComeBack):
-            self.came_back(state, seat)
-        elif isinstance(command, EndGame):
-            self.check_end(state, seat)
-        else:
-            moves.validate(state, seat, command)
-
-    def legal_commands(self, state: HoolaState, seat: int) -> list[HoolaCommand]:
-        return self.with_come_back(state, seat, moves.legal_commands(state, seat))
-
-    def legal_moves_complete(self, state: HoolaState, seat: int) -> bool:
-        return True  # every accepted command is listed (tests/hoola/test_properties.py)
-
-    def to_act(self, state: HoolaState) -> tuple[int, ...]:
-        return self.with_away(state, moves.to_act(state))
 
     def to_act_seen(self, state: HoolaState, viewer: int | None) -> tuple[int, ...]:
         return self.with_away(state, moves.to_act_seen(state, viewer))

@@ -69,6 +69,7 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
     kind = "koikoi"
     rules_module = rules_module
     rules_type = KoiKoiRules
+    moves_module = moves
 
     def start(self, rules: KoiKoiRules, seats: int, seeds: Seeds) -> list[KoiKoiEvent]:
         rules_module.validate(rules, seats)
@@ -82,21 +83,6 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
     def evolve_rules(self, state: KoiKoiState, event: KoiKoiEvent) -> KoiKoiState:
         return evolve(state, event)
 
-    def decide(
-        self, state: KoiKoiState, seat: int, command: KoiKoiCommand, ctx: Context
-    ) -> list[KoiKoiEvent]:
-        if isinstance(command, ComeBack):
-            return list(self.came_back(state, seat))
-        if isinstance(command, EndGame):
-            return self.ended_by_studio(state, seat, command, ctx)
-        return moves.decide(state, seat, command, ctx)
-
-    def advance(self, state: KoiKoiState, ctx: Context) -> list[KoiKoiEvent]:
-        return self.time_outs(state, ctx)  # only the turn clock acts by time
-
-    def next_deadline(self, state: KoiKoiState) -> int | None:
-        return self.clock_deadline(state)
-
     def on_clock(self, state: KoiKoiState) -> tuple[int, ...]:
         """The seat to act in a round (a play, a capture to name, a koi-koi decision); between
         rounds the seat that will play second in the next one, to deal it (either seat may, but
@@ -107,9 +93,6 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
             case Phase.ROUND_OVER:
                 return (moves.moves_the_match_on(state),)
         return ()
-
-    def forced_command(self, state: KoiKoiState, seat: int) -> KoiKoiCommand:
-        return moves.forced_command(state, seat)
 
     def between_rounds(self, state: KoiKoiState) -> bool:
         return state.phase in (Phase.ROUND_OVER, Phase.MATCH_OVER)
@@ -123,23 +106,6 @@ class KoiKoiGame(Clocked[KoiKoiState, KoiKoiEvent, KoiKoiCommand], PresetRules[K
         """Only the studio abandons a Koi-Koi match (its forced moves end every round, so it has
         no ``end_when_all_away``)."""
         return moves.abandoned(state, why or "the match was abandoned")
-
-    def validate(self, state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
-        if isinstance(command, ComeBack):
-            self.came_back(state, seat)
-        elif isinstance(command, EndGame):
-            self.check_end(state, seat)
-        else:
-            moves.validate(state, seat, command)
-
-    def legal_commands(self, state: KoiKoiState, seat: int) -> list[KoiKoiCommand]:
-        return self.with_come_back(state, seat, moves.legal_commands(state, seat))
-
-    def legal_moves_complete(self, state: KoiKoiState, seat: int) -> bool:
-        return True  # every accepted command is listed (tests/koikoi/test_properties.py)
-
-    def to_act(self, state: KoiKoiState) -> tuple[int, ...]:
-        return self.with_away(state, moves.to_act(state))
 
     def is_finished(self, state: KoiKoiState) -> bool:
         return state.phase is Phase.MATCH_OVER

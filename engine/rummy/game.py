@@ -76,6 +76,7 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
     kind = "rummy"
     rules_module = rules_module
     rules_type = RummyRules
+    moves_module = moves
 
     def start(self, rules: RummyRules, seats: int, seeds: Seeds) -> list[RummyEvent]:
         rules_module.validate(rules, seats)
@@ -90,19 +91,6 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
     def evolve_rules(self, state: RummyState, event: RummyEvent) -> RummyState:
         return evolve(state, event)
 
-    def decide(
-        self, state: RummyState, seat: int, command: RummyCommand, ctx: Context
-    ) -> list[RummyEvent]:
-        if isinstance(command, EndGame):
-            return self.ended_by_studio(state, seat, command, ctx)
-        return moves.decide(state, seat, command, ctx)
-
-    def advance(self, state: RummyState, ctx: Context) -> list[RummyEvent]:
-        return self.time_outs(state, ctx)  # only the turn clock acts by time
-
-    def next_deadline(self, state: RummyState) -> int | None:
-        return self.clock_deadline(state)
-
     def on_clock(self, state: RummyState) -> tuple[int, ...]:
         """The seat to act, while it takes a card and while it plays and discards. Nothing is on
         the clock once the round is over: a game is one round, and no seat has a next one to
@@ -110,9 +98,6 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
         if state.phase in (Phase.TAKE, Phase.PLAY):
             return (state.turn,)
         return ()
-
-    def forced_command(self, state: RummyState, seat: int) -> RummyCommand:
-        return moves.forced_command(state, seat)
 
     def between_rounds(self, state: RummyState) -> bool:
         return state.phase is Phase.ROUND_OVER
@@ -126,20 +111,16 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
     def abandon(self, state: RummyState, ctx: Context, why: str | None = None) -> list[RummyEvent]:
         return moves.abandoned(state, why)
 
-    def validate(self, state: RummyState, seat: int, command: RummyCommand) -> None:
-        if isinstance(command, EndGame):
-            self.check_end(state, seat)
-        else:
-            moves.validate(state, seat, command)
+    def out_of_game(self, state: RummyState, seat: int) -> bool:
+        return not state.in_play(seat)
 
-    def legal_commands(self, state: RummyState, seat: int) -> list[RummyCommand]:
-        return moves.legal_commands(state, seat)
+    def check_come_back(self, state: RummyState, seat: int) -> None:
+        """Refused as every Rummy move is (before the deal, once the round is over, from a seat
+        that forfeited), then unless the seat is away."""
+        moves.check_come_back(state, seat)
 
     def legal_moves_complete(self, state: RummyState, seat: int) -> bool:
         return moves.legal_moves_complete(state, seat)
-
-    def to_act(self, state: RummyState) -> tuple[int, ...]:
-        return moves.to_act(state)
 
     def is_finished(self, state: RummyState) -> bool:
         return state.phase is Phase.ROUND_OVER

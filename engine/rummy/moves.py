@@ -31,11 +31,9 @@ from croupier.engine.meld_solver import (
 )
 from croupier.engine.rummy.cards import is_card, penalty, sort_cards
 from croupier.engine.rummy.events import (
-    CameBack,
     CardDiscarded,
     CardDrawn,
     CardsLaidOff,
-    ComeBack,
     Discard,
     DiscardTaken,
     DrawStock,
@@ -138,7 +136,7 @@ def _check_well_formed(command: RummyCommand) -> None:
                 )
         case Discard(card=card):
             _check_cards((card,), "card")
-        case DrawStock() | ComeBack():
+        case DrawStock():
             pass
         case _:
             raise MalformedCommand(
@@ -246,19 +244,31 @@ def validate(state: RummyState, seat: int, command: RummyCommand) -> None:
     _checked_effects(state, seat, command)
 
 
-def _checked_effects(state: RummyState, seat: int, command: RummyCommand) -> list[RummyEvent]:
-    """Every check of :func:`validate`, then the command's own events."""
-    _check_well_formed(command)
+def _check_in_play(state: RummyState, seat: int) -> None:
+    """Refuse any command of ``seat`` (a come-back too) while no round is played, or once the
+    seat forfeited."""
     if state.phase is Phase.NOT_STARTED:
         raise IllegalCommand("NOT_STARTED", "the round has not been dealt", R_TURN)
     if state.phase is Phase.ROUND_OVER:
         raise IllegalCommand("ROUND_OVER", "the round is over", R_TURN)
     if 0 <= seat < state.seats and not state.in_play(seat):
         raise IllegalCommand("FORFEITED", "you forfeited this game (away)", R_CLOCK)
-    if isinstance(command, ComeBack):
-        if not state.may_come_back(seat):
-            raise IllegalCommand("NOT_AWAY", "you are not away: play your turns", R_CLOCK)
-        return [CameBack(seat)]
+
+
+def check_come_back(state: RummyState, seat: int) -> None:
+    """Refuse ``ComeBack`` as every command is (:func:`_check_in_play`), then unless ``seat`` is
+    away. Decided, as every command, on the state before its batch begins (the service and a
+    replay alike), so the clock has not yet counted the seat back. It accepts exactly the seats
+    :meth:`croupier.engine.clock.Clocked.may_come_back` lists: away, in play, the round on."""
+    _check_in_play(state, seat)
+    if not state.is_away(seat):
+        raise IllegalCommand("NOT_AWAY", "you are not away: play your turns", R_CLOCK)
+
+
+def _checked_effects(state: RummyState, seat: int, command: RummyCommand) -> list[RummyEvent]:
+    """Every check of :func:`validate`, then the command's own events."""
+    _check_well_formed(command)
+    _check_in_play(state, seat)
     if not 0 <= seat < state.seats or seat != state.turn:
         raise IllegalCommand("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn", R_TURN)
     if _PHASE[type(command)] is not state.phase:
@@ -499,13 +509,9 @@ def _joker_plays(state: RummyState, seat: int, meld_id: int, card: Card) -> Iter
 
 def legal_commands(state: RummyState, seat: int) -> list[RummyCommand]:
     """The atomic moves ``seat`` may make now, each one accepted by :func:`validate`."""
-    if state.phase not in (Phase.TAKE, Phase.PLAY) or not 0 <= seat < state.seats:
+    if state.phase not in (Phase.TAKE, Phase.PLAY) or seat != state.turn:
         return []
-    back: list[RummyCommand] = [ComeBack()] if state.may_come_back(seat) else []
-    if seat != state.turn:
-        return accepted(back, lambda command: validate(state, seat, command))
-    candidates = (*_candidates(state, seat), *back)
-    return accepted(candidates, lambda command: validate(state, seat, command))
+    return accepted(_candidates(state, seat), lambda command: validate(state, seat, command))
 
 
 #: The listed steps that may be combined into accepted commands beyond the list.
@@ -525,17 +531,13 @@ def legal_moves_complete(state: RummyState, seat: int) -> bool:
 
 def to_act(state: RummyState) -> tuple[int, ...]:
     """The seats with a legal command (:func:`legal_commands` not empty): the seat to act, which
-    can always draw (an emptied stock is rebuilt or ends the round at once) or discard, and, while
-    the round is played, every away seat still in play, which may come back."""
-    if state.phase not in (Phase.TAKE, Phase.PLAY):
-        return ()
+    can always draw (an emptied stock is rebuilt or ends the round at once) or discard."""
     turn = state.turn
-    seats = {s for s in state.seats_in_play() if state.may_come_back(s)}
     if (state.phase is Phase.TAKE and state.stock) or (
         state.phase is Phase.PLAY and state.hands[turn]
     ):
-        seats.add(turn)
-    return tuple(sorted(seats))
+        return (turn,)
+    return ()
 
 
 def canonical(state: RummyState, command: RummyCommand) -> RummyCommand:

@@ -74,12 +74,6 @@ class RummyState:
         """Whether ``seat``'s turns are forced (docs/rules/common.md §5.1; only with a turn clock)."""
         return bool(self.clock.away) and self.clock.away[seat]
 
-    def may_come_back(self, seat: int) -> bool:
-        """Whether ``seat`` may send ``ComeBack``: it is away. Decided, as every command, on the
-        state before its batch begins (the service and a replay alike), so the clock has not yet
-        counted the seat back."""
-        return self.is_away(seat)
-
     def seats_in_play(self) -> tuple[int, ...]:
         return tuple(s for s in range(self.seats) if self.in_play(s))
 
