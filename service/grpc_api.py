@@ -28,6 +28,9 @@ SIGNATURE_VERDICTS = {
     Verdict.UNKNOWN_KEY: service_pb2.SIGNATURE_VERDICT_UNKNOWN_KEY,
 }
 
+#: The forms ``ExportReplay`` writes (unset: binary).
+REPLAY_FORMATS = frozenset(service_pb2.ReplayFormat.values())
+
 log = structlog.get_logger("croupier.rpc")
 
 # The handlers read nothing of the call but its request (who calls is the interceptor's): the
@@ -134,6 +137,15 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     async def ExportReplay(
         self, request: service_pb2.ExportReplayRequest, context: Context
     ) -> service_pb2.ExportReplayResponse:
+        if request.format not in REPLAY_FORMATS:
+            # A format this contract does not have (a newer one's, or a stray number): answered
+            # in binary, the file would be read as the form asked for, and fail there.
+            raise invalid(
+                "UNKNOWN_REPLAY_FORMAT",
+                f"format {request.format} is not a replay format of this server's contract "
+                "(REPLAY_FORMAT_BINARY or REPLAY_FORMAT_JSON; unset: binary)",
+                "format",
+            )
         replay = await self.core.export_replay(
             caller(), request.game_id, as_json=request.format == service_pb2.REPLAY_FORMAT_JSON
         )

@@ -494,7 +494,8 @@ class _Malformed:
 
     def __init__(self, codec: Codec[Message, Any], options_checked: bool = False) -> None:
         self._codec = codec
-        # The JSON codec's: CreateGame's overrides are checked for misspelt options.
+        # The JSON codec's: CreateGame's overrides are checked for misspelt options, and
+        # ExportReplay's format for a name this contract does not have.
         self._options_checked = options_checked
 
     def name(self) -> str:
@@ -513,7 +514,25 @@ class _Malformed:
             raise connect_error(status_of(malformed)) from None
         if self._options_checked and message_class is pb.CreateGameRequest:
             _known_options(data)
+        if self._options_checked and message_class is pb.ExportReplayRequest:
+            _known_format(data)
         return decoded
+
+
+def _known_format(data: bytes | bytearray) -> None:
+    """ExportReplay's ``format`` in JSON names a format of this contract: the JSON codec drops a
+    name it does not know (a newer contract's format) as it drops an unknown field, and the file
+    would come back in binary, not in the form asked for. A number is kept, and the handler refuses
+    one this contract does not have, as in binary (``UNKNOWN_REPLAY_FORMAT``, docs/errors.md)."""
+    asked = json.loads(bytes(data)).get("format")
+    if isinstance(asked, str) and asked not in pb.ReplayFormat.DESCRIPTOR.values_by_name:
+        unknown = invalid(
+            "UNKNOWN_REPLAY_FORMAT",
+            f"format {asked[:64]!r} is not a replay format of this server's contract "
+            "(REPLAY_FORMAT_BINARY or REPLAY_FORMAT_JSON; unset: binary)",
+            "format",
+        )
+        raise connect_error(status_of(unknown))
 
 
 def _known_options(data: bytes | bytearray) -> None:

@@ -21,6 +21,7 @@ from croupier.engine.rummy.events import (
     GameStarted,
     LayDown,
     LayOff,
+    LayOffCards,
     MeldCards,
     RoundDealt,
     RoundEnded,
@@ -68,6 +69,13 @@ def _melds(specs: tuple[MeldCards, ...]) -> str:
         return " ".join(found.cards if found else spec.cards)
 
     return " and ".join(shown(s) for s in specs)
+
+
+def _helped(state: RummyState, lay_off: LayOffCards) -> str:
+    """The hand cards a taken discard is laid off with, in words (docs/rules/rummy.md §3.3: it
+    may need them to reach the meld); empty when it goes alone."""
+    helpers = [c for c in lay_off.cards if c != state.discard_top]
+    return f" with {' '.join(helpers)}" if helpers else ""
 
 
 class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[RummyRules]):
@@ -133,7 +141,7 @@ class RummyGame(Clocked[RummyState, RummyEvent, RummyCommand], PresetRules[Rummy
                 where = (
                     f"meld {_melds(melds)}"
                     if melds
-                    else f"lay it off on meld #{lay_off.meld_id}"
+                    else f"lay it off{_helped(state, lay_off)} on meld #{lay_off.meld_id}"
                     if lay_off
                     else "?"
                 )

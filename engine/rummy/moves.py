@@ -10,13 +10,14 @@ from collections.abc import Iterator
 from functools import cache, lru_cache
 from itertools import combinations
 
-from croupier.engine.cards import Card, rank
+from croupier.engine.cards import Card, is_joker, rank, suit
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
 from croupier.engine.meld_solver import (
     RUMMY,
     RUMMY_RECORDED_BEFORE,
     JokerAs,
     Meld,
+    MeldKind,
     MeldRules,
     arrange,
     arrangements,
@@ -444,6 +445,42 @@ def _lay_off_options(state: RummyState, cards: tuple[Card, ...]) -> Iterator[Lay
                 yield LayOffCards(meld.id, (card,), tuple(j for j in way.jokers if j.joker == card))
 
 
+def _discard_lay_offs(
+    state: RummyState, hand: tuple[Card, ...], top: Card
+) -> Iterator[LayOffCards]:
+    """The discard taken and laid off on each table meld with the fewest hand cards it needs
+    there (docs/rules/rummy.md §3.3), in every way: alone where it fits, else with the cards that
+    close the gap to it (a run 5H 6H 7H takes a discarded 9H with the 8H, or with a joker). Unlike
+    a lay-off from the hand, the taken card cannot wait for the cards between it and the meld: a
+    list that offered it alone only left such a take out, and said it was complete."""
+    rules = shape(state.rules)
+    for meld in state.melds:
+        base = Meld(meld.kind, meld.cards, meld.jokers)
+        kin = _kin(meld, hand)
+        for size in range(len(kin) + 1):
+            found = False
+            for more in combinations(kin, size):
+                cards = (top, *more)
+                if not could_meld(meld.cards + cards, rules):
+                    continue
+                for way in extensions(base, cards, rules):
+                    found = True
+                    yield LayOffCards(
+                        meld.id, cards, tuple(j for j in way.jokers if j.joker in cards)
+                    )
+            if found:
+                break
+
+
+def _kin(meld: TableMeld, hand: tuple[Card, ...]) -> tuple[Card, ...]:
+    """The hand cards that could join ``meld``: jokers, and the natural cards of its suit (a
+    run) or of its rank (a set)."""
+    natural = next(c for c in meld.cards if not is_joker(c))
+    if meld.kind is MeldKind.RUN:
+        return tuple(c for c in hand if is_joker(c) or suit(c) == suit(natural))
+    return tuple(c for c in hand if is_joker(c) or rank(c) == rank(natural))
+
+
 def _candidates(state: RummyState, seat: int) -> Iterator[RummyCommand]:
     hand = sort_cards(state.hands[seat])
     opened = state.opened[seat]
@@ -456,7 +493,7 @@ def _candidates(state: RummyState, seat: int) -> Iterator[RummyCommand]:
         if opened:
             for spec in meld_options(pool, top):
                 yield TakeDiscard((spec,))
-            for lay_off in _lay_off_options(state, (top,)):
+            for lay_off in _discard_lay_offs(state, hand, top):
                 yield TakeDiscard(lay_off=lay_off)
         else:
             for spec in meld_options(pool, top):

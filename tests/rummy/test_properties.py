@@ -130,6 +130,19 @@ def syntactic_commands(
         yield unnamed(command)
 
 
+def compound_takes(state: RummyState, seat: int) -> Iterator[RummyCommand]:
+    """Takes of the discard with hand cards beside it: laid off on a table meld with one or two of
+    them, which the list offers only where the discard needs them (docs/rules/rummy.md §3.3)."""
+    top = state.discard_top
+    if state.phase is not Phase.TAKE or top is None:
+        return
+    hand = state.hands[seat]
+    for meld in state.melds:
+        for size in (1, 2):
+            for more in combinations(hand, size):
+                yield TakeDiscard(lay_off=LayOffCards(meld.id, (top, *more)))
+
+
 def accepted(state: RummyState, seat: int, command: RummyCommand) -> bool:
     try:
         GAME.decide(state, seat, command, Context(Seeds(b"\x00" * 32)))
@@ -187,6 +200,10 @@ def check_step(state: RummyState, rng: random.Random, seen: set[str]) -> None:
                 assert accepted(state, who, command) == (
                     moves.canonical(state, command) in canon
                 ), (who, command)
+        if GAME.legal_moves_complete(state, who):
+            # A complete list holds every command accepted, compounds included: none of these.
+            for command in compound_takes(state, who):
+                assert not validates(state, who, command), (who, command)
         if who == state.turn and rng.random() < 0.3:
             for command in every_small_meld(state, who):
                 assert validates(state, who, command) == (

@@ -386,3 +386,52 @@ def test_the_legal_move_list_says_when_it_is_compact() -> None:
     assert {type(c) for c in GAME.legal_commands(bare, 0)} == {Discard}
     taking = position(["2D1 9S1", "2S1"], discards="KD1", phase=Phase.TAKE)
     assert GAME.legal_moves_complete(taking, 0)
+
+
+RANKS = "A23456789TJQK"
+
+
+@given(
+    suit=st.sampled_from("SHDC"),
+    start=st.integers(1, 8),
+    length=st.integers(3, 4),
+    gap=st.integers(1, 3),
+    upward=st.booleans(),
+    joker_at=st.one_of(st.none(), st.integers(0, 2)),
+)
+def test_a_taken_discard_that_needs_hand_cards_to_reach_a_meld_is_listed(
+    suit: str, start: int, length: int, gap: int, upward: bool, joker_at: int | None
+) -> None:
+    """docs/rules/rummy.md §3.3: the discard may be taken and laid off with the hand cards that
+    close the gap to a run (5H 6H 7H takes a discarded 9H with the 8H). The list offers that take,
+    and so is not complete; it once offered only the discard laid off alone, and with nothing
+    else to offer said it was complete while the take was accepted."""
+    start = min(start, 12 - length - gap) if upward else max(start, gap + 1)
+    run = [RANKS[r] + suit + "1" for r in range(start, start + length)]
+    if upward:
+        between = range(start + length, start + length + gap)
+        top = RANKS[start + length + gap] + suit + "2"
+    else:
+        between = range(start - gap, start)
+        top = RANKS[start - gap - 1] + suit + "2"
+    bridge = [RANKS[r] + suit + "2" for r in between]
+    if joker_at is not None and joker_at < gap:
+        bridge[joker_at] = "JK1"
+    other = "S" if suit != "S" else "H"
+    state = position(
+        [" ".join([*bridge, "K" + other + "1", "5" + other + "1"]), "2C1"],
+        discards=top,
+        phase=Phase.TAKE,
+        opened=[True, True],
+        melds=[(1, " ".join(run))],
+    )
+    refused(GAME, state, 0, TakeDiscard(lay_off=LayOffCards(1, (top,))), "CANNOT_LAY_OFF")
+    take = TakeDiscard(lay_off=LayOffCards(1, (top, *bridge)))
+    GAME.validate(state, 0, take)
+    assert listed(state, 0, take)
+    assert not GAME.legal_moves_complete(state, 0)
+    laid_off = next(
+        c for c in GAME.legal_commands(state, 0) if isinstance(c, TakeDiscard) and c.lay_off
+    )
+    label = GAME.label(state, laid_off)
+    assert label.startswith(f"Take {top} and lay it off with ") and label.endswith("on meld #1")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import grpc
 import pytest
 
-from croupier.app.core import Clock, now_ms
+from croupier.app.core import Clock, SeedSource, fresh_seed, now_ms
 from croupier.app.tokens import KeyRing, TokenSigner, mint_player_token, mint_studio_token
 from croupier.log import EventStore
 from croupier.service.bots import auth
@@ -39,9 +39,16 @@ def player_auth(player: str, expires_at_s: int = FAR_AHEAD_S) -> tuple[tuple[str
     return auth(mint_player_token(STUDIO_SECRET, player, expires_at_s))
 
 
-def server_thread(store: EventStore, secret: bytes = SECRET, clock: Clock = now_ms) -> ServerThread:
+def server_thread(
+    store: EventStore,
+    secret: bytes = SECRET,
+    clock: Clock = now_ms,
+    seed_source: SeedSource = fresh_seed,
+) -> ServerThread:
     """A server (not started) with the test secrets."""
-    return ServerThread("127.0.0.1:0", store, TokenSigner(secret), clock, studio_keys=STUDIO_KEYS)
+    return ServerThread(
+        "127.0.0.1:0", store, TokenSigner(secret), clock, seed_source, studio_keys=STUDIO_KEYS
+    )
 
 
 @contextmanager
@@ -84,19 +91,13 @@ class Running:
     thread: ServerThread
 
 
-@pytest.fixture(
-    params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], scope="module"
-)
-def server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Running]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('store') / 'croupier.sqlite3'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
+@contextmanager
+def running(url: str, seed_source: SeedSource = fresh_seed) -> Iterator[Running]:
+    """A server on the store at ``url``, dealing with ``seed_source``'s seeds, for as long as the
+    context lasts."""
     store = open_store(url)
     clock = TestClock()
-    grpc_server = server_thread(store, clock=clock)
+    grpc_server = server_thread(store, clock=clock, seed_source=seed_source)
     port = grpc_server.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:
@@ -112,3 +113,24 @@ def server(
         channel.close()
         grpc_server.stop(grace=None)
         store.close()
+
+
+def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The store a ``server``-like fixture's parameter names: a new SQLite file, or the test
+    run's PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path_factory.mktemp('store') / 'croupier.sqlite3'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+#: A module's server on each store (PostgreSQL's skips without a server).
+STORES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=STORES, scope="module")
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Running]:
+    with running(store_url(request, tmp_path_factory)) as served:
+        yield served

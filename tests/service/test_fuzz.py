@@ -7,6 +7,8 @@ combining marks, right-to-left text). Whatever comes in:
 
 - no call ever ends ``UNKNOWN`` (an unhandled exception), and a ``Play`` stream never refuses a
   command with it;
+- every refusal is the service's, with an ``ErrorInfo`` whose reason docs/errors.md lists under
+  its status (but gRPC's own: a message over 4 MiB, or the fuzzer hanging up on a stream);
 - any ``INTERNAL`` names an error id that the server logged with its traceback;
 - no game is stuck: afterwards, every game the fuzzer touched is played to its end by bots and its
   replay verifies.
@@ -30,6 +32,7 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_error_reasons import DOC, documented
 
 from croupier.app.tokens import TokenSigner
 from croupier.service.bots import auth, finish_game
@@ -53,6 +56,8 @@ BUDGET = settings(
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
+#: The reasons docs/errors.md lists, each with the statuses its rows name.
+REASONS = documented(DOC.read_text(encoding="utf-8"))
 KINDS = {
     common_pb2.GAME_KIND_HOOLA: 3,
     common_pb2.GAME_KIND_KOIKOI: 2,
@@ -85,6 +90,18 @@ class Arena:
         code = error.code()  # type: ignore[attr-defined]
         self.outcomes[code.name] = self.outcomes.get(code.name, 0) + 1
         assert code != grpc.StatusCode.UNKNOWN, error
+        said = rpc_status.from_call(error)  # type: ignore[arg-type]
+        if said is None:
+            # gRPC's own refusal of a message over its limit (README, "Limits"): no ErrorInfo.
+            assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, error
+            assert "larger than max" in (error.details() or ""), error  # type: ignore[attr-defined]
+            return
+        reason = error_details_pb2.ErrorInfo()
+        assert any(d.Unpack(reason) for d in said.details if d.Is(reason.DESCRIPTOR)), error
+        assert reason.domain == "croupier.v1", error
+        assert any(code.name in row for row in REASONS.get(reason.reason, [])), (
+            f"{code.name} {reason.reason} is not in docs/errors.md under that status"
+        )
         if code == grpc.StatusCode.INTERNAL:
             status = rpc_status.from_call(error)  # type: ignore[arg-type]
             assert status is not None, f"an INTERNAL without details: {error}"
@@ -272,7 +289,9 @@ def requests(draw: st.DrawFn, arena: Arena, method: str, target: Game) -> Messag
         "ListPresets": lambda: service_pb2.ListPresetsRequest(
             kind=draw(st.sampled_from([*KINDS, 0, 99, -1]))
         ),
-        "ExportReplay": lambda: service_pb2.ExportReplayRequest(game_id=game_id),
+        "ExportReplay": lambda: service_pb2.ExportReplayRequest(
+            game_id=game_id, format=draw(st.sampled_from([0, 1, 2, 3, 99, -1]))
+        ),
         "VerifyReplay": lambda: service_pb2.VerifyReplayRequest(
             replay=draw(
                 st.one_of(

@@ -9,6 +9,7 @@ import base64
 import contextlib
 import json
 import queue
+import random
 import time
 import urllib.error
 import urllib.request
@@ -36,7 +37,7 @@ from starlette.responses import PlainTextResponse
 
 from croupier.app.ratelimit import RateLimit
 from croupier.app.tokens import TokenSigner
-from croupier.service.bots import auth
+from croupier.service.bots import auth, finish_game
 from croupier.service.http import (
     CONNECT_CODES,
     METHOD_NAMES,
@@ -475,6 +476,37 @@ def test_a_rule_option_the_server_does_not_know_is_refused_not_dropped(served: S
     newer.overrides.gin.MergeFromString(b"\xf8\x07\x01")  # field 127, varint 1
     failure = grpc_failure(lambda: served.stub.CreateGame(newer, metadata=auth(studio_token())))
     assert (failure.code, failure.reason()) == ("INVALID_ARGUMENT", "UNKNOWN_OPTION")
+
+
+def test_a_replay_format_the_server_does_not_know_is_refused_not_dropped(served: Served) -> None:
+    """docs/errors.md UNKNOWN_REPLAY_FORMAT: a format of a newer contract, by its JSON name or by
+    a number, is refused rather than answered in binary, as in binary protobuf; the names this
+    contract has are taken, and a field it lacks is still ignored."""
+    game = served.stub.CreateGame(
+        service_pb2.CreateGameRequest(kind=GIN, seats=2, preset="single-hand"),
+        metadata=auth(studio_token()),
+    )
+    finish_game(served.channel, game.game_id, [t.token for t in game.tokens], random.Random(3))
+    url = f"{served.url}/croupier.v1.GameService/ExportReplay"
+    headers = {"content-type": "application/json"}
+    for unknown in (b'"REPLAY_FORMAT_CBOR"', b"3", b"-1"):
+        body = b'{"gameId": "%s", "format": %s}' % (game.game_id.encode(), unknown)
+        status, _, answer = _post(url, body, headers)
+        assert status == 400, answer
+        assert _reason_of(json.loads(answer)) == "UNKNOWN_REPLAY_FORMAT", answer
+    body = b'{"gameId": "%s", "format": "REPLAY_FORMAT_JSON", "addedLater": 1}' % (
+        game.game_id.encode()
+    )
+    status, _, answer = _post(url, body, headers)
+    assert status == 200, answer
+    exported = json_format.Parse(answer, service_pb2.ExportReplayResponse()).replay
+    assert exported.startswith(b"{")
+    failure = grpc_failure(
+        lambda: served.stub.ExportReplay(
+            service_pb2.ExportReplayRequest(game_id=game.game_id, format=3)
+        )
+    )
+    assert (failure.code, failure.reason()) == ("INVALID_ARGUMENT", "UNKNOWN_REPLAY_FORMAT")
 
 
 def test_one_rate_limit_for_both_transports(tmp_path: Path) -> None:

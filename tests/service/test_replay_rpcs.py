@@ -83,3 +83,12 @@ def test_a_replay_exports_in_either_form(server: Running) -> None:
     as_json = export(service_pb2.REPLAY_FORMAT_JSON)
     assert as_json.decode("utf-8") == to_json(from_binary(binary))
     assert server.stub.VerifyReplay(service_pb2.VerifyReplayRequest(replay=as_json)).ok
+    # A format this contract does not have (a newer contract's, a stray or negative number) is
+    # refused, not answered in binary as if it were asked for.
+    for unknown in (3, 99, -1):
+        code, info, fields = error_of(lambda: export(unknown))  # noqa: B023 - called at once
+        assert (code, info.reason, fields) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "UNKNOWN_REPLAY_FORMAT",
+            ["format"],
+        )
