@@ -27,7 +27,7 @@ from typing import Any
 import grpc
 import pytest
 
-from croupier.app.tokens import KeyRing, TokenSigner
+from croupier.app.tokens import KeyRing, TokenSigner, mint_player_token
 from croupier.service.bots import auth, choose
 from croupier.service.http import HttpListener, create_http_app
 from croupier.service.lobby import Lobby, LobbySettings
@@ -38,7 +38,8 @@ from croupier.v1 import service_pb2, service_pb2_grpc
 
 SECRET = b"web-test-secret-0123456789abcdef-0123456789"
 #: The lobby mints its studio tokens with the server's studio key: any key does.
-STUDIO_KEYS = KeyRing(b"web-test-studio-secret-0123456789abcdef")
+STUDIO_SECRET = b"web-test-studio-secret-0123456789abcdef"
+STUDIO_KEYS = KeyRing(STUDIO_SECRET)
 WEB = Path(__file__).resolve().parents[2] / "clients" / "web"
 SCREENSHOTS = Path(os.environ.get("CROUPIER_SCREENSHOTS", "/tmp/croupier-screenshots"))
 #: One whole game through the page, at most (a stuck page must fail the test, not hang it;
@@ -514,6 +515,36 @@ def test_a_whole_game_through_the_page_in_chromium(web_server: Served, kind: str
         assert (SCREENSHOTS / f"{kind}-{name}.png").stat().st_size > 0
 
 
+def test_a_whole_game_on_a_phone_needs_no_sideways_scroll_and_fits_a_finger(
+    web_server: Served,
+) -> None:
+    """A Koi-Koi match on a phone's screen (390 px wide, touch), every move tapped (play.mjs
+    --phone): at every look nothing needs scrolling sideways (a round's settlement, its yaku's
+    long card names in three columns, made the page 401 px wide), every button, link and field is
+    at least 44 px each way (the moves were 35 px high, the lobby's fields 33), and no text is
+    under 12 px (a Hanafuda card's month was 11.2)."""
+    node, browser = _browser_tools()
+    report = _node_script(
+        node,
+        "play.mjs",
+        "--url",
+        web_server.url,
+        "--kind",
+        "koikoi",
+        "--preset",
+        "nintendo-3",
+        "--humans",
+        "1",
+        "--phone",
+        "--out",
+        str(SCREENSHOTS),
+        "--chromium",
+        browser,
+    )
+    assert report["phone"] and report["moves"] > 0 and report["finalSeen"] == [0], report
+    assert (SCREENSHOTS / "koikoi-phone-seat0-final.png").stat().st_size > 0
+
+
 def _node_script(node: str, script: str, *args: str) -> dict[str, Any]:
     """Run one of clients/web/test's scripts; the JSON line it prints last."""
     run = subprocess.run(
@@ -666,6 +697,67 @@ def test_a_slow_server_is_said_connecting_and_a_slow_move_sending(web_server: Se
         assert report[settled]["enabled"] == len(report[settled]["moves"]) > 0, report
 
 
+def test_a_seat_whose_time_runs_short_sees_it_and_a_screen_reader_hears_it_once(
+    web_server: Served,
+) -> None:
+    """On a turn clock, a seat's own page warns it once its time is short (10 s, or half of a
+    shorter step): a line with the time left that stays in sight wherever the page is scrolled, the
+    seat's clock marked, said once to a screen reader (not at every redraw of the clock), gone
+    once the time-out passed the turn on. It warned of nothing: the time-out was the news."""
+    node, browser = _browser_tools()
+    report = _node_script(
+        node, "links.mjs", "--url", web_server.url, "--chromium", browser, "--case", "hurry"
+    )["hurry"]
+    assert report["shown"].startswith("Your time is running out: 0:0"), report
+    assert report["marked"] and report["sticky"] == "sticky", report
+    assert len(report["heard"]) == 1 and "seconds left to move" in report["heard"][0], report
+
+
+def test_a_player_token_s_link_watches_the_game_as_a_spectator(web_server: Served) -> None:
+    """A player's (or the studio's) token watches any game as a spectator (README, "Playing from
+    a client"): its link shows the table and the moves live, with no hand of its own. The page
+    asked for legal moves, which are a seat's, and said the link "no longer works"."""
+    node, browser = _browser_tools()
+    token = mint_player_token(STUDIO_SECRET, "watcher", int(time.time()) + 600)
+    report = _node_script(
+        node,
+        "links.mjs",
+        "--url",
+        web_server.url,
+        "--chromium",
+        browser,
+        "--case",
+        "watch",
+        "--watch-token",
+        token,
+    )["watch"]
+    for seen in ("opened", "moved"):
+        assert not report[seen]["dead"] and "you are watching" in report[seen]["header"], report
+        assert report[seen]["moves"] == "None: you are watching the game.", report
+
+
+def test_a_page_back_online_reads_the_game_at_once(web_server: Served) -> None:
+    """The network gone while the stream waits to be reopened (a phone in a lift), then back:
+    offline, the page says so at once; online, it shows the game within 2.5 s, not once the
+    reconnection's wait (at least 6 s by then, up to 30 s) has run out, a turn clock running."""
+    node, browser = _browser_tools()
+    report = _node_script(
+        node, "links.mjs", "--url", web_server.url, "--chromium", browser, "--case", "online"
+    )["online"]
+    assert report["offline"].startswith("No network"), report
+    assert report["back"] == "Your move." and report["backMs"] <= 2500, report
+
+
+def test_rummy_s_discard_pile_is_kept_from_the_events() -> None:
+    """Rummy's discard pile under its top card (clients/web/src/pile.ts, run in Node.js): what a
+    player plans by, since only the top may be taken; each discard on top, a taken discard off it,
+    a rebuilt stock leaves the top; none shown when it is not the view's (top and count), over
+    seeded random rounds against a plain list. play.mjs checks it against the server's view after
+    every move of a whole Rummy game."""
+    node, _ = _browser_tools()
+    assert _node_script(node, "pile.mjs")["checked"] > 0
+
+
 def test_the_event_log_says_whose_turn_timed_out_and_which_moves_were_forced() -> None:
     """The page's event log in words (clients/web/src/events.ts, run in Node.js): a time-out is
     the seat's, at a clock time; its forced moves are the seat's, marked forced; the deal and a
@@ -679,13 +771,15 @@ def test_the_event_log_says_whose_turn_timed_out_and_which_moves_were_forced() -
 def test_the_status_says_whom_the_game_waits_on_and_factors_read_as_the_timeline() -> None:
     """The page's status and settlement words (clients/web/src/render.ts, run in Node.js): a seat
     that may only act out of turn (a battle-Hoola claim while the next seat is to take) is told
-    whom the game waits on, not "Your move."; a payment's first factor sets it (``=``)."""
+    whom the game waits on, not "Your move."; a payment's first factor sets it (``=``); a seat's
+    time is short (the page warns it) from 10 s left, or half of a shorter step."""
     node, _ = _browser_tools()
     report = _node_script(node, "render.mjs")
     assert report["claim"].startswith("Waiting for Seat 1; meanwhile you may act"), report
     assert report["turn"] == "Your move.", report
     assert report["signs"] == ["=", "×", "+"], report
     assert [hand["value"] for hand in report["hands"]] == [0, 3, 53], report
+    assert dict(report["short"])[12_000] == 6000 and dict(report["short"])[60_000] == 10_000
 
 
 def test_the_page_estimates_the_server_s_clock_from_what_it_receives() -> None:

@@ -30,6 +30,7 @@ import {
 } from "@croupier/client/web";
 import { prettyLabel, readable, spoken } from "./cards.js";
 import { EventNarrator } from "./events.js";
+import { DiscardPile } from "./pile.js";
 import {
   clock,
   h,
@@ -42,7 +43,9 @@ import {
   roundHandsOf,
   settlementOf,
   statusFor,
+  stepTimeOf,
   tableOf,
+  timeIsShort,
   viewerSeat,
   words,
 } from "./render.js";
@@ -74,11 +77,21 @@ const SENDING_TEXT = "Sending your move…";
 /** How long a refused move's notice stays up, unless the player moves again or the game ends. */
 const NOTICE_MS = 10_000;
 const CLOCK_TICK_MS = 500;
+/** What the page says, once a turn, when the seat's own time is short (render.ts, timeIsShort):
+ * seen wherever the page is scrolled to (a sticky line), heard once by screen readers. */
+const HURRY_TEXT = "Your time is running out:";
+/** What the page says when the browser goes offline, until it is back: the stream may sit there
+ * without a word for a long while (a dead connection is noticed by its missing heartbeats), and a
+ * move sent meanwhile cannot arrive. */
+const OFFLINE_TEXT = "No network: this page picks the game up again as soon as it is back.";
 /** How many announcements the screen reader's live region keeps (it says each as it is added). */
 const ANNOUNCED_KEPT = 20;
 /** The seat of a token that has none (a spectator's view): seatName calls no seat "you". */
 const SPECTATOR = -1;
 const MS_PER_SECOND = 1000;
+/** The server's reason for a seat's call made with a studio's or a player's token, which watches
+ * any game as a spectator (README, "Playing from a client"). */
+const SEAT_TOKEN_REQUIRED = "SEAT_TOKEN_REQUIRED";
 
 /** The server's clock, which the turn clocks count down against (servertime.ts: the browser's
  * own may be off by any amount): read off the events' recorded_at_ms and the answers' Date. */
@@ -116,9 +129,14 @@ function codeTag(error: CroupierError): HTMLElement {
 
 /** Why a move was not played, in the player's words. */
 function refusal(error: CroupierError): string {
-  if (isConnectionLoss(error)) return "Not played: the server could not be reached. Try again.";
+  if (isConnectionLoss(error))
+    return navigator.onLine
+      ? "Not played: the server could not be reached. Try again."
+      : "Not played: this device has no network. Try again once it is back.";
   if (error.code === Code.Aborted)
-    return "Not played: the game moved on before your move arrived (another seat moved, or your time ran out). Here it is now.";
+    // "Another seat moved" was wrong for a seat open in two tabs (or on two devices): its other
+    // tab's move came first.
+    return "Not played: the game moved on before your move arrived (another move came first, from another seat or your own seat in another tab, or your time ran out). Here it is now.";
   return `Not played: ${error.rawMessage.replace(/\.?$/, ".")}`;
 }
 
@@ -303,9 +321,13 @@ class Table {
   /** The events so far, kept to be told again once the seat is known (the stream sends them
    * before its first state), and told as they come afterwards. */
   private readonly events: GameEvent[] = [];
+  /** Rummy's discard pile under its top card, as the events tell it (the view has only the top). */
+  private readonly pile = new DiscardPile();
   private narrator: EventNarrator | undefined;
   private readonly parts = {
     status: h("p", "status"),
+    // The seat's own time running short (HURRY_TEXT): empty, and not shown, otherwise.
+    hurry: h("p", "hurry"),
     // A refused move, said apart from the status, which every new state rewrites.
     notice: h("p", "notice"),
     seats: h("div", "seats-panel"),
@@ -340,6 +362,15 @@ class Table {
   private pressedMove = false;
   /** The move each button plays (buttons are kept while the moves are the same). */
   private readonly buttonMoves = new WeakMap<HTMLElement, LegalMove>();
+  /** The token is a studio's or a player's (the server said SEAT_TOKEN_REQUIRED to a seat's
+   * stream): the page watches the game as a spectator, with no hand, no moves and no clock of its
+   * own, rather than call a link that works "no longer working". */
+  private watching = false;
+  /** The deadline whose shortness was said (HURRY_TEXT): a screen reader hears it once a step,
+   * not every CLOCK_TICK_MS. */
+  private hurried = 0n;
+  /** Ends the stream being followed, so that a new one opens at once (the network is back). */
+  private restream: AbortController | undefined;
 
   /** `linkSeat`: the seat the link names, if any; the page goes by the token's (`seat`). */
   constructor(
@@ -386,6 +417,7 @@ class Table {
         h("p", "game-id", `Game ${this.gameId} · `, p.whoami, this.newGame()),
       ),
       p.status,
+      p.hurry,
       p.notice,
       p.columns,
       // Last: one reading the page through meets the status line first, and this at the end.
@@ -426,6 +458,17 @@ class Table {
     this.say(CONNECTING_TEXT);
     void this.follow();
     setInterval(() => this.drawSeats(), CLOCK_TICK_MS);
+    // A phone loses its network in a lift and finds it again: said at once, not after the
+    // stream's watchdog gives up a dead connection; and once it is back, the game is read again
+    // at once, not after the reconnection's wait (up to 30 s, while a turn clock may be running).
+    window.addEventListener("offline", () => {
+      if (!this.dead && !this.finished) this.say(OFFLINE_TEXT);
+    });
+    window.addEventListener("online", () => {
+      if (this.dead || this.finished) return;
+      this.say(CONNECTING_TEXT);
+      this.restream?.abort();
+    });
   }
 
   private newGame(text = "new game"): HTMLElement {
@@ -459,28 +502,47 @@ class Table {
    * silent though heartbeats were asked for, after the last event, with a growing wait; it throws
    * only what no new stream can mend: the link itself is no good. */
   private async follow(): Promise<void> {
-    try {
-      for await (const message of followGame(this.client, {
-        gameId: this.gameId,
-        include: { view: true, legalMoves: true, toAct: true },
-        heartbeatS: heartbeatSeconds(),
-        onRetry: (error, _attempt, waitMs) =>
-          // The code only when the server answered (a network's failure has none worth showing).
-          this.say(
-            `The connection to the server is lost: trying again in ${Math.ceil(waitMs / MS_PER_SECOND)} s…`,
-            error.reason ? error : undefined,
-          ),
-      })) {
-        if (message.case === "event") {
-          serverClock.observe(message.value.recordedAtMs);
-          this.logEvent(message.value);
-        } else {
-          this.reads++; // any read in flight is older than this state
-          this.showIfNewer(message.value);
+    for (;;) {
+      const restream = new AbortController();
+      this.restream = restream;
+      try {
+        for await (const message of followGame(this.client, {
+          gameId: this.gameId,
+          // After the events the page has: a new stream (back online, or now as a spectator)
+          // sends only what is new, then the state.
+          afterVersion: this.events.at(-1)?.version ?? 0n,
+          // A spectator's state has no legal moves: the server refuses them to a token with no seat.
+          include: { view: true, legalMoves: !this.watching, toAct: true },
+          heartbeatS: heartbeatSeconds(),
+          signal: restream.signal,
+          onRetry: (error, _attempt, waitMs) =>
+            // The code only when the server answered (a network's failure has none worth showing).
+            this.say(
+              navigator.onLine
+                ? `The connection to the server is lost: trying again in ${Math.ceil(waitMs / MS_PER_SECOND)} s…`
+                : OFFLINE_TEXT,
+              error.reason ? error : undefined,
+            ),
+        })) {
+          if (message.case === "event") {
+            serverClock.observe(message.value.recordedAtMs);
+            this.logEvent(message.value);
+          } else {
+            this.reads++; // any read in flight is older than this state
+            this.showIfNewer(message.value);
+          }
         }
+      } catch (thrown) {
+        const error = decodeError(thrown);
+        if (error.reason === SEAT_TOKEN_REQUIRED && !this.watching) {
+          this.watching = true; // a studio's or a player's token: it watches
+          continue;
+        }
+        this.deadLink(error);
+        return;
       }
-    } catch (thrown) {
-      this.deadLink(decodeError(thrown));
+      // Ended by the page (restream) to open a new one; else the game is over.
+      if (!restream.signal.aborted) return;
     }
   }
 
@@ -538,6 +600,7 @@ class Table {
   /** An event for the log: told now if the seat is known, else once it is (learnSeat). */
   private logEvent(event: GameEvent): void {
     this.events.push(event);
+    this.pile.add(event);
     if (this.narrator) this.tell(this.narrator, event);
   }
 
@@ -578,6 +641,10 @@ class Table {
       " · ",
     );
     p.others.replaceChildren(this.otherSeats());
+    // A spectator holds no hand: no empty "Your hand" ("no cards") as if it held one.
+    p.hand.hidden = seat === SPECTATOR;
+    const handHeading = document.getElementById("hand-heading");
+    if (handHeading) handHeading.hidden = seat === SPECTATOR;
     const narrator = new EventNarrator(seat);
     this.narrator = narrator;
     p.events.replaceChildren();
@@ -597,20 +664,24 @@ class Table {
     try {
       const [view, legal] = await Promise.all([
         this.client.getView({ gameId: this.gameId }),
-        this.client.listLegalMoves({ gameId: this.gameId }),
+        // A spectator has no moves (and the server lists them to a seat only).
+        this.watching ? undefined : this.client.listLegalMoves({ gameId: this.gameId }),
       ]);
       if (read !== this.reads || view.version < this.version) return; // a newer read answered
       this.show(
         view.view,
-        legal.moves,
+        legal?.moves ?? [],
         view.toAct,
-        legal.version < view.version ? legal.version : view.version,
+        legal && legal.version < view.version ? legal.version : view.version,
         view.finished,
       );
-      if (legal.version !== view.version) this.soon(); // the game moved between the two reads
+      // The game moved between the two reads.
+      if (legal && legal.version !== view.version) this.soon();
     } catch (thrown) {
       const error = decodeError(thrown);
       if (DEAD_LINK.has(error.code)) this.deadLink(error);
+      // Offline: said so, as the stream says it (the page reads the game again once back online).
+      else if (!navigator.onLine) this.say(OFFLINE_TEXT);
       else this.say("Cannot read the game now: the next move or event will show it.", error);
     }
   }
@@ -649,7 +720,9 @@ class Table {
     this.finished = finished;
     this.drawStatus();
     // Changed in place (morph), so that a screen reader reading them keeps its place.
-    morph(p.table, h("section", "", tableOf(view)));
+    const rummy = view.game.case === "rummy" ? view.game.value : undefined;
+    const under = rummy && this.pile.under(rummy.discardTop?.code, rummy.discardCount);
+    morph(p.table, h("section", "", tableOf(view, under)));
     morph(p.hand, h("section", "", handOf(view)));
     this.drawSeats();
     this.drawMoves();
@@ -698,11 +771,29 @@ class Table {
   /** The seats with their clocks, every CLOCK_TICK_MS: counted down against the server's time
    * (the deadlines are on its clock), not the browser's (servertime.ts). */
   private drawSeats(): void {
-    if (this.view)
-      morph(
-        this.parts.seats,
-        h("div", "", seatsPanel(this.view, this.toAct, this.mine, serverClock.now())),
-      );
+    if (!this.view) return;
+    const now = serverClock.now();
+    morph(this.parts.seats, h("div", "", seatsPanel(this.view, this.toAct, this.mine, now)));
+    this.drawHurry(this.view, now);
+  }
+
+  /** The seat's own time running short (timeIsShort), while the game waits on it: shown in a line
+   * that stays in sight however far down the page the player is (the moves are below the fold on
+   * a phone, the seats' clocks above it), counted down with the clocks; said to screen readers
+   * once a step (the live region would otherwise say it every CLOCK_TICK_MS). Without it a
+   * player learnt only from the time-out that the time was gone. */
+  private drawHurry(view: View, now: number): void {
+    const mine = this.toAct.find((t) => t.seat === this.seat && !t.away && t.deadlineMs > 0n);
+    const left = mine ? Number(mine.deadlineMs) - now : 0;
+    if (!mine || this.finished || this.dead || !timeIsShort(left, stepTimeOf(view, mine))) {
+      if (this.parts.hurry.textContent) this.parts.hurry.replaceChildren();
+      return;
+    }
+    this.parts.hurry.textContent = `${HURRY_TEXT} ${clock(left)} left to move.`;
+    if (this.hurried === mine.deadlineMs) return;
+    this.hurried = mine.deadlineMs;
+    const seconds = Math.max(0, Math.ceil(left / MS_PER_SECOND));
+    this.announce(`${HURRY_TEXT} ${seconds} ${seconds === 1 ? "second" : "seconds"} left to move.`);
   }
 
   private drawMoves(): void {
@@ -746,7 +837,9 @@ class Table {
     });
     const waiting = this.finished
       ? "None: the game is over."
-      : "Nothing to do now: the other seats are playing.";
+      : this.watching
+        ? "None: you are watching the game."
+        : "Nothing to do now: the other seats are playing.";
     p.moves.replaceChildren(...(buttons.length ? buttons : [h("p", "waiting", waiting)]));
     this.keepFocus(buttons);
   }

@@ -66,6 +66,12 @@ export function morph(old: Element, fresh: Element): void {
   for (const extra of before.slice(after.length)) extra.remove();
 }
 
+/** A fact about the caller's own hand, for a seat only: a spectator (no `seat`) holds none, and
+ * "Your deadwood 0" told it of a hand it does not have. */
+function yours(seat: number | undefined, term: string, value: string): [string, string][] {
+  return seat === undefined ? [] : [[term, value]];
+}
+
 /** The facts of a table as a definition list. */
 function facts(pairs: [string, string | Node][]): HTMLElement {
   const list = h("dl", "facts");
@@ -74,12 +80,14 @@ function facts(pairs: [string, string | Node][]): HTMLElement {
 }
 
 function discardPile(top: { code: string } | undefined, count: number): HTMLElement {
-  return h(
+  const pile = h(
     "span",
-    "",
+    "discard",
     top ? cardTile(top as never) : "empty",
     count > 1 ? ` (${count} cards)` : "",
   );
+  pile.dataset.count = String(count); // for the tests
+  return pile;
 }
 
 /** The seat a view is for: the caller's token's, as the server says (every game's view has it);
@@ -102,12 +110,18 @@ export function handOf(view: View): HTMLElement {
   }
 }
 
+/** A meld on the table by the number the moves name it by ("Lay off 9♠ on meld #4"): without it
+ * a player cannot tell which meld a lay-off or a joker swap is for. */
+function meldTitle(id: number, kind: string, owner: number): string {
+  return `#${id} ${kind} by seat ${owner}: `;
+}
+
 function hoolaTable(v: HoolaView): HTMLElement {
   const melds = v.melds.map((m) =>
     h(
       "li",
       "",
-      `${words(MeldKind[m.kind] ?? "")} by seat ${m.owner}: `,
+      meldTitle(m.id, words(MeldKind[m.kind] ?? ""), m.owner),
       cardRow(m.cards.map(cardTile)),
     ),
   );
@@ -123,19 +137,41 @@ function hoolaTable(v: HoolaView): HTMLElement {
       ["Stock", `${v.stockCount} cards`],
       ["Discard", discardPile(v.discardTop, v.discardCount)],
       ["Stakes ×", `${v.tableMultiplier || 1}`],
-      ["Your hand's value", `${v.handValue}`],
+      ...yours(v.seat, "Your hand's value", `${v.handValue}`),
     ]),
     h("h3", "", "Melds on the table"),
     v.melds.length ? h("ul", "melds", ...melds) : h("p", "", "none yet"),
   );
 }
 
-function rummyTable(v: RummyView): HTMLElement {
+/** Rummy's discard pile: the top card, which alone may be taken (and only into a meld or a
+ * lay-off at once, so a seat with no such move cannot take it). */
+function rummyDiscard(v: RummyView): [string, Node][] {
+  const top: [string, Node] = ["Discard", discardPile(v.discardTop, v.discardCount)];
+  if (!v.discardTop) return [top];
+  return [top, ["Taking it", h("span", "", "the top card only, to meld it or lay it off at once")]];
+}
+
+/** The cards under the discard pile's top, newest first, as the events told them (pile.ts):
+ * the width of the table to themselves, a phone's too. None when not known or none. */
+function underTheDiscard(under: readonly string[] | undefined): HTMLElement[] {
+  if (!under?.length) return [];
+  return [
+    h(
+      "div",
+      "under-discard",
+      h("h3", "", `Under the top discard, newest first (${under.length})`),
+      cardRow(under.map((code) => cardTile(code))),
+    ),
+  ];
+}
+
+function rummyTable(v: RummyView, under: readonly string[] | undefined): HTMLElement {
   const melds = v.melds.map((m) =>
     h(
       "li",
       "",
-      `${words(MeldShape[m.kind] ?? "")} by seat ${m.owner}: `,
+      meldTitle(m.id, words(MeldShape[m.kind] ?? ""), m.owner),
       cardRow(m.cards.map(cardTile)),
     ),
   );
@@ -146,14 +182,15 @@ function rummyTable(v: RummyView): HTMLElement {
       ["Phase", words(RummyPhase[v.phase] ?? "")],
       ["Dealer", `seat ${v.dealer}`],
       ["Stock", `${v.stockCount} cards`],
-      ["Discard", discardPile(v.discardTop, v.discardCount)],
+      ...rummyDiscard(v),
       ["Opened", v.opened.map((o, seat) => `seat ${seat} ${o ? "yes" : "no"}`).join(", ")],
       // What an opening needs, else a seat that holds melds sees no move to lay them and no why.
       ...(v.rules?.openThreshold
         ? ([["To open", `melds worth ${v.rules.openThreshold} or more`]] as [string, string][])
         : []),
-      ["Your hand's value", `${v.handValue}`],
+      ...yours(v.seat, "Your hand's value", `${v.handValue}`),
     ]),
+    ...underTheDiscard(under),
     h("h3", "", "Melds on the table"),
     v.melds.length ? h("ul", "melds", ...melds) : h("p", "", "none yet"),
   );
@@ -176,10 +213,15 @@ function ginTable(v: GinView): HTMLElement {
       ["Hand", `${v.handNumber} (dealer: seat ${v.dealer})`],
       ["Stock", `${v.stockCount} cards`],
       ["Discard", discardPile(v.discardTop, v.discardCount)],
-      ["Your deadwood", `${v.deadwood}`],
+      ...yours(v.seat, "Your deadwood", `${v.deadwood}`),
     ]),
-    h("h3", "", "Your melds (arranged for the least deadwood)"),
-    v.melds.length ? placed(v.melds) : h("p", "", "none"),
+    // A spectator has no hand to arrange (its view's melds are empty).
+    ...(v.seat === undefined
+      ? []
+      : [
+          h("h3", "", "Your melds (arranged for the least deadwood)"),
+          v.melds.length ? placed(v.melds) : h("p", "", "none"),
+        ]),
     ...(v.knocker !== undefined
       ? [h("h3", "", `Seat ${v.knocker} knocked: its melds`), placed(v.table)]
       : []),
@@ -218,8 +260,9 @@ function koikoiTable(v: KoiKoiView): HTMLElement {
   );
 }
 
-/** The table of any game kind. */
-export function tableOf(view: View): HTMLElement {
+/** The table of any game kind; `discards`: Rummy's discard pile under its top card, newest
+ * first, if known (pile.ts). */
+export function tableOf(view: View, discards?: readonly string[]): HTMLElement {
   switch (view.game.case) {
     case "hoola":
       return hoolaTable(view.game.value);
@@ -228,7 +271,7 @@ export function tableOf(view: View): HTMLElement {
     case "gin":
       return ginTable(view.game.value);
     case "rummy":
-      return rummyTable(view.game.value);
+      return rummyTable(view.game.value, discards);
     default:
       return h("p", "", "no view");
   }
@@ -332,10 +375,37 @@ export function seatsOf(view: View): {
   }
 }
 
+/** The turn's own time in a view's rules (`turn_time_ms`; 0: no clock), whatever the game. */
+export function turnTimeOf(view: View): number {
+  return view.game.case ? (view.game.value.rules?.turnTimeMs ?? 0) : 0;
+}
+
+/** From how much time left a seat is warned that its time is short: 10 s, or half of what the
+ * step had on a shorter clock (at 10 s of a 12 s turn, the warning would be up from the start and
+ * warn of nothing). */
+export const LOW_TIME_MS = 10_000;
+
+/** Whether a seat with `leftMs` to its deadline is short of time, on a step that had `stepMs` in
+ * all (its turn time and its bank: the deadline holds both, so "left" is all the seat has). A
+ * deadline passed whose time-out is not recorded yet is short too: the seat may still beat it. */
+export function timeIsShort(leftMs: number, stepMs: number): boolean {
+  return leftMs <= Math.min(LOW_TIME_MS, stepMs / 2);
+}
+
+/** The time the step of a seat on the clock had in all: the turn's and what its bank holds. */
+export function stepTimeOf(view: View, toAct: SeatToAct): number {
+  return turnTimeOf(view) + Number(toAct.bankMs);
+}
+
 /** A duration in words: "0:42". */
 export function clock(ms: number): string {
   const s = Math.max(0, Math.ceil(ms / 1000));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+/** "1 card", "7 cards". */
+function cardCount(count: number): string {
+  return count === 1 ? "1 card" : `${count} cards`;
 }
 
 /** The seats, each with its hand size, score, and (from `to_act`) its turn clock: the time left
@@ -347,8 +417,10 @@ export function seatsPanel(view: View, toAct: SeatToAct[], mine: number, now: nu
   for (let seat = 0; seat < seats; seat++) {
     const t = acting.get(seat);
     let turn = "";
+    let short = false;
     if (t) {
       const deadline = Number(t.deadlineMs);
+      short = Boolean(deadline) && timeIsShort(deadline - now, stepTimeOf(view, t));
       turn = deadline
         ? `to act: ${clock(deadline - now)} left, bank ${clock(Number(t.bankMs))}`
         : t.turn
@@ -360,9 +432,10 @@ export function seatsPanel(view: View, toAct: SeatToAct[], mine: number, now: nu
       "tr",
       t ? "acting" : "",
       h("td", "", seatName(seat, mine)),
-      h("td", "", `${counts[seat] ?? 0} cards`),
+      h("td", "", cardCount(counts[seat] ?? 0)),
       ...(scores ? [h("td", "", scores[seat] ?? "")] : []),
-      h("td", "clock", turn),
+      // Short of time: marked (style.css), as the page's own warning is (main.ts, drawHurry).
+      h("td", short ? "clock short" : "clock", turn),
     );
     row.dataset.seat = String(seat);
     rows.push(row);

@@ -25,15 +25,23 @@ const FLAGS = [
   "--disable-backgrounding-occluded-windows",
 ];
 const VIEWPORT = { width: 1280, height: 900 };
+/** A phone: 390 CSS pixels wide (an iPhone 12 to 15's), three device pixels to each, touch. */
+export const PHONE = {
+  viewport: { width: 390, height: 844 },
+  deviceScaleFactor: 3,
+  isMobile: true,
+  hasTouch: true,
+};
 
-/** A browser context, with `flags` beside ours; `close()` ends it and removes its profile. */
-export async function launch(executablePath, flags = []) {
+/** A browser context, with `flags` beside ours (on a `phone`'s screen: PHONE); `close()` ends it
+ * and removes its profile. */
+export async function launch(executablePath, flags = [], { phone = false } = {}) {
   const profile = mkdtempSync(join(tmpdir(), "croupier-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
     args: [...FLAGS, ...flags],
-    viewport: VIEWPORT,
+    ...(phone ? PHONE : { viewport: VIEWPORT }),
   });
   const close = async () => {
     await context.close();

@@ -16,7 +16,10 @@
 // `--case links`: the refused links and the broken network; `--case stall`: the stalled
 // connection; `--case away`: a seat gone away; `--case seat`: the seat a link names or not;
 // `--case skew`: the turn clock in browsers 40 s slow and 40 s fast; `--case slow`: a slow first
-// stream and slow moves; all without `--case`.
+// stream and slow moves; `--case hurry`: a seat's own time running short, seen and said once;
+// `--case watch`: a link with a player's token (`--watch-token`), which watches as a spectator;
+// `--case online`: the browser offline, then back online, while the stream waits to reconnect;
+// all without `--case` (`watch` only with `--watch-token`).
 import { randomUUID } from "node:crypto";
 import { connect, createServer } from "node:net";
 import { parseArgs } from "node:util";
@@ -27,6 +30,7 @@ const { values: args } = parseArgs({
     url: { type: "string" },
     chromium: { type: "string", default: process.env.CHROMIUM ?? "/usr/bin/chromium" },
     case: { type: "string", default: "" },
+    "watch-token": { type: "string", default: "" },
   },
 });
 /** How long a refused link is watched for more attempts: the old page tried every second. */
@@ -69,6 +73,17 @@ const EVENTS_AGE_MS = 5000;
  * HTTP Date headers, rounded down to the second. Less, it must not show (but for this script's own
  * delay in reading it). */
 const CLOCK_SLACK_S = 3;
+
+/** What the page says when the seat's own time runs short, and when the browser is offline
+ * (main.ts, HURRY_TEXT and OFFLINE_TEXT). */
+const HURRY = "Your time is running out:";
+const OFFLINE = "No network:";
+/** The turn of `--case hurry`: the page warns from half of it (render.ts, timeIsShort), 4 s. */
+const HURRY_TURN_MS = 8000;
+/** `--case online`: the reconnection's wait the page must be in when the network comes back (the
+ * page said "trying again in N s", N at least this), and how soon after it must show the game. */
+const ONLINE_WAIT_S = 6;
+const ONLINE_BACK_MS = 2500;
 
 /** A promise that `open()` resolves: a request held until the script has looked at the page. */
 function gate() {
@@ -607,6 +622,161 @@ async function linkSeats(context, errors) {
   return report;
 }
 
+/** Everything the page's live region says from now on (the announcer: what a screen reader
+ * hears unasked), kept in `window.heard`. */
+function listen(page) {
+  return page.evaluate(() => {
+    window.heard = [];
+    const announcer = document.querySelector(".announcer");
+    new MutationObserver((records) => {
+      for (const record of records)
+        for (const node of record.addedNodes) window.heard.push(node.textContent ?? "");
+    }).observe(announcer, { childList: true });
+  });
+}
+
+/**
+ * A seat on a turn clock of HURRY_TURN_MS that does not move (two people: no bot moves for the
+ * other): while its time is plentiful nothing hurries it; once it is short, a line says so with the
+ * time left (in sight wherever the page is scrolled: sticky) and its clock is marked; a screen
+ * reader hears it once, not at every redraw of the clock; after the time-out, with the other seat
+ * on the clock, the line is gone. The page warned of nothing before: the time-out was the news.
+ */
+async function hurriedSeat(context, errors) {
+  const { gameId, tokens } = await lobbyGame(2, { gin: { turnTimeMs: HURRY_TURN_MS } });
+  const legal = await Promise.all(tokens.map((token) => call("ListLegalMoves", token, { gameId })));
+  const mover = legal.findIndex((answer) => answer.moves?.length);
+  if (mover < 0) throw new Error("no seat has a move in a new game of Gin");
+  const { page, opened } = await open(
+    context,
+    seatLink(gameId, tokens[mover], { seat: mover }),
+    errors,
+  );
+  await opened;
+  await page.waitForSelector("tr.acting td.clock", { timeout: STEP_MS });
+  await listen(page);
+  const report = {};
+  const early = await secondsLeft(page);
+  const hurry = () => page.textContent("p.hurry");
+  if (early > HURRY_TURN_MS / 2000 + 1 && (await hurry()))
+    throw new Error(`with ${early} s left of ${HURRY_TURN_MS} ms the page says "${await hurry()}"`);
+  await page.waitForFunction(
+    (text) => document.querySelector("p.hurry")?.textContent?.startsWith(text),
+    HURRY,
+    {
+      timeout: STEP_MS,
+    },
+  );
+  report.shown = await hurry();
+  report.left = await secondsLeft(page);
+  report.marked = await page.$eval("tr.acting td.clock", (cell) =>
+    cell.classList.contains("short"),
+  );
+  report.sticky = await page.$eval("p.hurry", (line) => getComputedStyle(line).position);
+  if (report.left > HURRY_TURN_MS / 2000 || !report.marked || report.sticky !== "sticky")
+    throw new Error(`once the time is short: ${JSON.stringify(report)}`);
+  // The time-out, then the other seat on the clock: the line goes.
+  await page.waitForSelector("ol.events li", { timeout: STEP_MS });
+  await page.waitForFunction(
+    () => /ran out of time/.test(document.querySelector("ol.events")?.textContent ?? ""),
+    undefined,
+    { timeout: STEP_MS },
+  );
+  await page.waitForFunction(() => !document.querySelector("p.hurry")?.textContent, undefined, {
+    timeout: STEP_MS,
+  });
+  report.heard = (await page.evaluate(() => window.heard)).filter((line) => line.startsWith(HURRY));
+  if (report.heard.length !== 1)
+    throw new Error(
+      `a screen reader heard the warning ${report.heard.length} times: ${JSON.stringify(report.heard)}`,
+    );
+  await page.close();
+  return report;
+}
+
+/**
+ * A link with a player's token, which the server lets watch any game as a spectator: the page
+ * watches (it asked for legal moves, which are a seat's, and said the link "no longer works"),
+ * with no hand of its own, and shows the seats' moves live.
+ */
+async function watcher(context, errors, token) {
+  const { gameId, tokens } = await lobbyGame(2);
+  const fragment = new URLSearchParams({ game: gameId, kind: "gin", token });
+  const { page, opened } = await open(context, new URL(`/#${fragment}`, args.url).href, errors);
+  await opened;
+  await page.waitForSelector("#app[data-seat='-1'] section.table dl", { timeout: STEP_MS });
+  const seen = () =>
+    page.$eval("#app", (app) => ({
+      dead: app.dataset.dead === "true",
+      header: app.querySelector("p.game-id")?.textContent ?? "",
+      status: app.querySelector("p.status")?.textContent ?? "",
+      hand: !app.querySelector("section.hand")?.hidden,
+      moves: app.querySelector("section.moves")?.textContent ?? "",
+    }));
+  const report = { opened: await seen() };
+  if (
+    report.opened.dead ||
+    !report.opened.header.includes("you are watching") ||
+    report.opened.hand
+  )
+    throw new Error(`a spectator's link: ${JSON.stringify(report.opened)}`);
+  // A seat's move, made elsewhere, in the spectator's log live.
+  const legal = await Promise.all(tokens.map((t) => call("ListLegalMoves", t, { gameId })));
+  const mover = legal.findIndex((answer) => answer.moves?.length);
+  const moved = await call("SubmitCommand", tokens[mover], {
+    gameId,
+    commandId: randomUUID(),
+    expectedVersion: legal[mover].version,
+    command: legal[mover].moves[0].command,
+  });
+  await page.waitForSelector(`ol.events li[data-version="${moved.events[0].version}"]`, {
+    timeout: STEP_MS,
+  });
+  report.moved = await seen();
+  if (report.moved.dead) throw new Error(`after a move: ${JSON.stringify(report.moved)}`);
+  await page.close();
+  return report;
+}
+
+/**
+ * The network gone (a phone in a lift) while the stream waits to be reopened, then back: offline,
+ * the page says so at once; online, it reads the game at once, not when the reconnection's wait
+ * (ONLINE_WAIT_S at least by then, up to 30 s) runs out, while a turn clock may be running.
+ */
+async function backOnline(context, errors) {
+  const { gameId, token } = await lobbyGame();
+  const { page, calls, opened } = await open(context, seatLink(gameId, token), errors, (tab) =>
+    tab.route(STREAM, (route) => route.abort("internetdisconnected")),
+  );
+  await opened;
+  const wait = new RegExp(`trying again in (\\d+) s`);
+  await page.waitForFunction(
+    ([source, least]) =>
+      Number(new RegExp(source).exec(document.querySelector("p.status")?.textContent ?? "")?.[1]) >=
+      least,
+    [wait.source, ONLINE_WAIT_S],
+    { timeout: 4 * STEP_MS },
+  );
+  const report = { waiting: await page.textContent("p.status"), streams: calls.streams };
+  await context.setOffline(true);
+  await page.waitForFunction(
+    (text) => document.querySelector("p.status")?.textContent?.startsWith(text),
+    OFFLINE,
+    { timeout: STEP_MS },
+  );
+  report.offline = await page.textContent("p.status");
+  await page.unroute(STREAM);
+  const back = Date.now();
+  await context.setOffline(false);
+  await page.waitForSelector("section.hand .cards", { timeout: STEP_MS });
+  report.backMs = Date.now() - back;
+  report.back = await page.textContent("p.status");
+  if (report.backMs > ONLINE_BACK_MS || report.back !== YOUR_MOVE)
+    throw new Error(`back online: ${JSON.stringify(report)}`);
+  await page.close();
+  return report;
+}
+
 /** The links the server refuses, and the broken network. */
 async function linkCases(context, errors, report) {
   const mine = await lobbyGame();
@@ -627,8 +797,10 @@ async function linkCases(context, errors, report) {
 }
 
 async function main() {
-  const all = ["links", "stall", "away", "seat", "skew", "slow"];
-  const cases = args.case ? [args.case] : all;
+  const all = ["links", "stall", "away", "seat", "skew", "slow", "hurry", "watch", "online"];
+  const cases = args.case
+    ? [args.case]
+    : all.filter((name) => name !== "watch" || args["watch-token"]);
   if (!cases.every((name) => all.includes(name)))
     throw new Error(`--case is one of ${all.join(", ")}, not ${args.case}`);
   const { context, close } = await launch(args.chromium);
@@ -641,6 +813,9 @@ async function main() {
     if (cases.includes("seat")) report.seat = await linkSeats(context, errors);
     if (cases.includes("skew")) report.skew = await skewedClocks(context, errors);
     if (cases.includes("slow")) report.slow = await slowServer(context, errors);
+    if (cases.includes("hurry")) report.hurry = await hurriedSeat(context, errors);
+    if (cases.includes("watch")) report.watch = await watcher(context, errors, args["watch-token"]);
+    if (cases.includes("online")) report.online = await backOnline(context, errors);
     if (errors.length) throw new Error(`the page reported errors:\n${errors.join("\n")}`);
   } finally {
     await close();

@@ -12,6 +12,14 @@
 // With --host game.test the page is opened at http://game.test:PORT/ (Chromium resolves the name
 // to the URL's own address): an origin that is not localhost and not https, so no secure context,
 // where browsers have no crypto.randomUUID; every move must work there too.
+//
+// With --phone it is a phone's screen (chromium.mjs, PHONE: 390 px wide, touch) and every press a
+// tap: at every look, nothing may need scrolling sideways, every control (button, link, field)
+// must be at least MIN_TARGET_PX each way, and no text smaller than MIN_TEXT_PX.
+//
+// In Hoola and Rummy, every meld a move names ("on meld #4") must be on the table by that number.
+// In Rummy, the cards under the discard pile's top (the page keeps them from the events: the view
+// has the top and the count) must be the view's count less the top, after every move.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -31,8 +39,12 @@ const { values: args } = parseArgs({
     "max-moves": { type: "string", default: "1500" },
     seed: { type: "string", default: "1" },
     host: { type: "string", default: "" },
+    phone: { type: "boolean", default: false },
   },
 });
+/** A finger's target, at least (Apple's and WCAG's AAA 44 px), and the smallest text to read. */
+const MIN_TARGET_PX = 44;
+const MIN_TEXT_PX = 12;
 /** How long one step may take: a move's answer, an event reaching another tab, a bot's move. */
 const STEP_MS = 20_000;
 /** The page's address: --url, or with --host that name in place of the URL's host, which Chromium
@@ -61,6 +73,65 @@ async function refusalStaysShown(page) {
   if (/Not played/.test(status ?? "")) throw new Error(`the status says "${status}"`);
 }
 
+/** What on a phone's screen is in the way of a finger or an eye: the page wider than the screen
+ * (scrolled sideways), controls smaller than a finger, text too small to read. Empty: nothing. */
+function phoneTrouble(page, minTarget, minText) {
+  return page.evaluate(
+    ([minTarget, minText]) => {
+      const trouble = [];
+      const root = document.documentElement;
+      if (root.scrollWidth > root.clientWidth)
+        trouble.push(`${root.scrollWidth} px wide on a ${root.clientWidth} px screen`);
+      const shown = (el) => el.getClientRects().length && !el.closest(".sr-only, [hidden]");
+      for (const el of document.querySelectorAll("#app button, #app a, #app input, #app select")) {
+        if (!shown(el)) continue;
+        const { width, height } = el.getBoundingClientRect();
+        if (width < minTarget || height < minTarget)
+          trouble.push(`"${el.textContent.trim().slice(0, 30)}" is ${width}x${height}`);
+      }
+      for (const el of document.querySelectorAll("#app *")) {
+        const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.nodeValue.trim());
+        const size = parseFloat(getComputedStyle(el).fontSize);
+        if (own && shown(el) && size < minText)
+          trouble.push(`"${el.textContent.trim().slice(0, 30)}" in ${size} px text`);
+      }
+      return [...new Set(trouble)];
+    },
+    [minTarget, minText],
+  );
+}
+
+/** Rummy: the cards the page shows under the discard pile's top must be the view's count less
+ * the top (the page keeps them from the events, and shows none it cannot match to the view). The
+ * move's own answer may be shown before the stream's events for it: waited for. */
+function discardsAgree(page) {
+  return page.waitForFunction(
+    () => {
+      const count = Number(document.querySelector("section.table .discard")?.dataset.count ?? 0);
+      const under = document.querySelectorAll("section.table .under-discard [data-code]").length;
+      return under === Math.max(0, count - 1);
+    },
+    undefined,
+    { timeout: STEP_MS },
+  );
+}
+
+/** The meld numbers the moves name ("Lay off 9♠ on meld #4", Hoola's and Rummy's) that the table
+ * does not show: a player could not tell which meld a move was for. Empty: every one is shown. */
+function meldsUnnamed(page) {
+  return page.evaluate(() => {
+    const shown = new Set(
+      [...document.querySelectorAll("section.table .melds li")].map(
+        (li) => /^#(\d+) /.exec(li.textContent ?? "")?.[1],
+      ),
+    );
+    const named = [...document.querySelectorAll("button.move")].flatMap((b) =>
+      [...(b.dataset.label ?? "").matchAll(/meld #(\d+)/g)].map((m) => m[1]),
+    );
+    return [...new Set(named.filter((id) => !shown.has(id)))];
+  });
+}
+
 /** Where the page runs: whether it is a secure context, and has crypto.randomUUID. */
 function whereItRuns(page) {
   return page.evaluate(() => ({
@@ -71,11 +142,12 @@ function whereItRuns(page) {
 
 async function main() {
   mkdirSync(args.out, { recursive: true });
-  const { context, close } = await launch(args.chromium, flags);
+  const { context, close } = await launch(args.chromium, flags, { phone: args.phone });
   const errors = [];
   // calls: the pages' requests to the service, by method (a move should cost one).
   const report = {
     kind: args.kind,
+    phone: args.phone,
     moves: 0,
     live: 0,
     refused: 0,
@@ -100,8 +172,15 @@ async function main() {
       else errors.push(`${name}: console: ${m.text()}`);
     });
   };
+  const prefix = args.phone ? `${args.kind}-phone` : args.kind;
   const shot = (page, name) =>
-    page.screenshot({ path: join(args.out, `${args.kind}-${name}.png`), fullPage: true });
+    page.screenshot({ path: join(args.out, `${prefix}-${name}.png`), fullPage: true });
+  /** What a phone's screen showed wrong, by where: the lobby, a move's look, the end. */
+  const onPhone = async (page, where) => {
+    if (!args.phone) return;
+    const trouble = await phoneTrouble(page, MIN_TARGET_PX, MIN_TEXT_PX);
+    if (trouble.length) throw new Error(`on a phone, ${where}: ${trouble.join("; ")}`);
+  };
   try {
     // The lobby: the game, the preset (from ListPresets), the seats.
     const lobby = context.pages()[0] ?? (await context.newPage());
@@ -122,7 +201,9 @@ async function main() {
     await lobby.fill("input[name=humans]", args.humans);
     if (args.rounds) await lobby.fill("input[name=rounds]", args.rounds);
     await shot(lobby, "lobby");
-    await lobby.click("button[type=submit]");
+    await onPhone(lobby, "the lobby");
+    if (args.phone) await lobby.tap("button[type=submit]");
+    else await lobby.click("button[type=submit]");
     await lobby.waitForSelector("a.seat-link", { timeout: STEP_MS }).catch(async (error) => {
       throw new Error(
         `no seat links: the lobby says "${await lobby.textContent("p.status")}" (${error.message})`,
@@ -165,6 +246,10 @@ async function main() {
       }
       const tab = tabs[at];
       const before = looks[at];
+      await onPhone(tab.page, `seat ${tab.seat} at version ${before.version}`);
+      const unnamed = await meldsUnnamed(tab.page);
+      if (unnamed.length)
+        throw new Error(`moves name melds ${unnamed.map((id) => `#${id}`)}, not on the table`);
       const move = choose(before.moves, before.melded);
       if (process.env.PLAY_DEBUG)
         console.error(Date.now() % 100000, tab.seat, move.kind, move.label);
@@ -176,8 +261,9 @@ async function main() {
       const button = tab.page
         .locator(`button.move[data-label="${CSS_ESCAPE(move.label)}"]`)
         .first();
+      const press = args.phone ? button.tap({ timeout: 2000 }) : button.click({ timeout: 2000 });
       if (
-        !(await button.click({ timeout: 2000 }).then(
+        !(await press.then(
           () => true,
           () => false,
         ))
@@ -203,6 +289,7 @@ async function main() {
         await shot(tab.page, `seat${tab.seat}-refused`);
       }
       if (!played) continue; // refused (the game moved first): look again
+      if (args.kind === "rummy") await discardsAgree(tab.page);
       // The move's first event, live in every other tab's log, from this seat.
       for (const other of tabs.filter((t) => t !== tab)) {
         await other.page.waitForSelector(
@@ -231,6 +318,7 @@ async function main() {
       const log = await t.page.$$eval("ol.events li", (items) => items.map((li) => li.textContent));
       const raw = log.find((line) => RAW_WORDS.test(line ?? ""));
       if (raw) throw new Error(`seat ${t.seat}: the event log reads "${raw}"`);
+      await onPhone(t.page, `seat ${t.seat} at the end`);
       report.finalSeen.push(t.seat);
       await shot(t.page, `seat${t.seat}-final`);
     }

@@ -3,11 +3,12 @@
 // (battle Hoola's claim on the discard while the next seat is to take) is not told "Your move.":
 // the game waits on the other seat, which may take the discard first. A payment's first factor
 // sets its amount ("="), as the replay timeline writes it, not "×". A Hoola round's end shows every
-// hand with its value. Prints one JSON line; exits 1 on any failure. Run by tests/web/test_web.py.
+// hand with its value. A seat's time is short from 10 s left, or half its step on a shorter clock.
+// Prints one JSON line; exits 1 on any failure. Run by tests/web/test_web.py.
 import assert from "node:assert/strict";
 import { loadSource } from "./load.mjs";
 
-const { factorLabel, factorSign, handsAtRoundEnd, statusFor } =
+const { LOW_TIME_MS, factorLabel, factorSign, handsAtRoundEnd, statusFor, timeIsShort } =
   await loadSource("../src/render.ts");
 
 const claim = statusFor(
@@ -85,4 +86,17 @@ assert.deepEqual(hands, [
 assert.deepEqual(handsAtRoundEnd({ game: { case: "hoola", value: {} } }), []);
 assert.deepEqual(handsAtRoundEnd({ game: { case: "gin", value: {} } }), []);
 
-console.log(JSON.stringify({ claim, turn, signs, hands }));
+// A seat's time is short from LOW_TIME_MS left, or from half of what the step had when that is
+// less (a 12 s turn would warn from its start), however the time left is reached; a deadline
+// passed (its time-out not yet recorded) is short too.
+const short = [];
+for (const stepMs of [4000, 12_000, 20_000, 30_000, 60_000, 90_000 + 45_000]) {
+  const from = Math.min(LOW_TIME_MS, stepMs / 2);
+  for (let leftMs = stepMs; leftMs >= -1000; leftMs -= 250)
+    assert.equal(timeIsShort(leftMs, stepMs), leftMs <= from, `${leftMs} of ${stepMs}`);
+  assert.equal(timeIsShort(stepMs, stepMs), false, `a ${stepMs} ms step is not short at its start`);
+  short.push([stepMs, from]);
+}
+assert.equal(LOW_TIME_MS, 10_000);
+
+console.log(JSON.stringify({ claim, turn, signs, hands, short }));
