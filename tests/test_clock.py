@@ -384,6 +384,19 @@ def test_come_back_is_refused_in_each_game_s_words(
     for event in game.advance(state, Context(seeds, now)):
         state = game.evolve(state, event)
     (away,) = away_seats(state)
+    if not game.is_finished(state):
+        # No seat, and a seat past the table, are never away: refused as a seat that is not
+        # (Rummy read the away flags unchecked: a forged replay's seatless come-back brought the
+        # last seat back, and a seat past the table raised IndexError).
+        for stranger in (NO_SEAT, seats):
+            for attempt in (
+                lambda at=stranger: game.validate(state, at, ComeBack()),
+                lambda at=stranger: game.decide(state, at, ComeBack(), Context(seeds, now)),
+            ):
+                with pytest.raises(CommandError) as info:
+                    attempt()
+                expected = RUMMY_NOT_AWAY if rummy else CLOCK_NOT_AWAY
+                assert (info.value.reason, info.value.message, info.value.rule) == expected
     if forfeit and not game.is_finished(state):  # a seat that forfeited is out for good
         _refused_as(game, state, away, RUMMY_FORFEITED if rummy else CLOCK_NOT_AWAY)
     if not game.is_finished(state):

@@ -71,8 +71,9 @@ class RummyState:
         return all(f.seat != seat for f in self.forfeits)
 
     def is_away(self, seat: int) -> bool:
-        """Whether ``seat``'s turns are forced (docs/rules/common.md §5.1; only with a turn clock)."""
-        return bool(self.clock.away) and self.clock.away[seat]
+        """Whether ``seat``'s turns are forced (docs/rules/common.md §5.1; only with a turn clock).
+        No seat, or one past the table (a forged replay's), is never away."""
+        return 0 <= seat < len(self.clock.away) and self.clock.away[seat]
 
     def seats_in_play(self) -> tuple[int, ...]:
         return tuple(s for s in range(self.seats) if self.in_play(s))
