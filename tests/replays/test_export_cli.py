@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -12,7 +14,7 @@ from click.testing import CliRunner
 from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
 from croupier.replays.format import from_binary, from_json, to_binary, to_json
 from croupier.replays.timeline import iso_time
-from croupier.service.bots import play_game
+from croupier.service.bots import GameResult, play_game
 from croupier.service.cli import main
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
@@ -24,8 +26,10 @@ STUDIO = b"export-cli-tests-studio-secret-0123456789"
 CORPUS_GAME = Path(__file__).resolve().parents[2] / "replays" / "corpus" / "gin-standard.replay"
 
 
-def finished_game(url: str) -> str:
-    """A finished Gin hand recorded by the service in the store at ``url``; its game id."""
+@contextlib.contextmanager
+def serving(url: str) -> Iterator[grpc.Channel]:
+    """A channel to a server on the store at ``url`` (studio key ``STUDIO``), until the block
+    ends; the server and the store are closed then."""
     store = open_store(url)
     server = ServerThread(
         "127.0.0.1:0",
@@ -36,17 +40,29 @@ def finished_game(url: str) -> str:
     port = server.start()
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            return play_game(
-                channel,
-                studio=mint_studio_token(STUDIO, int(time.time()) + 3600),
-                seats=2,
-                kind=common_pb2.GAME_KIND_GIN,
-                preset="single-hand",
-                rng=random.Random(14),
-            ).game_id
+            yield channel
     finally:
         server.stop(grace=None)
         store.close()
+
+
+def played(channel: grpc.Channel, players: tuple[str, ...] = ()) -> GameResult:
+    """A Gin hand played to its end through ``channel`` (as bots.play_game answers)."""
+    return play_game(
+        channel,
+        studio=mint_studio_token(STUDIO, int(time.time()) + 3600),
+        seats=2,
+        kind=common_pb2.GAME_KIND_GIN,
+        preset="single-hand",
+        rng=random.Random(14),
+        players=players,
+    )
+
+
+def finished_game(url: str) -> str:
+    """A finished Gin hand recorded by the service in the store at ``url``; its game id."""
+    with serving(url) as channel:
+        return played(channel).game_id
 
 
 def test_export_writes_the_form_asked_for(tmp_path: Path) -> None:
@@ -118,33 +134,16 @@ def test_a_players_own_export_is_the_record_against_the_store(tmp_path: Path) ->
     seats; a file that names other players than the record's still fails."""
     url = f"sqlite:///{tmp_path / 'games.sqlite3'}"
     players = ("player-ana", "player-bo")
-    store = open_store(url)
-    server = ServerThread(
-        "127.0.0.1:0",
-        store,
-        TokenSigner(b"export-cli-tests-secret-0123456789abc"),
-        studio_keys=KeyRing(STUDIO),
-    )
-    port = server.start()
-    try:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            game = play_game(
-                channel,
-                studio=mint_studio_token(STUDIO, int(time.time()) + 3600),
-                seats=2,
-                kind=common_pb2.GAME_KIND_GIN,
-                preset="single-hand",
-                rng=random.Random(14),
-                players=players,
-            )
-            stub = service_pb2_grpc.GameServiceStub(channel)
-            exported = stub.ExportReplay(
+    with serving(url) as channel:
+        game = played(channel, players)
+        exported = (
+            service_pb2_grpc.GameServiceStub(channel)
+            .ExportReplay(
                 service_pb2.ExportReplayRequest(game_id=game.game_id),
                 metadata=(("authorization", f"Bearer {game.tokens[1]}"),),
-            ).replay
-    finally:
-        server.stop(grace=None)
-        store.close()
+            )
+            .replay
+        )
     assert not from_binary(exported).header.players  # the seat's file: no player ids
     own = tmp_path / "own.replay"
     own.write_bytes(exported)
