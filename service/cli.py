@@ -205,7 +205,8 @@ def main() -> None:
     help="The most HTTP connections one client address (an IPv6 /64) holds at once per "
     "process; past it a new one is closed as soon as it is accepted. This machine's own "
     "(loopback) are not counted. 0: no limit, behind a proxy on another machine (an ingress, "
-    "a load balancer), where every connection is the proxy's: limit each client there "
+    "a load balancer) or, in a container, on the host or in another container, where every "
+    "connection is the proxy's: limit each client there "
     f"(docs/operations.md). Environment: {config.HTTP_PER_ADDRESS_ENV}.",
 )
 @click.option(

@@ -63,6 +63,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.types import Message as ASGIMessage
 
+from croupier.app import limits
 from croupier.app.core import Croupier
 from croupier.app.errors import AppError, TooManyUploads, invalid
 from croupier.app.throttle import Throttle
@@ -99,10 +100,13 @@ STREAMING_REQUEST_PATHS = frozenset(
 #: request coming holds up to this much memory, and an HTTP/2 connection carries 100 at once:
 #: with the runtime's default, 4 MiB for every call, one connection held 400 MB.
 MAX_REQUEST_BYTES = 64 * 1024
-#: The calls whose request is a file (``VerifyReplay``: a replay of up to 3 MiB, more in JSON's
-#: base64): they take up to 4 MiB, as on gRPC, and only ``MAX_UPLOADS`` of them at once.
+#: The calls whose request is a file (``VerifyReplay``: a replay of up to 3 MiB), and only
+#: ``MAX_UPLOADS`` of them at once. They take what the largest file needs in JSON: its base64
+#: (4 MiB) and the rest of the request (up to ``MAX_REQUEST_BYTES``, spaces and escapes
+#: included). At 4 MiB, as gRPC's limit, a file the contract takes (3 MiB, or within 20 bytes
+#: of it) was refused in JSON by the runtime, RESOURCE_EXHAUSTED, and never read.
 LARGE_REQUEST_PATHS = frozenset({f"{SERVICE_PATH}/VerifyReplay"})
-MAX_LARGE_REQUEST_BYTES = 4 * 1024 * 1024
+MAX_LARGE_REQUEST_BYTES = 4 * -(-limits.MAX_REPLAY_BYTES // 3) + MAX_REQUEST_BYTES
 #: Large requests (``LARGE_REQUEST_PATHS``) received or answered at once per process: past it,
 #: ``RESOURCE_EXHAUSTED`` ``TOO_MANY_UPLOADS`` before a byte of the body is read. A replay file
 #: is verified two at a time anyway (the core's MAX_VERIFYING), and without a bound 100 bodies of
@@ -524,7 +528,10 @@ def _known_format(data: bytes | bytearray) -> None:
     name it does not know (a newer contract's format) as it drops an unknown field, and the file
     would come back in binary, not in the form asked for. A number is kept, and the handler refuses
     one this contract does not have, as in binary (``UNKNOWN_REPLAY_FORMAT``, docs/errors.md)."""
-    asked = json.loads(bytes(data)).get("format")
+    parsed = json.loads(bytes(data))
+    # Not an object: protobuf's parser reads ``[]`` or ``"x"`` as an empty request, and so does
+    # every other call (an AttributeError here answered it with Python's words, no ErrorInfo).
+    asked = parsed.get("format") if isinstance(parsed, dict) else None
     if isinstance(asked, str) and asked not in pb.ReplayFormat.DESCRIPTOR.values_by_name:
         unknown = invalid(
             "UNKNOWN_REPLAY_FORMAT",

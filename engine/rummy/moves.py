@@ -13,8 +13,11 @@ from itertools import combinations
 from croupier.engine.cards import Card, is_joker, rank, suit
 from croupier.engine.game import Context, IllegalCommand, MalformedCommand, accepted
 from croupier.engine.meld_solver import (
+    HIGH_ACE,
+    LARGEST_SET,
     RUMMY,
     RUMMY_RECORDED_BEFORE,
+    SUIT_LENGTH,
     JokerAs,
     Meld,
     MeldKind,
@@ -452,12 +455,16 @@ def _discard_lay_offs(
     there (docs/rules/rummy.md §3.3), in every way: alone where it fits, else with the cards that
     close the gap to it (a run 5H 6H 7H takes a discarded 9H with the 8H, or with a joker). Unlike
     a lay-off from the hand, the taken card cannot wait for the cards between it and the meld: a
-    list that offered it alone only left such a take out, and said it was complete."""
+    list that offered it alone only left such a take out, and said it was complete.
+
+    Only the sizes and cards that can close a gap are tried (:func:`_gap_fillers`): every subset
+    of the hand's cards of the meld's suit, tried on every meld, made a discard that fits nowhere
+    cost some two thousand checks, at every turn of a seat that has opened."""
     rules = shape(state.rules)
     for meld in state.melds:
         base = Meld(meld.kind, meld.cards, meld.jokers)
-        kin = _kin(meld, hand)
-        for size in range(len(kin) + 1):
+        sizes, kin = _gap_fillers(meld, hand, top, rules)
+        for size in sizes:
             found = False
             for more in combinations(kin, size):
                 cards = (top, *more)
@@ -470,6 +477,50 @@ def _discard_lay_offs(
                     )
             if found:
                 break
+
+
+def _gap_fillers(
+    meld: TableMeld, hand: tuple[Card, ...], top: Card, rules: MeldRules
+) -> tuple[tuple[int, ...], tuple[Card, ...]]:
+    """How many hand cards the discard ``top`` may need to reach ``meld`` (the sizes to try,
+    fewest first), and which hand cards may be among them (in hand order).
+
+    A lay-off with the fewest cards holds none the meld could do without: a hand card at an end
+    of the longer meld could be left out, the rest still a meld. So a set takes the discard alone
+    (it has at least three cards, and a set at most four); a run takes a joker discard next to it,
+    or past a natural card next to its own joker (two jokers may not stand side by side: one
+    card); and a natural discard of its suit with the cards between the run's ends and the
+    discard, one for each rank there (a natural of that rank, or a joker): as many as the ranks
+    between, on either side where an ace reads low or high."""
+    kin = _kin(meld, hand)
+    length = len(meld.cards)
+    if meld.kind is not MeldKind.RUN:
+        return tuple(range(LARGEST_SET - length)), kin
+    room = SUIT_LENGTH - length - 1  # the most cards a run may still take besides the discard
+    if room < 0:
+        return (), kin
+    if rules.ace_wrap:  # not Rummy's: every size, as the rule's own search would
+        return tuple(range(len(kin) + 1)), kin
+    if is_joker(top):
+        return tuple(range(min(1, room) + 1)), kin
+    first = meld.cards[0]  # a run's cards lie low to high, a joker as the card it stands for
+    named = {j.joker: j.card for j in meld.jokers}
+    low = rank(named[first]) if is_joker(first) else rank(first)
+    high = low + length - 1
+    suits = {suit(c) for c in meld.cards if not is_joker(c)}
+    if suits != {suit(top)}:
+        return (), kin
+    values = (rank(top), HIGH_ACE) if rank(top) == 1 and rules.ace_high else (rank(top),)
+    between: set[int] = set()
+    sizes: set[int] = set()
+    for value in values:
+        gap = range(high + 1, value) if value > high else range(value + 1, low)
+        if low <= value <= high or len(gap) > room:
+            continue
+        sizes.add(len(gap))
+        between.update(gap)
+    # No ace lies between: an ace ends a run.
+    return tuple(sorted(sizes)), tuple(c for c in kin if is_joker(c) or rank(c) in between)
 
 
 def _kin(meld: TableMeld, hand: tuple[Card, ...]) -> tuple[Card, ...]:

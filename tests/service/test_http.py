@@ -507,6 +507,12 @@ def test_a_replay_format_the_server_does_not_know_is_refused_not_dropped(served:
         )
     )
     assert (failure.code, failure.reason()) == ("INVALID_ARGUMENT", "UNKNOWN_REPLAY_FORMAT")
+    # JSON that is no object reads as an empty request, as on every other call: the service's
+    # own refusal, with its reason, not the runtime's words for a Python error.
+    for empty in (b"[]", b'"x"'):
+        status, _, answer = _post(url, empty, headers)
+        assert status == 400, answer
+        assert _reason_of(json.loads(answer)) == "MISSING_FIELD", answer
 
 
 def test_one_rate_limit_for_both_transports(tmp_path: Path) -> None:

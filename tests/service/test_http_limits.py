@@ -9,6 +9,7 @@ of system resource`` lines (descriptors gone) is one line every so often."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import ipaddress
 import json
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 from pyqwest import Client, HTTPTransport, HTTPVersion
 from structlog.testing import capture_logs
 
+from croupier.app.limits import MAX_REPLAY_BYTES
 from croupier.service import http_limits, logs
 from croupier.service.bots import auth
 from croupier.service.http import (
@@ -389,6 +391,27 @@ def _verify_replay_answer(port: int, body: bytes) -> tuple[int, dict[str, object
         _send_headers(sock, "/croupier.v1.GameService/VerifyReplay", len(body), "application/json")
         sock.sendall(body)
         return _status_and_body(_read_until_closed(sock))
+
+
+def test_a_replay_file_of_the_largest_size_is_read_in_json(served: Served) -> None:
+    """The contract takes a file of up to 3 MiB, binary or JSON, and JSON sends its bytes in
+    base64 (4 MiB for 3 MiB). Before, the runtime refused such a request past 4 MiB in all,
+    RESOURCE_EXHAUSTED without reading it: a file within 20 bytes of 3 MiB was never verified,
+    and one past it was not told TOO_LONG."""
+    with listener(served) as port:
+        for size, reason in (
+            (MAX_REPLAY_BYTES, "NOT_A_REPLAY"),
+            (MAX_REPLAY_BYTES + 1, "TOO_LONG"),
+        ):
+            replay = base64.b64encode(b"\x0a" + b"\x00" * (size - 1)).decode()
+            # As a JSON writer may space it out.
+            body = json.dumps({"replay": replay}, indent=2).encode()
+            status, answer = _verify_replay_answer(port, body)
+            details = {d["type"]: d.get("debug", {}) for d in answer.get("details", ())}  # type: ignore[union-attr]
+            assert (status, details.get("google.rpc.ErrorInfo", {}).get("reason")) == (
+                400,
+                reason,
+            ), (size, answer)
 
 
 def test_only_a_few_replay_files_come_at_once_and_the_next_is_told_to_wait(
