@@ -622,16 +622,17 @@ async function linkSeats(context, errors) {
   return report;
 }
 
-/** Everything the page's live region says from now on (the announcer: what a screen reader
- * hears unasked), kept in `window.heard`. */
+/** Everything the page's live region says (the announcer: what a screen reader hears unasked),
+ * kept in `window.heard`: from the page's first script on (an init script), since a page that
+ * opens late (a loaded machine) may find the time already short and say so as it first draws. */
 function listen(page) {
-  return page.evaluate(() => {
+  return page.addInitScript(() => {
     window.heard = [];
-    const announcer = document.querySelector(".announcer");
     new MutationObserver((records) => {
       for (const record of records)
-        for (const node of record.addedNodes) window.heard.push(node.textContent ?? "");
-    }).observe(announcer, { childList: true });
+        if (record.target.classList?.contains("announcer"))
+          for (const node of record.addedNodes) window.heard.push(node.textContent ?? "");
+    }).observe(document, { childList: true, subtree: true });
   });
 }
 
@@ -651,10 +652,10 @@ async function hurriedSeat(context, errors) {
     context,
     seatLink(gameId, tokens[mover], { seat: mover }),
     errors,
+    listen,
   );
   await opened;
   await page.waitForSelector("tr.acting td.clock", { timeout: STEP_MS });
-  await listen(page);
   const report = {};
   const early = await secondsLeft(page);
   const hurry = () => page.textContent("p.hurry");
