@@ -480,10 +480,10 @@ class AsyncLog:
                         command_id,
                         seat,
                         recorded_at_ms,
-                        finished,
-                        command,
-                        fingerprint,
-                        next_deadline_ms,
+                        finished=finished,
+                        command=command,
+                        fingerprint=fingerprint,
+                        next_deadline_ms=next_deadline_ms,
                     ),
                 )
             except GameLocked as error:
@@ -503,10 +503,10 @@ class AsyncLog:
             command_id,
             seat,
             recorded_at_ms,
-            finished,
-            command,
-            fingerprint,
-            next_deadline_ms,
+            finished=finished,
+            command=command,
+            fingerprint=fingerprint,
+            next_deadline_ms=next_deadline_ms,
         )
 
     @staticmethod

@@ -161,6 +161,7 @@ class ObservedStore(EventStore):
         command_id: str,
         seat: int | None,
         recorded_at_ms: int,
+        *,
         finished: bool = False,
         command: bytes = b"",
         fingerprint: bytes = b"",
@@ -176,10 +177,10 @@ class ObservedStore(EventStore):
             command_id,
             seat,
             recorded_at_ms,
-            finished,
-            command,
-            fingerprint,
-            next_deadline_ms,
+            finished=finished,
+            command=command,
+            fingerprint=fingerprint,
+            next_deadline_ms=next_deadline_ms,
         )
 
     def record_rejection(
@@ -266,6 +267,7 @@ class ObservedLoopAppender(LoopAppender):
         command_id: str,
         seat: int | None,
         recorded_at_ms: int,
+        *,
         finished: bool,
         command: bytes,
         fingerprint: bytes,
@@ -282,10 +284,10 @@ class ObservedLoopAppender(LoopAppender):
                     command_id,
                     seat,
                     recorded_at_ms,
-                    finished,
-                    command,
-                    fingerprint,
-                    next_deadline_ms,
+                    finished=finished,
+                    command=command,
+                    fingerprint=fingerprint,
+                    next_deadline_ms=next_deadline_ms,
                 )
             except Exception as error:
                 metrics.store_call("append", time.perf_counter() - started, error)

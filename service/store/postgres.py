@@ -460,6 +460,7 @@ class PostgresEventStore(SqlEventStore):
         command_id: str,
         seat: int | None,
         recorded_at_ms: int,
+        *,
         finished: bool = False,
         command: bytes = b"",
         fingerprint: bytes = b"",
@@ -505,10 +506,10 @@ class PostgresEventStore(SqlEventStore):
             command_id,
             seat,
             recorded_at_ms,
-            finished,
-            command,
-            fingerprint,
-            next_deadline_ms,
+            finished=finished,
+            command=command,
+            fingerprint=fingerprint,
+            next_deadline_ms=next_deadline_ms,
         )
         if result.accepted and not result.duplicate and result.events:
             with self._heads_lock:
@@ -829,6 +830,7 @@ class PostgresLoopAppender(LoopAppender):
         command_id: str,
         seat: int | None,
         recorded_at_ms: int,
+        *,
         finished: bool,
         command: bytes,
         fingerprint: bytes,

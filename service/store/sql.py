@@ -453,6 +453,7 @@ class SqlEventStore(EventStore):
         command_id: str,
         seat: int | None,
         recorded_at_ms: int,
+        *,
         finished: bool = False,
         command: bytes = b"",
         fingerprint: bytes = b"",

@@ -631,7 +631,7 @@ def _appending_on_the_loop(url: str) -> Iterator[EventStore]:
         def append(self, *args: Any, **kwargs: Any) -> CommandResult:
             call = inspect.signature(PostgresEventStore.append).bind(self, *args, **kwargs)
             call.apply_defaults()
-            on_loop = appender.append(*list(call.arguments.values())[1:])
+            on_loop = appender.append(*call.args[1:], **call.kwargs)
             made = asyncio.run_coroutine_threadsafe(on_loop, loop).result(30)
             return made if made is not None else super().append(*args, **kwargs)
 

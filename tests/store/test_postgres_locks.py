@@ -60,7 +60,16 @@ def _loop_append(store: PostgresEventStore, game_id: str, command_id: str) -> Co
         appender = store.loop_appender()
         try:
             return await appender.append(
-                game_id, 1, [NewEvent("A", b"a")], command_id, 0, 2, False, b"", b"", None
+                game_id,
+                1,
+                [NewEvent("A", b"a")],
+                command_id,
+                0,
+                2,
+                finished=False,
+                command=b"",
+                fingerprint=b"",
+                next_deadline_ms=None,
             )
         finally:
             await appender.close()
