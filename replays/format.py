@@ -149,7 +149,8 @@ def build(record: GameRecord, stored: Sequence[StoredEvent], players: Sequence[s
 # --- binary -----------------------------------------------------------------------------------
 
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
+    """``n`` (not negative) as a protobuf varint: the length before each record of a file."""
     out = bytearray()
     while True:
         byte, n = n & 0x7F, n >> 7
@@ -175,7 +176,7 @@ def to_binary(replay: Replay) -> bytes:
     out = bytearray()
     for record in replay.records():
         data = record.SerializeToString(deterministic=True)
-        out += _varint(len(data)) + data
+        out += varint(len(data)) + data
     return bytes(out)
 
 
@@ -209,7 +210,7 @@ def from_binary(data: bytes) -> Replay:
         # varint's bits past the 64th, fields out of order), and a file whose bytes are not
         # the ones it would be written as is not the file that was exported.
         if (
-            data[start:pos] != _varint(size)
+            data[start:pos] != varint(size)
             or record.SerializeToString(deterministic=True) != data[pos : pos + size]
         ):
             raise ReplayFormatError(

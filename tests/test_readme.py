@@ -286,39 +286,31 @@ def test_the_settings_table_has_every_serve_option() -> None:
 
 
 def _json_names(kinds: frozenset[int]) -> set[str]:
-    """The JSON names of the contract's fields of these protobuf types, in every message."""
-    from google.protobuf.descriptor import Descriptor
+    """The JSON names of the contract's fields of these protobuf types, in every message of every
+    file of the contract (the service's and the replay file's, and every file they import)."""
+    from google.protobuf.descriptor import Descriptor, FileDescriptor
 
-    from croupier.v1 import (
-        common_pb2,
-        gin_pb2,
-        hoola_pb2,
-        koikoi_pb2,
-        melds_pb2,
-        replay_pb2,
-        rummy_pb2,
-        service_pb2,
-    )
+    from croupier.v1 import replay_pb2, service_pb2
 
+    files: dict[str, FileDescriptor] = {}
     names: set[str] = set()
+
+    def read(file: FileDescriptor) -> None:
+        if file.name in files or file.package != service_pb2.DESCRIPTOR.package:
+            return
+        files[file.name] = file
+        for imported in file.dependencies:
+            read(imported)
+        for message in file.message_types_by_name.values():
+            walk(message)
 
     def walk(message: Descriptor) -> None:
         names.update(f.json_name for f in message.fields if f.type in kinds)
         for nested in message.nested_types:
             walk(nested)
 
-    for module in (
-        common_pb2,
-        gin_pb2,
-        hoola_pb2,
-        koikoi_pb2,
-        melds_pb2,
-        replay_pb2,
-        rummy_pb2,
-        service_pb2,
-    ):
-        for message in module.DESCRIPTOR.message_types_by_name.values():
-            walk(message)
+    read(service_pb2.DESCRIPTOR)
+    read(replay_pb2.DESCRIPTOR)
     return names
 
 

@@ -51,6 +51,7 @@ from test_error_reasons import DOC, documented
 from croupier.engine.cards import deck_codes
 from croupier.engine.koikoi.cards import deck as hanafuda_deck
 from croupier.engine.rummy.cards import deck as rummy_deck
+from croupier.replays.format import varint as format_varint
 from croupier.service.bots import auth, choose, finish_game
 from croupier.v1 import (
     common_pb2,
@@ -268,14 +269,9 @@ def mutated(
 
 
 def varint(value: int) -> bytes:
-    """``value`` as a protobuf varint; a negative number as a client's int64 sends it."""
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
+    """``value`` as a protobuf varint; a negative number as a client's int64 sends it (its
+    64-bit two's complement)."""
+    return format_varint(value & (1 << 64) - 1)
 
 
 def field(number: int, wire: int, payload: bytes) -> bytes:
