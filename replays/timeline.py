@@ -972,9 +972,7 @@ def render_html(t: Timeline) -> str:
     badge += "</p>"
     steps = []
     for step in t.steps:
-        who = (
-            e(_who(t, step.seat)) if step.seat is not None else "the studio" if step.studio else "—"
-        )
+        who = e(_who(t, step.seat) if step.seat is not None else _nobodys(step))
         happened = "".join(f"<div class='{_css(h)}'>{_html_cards(h)}</div>" for h in step.happened)
         hands = "".join(
             f"<div class='hand'>{e(_who(t, s))}: {_html_cards(t.separator.join(h) or '—')}</div>"

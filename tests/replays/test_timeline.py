@@ -110,6 +110,17 @@ def test_no_timeline_shows_a_python_repr(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", ALL_CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_page_names_who_made_each_step_as_the_text_does(path: Path) -> None:
+    """Each turn's "who" cell says what the text's line does: a seat, the studio, or the service
+    (the deal, what time made due), never a bare dash (the page once showed "—" for the deal)."""
+    shown = timeline(load(path))
+    row = r"<tr class='step' id='step-\d+'><td>\d+</td><td>.*?</td><td>(.*?)</td>"
+    cells = re.findall(row, render_html(shown))
+    lines = re.findall(r"^#\d+ (.*?): ", render_text(shown), flags=re.M)
+    assert [html.unescape(cell) for cell in cells] == lines and lines
+
+
+@pytest.mark.parametrize("path", ALL_CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_card_reads_alike(path: Path) -> None:
     """French-suited cards as ``Q♦``/``10♠``/``Joker`` in every game (no code such as ``QD``,
     ``KH1``, ``JK2``, no long name such as ``Ten of spades``); Hanafuda cards by their names."""
