@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 
-from croupier.app import limits, snapshots
+from croupier.app import limits, seedtickets, snapshots
 from croupier.app.callers import (
     ANONYMOUS,
     Caller,
@@ -114,6 +114,7 @@ from croupier.log import (
     Loaded,
     NewEvent,
     StoredEvent,
+    TicketUsed,
     VersionConflict,
 )
 from croupier.replays.format import (
@@ -203,13 +204,20 @@ def _request_fingerprint(
     seats: int,
     client_seeds: Sequence[str],
     players: Sequence[str],
+    seed_ticket: str = "",
 ) -> bytes:
     """What a CreateGame request id is used for: the game it asks for, as resolved (the kind,
-    the seat count and every rule after the preset and the overrides, the seeds, the players),
-    so that a retry matches its first attempt however it spells the same game (a default seat
-    count sent or left out, an empty overrides message), and no other game does."""
+    the seat count and every rule after the preset and the overrides, the seeds, the players,
+    the seed ticket), so that a retry matches its first attempt however it spells the same game
+    (a default seat count sent or left out, an empty overrides message), and no other game does.
+    Without a ticket, the same bytes as before tickets (an empty field is not serialized)."""
     asked = service_pb2.CreateGameRequest(
-        kind=kind, seats=seats, overrides=rules, client_seeds=client_seeds, players=players
+        kind=kind,
+        seats=seats,
+        overrides=rules,
+        client_seeds=client_seeds,
+        players=players,
+        seed_ticket=seed_ticket,
     )
     return hashlib.sha256(asked.SerializeToString(deterministic=True)).digest()
 
@@ -865,10 +873,13 @@ class Croupier:
         client_seeds: Sequence[str],
         players: Sequence[str],
         request_id: str = "",
+        seed_ticket: str = "",
     ) -> service_pb2.CreateGameResponse:
         """A new game, dealt. Only the studio creates games: the player ids it names are what
         recall trusts, so nobody else may put a player id on a seat. With a ``request_id`` that
-        made a game before, that game again (a retry after a lost answer), as first answered."""
+        made a game before, that game again (a retry after a lost answer), as first answered.
+        With a ``seed_ticket`` (:meth:`commit_seed`), the server seed is the ticket's, and the
+        ticket is used up in the transaction that stores the game."""
         studio_of(caller)
         binding = _binding(kind)
         limits.check_text(request_id, "request_id", limits.MAX_REQUEST_ID)
@@ -898,7 +909,7 @@ class Croupier:
             )
             made = (
                 await self._made_before_refused(
-                    binding, preset, changes, seats, client_seeds, players, request_id
+                    binding, preset, changes, seats, client_seeds, players, request_id, seed_ticket
                 )
                 if request_id
                 else None
@@ -930,12 +941,25 @@ class Croupier:
         resolved = binding.rules_to_proto(rules)
         request = (
             CreateRequest(
-                request_id, _request_fingerprint(kind, resolved, seats, client_seeds, players)
+                request_id,
+                _request_fingerprint(kind, resolved, seats, client_seeds, players, seed_ticket),
             )
             if request_id
             else None
         )
-        server_seed = self.seed_source()
+        ticket = None
+        if seed_ticket:
+            try:
+                ticket = seedtickets.read(self.signer.ring, seed_ticket, self.clock())
+            except AppError:
+                # A retry whose ticket has expired since its first attempt made the game.
+                first = await self.log.created_by(request_id) if request is not None else None
+                if first is None or request is None or first.fingerprint != request.fingerprint:
+                    raise
+                return self._made_before(
+                    first, request, binding.game.kind, resolved, seats, players
+                )
+        server_seed = ticket.server_seed if ticket is not None else self.seed_source()
         seeds = Seeds(server_seed, tuple(client_seeds))
         game_id = str(uuid.uuid4())
         events = binding.game.start(rules, seats, seeds)
@@ -949,10 +973,18 @@ class Croupier:
         due = binding.game.next_deadline(state)
         try:
             stored = await self.log.create_game(
-                record, _new_events(binding, events), record.created_at_ms, players, due, request
+                record,
+                _new_events(binding, events),
+                record.created_at_ms,
+                players,
+                due,
+                request,
+                ticket.used if ticket is not None else None,
             )
         except AlreadyCreated as made:
             return self._made_before(made, request, binding.game.kind, resolved, seats, players)
+        except TicketUsed:
+            raise seedtickets.used_again() from None
         version = stored[-1].version if stored else 0
         self._armed(due, record.game_id)
         created = dataclasses.replace(record, version=version)
@@ -973,6 +1005,7 @@ class Croupier:
         client_seeds: Sequence[str],
         players: Sequence[str],
         request_id: str,
+        seed_ticket: str = "",
     ) -> service_pb2.CreateGameResponse | None:
         """A retry of a creation whose options this release refuses for new games (an option
         that needs another, made a refusal after its first attempt). An older release may have
@@ -986,12 +1019,23 @@ class Croupier:
         resolved = binding.rules_to_proto(rules)
         request = CreateRequest(
             request_id,
-            _request_fingerprint(binding.kind, resolved, seats, client_seeds, tuple(players)),
+            _request_fingerprint(
+                binding.kind, resolved, seats, client_seeds, tuple(players), seed_ticket
+            ),
         )
         made = await self.log.created_by(request_id)
         if made is None or made.fingerprint != request.fingerprint:
             return None
         return self._made_before(made, request, binding.game.kind, resolved, seats, tuple(players))
+
+    async def commit_seed(self, caller: Caller) -> service_pb2.CommitSeedResponse:
+        """A seed ticket: the server commits to a seed before the players choose theirs
+        (:mod:`croupier.app.seedtickets`). The studio's, as creating games is."""
+        studio_of(caller)
+        issued = seedtickets.issue(self.signer.ring, self.seed_source(), self.clock())
+        return service_pb2.CommitSeedResponse(
+            ticket=issued.ticket, commitment=issued.commitment, expires_at_ms=issued.expires_at_ms
+        )
 
     def _made_before(
         self,

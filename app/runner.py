@@ -57,6 +57,8 @@ from croupier.log import (
     StoreBusy,
     StoredEvent,
     StoreUnavailable,
+    TicketUsed,
+    UsedTicket,
     VersionConflict,
 )
 from croupier.log.store import AppendListener, AppendPoll
@@ -110,8 +112,8 @@ class Rank(IntEnum):
 
 
 #: The database's answers that are not failures (no such game, a version moved on, a request id
-#: taken): it was reached, so an outage is over.
-ANSWERS = (GameNotFound, VersionConflict, AlreadyCreated)
+#: taken, a seed ticket used): it was reached, so an outage is over.
+ANSWERS = (GameNotFound, VersionConflict, AlreadyCreated, TicketUsed)
 
 
 #: What a client is told of an outage (the log has the database's own words).
@@ -413,6 +415,7 @@ class AsyncLog:
         players: Sequence[str],
         next_deadline_ms: int | None = None,
         request: CreateRequest | None = None,
+        ticket: UsedTicket | None = None,
     ) -> tuple[StoredEvent, ...]:
         return await self._call(
             self._writes,
@@ -424,6 +427,7 @@ class AsyncLog:
             players,
             next_deadline_ms,
             request,
+            ticket,
         )
 
     async def load(

@@ -33,6 +33,7 @@ from croupier.log.records import (
     NewEvent,
     Snapshot,
     StoredEvent,
+    UsedTicket,
 )
 from croupier.log.store import (
     AlreadyCreated,
@@ -43,6 +44,7 @@ from croupier.log.store import (
     StoreBusy,
     StoreError,
     StoreUnavailable,
+    TicketUsed,
     VersionConflict,
 )
 
@@ -70,6 +72,8 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "StoredEvent",
+    "TicketUsed",
+    "UsedTicket",
     "VersionConflict",
     "chain_hash",
     "chain_key",

@@ -53,6 +53,16 @@ class CreateRequest:
 
 
 @dataclass(frozen=True)
+class UsedTicket:
+    """A seed ticket a creation uses (docs/shuffle.md, "Seed tickets"): its id (the ticket's
+    nonce), which the store's unique key lets make one game, and when it expires, after which
+    the store may forget it (an expired ticket is refused before it reaches the store)."""
+
+    ticket_id: str
+    expires_at_ms: int
+
+
+@dataclass(frozen=True)
 class NewEvent:
     """An event to append: its type name and its serialized body (deterministic protobuf)."""
 

@@ -18,6 +18,7 @@ from croupier.log.records import (
     NewEvent,
     Snapshot,
     StoredEvent,
+    UsedTicket,
 )
 
 
@@ -45,6 +46,14 @@ class AlreadyCreated(StoreError):
         self.version = version
         self.commitment = commitment
         self.fingerprint = fingerprint
+
+
+class TicketUsed(StoreError):
+    """A creation's seed ticket made a game before (in any process): nothing was written."""
+
+    def __init__(self, ticket_id: str) -> None:
+        super().__init__("the seed ticket made a game before")
+        self.ticket_id = ticket_id
 
 
 class StoreBusy(StoreError):
@@ -163,13 +172,18 @@ class EventStore(ABC):
         players: Sequence[str] = (),
         next_deadline_ms: int | None = None,
         request: CreateRequest | None = None,
+        ticket: UsedTicket | None = None,
     ) -> tuple[StoredEvent, ...]:
         """Store a new game with its opening events (and who sits where, if known); returns the
         stored events (the game's version is the last one's). ``next_deadline_ms``: when it
         first has something due by time alone (see :meth:`claim_due`). With a ``request``
         whose id made a game before (in any process), nothing is written and
         :class:`AlreadyCreated` names that game: the database's unique key decides between
-        two attempts made at once."""
+        two attempts made at once. With a ``ticket`` (a seed ticket) that made a game before,
+        nothing is written and :class:`TicketUsed` says so (the request id is checked first: a
+        retry of the creation that used the ticket is :class:`AlreadyCreated`). The ticket is
+        recorded in the transaction that stores the game, so that neither is kept without the
+        other; the record is forgotten some time after the ticket expires."""
 
     @abstractmethod
     def created_by(self, request_id: str) -> AlreadyCreated | None:

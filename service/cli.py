@@ -226,8 +226,9 @@ def main() -> None:
     type=Switch(),
     default=config.env_default("CROUPIER_LOBBY", "off"),
     show_default="off",
-    help="The web client's lobby on the HTTP listener (POST /lobby/games): anyone who reaches it "
-    "may create games, with this server's studio key, and bots play their other seats. For a "
+    help="The web client's lobby on the HTTP listener (POST /lobby/games, POST "
+    "/lobby/commitments): anyone who reaches it may create games, with this server's studio key, "
+    "and bots play their other seats. For a "
     "local try (make run); bounded and rate limited. Environment: CROUPIER_LOBBY (1/0, "
     "true/false, yes/no, on/off).",
 )

@@ -67,7 +67,13 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             request.client_seeds,
             request.players,
             request.request_id,
+            request.seed_ticket,
         )
+
+    async def CommitSeed(
+        self, request: service_pb2.CommitSeedRequest, context: Context
+    ) -> service_pb2.CommitSeedResponse:
+        return await self.core.commit_seed(caller())
 
     async def SubmitCommand(
         self, request: service_pb2.SubmitCommandRequest, context: Context

@@ -168,6 +168,14 @@ class ConnectGameService(GameService):
     ) -> pb.CreateGameResponse:
         return await self._h.CreateGame(request, ctx)
 
+    async def commit_seed(
+        self,
+        request: pb.CommitSeedRequest,
+        ctx: RequestContext[pb.CommitSeedRequest, pb.CommitSeedResponse],
+        /,
+    ) -> pb.CommitSeedResponse:
+        return await self._h.CommitSeed(request, ctx)
+
     async def submit_command(
         self,
         request: pb.SubmitCommandRequest,

@@ -8,10 +8,14 @@ key, creates the game through the core's public use case, hands back the human s
 the other seats with :func:`croupier.service.bots.choose` through the same public calls a client
 makes (each bot authenticates with its seat token).
 
+For a deal the player can check (docs/shuffle.md, "Seed tickets"), the page first asks for a
+commitment (``POST /lobby/commitments``: a seed ticket, through the core's ``commit_seed``),
+shows it, and sends the ticket and the seed the player then chose with the game.
+
 It is bounded: at most ``max_games`` lobby games at once (a game leaves the lobby when it ends or
-when nobody has moved in it for ``idle_s``: its bots stop), and creations are rate limited per
-client address. Between rounds the bots wait: the people at the table deal the next round (or
-leave), after reading the settlement.
+when nobody has moved in it for ``idle_s``: its bots stop), and creations and commitments are
+rate limited per client address. Between rounds the bots wait: the people at the table deal the
+next round (or leave), after reading the settlement.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 import structlog
 from google.protobuf import json_format
 
+from croupier.app import limits
 from croupier.app.callers import Caller
 from croupier.app.core import Croupier
 from croupier.app.errors import AppError, RetryLater, StaleVersion
@@ -50,6 +55,10 @@ MAX_PRESET = 64
 #: How many times a bot retries after an unexpected refusal before it stops (the game then
 #: waits for the idle limit).
 BOT_RETRIES = 5
+#: The rate limiter's keys of a client's two buckets: its creations, its commitments (each has
+#: the lobby's allowance: a player who asks for a commitment then creates uses one of each).
+CREATIONS = 0
+COMMITMENTS = 1
 
 
 class LobbyError(Exception):
@@ -89,10 +98,15 @@ class Request:
     seats: int
     humans: int
     overrides: service_pb2.Rules | None
+    #: A ticket from ``POST /lobby/commitments`` (empty: the server draws its seed now).
+    seed_ticket: str = ""
+    #: The player's seed, chosen after seeing the ticket's commitment (None: the lobby's own).
+    client_seed: str | None = None
 
     @classmethod
     def parse(cls, body: Any) -> Request:
-        """The request in a JSON body ``{kind, preset, seats, humans, overrides}``, checked."""
+        """The request in a JSON body ``{kind, preset, seats, humans, overrides, seed_ticket,
+        client_seed}``, checked."""
         if not isinstance(body, Mapping):
             raise LobbyError(400, "BAD_REQUEST", "send a JSON object")
         kind = body.get("kind")
@@ -114,7 +128,27 @@ class Request:
                 raise LobbyError(400, "BAD_OVERRIDES", f"overrides: {error}") from None
             if overrides.WhichOneof("game") not in (None, kind):
                 raise LobbyError(400, "BAD_OVERRIDES", f"overrides are {kind}'s rules")
-        return cls(str(kind), preset, seats, humans, overrides)
+        seed_ticket = body.get("seed_ticket", "")
+        if not isinstance(seed_ticket, str):
+            raise LobbyError(
+                400, "BAD_SEED_TICKET", "seed_ticket is a ticket from /lobby/commitments"
+            )
+        client_seed = body.get("client_seed")
+        if client_seed is not None:
+            if not isinstance(client_seed, str):
+                raise LobbyError(400, "BAD_CLIENT_SEED", "client_seed is a string")
+            try:
+                # As CreateGame checks each of its client seeds.
+                limits.check_text(client_seed, "client_seed", limits.MAX_CLIENT_SEED)
+            except AppError as error:
+                raise LobbyError(400, error.reason, error.message) from None
+        return cls(str(kind), preset, seats, humans, overrides, seed_ticket, client_seed)
+
+
+def _refused(error: AppError) -> LobbyError:
+    """A refusal of the core's, as Connect answers it (a store away is 503 with Retry-After,
+    not the caller's 400)."""
+    return LobbyError(http_status_of(error), error.reason, error.message, retry_after_s(error))
 
 
 @dataclass
@@ -149,35 +183,27 @@ class Lobby:
 
     async def create(self, request: Request, client: str) -> dict[str, Any]:
         """A new game: its id, and per seat whether people or a bot sit there, with the human
-        seats' tokens."""
-        wait_ms = self._limiter.take((client, 0), self.core.clock())
-        if wait_ms:
-            raise LobbyError(
-                429, "RATE_LIMITED", "too many games from here; wait", -(-wait_ms // 1000)
-            )
+        seats' tokens. With the request's client seed, the deck comes from it (and from the
+        ticket's server seed, with a ticket) rather than from a seed of the lobby's."""
+        self._allow(client, CREATIONS, "too many games from here; wait")
         if len(self._games) >= self.settings.max_games:
             raise LobbyError(
                 503, "LOBBY_FULL", f"the lobby has {self.settings.max_games} games in play", 30
             )
-        token = mint_studio_token(
-            self.core.studio_keys.signing, self.core.clock() // 1000 + STUDIO_TOKEN_TTL_S
-        )
-        studio = self.core.authenticate(token)
+        client_seeds = [uuid.uuid4().hex if request.client_seed is None else request.client_seed]
         try:
             created = await self.core.create_game(
-                studio,
+                self._studio(),
                 KINDS[request.kind],
                 request.preset,
                 request.seats,
                 request.overrides,
-                [uuid.uuid4().hex],
+                client_seeds,
                 [],
+                seed_ticket=request.seed_ticket,
             )
         except AppError as error:
-            # As Connect answers it (a store away is 503 with Retry-After, not the caller's 400).
-            raise LobbyError(
-                http_status_of(error), error.reason, error.message, retry_after_s(error)
-            ) from None
+            raise _refused(error) from None
         tokens = [t.token for t in sorted(created.tokens, key=lambda t: t.seat)]
         game = _Game(created.game_id, tokens, request.humans)
         self._games[game.game_id] = game
@@ -196,6 +222,32 @@ class Lobby:
                 for seat in range(request.seats)
             ],
         }
+
+    async def commit(self, client: str) -> dict[str, Any]:
+        """A seed ticket (CommitSeed, as the lobby's studio): the commitment to show the player
+        before they choose their seed, and the ticket to create the game with."""
+        self._allow(client, COMMITMENTS, "too many commitments from here; wait")
+        try:
+            committed = await self.core.commit_seed(self._studio())
+        except AppError as error:
+            raise _refused(error) from None
+        return {
+            "ticket": committed.ticket,
+            "commitment": committed.commitment,
+            "expires_at_ms": committed.expires_at_ms,
+        }
+
+    def _allow(self, client: str, bucket: int, message: str) -> None:
+        wait_ms = self._limiter.take((client, bucket), self.core.clock())
+        if wait_ms:
+            raise LobbyError(429, "RATE_LIMITED", message, -(-wait_ms // 1000))
+
+    def _studio(self) -> Caller:
+        """The lobby as the studio, with a token minted for the one call it makes now."""
+        token = mint_studio_token(
+            self.core.studio_keys.signing, self.core.clock() // 1000 + STUDIO_TOKEN_TTL_S
+        )
+        return self.core.authenticate(token)
 
     async def close(self) -> None:
         """Stop every bot (the server is stopping)."""

@@ -93,9 +93,11 @@ def _error(status: int, reason: str, message: str, retry_after_s: int | None = N
 
 
 def lobby_routes(lobby: Lobby) -> list[BaseRoute]:
-    """``POST /lobby/games``: a new game with bots, and the human seats' tokens."""
+    """``POST /lobby/games``: a new game with bots, and the human seats' tokens;
+    ``POST /lobby/commitments``: a seed ticket and its commitment, to create a game with."""
 
-    async def create(request: Request) -> Response:
+    def refused(request: Request) -> Response | None:
+        """The body's length and type, as every lobby POST takes them; None when good."""
         length = request.headers.get("content-length")
         if length is None or not length.isdigit() or int(length) > MAX_LOBBY_BODY:
             return _error(413, "TOO_LONG", f"send at most {MAX_LOBBY_BODY} bytes of JSON")
@@ -104,9 +106,14 @@ def lobby_routes(lobby: Lobby) -> list[BaseRoute]:
             return _error(
                 415,
                 "NOT_JSON",
-                f"send the game as JSON with content-type: {LOBBY_CONTENT_TYPE} "
+                f"send JSON with content-type: {LOBBY_CONTENT_TYPE} "
                 f"(given: {given[:64] or 'none'})",
             )
+        return None
+
+    async def create(request: Request) -> Response:
+        if (bad := refused(request)) is not None:
+            return bad
         try:
             body = json.loads(await request.body())
             made = await lobby.create(
@@ -118,12 +125,30 @@ def lobby_routes(lobby: Lobby) -> list[BaseRoute]:
             return _error(error.status, error.reason, error.message, error.retry_after_s)
         return JSONResponse(made, 201, headers=NO_STORE)
 
+    async def commit(request: Request) -> Response:
+        if (bad := refused(request)) is not None:
+            return bad
+        try:
+            # ``{}``: nothing is asked but a ticket; anything else is a client's mistake.
+            if json.loads(await request.body()) != {}:
+                return _error(400, "BAD_REQUEST", "send an empty JSON object: {}")
+            committed = await lobby.commit(request.client.host if request.client else "")
+        except ValueError:
+            return _error(400, "BAD_REQUEST", "send an empty JSON object: {}")
+        except LobbyError as error:
+            return _error(error.status, error.reason, error.message, error.retry_after_s)
+        return JSONResponse(committed, 201, headers=NO_STORE)
+
     async def info(_: Request) -> Response:
         return JSONResponse(
             {"games": lobby.games, "max_games": lobby.settings.max_games}, headers=NO_CACHE
         )
 
-    return [Route("/lobby/games", create, methods=["POST"]), Route("/lobby", info)]
+    return [
+        Route("/lobby/games", create, methods=["POST"]),
+        Route("/lobby/commitments", commit, methods=["POST"]),
+        Route("/lobby", info),
+    ]
 
 
 #: Timeline pages kept, by game id. A finished game's page never changes, and making one (the

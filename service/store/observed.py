@@ -28,6 +28,7 @@ from croupier.log import (
     StoreBusy,
     StoredEvent,
     StoreError,
+    UsedTicket,
 )
 from croupier.log.store import AppendListener, AppendPoll, LoopAppender, LoopListener
 from croupier.service.metrics import Metrics
@@ -121,6 +122,7 @@ class ObservedStore(EventStore):
         players: Sequence[str] = (),
         next_deadline_ms: int | None = None,
         request: CreateRequest | None = None,
+        ticket: UsedTicket | None = None,
     ) -> tuple[StoredEvent, ...]:
         return self._call(
             "create_game",
@@ -132,6 +134,7 @@ class ObservedStore(EventStore):
             players,
             next_deadline_ms,
             request,
+            ticket,
         )
 
     def created_by(self, request_id: str) -> AlreadyCreated | None:

@@ -29,6 +29,7 @@ from croupier.log import (
     NewEvent,
     StoredEvent,
     StoreUnavailable,
+    UsedTicket,
     VersionConflict,
     chained,
 )
@@ -444,9 +445,10 @@ class PostgresEventStore(SqlEventStore):
         players: Sequence[str] = (),
         next_deadline_ms: int | None = None,
         request: CreateRequest | None = None,
+        ticket: UsedTicket | None = None,
     ) -> tuple[StoredEvent, ...]:
         stored = super().create_game(
-            game, events, recorded_at_ms, players, next_deadline_ms, request
+            game, events, recorded_at_ms, players, next_deadline_ms, request, ticket
         )
         if stored:
             self._remember(Head(game, stored[-1].version, stored[-1].hash))

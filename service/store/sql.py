@@ -23,10 +23,19 @@ from croupier.log import (
     Snapshot,
     StoredEvent,
     StoreUnavailable,
+    TicketUsed,
+    UsedTicket,
     VersionConflict,
     chained,
 )
 
+#: A used seed ticket's record is kept this long after the ticket expires: the replicas' clocks
+#: may disagree (a replica whose clock is behind still takes a ticket another thinks expired),
+#: and no two disagree by an hour.
+TICKET_KEPT_AFTER_EXPIRY_MS = 60 * 60 * 1000
+#: Records of expired tickets a ticketed creation forgets: more than the one it adds, so that
+#: they never pile up, and few enough to cost nothing.
+TICKETS_FORGOTTEN_PER_CREATION = 8
 # Game ids per statement in :meth:`SqlEventStore.versions` (far below any database's limit on a
 # statement's parameters: 32,766 in SQLite's default build).
 VERSIONS_PER_STATEMENT = 500
@@ -198,6 +207,10 @@ class _RequestTaken(Exception):
     """Inside a creation's transaction: its request id made a game before (rolls it back)."""
 
 
+class _TicketTaken(Exception):
+    """Inside a creation's transaction: its seed ticket made a game before (rolls it back)."""
+
+
 def _game_row(row: Sequence[Any]) -> GameRecord:
     return GameRecord(
         row[0], row[1], row[2], bytes(row[3]), row[4], row[5], row[6], bool(row[7]), row[8]
@@ -286,10 +299,11 @@ class SqlEventStore(EventStore):
         players: Sequence[str] = (),
         next_deadline_ms: int | None = None,
         request: CreateRequest | None = None,
+        ticket: UsedTicket | None = None,
     ) -> tuple[StoredEvent, ...]:
         try:
             return self._create_game(
-                game, events, recorded_at_ms, players, next_deadline_ms, request
+                game, events, recorded_at_ms, players, next_deadline_ms, request, ticket
             )
         except _RequestTaken:
             # Rolled back; read what the request's first attempt made (committed: another
@@ -298,6 +312,9 @@ class SqlEventStore(EventStore):
             made = self.created_by(request.request_id)
             assert made is not None
             raise made from None
+        except _TicketTaken:
+            assert ticket is not None
+            raise TicketUsed(ticket.ticket_id) from None
 
     def created_by(self, request_id: str) -> AlreadyCreated | None:
         with self._transaction(write=False) as cur:
@@ -320,6 +337,7 @@ class SqlEventStore(EventStore):
         players: Sequence[str],
         next_deadline_ms: int | None,
         request: CreateRequest | None,
+        ticket: UsedTicket | None = None,
     ) -> tuple[StoredEvent, ...]:
         with self._transaction(write=True, game_id=game.game_id) as cur:
             self._run(
@@ -358,6 +376,8 @@ class SqlEventStore(EventStore):
                 )
                 if taken.rowcount == 0:
                     raise _RequestTaken
+            if ticket is not None:
+                self._use_ticket(cur, ticket, game.game_id, recorded_at_ms)
             self._run(
                 cur,
                 "UPDATE games SET version = ?, next_deadline_ms = ? WHERE game_id = ?",
@@ -365,6 +385,27 @@ class SqlEventStore(EventStore):
             )
             self._after_append(cur, game.game_id, version)
         return tuple(stored)
+
+    def _use_ticket(self, cur: Any, ticket: UsedTicket, game_id: str, now_ms: int) -> None:
+        """Record a seed ticket as used by the game being created, in its transaction; raise
+        :class:`_TicketTaken` if another game used it. Forgets a few long-expired tickets on the
+        way (rows another creation is forgetting are skipped, not waited for)."""
+        self._run(
+            cur,
+            "DELETE FROM seed_tickets WHERE ticket_id IN (SELECT ticket_id FROM seed_tickets "
+            f"WHERE expires_at_ms < ? LIMIT ?{self.skip_locked_clause})",
+            (now_ms - TICKET_KEPT_AFTER_EXPIRY_MS, TICKETS_FORGOTTEN_PER_CREATION),
+        )
+        # The unique key decides between creations made at once with one ticket: the loser's
+        # insert waits for the winner's transaction and then does nothing.
+        taken = self._run(
+            cur,
+            "INSERT INTO seed_tickets (ticket_id, game_id, expires_at_ms) VALUES (?, ?, ?) "
+            "ON CONFLICT (ticket_id) DO NOTHING",
+            (ticket.ticket_id, game_id, ticket.expires_at_ms),
+        )
+        if taken.rowcount == 0:
+            raise _TicketTaken
 
     def game(self, game_id: str) -> GameRecord:
         with self._transaction(write=False) as cur:

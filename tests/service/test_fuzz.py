@@ -255,7 +255,9 @@ def requests(draw: st.DrawFn, arena: Arena, method: str, target: Game) -> Messag
             seats=draw(st.integers(0, 2**32 - 1) | st.integers(0, 8)),
             client_seeds=draw(st.lists(TEXT | HUGE, max_size=20)),
             players=draw(st.lists(TEXT | HUGE, max_size=8)),
+            seed_ticket=draw(st.one_of(st.just(""), TEXT, HUGE)),
         ),
+        "CommitSeed": lambda: service_pb2.CommitSeedRequest(),
         "SubmitCommand": lambda: service_pb2.SubmitCommandRequest(
             game_id=game_id,
             command_id=draw(

@@ -329,6 +329,28 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str
         return error.code, dict(error.headers.items()), error.read()
 
 
+def test_commit_seed_and_a_ticket_game_over_json(served: Served) -> None:
+    """CommitSeed in Connect's JSON (its int64 expiry a string, as JSON writes int64), then
+    CreateGame with ``seedTicket``: the game's commitment is the ticket's; without the studio's
+    credential, 401 unauthenticated."""
+    url = f"{served.url}/croupier.v1.GameService"
+    headers = {"content-type": "application/json", **bearer(studio_token())}
+    status, _, body = _post(f"{url}/CommitSeed", b"{}", headers)
+    assert status == 200, body
+    committed = json.loads(body)
+    assert set(committed) == {"ticket", "commitment", "expiresAtMs"}
+    assert int(committed["expiresAtMs"]) > time.time() * 1000
+    asked = {"kind": "GAME_KIND_GIN", "seats": 2, "seedTicket": committed["ticket"]}
+    asked["clientSeeds"] = ["chosen after"]
+    status, _, body = _post(f"{url}/CreateGame", json.dumps(asked).encode(), headers)
+    assert status == 200, body
+    assert json.loads(body)["commitment"] == committed["commitment"]
+    status, _, body = _post(f"{url}/CreateGame", json.dumps(asked).encode(), headers)
+    assert (status, json.loads(body)["code"]) == (400, "failed_precondition")
+    status, _, body = _post(f"{url}/CommitSeed", b"{}", {"content-type": "application/json"})
+    assert (status, json.loads(body)["code"]) == (401, "unauthenticated")
+
+
 def test_malformed_requests_are_invalid_argument_malformed_request_on_both(served: Served) -> None:
     garbage = b"\xff\xff\xff"
     raw = served.channel.unary_unary(

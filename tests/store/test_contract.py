@@ -27,11 +27,14 @@ from croupier.log import (
     NewEvent,
     Snapshot,
     StoreBusy,
+    TicketUsed,
+    UsedTicket,
     VersionConflict,
     key_of,
     verify_chain,
 )
 from croupier.service.store import open_store
+from croupier.service.store.sql import TICKET_KEPT_AFTER_EXPIRY_MS
 
 
 def new_game(store: EventStore, events: int = 2, log_format: int = LOG_FORMAT_VERSION) -> str:
@@ -409,6 +412,105 @@ class StoreContract:
         assert len(made) == 1 and len(made) + len(told) + len(busy) == attempts
         assert not busy or self.may_be_busy
         assert told == [made[0]] * len(told)
+        for game_id in tried:
+            if game_id != made[0]:
+                with pytest.raises(GameNotFound):
+                    store.game(game_id)
+
+    def test_a_seed_ticket_makes_one_game(self, store: EventStore) -> None:
+        """A ticket's second game is refused with nothing written; a retry of the creation that
+        used it (its request id) is that creation's game; without a ticket, nothing changes."""
+        ticket = UsedTicket(uuid.uuid4().hex, 10_000)
+        request = CreateRequest(f"req-{uuid.uuid4()}", b"asked")
+        first, second, third = (str(uuid.uuid4()) for _ in range(3))
+
+        def create(game_id: str, request: CreateRequest | None) -> None:
+            store.create_game(
+                GameRecord(game_id, "hoola", 2, b"s" * 32, "c" * 64, 1),
+                [NewEvent("E0", b"zero")],
+                10,
+                request=request,
+                ticket=ticket,
+            )
+
+        create(first, request)
+        with pytest.raises(TicketUsed) as told:
+            create(second, CreateRequest(f"req-{uuid.uuid4()}", b"asked"))
+        assert told.value.ticket_id == ticket.ticket_id
+        with pytest.raises(TicketUsed):
+            create(second, None)
+        with pytest.raises(AlreadyCreated) as retried:
+            create(third, request)
+        assert retried.value.game_id == first
+        for game_id in (second, third):
+            with pytest.raises(GameNotFound):
+                store.game(game_id)  # nothing of a refused attempt was kept
+        assert store.game(first).version == 1
+
+    def test_expired_tickets_are_forgotten(self, store: EventStore) -> None:
+        """A used ticket's record goes once its ticket is long expired (a ticketed creation
+        forgets a few): the table does not grow with every game ever made."""
+        old = UsedTicket(uuid.uuid4().hex, 1_000)
+        store.create_game(
+            GameRecord(str(uuid.uuid4()), "hoola", 2, b"s" * 32, "c" * 64, 1),
+            [NewEvent("E0", b"zero")],
+            10,
+            ticket=old,
+        )
+        later = old.expires_at_ms + TICKET_KEPT_AFTER_EXPIRY_MS + 1
+        store.create_game(
+            GameRecord(str(uuid.uuid4()), "hoola", 2, b"s" * 32, "c" * 64, later),
+            [NewEvent("E0", b"zero")],
+            later,
+            ticket=UsedTicket(uuid.uuid4().hex, later + 10_000),
+        )
+        # Forgotten: the store would take it again (the core refuses it first, as expired).
+        store.create_game(
+            GameRecord(str(uuid.uuid4()), "hoola", 2, b"s" * 32, "c" * 64, later),
+            [NewEvent("E0", b"zero")],
+            later,
+            ticket=old,
+        )
+
+    def test_creations_with_one_ticket_at_once_make_one_game(self, store: EventStore) -> None:
+        """Creations racing with one ticket and different request ids on two stores of one
+        database (two replicas): one makes its game; every other is refused, leaving nothing."""
+        ticket = UsedTicket(uuid.uuid4().hex, 10_000)
+        other = open_store(store.url)
+        attempts = 8
+        barrier = threading.Barrier(attempts)
+        made: list[str] = []
+        refused: list[str] = []
+        busy: list[str] = []
+        tried = [str(uuid.uuid4()) for _ in range(attempts)]
+
+        def attempt(i: int) -> None:
+            on = store if i % 2 else other
+            barrier.wait()
+            try:
+                on.create_game(
+                    GameRecord(tried[i], "hoola", 2, b"s" * 32, "c" * 64, 1),
+                    [NewEvent("E0", bytes([i]))],
+                    10,
+                    request=CreateRequest(f"req-{uuid.uuid4()}", b"asked"),
+                    ticket=ticket,
+                )
+                made.append(tried[i])
+            except TicketUsed:
+                refused.append(tried[i])
+            except StoreBusy:
+                busy.append(tried[i])
+
+        try:
+            threads = [threading.Thread(target=attempt, args=(i,)) for i in range(attempts)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            other.close()
+        assert len(made) == 1 and len(made) + len(refused) + len(busy) == attempts
+        assert not busy or self.may_be_busy
         for game_id in tried:
             if game_id != made[0]:
                 with pytest.raises(GameNotFound):

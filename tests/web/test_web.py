@@ -394,6 +394,80 @@ def test_the_lobby_is_bounded_and_rate_limited(tmp_path: Path) -> None:
         assert int(headers["retry-after"]) > 0
 
 
+def test_a_lobby_game_from_a_commitment_and_the_players_seed(lobby_server: Served) -> None:
+    """``POST /lobby/commitments`` answers a ticket and its commitment; ``POST /lobby/games``
+    with the ticket and the player's seed makes a game that starts with that commitment and
+    those seeds; the ticket makes no second game."""
+    status, headers, text = request(f"{lobby_server.url}/lobby/commitments", {}, "POST")
+    assert status == 201 and headers["cache-control"] == "no-store"
+    committed = json.loads(text)
+    assert set(committed) == {"ticket", "commitment", "expires_at_ms"}
+    assert len(committed["commitment"]) == 64 and int(committed["commitment"], 16) >= 0
+    assert isinstance(committed["expires_at_ms"], int)
+    asked = {**GIN, "seed_ticket": committed["ticket"], "client_seed": "my lucky seed"}
+    status, _, text = request(f"{lobby_server.url}/lobby/games", asked, "POST")
+    assert status == 201, text
+    made = json.loads(text)
+    replay = lobby_server.stub.GetReplay(
+        service_pb2.GetReplayRequest(game_id=made["game_id"]),
+        metadata=auth(made["seats"][0]["token"]),
+    )
+    started = replay.events[0].body.gin.match_started
+    assert started.commitment == committed["commitment"]
+    assert list(started.client_seeds) == ["my lucky seed"]
+    status, _, text = request(f"{lobby_server.url}/lobby/games", asked, "POST")
+    # FAILED_PRECONDITION, as Connect answers it.
+    assert status == 400 and json.loads(text)["reason"] == "SEED_TICKET_USED", text
+    # A client seed without a ticket is the player's seed all the same.
+    status, _, text = request(
+        f"{lobby_server.url}/lobby/games", {**GIN, "client_seed": "only mine"}, "POST"
+    )
+    game_id = json.loads(text)["game_id"]
+    token = json.loads(text)["seats"][0]["token"]
+    replay = lobby_server.stub.GetReplay(
+        service_pb2.GetReplayRequest(game_id=game_id), metadata=auth(token)
+    )
+    assert list(replay.events[0].body.gin.match_started.client_seeds) == ["only mine"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "status", "reason"),
+    [
+        ({"seed_ticket": 7}, 400, "BAD_SEED_TICKET"),
+        ({"client_seed": 7}, 400, "BAD_CLIENT_SEED"),
+        ({"client_seed": "x" * 257}, 400, "TOO_LONG"),
+        ({"client_seed": "a\x00b"}, 400, "INVALID_CHARACTER"),
+        ({"seed_ticket": "st1.not-a-ticket"}, 404, "SEED_TICKET_NOT_FOUND"),
+    ],
+)
+def test_the_lobby_refuses_a_bad_ticket_or_seed(
+    lobby_server: Served, extra: dict[str, Any], status: int, reason: str
+) -> None:
+    answer = request(f"{lobby_server.url}/lobby/games", {**GIN, **extra}, "POST")
+    assert (answer[0], json.loads(answer[2])["reason"]) == (status, reason), answer[2]
+
+
+def test_the_lobby_s_commitments_take_an_empty_json_object_and_are_rate_limited(
+    tmp_path: Path,
+) -> None:
+    with serve(tmp_path, LobbySettings(burst=2, per_minute=1)) as served:
+        url = f"{served.url}/lobby/commitments"
+        status, _, text = request(url, {"kind": "gin"}, "POST")
+        assert status == 400 and json.loads(text)["reason"] == "BAD_REQUEST"
+        status, _, text = request(url, raw=b"{}", method="POST")
+        assert status == 201, text
+        sent = urllib.request.Request(url, data=b"{}", method="POST")  # no content type
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(sent, timeout=30)
+        assert refused.value.code == 415
+        assert request(url, {}, "POST")[0] == 201  # the burst of 2 is spent
+        status, headers, text = request(url, {}, "POST")
+        assert status == 429 and json.loads(text)["reason"] == "RATE_LIMITED"
+        assert int(headers["retry-after"]) > 0
+        # Creations have their own allowance: a player's commitment does not spend it.
+        assert request(f"{served.url}/lobby/games", GIN, "POST")[0] == 201
+
+
 # --- whole games through the page, in Chromium ---------------------------------------------------
 
 
