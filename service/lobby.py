@@ -44,8 +44,9 @@ log = structlog.get_logger("croupier.lobby")
 
 #: The game kinds by the names the page and the API use.
 KINDS: dict[str, common_pb2.GameKind.ValueType] = {name: kind for kind, name in KIND_FIELDS.items()}
-#: Moves between rounds (deal the next, leave the table): people make them, never the bots.
-BETWEEN_ROUNDS = frozenset({"next_round", "leave_table", "close_table"})
+#: Moves between rounds (deal the next round, or Gin's next hand; leave the table): people make
+#: them, never the bots (the web client says so: its BETWEEN_ROUNDS_MOVES, src/render.ts).
+BETWEEN_ROUNDS = frozenset({"next_round", "next_hand", "leave_table", "close_table"})
 #: A studio token the lobby mints lives this long: it is used at once, for one CreateGame.
 STUDIO_TOKEN_TTL_S = 60
 #: The most seats a lobby game may have (the games' own limits are checked by CreateGame).

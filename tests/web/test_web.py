@@ -327,6 +327,32 @@ def test_lobby_game_bots_play_the_other_seats_and_the_timeline_shows_at_the_end(
         assert json.loads(request(f"{served.url}/lobby")[2])["games"] == 0
 
 
+def test_the_lobby_s_bots_leave_every_between_rounds_move_to_people_as_the_page_says() -> None:
+    """The page tells a player that bots leave the next deal to people (src/render.ts,
+    BETWEEN_ROUNDS_MOVES): the lobby's bots must leave the same moves, every game's (Gin's bots
+    once dealt its next hand themselves), and each is a move some game's command has."""
+    from croupier.service.lobby import BETWEEN_ROUNDS
+    from croupier.v1 import service_pb2 as pb
+
+    listed = re.search(
+        r"BETWEEN_ROUNDS_MOVES[^=]*= new Set\(\[(.*?)\]\)",
+        (WEB / "src" / "render.ts").read_text(),
+        re.S,
+    )
+    assert listed is not None
+    page = {
+        re.sub(r"([A-Z])", lambda m: "_" + m[1].lower(), name)
+        for name in re.findall(r'"(\w+)"', listed[1])
+    }
+    assert page == BETWEEN_ROUNDS
+    game_moves = {
+        move.name
+        for game in pb.Command.DESCRIPTOR.oneofs_by_name["game"].fields
+        for move in game.message_type.oneofs_by_name["move"].fields
+    }
+    assert game_moves >= BETWEEN_ROUNDS and "next_hand" in BETWEEN_ROUNDS
+
+
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
@@ -574,6 +600,17 @@ def test_a_whole_game_through_the_page_in_chromium(web_server: Served, kind: str
     assert report["refusedStale"] >= 1, report
     assert report["refused"] - report["refusedStale"] <= report["moves"] // 2, report
     assert sorted(report["finalSeen"]) == list(range(humans))  # every tab saw the settlement
+    # Every tab checked the deal against the seed revealed at the end, and it passed; without
+    # WebCrypto (plain HTTP from game.test) the page said it could not, and localhost's passed.
+    assert len(report["fairDeal"]) == humans, report
+    for fair in report["fairDeal"]:
+        assert fair["state"] == "passed" and "…" in fair["commitment"], report
+        assert fair["unavailableFirst"] == ("--host" in GAMES[kind]), report
+        # Seat 0's tab made the game in the lobby: the server's commitment first, then its own
+        # seed (a seed ticket), and the check holds the game to both. The localhost tab that
+        # checks a game.test game's deal was not there (another origin's storage).
+        if fair["seat"] == 0:
+            assert fair["ownSeed"] == ("--host" not in GAMES[kind]), report
     if humans > 1:
         assert report["live"] >= report["moves"] // 2  # every applied move, live in the other tab
     # One call per move: each tab is pushed its state (StreamEvents with include, from its first
@@ -616,6 +653,14 @@ def test_a_whole_game_on_a_phone_needs_no_sideways_scroll_and_fits_a_finger(
         browser,
     )
     assert report["phone"] and report["moves"] > 0 and report["finalSeen"] == [0], report
+    # The moves in sight at the top of the page at every look (a sticky bar at the screen's foot).
+    assert report["movesInSight"] >= report["moves"] > 0, report
+    # Three rounds: twice the player could deal the next, and was told so, not to wait for the bot.
+    assert len(report["betweenRounds"]) >= 2, report
+    for status in report["betweenRounds"]:
+        assert status == "Your move." or status.startswith("The round is over: deal the next"), (
+            report
+        )
     assert (SCREENSHOTS / "koikoi-phone-seat0-final.png").stat().st_size > 0
 
 
@@ -670,6 +715,19 @@ def test_a_keyboard_and_screen_reader_player_plays_a_whole_game(
     assert report["refused"]["notice"][0] == "alert", report
     assert report["lobbyFocus"] == "seat-link" and report["seatsKept"], report
     assert report["hand"] and not any(set(name) & set("♠♥♦♣") for name in report["hand"]), report
+
+
+def test_a_full_lobby_says_when_to_try_again_and_offers_to(tmp_path: Path) -> None:
+    """A full lobby (503 LOBBY_FULL, Retry-After) said only "The lobby refused: the lobby has 16
+    games in play": now when to try again, counted down, and a Try again button that asks again
+    (lobbyfull.mjs; a lobby of no games is always full)."""
+    node, browser = _browser_tools()
+    with serve(tmp_path, LobbySettings(max_games=0), DEFAULT_WEB_ROOT) as served:
+        report = _node_script(node, "lobbyfull.mjs", "--url", served.url, "--chromium", browser)
+    assert report["status"].startswith("The lobby is full (the lobby has 0 games in play)"), report
+    assert "Try again in about 30 s." in report["status"], report
+    assert re.fullmatch(r"Try again in \d+ s\.", report["countdown"]), report
+    assert report["focused"] == "Try again" and report["asked"] == 2, report
 
 
 def test_a_link_that_cannot_work_says_so_once_and_a_broken_network_is_retried(
@@ -832,6 +890,18 @@ def test_rummy_s_discard_pile_is_kept_from_the_events() -> None:
     assert _node_script(node, "pile.mjs")["checked"] > 0
 
 
+def test_the_page_checks_the_deal_and_a_tampered_seed_fails() -> None:
+    """The page's fair-deal check (clients/web/src/fairdeal.ts, run in Node.js) on a Hoola round
+    dealt from a golden vector's seed: each seat's own copy of the events passes; a revealed seed
+    that is not the committed one, a hand other than the seeds', a commitment other than the one
+    shown before the game fail, saying why."""
+    node, _ = _browser_tools()
+    report = _node_script(node, "fairdeal.mjs")
+    assert report["seat0"] == "Your dealt hand matches the deck from the sealed seed.", report
+    assert "revealed seed is not the one sealed" in report["tampered"], report
+    assert "hand you were dealt is not" in report["swapped"], report
+
+
 def test_the_event_log_says_whose_turn_timed_out_and_which_moves_were_forced() -> None:
     """The page's event log in words (clients/web/src/events.ts, run in Node.js): a time-out is
     the seat's, at a clock time; its forced moves are the seat's, marked forced; the deal and a
@@ -854,6 +924,11 @@ def test_the_status_says_whom_the_game_waits_on_and_factors_read_as_the_timeline
     assert report["signs"] == ["=", "×", "+"], report
     assert [hand["value"] for hand in report["hands"]] == [0, 3, 53], report
     assert dict(report["short"])[12_000] == 6000 and dict(report["short"])[60_000] == 10_000
+    # Between rounds, with a bot on the clock to deal: the player deals (bots never do).
+    assert report["betweenRounds"].endswith("Seat 1 is a bot: bots leave the next deal to people.")
+    # The time left includes the bank, and says so.
+    assert report["times"]["turnAndBank"]["shown"] == "to act: 0:35 left (0:30 turn + 0:05 bank)"
+    assert report["times"]["allBank"]["shown"] == "to act: 0:05 left, all bank"
 
 
 def test_the_page_estimates_the_server_s_clock_from_what_it_receives() -> None:

@@ -56,3 +56,22 @@ export {
   SILENCE_HEARTBEATS,
 } from "./reconnect.js";
 export { followGame, type FollowMessage, type FollowOptions } from "./follow.js";
+export {
+  bytesToHex,
+  commitmentOf,
+  DEAL,
+  FIRST_DEALER,
+  hanafudaDeck,
+  hexToBytes,
+  RANKS,
+  rummyDeck,
+  seedMatchesCommitment,
+  SHUFFLE_LABEL,
+  shuffleCards,
+  shuffleCrypto,
+  standardDeck,
+  SUITS,
+  type CryptoKeyLike,
+  type ShuffleCrypto,
+  type ShuffleSeeds,
+} from "./shuffle.js";

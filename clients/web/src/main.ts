@@ -19,6 +19,7 @@ import {
   GameService,
   isConnectionLoss,
   MAX_HEARTBEAT_S,
+  shuffleCrypto,
   submit,
   type CroupierError,
   type GameClient,
@@ -30,8 +31,11 @@ import {
 } from "@croupier/client/web";
 import { prettyLabel, readable, spoken } from "./cards.js";
 import { EventNarrator } from "./events.js";
+import { checkDeal, shortHex, ShuffleWatcher, type Expected } from "./fairdeal.js";
 import { DiscardPile } from "./pile.js";
 import {
+  BETWEEN_ROUNDS_MOVES,
+  betweenRoundsStatus,
   clock,
   h,
   handOf,
@@ -127,6 +131,17 @@ function codeTag(error: CroupierError): HTMLElement {
   return h("small", "code", [tag, error.reason].filter(Boolean).join(" · "));
 }
 
+/** The game's own move a legal move carries (its case: "discard", "nextRound" …). */
+function chosenMove(move: LegalMove): { case?: string; value?: { card?: unknown } } | undefined {
+  const game = move.command?.game;
+  return (game?.value as { move?: { case?: string; value?: { card?: unknown } } } | undefined)
+    ?.move;
+}
+
+function moveKind(move: LegalMove): string {
+  return chosenMove(move)?.case ?? "";
+}
+
 /** Why a move was not played, in the player's words. */
 function refusal(error: CroupierError): string {
   if (isConnectionLoss(error))
@@ -150,8 +165,58 @@ function heartbeatSeconds(): number {
     : DEFAULT_HEARTBEAT_S;
 }
 
-function seatLink(gameId: string, seat: number, token: string, kind: string): string {
-  const fragment = new URLSearchParams({ game: gameId, seat: String(seat), kind, token });
+/** A seat's link; `bots`: the lobby's bot seats, which the page names as such (they never deal
+ * a next round: betweenRoundsStatus). */
+/** The lobby's reason when it has as many games as it takes (service/lobby.py). */
+const LOBBY_FULL = "LOBBY_FULL";
+/** The longest wait the page counts down from a Retry-After (a server's mistake must not make
+ * the player wait a day). */
+const MAX_RETRY_AFTER_S = 3600;
+/** Random bytes of the seed this page draws for its player, after the server's commitment: as
+ * many as the server's own seed has. */
+const CLIENT_SEED_BYTES = 32;
+
+/** What the commit-first flow (docs/shuffle.md, "Seed tickets") gives a new lobby game: the
+ * server's ticket and commitment, then the player's seed, drawn only once the commitment is in. */
+interface Sealed {
+  readonly ticket: string;
+  readonly commitment: string;
+  readonly clientSeed: string;
+}
+
+/** The server's commitment, then the player's seed; a refusal's answer as it came; or undefined
+ * when the server issues no tickets (an older one, or no lobby: the game's request says which). */
+async function sealShuffle(): Promise<Sealed | Response | undefined> {
+  const answer = await fetch("/lobby/commitments", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: "{}",
+  });
+  if (answer.status === 404 || answer.status === 405) return undefined;
+  if (!answer.ok) return answer;
+  const { ticket, commitment } = (await answer.json()) as { ticket: string; commitment: string };
+  // Drawn after the commitment is known, so that the server's seed could not be chosen to suit it.
+  const bytes = crypto.getRandomValues(new Uint8Array(CLIENT_SEED_BYTES));
+  const clientSeed = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return { ticket, commitment, clientSeed };
+}
+
+/** A Retry-After header's seconds (the lobby sends whole seconds), else undefined. */
+function retryAfterSeconds(header: string | null): number | undefined {
+  if (!header || !/^\d+$/.test(header.trim())) return undefined;
+  return Math.min(Number(header.trim()), MAX_RETRY_AFTER_S);
+}
+
+function seatLink(
+  gameId: string,
+  seat: number,
+  token: string,
+  kind: string,
+  bots: readonly number[],
+): string {
+  const fragment = new URLSearchParams({ game: gameId, seat: String(seat), kind });
+  if (bots.length) fragment.set("bots", bots.join(","));
+  fragment.set("token", token);
   return `${location.pathname}#${fragment}`;
 }
 
@@ -229,7 +294,34 @@ async function lobby(): Promise<void> {
     void create();
   });
 
+  /** A refusal that says when to try again: the time counted down beside a Try again button
+   * (pressed early, it just asks again). */
+  let countdown: ReturnType<typeof setInterval> | undefined;
+  const tryAgainIn = (seconds: number, why: string, reason: string | undefined) => {
+    const until = Date.now() + seconds * MS_PER_SECOND;
+    const full = reason === LOBBY_FULL;
+    const retry = h("button", "retry", "Try again") as HTMLButtonElement;
+    retry.type = "button";
+    retry.addEventListener("click", () => void create());
+    const when = h("span", "retry-in");
+    const tick = () => {
+      const left = Math.max(0, Math.ceil((until - Date.now()) / MS_PER_SECOND));
+      when.textContent = left ? `Try again in ${left} s.` : "You can try again now.";
+      if (!left) clearInterval(countdown);
+    };
+    clearInterval(countdown);
+    tick();
+    countdown = setInterval(tick, MS_PER_SECOND);
+    // The status (a live region) says it once; the countdown beside the button is not announced.
+    status.textContent = full
+      ? `The lobby is full (${why}): a place frees up when a game ends. Try again in about ${seconds} s.`
+      : `The lobby refused (${why}): try again in about ${seconds} s.`;
+    created.replaceChildren(h("p", "retry-line", when, " ", retry));
+    retry.focus();
+  };
+
   const create = async () => {
+    clearInterval(countdown);
     const pressed = document.activeElement === play;
     play.disabled = true;
     status.textContent = "Dealing…";
@@ -242,11 +334,20 @@ async function lobby(): Promise<void> {
     if (!roundsField.hidden && rounds.value)
       body.overrides = { [kind.value]: { rounds: Number(rounds.value) } };
     try {
-      const answer = await fetch("/lobby/games", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
+      const sealed = await sealShuffle();
+      if (sealed !== undefined && !(sealed instanceof Response)) {
+        body.seed_ticket = sealed.ticket;
+        body.client_seed = sealed.clientSeed;
+        status.textContent = `The server sealed its shuffle (sha256 ${sealed.commitment.slice(0, 12)}…) before your seed was drawn. Dealing…`;
+      }
+      const answer =
+        sealed instanceof Response
+          ? sealed
+          : await fetch("/lobby/games", {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify(body),
+            });
       if (answer.status === 404 || answer.status === 405) {
         status.textContent =
           "This server has no lobby: start it with `croupier serve --lobby` (make run does), or open a seat link a studio gave you.";
@@ -255,13 +356,22 @@ async function lobby(): Promise<void> {
       const made = (await answer.json()) as {
         game_id: string;
         message?: string;
+        reason?: string;
         seats: { seat: number; human: boolean; token?: string }[];
       };
       if (!answer.ok) {
-        status.textContent = `The lobby refused: ${made.message ?? answer.statusText}`;
+        const wait = retryAfterSeconds(answer.headers.get("retry-after"));
+        if (wait === undefined) {
+          status.textContent = `The lobby refused: ${made.message ?? answer.statusText}`;
+          return;
+        }
+        // Full (LOBBY_FULL, 503) or too many games from here (RATE_LIMITED, 429): when to try
+        // again, counted down, and a button to do it.
+        tryAgainIn(wait, made.message ?? answer.statusText, made.reason);
         return;
       }
       status.textContent = `Game ${made.game_id} is dealt.`;
+      const bots = made.seats.filter((s) => !s.human).map((s) => s.seat);
       const items = made.seats.map((s) => {
         if (!s.human || !s.token) return h("li", "", `${seatName(s.seat, -1)}: a bot`);
         const link = h(
@@ -269,12 +379,17 @@ async function lobby(): Promise<void> {
           "seat-link",
           `Play ${seatName(s.seat, -1).toLowerCase()}`,
         ) as HTMLAnchorElement;
-        link.href = seatLink(made.game_id, s.seat, s.token, kind.value);
+        link.href = seatLink(made.game_id, s.seat, s.token, kind.value, bots);
         link.dataset.seat = String(s.seat);
         if (s.seat > 0) link.target = "_blank"; // one seat per tab
         return h("li", "", link, s.seat > 0 ? " (opens a new tab)" : "");
       });
       sessionStorage.setItem(`seats:${made.game_id}`, JSON.stringify(made.seats));
+      // What the table's fair-deal part checks the game's first event against (expectedSeal).
+      if (sealed !== undefined && !(sealed instanceof Response)) {
+        const expected: Expected = { commitment: sealed.commitment, clientSeed: sealed.clientSeed };
+        sessionStorage.setItem(`sealed:${made.game_id}`, JSON.stringify(expected));
+      }
       created.replaceChildren(h("h2", "", "Your seats"), h("ul", "", ...items));
       // The Play button was disabled under the keyboard's focus, which dropped it to the page's
       // start: on to the first seat's link, the next thing to do.
@@ -336,6 +451,8 @@ class Table {
     moves: h("section", "moves"),
     settlement: h("section", "last-settlement"),
     final: h("section", "final"),
+    // The commitment from the start; the seed revealed and the deal checked at the end.
+    fair: h("section", "fair-deal"),
     events: h("ol", "events"),
     // "you are seat 1 · ", once the server said so.
     whoami: h("span", "whoami"),
@@ -369,6 +486,11 @@ class Table {
   /** The deadline whose shortness was said (HURRY_TEXT): a screen reader hears it once a step,
    * not every CLOCK_TICK_MS. */
   private hurried = 0n;
+  /** The game's shuffle as its events tell it (fairdeal.ts): the commitment from the first event
+   * on, the seed once revealed. */
+  private readonly sealed = new ShuffleWatcher(undefined);
+  /** What the fair-deal part shows: "" (nothing yet), the commitment, or the check's stage. */
+  private fairShown = "";
   /** Ends the stream being followed, so that a new one opens at once (the network is back). */
   private restream: AbortController | undefined;
 
@@ -378,6 +500,8 @@ class Table {
     private readonly linkSeat: number | undefined,
     token: string,
     private readonly kind: string,
+    /** The lobby's bot seats, as the link says (a studio's link says none). */
+    private readonly bots: ReadonlySet<number> = new Set(),
   ) {
     this.client = asToken(anonymous, token);
   }
@@ -438,6 +562,8 @@ class Table {
         p.moves,
         p.settlement,
         p.final,
+        heading("fair-heading", "Fair deal", p.fair),
+        p.fair,
       ),
       log,
     );
@@ -487,7 +613,7 @@ class Table {
       .filter((s) => s.token && s.seat !== this.seat)
       .map((s) => {
         const a = h("a", "seat-link", `Open seat ${s.seat}`) as HTMLAnchorElement;
-        a.href = seatLink(this.gameId, s.seat, s.token ?? "", this.kind);
+        a.href = seatLink(this.gameId, s.seat, s.token ?? "", this.kind, [...this.bots]);
         a.target = "_blank";
         return h("li", "", a);
       });
@@ -593,6 +719,7 @@ class Table {
       ".",
     );
     // A game shown before stays as it was last seen; an empty table is not shown at all.
+    this.parts.moves.classList.remove("has-moves");
     if (this.view) this.parts.moves.replaceChildren(offer);
     else this.parts.columns.replaceChildren(offer);
   }
@@ -601,6 +728,8 @@ class Table {
   private logEvent(event: GameEvent): void {
     this.events.push(event);
     this.pile.add(event);
+    this.sealed.add(event);
+    this.drawFairDeal();
     if (this.narrator) this.tell(this.narrator, event);
   }
 
@@ -741,6 +870,7 @@ class Table {
       this.clearNotice(); // no move can be played any more: a refusal is moot
       void this.showFinal();
     }
+    this.drawFairDeal();
   }
 
   /** The status line as the state shown says it; but while a move is on its way (busy), that it
@@ -764,6 +894,17 @@ class Table {
     // An away seat's only move is to come back; the seat the game waits on may be another.
     if (toAct.some((t) => t.seat === this.seat && t.away))
       return "You are away: the game plays your turns for you until you press Come back.";
+    // Between rounds any seat may deal the next one: the seat on the clock for it may be a bot,
+    // which never deals (the lobby's), or a person who has not yet.
+    const waited = toAct.filter((t) => t.turn).map((t) => t.seat);
+    const kinds = this.moves.map(moveKind);
+    if (kinds.some((k) => BETWEEN_ROUNDS_MOVES.has(k)) && !waited.includes(this.mine))
+      return betweenRoundsStatus(
+        waited,
+        this.bots,
+        this.mine,
+        kinds.includes("nextHand") ? "hand" : "round",
+      );
     // The seats the game waits on (`turn`); the others may act, out of turn, but need not.
     return statusFor(toAct, this.seat, this.moves.length, this.mine);
   }
@@ -778,8 +919,8 @@ class Table {
   }
 
   /** The seat's own time running short (timeIsShort), while the game waits on it: shown in a line
-   * that stays in sight however far down the page the player is (the moves are below the fold on
-   * a phone, the seats' clocks above it), counted down with the clocks; said to screen readers
+   * that stays in sight however far down the page the player is (on a phone the seats' clocks are
+   * above the fold, the moves at its foot), counted down with the clocks; said to screen readers
    * once a step (the live region would otherwise say it every CLOCK_TICK_MS). Without it a
    * player learnt only from the time-out that the time was gone. */
   private drawHurry(view: View, now: number): void {
@@ -815,10 +956,7 @@ class Table {
       return;
     }
     const buttons = this.moves.map((move) => {
-      const game = move.command?.game;
-      const chosen = (
-        game?.value as { move?: { case?: string; value?: { card?: unknown } } } | undefined
-      )?.move;
+      const chosen = chosenMove(move);
       const kind = chosen?.case ?? "";
       // Its cards said in words ("Discard queen of diamonds"), not as "Q" and a symbol.
       const button = h(
@@ -841,6 +979,8 @@ class Table {
         ? "None: you are watching the game."
         : "Nothing to do now: the other seats are playing.";
     p.moves.replaceChildren(...(buttons.length ? buttons : [h("p", "waiting", waiting)]));
+    // In sight on a phone while there is something to press (style.css).
+    p.moves.classList.toggle("has-moves", buttons.length > 0);
     this.keepFocus(buttons);
   }
 
@@ -910,6 +1050,77 @@ class Table {
     }
   }
 
+  /** What the page was shown of the game's shuffle before the game existed: the commit-first
+   * flow's commitment and the player's own seed, which the lobby keeps here by game id (README,
+   * "In a browser"); nothing for a link opened in another browser, or a studio's link. */
+  private expectedSeal(): Expected {
+    const kept = sessionStorage.getItem(`sealed:${this.gameId}`);
+    return kept ? (JSON.parse(kept) as Expected) : {};
+  }
+
+  /** The fair-deal part: the commitment as soon as the first event tells it (shortened, the whole
+   * one on demand), then, once the game is over and its seed revealed, the check of the deal
+   * (fairdeal.ts) in a sentence: what matched, or what did not. */
+  private drawFairDeal(): void {
+    const record = this.sealed.record;
+    if (!record.commitment || this.seat === undefined) return;
+    const stage = record.serverSeed && this.finished ? "check" : "sealed";
+    if (stage === this.fairShown) return;
+    this.fairShown = stage;
+    const fair = this.parts.fair;
+    const whole = (summary: string, hex: string) =>
+      h("details", "hex", h("summary", "", summary), h("code", "", hex));
+    const commitment = [
+      h(
+        "p",
+        "",
+        "Before the first card the server sealed its shuffle: its secret seed's fingerprint (sha256) is ",
+        h("code", "commitment", shortHex(record.commitment)),
+        ".",
+      ),
+      whole("The whole fingerprint (commitment)", record.commitment),
+    ];
+    if (stage === "sealed") {
+      fair.dataset.check = "sealed";
+      fair.replaceChildren(
+        ...commitment,
+        h(
+          "p",
+          "",
+          "When the game is over the seed is revealed, and this page checks the deal with it.",
+        ),
+      );
+      return;
+    }
+    const verdict = h("p", "verdict", "Checking the deal against the sealed seed…");
+    fair.dataset.check = "checking";
+    fair.replaceChildren(...commitment, verdict, whole("The revealed seed", record.serverSeed));
+    const subtle = shuffleCrypto();
+    if (!subtle) {
+      fair.dataset.check = "unavailable";
+      verdict.textContent =
+        "This page cannot check the deal here: browsers allow the cryptography it needs on https and localhost pages only. The game's timeline shows the server's own check.";
+      return;
+    }
+    // The seat's own copy of the events: its own hands, nobody else's.
+    const mine = new ShuffleWatcher(this.watching ? undefined : this.seat);
+    for (const event of this.events) mine.add(event);
+    void checkDeal(mine.record, this.watching ? undefined : this.seat, this.expectedSeal(), subtle)
+      .then((check) => {
+        fair.dataset.check = check.ok ? "passed" : "failed";
+        verdict.replaceChildren(
+          h("strong", "", check.ok ? "Checked: " : "Check failed: "),
+          check.text,
+        );
+        verdict.after(h("ul", "checked", ...check.details.map((line) => h("li", "", line))));
+        this.announce(`Fair deal: ${check.text}`);
+      })
+      .catch((error: unknown) => {
+        fair.dataset.check = "failed";
+        verdict.textContent = `The deal could not be checked: ${String(error)}`;
+      });
+  }
+
   private async showFinal(): Promise<void> {
     let final;
     try {
@@ -945,7 +1156,8 @@ function route(): void {
     // The link's seat, if any, is only compared with the token's, which the server tells.
     const seat = params.get("seat");
     const linkSeat = seat !== null && /^\d+$/.test(seat) ? Number(seat) : undefined;
-    new Table(gameId, linkSeat, token, params.get("kind") ?? "").start();
+    const bots = (params.get("bots") ?? "").split(",").filter((b) => /^\d+$/.test(b));
+    new Table(gameId, linkSeat, token, params.get("kind") ?? "", new Set(bots.map(Number))).start();
   } else {
     void lobby();
   }

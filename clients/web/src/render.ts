@@ -403,6 +403,48 @@ export function clock(ms: number): string {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
+/** "35 seconds", "1 minute 5 seconds". */
+function duration(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / MS_PER_SECOND));
+  const minutes = Math.floor(s / SECONDS_PER_MINUTE);
+  const seconds = s % SECONDS_PER_MINUTE;
+  const part = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
+  if (!minutes) return part(seconds, "second");
+  return seconds
+    ? `${part(minutes, "minute")} ${part(seconds, "second")}`
+    : part(minutes, "minute");
+}
+
+const MS_PER_SECOND = 1000;
+const SECONDS_PER_MINUTE = 60;
+
+/**
+ * A seat's time on the clock: `leftMs` to its deadline, which holds the turn's own time and then
+ * its bank (`bankMs`). "0:05 left, bank 0:05" read as if the bank came on top of the five
+ * seconds: the time left is all there is, the bank spent last. Shown: "0:35 left (0:30 turn +
+ * 0:05 bank)", "0:04 left, all bank"; heard: "35 seconds left to act, 5 of them from the bank".
+ */
+export function timeLeft(leftMs: number, bankMs: number): { shown: string; spoken: string } {
+  const left = Math.max(0, leftMs);
+  const bank = Math.min(Math.max(0, bankMs), left);
+  const turn = left - bank;
+  const shown = `to act: ${clock(left)} left`;
+  const spoken = `${duration(left)} left to act`;
+  if (bank <= 0) return { shown, spoken };
+  if (clock(turn) === clock(0))
+    return { shown: `${shown}, all bank`, spoken: `${spoken}, all of it from the bank` };
+  return {
+    shown: `${shown} (${clock(turn)} turn + ${clock(bank)} bank)`,
+    spoken: `${spoken}: ${duration(turn)} of the turn, then ${duration(bank)} from the bank`,
+  };
+}
+
+/** `node` kept from screen readers (its words are given to them otherwise). */
+function ariaHidden(node: HTMLElement): HTMLElement {
+  node.setAttribute("aria-hidden", "true");
+  return node;
+}
+
 /** "1 card", "7 cards". */
 function cardCount(count: number): string {
   return count === 1 ? "1 card" : `${count} cards`;
@@ -417,16 +459,18 @@ export function seatsPanel(view: View, toAct: SeatToAct[], mine: number, now: nu
   for (let seat = 0; seat < seats; seat++) {
     const t = acting.get(seat);
     let turn = "";
+    let spokenTurn = "";
     let short = false;
     if (t) {
       const deadline = Number(t.deadlineMs);
       short = Boolean(deadline) && timeIsShort(deadline - now, stepTimeOf(view, t));
-      turn = deadline
-        ? `to act: ${clock(deadline - now)} left, bank ${clock(Number(t.bankMs))}`
-        : t.turn
-          ? "to act"
-          : "may act";
-      if (t.away) turn += " (away)";
+      const timed = deadline ? timeLeft(deadline - now, Number(t.bankMs)) : undefined;
+      turn = timed ? timed.shown : t.turn ? "to act" : "may act";
+      spokenTurn = timed ? timed.spoken : turn;
+      if (t.away) {
+        turn += " (away)";
+        spokenTurn += " (away)";
+      }
     }
     const row = h(
       "tr",
@@ -435,7 +479,14 @@ export function seatsPanel(view: View, toAct: SeatToAct[], mine: number, now: nu
       h("td", "", cardCount(counts[seat] ?? 0)),
       ...(scores ? [h("td", "", scores[seat] ?? "")] : []),
       // Short of time: marked (style.css), as the page's own warning is (main.ts, drawHurry).
-      h("td", short ? "clock short" : "clock", turn),
+      // Seen at a glance ("0:35 left (0:30 turn + 0:05 bank)"), heard in words.
+      h(
+        "td",
+        short ? "clock short" : "clock",
+        ...(turn === spokenTurn
+          ? [turn]
+          : [ariaHidden(h("span", "", turn)), h("span", "sr-only", spokenTurn)]),
+      ),
     );
     row.dataset.seat = String(seat);
     rows.push(row);
@@ -492,6 +543,34 @@ export function statusFor(
   }
   if (!toAct.length) return "Waiting…";
   return `Waiting for ${names(waited.length ? waited : toAct)}…`;
+}
+
+/** The moves of a seat between rounds (or Gin's hands): deal the next, leave, close the table.
+ * Any seat may make them, whoever the game waits on; the lobby's bots never do (service/lobby.py,
+ * BETWEEN_ROUNDS): they leave them to the people at the table. */
+export const BETWEEN_ROUNDS_MOVES: ReadonlySet<string> = new Set([
+  "nextRound",
+  "nextHand",
+  "closeTable",
+  "leaveTable",
+]);
+
+/** The status line of a seat that may deal the next round (`noun`: "round", Gin's "hand") while
+ * the game waits on `waited` (on a turn clock, the seat whose clock runs to deal it). "Waiting
+ * for Seat 1" had a player wait for ever on a lobby bot, which never deals: the player may. */
+export function betweenRoundsStatus(
+  waited: readonly number[],
+  bots: ReadonlySet<number>,
+  mine: number,
+  noun: string,
+): string {
+  const others = waited.filter((seat) => seat !== mine);
+  const base = `The ${noun} is over: deal the next one when you are ready (your moves below).`;
+  if (!others.length) return base;
+  const names = others.map((seat) => seatName(seat, mine)).join(", ");
+  if (others.every((seat) => bots.has(seat)))
+    return `${base} ${names} ${others.length === 1 ? "is a bot" : "are bots"}: bots leave the next deal to people.`;
+  return `${base} ${names} may deal it too.`;
 }
 
 /** An itemized settlement: every payment with every factor and its reason, and the nets. */

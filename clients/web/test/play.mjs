@@ -101,6 +101,21 @@ function phoneTrouble(page, minTarget, minText) {
   );
 }
 
+/** On a phone, with moves to make: at the top of the page (as it opens, or after reading the
+ * table), the first move must be on the screen, not below the fold (it was: a scroll away under
+ * the seats, the table and the hand). Empty: in sight. */
+function movesOutOfSight(page) {
+  return page.evaluate(() => {
+    window.scrollTo(0, 0);
+    const first = document.querySelector("button.move:not([disabled])");
+    if (!first) return "";
+    const { top, bottom } = first.getBoundingClientRect();
+    return top >= 0 && bottom <= window.innerHeight
+      ? ""
+      : `the first move is at ${Math.round(top)} to ${Math.round(bottom)} px on a ${window.innerHeight} px screen`;
+  });
+}
+
 /** Rummy: the cards the page shows under the discard pile's top must be the view's count less
  * the top (the page keeps them from the events, and shows none it cannot match to the view). The
  * move's own answer may be shown before the stream's events for it: waited for. */
@@ -132,6 +147,64 @@ function meldsUnnamed(page) {
   });
 }
 
+/** The fair-deal part once the game is over: the page checks the deal against the revealed seed
+ * (src/fairdeal.ts), and must say it passed. Where the page has no WebCrypto (plain HTTP from a
+ * host other than localhost) it must say it cannot check, and the same link opened at the
+ * server's own address (localhost: a secure context) must pass. */
+async function fairDealChecked(page, context, localUrl) {
+  const done =
+    "section.fair-deal[data-check=passed], section.fair-deal[data-check=failed], " +
+    "section.fair-deal[data-check=unavailable]";
+  await page.waitForSelector(done, { timeout: STEP_MS });
+  let part = page;
+  let local;
+  if ((await page.$eval("section.fair-deal", (s) => s.dataset.check)) === "unavailable") {
+    const address = new URL(page.url());
+    address.host = localUrl.host;
+    local = await context.newPage();
+    await local.goto(address.href);
+    await local.waitForSelector(done.split(", ").slice(0, 2).join(", "), { timeout: STEP_MS });
+    part = local;
+  }
+  const check = await part.$eval("section.fair-deal", (s) => ({
+    state: s.dataset.check,
+    commitment: s.querySelector("code.commitment")?.textContent ?? "",
+    verdict: s.querySelector(".verdict")?.textContent ?? "",
+  }));
+  await local?.close();
+  if (
+    check.state !== "passed" ||
+    !/^Checked: Your dealt hand matches the deck from the sealed seed/.test(check.verdict)
+  )
+    throw new Error(`the fair-deal check says "${check.verdict}" (${check.state})`);
+  // The lobby's tab keeps the commitment it showed and the seed it drew (sessionStorage): the
+  // check then says the player's own seed was part of the shuffle.
+  return {
+    ...check,
+    unavailableFirst: Boolean(local),
+    ownSeed: /Your own seed/.test(check.verdict),
+  };
+}
+
+/** The long hex strings (digests, seeds) the page shows that are not the fair-deal part's own:
+ * the commitment, and once the game is over the revealed seed (in its "whole" details). Anything
+ * else would be something hidden shown. Empty: none. */
+function hexShown(page) {
+  return page.evaluate(() => {
+    const allowed = new Set(
+      [...document.querySelectorAll("section.fair-deal details code")].map((c) => c.textContent),
+    );
+    // Each text node by itself: the page's words run into one another in textContent ("seed"
+    // and a seed's "eed3…" read as one hex string).
+    const walker = document.createTreeWalker(document.getElementById("app"), NodeFilter.SHOW_TEXT);
+    const found = [];
+    for (let node = walker.nextNode(); node; node = walker.nextNode())
+      for (const m of (node.nodeValue ?? "").matchAll(/[0-9a-f]{32,}/gi))
+        if (!allowed.has(m[0])) found.push(m[0]);
+    return found;
+  });
+}
+
 /** Where the page runs: whether it is a secure context, and has crypto.randomUUID. */
 function whereItRuns(page) {
   return page.evaluate(() => ({
@@ -155,6 +228,9 @@ async function main() {
     refusedStale: 0,
     refusalShown: false,
     finalSeen: [],
+    fairDeal: [],
+    movesInSight: 0,
+    betweenRounds: [],
     calls: {},
   };
   const watch = (page, name) => {
@@ -173,8 +249,8 @@ async function main() {
     });
   };
   const prefix = args.phone ? `${args.kind}-phone` : args.kind;
-  const shot = (page, name) =>
-    page.screenshot({ path: join(args.out, `${prefix}-${name}.png`), fullPage: true });
+  const shot = (page, name, fullPage = true) =>
+    page.screenshot({ path: join(args.out, `${prefix}-${name}.png`), fullPage });
   /** What a phone's screen showed wrong, by where: the lobby, a move's look, the end. */
   const onPhone = async (page, where) => {
     if (!args.phone) return;
@@ -247,6 +323,24 @@ async function main() {
       const tab = tabs[at];
       const before = looks[at];
       await onPhone(tab.page, `seat ${tab.seat} at version ${before.version}`);
+      if (args.phone) {
+        const away = await movesOutOfSight(tab.page);
+        if (away) throw new Error(`on a phone, seat ${tab.seat}: ${away}`);
+        report.movesInSight += 1;
+      }
+      // Between rounds any seat may deal the next: the page must not have the player wait for a
+      // seat (a lobby bot never deals).
+      if (before.moves.some((m) => ["nextRound", "nextHand"].includes(m.kind))) {
+        const status = (await tab.page.textContent("p.status")) ?? "";
+        report.betweenRounds.push(status);
+        // "Waiting for X; meanwhile you may act…" is the page with the deal still on offer. A
+        // bare "Waiting for X…" is a page with no moves: another tab dealt the round since
+        // `before` was read (a race between tabs, not the wording this guards against).
+        if (/^Waiting for .*meanwhile/.test(status))
+          throw new Error(
+            `seat ${tab.seat} may deal the next round, and the page says "${status}"`,
+          );
+      }
       const unnamed = await meldsUnnamed(tab.page);
       if (unnamed.length)
         throw new Error(`moves name melds ${unnamed.map((id) => `#${id}`)}, not on the table`);
@@ -298,7 +392,15 @@ async function main() {
         );
         report.live += 1;
       }
-      if (report.moves === 6) for (const t of tabs) await shot(t.page, `seat${t.seat}-playing`);
+      if (report.moves === 6)
+        for (const t of tabs) {
+          await shot(t.page, `seat${t.seat}-playing`);
+          // In play, the commitment alone (whole in its details, shortened beside): no seed.
+          const codes = await t.page.$$eval("section.fair-deal details code", (cs) => cs.length);
+          const extra = await hexShown(t.page);
+          if (codes !== 1 || extra.length)
+            throw new Error(`seat ${t.seat} shows in play ${codes} digests, and ${extra}`);
+        }
     }
     // The end: the final settlement, in every tab (each follows the stream to the end).
     for (const t of tabs) {
@@ -318,6 +420,13 @@ async function main() {
       const log = await t.page.$$eval("ol.events li", (items) => items.map((li) => li.textContent));
       const raw = log.find((line) => RAW_WORDS.test(line ?? ""));
       if (raw) throw new Error(`seat ${t.seat}: the event log reads "${raw}"`);
+      report.fairDeal.push({
+        seat: t.seat,
+        ...(await fairDealChecked(t.page, context, new URL(args.url))),
+      });
+      const extra = await hexShown(t.page);
+      if (extra.length)
+        throw new Error(`seat ${t.seat} shows hex that is not its to see: ${extra}`);
       await onPhone(t.page, `seat ${t.seat} at the end`);
       report.finalSeen.push(t.seat);
       await shot(t.page, `seat${t.seat}-final`);
@@ -328,7 +437,10 @@ async function main() {
     watch(page, "timeline");
     const answer = await page.goto(timeline);
     if (answer?.status() !== 200) throw new Error(`the timeline answered ${answer?.status()}`);
-    await shot(page, "timeline");
+    // On a phone, its first screen only: a whole match's timeline is some 14,000 px long, a
+    // 43,000-pixel-high image at the phone's three device pixels to each, which took over the
+    // screenshot's 30 s on a loaded machine.
+    await shot(page, "timeline", !args.phone);
     report.timeline = timeline;
     if (errors.length) throw new Error(`the page reported errors:\n${errors.join("\n")}`);
   } finally {

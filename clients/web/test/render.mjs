@@ -8,8 +8,16 @@
 import assert from "node:assert/strict";
 import { loadSource } from "./load.mjs";
 
-const { LOW_TIME_MS, factorLabel, factorSign, handsAtRoundEnd, statusFor, timeIsShort } =
-  await loadSource("../src/render.ts");
+const {
+  LOW_TIME_MS,
+  betweenRoundsStatus,
+  factorLabel,
+  factorSign,
+  handsAtRoundEnd,
+  statusFor,
+  timeIsShort,
+  timeLeft,
+} = await loadSource("../src/render.ts");
 
 const claim = statusFor(
   [
@@ -49,6 +57,40 @@ assert.equal(
 );
 assert.equal(statusFor([{ seat: 1, turn: true }], 0, 0, 0), "Waiting for Seat 1…");
 assert.equal(statusFor([], 0, 0, 0), "Waiting…");
+
+// Between rounds any seat may deal: a lobby bot on the clock for it never does, and the player
+// was told "Waiting for Seat 1" for ever. Now: deal when ready, and why nobody else will.
+const botDeals = betweenRoundsStatus([1], new Set([1]), 0, "round");
+assert.equal(
+  botDeals,
+  "The round is over: deal the next one when you are ready (your moves below). Seat 1 is a bot: bots leave the next deal to people.",
+);
+assert.doesNotMatch(botDeals, /Waiting/);
+assert.match(
+  betweenRoundsStatus([1], new Set(), 0, "hand"),
+  /hand is over.*Seat 1 may deal it too\.$/,
+);
+assert.equal(
+  betweenRoundsStatus([], new Set([1]), 0, "round"),
+  "The round is over: deal the next one when you are ready (your moves below).",
+);
+
+// The time left holds the bank: "0:05 left, bank 0:05" read as ten seconds.
+const times = {
+  turnAndBank: timeLeft(35_000, 5_000),
+  allBank: timeLeft(4_200, 5_000),
+  noBank: timeLeft(30_000, 0),
+};
+assert.deepEqual(times.turnAndBank, {
+  shown: "to act: 0:35 left (0:30 turn + 0:05 bank)",
+  spoken: "35 seconds left to act: 30 seconds of the turn, then 5 seconds from the bank",
+});
+assert.deepEqual(times.allBank, {
+  shown: "to act: 0:05 left, all bank",
+  spoken: "5 seconds left to act, all of it from the bank",
+});
+assert.deepEqual(times.noBank, { shown: "to act: 0:30 left", spoken: "30 seconds left to act" });
+assert.equal(timeLeft(65_000, 0).spoken, "1 minute 5 seconds left to act");
 
 const signs = [{ added: false }, { added: false }, { added: true }].map((f, i) => factorSign(i, f));
 assert.deepEqual(signs, ["=", "×", "+"]);
@@ -99,4 +141,14 @@ for (const stepMs of [4000, 12_000, 20_000, 30_000, 60_000, 90_000 + 45_000]) {
 }
 assert.equal(LOW_TIME_MS, 10_000);
 
-console.log(JSON.stringify({ claim, turn, signs, hands, short }));
+console.log(
+  JSON.stringify({
+    betweenRounds: botDeals,
+    times,
+    claim,
+    turn,
+    signs,
+    hands,
+    short,
+  }),
+);
