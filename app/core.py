@@ -6,12 +6,18 @@ fold and the command id's first answer) → ``decide`` → append at the expecte
 not hold: the cache of folded states is only a cache, and any process on the same store serves any
 game. Transports (gRPC today) parse a request, call one method here and format the answer; errors
 are the typed ones of :mod:`croupier.app.errors`.
+
+This module holds creation, commands, the fold, time-outs and each seat's copy of a game. Two
+collaborators hold the rest, each given only what it uses of the core, and are called through this
+class's methods of the same names: the live streams (``subscribe``, ``play``) in
+:mod:`croupier.app.streams`, and the replay use cases (``replay``, ``export_replay``,
+``verify_replay``) in :mod:`croupier.app.replaying`. A game's state is typed
+:class:`croupier.engine.game.GameState`: what the core reads of it itself.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import dataclasses
 import functools
 import hashlib
@@ -19,10 +25,9 @@ import random
 import secrets
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -34,13 +39,10 @@ from croupier.app.callers import (
     player_of,
     seat_of,
     seat_or_spectator,
-    seat_token_of,
     studio_of,
     watcher,
 )
 from croupier.app.errors import (
-    JOIN_TIMEOUT,
-    SEAT_TOKEN_REQUIRED,
     AppError,
     BadCredentials,
     BadRequest,
@@ -48,16 +50,13 @@ from croupier.app.errors import (
     NotFound,
     NotNow,
     RateLimited,
-    ShuttingDown,
     StaleVersion,
-    TooManyStreams,
-    Unavailable,
     from_rejection,
     invalid,
     log_failure,
     require,
+    store_error,
 )
-from croupier.app.heartbeats import with_heartbeats
 from croupier.app.memo import Memo
 from croupier.app.notifier import Notifier
 from croupier.app.observer import (
@@ -73,7 +72,13 @@ from croupier.app.observer import (
 )
 from croupier.app.ratelimit import RateLimit, RateLimiter
 from croupier.app.recent import RecentEvents
+from croupier.app.replaying import Replays
 from croupier.app.runner import AsyncLog, Rank
+from croupier.app.streams import JOIN_TIMEOUT_S as JOIN_TIMEOUT_S
+from croupier.app.streams import MAX_STREAMS_PER_TOKEN as MAX_STREAMS_PER_TOKEN
+from croupier.app.streams import PLAY_OUTBOX_LIMIT as PLAY_OUTBOX_LIMIT
+from croupier.app.streams import Refused as Refused
+from croupier.app.streams import Streams
 
 if TYPE_CHECKING:
     from croupier.app.sweeper import Sweeper
@@ -97,7 +102,7 @@ from croupier.contract.bindings import (
 from croupier.contract.rejections import rejection
 from croupier.engine import ENGINE_VERSION
 from croupier.engine.clock import NO_SEAT, TurnRestarted, TurnTimedOut
-from croupier.engine.game import CommandError, Context, InvalidRules
+from croupier.engine.game import CommandError, Context, GameState, InvalidRules
 from croupier.engine.settlement import Settlement
 from croupier.engine.shared import replaced
 from croupier.engine.shuffle import Seeds
@@ -117,23 +122,12 @@ from croupier.log import (
     TicketUsed,
     VersionConflict,
 )
-from croupier.replays.format import (
-    ReplayFormatError,
-    build,
-    complete_event,
-    to_binary,
-    to_json,
-)
-from croupier.replays.format import parse as parse_replay
-from croupier.replays.signing import ReplayKeys, SignatureCheck, sign, verify_signed
+from croupier.replays.format import complete_event
+from croupier.replays.signing import ReplayKeys, SignatureCheck
 from croupier.replays.verify import Report
 from croupier.v1 import common_pb2, service_pb2
 
 log = structlog.get_logger("croupier.app")
-
-T = TypeVar("T")
-#: A live stream's message: StreamEvents' or Play's (each has an event, a state and a batch).
-Streamed = TypeVar("Streamed", service_pb2.StreamEventsResponse, service_pb2.PlayResponse)
 
 #: Milliseconds since the epoch, now. Injected so that tests move time instead of sleeping.
 Clock = Callable[[], int]
@@ -148,28 +142,9 @@ STREAM_RECHECK_S = 5.0
 TICK = TICK_PREFIX
 # How long closing waits for background writes.
 CLOSE_WAIT_S = 5.0
-# How long a Play stream waits for its first message, the join, before it ends (INVALID_ARGUMENT
-# JOIN_TIMEOUT): far longer than any client's connect-then-join, even on a slow mobile network,
-# and short enough that calls which never join (a few KB of memory each, and nothing else limits
-# how many a client opens) do not pile up. Croupier's ``join_timeout_s`` (tests shorten it).
-JOIN_TIMEOUT_S = 30.0
-# Live streams (StreamEvents and Play) one seat's or player's token may hold open on one process
-# at once. A seat needs one or two (a Play stream, a page's StreamEvents; a reconnect whose old
-# stream is not yet gone), a player's spectator screens a few; the load tool holds ten on a
-# game, spread over its seats. Without a cap, one token held 20,000 (274 MB), and a player's
-# token may watch any game. The studio's token (its backend follows all its games) has none.
-MAX_STREAMS_PER_TOKEN = 32
-# Messages a Play stream holds for its client before it reads no more of the client's: the
-# answers to its commands (each refusal too) wait in memory until the client reads them, and a
-# client that sent a flood of messages (empty ones, or commands beyond its rate) without reading
-# a reply grew the server's memory by hundreds of bytes per message sent, with no bound.
-PLAY_OUTBOX_LIMIT = 256
 # A game recorded by a newer release (a rolling upgrade): asked again after this long, by when
 # the client may reach a newer replica (or this one, upgraded).
 NEWER_RELEASE_RETRY_MS = 1000
-# VerifyReplay files parsed and verified at once per process: anyone may send one, and a crafted
-# 3 MiB file holds a core for seconds and some 350 MB while it is read; more wait their turn.
-MAX_VERIFYING = 2
 # Events as each seat may see them, remembered (by game, version, seat and whether it is over).
 PRESENTED_MEMO_SIZE = 16384
 # Events decoded, and complete as seats who may see all of them get them (by game and version):
@@ -268,73 +243,6 @@ def fresh_seed() -> bytes:
 
 
 @dataclass(frozen=True)
-class Refused:
-    """A command a Play stream refused, for the transport to word as its status (and log)."""
-
-    command_id: str
-    error: AppError
-    #: The command's kind (``Draw``, ``Knock``…) when it could be read.
-    command: str = ""
-
-
-PlayItem = service_pb2.PlayResponse | Refused | None
-
-
-class _Outbox:
-    """A Play stream's messages on their way out, for its one reader (:meth:`Croupier.play`):
-    what it uses of an :class:`asyncio.Queue`, which costs more for every message of every seat
-    (its getters' deque, its count of unfinished tasks, and a look-up of the running loop at
-    each wait). A ``get`` cancelled takes nothing from it, as a queue's. :meth:`room` lets the
-    stream's request reader wait while the client is not reading its answers."""
-
-    __slots__ = ("_items", "_loop", "_reader", "_room", "limit")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, limit: int = PLAY_OUTBOX_LIMIT) -> None:
-        self._items: collections.deque[PlayItem] = collections.deque()
-        self._loop = loop
-        self._reader: asyncio.Future[None] | None = None
-        self._room: asyncio.Future[None] | None = None
-        self.limit = limit
-
-    def put_nowait(self, item: PlayItem) -> None:
-        self._items.append(item)
-        reader = self._reader
-        if reader is not None and not reader.done():
-            reader.set_result(None)
-
-    def empty(self) -> bool:
-        return not self._items
-
-    def get_nowait(self) -> PlayItem:
-        item = self._items.popleft()
-        self._made_room()
-        return item
-
-    async def get(self) -> PlayItem:
-        while not self._items:
-            self._reader = self._loop.create_future()
-            try:
-                await self._reader
-            finally:
-                self._reader = None
-        return self.get_nowait()
-
-    def _made_room(self) -> None:
-        room = self._room
-        if room is not None and not room.done() and len(self._items) < self.limit:
-            room.set_result(None)
-
-    async def room(self) -> None:
-        """Until fewer than :attr:`limit` messages wait to go out."""
-        while len(self._items) >= self.limit:
-            self._room = self._loop.create_future()
-            try:
-                await self._room
-            finally:
-                self._room = None
-
-
-@dataclass(frozen=True)
 class Parts:
     """The parts of a game an answer carries for one seat, as asked (``Include``)."""
 
@@ -352,7 +260,7 @@ class Applied:
     answer: CommandResult
     folded: Folded
     finished: bool
-    state: Any
+    state: GameState
     state_version: int
 
 
@@ -362,7 +270,7 @@ class Folded:
 
     record: GameRecord
     binding: GameBinding
-    state: Any
+    state: GameState
     version: int
     #: The game's own events so far; ``None`` when it was read from a snapshot (which holds the
     #: state only): :meth:`Croupier._with_events` reads them when a use case needs them.
@@ -453,20 +361,6 @@ def _binding(kind: common_pb2.GameKind.ValueType) -> GameBinding:
     return binding
 
 
-def _stream_heartbeat() -> service_pb2.StreamEventsResponse:
-    return service_pb2.StreamEventsResponse(heartbeat=service_pb2.Heartbeat())
-
-
-def _store_error(error: GameNotFound | VersionConflict) -> AppError:
-    if isinstance(error, GameNotFound):
-        return NotFound("GAME_NOT_FOUND", str(error), {"game_id": error.game_id})
-    return StaleVersion(
-        "VERSION_CONFLICT",
-        f"{error}; read the game again and retry",
-        {"current_version": str(error.current), "expected_version": str(error.expected)},
-    )
-
-
 class Croupier:
     """The service's use cases. One per process; every method is safe to call concurrently."""
 
@@ -485,8 +379,6 @@ class Croupier:
         join_timeout_s: float = JOIN_TIMEOUT_S,
     ) -> None:
         self.store = store
-        #: How long a Play stream waits for its join (:data:`JOIN_TIMEOUT_S`).
-        self.join_timeout_s = join_timeout_s
         #: Sign exported replays, and vouch for the files they signed (docs/replay-format.md).
         self.replay_keys = replay_keys or ReplayKeys()
         #: Told of commands, folds, the cache and time-outs (the service's metrics).
@@ -529,11 +421,51 @@ class Croupier:
         self._rechecking: asyncio.Task[None] | None = None
         # Set when the process is shutting down (:meth:`drain`).
         self._drained = asyncio.Event()
-        # The VerifyReplay calls parsing and verifying a file at once; the others wait their turn.
-        self._verifying = asyncio.Semaphore(MAX_VERIFYING)
-        # The live streams each seat's or player's token holds open (:meth:`_streaming`).
-        self._streams: dict[tuple[str, ...], int] = {}
-        self.max_streams_per_token = MAX_STREAMS_PER_TOKEN
+        #: The live streams, StreamEvents and Play (:mod:`croupier.app.streams`), given what they
+        #: use of the core: they hold these very objects, so none is replaced after this (a core
+        #: whose ``cache`` or ``clock`` is swapped would stream from the old one).
+        self.streams = Streams(
+            cache=self.cache,
+            recent=self.recent,
+            notifier=self.notifier,
+            log=self.log,
+            clock=clock,
+            drained=self._drained,
+            fold=self._fold,
+            tick=self.tick,
+            present=self._present,
+            parts=self._parts,
+            turn_ran_out=self._turn_ran_out,
+            play_command=self._play_command,
+            join_timeout_s=join_timeout_s,
+        )
+        #: GetReplay, ExportReplay and VerifyReplay (:mod:`croupier.app.replaying`).
+        self.replays = Replays(
+            log=self.log,
+            fold_as_ended=self._fold_as_ended,
+            replay=self._replay,
+            replay_keys=self.replay_keys,
+        )
+
+    # The streams' settings, on the core as before (tests and the servers set them here).
+
+    @property
+    def join_timeout_s(self) -> float:
+        """How long a Play stream waits for its join (:data:`JOIN_TIMEOUT_S`)."""
+        return self.streams.join_timeout_s
+
+    @join_timeout_s.setter
+    def join_timeout_s(self, seconds: float) -> None:
+        self.streams.join_timeout_s = seconds
+
+    @property
+    def max_streams_per_token(self) -> int:
+        """Live streams one token may hold open at once (:data:`MAX_STREAMS_PER_TOKEN`)."""
+        return self.streams.max_streams_per_token
+
+    @max_streams_per_token.setter
+    def max_streams_per_token(self, most: int) -> None:
+        self.streams.max_streams_per_token = most
 
     async def start(self, sweep: bool = True) -> None:
         """Bind to the running loop and hear other processes' appends; with ``sweep``, record
@@ -617,30 +549,6 @@ class Croupier:
         except AuthError as error:
             raise BadCredentials(error.reason, str(error), error.metadata) from None
 
-    @contextmanager
-    def _streaming(self, caller: Caller) -> Iterator[None]:
-        """Around a live stream: counted against its token's :attr:`max_streams_per_token`
-        (``TOO_MANY_STREAMS`` past it). A seat's token counts by its game and seat, a player's by
-        the player; the studio's backend is not held to it."""
-        if caller.identity is not None:
-            holder: tuple[str, ...] = (caller.identity.game_id, str(caller.identity.seat))
-        elif caller.player is not None:
-            holder = ("player", caller.player.player)
-        else:
-            yield
-            return
-        held = self._streams.get(holder, 0)
-        if held >= self.max_streams_per_token:
-            raise TooManyStreams(self.max_streams_per_token)
-        self._streams[holder] = held + 1
-        try:
-            yield
-        finally:
-            if (left := self._streams[holder] - 1) > 0:
-                self._streams[holder] = left
-            else:
-                del self._streams[holder]
-
     # -- the log ----------------------------------------------------------------------------------
 
     async def _fold(
@@ -670,7 +578,7 @@ class Croupier:
             if loaded.snapshot is not None and thawed is None:  # not ours: fold the whole log
                 loaded = await self.log.load(game_id, 0, command_id)
         except GameNotFound as error:
-            raise _store_error(error) from None
+            raise store_error(error) from None
         base = None
         if thawed is not None:
             base = Folded(
@@ -776,11 +684,11 @@ class Croupier:
         if not task.cancelled() and task.exception() is not None:
             log.warning("snapshot not saved", error=repr(task.exception()))
 
-    def _as_of_now(self, folded: Folded) -> Any:
+    def _as_of_now(self, folded: Folded) -> GameState:
         """The state as of now: what time has made due (a closed claim window) applied."""
         return self._advanced(folded, folded.state)
 
-    def _advanced(self, folded: Folded, state: Any) -> Any:
+    def _advanced(self, folded: Folded, state: GameState) -> GameState:
         """``state`` with what time has made due by now applied (not recorded)."""
         game = folded.binding.game
         timed, due = self._due(folded, state, self.clock())
@@ -791,7 +699,7 @@ class Croupier:
         return timed
 
     @staticmethod
-    def _due(folded: Folded, state: Any, now: int) -> tuple[Any, list[Any]]:
+    def _due(folded: Folded, state: GameState, now: int) -> tuple[GameState, list[Any]]:
         """What time has made due after ``state`` by ``now``: the events, and the state they
         follow (what time makes due is a batch of its own, the service's, at ``now``)."""
         game = folded.binding.game
@@ -1308,8 +1216,8 @@ class Croupier:
         return response
 
     async def _after_time_outs(
-        self, folded: Folded, state: Any, version: int
-    ) -> tuple[Folded, Any, int]:
+        self, folded: Folded, state: GameState, version: int
+    ) -> tuple[Folded, GameState, int]:
         """The game at ``version`` (in ``state``), or, when a turn has run out there by now, the
         game after its time-outs are recorded."""
         current = self.cache.get(folded.record.game_id)
@@ -1332,7 +1240,7 @@ class Croupier:
     def _parts(
         self,
         folded: Folded,
-        state: Any,
+        state: GameState,
         version: int,
         seat: int | None,
         include: service_pb2.Include,
@@ -1355,7 +1263,7 @@ class Croupier:
         )
 
     def _moves(
-        self, folded: Folded, state: Any, version: int | None, seat: int
+        self, folded: Folded, state: GameState, version: int | None, seat: int
     ) -> list[service_pb2.LegalMove]:
         """The seat's legal moves with labels (remembered for ``version`` when it is given)."""
         binding, game = folded.binding, folded.binding.game
@@ -1374,7 +1282,7 @@ class Croupier:
         return self.moves_memo.get_or_make((folded.record.game_id, version, seat), listed)
 
     def _view(
-        self, folded: Folded, state: Any, version: int | None, seat: int | None
+        self, folded: Folded, state: GameState, version: int | None, seat: int | None
     ) -> service_pb2.View:
         """What ``seat`` (``None``: a spectator) sees, remembered for ``version`` when it is
         given: every spectator of a game, and each stream of one seat, is sent the same."""
@@ -1387,7 +1295,7 @@ class Croupier:
         )
 
     def _seats_to_act(
-        self, folded: Folded, state: Any, version: int | None, seat: int | None
+        self, folded: Folded, state: GameState, version: int | None, seat: int | None
     ) -> list[service_pb2.SeatToAct]:
         """:meth:`_to_act` for ``seat``, remembered for ``version`` when it is given: every
         stream of one seat, and every spectator, is sent the same."""
@@ -1398,7 +1306,9 @@ class Croupier:
         )
 
     @staticmethod
-    def _to_act(folded: Folded, state: Any, viewer: int | None) -> list[service_pb2.SeatToAct]:
+    def _to_act(
+        folded: Folded, state: GameState, viewer: int | None
+    ) -> list[service_pb2.SeatToAct]:
         """The seats that have a move now as ``viewer`` (``None``: a spectator) may be told,
         read from the game's phase by the engine (a property test checks it against the legal
         moves, and that no hidden card decides another seat's place in it), each with its away
@@ -1439,7 +1349,7 @@ class Croupier:
         command: service_pb2.Command,
         payload: bytes,
         fingerprint: bytes,
-    ) -> tuple[CommandResult, bool, Any]:
+    ) -> tuple[CommandResult, bool, GameState]:
         """Decide a new command and record its answer: its events, or its refusal. Returns the
         answer, whether the game is over, and its state after the command. ``seat``: the acting
         seat, ``None`` for the studio's command (the engine is told :data:`NO_SEAT`)."""
@@ -1482,7 +1392,7 @@ class Croupier:
             except VersionConflict as conflict:
                 return await self._answered_or_conflict(folded, command_id, conflict)
             except GameNotFound as gone:
-                raise _store_error(gone) from None
+                raise store_error(gone) from None
             return result, folded.record.finished, folded.state
         state = game.at(folded.state, now, seat)
         for event in events:
@@ -1516,7 +1426,7 @@ class Croupier:
         except VersionConflict as error:
             return await self._answered_or_conflict(folded, command_id, error)
         except GameNotFound as error:
-            raise _store_error(error) from None
+            raise store_error(error) from None
         made(result)
         if not result.duplicate:
             return result, finished, state
@@ -1524,12 +1434,12 @@ class Croupier:
 
     async def _answered_or_conflict(
         self, folded: Folded, command_id: str, conflict: VersionConflict
-    ) -> tuple[CommandResult, bool, Any]:
+    ) -> tuple[CommandResult, bool, GameState]:
         """The game moved on under a command: if that was the same command id answered
         meanwhile (a retry racing its first attempt), its first answer; else ABORTED."""
         answered = await self.log.result_of(folded.record.game_id, command_id)
         if answered is None:
-            raise _store_error(conflict)
+            raise store_error(conflict)
         return answered, folded.record.finished, folded.state
 
     async def tick(self, game_id: str) -> int:
@@ -1649,7 +1559,7 @@ class Croupier:
     def _remember(
         self,
         folded: Folded,
-        state: Any,
+        state: GameState,
         events: Sequence[Any],
         result: CommandResult,
         finished: bool,
@@ -1734,7 +1644,7 @@ class Croupier:
             to_act=self._to_act(folded, now, acting),
         )
 
-    async def subscribe(
+    def subscribe(
         self,
         caller: Caller,
         game_id: str,
@@ -1743,382 +1653,16 @@ class Croupier:
         batched: bool = False,
         heartbeat_s: int = 0,
     ) -> AsyncGenerator[service_pb2.StreamEventsResponse]:
-        """The seat's copies of the game's events after ``after_version`` (a spectator's, for a
-        studio or player token), live, until the game ends; with ``include`` asking for any
-        part, after each batch the seat's state (as :meth:`play` sends it); ``batched``: each
-        batch and its state in one message; ``heartbeat_s``: a heartbeat after each quiet spell
-        that long (0: none). Cancelling the iteration drops the stream at once."""
-        limits.check_heartbeat(heartbeat_s, "heartbeat_s")
-        with self._streaming(caller):
-            stream = self._subscribed(caller, game_id, after_version, include, batched)
-            async for response in with_heartbeats(stream, heartbeat_s, _stream_heartbeat):
-                yield response
+        """The seat's copies of the game's events after ``after_version``, live, until the game
+        ends (:meth:`croupier.app.streams.Streams.subscribe`). Nothing runs until it is iterated."""
+        return self.streams.subscribe(caller, game_id, after_version, include, batched, heartbeat_s)
 
-    async def _subscribed(
-        self,
-        caller: Caller,
-        game_id: str,
-        after_version: int,
-        include: service_pb2.Include | None,
-        batched: bool,
-    ) -> AsyncIterator[service_pb2.StreamEventsResponse]:
-        """:meth:`subscribe`, without its heartbeats."""
-        seat = watcher(caller, game_id)
-        limits.check_version(after_version, "after_version")
-        if seat is None and include is not None and include.legal_moves:
-            raise BadCredentials(
-                SEAT_TOKEN_REQUIRED,
-                "legal moves are a seat's: send the seat token (a studio or player token "
-                "watches as a spectator: its state has the view and who is to act)",
-            )
-        # The parts asked for; none (or no include): events only.
-        asked = (
-            include
-            if include is not None and (include.view or include.legal_moves or include.to_act)
-            else None
-        )
-        async for response in self._feed(
-            service_pb2.StreamEventsResponse,
-            game_id,
-            seat,
-            after_version,
-            "after_version",
-            asked,
-            batched,
-        ):
-            yield response
-
-    async def _while_away(self, after: int, read: Callable[[], Awaitable[T]]) -> T:
-        """A stream's ``read`` of the store; while the store is unavailable, made again after
-        each answer's delay: the stream stays open, and its client is sent nothing more until the
-        store is back (as when nobody moves), rather than see it end and join again into the
-        same outage. A shutdown meanwhile ends it as every other stream (after ``after``)."""
-        while True:
-            try:
-                return await read()
-            except GameNotFound as error:
-                raise _store_error(error) from None
-            except Unavailable as error:
-                if self.draining:
-                    raise ShuttingDown(after) from None
-                await asyncio.sleep(error.retry_after_ms / 1000)
-                if self.draining:
-                    raise ShuttingDown(after) from None
-
-    async def _batches(
-        self, game_id: str, seat: int | None, after_version: int, field: str
-    ) -> AsyncIterator[list[service_pb2.GameEvent]]:
-        """The game's new events as ``seat`` (``None``: a spectator) may see them, a read at a
-        time (the first batch may be empty: the caller is up to date), until the game is over. An ``after_version`` past
-        the game's version (``field`` names it) is refused."""
-        after, first = after_version, True
-        cached = self.cache.get(game_id)
-        binding: GameBinding | None = cached.binding if cached is not None else None
-        # The game's row as last read (its seats, checked on the first pass: they never change).
-        record: GameRecord | None = cached.record if cached is not None else None
-        while True:
-            wake = self.notifier.waiter(game_id)
-            try:
-                # What this process holds of the game, unless it heard of a newer version (its
-                # own appends, the store's notices, the recheck: :meth:`_recheck`).
-                recent = self.recent.get(game_id)
-                new = None
-                if (
-                    recent is not None
-                    and binding is not None
-                    and recent.version >= self.notifier.latest(game_id)
-                    # A client ahead of this process's memory is checked against the store.
-                    and not (first and after > recent.version)
-                ):
-                    new = recent.after(after)
-                if new is None:
-                    loaded = await self._while_away(
-                        after, functools.partial(self.log.load, game_id, after)
-                    )
-                    binding = BY_NAME[loaded.record.kind]
-                    record = loaded.record
-                    self.recent.add(game_id, loaded.events, record.version, record.finished)
-                    new, version, finished = loaded.events, record.version, record.finished
-                elif recent is not None:
-                    version, finished = recent.version, recent.finished
-                if binding is None or record is None:  # pragma: no cover - the first pass reads
-                    raise RuntimeError("a stream's first pass reads the store")
-                if first:
-                    at_table(record, seat)
-                if first and after > version:
-                    # Versions only grow: a client cannot have seen this one (a stream would wait
-                    # in silence for events it would then never be sent).
-                    raise invalid(
-                        "OUT_OF_RANGE",
-                        f"{field} {after} is past the game's version {version}",
-                        field,
-                    )
-                if new or first:
-                    yield [self._present(binding, e, seat, finished) for e in new]
-                    after = new[-1].version if new else after
-                first = False
-                if finished and after >= version:
-                    return
-                if self.draining:  # after the batch: the client resumes from what it has
-                    raise ShuttingDown(after)
-                await wake.wait()
-            finally:
-                self.notifier.release(game_id, wake)
-
-    async def play(
+    def play(
         self, caller: Caller, requests: AsyncIterator[service_pb2.PlayRequest]
     ) -> AsyncIterator[service_pb2.PlayResponse | Refused]:
-        """One seat's connection: the first request joins a game (after a version); then every
-        event as the seat may see it, after each batch the seat's state as the join asked, and an
-        answer to each command (applied exactly once per command id, as by :meth:`submit`). Ends
-        when the game is over and every event is out (a command being applied is answered
-        first), or when the client hangs up; a client that only stops sending still gets the
-        rest of the game. A refusal is yielded as :class:`Refused` for the transport to word.
-
-        A call without a seat token is refused at once, before its join is waited for: a stream
-        waiting for a join holds the server's memory, and the join would be refused anyway. The
-        join must come within :attr:`join_timeout_s` (``JOIN_TIMEOUT``)."""
-        seat_token_of(caller)
-        # Counted from here (its token's live streams), the join waited for included.
-        with self._streaming(caller):
-            first = await self._join_request(requests)
-            if first is None:
-                return
-            if first.WhichOneof("kind") != "join":
-                raise invalid(
-                    "JOIN_FIRST", "the first message of a Play stream joins a game", "join"
-                )
-            join = first.join
-            # Named as the join's other fields are (join.after_version): the field a client
-            # reads off a BadRequest is the one it sent.
-            seat = seat_of(caller, join.game_id, field="join.game_id")
-            limits.check_version(join.after_version, "join.after_version")
-            limits.check_heartbeat(join.heartbeat_s, "join.heartbeat_s")
-            out = _Outbox(asyncio.get_running_loop())
-            # Held while a command is applied: a shutdown lets it finish and answers it.
-            applying = asyncio.Lock()
-            commands = asyncio.create_task(
-                self._play_commands(caller, join.game_id, requests, out, applying)
-            )
-            feed = asyncio.create_task(self._play_feed(join, seat, out))
-            tasks = [commands, feed]
-            try:
-                running = len(tasks)
-                while running:
-                    if join.heartbeat_s:
-                        # A queue's get, cancelled, takes nothing from it. asyncio.timeout, not
-                        # wait_for: 3.11's wait_for can swallow the stream's own cancellation when
-                        # it meets the get's result, and the stream then outlives its client.
-                        try:
-                            async with asyncio.timeout(join.heartbeat_s):
-                                item = await out.get()
-                        except TimeoutError:
-                            yield service_pb2.PlayResponse(heartbeat=service_pb2.Heartbeat())
-                            continue
-                    else:
-                        item = await out.get()
-                    if item is not None:
-                        yield item
-                        continue
-                    running -= 1
-                    over = feed.done() and not feed.cancelled() and feed.exception() is None
-                    for task in tasks:
-                        failure = task.exception() if task.done() and not task.cancelled() else None
-                        if isinstance(failure, ShuttingDown) or (over and task is feed):
-                            async with applying:  # the command being applied is answered, no other
-                                commands.cancel()
-                            while not out.empty():
-                                if (answer := out.get_nowait()) is not None:
-                                    yield answer
-                        if failure is not None:
-                            raise failure
-                    if over:  # the game is over and every event is out
-                        return
-            finally:
-                for task in tasks:
-                    task.cancel()
-
-    async def _join_request(
-        self, requests: AsyncIterator[service_pb2.PlayRequest]
-    ) -> service_pb2.PlayRequest | None:
-        """A Play stream's first request (``None``: the client hung up first). A shutdown does not
-        wait for it: the stream ends as every other does, and its client joins elsewhere. Nor does
-        the stream wait for it longer than :attr:`join_timeout_s` (``JOIN_TIMEOUT``)."""
-        if self.draining:
-            raise ShuttingDown(0)
-        reading = asyncio.ensure_future(anext(aiter(requests), None))
-        draining = asyncio.ensure_future(self._drained.wait())
-        timed_out = False
-        try:
-            # asyncio.timeout, not wait_for (which, on 3.11, can swallow the stream's own
-            # cancellation): a client that hangs up meanwhile still ends the stream at once.
-            async with asyncio.timeout(self.join_timeout_s):
-                await asyncio.wait((reading, draining), return_when=asyncio.FIRST_COMPLETED)
-        except TimeoutError:
-            timed_out = True
-        finally:
-            draining.cancel()
-            if not reading.done():
-                reading.cancel()
-        if reading.done() and not reading.cancelled():  # it came, even as the time ran out
-            return reading.result()
-        if timed_out and not self.draining:
-            raise invalid(
-                JOIN_TIMEOUT,
-                f"no join within {self.join_timeout_s:g} s of the call: send the join as the "
-                "stream's first message as soon as the call is open",
-                "join",
-            )
-        raise ShuttingDown(0)
-
-    async def _play_commands(
-        self,
-        caller: Caller,
-        game_id: str,
-        requests: AsyncIterator[service_pb2.PlayRequest],
-        out: _Outbox,
-        applying: asyncio.Lock,
-    ) -> None:
-        try:
-            async for request in requests:
-                # A message is answered once the client has read enough of the answers before
-                # it: one that sends without reading is read no further (PLAY_OUTBOX_LIMIT).
-                await out.room()
-                kind = request.WhichOneof("kind")
-                if kind != "command":
-                    out.put_nowait(
-                        Refused(
-                            "",
-                            invalid("JOIN_ONCE", "a Play stream joins once", "join")
-                            if kind == "join"
-                            else invalid(
-                                "MISSING_FIELD",
-                                "a Play message after the join carries a command",
-                                "command",
-                            ),
-                        )
-                    )
-                    continue
-                move = request.command
-                async with applying:
-                    # Each command binds its own kind (:meth:`_command`), read back if refused.
-                    structlog.contextvars.unbind_contextvars("command")
-                    try:
-                        accepted = await self._play_command(caller, game_id, move)
-                    except AppError as error:
-                        kind_read = structlog.contextvars.get_contextvars().get("command", "")
-                        out.put_nowait(Refused(move.command_id, error, str(kind_read)))
-                        continue
-                    out.put_nowait(service_pb2.PlayResponse(accepted=accepted))
-        finally:
-            out.put_nowait(None)
-
-    async def _play_feed(
-        self,
-        join: service_pb2.PlayJoin,
-        seat: int,
-        out: _Outbox,
-    ) -> None:
-        """The game's events after ``join.after_version``, live, each batch followed by the
-        seat's state (``join.batched``: each batch and its state in one message)."""
-        try:
-            async for response in self._feed(
-                service_pb2.PlayResponse,
-                join.game_id,
-                seat,
-                join.after_version,
-                "join.after_version",
-                join.include,
-                join.batched,
-            ):
-                out.put_nowait(response)
-        finally:
-            out.put_nowait(None)
-
-    async def _feed(
-        self,
-        response: type[Streamed],
-        game_id: str,
-        seat: int | None,
-        after_version: int,
-        field: str,
-        include: service_pb2.Include | None,
-        batched: bool,
-    ) -> AsyncIterator[Streamed]:
-        """What a live stream (StreamEvents, Play: ``response`` is its message) sends: the game's
-        events after ``after_version`` (``field`` names it) as ``seat`` (``None``: a spectator)
-        may see them, until the game is over; with ``include``, after each batch the state it
-        asks for; ``batched``: each batch and its state in one message.
-
-        A batch whose state is not told (a turn ran out: its time-out is recorded first, and the
-        batch that makes brings the state) waits for the next. Should the stream end first (the
-        game over, a shutdown, a failure), its events still go out before the end: a shutdown
-        names the last version sent, and the client resumes after it."""
-        # The events not yet sent (batched: they go with the next state).
-        pending: list[service_pb2.GameEvent] = []
-        after = after_version
-        try:
-            async for batch in self._batches(game_id, seat, after_version, field):
-                if batched:
-                    pending.extend(batch)
-                else:
-                    for event in batch:
-                        yield response(event=event)
-                after = batch[-1].version if batch else after
-                # Built in place: a message given to another message's constructor is copied,
-                # and the legal moves, the view and the events were copied two or three times.
-                message = response()
-                if include is not None:
-                    folded = await self._folded_for_state(game_id, after)
-                    if folded is None:
-                        continue
-                    state = message.batch.state if batched else message.state
-                    self._fill_state(state, folded, seat, include)
-                elif not (batched and pending):
-                    continue
-                if batched:
-                    message.batch.events.extend(pending)
-                    pending = []
-                yield message
-        except Exception:
-            if pending:
-                yield response(batch=service_pb2.PlayBatch(events=pending))
-            raise
-        if pending:
-            yield response(batch=service_pb2.PlayBatch(events=pending))
-
-    async def _folded_for_state(self, game_id: str, after: int) -> Folded | None:
-        """The game to tell a seat's state from, once the events up to ``after`` are sent: as
-        this process last folded it, when that is as new (the usual case: the command came
-        through here), else read again. ``None`` when a turn ran out: it is recorded now, and
-        the batch it makes brings the state after it (rather than moves a command could only
-        meet as ABORTED)."""
-        cached = self.cache.get(game_id)
-        if cached is not None and cached.version >= after:
-            folded = cached
-        else:
-            folded, _ = await self._while_away(after, functools.partial(self._fold, game_id))
-        if self._turn_ran_out(folded, self.clock()):
-            await self._while_away(after, functools.partial(self.tick, game_id))
-            return None
-        return folded
-
-    def _fill_state(
-        self,
-        state: service_pb2.PlayState,
-        folded: Folded,
-        seat: int | None,
-        include: service_pb2.Include,
-    ) -> None:
-        """``state`` (empty, in place) filled with the seat's (or a spectator's) state in
-        ``folded``: its version, whether the game is over, and the parts ``include`` asks for."""
-        parts = self._parts(folded, folded.state, folded.version, seat, include)
-        state.version = folded.version
-        state.finished = folded.record.finished
-        state.legal_moves.extend(parts.legal_moves)
-        state.to_act.extend(parts.to_act)
-        if parts.view is not None:
-            state.view.CopyFrom(parts.view)
+        """One seat's connection: its join, its commands, the game's events and its state
+        (:meth:`croupier.app.streams.Streams.play`). Nothing runs until it is iterated."""
+        return self.streams.play(caller, requests)
 
     async def settlement(
         self, caller: Caller, game_id: str, round_number: int = 0, final: bool = False
@@ -2151,10 +1695,8 @@ class Croupier:
         return _settlement(settlements[index])
 
     async def replay(self, caller: Caller, game_id: str) -> service_pb2.GetReplayResponse:
-        """The game's log as the caller may see it: complete with the seed once it is over."""
-        seat = seat_or_spectator(caller, game_id)
-        folded = await self._fold_as_ended(game_id, seat)
-        return await self._replay(folded, seat, complete=folded.record.finished)
+        """The game's log as the caller may see it (:meth:`croupier.app.replaying.Replays.replay`)."""
+        return await self.replays.replay(caller, game_id)
 
     async def _fold_as_ended(self, game_id: str, seat: int | None = None) -> Folded:
         """The game as its log stands; if what time has made due ends it (a last time-out the
@@ -2196,60 +1738,12 @@ class Croupier:
         )
 
     async def export_replay(self, caller: Caller, game_id: str, as_json: bool = False) -> bytes:
-        """The finished game's replay file: binary, or its JSON form (UTF-8) with ``as_json``.
-        The players' ids (the studio's own, ``CreateGameRequest.players``) only for the studio:
-        anyone who knows a game's id may export it, its seats and spectators included, and a
-        studio's account ids are not theirs to read. They are no part of the hashed game."""
-        seat = seat_or_spectator(caller, game_id)
-        folded = await self._fold_as_ended(game_id, seat)
-        if not folded.record.finished:
-            raise NotNow(
-                "GAME_NOT_FINISHED",
-                "a replay is made of a finished game (its seed is still secret)",
-            )
-        players = await self.log.players(game_id) if caller.studio is not None else ()
-        events = await self.log.read(game_id)
-        # Off the event loop: the file of a long match takes a good part of a second to build
-        # and write out (its JSON form the most), anyone who knows the game's id may ask, and on
-        # the loop every game this process serves waited as long.
-        return await asyncio.to_thread(self._replay_file, folded.record, events, players, as_json)
-
-    def _replay_file(
-        self,
-        record: GameRecord,
-        events: Sequence[StoredEvent],
-        players: Sequence[str],
-        as_json: bool,
-    ) -> bytes:
-        """:meth:`export_replay`'s file, made in a worker thread."""
-        replay = build(record, events, players)
-        if self.replay_keys.signing is not None:
-            sign(replay, self.replay_keys.signing)
-        return to_json(replay).encode("utf-8") if as_json else to_binary(replay)
+        """The finished game's replay file (:meth:`croupier.app.replaying.Replays.export_replay`)."""
+        return await self.replays.export_replay(caller, game_id, as_json)
 
     async def verify_replay(self, data: bytes) -> tuple[Report, SignatureCheck]:
-        """Re-derive and re-apply a replay file (binary or JSON), naming the first divergence;
-        and its signature against this service's replay keys."""
-        if len(data) > limits.MAX_REPLAY_BYTES:
-            raise invalid(
-                "TOO_LONG",
-                f"a replay file is {len(data)} bytes long; at most {limits.MAX_REPLAY_BYTES}",
-                "replay",
-            )
-        # Parsing is the costly part of a crafted file (3 MiB of tiny records is some 400,000
-        # messages: seconds of CPU and hundreds of MB), so it runs off the event loop with the
-        # verification, and only a few files at once: anyone may call this, and on the loop one
-        # such file stalled every game the process serves for as long.
-        async with self._verifying:
-            return await asyncio.to_thread(self._verify_file, data)
-
-    def _verify_file(self, data: bytes) -> tuple[Report, SignatureCheck]:
-        """:meth:`verify_replay`'s work, in a worker thread."""
-        try:
-            replay = parse_replay(data)
-        except ReplayFormatError as error:
-            raise invalid("NOT_A_REPLAY", str(error), "replay") from None
-        return verify_signed(replay, self.replay_keys.trusted)
+        """A replay file verified (:meth:`croupier.app.replaying.Replays.verify_replay`)."""
+        return await self.replays.verify_replay(data)
 
     async def recent_games(self, caller: Caller) -> service_pb2.ListRecentGamesResponse:
         """The calling player's latest finished games, with outcome and settlement."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from croupier.contract.rejections import ILLEGAL
-from croupier.log import StoreUnavailable
+from croupier.log import GameNotFound, StoreUnavailable, VersionConflict
 from croupier.v1 import common_pb2
 
 #: The most characters of a message an error carries, and of each metadata value and field name:
@@ -217,3 +217,14 @@ def log_failure(logger: Any, event: str, error: BaseException, **fields: object)
         logger.warning(event, reason=error.reason, error=error.message, **fields)
     else:
         logger.error(event, exc_info=error, **fields)
+
+
+def store_error(error: GameNotFound | VersionConflict) -> AppError:
+    """The store's refusal of a read or an append, as the caller is told it."""
+    if isinstance(error, GameNotFound):
+        return NotFound("GAME_NOT_FOUND", str(error), {"game_id": error.game_id})
+    return StaleVersion(
+        "VERSION_CONFLICT",
+        f"{error}; read the game again and retry",
+        {"current_version": str(error.current), "expected_version": str(error.expected)},
+    )

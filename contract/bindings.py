@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf.message import Message
 from google.protobuf.unknown_fields import UnknownFieldSet
@@ -23,7 +23,7 @@ from croupier.engine.clock import (
     TurnRestarted,
     TurnTimedOut,
 )
-from croupier.engine.game import Game
+from croupier.engine.game import Game, GameState
 from croupier.engine.gin import events as gin_events
 from croupier.engine.gin.game import GinView
 from croupier.engine.gin.rules import GinRules
@@ -291,6 +291,16 @@ BINDINGS: dict[common_pb2.GameKind.ValueType, GameBinding] = {
     b.kind: b for b in (HOOLA, KOIKOI, GIN, RUMMY)
 }
 BY_NAME: dict[str, GameBinding] = {b.game.kind: b for b in BINDINGS.values()}
+
+if TYPE_CHECKING:
+    from croupier.engine.gin.state import GinState
+    from croupier.engine.hoola.state import HoolaState
+    from croupier.engine.koikoi.state import KoiKoiState
+    from croupier.engine.rummy.state import RummyState
+
+    # Each game's state is what the core takes it for (its ``Folded.state``): mypy checks it
+    # here, as the bindings' ``Game[Any, ...]`` does not.
+    _STATES: tuple[type[GameState], ...] = (HoolaState, KoiKoiState, GinState, RummyState)
 
 
 # -- records of a newer release -------------------------------------------------------------------

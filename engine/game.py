@@ -63,6 +63,18 @@ R = TypeVar("R")
 RulesT = TypeVar("RulesT", bound="DataclassInstance")
 
 
+class GameState(Protocol):
+    """What the application core reads of a game's state itself (all else it asks the game):
+    every game's state, a frozen dataclass, has these fields. A type only, checked by mypy
+    (``croupier.contract.bindings`` names every game's state as one), never at run time."""
+
+    @property
+    def rules(self) -> object: ...
+
+    @property
+    def client_seeds(self) -> tuple[str, ...]: ...
+
+
 class Game(Protocol, Generic[R, S, E, C]):
     """One game kind. Implementations are stateless; everything lives in ``S``."""
 

@@ -109,8 +109,8 @@ LARGE_REQUEST_PATHS = frozenset({f"{SERVICE_PATH}/VerifyReplay"})
 MAX_LARGE_REQUEST_BYTES = 4 * -(-limits.MAX_REPLAY_BYTES // 3) + MAX_REQUEST_BYTES
 #: Large requests (``LARGE_REQUEST_PATHS``) received or answered at once per process: past it,
 #: ``RESOURCE_EXHAUSTED`` ``TOO_MANY_UPLOADS`` before a byte of the body is read. A replay file
-#: is verified two at a time anyway (the core's MAX_VERIFYING), and without a bound 100 bodies of
-#: 4 MiB a connection, sent at the slowest pace the listener takes, held the process's memory.
+#: is verified two at a time anyway (``croupier.app.replaying.MAX_VERIFYING``), and without a
+#: bound 100 bodies of 4 MiB a connection, sent at the slowest pace the listener takes, held the process's memory.
 MAX_UPLOADS = 8
 #: How long a client refused TOO_MANY_UPLOADS waits before sending again (its RetryInfo).
 UPLOAD_RETRY_MS = 1000

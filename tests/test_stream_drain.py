@@ -1,5 +1,5 @@
 """A stream that ends for a shutdown has sent every event up to the version it says to resume
-after. StreamEvents and Play share one feed (``Croupier._feed``): a batched StreamEvents, whose
+after. StreamEvents and Play share one feed (``Streams._feed``): a batched StreamEvents, whose
 events wait to go out with the state after them, ended SERVER_SHUTTING_DOWN naming the version of
 events it had never sent when the state it waited for was a turn's time-out (recorded first, its
 batch to bring the state) and the drain came meanwhile: its client resumed after them, and never

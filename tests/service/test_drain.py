@@ -149,13 +149,13 @@ def test_a_drain_ends_a_play_stream_that_has_not_joined(tmp_path: Path) -> None:
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     core = server.core
     waiting = threading.Event()
-    join_request = core._join_request
+    join_request = core.streams._join_request
 
     async def joining(requests: Any) -> Any:
         waiting.set()  # the server has the stream and waits for its first message
         return await join_request(requests)
 
-    core._join_request = joining
+    core.streams._join_request = joining
     sends: queue.Queue[service_pb2.PlayRequest | None] = queue.Queue()
     try:
         stub = service_pb2_grpc.GameServiceStub(channel)
