@@ -6,7 +6,15 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from croupier.app.recent import Recent, RecentEvents, _joined, _merged
+from croupier.app.recent import (
+    EVENTS,
+    EVENTS_PER_GAME,
+    GAMES,
+    Recent,
+    RecentEvents,
+    _joined,
+    _merged,
+)
 from croupier.log import StoredEvent
 
 
@@ -75,3 +83,44 @@ def test_the_next_batch_is_joined_as_the_general_merge_joins_it(
     new = tuple(event(v) for v in range(start, start + size))
     version = max(known.version, new[-1].version + past if new else start + past)
     assert _joined(known, new, version) == _merged(known, new, version)
+
+
+def test_long_games_keep_at_most_the_events_bound_in_all() -> None:
+    """The soak test's finding: 4,096 games of 256 events each (long games: a Gin match, a table
+    of Hoola rounds) held a million events, some 400 MB. Now at most ``EVENTS`` in all, the
+    newest game's whole tail among them."""
+    tail = tuple(event(v) for v in range(1, EVENTS_PER_GAME + 1))  # shared: only counts matter
+    recent = RecentEvents()
+    for n in range(GAMES):
+        recent.add(f"game-{n}", tail, EVENTS_PER_GAME, False)
+    assert recent.events <= EVENTS < GAMES * EVENTS_PER_GAME
+    assert recent.events == sum(len(r.events) for r in recent._games.values())
+    assert len(recent) == EVENTS // EVENTS_PER_GAME
+    newest = recent.get(f"game-{GAMES - 1}")
+    assert newest is not None and newest.after(0) == tail
+    assert recent.get("game-0") is None  # the least recently moved went first
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.integers(1, 40), st.integers(0, 6), st.booleans()),
+        max_size=60,
+    )
+)
+def test_the_bounds_hold_after_any_batches(
+    batches: list[tuple[int, int, int, bool]],
+) -> None:
+    """Over any batches of any games, read or not in between: the count of events kept is their
+    sum, within the bounds of games and events; the game just told of is kept, at its newest."""
+    games, per_game, most = 4, 8, 20
+    recent = RecentEvents(games=games, per_game=per_game, events=most)
+    for game, start, size, read in batches:
+        game_id = f"g{game}"
+        if read:
+            recent.get(f"g{(game + 1) % 6}")  # a read makes a game the most recently used
+        version = start + size - 1 if size else start
+        recent.add(game_id, [event(v) for v in range(start, start + size)], version, False)
+        kept = list(recent._games.values())
+        assert recent.events == sum(len(r.events) for r in kept)
+        assert len(kept) <= games and recent.events <= most
+        assert recent._games.get(game_id) is not None
