@@ -215,22 +215,49 @@ def client_tls(
     return ClientTLS(roots, private, chain, server_name.strip())
 
 
+#: How long the tools' connections (``demo``, ``load``, the health check) go without receiving
+#: anything before they ping the server, and how long a ping may go unanswered before the
+#: connection is taken for dead (its calls fail ``UNAVAILABLE``, and the bots join again on a new
+#: one). grpcio's clients never ping by default: a connection a carrier's NAT forgot (packets
+#: dropped, nothing closed) held a bot's ``Play`` stream, waiting for the other seats' moves, for
+#: good. 15 s: the server takes a ping every 10 s at most (``ConnectionLimits``:
+#: ``too_many_pings`` beyond).
+CLIENT_KEEPALIVE_TIME_MS = 15_000
+CLIENT_KEEPALIVE_TIMEOUT_MS = 10_000
+CLIENT_KEEPALIVE: tuple[tuple[str, int], ...] = (
+    ("grpc.keepalive_time_ms", CLIENT_KEEPALIVE_TIME_MS),
+    ("grpc.keepalive_timeout_ms", CLIENT_KEEPALIVE_TIMEOUT_MS),
+    # grpcio 1.85 waits for a keepalive ping's answer as long as for any ping, 60 s by default,
+    # whatever keepalive_timeout_ms says (measured through a blackholing proxy: 60 s, and 10 s
+    # with this).
+    ("grpc.http2.ping_timeout_ms", CLIENT_KEEPALIVE_TIMEOUT_MS),
+    # A stream that only listens sends no data: without this, grpcio stops pinging after two
+    # pings (its default), and a link that dies later is never found.
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.keepalive_permit_without_calls", 1),
+)
+
+
 def channel(
     address: str, tls: ClientTLS | None, options: Sequence[tuple[str, Any]] = ()
 ) -> grpc.Channel:
-    """A blocking channel to ``address``, over TLS when ``tls`` is given."""
+    """A blocking channel to ``address``, over TLS when ``tls`` is given, with
+    ``CLIENT_KEEPALIVE``."""
+    given = [*CLIENT_KEEPALIVE, *options]
     if tls is None:
-        return grpc.insecure_channel(address, options=list(options))
-    return grpc.secure_channel(address, tls.credentials(), options=[*options, *tls.options()])
+        return grpc.insecure_channel(address, options=given)
+    return grpc.secure_channel(address, tls.credentials(), options=[*given, *tls.options()])
 
 
 def aio_channel(
     address: str, tls: ClientTLS | None, options: Sequence[tuple[str, Any]] = ()
 ) -> grpc.aio.Channel:
-    """An asyncio channel to ``address``, over TLS when ``tls`` is given."""
+    """An asyncio channel to ``address``, over TLS when ``tls`` is given, with
+    ``CLIENT_KEEPALIVE``."""
+    given = [*CLIENT_KEEPALIVE, *options]
     if tls is None:
-        return grpc.aio.insecure_channel(address, options=list(options))
-    return grpc.aio.secure_channel(address, tls.credentials(), options=[*options, *tls.options()])
+        return grpc.aio.insecure_channel(address, options=given)
+    return grpc.aio.secure_channel(address, tls.credentials(), options=[*given, *tls.options()])
 
 
 # --- the command line ----------------------------------------------------------------------------

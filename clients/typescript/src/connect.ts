@@ -9,6 +9,18 @@ import { asToken, bearer, type GameClient, type TokenSource } from "./auth.js";
 import { decodeErrors } from "./errors.js";
 import { GameService } from "./gen/croupier/v1/service_pb.js";
 
+/** How long a connection with calls open may go without receiving a byte before the client
+ * pings it, and a new call on a connection that quiet first checks it with a ping. connect-node
+ * pings never by default: a connection a NAT or a carrier forgot (packets dropped, nothing
+ * closed) then carried every stream reopened after it, followGame's and playSeat's watchdogs
+ * reopening them on it for as long as the kernel kept it (some 15 minutes). 15 s: the server
+ * takes a ping every 10 s at most (too_many_pings), and a stream with heartbeats (every 15 s by
+ * default) receives bytes as often, so a healthy one is never pinged. */
+export const PING_INTERVAL_MS = 15_000;
+/** A ping unanswered for this long closes the connection (UNAVAILABLE: its calls are retried on
+ * a new one). Long enough for a mobile network's round trip with a retransmission or two. */
+export const PING_TIMEOUT_MS = 10_000;
+
 export interface ConnectOptions {
   /** "127.0.0.1:50051" (plaintext, as `croupier serve` speaks), or a URL such as
    * "https://croupier.example.com" behind a proxy that terminates TLS. */
@@ -18,7 +30,8 @@ export interface ConnectOptions {
   readonly token?: TokenSource;
   /** More interceptors, run inside ours (they see the authorization header). */
   readonly interceptors?: readonly Interceptor[];
-  /** Anything else connect-node's gRPC transport takes (timeouts, keepalive…). */
+  /** Anything else connect-node's gRPC transport takes (timeouts, keepalive…). Its pings are
+   * PING_INTERVAL_MS and PING_TIMEOUT_MS unless given here (connect-node's own default is none). */
   readonly transport?: Partial<Omit<GrpcTransportOptions, "baseUrl" | "interceptors">>;
 }
 
@@ -55,9 +68,9 @@ export function connect(options: ConnectOptions): Croupier {
       ? new Http2SessionManager(
           url,
           {
-            pingIntervalMs: given.pingIntervalMs,
+            pingIntervalMs: given.pingIntervalMs ?? PING_INTERVAL_MS,
             pingIdleConnection: given.pingIdleConnection,
-            pingTimeoutMs: given.pingTimeoutMs,
+            pingTimeoutMs: given.pingTimeoutMs ?? PING_TIMEOUT_MS,
             idleConnectionTimeoutMs: given.idleConnectionTimeoutMs,
           },
           given.nodeOptions,

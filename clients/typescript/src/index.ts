@@ -4,7 +4,14 @@
 // and for Node.js only connect(), one native-gRPC connection, playSeat(), a seat's
 // bidirectional Play stream across broken connections, and the studio's tokens minted.
 export * from "./web.js";
-export { baseUrl, connect, type ConnectOptions, type Croupier } from "./connect.js";
+export {
+  baseUrl,
+  connect,
+  PING_INTERVAL_MS,
+  PING_TIMEOUT_MS,
+  type ConnectOptions,
+  type Croupier,
+} from "./connect.js";
 export {
   keyId,
   MIN_SECRET_BYTES,

@@ -47,6 +47,11 @@ const FOLLOW_WAIT_MS = 30_000;
 /** The command of seat 0's sent as its connection is cut: its 2nd, the game under way. (Its 4th
  * never came in a CI run: the deal's hand ended first, and the test failed on no cut at all.) */
 const CUT_AT_COMMAND = 2;
+/** The NAT test's heartbeats: its watchdog gives a silent stream up after 2.5 of them. */
+const NAT_HEARTBEAT_S = 1;
+/** How long the NAT test waits for the game to end: the pings find the dead connection within
+ * PING_INTERVAL_MS + PING_TIMEOUT_MS of its last byte; without them the seat never comes back. */
+const NAT_WAIT_MS = 90_000;
 /** A whole game's moves, at most: a simple player's single hand of gin takes far fewer. */
 const MAX_PLAY_MOVES = 500;
 
@@ -693,6 +698,86 @@ describe("playSeat against a real server", () => {
     } finally {
       seats.forEach((seat) => seat.close());
       cutAll();
+      proxy.close();
+    }
+  });
+  test("a connection a NAT forgot is found by connect()'s pings: the seat plays on, each command once", async () => {
+    // A proxy whose connections the test can blackhole, as a carrier's NAT that forgets an idle
+    // mapping does: from then on nothing goes through them either way, and nothing closes them
+    // (no FIN, no RST: the client's kernel keeps them for many minutes). New connections pass.
+    // Seat 0 plays through it on connect()'s defaults, and the link goes as it sends a command.
+    // Without pings every stream playSeat reopened went onto the dead connection, for ever.
+    const [host, port] = server.address.split(":");
+    const pairs = new Set<{ blackhole(): void; destroy(): void }>();
+    let blackholed = 0;
+    const proxy = createServer((client) => {
+      const upstream = netConnect(Number(port), host!);
+      let dead = false;
+      const pair = {
+        blackhole() {
+          dead = true;
+          blackholed++;
+        },
+        destroy() {
+          client.destroy();
+          upstream.destroy();
+          pairs.delete(pair);
+        },
+      };
+      pairs.add(pair);
+      client.on("data", (bytes: Buffer) => dead || upstream.write(bytes));
+      upstream.on("data", (bytes: Buffer) => dead || client.write(bytes));
+      // Once forgotten, the server's end closing (its own keepalive gives up on the client)
+      // reaches the client no more than anything else: only the client's end going counts.
+      for (const end of [client, upstream]) {
+        const gone = () => (dead && end === upstream ? undefined : pair.destroy());
+        end.on("error", gone);
+        end.on("close", gone);
+      }
+    });
+    await new Promise<void>((listening) => proxy.listen(0, "127.0.0.1", listening));
+    const lossy = connect({ address: `127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+    const game = await createGin();
+    const include = { toAct: true, legalMoves: true };
+    const retries: string[] = [];
+    const seats = [
+      playSeat(lossy.as(game.tokens[0]!), {
+        gameId: game.gameId,
+        include,
+        heartbeatS: NAT_HEARTBEAT_S,
+        retry: { baseDelayMs: 10, maxDelayMs: 100 },
+        onRetry: (error) => retries.push(error.rawMessage),
+      }),
+      playSeat(game.seats[1]!, { gameId: game.gameId, include }),
+    ];
+    let dropped: PlayAccepted | undefined;
+    try {
+      const playing = Promise.all([
+        playToTheEnd(seats[0]!, 0, async (move, version, count) => {
+          if (count !== CUT_AT_COMMAND) return seats[0]!.send(move.command!, version);
+          [...pairs].forEach((pair) => pair.blackhole());
+          dropped = await seats[0]!.send(move.command!, version);
+          return dropped;
+        }),
+        playToTheEnd(seats[1]!, 1, (move, version) => seats[1]!.send(move.command!, version)),
+      ]);
+      // Bounded here, so that the seats are closed and the file ends when it fails.
+      const outcome = await Promise.race([playing, delay(NAT_WAIT_MS, "timeout" as const)]);
+      assert.ok(outcome !== "timeout", "seat 0 came back after its connection was forgotten");
+      const [zero, one] = outcome;
+      assert.ok(zero.finished && one.finished, "both seats saw the game end");
+      assert.ok(blackholed >= 1 && dropped, "seat 0's command went into a forgotten connection");
+      assert.ok(retries.length >= 1, "the silent stream was given up and joined again");
+      const replay = await game.seats[0]!.getReplay({ gameId: game.gameId });
+      const batches = replay.events.filter((e) => e.command !== undefined).map((e) => e.commandId);
+      assert.equal(new Set(batches).size, batches.length, "no command id applied twice");
+      const acceptedIds = [...zero.accepted, ...one.accepted].map((a) => a.commandId);
+      assert.deepEqual([...batches].sort(), [...acceptedIds].sort());
+      assert.ok(batches.includes(dropped.commandId), "the command sent into the dead link counts");
+    } finally {
+      seats.forEach((seat) => seat.close());
+      lossy.close();
+      [...pairs].forEach((pair) => pair.destroy());
       proxy.close();
     }
   });
