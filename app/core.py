@@ -379,8 +379,8 @@ class Croupier:
         join_timeout_s: float = JOIN_TIMEOUT_S,
     ) -> None:
         self.store = store
-        #: Sign exported replays, and vouch for the files they signed (docs/replay-format.md).
-        self.replay_keys = replay_keys or ReplayKeys()
+        # Behind :attr:`replay_keys`, which the replay use cases share (set through it).
+        self._replay_keys = replay_keys or ReplayKeys()
         #: Told of commands, folds, the cache and time-outs (the service's metrics).
         self.observer: Observer = observer or Unobserved()
         #: Each seat's allowance of commands (a token bucket per seat).
@@ -396,8 +396,9 @@ class Croupier:
         self.signer = signer
         self.clock = clock
         self.seed_source = seed_source
-        self.cache = FoldCache(observer=self.observer)
-        self.recent = RecentEvents()
+        # Behind :attr:`cache` and :attr:`recent`, which the streams share (set through them).
+        self._cache = FoldCache(observer=self.observer)
+        self._recent = RecentEvents()
         self.presented: Memo[tuple[str, int, int | None, bool], service_pb2.GameEvent] = Memo(
             PRESENTED_MEMO_SIZE
         )
@@ -422,11 +423,12 @@ class Croupier:
         # Set when the process is shutting down (:meth:`drain`).
         self._drained = asyncio.Event()
         #: The live streams, StreamEvents and Play (:mod:`croupier.app.streams`), given what they
-        #: use of the core: they hold these very objects, so none is replaced after this (a core
-        #: whose ``cache`` or ``clock`` is swapped would stream from the old one).
+        #: use of the core: they hold these very objects. :attr:`cache` and :attr:`recent` (which
+        #: tests and benchmarks replace) hand a new one to the streams too; the clock, the
+        #: notifier and the log are never replaced (the streams would keep the old ones).
         self.streams = Streams(
-            cache=self.cache,
-            recent=self.recent,
+            cache=self._cache,
+            recent=self._recent,
             notifier=self.notifier,
             log=self.log,
             clock=clock,
@@ -444,8 +446,39 @@ class Croupier:
             log=self.log,
             fold_as_ended=self._fold_as_ended,
             replay=self._replay,
-            replay_keys=self.replay_keys,
+            replay_keys=self._replay_keys,
         )
+
+    # What the core shares with its collaborators: replaced here, replaced for both (a stream
+    # holding the old memory would read one nobody writes, and keep what it read beyond the new
+    # one's bounds; an export holding the old keys would sign with them).
+
+    @property
+    def cache(self) -> FoldCache:
+        """The folded games held in memory (:class:`FoldCache`)."""
+        return self._cache
+
+    @cache.setter
+    def cache(self, cache: FoldCache) -> None:
+        self._cache = self.streams.cache = cache
+
+    @property
+    def replay_keys(self) -> ReplayKeys:
+        """Sign exported replays, and vouch for the files they signed (docs/replay-format.md)."""
+        return self._replay_keys
+
+    @replay_keys.setter
+    def replay_keys(self, keys: ReplayKeys) -> None:
+        self._replay_keys = self.replays.replay_keys = keys
+
+    @property
+    def recent(self) -> RecentEvents:
+        """The newest events of the games this process has seen (:mod:`croupier.app.recent`)."""
+        return self._recent
+
+    @recent.setter
+    def recent(self, recent: RecentEvents) -> None:
+        self._recent = self.streams.recent = recent
 
     # The streams' settings, on the core as before (tests and the servers set them here).
 

@@ -472,6 +472,31 @@ class StoreContract:
             ticket=old,
         )
 
+    def test_a_used_ticket_is_kept_for_the_hour_after_it_expires(self, store: EventStore) -> None:
+        """Within the hour after its expiry (replicas' clocks may disagree by less), a ticketed
+        creation forgets other tickets but not this one: it still makes no second game."""
+        used = UsedTicket(uuid.uuid4().hex, 1_000)
+        store.create_game(
+            GameRecord(str(uuid.uuid4()), "hoola", 2, b"s" * 32, "c" * 64, 1),
+            [NewEvent("E0", b"zero")],
+            10,
+            ticket=used,
+        )
+        within = used.expires_at_ms + TICKET_KEPT_AFTER_EXPIRY_MS - 1
+        store.create_game(
+            GameRecord(str(uuid.uuid4()), "hoola", 2, b"s" * 32, "c" * 64, within),
+            [NewEvent("E0", b"zero")],
+            within,
+            ticket=UsedTicket(uuid.uuid4().hex, within + 10_000),
+        )
+        with pytest.raises(TicketUsed):
+            store.create_game(
+                GameRecord(str(uuid.uuid4()), "hoola", 2, b"s" * 32, "c" * 64, within),
+                [NewEvent("E0", b"zero")],
+                within,
+                ticket=used,
+            )
+
     def test_creations_with_one_ticket_at_once_make_one_game(self, store: EventStore) -> None:
         """Creations racing with one ticket and different request ids on two stores of one
         database (two replicas): one makes its game; every other is refused, leaving nothing."""
