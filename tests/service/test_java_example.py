@@ -62,6 +62,12 @@ def jdk() -> tuple[str, str]:
             "no JDK (javac and java, 17 or later) on PATH: the Java example (examples/java) is"
             " not compiled nor run (apt-get install openjdk-17-jdk-headless)"
         )
+    major = _major_version(javac)
+    if major is not None and major < JAVA_RELEASE:
+        pytest.skip(
+            f"javac {major} is older than the example's JDK {JAVA_RELEASE}: the Java example "
+            "(examples/java) is not compiled nor run (apt-get install openjdk-17-jdk-headless)"
+        )
     return javac, java
 
 
