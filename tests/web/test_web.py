@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gzip
+import hashlib
 import json
 import os
 import random
@@ -894,12 +896,132 @@ def test_the_page_checks_the_deal_and_a_tampered_seed_fails() -> None:
     """The page's fair-deal check (clients/web/src/fairdeal.ts, run in Node.js) on a Hoola round
     dealt from a golden vector's seed: each seat's own copy of the events passes; a revealed seed
     that is not the committed one, a hand other than the seeds', a commitment other than the one
-    shown before the game fail, saying why."""
+    shown before the game fail, saying why. A Gin hand whose dealer is not the one the seeds' draw
+    makes (the seeds' draw shown, the other seat named dealer and dealt as such) and a Koi-Koi
+    round claimed dealt again when the seeds' deal needed no redeal fail too, as does a lobby game
+    with a client seed beside the player's own: each would let a server choose among decks or
+    hands and still be "checked"."""
     node, _ = _browser_tools()
     report = _node_script(node, "fairdeal.mjs")
     assert report["seat0"] == "Your dealt hand matches the deck from the sealed seed.", report
     assert "revealed seed is not the one sealed" in report["tampered"], report
     assert "hand you were dealt is not" in report["swapped"], report
+    for seat in (0, 1):
+        assert "the dealer is not the one" in report[f"ginOtherDealer{seat}"], report
+    assert "needed no redeal" in report["koikoiRedeal"], report
+    assert "a client seed besides yours" in report["extraSeed"], report
+
+
+#: Games per kind and seat count the page checks against the engine's deals (each seat's copy).
+ENGINE_DEAL_GAMES = 4
+#: Koi-Koi games dealt until this many took a redeal (about one round in 230 does; bounded).
+KOIKOI_REDEALT_GAMES = 2
+KOIKOI_SEARCH_LIMIT = 20_000
+
+
+def _engine_deals(rng: random.Random) -> list[dict[str, Any]]:
+    """Games as engine/*/deal.py deals them from random seeds, in the shape of the page's events:
+    every kind and seat count, Hoola with 0 to 2 jokers, first dealers drawn, a later round's
+    dealer given, Koi-Koi rounds dealt again."""
+    from croupier.engine.gin import deal as gin_deal
+    from croupier.engine.hoola import deal as hoola_deal
+    from croupier.engine.hoola.rules import HoolaRules
+    from croupier.engine.koikoi import deal as koikoi_deal
+    from croupier.engine.rummy import deal as rummy_deal
+    from croupier.engine.rummy.rules import RummyRules
+    from croupier.engine.shuffle import Seeds
+
+    def card(code: object) -> dict[str, str]:
+        return {"code": str(code)}
+
+    def hands(dealt: Any) -> list[dict[str, Any]]:
+        return [{"seat": h.seat, "cards": [card(c) for c in h.cards]} for h in dealt]
+
+    def draws(dealt: Any) -> list[dict[str, Any]]:
+        return [{"seat": d.seat, "card": card(d.card)} for d in dealt]
+
+    def seeds() -> Seeds:
+        client = tuple(rng.choice(["", "é☃ seed", "x" * 40]) for _ in range(rng.randrange(3)))
+        return Seeds(rng.randbytes(32), client)
+
+    games: list[dict[str, Any]] = []
+
+    def game(kind: str, sd: Seeds, seats: int, jokers: int, deals: list[dict[str, Any]]) -> None:
+        games.append(
+            {
+                "kind": kind,
+                "start": "gameStarted" if kind in ("hoola", "rummy") else "matchStarted",
+                "seed": sd.server_seed.hex(),
+                "commitment": hashlib.sha256(sd.server_seed).hexdigest(),
+                "clientSeeds": list(sd.client_seeds),
+                "seats": seats,
+                "jokers": jokers,
+                "deals": deals,
+            }
+        )
+
+    for _ in range(ENGINE_DEAL_GAMES):
+        for seats in range(2, 8):
+            for jokers in range(3):
+                sd = seeds()
+                rules = dataclasses.replace(HoolaRules(), jokers=jokers, first_dealer_drawn=True)
+                rounds = [
+                    hoola_deal.deal(rules, seats, sd, 1),
+                    hoola_deal.deal(rules, seats, sd, 2, dealer=rng.randrange(seats)),
+                ]
+                game("hoola", sd, seats, jokers, [
+                    {"case": "roundDealt", "value": {
+                        "round": d.round, "dealer": d.dealer, "hands": hands(d.hands),
+                        "upcard": card(d.upcard), "dealerDraws": draws(d.dealer_draws)}}
+                    for d in rounds
+                ])  # fmt: skip
+        for seats in range(2, 7):
+            sd = seeds()
+            rummy_rules = dataclasses.replace(RummyRules(), first_dealer_drawn=True)
+            r = rummy_deal.deal(rummy_rules, seats, sd)
+            game("rummy", sd, seats, 0, [{"case": "roundDealt", "value": {
+                "dealer": r.dealer, "hands": hands(r.hands), "upcard": card(r.upcard),
+                "dealerDraws": draws(r.dealer_draws)}}])  # fmt: skip
+        sd = seeds()
+        first = gin_deal.deal(sd, 1, None)
+        game("gin", sd, 2, 0, [
+            {"case": "handDealt", "value": {
+                "hand": g.hand, "dealer": g.dealer, "hands": hands(g.hands),
+                "upcard": card(g.upcard), "dealerDraws": draws(g.dealer_draws)}}
+            for g in (first, gin_deal.deal(sd, 2, 1 - first.dealer))
+        ])  # fmt: skip
+    redealt = 0
+    for tried in range(KOIKOI_SEARCH_LIMIT):
+        sd = seeds()
+        first_round = koikoi_deal.deal(sd, 1, None)
+        rounds = [first_round, koikoi_deal.deal(sd, 2, 1 - first_round.dealer)]
+        if tried >= ENGINE_DEAL_GAMES and not any(k.redeals for k in rounds):
+            continue
+        redealt += any(k.redeals for k in rounds)
+        game("koikoi", sd, 2, 0, [
+            {"case": "roundDealt", "value": {
+                "round": k.round, "dealer": k.dealer, "hands": hands(k.hands),
+                "field": [card(c) for c in k.field], "redeals": k.redeals,
+                "dealerDraws": draws(k.dealer_draws)}}
+            for k in rounds
+        ])  # fmt: skip
+        if redealt == KOIKOI_REDEALT_GAMES:
+            break
+    assert redealt == KOIKOI_REDEALT_GAMES, "no Koi-Koi redeal found to check"
+    return games
+
+
+def test_the_pages_check_passes_every_deal_the_engine_makes(tmp_path: Path) -> None:
+    """No false alarm: the page's check (fairdeal.ts, in Node.js) passes each seat's own copy,
+    and a spectator's, of deals the engine made from random seeds, in every kind and seat count,
+    with Hoola's jokers, drawn first dealers, later rounds' dealers and Koi-Koi redeals. A layout
+    of the page's that differs from the engine's fails some seat's copy."""
+    node, _ = _browser_tools()
+    seed = random.randrange(2**32)
+    games = tmp_path / "games.json"
+    games.write_text(json.dumps(_engine_deals(random.Random(seed))))
+    report = _node_script(node, "fairdeal_engine.mjs", str(games))
+    assert set(report["passed"]) == {"hoola", "rummy", "gin", "koikoi"}, (seed, report)
 
 
 def test_the_event_log_says_whose_turn_timed_out_and_which_moves_were_forced() -> None:

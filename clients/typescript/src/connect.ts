@@ -14,8 +14,8 @@ import { GameService } from "./gen/croupier/v1/service_pb.js";
  * pings never by default: a connection a NAT or a carrier forgot (packets dropped, nothing
  * closed) then carried every stream reopened after it, followGame's and playSeat's watchdogs
  * reopening them on it for as long as the kernel kept it (some 15 minutes). 15 s: the server
- * takes a ping every 10 s at most (too_many_pings), and a stream with heartbeats (every 15 s by
- * default) receives bytes as often, so a healthy one is never pinged. */
+ * takes a ping every 10 s at most (too_many_pings); a stream with heartbeats (every 15 s by
+ * default) is seldom pinged, and a ping that races a heartbeat is harmless. */
 export const PING_INTERVAL_MS = 15_000;
 /** A ping unanswered for this long closes the connection (UNAVAILABLE: its calls are retried on
  * a new one). Long enough for a mobile network's round trip with a retransmission or two. */

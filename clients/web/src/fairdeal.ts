@@ -14,6 +14,7 @@ import {
   DEAL,
   FIRST_DEALER,
   hanafudaDeck,
+  RANKS,
   rummyDeck,
   seedMatchesCommitment,
   shuffleCards,
@@ -28,6 +29,10 @@ const RUMMY_HAND = 13;
 const KOIKOI_HAND = 8;
 /** Koi-Koi: the dealer's hand, the other seat's, then the field, each KOIKOI_HAND cards. */
 const KOIKOI_FIELD_AT = 2 * KOIKOI_HAND;
+/** Koi-Koi: a field showing this many cards of one month is dealt again (docs/shuffle.md). */
+const KOIKOI_MONTH_CARDS = 4;
+/** The purpose of a Koi-Koi round's N-th redeal is this and N (docs/shuffle.md). */
+const REDEAL = "redeal-";
 /** How much of a digest the page shows before "Show all": enough to compare at a glance. */
 const SHORT_HEX = 8;
 
@@ -63,7 +68,8 @@ export interface ShuffleRecord {
 }
 
 /** What the page can hold the game to besides its own events: the commitment it was shown before
- * the game was created and the seed it contributed (the commit-first flow). */
+ * the game was created and the seed it contributed (the commit-first flow), which must be the
+ * game's only client seed (the lobby's games take one). */
 export interface Expected {
   readonly commitment?: string;
   readonly clientSeed?: string;
@@ -144,7 +150,7 @@ export class ShuffleWatcher {
         const own = f.hands?.find((h) => h.seat === this.seat);
         this.record.deals.push({
           round,
-          purpose: redeals ? `redeal-${redeals}` : DEAL,
+          purpose: redeals ? `${REDEAL}${redeals}` : DEAL,
           dealer: f.dealer ?? 0,
           hand: own?.cards.length ? codes(own.cards) : undefined,
           upcard: f.upcard?.code || undefined,
@@ -203,6 +209,46 @@ function deckOf(kind: Kind, jokers: number): string[] {
   return standardDeck(kind === "hoola" ? jokers : 0);
 }
 
+/** A card's order in the first dealer's draw: a standard card's rank (ace 1 … king 13), a Hanafuda
+ * card's month (the digits its code starts with). */
+function drawOrder(kind: Kind, code: string): number {
+  return kind === "koikoi"
+    ? parseInt(code, 10)
+    : RANKS.indexOf(code[0] as (typeof RANKS)[number]) + 1;
+}
+
+/** The first dealer the `first-dealer` shuffle draws (docs/shuffle.md): the seats turn a card each,
+ * in seat order; the lowest deals; the seats tied at the lowest alone turn again. The cards
+ * turned, in order, and the seat that deals (undefined: the deck ran out on ties). */
+function drawnDealer(
+  kind: Kind,
+  turned: readonly string[],
+  seats: number,
+): { draws: string[]; dealer: number | undefined } {
+  const draws: string[] = [];
+  let contenders = Array.from({ length: seats }, (_, s) => s);
+  let at = 0;
+  while (contenders.length > 1 && at + contenders.length <= turned.length) {
+    const cards = turned.slice(at, at + contenders.length);
+    at += contenders.length;
+    draws.push(...cards);
+    const orders = cards.map((c) => drawOrder(kind, c));
+    const lowest = Math.min(...orders);
+    contenders = contenders.filter((_, i) => orders[i] === lowest);
+  }
+  return { draws, dealer: contenders.length === 1 ? contenders[0] : undefined };
+}
+
+/** Whether a Koi-Koi field shows all four cards of a month: such a deal is dealt again. */
+function fourOfAMonth(field: readonly string[]): boolean {
+  const counts = new Map<number, number>();
+  for (const code of field) {
+    const month = parseInt(code, 10);
+    counts.set(month, (counts.get(month) ?? 0) + 1);
+  }
+  return [...counts.values()].some((n) => n >= KOIKOI_MONTH_CARDS);
+}
+
 /** "round 2", "hand 2". */
 function dealName(kind: Kind, round: number): string {
   return `${kind === "gin" ? "hand" : "round"} ${round}`;
@@ -232,6 +278,12 @@ export async function checkDeal(
     return failed("the game's commitment is not the one you were shown before it was created.");
   if (expected.clientSeed !== undefined && !record.clientSeeds.includes(expected.clientSeed))
     return failed("your own seed is not among the game's client seeds.");
+  // The lobby's game takes the player's seed alone. Another seed beside it was chosen by whoever
+  // saw the player's (the lobby, the server), who could try seed after seed until the deck suited.
+  if (expected.clientSeed !== undefined && record.clientSeeds.length !== 1)
+    return failed(
+      "the game has a client seed besides yours, chosen after yours: whoever chose it could have picked the deck.",
+    );
   if (!(await seedMatchesCommitment(record.serverSeed, record.commitment, subtle)))
     return failed(
       "the revealed seed is not the one sealed at the start (its sha256 is not the commitment).",
@@ -261,6 +313,22 @@ export async function checkDeal(
       wrong.push(`${name}: the up-card is not the seeds' (${derived.upcard ?? "none"}).`);
     if (deal.field.length && sorted(deal.field) !== sorted(derived.field))
       wrong.push(`${name}: the field is not the seeds'.`);
+    // A redeal is owed only when the field showed four of a month: each deck it claims to have
+    // thrown in must have, or the server could have picked among several decks the one to deal.
+    const redeals = deal.purpose.startsWith(REDEAL) ? Number(deal.purpose.slice(REDEAL.length)) : 0;
+    for (let n = 0; n < redeals; n++) {
+      const thrown = await shuffleCards(
+        deckOf(kind, record.jokers),
+        seeds,
+        deal.round,
+        n === 0 ? DEAL : `${REDEAL}${n}`,
+        subtle,
+      );
+      if (!fourOfAMonth(thrown.slice(KOIKOI_FIELD_AT, KOIKOI_FIELD_AT + KOIKOI_HAND))) {
+        wrong.push(`${name}: it was dealt again though the seeds' deal needed no redeal.`);
+        break;
+      }
+    }
     if (deal.draws.length) {
       const turned = await shuffleCards(
         kind === "koikoi" ? hanafudaDeck() : standardDeck(),
@@ -269,8 +337,13 @@ export async function checkDeal(
         FIRST_DEALER,
         subtle,
       );
-      if (deal.draws.join(" ") !== turned.slice(0, deal.draws.length).join(" "))
+      // The draw decides who deals, and so which cards each seat gets: the dealer named must be
+      // the one the turned cards make, not only the cards turned.
+      const drawn = drawnDealer(kind, turned, record.seats);
+      if (deal.draws.join(" ") !== drawn.draws.join(" "))
         wrong.push(`${name}: the cards turned for the first dealer are not the seeds'.`);
+      else if (deal.dealer !== drawn.dealer)
+        wrong.push(`${name}: the dealer is not the one the seeds' draw makes.`);
     }
   }
   if (wrong.length) return failed(wrong[0] ?? "", wrong);
@@ -278,13 +351,18 @@ export async function checkDeal(
   checked.push(
     `${dealt} ${dealt === 1 ? "deal" : "deals"} derived again from the seed: ` +
       (hands ? "your hand, " : "") +
-      "the cards dealt face up, and the first dealer's draw match.",
+      "the cards dealt face up, the first dealer's draw and the dealer it makes match.",
+  );
+  // Said plainly, so that "Checked" is not read as more than it is: the stock's later cards are
+  // not in a seat's own copy at the deal (the replay's verifier checks them: docs/shuffle.md).
+  checked.push(
+    "Not checked here: the cards drawn from the stock during play and any rebuilt stock (the whole deck is in the game's replay file, which the replay verifier, croupier replay verify, checks).",
   );
   // The commit-first flow's two promises, when this tab was there for them (the lobby's tab).
   const own = expected.clientSeed !== undefined;
   if (own)
     checked.push(
-      "The game started from the commitment you were shown before your seed was drawn, and your seed is among its client seeds.",
+      "The game started from the commitment you were shown before your seed was drawn, and your seed is its only client seed.",
     );
   return {
     ok: true,

@@ -91,4 +91,125 @@ assert.equal(sameCommitment.ok, true, sameCommitment.text);
 const early = new ShuffleWatcher(0);
 for (const event of events(0).slice(0, 3)) early.add(event);
 assert.equal((await checkDeal(early.record, 0)).ok, false);
+// "Checked" says what it does not cover, so that it is not read as more.
+assert.ok(
+  (await check(0)).details.some((line) =>
+    line.startsWith("Not checked here: the cards drawn from the stock"),
+  ),
+);
+
+// The first dealer's draw decides which cards each seat gets: a server that shows the seeds' draw
+// but names the other seat dealer (and deals as if it did) deals a different hand; the page must
+// not pass it. Gin, hand 1, from the same seed: the draw is worked out here by its rule (seat 0
+// turns card 0, seat 1 card 1, the lower rank deals, equal ranks turn the next two).
+const { shuffleCards, standardDeck, hanafudaDeck } = await import("@croupier/client/web");
+const seeds = { serverSeed: VECTOR.server_seed, clientSeeds: [] };
+const RANK = "A23456789TJQK";
+function drawTwo(turned, order) {
+  for (let at = 0; at + 1 < turned.length; at += 2) {
+    const [a, b] = [order(turned[at]), order(turned[at + 1])];
+    if (a !== b) return { draws: turned.slice(0, at + 2), dealer: a < b ? 0 : 1 };
+  }
+  throw new Error("ties all through");
+}
+const gin = (version, kind, value) => ({
+  version: BigInt(version),
+  body: { body: { case: "gin", value: { event: { case: kind, value } } } },
+});
+/** Seat `seat`'s copy of a Gin hand 1 dealt from the vector's seed and `clientSeeds`, the dealer
+ * the seeds' draw makes unless `otherDealer`. */
+async function ginEvents(seat, { otherDealer = false, clientSeeds = [] } = {}) {
+  const ginSeeds = { serverSeed: VECTOR.server_seed, clientSeeds };
+  const turned = await shuffleCards(standardDeck(), ginSeeds, 1, "first-dealer");
+  const draw = drawTwo(turned, (c) => RANK.indexOf(c[0]));
+  const deck = await shuffleCards(standardDeck(), ginSeeds, 1, "deal");
+  const dealer = otherDealer ? 1 - draw.dealer : draw.dealer;
+  const hands = { [1 - dealer]: deck.slice(0, 10), [dealer]: deck.slice(10, 20) };
+  return [
+    gin(1, "matchStarted", { seats: 2, rules: {}, commitment: VECTOR.commitment, clientSeeds }),
+    gin(2, "handDealt", {
+      hand: 1,
+      dealer,
+      upcard: card(deck[20]),
+      hands: [0, 1].map((s) => ({
+        seat: s,
+        cards: s === seat ? hands[s].map(card) : [],
+        count: 10,
+      })),
+      dealerDraws: draw.draws.map((c, i) => ({ seat: i % 2, card: card(c) })),
+    }),
+    revealed(VECTOR.server_seed),
+  ];
+}
+async function checkEvents(seat, list, expected) {
+  const watcher = new ShuffleWatcher(seat);
+  for (const event of list) watcher.add(event);
+  return checkDeal(watcher.record, seat, expected);
+}
+for (const seat of [0, 1]) {
+  const honest = await checkEvents(seat, await ginEvents(seat));
+  assert.equal(honest.ok, true, honest.text);
+  const otherDealer = await checkEvents(seat, await ginEvents(seat, { otherDealer: true }));
+  assert.equal(otherDealer.ok, false, "a dealer other than the draw's passed");
+  assert.match(otherDealer.text, /the dealer is not the one the seeds' draw makes/);
+  report[`ginOtherDealer${seat}`] = otherDealer.text;
+}
+
+// The lobby's game has one client seed, the player's, drawn after the server's commitment. A seed
+// beside it was chosen by someone who could see the player's (the lobby, the server) and could
+// be tried again and again until the deck suited: the player's seed no longer binds the deal.
+const mine = { commitment: VECTOR.commitment, clientSeed: "mine" };
+const ownOnly = await checkEvents(0, await ginEvents(0, { clientSeeds: ["mine"] }), mine);
+assert.equal(ownOnly.ok, true, ownOnly.text);
+assert.match(ownOnly.text, /Your own seed, drawn after the server sealed its seed/);
+const extra = await checkEvents(0, await ginEvents(0, { clientSeeds: ["mine", "ground"] }), mine);
+assert.equal(extra.ok, false, "a client seed beside the player's passed");
+assert.match(extra.text, /a client seed besides yours/);
+report.extraSeed = extra.text;
+
+// Koi-Koi: a round is dealt again only when its field shows four of a month. A server that
+// claims a redeal the seeds' deal did not need picks its deck among two; the page must say so.
+const koikoi = (version, kind, value) => ({
+  version: BigInt(version),
+  body: { body: { case: "koikoi", value: { event: { case: kind, value } } } },
+});
+const month = (c) => parseInt(c, 10);
+const kkTurned = await shuffleCards(hanafudaDeck(), seeds, 1, "first-dealer");
+const kkDraw = drawTwo(kkTurned, month);
+const fourOfAMonth = (field) =>
+  field.some((c) => field.filter((d) => month(d) === month(c)).length === 4);
+async function koikoiEvents(seat, redeals) {
+  const deck = await shuffleCards(hanafudaDeck(), seeds, 1, redeals ? `redeal-${redeals}` : "deal");
+  const dealer = kkDraw.dealer;
+  const hands = { [dealer]: deck.slice(0, 8), [1 - dealer]: deck.slice(8, 16) };
+  return [
+    koikoi(1, "matchStarted", {
+      seats: 2,
+      rules: {},
+      commitment: VECTOR.commitment,
+      clientSeeds: [],
+    }),
+    koikoi(2, "roundDealt", {
+      round: 1,
+      dealer,
+      field: deck.slice(16, 24).map(card),
+      hands: [0, 1].map((s) => ({
+        seat: s,
+        cards: s === seat ? hands[s].map(card) : [],
+        count: 8,
+      })),
+      redeals,
+      dealerDraws: kkDraw.draws.map((c, i) => ({ seat: i % 2, card: card(c) })),
+    }),
+    revealed(VECTOR.server_seed),
+  ];
+}
+const dealt = await shuffleCards(hanafudaDeck(), seeds, 1, "deal");
+assert.equal(fourOfAMonth(dealt.slice(16, 24)), false, "the vector's deal needs a redeal");
+const kkHonest = await checkEvents(0, await koikoiEvents(0, 0));
+assert.equal(kkHonest.ok, true, kkHonest.text);
+const kkRedealt = await checkEvents(0, await koikoiEvents(0, 1));
+assert.equal(kkRedealt.ok, false, "a redeal the seeds did not need passed");
+assert.match(kkRedealt.text, /dealt again though the seeds' deal needed no redeal/);
+report.koikoiRedeal = kkRedealt.text;
 console.log(JSON.stringify(report));

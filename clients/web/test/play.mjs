@@ -167,11 +167,19 @@ async function fairDealChecked(page, context, localUrl) {
     part = local;
   }
   const check = await part.$eval("section.fair-deal", (s) => ({
+    // "The whole fingerprint", "The revealed seed": each must look openable (its triangle).
+    unmarked: [...s.querySelectorAll("summary")]
+      .filter((summary) => getComputedStyle(summary).display !== "list-item")
+      .map((summary) => summary.textContent),
     state: s.dataset.check,
     commitment: s.querySelector("code.commitment")?.textContent ?? "",
     verdict: s.querySelector(".verdict")?.textContent ?? "",
   }));
   await local?.close();
+  if (check.unmarked.length)
+    throw new Error(
+      `the fair-deal part's ${check.unmarked.join(", ")} shows no disclosure triangle`,
+    );
   if (
     check.state !== "passed" ||
     !/^Checked: Your dealt hand matches the deck from the sealed seed/.test(check.verdict)
