@@ -9,7 +9,7 @@ import inspect
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -27,6 +27,7 @@ from croupier.log import (
     NewEvent,
     Snapshot,
     StoreBusy,
+    StoreError,
     TicketUsed,
     UsedTicket,
     VersionConflict,
@@ -50,6 +51,62 @@ def new_game(store: EventStore, events: int = 2, log_format: int = LOG_FORMAT_VE
 def chain_breaks_at(store: EventStore, game_id: str) -> int | None:
     """Where the game's stored chain first fails, checked in the game's own log format."""
     return verify_chain(store.read(game_id), key_of(store.game(game_id)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Race:
+    """Creations made at once: each attempt's game id, and which made its game, which the
+    database's unique key refused (the store's error), and which found the store busy."""
+
+    tried: list[str]
+    made: list[str]
+    refused: list[StoreError]
+    busy: list[str]
+
+
+def creations_at_once(
+    store: EventStore,
+    request: Callable[[int], CreateRequest],
+    ticket: UsedTicket | None = None,
+    attempts: int = 8,
+) -> Race:
+    """``attempts`` creations racing on two stores of one database (two replicas), attempt ``i``
+    with ``request(i)`` and ``ticket``: one makes its game, and nothing of any other is left."""
+    other = open_store(store.url)
+    barrier = threading.Barrier(attempts)
+    race = Race([str(uuid.uuid4()) for _ in range(attempts)], [], [], [])
+
+    def attempt(i: int) -> None:
+        on = store if i % 2 else other
+        barrier.wait()
+        try:
+            on.create_game(
+                GameRecord(race.tried[i], "hoola", 2, b"s" * 32, "c" * 64, 1),
+                [NewEvent("E0", bytes([i]))],
+                10,
+                request=request(i),
+                ticket=ticket,
+            )
+            race.made.append(race.tried[i])
+        except (AlreadyCreated, TicketUsed) as error:
+            race.refused.append(error)
+        except StoreBusy:
+            race.busy.append(race.tried[i])
+
+    try:
+        threads = [threading.Thread(target=attempt, args=(i,)) for i in range(attempts)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        other.close()
+    assert len(race.made) == 1 and len(race.made) + len(race.refused) + len(race.busy) == attempts
+    for game_id in race.tried:
+        if game_id != race.made[0]:
+            with pytest.raises(GameNotFound):
+                store.game(game_id)
+    return race
 
 
 class StoreContract:
@@ -377,45 +434,11 @@ class StoreContract:
         """Attempts racing on two stores of one database (two replicas): the database's unique
         key lets one make the game; every other is told of it and leaves nothing behind."""
         request = CreateRequest(f"req-{uuid.uuid4()}", b"asked")
-        other = open_store(store.url)
-        attempts = 8
-        barrier = threading.Barrier(attempts)
-        made: list[str] = []
-        told: list[str] = []
-        busy: list[str] = []
-        tried = [str(uuid.uuid4()) for _ in range(attempts)]
-
-        def attempt(i: int) -> None:
-            on = store if i % 2 else other
-            barrier.wait()
-            try:
-                on.create_game(
-                    GameRecord(tried[i], "hoola", 2, b"s" * 32, "c" * 64, 1),
-                    [NewEvent("E0", bytes([i]))],
-                    10,
-                    request=request,
-                )
-                made.append(tried[i])
-            except AlreadyCreated as error:
-                told.append(error.game_id)
-            except StoreBusy:
-                busy.append(tried[i])
-
-        try:
-            threads = [threading.Thread(target=attempt, args=(i,)) for i in range(attempts)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-        finally:
-            other.close()
-        assert len(made) == 1 and len(made) + len(told) + len(busy) == attempts
-        assert not busy or self.may_be_busy
-        assert told == [made[0]] * len(told)
-        for game_id in tried:
-            if game_id != made[0]:
-                with pytest.raises(GameNotFound):
-                    store.game(game_id)
+        race = creations_at_once(store, lambda _: request)
+        assert not race.busy or self.may_be_busy
+        told = [error for error in race.refused if isinstance(error, AlreadyCreated)]
+        assert len(told) == len(race.refused)  # every other attempt is told of the one game
+        assert [error.game_id for error in told] == race.made * len(told)
 
     def test_a_seed_ticket_makes_one_game(self, store: EventStore) -> None:
         """A ticket's second game is refused with nothing written; a retry of the creation that
@@ -501,45 +524,11 @@ class StoreContract:
         """Creations racing with one ticket and different request ids on two stores of one
         database (two replicas): one makes its game; every other is refused, leaving nothing."""
         ticket = UsedTicket(uuid.uuid4().hex, 10_000)
-        other = open_store(store.url)
-        attempts = 8
-        barrier = threading.Barrier(attempts)
-        made: list[str] = []
-        refused: list[str] = []
-        busy: list[str] = []
-        tried = [str(uuid.uuid4()) for _ in range(attempts)]
-
-        def attempt(i: int) -> None:
-            on = store if i % 2 else other
-            barrier.wait()
-            try:
-                on.create_game(
-                    GameRecord(tried[i], "hoola", 2, b"s" * 32, "c" * 64, 1),
-                    [NewEvent("E0", bytes([i]))],
-                    10,
-                    request=CreateRequest(f"req-{uuid.uuid4()}", b"asked"),
-                    ticket=ticket,
-                )
-                made.append(tried[i])
-            except TicketUsed:
-                refused.append(tried[i])
-            except StoreBusy:
-                busy.append(tried[i])
-
-        try:
-            threads = [threading.Thread(target=attempt, args=(i,)) for i in range(attempts)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-        finally:
-            other.close()
-        assert len(made) == 1 and len(made) + len(refused) + len(busy) == attempts
-        assert not busy or self.may_be_busy
-        for game_id in tried:
-            if game_id != made[0]:
-                with pytest.raises(GameNotFound):
-                    store.game(game_id)
+        race = creations_at_once(
+            store, lambda _: CreateRequest(f"req-{uuid.uuid4()}", b"asked"), ticket
+        )
+        assert not race.busy or self.may_be_busy
+        assert all(isinstance(refused, TicketUsed) for refused in race.refused)
 
     def test_concurrent_appends_at_one_version_one_wins(self, store: EventStore) -> None:
         game_id = new_game(store)
