@@ -48,6 +48,18 @@ def new_game(store: EventStore, events: int = 2, log_format: int = LOG_FORMAT_VE
     return game_id
 
 
+def ticketed_game(store: EventStore, ticket: UsedTicket, at_ms: int) -> str:
+    """A new game made with ``ticket`` at ``at_ms`` (its creation and its record's time)."""
+    game_id = str(uuid.uuid4())
+    store.create_game(
+        GameRecord(game_id, "hoola", 2, b"s" * 32, "c" * 64, at_ms),
+        [NewEvent("E0", b"zero")],
+        at_ms,
+        ticket=ticket,
+    )
+    return game_id
+
+
 def chain_breaks_at(store: EventStore, game_id: str) -> int | None:
     """Where the game's stored chain first fails, checked in the game's own log format."""
     return verify_chain(store.read(game_id), key_of(store.game(game_id)))
@@ -474,51 +486,21 @@ class StoreContract:
         """A used ticket's record goes once its ticket is long expired (a ticketed creation
         forgets a few): the table does not grow with every game ever made."""
         old = UsedTicket(uuid.uuid4().hex, 1_000)
-        store.create_game(
-            GameRecord(str(uuid.uuid4()), "hoola", 2, b"s" * 32, "c" * 64, 1),
-            [NewEvent("E0", b"zero")],
-            10,
-            ticket=old,
-        )
+        ticketed_game(store, old, 10)
         later = old.expires_at_ms + TICKET_KEPT_AFTER_EXPIRY_MS + 1
-        store.create_game(
-            GameRecord(str(uuid.uuid4()), "hoola", 2, b"s" * 32, "c" * 64, later),
-            [NewEvent("E0", b"zero")],
-            later,
-            ticket=UsedTicket(uuid.uuid4().hex, later + 10_000),
-        )
+        ticketed_game(store, UsedTicket(uuid.uuid4().hex, later + 10_000), later)
         # Forgotten: the store would take it again (the core refuses it first, as expired).
-        store.create_game(
-            GameRecord(str(uuid.uuid4()), "hoola", 2, b"s" * 32, "c" * 64, later),
-            [NewEvent("E0", b"zero")],
-            later,
-            ticket=old,
-        )
+        ticketed_game(store, old, later)
 
     def test_a_used_ticket_is_kept_for_the_hour_after_it_expires(self, store: EventStore) -> None:
         """Within the hour after its expiry (replicas' clocks may disagree by less), a ticketed
         creation forgets other tickets but not this one: it still makes no second game."""
         used = UsedTicket(uuid.uuid4().hex, 1_000)
-        store.create_game(
-            GameRecord(str(uuid.uuid4()), "hoola", 2, b"s" * 32, "c" * 64, 1),
-            [NewEvent("E0", b"zero")],
-            10,
-            ticket=used,
-        )
+        ticketed_game(store, used, 10)
         within = used.expires_at_ms + TICKET_KEPT_AFTER_EXPIRY_MS - 1
-        store.create_game(
-            GameRecord(str(uuid.uuid4()), "hoola", 2, b"s" * 32, "c" * 64, within),
-            [NewEvent("E0", b"zero")],
-            within,
-            ticket=UsedTicket(uuid.uuid4().hex, within + 10_000),
-        )
+        ticketed_game(store, UsedTicket(uuid.uuid4().hex, within + 10_000), within)
         with pytest.raises(TicketUsed):
-            store.create_game(
-                GameRecord(str(uuid.uuid4()), "hoola", 2, b"s" * 32, "c" * 64, within),
-                [NewEvent("E0", b"zero")],
-                within,
-                ticket=used,
-            )
+            ticketed_game(store, used, within)
 
     def test_creations_with_one_ticket_at_once_make_one_game(self, store: EventStore) -> None:
         """Creations racing with one ticket and different request ids on two stores of one
