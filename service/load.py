@@ -264,6 +264,9 @@ class Recorder:
         self.games_started = 0
         self.games_finished = 0
         self.games_abandoned = 0
+        # CreateGame calls the end of the run cut before their answer: the server may have made
+        # the game (a CI run's server held 4 unfinished games of a report's 3).
+        self.creates_cut = 0
         # Turn clocks, read from each finished game's log: every recorded TurnTimedOut's
         # lateness (its batch's recorded time − its deadline, ms).
         self.lateness_ms: list[int] = []
@@ -1407,6 +1410,9 @@ class Load:
             created = await self.recorder.call(
                 "CreateGame", stub.CreateGame(request, metadata=self.studio)
             )
+        except asyncio.CancelledError:
+            self.recorder.creates_cut += 1  # made or not: the answer will not be read
+            raise
         except grpc.aio.AioRpcError as error:
             if gone_away(error):
                 # Asked again at the next address, if there are several.
@@ -2326,12 +2332,16 @@ class Load:
             "games_finished": r.games_finished,
             "games_abandoned": r.games_abandoned,
             "games_cut_at_end": r.games_started - r.games_finished - r.games_abandoned,
+            "creates_cut_at_end": r.creates_cut,
             # Unfinished when the run ended, on the server for good unless a turn clock ends
             # them (the extra streams' games are off the clock): those cut at the end, those the
-            # bots gave up on (abandoned: still on the server) and the extra streams' games.
-            # Their CreateGame request ids begin with the run's id.
+            # bots gave up on (abandoned: still on the server) and the extra streams' games,
+            # and at most those whose CreateGame was cut unanswered (made or not: an upper
+            # bound). Their CreateGame request ids begin with the run's id.
             "run_id": self.run_id,
-            "games_left_unfinished": r.games_started - r.games_finished + self.watched_games,
+            "games_left_unfinished": (
+                r.games_started - r.games_finished + self.watched_games + r.creates_cut
+            ),
             # The seats' streams the bots joined again: Play, or StreamEvents in browser mode
             # (the old key, kept for the reports' readers, is the same count).
             "seat_streams_resumed": r.resumed,
@@ -2855,6 +2865,12 @@ def summary(report: dict[str, Any]) -> str:
         *(
             [
                 f"  left unfinished      {report['games_left_unfinished']} games on the server"
+                + (
+                    f" (at most: {report['creates_cut_at_end']} of them CreateGame calls cut"
+                    " unanswered, made or not)"
+                    if report.get("creates_cut_at_end")
+                    else ""
+                )
                 + (" (the cut ones end by the turn clock)" if report.get("clock") else "")
                 + f"; their CreateGame request ids begin {report['run_id']}-"
             ]
