@@ -13,7 +13,7 @@ commitment (``POST /lobby/commitments``: a seed ticket, through the core's ``com
 shows it, and sends the ticket and the seed the player then chose with the game.
 
 It is bounded: at most ``max_games`` lobby games at once (a game leaves the lobby when it ends or
-when nobody has moved in it for ``idle_s``: its bots stop), and creations and commitments are
+when nobody has moved in it for ``idle_s``: its bots stop and the lobby ends it), and creations and commitments are
 rate limited per client address. Between rounds the bots wait: the people at the table deal the
 next round (or leave), after reading the settlement.
 """
@@ -53,6 +53,8 @@ STUDIO_TOKEN_TTL_S = 60
 MAX_SEATS = 8
 #: The longest preset name the lobby accepts (presets are short words).
 MAX_PRESET = 64
+#: The command id (before the game's id) of the EndGame the lobby sends for a game left idle.
+IDLE_END_COMMAND_ID = "lobby-idle-"
 #: How many times a bot retries after an unexpected refusal before it stops (the game then
 #: waits for the idle limit).
 BOT_RETRIES = 5
@@ -86,7 +88,8 @@ class LobbySettings:
     burst: int = 6
     #: A bot's pause before each move, so that people can follow the table.
     bot_delay_ms: int = 700
-    #: A lobby game nobody moved in for this long is dropped: its bots stop, its slot is freed.
+    #: A lobby game nobody moved in for this long is ended (abandoned, as EndGame ends one):
+    #: its bots stop, its slot is freed, its seed is revealed.
     idle_s: float = 1800.0
 
 
@@ -281,13 +284,33 @@ class Lobby:
                     async with asyncio.timeout(self.settings.idle_s):
                         await self._wait_past(caller, game.game_id, view.version)
                 except TimeoutError:
-                    log.info("lobby game idle: dropped", game_id=game.game_id)
+                    await self._end_idle(game)
                     return
         finally:
             for task in game.tasks:
                 if task is not asyncio.current_task():
                     task.cancel()
             self._games.pop(game.game_id, None)
+
+    async def _end_idle(self, game: _Game) -> None:
+        """End a game nobody has moved in for ``idle_s``, as the studio ends an abandoned one
+        (EndGame): dropped from the lobby alone it stayed on the server unfinished for good, its
+        seed never revealed, so its player could never check the deal. A player who comes back
+        finds it ended, with the reason."""
+        minutes = round(self.settings.idle_s / 60)
+        reason = (
+            f"nobody moved for {minutes} minutes"
+            if minutes >= 1
+            else f"nobody moved for {self.settings.idle_s:g} seconds"
+        )
+        try:
+            await self.core.end_game(
+                self._studio(), game.game_id, f"{IDLE_END_COMMAND_ID}{game.game_id}", reason
+            )
+        except AppError as error:  # ended meanwhile, or the store away: it stays as it is
+            log.warning("lobby game idle: not ended", game_id=game.game_id, reason=error.reason)
+            return
+        log.info("lobby game idle: ended", game_id=game.game_id, idle_s=self.settings.idle_s)
 
     async def _logged(self, game: _Game, seat: int) -> None:
         """A bot, whose unexpected failure is logged (its game then waits for the idle limit)."""

@@ -1117,3 +1117,22 @@ def test_serve_has_the_lobby_only_with_the_lobby_option(tmp_path: Path, lobby: b
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_a_lobby_game_nobody_moves_in_is_ended_and_its_seed_revealed(tmp_path: Path) -> None:
+    """A lobby game left idle (its person gone, its bots waiting on that person) was dropped from
+    the lobby but stayed on the server unfinished for good, its seed never revealed, so nobody
+    could check its deal. The lobby now ends it as the studio ends an abandoned game."""
+    with serve(tmp_path, LobbySettings(bot_delay_ms=0, idle_s=0.3)) as served:
+        made = json.loads(request(f"{served.url}/lobby/games", GIN, "POST")[2])
+        game_id = made["game_id"]
+        deadline = time.monotonic() + 30  # polled, with a deadline
+        while json.loads(request(f"{served.url}/lobby")[2])["games"]:
+            assert time.monotonic() < deadline, "the idle game never left the lobby"
+            served.thread.call(asyncio.sleep(0.05))
+        replay = served.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game_id))
+        status, _, page = request(f"{served.url}/games/{game_id}/timeline")
+    assert replay.finished and replay.server_seed, replay.finished
+    ended = [e for e in replay.events if e.type == "StudioEndedGame"]
+    assert len(ended) == 1 and "nobody moved for 0.3 seconds" in str(ended[0]), ended
+    assert status == 200 and "nobody moved" in page
