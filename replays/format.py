@@ -112,7 +112,10 @@ def build(record: GameRecord, stored: Sequence[StoredEvent], players: Sequence[s
     """The replay of a finished game from its stored record and events (and the studio's
     player ids, one a seat, when the game was created with them)."""
     if not record.finished:
-        raise ReplayFormatError(f"game {record.game_id} is not finished: its seed is still secret")
+        raise ReplayFormatError(
+            f"game {record.game_id} is not finished: its seed is still secret, so nothing of it "
+            "can be checked yet; export its replay once the game is over"
+        )
     binding = BY_NAME[record.kind]
     events = [complete_event(s) for s in stored]
     game_events = engine_events(binding, events)
@@ -197,7 +200,13 @@ def from_binary(data: bytes) -> Replay:
         start = pos
         size, pos = _read_varint(data, pos)
         if pos + size > len(data):
-            raise ReplayFormatError("the last record is cut off")
+            # Said with where and how much: "the last record is cut off" left a support agent
+            # to guess which part of the game the file lost (and a text file read as binary
+            # is "cut off" too: its first bytes announce a length it does not have).
+            raise ReplayFormatError(
+                f"{_record(len(records) + 1)} is cut off: {size} bytes announced, "
+                f"{len(data) - pos} left in the file (a file cut short, or not a replay)"
+            )
         record = replay_pb2.ReplayRecord()
         try:
             record.ParseFromString(data[pos : pos + size])
@@ -223,11 +232,34 @@ def from_binary(data: bytes) -> Replay:
 
 
 def _assemble(records: Sequence[replay_pb2.ReplayRecord]) -> Replay:
+    """One header, the events, one footer; what is wrong said as what a reader makes of it
+    (an empty file, a file cut short after event n, two files joined), not only as the rule."""
     kinds = [r.WhichOneof("record") for r in records]
-    if not kinds or kinds[0] != "header":
-        raise ReplayFormatError("a replay starts with its header")
-    if kinds[-1] != "footer" or kinds.count("header") != 1 or kinds.count("footer") != 1:
-        raise ReplayFormatError("a replay ends with its footer (one header, one footer)")
+    if not kinds:
+        raise ReplayFormatError("the file is empty (a replay starts with its header)")
+    if kinds[0] != "header":
+        raise ReplayFormatError(
+            f"a replay starts with its header, and record 1 is {kinds[0] or 'empty'}"
+        )
+    headers, footers = kinds.count("header"), kinds.count("footer")
+    if headers != 1 or footers > 1:
+        raise ReplayFormatError(
+            f"the file holds {headers} headers and {footers} footers, where a replay holds one "
+            "of each (several files joined into one?)"
+        )
+    if kinds[-1] != "footer" and footers:
+        at = kinds.index("footer") + 1
+        raise ReplayFormatError(
+            f"{_record(at)} is the footer, but {len(kinds) - at} more record(s) follow it "
+            "(a replay ends with its footer)"
+        )
+    if kinds[-1] != "footer":
+        events = len(kinds) - 1
+        raise ReplayFormatError(
+            f"the file ends after {f'event {events}' if events else 'its header'} without its "
+            "footer: it was cut short (a replay ends with its footer, which holds the revealed "
+            "seed and the settlements)"
+        )
     return Replay(records[0].header, [r.event for r in records[1:-1]], records[-1].footer)
 
 
@@ -268,6 +300,9 @@ def from_json(text: str) -> Replay:
 
 def _from_document(document: Any) -> Replay:
     """A replay from its JSON document, parsed."""
+    # Each part is read by itself, so that a field that is not what it should be is named with
+    # its place ("event 8: Failed to parse version field…"), not only by the field's name.
+    part = "the header"
     try:
         missing = [m for m in JSON_MEMBERS if not isinstance(document, dict) or m not in document]
         if missing:
@@ -277,13 +312,19 @@ def _from_document(document: Any) -> Replay:
                 + ' (a replay is {"header": …, "events": […], "footer": …})'
             )
         header = json_format.ParseDict(document["header"], replay_pb2.ReplayHeader())
-        events = [json_format.ParseDict(e, service_pb2.GameEvent()) for e in document["events"]]
+        if not isinstance(document["events"], list):
+            raise ReplayFormatError('not a JSON replay: its "events" are not a list')
+        events: list[service_pb2.GameEvent] = []
+        for number, event in enumerate(document["events"], 1):
+            part = f"event {number}"
+            events.append(json_format.ParseDict(event, service_pb2.GameEvent()))
+        part = "the footer"
         footer = json_format.ParseDict(document["footer"], replay_pb2.ReplayFooter())
     except ReplayFormatError:
         raise
     except (ValueError, KeyError, TypeError, json_format.ParseError) as error:
         # protobuf's message goes on to list every field the message has: the first line says it.
-        raise ReplayFormatError(f"not a JSON replay: {_first_line(error)}") from None
+        raise ReplayFormatError(f"not a JSON replay: {part}: {_first_line(error)}") from None
     except RecursionError:
         raise ReplayFormatError(NESTED_TOO_DEEPLY) from None
     return Replay(header, events, footer)

@@ -1234,6 +1234,12 @@ def verify(replay: Replay, schema: Schema) -> list[str]:
         )
     game_id = _text(header, "game_id")
     log_format = _int(header, "log_format") or PLAIN_FORMAT
+    if not _text(footer, "server_seed"):
+        # Not "does not open the header's commitment", as the hash of nothing once was.
+        raise Failed(
+            "footer: no server seed revealed: a file of a game not over (its seed is still "
+            "secret, so nothing in it can be checked yet), or a footer edited"
+        )
     try:
         seed = bytes.fromhex(_text(footer, "server_seed"))
     except ValueError:

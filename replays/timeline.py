@@ -37,7 +37,7 @@ from croupier.engine.settlement import MatchOutcome, Settlement, factor_label, s
 from croupier.engine.shuffle import Shuffle
 from croupier.log import PLAIN_FORMAT
 from croupier.replays.format import Replay, iso_time, printable
-from croupier.replays.verify import verify
+from croupier.replays.verify import Report, in_play, verify
 from croupier.v1 import service_pb2
 
 M = TypeVar("M", bound=Message)
@@ -591,7 +591,82 @@ def _signature(replay: Replay) -> str:
     )
 
 
+#: What the page says in place of the turns of a file the engine cannot follow.
+NOT_LAID_OUT = (
+    "not laid out: this file's events are no game the rules could reach (the badge above says "
+    "where the file fails), so they cannot be followed turn by turn; read nothing of it as "
+    "evidence"
+)
+#: What it says in place of the turns of a game that was not over when its file was made (a
+#: seat's or a spectator's copy of a game in play, or a file without the revealed seed).
+NOT_OVER = (
+    "not laid out: the game was not over when this file was made (its seed is still secret; a "
+    "seat's or a spectator's copy also leaves the hidden cards out), so nothing in it can be "
+    "checked yet and no hand is shown; a game has a timeline once it is over: export its replay "
+    'then (docs/timeline.md, "A game still going")'
+)
+
+
 def timeline(replay: Replay) -> Timeline:
+    """The game turn by turn, under the full verifier's verdict; for a file that is not verified
+    and cannot be followed (:data:`NOT_LAID_OUT`, :data:`NOT_OVER`), the verdict and the
+    header's facts only."""
+    report = verify(replay)
+    if in_play(replay):
+        # A game still in play: folded, a copy without the hidden cards shows hands and a stock
+        # that were never dealt, or fails; and a complete copy would show every hand of a game
+        # its players are still playing. Neither is for a page attached to a ticket.
+        return _not_laid_out(replay, report, NOT_OVER)
+    try:
+        return _laid_out(replay, report)
+    except Exception:
+        # The engine folds games its rules reached. A file that is not verified may hold events
+        # none reaches, its chain remade after the edit (a card no hand holds, a seat the table
+        # lacks, a table of no seats): its page says so under the red badge, where `replay show`
+        # once stopped with a traceback. A verified file is a game the rules reached, so a
+        # failure there is a bug: raised.
+        if report.ok:
+            raise
+        return _not_laid_out(replay, report, NOT_LAID_OUT)
+
+
+def _verification(report: Report) -> Verification:
+    return Verification(
+        report.ok,
+        tuple(report.checks),
+        str(report.divergence) if report.divergence is not None else "",
+    )
+
+
+def _not_laid_out(replay: Replay, report: Report, why: str) -> Timeline:
+    """The page of a file whose turns cannot be laid out: its verdict, what its header says
+    (each fact under the red badge, as on any page of a file that is not verified), and why."""
+    header = replay.header
+    binding = BINDINGS.get(header.kind)
+    kind = binding.game.kind if binding is not None else ""
+    facts = (
+        ("game", header.game_id),
+        ("created", iso_time(header.created_at_ms)),
+        ("seats", str(header.seats)),
+        ("commitment", header.commitment),
+        ("client seeds", ", ".join(header.client_seeds) or "none"),
+        ("signature", _signature(replay)),
+        ("turns", why),
+    )
+    return Timeline(
+        f"{_KIND_NAMES.get(kind, 'A game')} — game {header.game_id}",
+        facts,
+        (),
+        (),
+        None,
+        header.created_at_ms,
+        (),
+        _verification(report),
+        kind,
+    )
+
+
+def _laid_out(replay: Replay, report: Report) -> Timeline:
     header = replay.header
     binding = BINDINGS[header.kind]
     game = binding.game
@@ -735,7 +810,6 @@ def timeline(replay: Replay) -> Timeline:
         cautions.append((CAUTION, HASHES_SHOWED_CARDS))
     if getattr(rules, "first_dealer_drawn", True) is False:
         cautions.append((CAUTION, DEALER_SHOWED_A_CARD))
-    report = verify(replay)
     facts = (
         ("game", header.game_id),
         ("created", iso_time(header.created_at_ms)),
@@ -760,11 +834,7 @@ def timeline(replay: Replay) -> Timeline:
         game.final_settlement(game_events),
         header.created_at_ms,
         players,
-        Verification(
-            report.ok,
-            tuple(report.checks),
-            str(report.divergence) if report.divergence is not None else "",
-        ),
+        _verification(report),
         kind,
     )
 

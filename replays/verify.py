@@ -90,6 +90,9 @@ MEANINGS = {
     "chain link (prev_hash)": (
         "this event does not follow the one before it: an event was dropped, added or moved"
     ),
+    # The verdict on a rigged deal or a changed move or score reads "expected '5S', found '5H'":
+    # which side is the game's own was left to the reader.
+    "event": "expected: what the committed seeds and the rules make here; found: the file's",
 }
 
 
@@ -310,12 +313,42 @@ def _check_format(replay: Replay, report: Report) -> GameBinding:
                 number,
                 "completeness",
                 "a complete event (a finished game's replay)",
-                "a redacted copy" if event.redacted else "no payload (the hashed bytes)",
+                REDACTED_COPY if event.redacted else "no payload (the hashed bytes)",
             )
     report.checks.append(
         f"format: {binding.field} game {header.game_id}, {len(replay.events)} events"
     )
     return binding
+
+
+#: What a redacted event says of its file: a seat's or a spectator's copy of the events (a
+#: game in play as ``GetReplay`` or a stream shows it), which a support agent was sent as "the
+#: replay". Its hidden cards are left out and its seed is still secret, so it says what cannot
+#: be checked, and how to get what can.
+REDACTED_COPY = (
+    "a redacted copy: a seat's or a spectator's copy of the events, its hidden cards left out, "
+    "as a game still in play is shown; until the game is over and its seed revealed, neither "
+    "its chain, nor its decks, nor its moves can be checked: export its replay once it is over"
+)
+
+#: What an unrevealed seed says of its file: the game was not over when the file was made.
+NOT_REVEALED = (
+    "none: the game was not over when this file was made, so its seed is still secret and "
+    "neither its chain, nor its decks, nor its moves can be checked yet"
+)
+
+
+def ends_revealed(replay: Replay) -> bool:
+    """Whether the file's last event is the game's end, which reveals its seed (SeedRevealed)."""
+    return bool(replay.events) and replay.events[-1].body.WhichOneof("body") == "seed_revealed"
+
+
+def in_play(replay: Replay) -> bool:
+    """Whether the file is of a game that was not over when it was made: a seat's or a
+    spectator's copy of the events (redacted), or no seed revealed anywhere in it."""
+    return any(event.redacted for event in replay.events) or not (
+        replay.footer.server_seed or ends_revealed(replay)
+    )
 
 
 def _chain_key(replay: Replay) -> bytes | None:
@@ -387,6 +420,15 @@ def _check_chain(replay: Replay, report: Report) -> None:
         if last is not None and last.body.WhichOneof("body") == "seed_revealed"
         else None
     )
+    if revealed is None:
+        # A file whose last events were dropped (its chain remade): the game's end is missing.
+        _fail(
+            last.version if last is not None else 0,
+            "revealed seed",
+            "a SeedRevealed event last (the game's end)",
+            f"{last.type if last is not None else 'no event'}: the file stops before the "
+            "game's end",
+        )
     if revealed != replay.footer.server_seed:
         _fail(0, "revealed seed", f"the SeedRevealed event's {revealed}", replay.footer.server_seed)
     report.checks.append(
@@ -437,6 +479,16 @@ def _check_header(replay: Replay, binding: GameBinding) -> None:
 
 def _check_commitment(replay: Replay, report: Report) -> Seeds:
     header, footer = replay.header, replay.footer
+    if not footer.server_seed:
+        # Not "sha256(revealed seed) = e3b0c442…", the hash of nothing, as it once said.
+        _fail(
+            0,
+            "revealed seed",
+            "the server seed, revealed at the game's end",
+            "none, though the game's last event reveals it: the footer was edited"
+            if ends_revealed(replay)
+            else NOT_REVEALED,
+        )
     try:
         seed = bytes.fromhex(footer.server_seed)
     except ValueError:
@@ -445,7 +497,8 @@ def _check_commitment(replay: Replay, report: Report) -> Seeds:
     if digest != header.commitment:
         _fail(0, "commitment", header.commitment, f"sha256(revealed seed) = {digest}")
     seeds = Seeds(seed, tuple(header.client_seeds), on_shuffle=report.shuffles.append)
-    report.checks.append(f"commitment: sha256(revealed seed) = {header.commitment[:16]}…")
+    # Whole: a support agent compares it with the commitment the player was shown at the start.
+    report.checks.append(f"commitment: sha256(revealed seed) = {header.commitment}")
     return seeds
 
 
@@ -555,8 +608,14 @@ def _check_events(
         state = game.at(state, recorded.recorded_at_ms, recorded.seat if seat >= 0 else None)
         compare(produced)
     report.checks.append(
-        f"events: every deck re-derived, {commands} commands re-applied"
-        + (f" and {ticks} batches due by time re-derived" if ticks else "")
+        f"events: every deck re-derived, {commands} commands re-applied (each one legal "
+        "under the game's rules)"
+        + (
+            f" and {ticks} batches due by time re-derived (time-outs and the moves they forced, "
+            "claim awards)"
+            if ticks
+            else ""
+        )
         + f"; {position} events reproduced byte for byte"
     )
     return state, reproduced

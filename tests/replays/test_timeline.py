@@ -16,7 +16,7 @@ import pytest
 
 from croupier.engine.settlement import Factor, Settlement, SettlementLine, net_of
 from croupier.log import PLAIN_FORMAT
-from croupier.replays.format import load, to_binary
+from croupier.replays.format import Replay, load, to_binary
 from croupier.replays.timeline import (
     CAUTION,
     CLOCK_RULES,
@@ -28,6 +28,8 @@ from croupier.replays.timeline import (
     HASHES_SHOWED_CARDS,
     MOVES_FORCED,
     NOBODY_ATTENDED,
+    NOT_LAID_OUT,
+    NOT_OVER,
     OPENING_RULES,
     RESTARTED,
     TIME_MADE_DUE,
@@ -43,8 +45,9 @@ from croupier.replays.timeline import (
 )
 from croupier.replays.verify import verify
 from croupier.service.bots import time_outs
+from croupier.v1 import service_pb2
 
-from .conftest import GAMES
+from .conftest import GAMES, remake_chain
 
 CROUPIER = str(Path(sys.executable).parent / "croupier")
 #: Games recorded on the turn clock with an idle seat (tools/make_corpus.py's TIMED).
@@ -630,3 +633,63 @@ def test_a_washed_hand_counts_no_deadwood(path: Path) -> None:
         assert ("deadwood" in line) == ("outcome wash" not in line), line
     if path.name == "gin-single-hand.replay" and path.parent == CORPUS:
         assert "Hand ended: hand 1; outcome wash; points 0" in ended
+
+
+def _seated(path: Path, seats: int) -> Replay:
+    """The game of ``path`` with its table edited to ``seats`` seats, in the header and in the
+    game's first (hashed) event, and its chain remade from the revealed seed: a file no game
+    played by the rules reaches, which the engine cannot follow."""
+    replay = load(path)
+    first = replay.events[0]
+    body = service_pb2.EventBody.FromString(first.payload)
+    game = getattr(body, body.WhichOneof("body") or "")
+    getattr(game, game.WhichOneof("event") or "").seats = seats
+    first.payload = body.SerializeToString(deterministic=True)
+    first.body.CopyFrom(body)
+    replay.header.seats = seats
+    remake_chain(replay)
+    return replay
+
+
+@pytest.mark.parametrize(
+    ("name", "seats"),
+    [("rummy-standard", 0), ("hoola-korean", 1), ("gin-standard-timed", 0)],
+)
+def test_a_file_the_engine_cannot_follow_is_shown_not_verified_not_a_traceback(
+    tmp_path: Path, name: str, seats: int
+) -> None:
+    """`replay show` stopped with the engine's IndexError or ZeroDivisionError on such a file."""
+    replay = _seated(CORPUS / "log-format-2" / f"{name}.replay", seats)
+    shown = timeline(replay)
+    assert not shown.verification.verified and "rule set" in shown.verification.divergence
+    assert shown.steps == () and dict(shown.facts)["turns"] == NOT_LAID_OUT
+    path = tmp_path / "edited.replay"
+    path.write_bytes(to_binary(replay))
+    ran = subprocess.run([CROUPIER, "replay", "show", str(path)], capture_output=True, text=True)
+    assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
+    assert "NOT verified" in ran.stdout and NOT_LAID_OUT in ran.stdout
+
+
+@pytest.mark.parametrize("redacted", [True, False], ids=["a-seats-copy", "complete"])
+def test_a_game_in_play_is_not_laid_out_and_shows_no_hand(redacted: bool) -> None:
+    """A copy of a game still in play (a seat's, its hidden cards left out, as `GetReplay` gives
+    it during play; or every event, without the revealed seed): `replay show` failed on the
+    former with an IndexError, and laid out every hand of the latter, a game its players were
+    still playing."""
+    replay = load(CORPUS / "log-format-2" / "hoola-korean.replay")
+    del replay.events[-1]
+    replay.footer.Clear()
+    dealt = replay.events[1].body.hoola.round_dealt
+    cards = [card_name("hoola", c.code) for hand in dealt.hands for c in hand.cards]
+    if redacted:
+        for event in replay.events:
+            event.prev_hash = event.hash = ""
+        replay.events[1].redacted = True
+        replay.events[1].ClearField("payload")
+    shown = timeline(replay)
+    assert not shown.verification.verified
+    assert "can be checked" in shown.verification.divergence
+    assert shown.steps == () and dict(shown.facts)["turns"] == NOT_OVER
+    text = render_text(shown)
+    assert "hand of" not in text and not any(f" {card} " in f" {text} " for card in cards)
+    assert "class='badge not-verified'" in render_html(shown)

@@ -311,3 +311,167 @@ def test_a_divergence_reads_a_moment_as_its_utc_time() -> None:
         "event 19: the service's record, at recorded_at_ms: expected 1796634216015 "
         "(2026-12-07T09:03:36.015Z), found 1796634221015 (2026-12-07T09:03:41.015Z)"
     )
+
+
+# --- what a support agent is told of a file that is not a whole replay --------------------------
+
+
+def _records(data: bytes) -> list[bytes]:
+    """A binary replay's records, each with its length before it, as the file holds them."""
+    records, pos = [], 0
+    while pos < len(data):
+        start, size, shift = pos, 0, 0
+        while True:
+            byte = data[pos]
+            size |= (byte & 0x7F) << shift
+            pos += 1
+            shift += 7
+            if not byte & 0x80:
+                break
+        records.append(data[start : pos + size])
+        pos += size
+    return records
+
+
+def _rejection(data: bytes) -> str:
+    with pytest.raises(ReplayFormatError) as refused:
+        parse(data)
+    return str(refused.value)
+
+
+def test_a_file_cut_short_says_where_it_stops() -> None:
+    """Before, each of these said "the last record is cut off" or "a replay ends with its footer
+    (one header, one footer)": nothing of which part of the game the file lost."""
+    data = (CORPUS / "gin-standard.replay").read_bytes()
+    records = _records(data)
+    events = len(records) - 2
+    assert b"".join(records) == data
+    # Cut inside a record: which one, and what is missing of it.
+    middle = sum(len(r) for r in records[:10]) + len(records[10]) // 2
+    said = _rejection(data[:middle])
+    length = next(i for i, byte in enumerate(records[10]) if not byte & 0x80) + 1
+    announced, left = len(records[10]) - length, len(records[10]) // 2 - length
+    assert said == (
+        f"record 11 (event 10, or the footer) is cut off: {announced} bytes announced, {left} "
+        "left in the file (a file cut short, or not a replay)"
+    )
+    # Cut between records: after which event the footer is missing.
+    assert _rejection(b"".join(records[:-1])).startswith(
+        f"the file ends after event {events} without its footer: it was cut short"
+    )
+    assert _rejection(records[0]).startswith("the file ends after its header without its footer")
+    assert _rejection(b"") == "the file is empty (a replay starts with its header)"
+
+
+def test_two_files_joined_into_one_are_said_to_be() -> None:
+    data = (CORPUS / "gin-standard.replay").read_bytes()
+    other = (CORPUS / "hoola-korean.replay").read_bytes()
+    assert "2 headers and 2 footers" in _rejection(data + other)
+    records = _records(data)
+    footer_first = b"".join([*records[:-1][:5], records[-1], *records[5:-1]])
+    assert _rejection(footer_first).startswith("record 6 (event 5, or the footer) is the footer")
+
+
+def test_a_json_field_it_cannot_read_is_named_with_its_event() -> None:
+    document = json.loads(to_json(load(CORPUS / "gin-standard.replay")))
+    document["events"][7]["version"] = "abc"
+    with pytest.raises(ReplayFormatError, match=r"^not a JSON replay: event 8: "):
+        from_json(json.dumps(document))
+    document = json.loads(to_json(load(CORPUS / "gin-standard.replay")))
+    document["events"] = {"1": document["events"][0]}
+    with pytest.raises(ReplayFormatError, match='its "events" are not a list'):
+        from_json(json.dumps(document))
+
+
+@pytest.mark.parametrize("how", ["cut", "empty", "joined"])
+def test_the_cli_says_a_broken_file_in_one_line_with_status_2(tmp_path: Path, how: str) -> None:
+    data = (CORPUS / "gin-standard.replay").read_bytes()
+    path = tmp_path / "broken.replay"
+    path.write_bytes({"cut": data[: len(data) // 2], "empty": b"", "joined": data + data}[how])
+    ran = subprocess.run([CROUPIER, "replay", "verify", str(path)], capture_output=True, text=True)
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr, ran.stderr
+    said = {"cut": "is cut off: ", "empty": "the file is empty", "joined": "2 headers"}[how]
+    assert said in ran.stderr and len(ran.stderr.strip().splitlines()) == 1, ran.stderr
+
+
+def test_a_file_that_stops_before_the_games_end_says_so_not_none() -> None:
+    """Its last events dropped and its chain remade: it said "expected the SeedRevealed event's
+    None", a program's word for nothing."""
+    replay = load(CORPUS / "log-format-2" / "hoola-korean.replay")
+    del replay.events[-1]
+    remake_chain(replay)
+    report = verify(replay)
+    assert report.divergence is not None
+    assert report.divergence.event == replay.events[-1].version
+    said = str(report.divergence)
+    assert "None" not in said
+    assert f"found {replay.events[-1].type}: the file stops before the game's end" in said
+
+
+def _in_play(replay: Replay, redacted: bool) -> Replay:
+    """``replay`` as a file made before its game was over: without the revealed seed and the
+    game's end, and, ``redacted``, as a seat's copy (the deal's payload and hashes left out, as
+    the service sends a seat the events it may not fully see)."""
+    copy_ = tampered(replay)
+    del copy_.events[-1]
+    copy_.footer.Clear()
+    if redacted:
+        for event in copy_.events:
+            event.prev_hash = event.hash = ""
+        deal = copy_.events[1]
+        deal.redacted = True
+        deal.ClearField("payload")
+        deal.ClearField("command")
+        deal.ClearField("command_payload")
+    return copy_
+
+
+@pytest.mark.parametrize("redacted", [True, False], ids=["a-seats-copy", "complete"])
+def test_a_file_of_a_game_in_play_says_nothing_can_be_checked_yet(redacted: bool) -> None:
+    replay = _in_play(load(CORPUS / "log-format-2" / "gin-standard.replay"), redacted)
+    report = verify(replay)
+    assert report.divergence is not None
+    said = str(report.divergence)
+    if redacted:
+        assert report.divergence.event == 2 and report.divergence.check == "completeness"
+        assert "a seat's or a spectator's copy" in said
+    else:  # not "sha256(revealed seed) = e3b0c442…", the hash of no seed
+        assert report.divergence.check == "revealed seed" and "sha256" not in said
+        assert "the game was not over when this file was made" in said
+    assert "neither its chain, nor its decks, nor its moves can be checked" in said
+
+
+def test_a_seed_taken_out_of_a_finished_games_footer_is_an_edit_not_a_game_in_play() -> None:
+    replay = load(CORPUS / "log-format-2" / "gin-standard.replay")
+    replay.footer.server_seed = ""
+    report = verify(replay)
+    assert report.divergence is not None
+    assert "the game's last event reveals it: the footer was edited" in str(report.divergence)
+
+
+def test_the_whole_commitment_is_said_to_compare_with_the_one_the_player_saw() -> None:
+    replay = load(CORPUS / "log-format-2" / "rummy-standard.replay")
+    report = verify(replay)
+    assert report.ok, report.lines()
+    assert f"commitment: sha256(revealed seed) = {replay.header.commitment}" in report.checks
+    assert any("each one legal under the game's rules" in check for check in report.checks)
+
+
+def test_a_rigged_deal_says_which_side_is_the_seeds() -> None:
+    """Two cards swapped between two hands of the deal, the chain remade: the verdict said
+    "expected '5S', found '2D'" and left the reader to guess which was the game's own."""
+    replay = load(CORPUS / "log-format-2" / "hoola-korean.replay")
+    deal = replay.events[1]
+    body = service_pb2.EventBody.FromString(deal.payload)
+    hands = body.hoola.round_dealt.hands
+    first, second = hands[0].cards[0].code, hands[1].cards[0].code
+    hands[0].cards[0].code, hands[1].cards[0].code = second, first
+    deal.payload = body.SerializeToString(deterministic=True)
+    deal.body.CopyFrom(body)
+    remake_chain(replay)
+    report = verify(replay)
+    assert report.divergence is not None and report.divergence.event == 2
+    assert str(report.divergence).endswith(
+        f"expected {first!r}, found {second!r} (expected: what the committed seeds and the rules "
+        "make here; found: the file's)"
+    )
