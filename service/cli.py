@@ -1581,8 +1581,9 @@ def replay_export(game_id: str, out: str, store_url: str, form: str | None) -> N
 
 
 class NotAReplay(click.ClickException):
-    """The file given to verify is not a replay: exit status 2, apart from a failed check's 1 (a
-    script telling a forged file from a wrong one), as replays/standalone_verify.py exits."""
+    """The file given to verify, show or convert is not a replay: exit status 2, apart from a
+    failed check's 1 (a script telling a forged file from a wrong one), as
+    replays/standalone_verify.py exits; every replay command says it the same way."""
 
     exit_code = 2
 
@@ -1768,7 +1769,7 @@ def replay_show(path: str, html_out: str | None) -> None:
     try:
         shown = timeline(load(path))
     except ReplayFormatError as error:
-        raise click.ClickException(str(error)) from None
+        raise NotAReplay(str(error)) from None
     if html_out:
         Path(html_out).write_text(render_html(shown), encoding="utf-8")
         click.echo(f"wrote {html_out}: {len(shown.steps)} turns")
@@ -1784,9 +1785,13 @@ def replay_convert(source: str, out: str) -> None:
     from croupier.replays.format import ReplayFormatError, dump, load
 
     try:
-        dump(load(source), out)
+        replay_file = load(source)
     except ReplayFormatError as error:
-        raise click.ClickException(str(error)) from None
+        raise NotAReplay(str(error)) from None
+    try:
+        dump(replay_file, out)
+    except OSError as error:
+        raise click.ClickException(f"cannot write {out}: {error.strerror or error}") from None
     click.echo(f"wrote {out}")
 
 
