@@ -239,6 +239,12 @@ class Field(NamedTuple):
     oneof: bool
 
 
+def json_name(name: str) -> str:
+    """A field's name in protobuf's JSON mapping: ``server_seed`` → ``serverSeed``."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
 class Schema:
     """The table of the messages a replay holds (``SCHEMA``): numbers, names and types."""
 
@@ -268,7 +274,11 @@ class Schema:
                     oneof=flag == "|",
                 )
             schema.messages[name] = fields
-            schema.names[name] = {f.name: f for f in fields.values()}
+            # A field by its .proto name or its JSON name (lowerCamelCase): protobuf's JSON
+            # mapping reads both, and `croupier replay verify` does.
+            schema.names[name] = {f.name: f for f in fields.values()} | {
+                json_name(f.name): f for f in fields.values()
+            }
         return schema
 
     def is_message(self, kind: str) -> bool:
@@ -366,15 +376,20 @@ class Schema:
     # --- from JSON ----------------------------------------------------------------------------
 
     def from_json(self, value: object, type_name: str, where: str) -> Message:
-        """A JSON object in protobuf's JSON mapping (the .proto's field names) as a ``type_name``
+        """A JSON object in protobuf's JSON mapping (fields by their .proto or JSON names) as a ``type_name``
         message; :class:`NotAReplay` when it is not one."""
         if not isinstance(value, dict):
             raise NotAReplay(f"{where}: not a JSON object")
         out: Message = {}
+        given: set[str] = set()
         for key, item in value.items():
             spec = self.names[type_name].get(key)
             if spec is None:
                 raise NotAReplay(f"{where}: {type_name} has no field {key!r}")
+            if spec.name in given:  # by both its names
+                raise NotAReplay(f"{where}: {type_name}'s {spec.name} is given twice")
+            given.add(spec.name)
+            key = spec.name
             at = f"{where}.{key}"
             if item is None:  # JSON's null: the field's default
                 continue

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from google.protobuf import json_format
 
 from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
 from croupier.replays.format import Replay, build, from_json, load, to_binary, to_json
@@ -193,6 +194,30 @@ def test_every_recorded_game_verifies(replays, tmp_path: Path, name: str, form: 
     assert f"({'JSON' if form == 'json' else 'binary'})" in result.stdout
     deals = int(result.stdout.split("decks: ")[1].split(" ")[0])
     assert deals >= 1
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_a_json_replay_with_protobuf_s_json_names_verifies(
+    replays, tmp_path: Path, name: str
+) -> None:
+    """A JSON replay written with protobuf's default JSON names (``serverSeed``, as a studio's
+    client in another language writes the messages it was given) reads as `croupier replay
+    verify` reads it (the standalone verifier said "ReplayHeader has no field 'gameId'"), and a
+    field given by both its names is not a replay."""
+    replay = replays[name]
+    camel = {
+        "header": json_format.MessageToDict(replay.header),
+        "events": [json_format.MessageToDict(e) for e in replay.events],
+        "footer": json_format.MessageToDict(replay.footer),
+    }
+    assert "gameId" in camel["header"] and "serverSeed" in camel["footer"]
+    result = run(tmp_path, camel)
+    assert result.returncode == 0 and VERIFIED in result.stdout, result.stdout + result.stderr
+    camel["footer"]["server_seed"] = camel["footer"]["serverSeed"]
+    twice = run(tmp_path, camel)
+    assert twice.returncode == NOT_A_REPLAY and "server_seed is given twice" in twice.stdout + (
+        twice.stderr
+    ), twice.stdout + twice.stderr
 
 
 def test_a_json_replay_saved_with_a_byte_order_mark_verifies(replays, tmp_path: Path) -> None:
