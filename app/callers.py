@@ -46,13 +46,14 @@ ANONYMOUS = Caller()
 
 
 def studio_of(caller: Caller) -> StudioIdentity:
-    """The studio's backend, or the call fails: only it creates games (and names players) and
-    ends them."""
+    """The studio's backend, or the call fails: only it creates games (and names players), commits
+    seeds for them and ends them."""
     if caller.studio is None:
         raise BadCredentials(
             STUDIO_CREDENTIAL_REQUIRED,
-            "creating or ending a game takes the studio's credential: 'authorization: Bearer "
-            "<studio token>' (croupier token studio; docs/credentials.md)",
+            "creating or ending a game, or committing a seed for one (CommitSeed), takes the "
+            "studio's credential: 'authorization: Bearer <studio token>' (croupier token studio; "
+            "docs/credentials.md)",
         )
     return caller.studio
 

@@ -106,9 +106,10 @@ def test_only_the_studio_creates_and_only_a_player_recalls() -> None:
     assert studio_of(STUDIO) is STUDIO.studio
     assert player_of(PLAYER) == "alice"
     for caller in (seat, PLAYER, ANONYMOUS):
-        assert _refusal(lambda caller=caller: studio_of(caller)).reason == (
-            STUDIO_CREDENTIAL_REQUIRED
-        )
+        error = _refusal(lambda caller=caller: studio_of(caller))
+        assert error.reason == STUDIO_CREDENTIAL_REQUIRED
+        # It names each call it guards: a CommitSeed refused so says so too.
+        assert all(call in error.message for call in ("creating", "ending", "CommitSeed"))
     for caller, given_as in ((seat, "a seat token"), (STUDIO, "studio's"), (ANONYMOUS, "none")):
         error = _refusal(lambda caller=caller: player_of(caller))
         assert error.reason == PLAYER_TOKEN_REQUIRED and given_as in error.message

@@ -107,12 +107,14 @@ def test_an_expired_ticket_is_refused_but_its_games_retry_is_answered(server: Ru
     game = create(server.stub, used, request_id=request_id)
     server.clock.advance(TICKET_TTL_MS)
     try:
-        code, info, fields = error_of(lambda: create(server.stub, unused))
-        assert (code, info.reason, fields) == (
-            grpc.StatusCode.FAILED_PRECONDITION,
-            "SEED_TICKET_EXPIRED",
-            ["seed_ticket"],
-        )
+        # Expiry is judged first (docs/errors.md): the used ticket in a new request is expired too.
+        for ticket in (unused, used):
+            code, info, fields = error_of(lambda ticket=ticket: create(server.stub, ticket))
+            assert (code, info.reason, fields) == (
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "SEED_TICKET_EXPIRED",
+                ["seed_ticket"],
+            )
         assert create(server.stub, used, request_id=request_id).game_id == game.game_id
     finally:
         server.clock.advance(-TICKET_TTL_MS)

@@ -22,8 +22,9 @@ export interface ShuffleCrypto {
 /** An imported key, opaque here. */
 export type CryptoKeyLike = object;
 
-/** The seeds a game's decks come from: the server's (revealed at the end, hex) and the clients'
- * (`GameStarted.client_seeds`, in order). */
+/** The seeds a game's decks come from: the server's (`SeedRevealed.serverSeed`, the game's last
+ * event, hex) and the clients' (its first event's `clientSeeds`, in order: Hoola's `GameStarted`,
+ * Koi-Koi's `MatchStarted`, Gin's `GinMatchStarted`, Rummy's `RummyStarted`). */
 export interface ShuffleSeeds {
   readonly serverSeed: string;
   readonly clientSeeds: readonly string[];

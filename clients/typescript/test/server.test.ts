@@ -823,3 +823,53 @@ describe("the README's TypeScript example", () => {
     assert.equal(stdout, "", "the first legal move was accepted (nothing caught and printed)");
   });
 });
+
+describe("the README's check of the deal", () => {
+  test("runs as it is written: a ticket's game is found fair, and a changed input is not", async () => {
+    const text = await readFile(join(HERE, "../../README.md"), "utf8");
+    const section = text.slice(text.indexOf("## Checking the deal"));
+    const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(snippet, "the section has a ts block");
+    assert.ok(snippet.includes(README_ADDRESS));
+    // The commit-first order: the ticket, the player's seed, then the game with both.
+    assert.match(snippet, /commitSeed\([\s\S]*playerChoosesSeed\([\s\S]*seedTicket: ticket/);
+    // The studio's own parts: the player's choice, and the game played (here the studio ends it
+    // at once: the hand was dealt when the game was made, and the revealed seed comes last
+    // either way).
+    const prelude = [
+      'import { endGame as endTheGame } from "@croupier/client";',
+      "const studioToken = process.env.STUDIO_TOKEN;",
+      "const playerChoosesSeed = async (commitment) => `mine, after ${commitment.slice(0, 8)}`;",
+      "const playTheGame = (game) =>",
+      '  endTheGame(studio, { gameId: game.gameId, commandId: "end", reason: "a test" });',
+    ].join("\n");
+    // The check can fail: another commitment, another seed, the game not over, the hand changed.
+    // (Not another seat's: a copy read after the end, as this one may be, shows every hand.)
+    const tamperings = `
+const changed = structuredClone(events);
+for (const e of changed) {
+  if (e.body?.body.case === "gin" && e.body.body.value.event.case === "handDealt") {
+    const hand = e.body.body.value.event.value.hands.find((h) => h.seat === seat);
+    hand.cards.reverse();
+  }
+}
+console.log(JSON.stringify([
+  await fairGinDeal(events, seat, "0".repeat(64), mySeed),
+  await fairGinDeal(events, seat, commitment, mySeed + "!"),
+  await fairGinDeal(events.slice(0, -1), seat, commitment, mySeed),
+  await fairGinDeal(changed, seat, commitment, mySeed),
+]));`;
+    const script = join(HERE, "../readme-fairdeal.mjs");
+    await writeFile(
+      script,
+      `${prelude}\n${snippet.replaceAll(README_ADDRESS, server.address)}${tamperings}\n`,
+    );
+    const { stdout } = await promisify(execFile)(process.execPath, [script], {
+      env: { ...process.env, STUDIO_TOKEN: server.studioToken },
+    });
+    assert.deepEqual(stdout.trim().split("\n"), [
+      "fair",
+      JSON.stringify([false, false, false, false]),
+    ]);
+  });
+});
