@@ -1256,7 +1256,10 @@ class Load:
         self.streams_open = 0
         self.streams_opened = 0
         self.streams_ended = 0  # ended by the server with OK: their game was over
-        self.streams_resumed = 0  # opened again after their server ended them or went away
+        # Answered again after their server ended them or went away, and the attempts to open
+        # them again (answered or not: a server down for a while is asked again and again).
+        self.streams_resumed = 0
+        self.stream_resume_attempts = 0
         self.streams_answered = 0  # answered by the server at least once, or failed
         self.streams_open_s = 0.0  # how long they took to open, all of them answered
         self.streams_open_at_start = 0
@@ -2030,7 +2033,7 @@ class Load:
         token = game.tokens[index % len(game.tokens)].token
         self.streams_opened += 1
         seen = resumes = 0
-        answered_once = False
+        answered_once = reopened = False
 
         def answer() -> None:
             """The server answered this stream, or failed it, for the first time."""
@@ -2066,6 +2069,9 @@ class Load:
                         live, resumes = True, 0
                         self.streams_open += 1
                         self.streams_opened_once = True
+                        if reopened:  # back after its server ended it or went away
+                            reopened = False
+                            self.streams_resumed += 1
                     answer()
                 # Ended by the server with OK: its game is over (a shutdown ends it UNAVAILABLE,
                 # below, and is resumed). Nothing more will come: held no longer.
@@ -2096,7 +2102,8 @@ class Load:
                     with contextlib.suppress(Exception):
                         await events.aclose()
             resumes += 1
-            self.streams_resumed += 1
+            reopened = True
+            self.stream_resume_attempts += 1
             await asyncio.sleep(_backoff_s(resumes - 1))
 
     def _all_answered(self, answered: asyncio.Event) -> None:
@@ -2407,6 +2414,7 @@ class Load:
                 "opened": self.streams_opened,
                 "ended_by_server": self.streams_ended,
                 "resumed": self.streams_resumed,
+                "resume_attempts": self.stream_resume_attempts,
                 "failed": dict(self.streams_failed),
                 "events": self.stream_events,
                 "unary_p99_ms": summarize(unary)["p99_ms"],
@@ -3012,7 +3020,8 @@ def summary(report: dict[str, Any]) -> str:
             + " answered "
             f"by the server in {streams['open_s']:.1f} s before the games began; while they were "
             f"played, {streams['open_min']} open at the fewest, {streams['open_at_end']} at the end;"
-            f" resumed {streams.get('resumed', 0)} (their server ended them or went away),"
+            f" resumed {streams.get('resumed', 0)} (their server ended them or went away; "
+            f"{streams.get('resume_attempts', 0)} attempts),"
             f" failed {_counted(streams['failed']) or 0}",
             f"  p99 meanwhile        unary calls {streams['unary_p99_ms']:.2f} ms, "
             f"moves ({primary_call(report)}) {streams['move_p99_ms']:.2f} ms",

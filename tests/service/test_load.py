@@ -1487,6 +1487,8 @@ def test_extra_streams_resume_on_the_replica_left_when_one_stops(tmp_path: Path)
     streams = report["streams"]
     assert report["failed"] == [] and streams["failed"] == {}, result.output
     assert streams["resumed"] >= 10, result.output  # every stream the stopped replica held
+    # Those answered again, each after one attempt or more (a replica gone is asked again).
+    assert streams["resume_attempts"] >= streams["resumed"], result.output
     assert streams["open_at_end"] == 20, result.output
     assert "resumed" in load.summary(report)
 
