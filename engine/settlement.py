@@ -111,6 +111,13 @@ def share_note(amount: int, factors: Iterable[FactorLike], winners: int) -> str:
     return f"its share of {whole}, split {winners} ways"
 
 
+def stakes(amount: int) -> str:
+    """An amount a settlement pays, with its unit, as people read it (the demo, the timeline):
+    every game's payments are in stakes (docs/rules/common.md, "Settlement records"). Bare,
+    "seat 0 pays seat 2 2" read as two seat numbers, or as two of something unnamed."""
+    return f"{amount} stake" + ("" if abs(amount) == 1 else "s")
+
+
 def net_of(seats: int, lines: tuple[SettlementLine, ...]) -> tuple[int, ...]:
     """Net stakes per seat: received minus paid."""
     net = [0] * seats

@@ -27,13 +27,19 @@ from typing import Any, TypeVar
 from google.protobuf.message import DecodeError, Message
 
 from croupier.contract.bindings import BINDINGS
-from croupier.engine.cards import RANK_NAMES, RANKS
+from croupier.engine.cards import RANK_NAMES, RANKS, rank
 from croupier.engine.clock import TurnRestarted, TurnTimedOut
 from croupier.engine.game import CommandError
 from croupier.engine.koikoi import cards as hanafuda
 from croupier.engine.meld_solver import Meld
 from croupier.engine.rummy.scoring import meld_value
-from croupier.engine.settlement import MatchOutcome, Settlement, factor_label, share_note
+from croupier.engine.settlement import (
+    MatchOutcome,
+    Settlement,
+    factor_label,
+    share_note,
+    stakes,
+)
 from croupier.engine.shuffle import Shuffle
 from croupier.log import PLAIN_FORMAT
 from croupier.replays.format import Replay, iso_time, printable
@@ -138,6 +144,9 @@ class Timeline:
     verification: Verification = NOT_CHECKED
     #: The game's kind (``hoola``, ``koikoi``, ``gin``, ``rummy``).
     kind: str = ""
+    #: What a point is paid in stakes, in a game that scores points (Koi-Koi, Rummy, Gin); 0 in
+    #: one that pays stakes as it scores (Hoola).
+    stake_per_point: int = 0
 
     @property
     def separator(self) -> str:
@@ -242,15 +251,25 @@ _MOMENT_FIELDS = ("at_ms",)
 _ZERO_IS_NONE = ("opening",)
 
 
+#: Fields that hold one number per seat, in seat order: each said beside its seat ("hand values
+#: seat 0: 16, seat 1: 16, seat 2: 7"). Bare ("hand values 16, 16, 7") a support agent settling
+#: "I was scored wrong" had to count the seats to find whose value was whose.
+_PER_SEAT_FIELDS = ("hand_values", "deadwood")
+#: Fields said apart from the event's line, in words of their own: a Hoola round's stakes
+#: (:func:`_round_stakes`) and the draw for the first dealer (:func:`first_dealer_drawn`).
+_SAID_APART = ("table_multiplier", "hoola_streak", "dealer_draws")
+
+
 #: Fields an outcome leaves uncounted, left out where it is that outcome. A Gin hand that washes
 #: at the wall (docs/rules/gin.md, "The wall") is scored on no deadwood, and its event's
 #: ``deadwood 0, 0`` read as if both hands had been melded to nothing.
 _UNCOUNTED = {"WASH": ("deadwood",)}
 
 
-def _describe(kind: str, event: Any) -> str:
+def _describe(kind: str, event: Any, absent: dict[int, str] | None = None) -> str:
     """An event in words: its kind, then its fields (the long ones left out; a flag by its name
-    where it is set)."""
+    where it is set). ``absent``: the seats a per-seat field has no value for, each with why
+    (a Hoola seat that sat the round out holds no hand, and its "0" is no hand value)."""
     parts = []
     uncounted = _UNCOUNTED.get(getattr(event, "outcome", None) or "", ())
     for f in dataclasses.fields(event):
@@ -259,9 +278,13 @@ def _describe(kind: str, event: Any) -> str:
             continue
         if (f.name in _ZERO_IS_NONE and value == 0) or f.name in uncounted:
             continue
+        if f.name in _SAID_APART:
+            continue
         label = f.name.replace("_", " ")
         if value is True:
             parts.append(label)
+        elif f.name in _PER_SEAT_FIELDS and isinstance(value, tuple):
+            parts.append(f"{label} {_by_seat(value, absent or {})}")
         elif f.name in _SEAT_FIELDS:
             seats = value if isinstance(value, tuple) else (value,)
             parts.append(f"{label} {', '.join(f'seat {s}' for s in seats)}")
@@ -273,7 +296,94 @@ def _describe(kind: str, event: Any) -> str:
             parts.append(f"at {clock_time(value)} UTC")
         else:
             parts.append(f"{label} {_value(kind, value)}")
+    raised = _round_stakes(event)
+    if raised:
+        parts.append(raised)
     return f"{_words(type(event).__name__)}" + (f": {'; '.join(parts)}" if parts else "")
+
+
+def _by_seat(values: tuple[Any, ...], absent: dict[int, str]) -> str:
+    """One value a seat, each beside its seat: ``seat 0: 16, seat 1: 16, seat 2: sat out``."""
+    return ", ".join(f"seat {s}: {absent.get(s, v)}" for s, v in enumerate(values))
+
+
+#: Where a Hoola table raises its stakes after Hoola rounds (``hoola_table_multiplier``).
+TABLE_STAKES_RULES = "docs/rules/hoola.md §1.8"
+
+
+def _round_stakes(event: Any) -> str:
+    """A Hoola round's stakes, where the Hoolas before it changed them, in a player's words
+    (``after 2 Hoola rounds in a row, this round's stakes are ×4``); empty where nothing did.
+    Said as the deal records it, "table multiplier 1; hoola streak 0" was jargon on every deal,
+    for a stake nothing had raised."""
+    multiplier = getattr(event, "table_multiplier", 1)
+    streak = getattr(event, "hoola_streak", 0)
+    if multiplier == 1 and streak == 0:
+        return ""
+    after = f"after {streak} Hoola round{'' if streak == 1 else 's'} in a row, " if streak else ""
+    return f"{after}this round's stakes are ×{multiplier} ({TABLE_STAKES_RULES})"
+
+
+#: How each game decides its first dealer from the cards turned (docs/rules/): what the seat that
+#: deals drew, what seats that turn again drew, and where the rule is.
+_FIRST_DEALER_RULES = {
+    "hoola": ("the lowest rank (ace low)", "tied for the lowest rank", "docs/rules/hoola.md §1.1"),
+    "rummy": ("the lowest rank (ace low)", "tied for the lowest rank", "docs/rules/rummy.md §3"),
+    "gin": (
+        "the lower rank (ace low)",
+        "drew the same rank",
+        'docs/rules/gin.md, "Deal and first dealer"',
+    ),
+    "koikoi": ("the earlier month", "drew the same month", "docs/rules/koikoi.md §2.2"),
+}
+
+
+def _draw_order(kind: str, card: str) -> int:
+    """What decides the draw for the first dealer: a card's month (Koi-Koi), else its rank (ace
+    1)."""
+    return hanafuda.month(card) if kind == "koikoi" else rank(card)
+
+
+def _turned(kind: str, card: str) -> str:
+    """A card turned for the first deal, with what the draw compares where its name does not say
+    it (a Hanafuda card's month)."""
+    named = card_name(kind, card)
+    return f"{named} (month {hanafuda.month(card)})" if kind == "koikoi" else named
+
+
+def first_dealer_drawn(kind: str, event: Any) -> str:
+    """Who won the draw for the first dealer and why, from the cards the deal records as turned:
+    each seat's card, each turn again of the seats tied at the lowest, and the seat that drew the
+    card the game's rule makes the dealer. Empty for a deal with no draw. Listed bare ("dealer
+    draws (Dealer draw: seat 0; card 8♠), …") the cards left the agent to know the rule and
+    apply it; a draw that does not make the dealer the file names (a file that is not verified)
+    says so."""
+    draws = tuple(getattr(event, "dealer_draws", ()))
+    if not draws or kind not in _FIRST_DEALER_RULES:
+        return ""
+    wins, tie, rules = _FIRST_DEALER_RULES[kind]
+    turns: list[str] = []
+    contenders = list(range(max(d.seat for d in draws) + 1))
+    position, drawn = 0, None
+    while position < len(draws):
+        cards = draws[position : position + len(contenders)]
+        position += len(cards)
+        said = ", ".join(f"seat {d.seat} turned {_turned(kind, d.card)}" for d in cards)
+        if turns:
+            tied = " and ".join(f"seat {s}" for s in contenders)
+            said = f"{tied} {tie}, so they turned again: {said}"
+        turns.append(said)
+        lowest = min(_draw_order(kind, d.card) for d in cards)
+        contenders = [d.seat for d in cards if _draw_order(kind, d.card) == lowest]
+        if len(contenders) == 1:
+            drawn = contenders[0]
+            break
+    dealer = event.dealer
+    if drawn == dealer and position == len(draws):
+        why = f"seat {dealer} drew {wins}, so seat {dealer} deals first"
+    else:
+        why = f"the file names seat {dealer} the first dealer, which these cards do not make"
+    return f"First dealer drawn: {'; '.join(turns)}; {why} ({rules})"
 
 
 def offset(ms: int) -> str:
@@ -401,6 +511,29 @@ def _away(state: Any, seat: int | None) -> bool:
     clock = getattr(state, "clock", None)
     away: tuple[bool, ...] = getattr(clock, "away", ())
     return seat is not None and 0 <= seat < len(away) and away[seat]
+
+
+def _out_of_round(state: Any) -> dict[int, str]:
+    """The seats of a Hoola round whose hand its end does not show, each with why
+    (docs/rules/hoola.md §1.9, common.md §5.1): a seat that sat the round out, one out of the
+    table since an earlier round's forfeit, one a forfeit's end of the round found still to
+    choose. The round's end records a hand value of 0 for them, which is no hand value (a seat
+    that went out holds 0 too). None in the other games, whose every seat plays each round."""
+    players = getattr(state, "players", None)
+    if not players:
+        return {}
+    sat_out = {sat.seat for sat in getattr(state, "sat_out", ())}
+    forfeited = set(getattr(state, "forfeited", ()))
+    shown = set(players) | set(getattr(state, "round_forfeits", ()))
+
+    def why(seat: int) -> str:
+        if seat in sat_out:
+            return "sat out"
+        if seat in forfeited:
+            return "out of the table (forfeited before this round)"
+        return "no hand shown (the round ended before it chose to play)"
+
+    return {seat: why(seat) for seat in range(state.seats) if seat not in shown}
 
 
 @dataclass
@@ -765,7 +898,12 @@ def _laid_out(replay: Replay, report: Report) -> Timeline:
             current["happened"].append(_describe(kind, event))
         else:
             prefix = FORCED if current["forced"] else ""
-            current["happened"].append(prefix + _describe(kind, event) + _opening(event, state))
+            current["happened"].append(
+                prefix + _describe(kind, event, _out_of_round(state)) + _opening(event, state)
+            )
+            drawn = first_dealer_drawn(kind, event)
+            if drawn:
+                current["happened"].append(drawn)
         if isinstance(getattr(event, "settlement", None), Settlement) and (
             type(event).__name__ not in _FINAL_EVENTS
         ):
@@ -836,6 +974,7 @@ def _laid_out(replay: Replay, report: Report) -> Timeline:
         players,
         _verification(report),
         kind,
+        getattr(rules, "stake_per_point", 0),
     )
 
 
@@ -869,7 +1008,47 @@ def _factor_sign(index: int, factor: Any) -> str:
     return "=" if index == 0 else "×"
 
 
-def _settlement_lines(kind: str, settlement: Settlement) -> list[str]:
+#: Factors whose recorded name is the engine's word, said in a player's (the name stays in the
+#: file: settlements are hashed events).
+_FACTOR_WORDS = {
+    "table_balance": "balance paid at the table's close",
+    "table_multiplier": "stakes raised after Hoola rounds",
+}
+#: What a settlement with such a factor says once, before its lines, where the factor's own reason
+#: ("seat 0 is -2 over 1 round(s), seat 2 +7") does not say how it is paid.
+_FACTOR_RULES = {
+    "table_balance": (
+        "at the table's close each seat that is down over its rounds pays what it is down to the "
+        "seats that are up, in seat order, each seat up paid in full before the next "
+        f"({TABLE_STAKES_RULES})"
+    ),
+}
+
+
+def _factor_name(factor: Any) -> str:
+    """A factor's name as the page says it."""
+    return _FACTOR_WORDS.get(factor.name) or _outcome(factor_label(factor))
+
+
+def _settlement_notes(settlement: Settlement, stake_per_point: int) -> list[str]:
+    """What the page says of a settlement beyond its record: how a points game's points become
+    stakes (the line's factors show the rate only where it is not 1), and how a factor that its
+    reason does not explain is paid."""
+    out = []
+    if stake_per_point and settlement.lines:
+        out.append(
+            f"each point is paid as {stakes(stake_per_point)} (the rule set's stake per point)"
+        )
+    named = {f.name for line in settlement.lines for f in line.factors}
+    out += [rule for name, rule in _FACTOR_RULES.items() if name in named]
+    return out
+
+
+def _net(settlement: Settlement) -> str:
+    return "net, in stakes: " + ", ".join(f"seat {s} {n:+d}" for s, n in enumerate(settlement.net))
+
+
+def _settlement_lines(kind: str, settlement: Settlement, stake_per_point: int = 0) -> list[str]:
 
     def words(text: str) -> str:  # the engine's notes and reasons name cards by their codes
         return cards_in_words(kind, text)
@@ -877,17 +1056,15 @@ def _settlement_lines(kind: str, settlement: Settlement) -> list[str]:
     winners = ", ".join(f"seat {w}" for w in settlement.winners) or "none"
     out = [f"{_outcome(settlement.outcome)}: winner(s) {winners}"]
     out += [f"  note: {words(note)}" for note in settlement.notes]
+    out += [f"  {note}" for note in _settlement_notes(settlement, stake_per_point)]
     for line in settlement.lines:
         share = share_note(line.amount, line.factors, len(settlement.winners))
-        paid = f"  seat {line.payer} pays seat {line.payee} {line.amount}"
+        paid = f"  seat {line.payer} pays seat {line.payee}: {stakes(line.amount)}"
         out.append(f"{paid} ({share})" if share else paid)
         for index, factor in enumerate(line.factors):
             sign = _factor_sign(index, factor)
-            out.append(
-                f"    {sign} {_outcome(factor_label(factor))} {factor.value}: "
-                f"{words(factor.reason)}"
-            )
-    out.append("  net: " + ", ".join(f"seat {s} {n:+d}" for s, n in enumerate(settlement.net)))
+            out.append(f"    {sign} {_factor_name(factor)} {factor.value}: {words(factor.reason)}")
+    out.append(f"  {_net(settlement)}")
     return out
 
 
@@ -951,7 +1128,7 @@ def render_text(t: Timeline) -> str:
         out += [f"    {line}" for line in step.clocks]
         for title, settlement in step.settled:
             out += [f"    {title}"] + [
-                f"    {line}" for line in _settlement_lines(t.kind, settlement)
+                f"    {line}" for line in _settlement_lines(t.kind, settlement, t.stake_per_point)
             ]
             relation = final_and_rounds(t) if title == FINAL_SETTLEMENT else ""
             if relation:
@@ -988,13 +1165,15 @@ def _html_cards(text: str) -> str:
     return re.sub(r"(\S*[\u2665\u2666])", r"<span class='red'>\1</span>", escaped)
 
 
-def _html_settlement(kind: str, title: str, settlement: Settlement, relation: str = "") -> str:
+def _html_settlement(
+    kind: str, title: str, settlement: Settlement, relation: str = "", stake_per_point: int = 0
+) -> str:
     """A settlement's section; ``relation``: how a final settlement stands to the rounds'."""
     e = html.escape
     rows = []
     for line in settlement.lines:
         factors = "".join(
-            f"<li class='factor'>{_factor_sign(i, f)} <b>{e(_outcome(factor_label(f)))}</b> "
+            f"<li class='factor'>{_factor_sign(i, f)} <b>{e(_factor_name(f))}</b> "
             f"{f.value}: "
             f"{_html_cards(cards_in_words(kind, f.reason))}</li>"
             for i, f in enumerate(line.factors)
@@ -1002,15 +1181,18 @@ def _html_settlement(kind: str, title: str, settlement: Settlement, relation: st
         share = share_note(line.amount, line.factors, len(settlement.winners))
         rows.append(
             f"<tr class='line'><td>seat {line.payer}</td><td>seat {line.payee}</td>"
-            f"<td>{line.amount}{f' ({e(share)})' if share else ''}</td><td><ul>{factors}</ul></td></tr>"
+            f"<td>{stakes(line.amount)}{f' ({e(share)})' if share else ''}</td>"
+            f"<td><ul>{factors}</ul></td></tr>"
         )
     notes = "".join(f"<li>{_html_cards(cards_in_words(kind, n))}</li>" for n in settlement.notes)
-    net = ", ".join(f"seat {s} {n:+d}" for s, n in enumerate(settlement.net))
+    notes += "".join(
+        f"<li class='how'>{e(n)}</li>" for n in _settlement_notes(settlement, stake_per_point)
+    )
     winners = ", ".join(f"seat {w}" for w in settlement.winners) or "none"
     return (
         f"<section class='settlement'><h3>{e(title)}: {e(_outcome(settlement.outcome))}, winner(s) "
         f"{e(winners)}</h3><ul>{notes}</ul><table><tr><th>payer</th><th>payee</th>"
-        f"<th>amount</th><th>why</th></tr>{''.join(rows)}</table><p>net: {e(net)}</p>"
+        f"<th>amount</th><th>why</th></tr>{''.join(rows)}</table><p>{e(_net(settlement))}</p>"
         + (f"<p class='relation'>{e(relation)}</p>" if relation else "")
         + "</section>"
     )
@@ -1063,7 +1245,11 @@ def render_html(t: Timeline) -> str:
         if step.settled:
             settled = "".join(
                 _html_settlement(
-                    t.kind, title, s, final_and_rounds(t) if title == FINAL_SETTLEMENT else ""
+                    t.kind,
+                    title,
+                    s,
+                    final_and_rounds(t) if title == FINAL_SETTLEMENT else "",
+                    t.stake_per_point,
                 )
                 for title, s in step.settled
             )

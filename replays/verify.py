@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -29,6 +30,7 @@ from google.protobuf.message import Message
 from croupier.contract import convert
 from croupier.contract.bindings import BINDINGS, GameBinding
 from croupier.engine import ENGINE_VERSION
+from croupier.engine.cards import RANK_NAMES, RANKS, SUIT_NAMES
 from croupier.engine.game import CommandError, Context
 from croupier.engine.koikoi import cards as hanafuda
 from croupier.engine.shuffle import Seeds, Shuffle
@@ -70,17 +72,50 @@ class Divergence:
 _MOMENTS = ("recorded_at_ms", "created_at_ms", "deadline_ms", "at_ms")
 
 
+#: The fields that hold a card's code: an event's card (``card.code``), a command's (``card``,
+#: ``cards[2]``, a named ``joker``, Koi-Koi's ``capture``).
+_CARD_FIELDS = ("code", "card", "cards", "joker", "capture")
+#: The games whose cards are French-suited (a code such as ``TD``; Rummy's carry their deck copy,
+#: ``KH1``), by the part of a field's path that names the game.
+_FRENCH_SUITED = ("hoola", "gin", "rummy")
+
+
 def _glossed(field: str, value: str) -> str:
     """A divergence's value with what a support agent reads beside it: a moment as its UTC time,
-    a Hanafuda card's code as its name. The value itself stays first, as the file holds it;
-    before, "expected '11B', found '3B'" and "expected 1796634216015" had to be looked up."""
+    a card's code as its name (``'11B' (Willow rain man)``, ``'TD' (ten of diamonds)``). The
+    value itself stays first, as the file holds it; before, "expected '11B', found '3B'",
+    "expected 'KH', found 'TD'" and "expected 1796634216015" had to be looked up."""
     name = field.rsplit(".", 1)[-1]
     if name in _MOMENTS and value.isdigit():
         return f"{value} ({iso_time(int(value))})"
     code = value.strip("'")
-    if name == "code" and field.startswith("koikoi.") and hanafuda.is_card(code):
+    if re.sub(r"\[\d+\]$", "", name) not in _CARD_FIELDS:
+        return value
+    game = set(field.split("."))
+    if "koikoi" in game and hanafuda.is_card(code):
         return f"{value} ({hanafuda.name(code)})"
+    if game & set(_FRENCH_SUITED):
+        named = french_card_name(code)
+        return f"{value} ({named})" if named else value
     return value
+
+
+#: A French-suited card's code: rank and suit, and in Rummy the deck's copy (``KH1``); a joker.
+_FRENCH_CODE = re.compile(r"([A2-9TJQK])([SHDC])([12]?)|JK([1-4])")
+
+
+def french_card_name(code: str) -> str:
+    """A French-suited card's code in words (``TD``: ten of diamonds; ``KH1``: king of hearts,
+    copy 1, as Rummy's two decks tell their cards apart; ``JK2``: joker 2); empty for anything
+    else. The copy and the joker's number are said: a divergence may be between two copies."""
+    found = _FRENCH_CODE.fullmatch(code)
+    if found is None:
+        return ""
+    rank_code, suit_code, copy, joker = found.groups()
+    if joker:
+        return f"joker {joker}"
+    named = f"{RANK_NAMES[RANKS.index(rank_code)]} of {SUIT_NAMES[suit_code]}"
+    return f"{named}, copy {copy}" if copy else named
 
 
 #: What the chain's failures mean, in a support agent's words (two hashes say nothing by

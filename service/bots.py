@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from croupier.engine.settlement import factor_label, share_note
+from croupier.engine.settlement import factor_label, share_note, stakes
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
 
@@ -182,11 +182,11 @@ def describe_settlement(s: common_pb2.Settlement) -> list[str]:
         )[3:]
         share = share_note(line.amount, line.factors, len(s.winners))
         lines.append(
-            f"  seat {line.payer} → seat {line.payee}: {line.amount}   ({factors})"
+            f"  seat {line.payer} → seat {line.payee}: {stakes(line.amount)}   ({factors})"
             + (f", {share}" if share else "")
         )
         lines += [f"      {factor_label(f)} {f.value}: {f.reason}" for f in line.factors]
-    lines.append("  net: " + ", ".join(f"seat {i} {n:+d}" for i, n in enumerate(s.net)))
+    lines.append("  net, in stakes: " + ", ".join(f"seat {i} {n:+d}" for i, n in enumerate(s.net)))
     return lines
 
 

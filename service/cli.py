@@ -1133,8 +1133,15 @@ def demo(
     tls_server_name: str,
 ) -> None:
     """Play a whole game between bots through a running server; print the result."""
+    from croupier.replays.timeline import cards_in_words
     from croupier.service.bots import clock_rules, describe_tick, play_game
     from croupier.service.tls import channel as open_channel
+
+    def say(text: str) -> None:
+        # One notation for every card, as the timeline writes them (Q♦, 10♠): the engines' move
+        # labels name cards by code ("Meld 3C 4C 5C") or at length ("Discard Four of clubs and
+        # knock, melding 3C 3D 3S"), both in one line of a Gin knock.
+        click.echo(cards_in_words(kind, text))
 
     secure = tls_options.client_tls_of(tls, tls_ca, tls_cert, tls_key, tls_server_name)
     if not config.dialable(address):
@@ -1172,7 +1179,7 @@ def demo(
 
     def on_tick(events: list[service_pb2.GameEvent]) -> None:
         for line in describe_tick(events):
-            click.echo(line)
+            say(line)
 
     with open_channel(address, secure) as channel:
         _wait_for_server(channel, address, secure, connect_timeout)
@@ -1188,7 +1195,7 @@ def demo(
                 kind=game_kind,
                 rng=random.Random(seed),
                 client_seed=uuid.uuid4().hex,
-                on_move=lambda seat, label: click.echo(f"  seat {seat}: {label}"),
+                on_move=lambda seat, label: say(f"  seat {seat}: {label}"),
                 idle_seats=idle_seats,
                 on_tick=on_tick,
             )
@@ -1196,7 +1203,7 @@ def demo(
             raise click.UsageError(str(error)) from None
         except grpc.RpcError as error:
             raise _call_failed(error, studio_key, studio_key_file) from None
-    click.echo(result.describe())
+    say(result.describe())
 
 
 @main.command()

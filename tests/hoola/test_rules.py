@@ -446,9 +446,11 @@ def test_a_shared_payment_is_shown_as_each_winners_share() -> None:
         "its share of 3, split 2 ways"
     ] * 2
     text = _settlement_lines("hoola", settlement)
-    assert "  seat 0 pays seat 1 2 (its share of 3, split 2 ways)" in text
-    assert "  seat 0 pays seat 2 1 (its share of 3, split 2 ways)" in text
-    assert "<td>2 (its share of 3, split 2 ways)</td>" in _html_settlement("hoola", "", settlement)
+    assert "  seat 0 pays seat 1: 2 stakes (its share of 3, split 2 ways)" in text
+    assert "  seat 0 pays seat 2: 1 stake (its share of 3, split 2 ways)" in text
+    assert "<td>2 stakes (its share of 3, split 2 ways)</td>" in _html_settlement(
+        "hoola", "", settlement
+    )
     demo = describe_settlement(to_proto(settlement, common_pb2.Settlement))
     assert sum(line.endswith(", its share of 3, split 2 ways") for line in demo) == 2
     # A payment with one winner reads as before.

@@ -11,10 +11,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from croupier.engine.settlement import Factor, Settlement, SettlementLine, net_of
+from croupier.engine.koikoi import cards as hanafuda
+from croupier.engine.settlement import Factor, Settlement, SettlementLine, net_of, stakes
 from croupier.log import PLAIN_FORMAT
 from croupier.replays.format import Replay, load, to_binary
 from croupier.replays.timeline import (
@@ -81,7 +83,7 @@ def test_the_text_timeline_has_every_turn_and_the_settlement(replays, name: str)
         assert f"#{step.number} " in text
         assert len(step.hands) == replays[name].header.seats
     assert shown.settlements and all(
-        f"seat {line.payer} pays seat {line.payee} {line.amount}" in text
+        f"seat {line.payer} pays seat {line.payee}: {stakes(line.amount)}" in text
         for s in shown.settlements
         for line in s.lines
     )
@@ -247,7 +249,7 @@ def test_the_html_timeline_renders_in_chromium(path: Path, tmp_path: Path) -> No
     rows = re.findall(r'<tr class="step" id="step-(\d+)">', dom)
     assert [int(r) for r in rows] == [s.number for s in shown.steps]
     lines = re.findall(
-        r'<tr class="line"><td>seat (\d+)</td><td>seat (\d+)</td><td>(\d+)</td>', dom
+        r'<tr class="line"><td>seat (\d+)</td><td>seat (\d+)</td><td>(\d+) stakes?</td>', dom
     )
     expected = [
         (line.payer, line.payee, line.amount)
@@ -693,3 +695,240 @@ def test_a_game_in_play_is_not_laid_out_and_shows_no_hand(redacted: bool) -> Non
     text = render_text(shown)
     assert "hand of" not in text and not any(f" {card} " in f" {text} " for card in cards)
     assert "class='badge not-verified'" in render_html(shown)
+
+
+#: A payment line as the text says it: payer, payee, then the amount with its unit.
+PAYMENT = re.compile(r"^ +seat (\d+) pays seat (\d+): (\d+) stakes?(?: \(its share of \d+, .*\))?$")
+
+
+@pytest.mark.parametrize("path", ALL_CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_payment_says_what_is_paid(path: Path) -> None:
+    """ "Seat 0 pays seat 2 2" named no unit, and ran two numbers together. Every payment line
+    reads "seat 0 pays seat 2: 2 stakes" (docs/rules/common.md, "Settlement records": every
+    game pays in stakes), in the text and the page; each net says it is in stakes; and a game
+    that scores points says once a settlement what a point is paid."""
+    shown = timeline(load(path))
+    text = render_text(shown)
+    settled = [s for step in shown.steps for _, s in step.settled]
+    paying = [line for line in text.splitlines() if " pays seat " in line and "  seat " in line]
+    found = [PAYMENT.match(line) for line in paying]
+    assert all(found), [line for line, m in zip(paying, found, strict=True) if not m]
+    assert [tuple(map(int, m.groups())) for m in found if m] == [
+        (line.payer, line.payee, line.amount) for s in settled for line in s.lines
+    ]
+    nets = [line.strip() for line in text.splitlines() if line.strip().startswith("net")]
+    assert len(nets) == len(settled) and all(n.startswith("net, in stakes: ") for n in nets)
+    points = re.findall(
+        r"each point is paid as (\d+) stakes? \(the rule set's stake per point\)", text
+    )
+    assert len(points) == (0 if shown.kind == "hoola" else sum(1 for s in settled if s.lines))
+    assert set(points) <= {str(shown.stake_per_point)}
+    page = visible_text(render_html(shown))
+    cells = re.findall(
+        r"<tr class='line'><td>seat \d+</td><td>seat \d+</td><td>([^<]*)</td>", render_html(shown)
+    )
+    assert len(cells) == sum(len(s.lines) for s in settled)
+    assert all(
+        re.fullmatch(r"\d+ stakes?(?: \(its share of .*\))?", html.unescape(c)) for c in cells
+    )
+    assert page.count("net, in stakes: ") == len(settled)
+
+
+def test_a_stake_is_said_in_the_singular_once() -> None:
+    assert [stakes(n) for n in (0, 1, 2, -1)] == ["0 stakes", "1 stake", "2 stakes", "-1 stake"]
+
+
+#: The per-seat fields of a round's or hand's end, as the text says them.
+PER_SEAT = re.compile(r"; (hand values|deadwood) ((?:seat \d+: [^,;]+(?:, |$|(?=;)))+)")
+
+
+@pytest.mark.parametrize("path", ALL_CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_hand_value_names_its_seat(path: Path) -> None:
+    """ "hand values 16, 16, 7" left the agent to count seats to find whose value was whose. Each
+    value of a round's end (Hoola's and Rummy's hand values, Gin's deadwood) is said beside its
+    seat, every seat in order, with the value the event records; a Hoola seat that held no hand
+    in the round says why instead of its recorded 0."""
+    replay = load(path)
+    shown = timeline(replay)
+    ends = [
+        h
+        for s in shown.steps
+        for h in s.happened
+        if h.removeprefix(FORCED).startswith(("Round ended", "Hand ended"))
+        and ("hand values" in h or "; deadwood" in h)
+    ]
+    recorded = []
+    for stored in replay.events:
+        body = getattr(stored.body, stored.body.WhichOneof("body") or "", None)
+        which = body.WhichOneof("event") if body is not None and body.DESCRIPTOR.oneofs else None
+        if which not in ("round_ended", "hand_ended"):
+            continue
+        event = getattr(body, which)
+        for name in ("hand_values", "deadwood"):
+            if name in event.DESCRIPTOR.fields_by_name and event.outcome != "WASH":
+                recorded.append(list(getattr(event, name)))
+    assert len(ends) == len(recorded)
+    if path.stem in ("hoola-korean", "rummy-standard", "gin-standard"):
+        assert ends  # a game with hands scored: the test is not vacuous
+    for line, values in zip(ends, recorded, strict=True):
+        found = PER_SEAT.search(line)
+        assert found, line
+        said = re.findall(r"seat (\d+): ([^,;]+)", found.group(2))
+        assert [int(seat) for seat, _ in said] == list(range(len(values))), line
+        for (_, value), number in zip(said, values, strict=True):
+            assert value == str(number) or (number == 0 and not value.isdigit()), line
+    if path.name == "hoola-korean-sit-out-7.replay" and path.parent == CORPUS:
+        assert any("seat 3: sat out, seat 4: sat out" in line for line in ends)
+    if path.name == "hoola-korean-timed-forfeit.replay":
+        assert any("seat 3: out of the table (forfeited before this round)" in e for e in ends)
+
+
+@pytest.mark.parametrize(
+    "path", sorted(CORPUS.rglob("hoola-*.replay")), ids=lambda p: f"{p.parent.name}/{p.stem}"
+)
+def test_a_hoola_deal_says_nothing_of_stakes_nothing_raised(path: Path) -> None:
+    """Every deal read "table multiplier 1; hoola streak 0": the engine's names for a stake
+    nothing had raised. A deal says its stakes only where Hoola rounds before it raised them."""
+    text = render_text(timeline(load(path)))
+    assert "table multiplier" not in text and "hoola streak" not in text
+    assert "stakes are ×" not in text  # no corpus game follows a Hoola round
+
+
+def test_a_deal_after_hoola_rounds_says_its_stakes_in_words() -> None:
+    """A round after Hoola rounds (docs/rules/hoola.md §1.8) says what they did to its stakes,
+    and a payment that the table's stakes raised names the factor in words."""
+    from croupier.engine.hoola.events import RoundDealt
+    from croupier.replays.timeline import _describe, _settlement_lines
+
+    dealt = RoundDealt(3, 1, (), "5S", (), 30, table_multiplier=4, hoola_streak=2)
+    said = _describe("hoola", dealt)
+    assert said == (
+        "Round dealt: round 3; dealer 1; upcard 5♠; stock count 30; after 2 Hoola rounds in a "
+        "row, this round's stakes are ×4 (docs/rules/hoola.md §1.8)"
+    )
+    after_one = _describe("hoola", RoundDealt(2, 0, (), "5S", (), 30, 1, 1))
+    assert after_one.endswith(
+        "after 1 Hoola round in a row, this round's stakes are ×1 (docs/rules/hoola.md §1.8)"
+    )
+    raised = Factor(
+        "table_multiplier", 4, "round after 2 Hoola round(s) in a row (hoola_table_multiplier)"
+    )
+    line = SettlementLine(0, 1, 8, (Factor("rank", 2, "2nd among the losers"), raised), "")
+    settled = _settlement_lines("hoola", Settlement(3, (1,), "STOP", (line,), net_of(2, (line,))))
+    assert (
+        "    × stakes raised after Hoola rounds 4: round after 2 Hoola round(s) in a row (hoola_table_multiplier)"
+        in settled
+    )
+
+
+@pytest.mark.parametrize(
+    "path", sorted(CORPUS.rglob("hoola-*.replay")), ids=lambda p: f"{p.parent.name}/{p.stem}"
+)
+def test_a_table_close_says_how_it_pays(path: Path) -> None:
+    """A table's close read "+ table balance 2": what is a table balance, and who pays it to
+    whom. Its lines read "+ balance paid at the table's close 2", each with the two balances, and
+    the settlement says once how the close pays them (docs/rules/hoola.md §1.8)."""
+    shown = timeline(load(path))
+    text = render_text(shown)
+    assert "table balance" not in text
+    closes = [
+        s
+        for step in shown.steps
+        for _, s in step.settled
+        if any(f.name == "table_balance" for line in s.lines for f in line.factors)
+    ]
+    rule = "at the table's close each seat that is down over its rounds pays what it is down to "
+    assert text.count(rule) == len(closes)
+    assert text.count("+ balance paid at the table's close ") == sum(len(s.lines) for s in closes)
+    if path.name == "hoola-korean.replay" and path.parent == CORPUS:
+        assert (
+            "+ balance paid at the table's close 2: seat 0 is -2 over 1 round(s), seat 2 +7" in text
+        )
+
+
+#: The draw for the first dealer as the text says it.
+DRAWN = re.compile(
+    r"^First dealer drawn: (.*); seat (\d) drew (the lowest rank \(ace low\)|the lower rank "
+    r"\(ace low\)|the earlier month), so seat (\d) deals first \((docs/rules/[^)]*)\)$"
+)
+
+
+@pytest.mark.parametrize("path", ALL_CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_first_dealer_draw_says_who_won_it_and_why(path: Path) -> None:
+    """The cards turned for the first deal were listed bare, "dealer draws (Dealer draw: seat 0;
+    card 8♠), …". The page says each seat's card, the seats tied that turned again, and which
+    seat drew the card the game's rule makes the dealer, with the rule: the deal's own dealer,
+    and the lowest (earliest) of the last cards turned."""
+    replay = load(path)
+    shown = timeline(replay)
+    text = render_text(shown)
+    assert "Dealer draw" not in text and "dealer draws" not in text
+    lines = [h for s in shown.steps for h in s.happened if h.startswith("First dealer drawn")]
+    drawn = [e for e in replay.events if _draws(e)]
+    assert len(lines) == len(drawn)
+    for line, event in zip(lines, drawn, strict=True):
+        found = DRAWN.match(line)
+        assert found, line
+        turned, seat, _, dealer, rules = found.groups()
+        deal = _dealt(event)
+        assert int(seat) == int(dealer) == deal.dealer
+        assert rules in (
+            "docs/rules/hoola.md §1.1",
+            "docs/rules/rummy.md §3",
+            'docs/rules/gin.md, "Deal and first dealer"',
+            "docs/rules/koikoi.md §2.2",
+        )
+        cards = [(d.seat, card_name(shown.kind, d.card.code)) for d in deal.dealer_draws]
+        assert re.findall(r"seat (\d) turned ([^,;(]+?)(?: \(month \d+\))?(?=,|;|$)", turned) == [
+            (str(s), c) for s, c in cards
+        ]
+        assert ("so they turned again" in turned) == (len(cards) > len(deal.hands))
+        # The rule, applied here apart: the last turn (the seats in order, from the end) has the
+        # dealer's card strictly lowest (Koi-Koi: the earliest month).
+        last = [deal.dealer_draws[-1]]
+        for draw in reversed(deal.dealer_draws[:-1]):
+            if draw.seat >= last[0].seat:
+                break
+            last.insert(0, draw)
+        order = (
+            hanafuda.month if shown.kind == "koikoi" else (lambda c: "A23456789TJQK".index(c[0]))
+        )
+        mine = [order(d.card.code) for d in last if d.seat == deal.dealer]
+        others = [order(d.card.code) for d in last if d.seat != deal.dealer]
+        assert len(mine) == 1 and others and all(mine[0] < o for o in others), line
+    if path.name == "gin-standard-corners.replay":
+        assert any("seat 0 and seat 1 drew the same rank, so they turned again" in h for h in lines)
+
+
+def _dealt(stored: Any) -> Any:
+    """The deal a stored event holds (its oneof member), or None."""
+    body = getattr(stored.body, stored.body.WhichOneof("body") or "", None)
+    which = body.WhichOneof("event") if body is not None and body.DESCRIPTOR.oneofs else None
+    return getattr(body, which) if which in ("round_dealt", "hand_dealt") else None
+
+
+def _draws(stored: Any) -> bool:
+    deal = _dealt(stored)
+    return deal is not None and len(deal.dealer_draws) > 0
+
+
+def test_a_draw_that_does_not_make_the_dealer_says_so() -> None:
+    """A file that is not verified may name a dealer the cards turned do not make: the page says
+    so rather than that the named seat won the draw."""
+    from croupier.engine.shared import DealerDraw
+    from croupier.replays.timeline import first_dealer_drawn
+
+    class Dealt:
+        dealer = 1
+        dealer_draws = (DealerDraw(0, "AS"), DealerDraw(1, "KH"))
+
+    said = first_dealer_drawn("gin", Dealt())
+    assert "seat 1 drew" not in said
+    assert said.endswith(
+        "the file names seat 1 the first dealer, which these cards do not make "
+        '(docs/rules/gin.md, "Deal and first dealer")'
+    )
+    Dealt.dealer = 0
+    assert "; seat 0 drew the lower rank (ace low), so seat 0 deals first" in first_dealer_drawn(
+        "gin", Dealt()
+    )

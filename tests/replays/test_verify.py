@@ -14,7 +14,9 @@ from google.protobuf.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from croupier.engine import cards
 from croupier.engine.koikoi import cards as hanafuda
+from croupier.engine.rummy import cards as rummy_cards
 from croupier.replays.format import (
     Replay,
     ReplayFormatError,
@@ -25,7 +27,7 @@ from croupier.replays.format import (
     to_binary,
     to_json,
 )
-from croupier.replays.verify import Divergence, first_difference, verify
+from croupier.replays.verify import Divergence, first_difference, french_card_name, verify
 from croupier.v1 import service_pb2
 
 from .conftest import GAMES, remake_chain
@@ -301,6 +303,46 @@ def test_a_divergence_names_the_hanafuda_cards_it_compares() -> None:
     assert f"found {captured.code!r} ({hanafuda.name(captured.code)})" in said
 
 
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("hoola-korean", "hoola"), ("gin-standard", "gin"), ("rummy-standard", "rummy")],
+)
+def test_a_divergence_names_the_french_suited_cards_it_compares(name: str, kind: str) -> None:
+    """As Hanafuda cards are: a doctored discard (the chain remade) read "expected 'KH', found
+    'TD'", codes a support agent had to decode by docs/rules/. Each code is followed by the card
+    in words; Rummy's by its copy too, as two copies of a card may be what differs."""
+    replay = load(CORPUS / "log-format-2" / f"{name}.replay")
+    event = next(
+        e for e in replay.events if getattr(e.body, kind).WhichOneof("event") == "card_discarded"
+    )
+    body = service_pb2.EventBody.FromString(event.payload)
+    card = getattr(body, kind).card_discarded.card
+    real = card.code
+    card.code = ("TD" if real[:2] != "TD" else "5S") + real[2:]  # Rummy keeps its copy digit
+    event.payload = body.SerializeToString(deterministic=True)
+    event.body.CopyFrom(body)
+    remake_chain(replay)
+    report = verify(replay)
+    assert report.divergence is not None and report.divergence.field.endswith("card.code")
+    assert report.divergence.expected == repr(real)  # the value itself is kept as it was
+    said = str(report.divergence)
+    for code in (real, card.code):
+        words = cards.name(code[:2]).lower() + (f", copy {code[2]}" if kind == "rummy" else "")
+        assert f"{code!r} ({words})" in said
+
+
+def test_every_french_suited_code_has_a_name_of_its_own() -> None:
+    """Every card of the three French-suited decks (one deck and its jokers; Rummy's two copies
+    and four jokers) is named, and no two codes share a name: a divergence between two copies
+    of a card, or two jokers, reads as two cards."""
+    codes = set(cards.standard_deck(2)) | set(rummy_cards.deck())
+    names = {code: french_card_name(code) for code in codes}
+    assert all(names.values())
+    assert len(set(names.values())) == len(codes)
+    assert names["TD"] == "ten of diamonds" and names["KH1"] == "king of hearts, copy 1"
+    assert french_card_name("11B") == "" and french_card_name("TDX") == ""
+
+
 def test_a_divergence_reads_a_moment_as_its_utc_time() -> None:
     """A recorded time that differs from the service's record (`--against-store`) is read as a
     UTC time beside its Unix ms, as the timeline shows times."""
@@ -472,6 +514,7 @@ def test_a_rigged_deal_says_which_side_is_the_seeds() -> None:
     report = verify(replay)
     assert report.divergence is not None and report.divergence.event == 2
     assert str(report.divergence).endswith(
-        f"expected {first!r}, found {second!r} (expected: what the committed seeds and the rules "
+        f"expected {first!r} ({cards.name(first).lower()}), found {second!r} "
+        f"({cards.name(second).lower()}) (expected: what the committed seeds and the rules "
         "make here; found: the file's)"
     )

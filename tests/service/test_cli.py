@@ -244,6 +244,17 @@ def test_a_second_development_server_leaves_the_first_ones_credential(tmp_path: 
             assert credential.read_text() != first, "the usual file is the new server's"
 
 
+def assert_one_card_notation(out: str) -> None:
+    """The demo writes every card as the timeline does (``Q♦``, ``10♠``, ``Joker``): the engines'
+    move labels name them by code (``3C``, Rummy's ``KH1``) or at length (``Four of clubs``),
+    and a Gin knock read "Discard Four of clubs and knock, melding 3C 3D 3S"."""
+    assert not re.findall(r"\b(?:[A2-9TJQK][SHDC][12]?|JK\d)\b", out)
+    assert not re.findall(
+        r"\b(?:Ace|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Jack|Queen|King) of \w+", out
+    )
+    assert re.search(r"(?:10|[A2-9JQK])[♠♥♦♣]", out)
+
+
 def test_serve_then_demo_plays_a_whole_game(served) -> None:
     address, log_path = served
     demo = subprocess.run(
@@ -259,7 +270,9 @@ def test_serve_then_demo_plays_a_whole_game(served) -> None:
         assert re.search(
             rf"round {number}: (GOING_OUT|STOP|FAILED_STOP|STOCK_OUT|COMBINATION)", demo.stdout
         )
-    assert "round 2: TABLE_CLOSED" in demo.stdout and "net: seat 0" in demo.stdout
+    assert "round 2: TABLE_CLOSED" in demo.stdout and "net, in stakes: seat 0" in demo.stdout
+    assert re.search(r"^  seat \d → seat \d: \d+ stakes?   \(", demo.stdout, re.MULTILINE)
+    assert_one_card_notation(demo.stdout)
     # One JSON line per RPC with the game, the seat, the command (and its id), the outcome and
     # the latency.
     lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
@@ -316,6 +329,7 @@ def test_demo_plays_koi_koi_and_gin_and_explains_refusals(served) -> None:
     )
     assert gin.returncode == 0, gin.stderr
     assert re.search(r"MATCH_OVER; winner\(s\): seat [01]", gin.stdout)
+    assert_one_card_notation(gin.stdout)
     rummy = subprocess.run(
         [CROUPIER, "demo", "--address", address, "--game", "rummy", "--seed", "1"],
         capture_output=True,
@@ -325,6 +339,7 @@ def test_demo_plays_koi_koi_and_gin_and_explains_refusals(served) -> None:
     )
     assert rummy.returncode == 0, rummy.stderr
     assert re.search(r"round 1: (WENT_OUT|STOCK_OUT)", rummy.stdout)
+    assert_one_card_notation(rummy.stdout)
     bad = subprocess.run(
         [CROUPIER, "demo", "--address", address, "--game", "koikoi", "--rounds", "4"],
         capture_output=True,
@@ -354,7 +369,10 @@ def test_demo_with_an_idle_seat_shows_its_time_outs_and_forced_moves(served) -> 
     lines = demo.stdout.splitlines()
     timed = [i for i, line in enumerate(lines) if line.startswith("  seat 1 timed out: deadline")]
     assert timed and all("ms after it" in lines[i] for i in timed)
-    assert re.search(r"^    #\d+ card discarded: seat 1; card \w\w$", demo.stdout, re.MULTILINE)
+    assert re.search(
+        r"^    #\d+ card discarded: seat 1; card (?:10|[A2-9JQK])[♠♥♦♣]$", demo.stdout, re.MULTILINE
+    )
+    assert_one_card_notation(demo.stdout)
     assert "it is away" in demo.stdout  # three time-outs in a row (max_timeouts' default)
     assert not re.search(r"^  seat 1: ", demo.stdout, re.MULTILINE)  # seat 1 never played
     assert re.search(r"MATCH_OVER; winner\(s\): seat [01]", demo.stdout)

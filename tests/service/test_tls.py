@@ -274,7 +274,7 @@ def test_demo_over_mutual_tls_finishes_a_game(mtls_server: Served, pki: Files) -
     )
     assert demo.returncode == 0, demo.stderr
     assert re.search(r"game [0-9a-f-]+: 1 round\(s\)", demo.stdout)
-    assert "net: seat 0" in demo.stdout
+    assert "net, in stakes: seat 0" in demo.stdout
     # Without its certificate the demo cannot even connect, and says so.
     bare = subprocess.run(
         [CROUPIER, "demo", "--address", mtls_server.address, "--connect-timeout", "2"]
