@@ -1051,6 +1051,14 @@ def test_the_status_says_whom_the_game_waits_on_and_factors_read_as_the_timeline
     # The time left includes the bank, and says so.
     assert report["times"]["turnAndBank"]["shown"] == "to act: 0:35 left (0:30 turn + 0:05 bank)"
     assert report["times"]["allBank"]["shown"] == "to act: 0:05 left, all bank"
+    # A move's label in one notation (Gin's knock named its discard at length, its melds by code).
+    assert report["labels"] == [
+        "Discard 4♣ and knock, melding 3♣ 3♦ 3♠",
+        "Discard 10♥",
+        "Lay off Joker onto meld 2",
+        "Discard Q♦",
+        "left in hand: 6♦ 5♠",
+    ], report
 
 
 def test_the_page_estimates_the_server_s_clock_from_what_it_receives() -> None:

@@ -91,11 +91,39 @@ function shownAndSaid(shown: string, said: string, title = ""): HTMLElement[] {
   return [seen, el("span", "sr-only", said)];
 }
 
-/** The server's words with their card codes written as cards: a label from ListLegalMoves
- * ("Discard QD" → "Discard Q♦"), a settlement's reason ("left in hand: 6D2 5S1" → "left in hand:
- * 6♦ 5♠"). Hanafuda text already names its cards. */
+/** A card named at length in the server's words ("Four of clubs", "Joker 1"), as Gin's knock
+ * labels name the card discarded. */
+const LONG =
+  /\b(Ace|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Jack|Queen|King) of (spades|hearts|diamonds|clubs)\b|\bJoker \d\b/g;
+const LONG_RANKS: Record<string, string> = {
+  Ace: "A",
+  Two: "2",
+  Three: "3",
+  Four: "4",
+  Five: "5",
+  Six: "6",
+  Seven: "7",
+  Eight: "8",
+  Nine: "9",
+  Ten: "T",
+  Jack: "J",
+  Queen: "Q",
+  King: "K",
+};
+
+/** The server's words with their cards written as cards, whether by code or at length: a label
+ * from ListLegalMoves ("Discard QD" → "Discard Q♦"; "Discard Four of clubs and knock, melding 3C
+ * 3D 3S" → "Discard 4♣ and knock, melding 3♣ 3♦ 3♠", one notation in one label), a settlement's
+ * reason ("left in hand: 6D2 5S1" → "left in hand: 6♦ 5♠"). Hanafuda text already names its
+ * cards. */
 export function prettyLabel(label: string): string {
-  return label.replace(/\b(JK[12]|[2-9TJQKA][SHDC][12]?)\b/g, (code) => cardText(code));
+  return label
+    .replace(LONG, (long, rank?: string, suit?: string) =>
+      rank && suit
+        ? cardText(`${LONG_RANKS[rank] ?? rank}${suit[0]?.toUpperCase() ?? ""}`)
+        : "Joker",
+    )
+    .replace(/\b(JK[12]|[2-9TJQKA][SHDC][12]?)\b/g, (code) => cardText(code));
 }
 
 function el(tag: string, className: string, text: string, title = ""): HTMLElement {

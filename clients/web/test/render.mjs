@@ -18,6 +18,16 @@ const {
   timeIsShort,
   timeLeft,
 } = await loadSource("../src/render.ts");
+const { prettyLabel } = await loadSource("../src/cards.ts");
+
+// One notation in one label: Gin's knock names its discard at length and its melds by code.
+const labels = [
+  "Discard Four of clubs and knock, melding 3C 3D 3S",
+  "Discard Ten of hearts",
+  "Lay off Joker 1 onto meld 2",
+  "Discard QD",
+  "left in hand: 6D2 5S1",
+].map(prettyLabel);
 
 const claim = statusFor(
   [
@@ -150,5 +160,6 @@ console.log(
     signs,
     hands,
     short,
+    labels,
   }),
 );
