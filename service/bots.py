@@ -172,7 +172,8 @@ def _repeated(value: Any) -> bool:
 def describe_settlement(s: common_pb2.Settlement) -> list[str]:
     """A settlement in words: every payment with every factor and its reason."""
     lines = [
-        f"round {s.round}: {s.outcome}; winner(s): "
+        # The outcome in words ("went out", "table closed"), as the timeline says it.
+        f"round {s.round}: {s.outcome.replace('_', ' ').lower()}; winner(s): "
         + (", ".join(f"seat {w}" for w in s.winners) or "none")
     ]
     lines += [f"  note: {n}" for n in s.notes]

@@ -268,9 +268,9 @@ def test_serve_then_demo_plays_a_whole_game(served) -> None:
     assert re.search(r"game [0-9a-f-]+: 2 round\(s\)", demo.stdout)
     for number in (1, 2):
         assert re.search(
-            rf"round {number}: (GOING_OUT|STOP|FAILED_STOP|STOCK_OUT|COMBINATION)", demo.stdout
+            rf"round {number}: (going out|stop|failed stop|stock out|combination)", demo.stdout
         )
-    assert "round 2: TABLE_CLOSED" in demo.stdout and "net, in stakes: seat 0" in demo.stdout
+    assert "round 2: table closed" in demo.stdout and "net, in stakes: seat 0" in demo.stdout
     assert re.search(r"^  seat \d → seat \d: \d+ stakes?   \(", demo.stdout, re.MULTILINE)
     assert_one_card_notation(demo.stdout)
     # One JSON line per RPC with the game, the seat, the command (and its id), the outcome and
@@ -308,7 +308,7 @@ def test_demo_plays_koi_koi_and_gin_and_explains_refusals(served) -> None:
     )
     assert demo.returncode == 0, demo.stderr
     assert re.search(r"game [0-9a-f-]+: 3 round\(s\)", demo.stdout)
-    assert re.search(r"round 3: MATCH_(OVER|DRAWN)", demo.stdout)
+    assert re.search(r"round 3: match (over|drawn)", demo.stdout)
     gin = subprocess.run(
         [
             CROUPIER,
@@ -328,7 +328,7 @@ def test_demo_plays_koi_koi_and_gin_and_explains_refusals(served) -> None:
         env=CONFIGURED,
     )
     assert gin.returncode == 0, gin.stderr
-    assert re.search(r"MATCH_OVER; winner\(s\): seat [01]", gin.stdout)
+    assert re.search(r"match over; winner\(s\): seat [01]", gin.stdout)
     assert_one_card_notation(gin.stdout)
     rummy = subprocess.run(
         [CROUPIER, "demo", "--address", address, "--game", "rummy", "--seed", "1"],
@@ -338,7 +338,7 @@ def test_demo_plays_koi_koi_and_gin_and_explains_refusals(served) -> None:
         env=CONFIGURED,
     )
     assert rummy.returncode == 0, rummy.stderr
-    assert re.search(r"round 1: (WENT_OUT|STOCK_OUT)", rummy.stdout)
+    assert re.search(r"round 1: (went out|stock out)", rummy.stdout)
     assert_one_card_notation(rummy.stdout)
     bad = subprocess.run(
         [CROUPIER, "demo", "--address", address, "--game", "koikoi", "--rounds", "4"],
@@ -375,7 +375,7 @@ def test_demo_with_an_idle_seat_shows_its_time_outs_and_forced_moves(served) -> 
     assert_one_card_notation(demo.stdout)
     assert "it is away" in demo.stdout  # three time-outs in a row (max_timeouts' default)
     assert not re.search(r"^  seat 1: ", demo.stdout, re.MULTILINE)  # seat 1 never played
-    assert re.search(r"MATCH_OVER; winner\(s\): seat [01]", demo.stdout)
+    assert re.search(r"match over; winner\(s\): seat [01]", demo.stdout)
     refused = subprocess.run(
         [CROUPIER, "demo", "--address", address, "--game", "gin", "--idle-seat", "1"],
         capture_output=True,
@@ -737,7 +737,7 @@ def test_end_game_ends_a_game_once_and_says_how_it_settled(served) -> None:
     first, again = end_game(), end_game()
     assert first.returncode == 0, first.stderr
     assert f"game {game.game_id} ended at version" in first.stdout
-    assert "ABANDONED; winner(s): none" in first.stdout and "a test" in first.stdout
+    assert "abandoned; winner(s): none" in first.stdout and "a test" in first.stdout
     assert again.returncode == 0 and "was already ended by this call" in again.stdout
     other = end_game("--command-id", "another")
     assert other.returncode == 1 and "FAILED_PRECONDITION" in other.stderr

@@ -826,7 +826,7 @@ def test_a_match_nobody_attended_is_settled_once_and_says_where(server: Running)
     # they asked for the last round's, and failed on that refusal).
     result = finish_game(server.channel, game.game_id, [t.token for t in game.tokens])
     assert result.settlement == result.final == final.settlement and not result.rounds
-    assert "ABANDONED" in result.describe()
+    assert "abandoned; winner(s): none" in result.describe()
 
 
 # --- health and reflection --------------------------------------------------------------------
