@@ -609,10 +609,12 @@ def test_a_whole_game_through_the_page_in_chromium(web_server: Served, kind: str
         assert fair["state"] == "passed" and "…" in fair["commitment"], report
         assert fair["unavailableFirst"] == ("--host" in GAMES[kind]), report
         # Seat 0's tab made the game in the lobby: the server's commitment first, then its own
-        # seed (a seed ticket), and the check holds the game to both. The localhost tab that
-        # checks a game.test game's deal was not there (another origin's storage).
+        # seed (a seed ticket), and the check holds the game to both, and to the game the lobby
+        # asked for (its kind, preset rules, seats and seat 0). The localhost tab that checks a
+        # game.test game's deal was not there (another origin's storage).
         if fair["seat"] == 0:
             assert fair["ownSeed"] == ("--host" not in GAMES[kind]), report
+            assert fair["shownGame"] == fair["ownSeed"], report
     if humans > 1:
         assert report["live"] >= report["moves"] // 2  # every applied move, live in the other tab
     # One call per move: each tab is pushed its state (StreamEvents with include, from its first
@@ -897,15 +899,21 @@ def test_the_page_checks_the_deal_and_a_tampered_seed_fails() -> None:
     dealt from a golden vector's seed: each seat's own copy of the events passes; a revealed seed
     that is not the committed one, a hand other than the seeds', a commitment other than the one
     shown before the game fail, saying why. A Gin hand whose dealer is not the one the seeds' draw
-    makes (the seeds' draw shown, the other seat named dealer and dealt as such) and a Koi-Koi
-    round claimed dealt again when the seeds' deal needed no redeal fail too, as does a lobby game
-    with a client seed beside the player's own: each would let a server choose among decks or
-    hands and still be "checked"."""
+    makes (the seeds' draw shown, the other seat named dealer and dealt as such), a Hoola round
+    whose dealer is not the one its deck's last card makes (a game recorded before
+    ``first_dealer_drawn``) and a Koi-Koi round claimed dealt again when the seeds' deal needed no
+    redeal fail too, as do a lobby game with a client seed beside the player's own and a game
+    other than the one the lobby asked for (another seat count, other rules): each would let a
+    server choose among decks or hands and still be "checked". The check is @croupier/client's
+    ``checkDeal`` (clients/typescript/src/dealcheck.ts)."""
     node, _ = _browser_tools()
     report = _node_script(node, "fairdeal.mjs")
     assert report["seat0"] == "Your dealt hand matches the deck from the sealed seed.", report
     assert "revealed seed is not the one sealed" in report["tampered"], report
     assert "hand you were dealt is not" in report["swapped"], report
+    assert "the dealer is not the one the seeds' deck makes" in report["hoolaOtherDealer"], report
+    assert "the game seats 2, not the 3 you were shown" in report["otherSeats"], report
+    assert "jokers is 0, not 2" in report["otherRules"], report
     for seat in (0, 1):
         assert "the dealer is not the one" in report[f"ginOtherDealer{seat}"], report
     assert "needed no redeal" in report["koikoiRedeal"], report
@@ -947,6 +955,10 @@ def _engine_deals(rng: random.Random) -> list[dict[str, Any]]:
     games: list[dict[str, Any]] = []
 
     def game(kind: str, sd: Seeds, seats: int, jokers: int, deals: list[dict[str, Any]]) -> None:
+        # The first event's rules, as far as the deal goes: Hoola's jokers, and the first dealer
+        # drawn (every preset's) where the rules have the option.
+        drawn = {"firstDealerDrawn": True}
+        rules = {"hoola": {"jokers": jokers, **drawn}, "rummy": drawn}.get(kind, {})
         games.append(
             {
                 "kind": kind,
@@ -955,7 +967,7 @@ def _engine_deals(rng: random.Random) -> list[dict[str, Any]]:
                 "commitment": hashlib.sha256(sd.server_seed).hexdigest(),
                 "clientSeeds": list(sd.client_seeds),
                 "seats": seats,
-                "jokers": jokers,
+                "rules": rules,
                 "deals": deals,
             }
         )

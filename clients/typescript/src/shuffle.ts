@@ -32,9 +32,39 @@ export interface ShuffleSeeds {
 
 /** The derivation's domain label (docs/shuffle.md, "Derivation"): version 1. */
 export const SHUFFLE_LABEL = "croupier/shuffle/v1";
-/** The purpose of a round's deal, and of the first dealer's draw. */
+/** The purposes of docs/shuffle.md's shuffles ("Derivation"), each a shuffle of its own: a
+ * round's deal (Gin's hand's); the cards the seats turn to choose the first dealer (round 1);
+ * Hoola's stock with the sitters-out's cards; and, from `reshufflePurpose` and `redealPurpose`,
+ * the N-th rebuilding of a Hoola or Rummy stock from the discards and the N-th redeal of a
+ * Koi-Koi round. */
 export const DEAL = "deal";
 export const FIRST_DEALER = "first-dealer";
+export const SIT_OUT = "sit-out";
+const RESHUFFLE_PREFIX = "reshuffle-";
+const REDEAL_PREFIX = "redeal-";
+export type ShufflePurpose =
+  | typeof DEAL
+  | typeof FIRST_DEALER
+  | typeof SIT_OUT
+  | `${typeof RESHUFFLE_PREFIX}${number}`
+  | `${typeof REDEAL_PREFIX}${number}`;
+
+/** "N-th" counts from 1 (docs/shuffle.md): a purpose with 0 or a fraction in it is no shuffle
+ * the server makes, and its deck would match nothing. */
+function nth(n: number): number {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`the N-th counts from 1, not ${n}`);
+  return n;
+}
+
+/** `reshuffle-N`: the N-th rebuilding of a round's stock from its discards (Hoola, Rummy). */
+export function reshufflePurpose(n: number): `${typeof RESHUFFLE_PREFIX}${number}` {
+  return `${RESHUFFLE_PREFIX}${nth(n)}`;
+}
+
+/** `redeal-N`: the N-th deal of a Koi-Koi round again (its field showed four of a month). */
+export function redealPurpose(n: number): `${typeof REDEAL_PREFIX}${number}` {
+  return `${REDEAL_PREFIX}${nth(n)}`;
+}
 
 const U32_BYTES = 4;
 const SHA256_BYTES = 32;
@@ -153,10 +183,10 @@ async function clientDigest(
 }
 
 /**
- * `cards` shuffled as docs/shuffle.md derives it for `round` and `purpose` ("deal",
- * "reshuffle-N", "sit-out", "first-dealer", "redeal-N"): the key is the server seed, each
- * HMAC-SHA256 block a counter's, read as big-endian u32 words; an unbiased index per step of a
- * Fisher–Yates shuffle from the end. A new array; `cards` is left as it is.
+ * `cards` shuffled as docs/shuffle.md derives it for `round` and `purpose` (`DEAL`,
+ * `FIRST_DEALER`, `SIT_OUT`, `reshufflePurpose(n)`, `redealPurpose(n)`): the key is the server
+ * seed, each HMAC-SHA256 block a counter's, read as big-endian u32 words; an unbiased index per
+ * step of a Fisher–Yates shuffle from the end. A new array; `cards` is left as it is.
  */
 export async function shuffleCards<T>(
   cards: readonly T[],

@@ -12,15 +12,18 @@ import { after, before, describe, test } from "node:test";
 import type { Interceptor } from "@connectrpc/connect";
 import { Http2SessionManager } from "@connectrpc/connect-node";
 import {
+  checkDeal,
   Code,
   ConnectError,
   connect,
   createGame,
   CroupierError,
   DOMAIN,
+  endGame,
   followGame,
   GameKind,
   playSeat,
+  randomId,
   submit,
   type Croupier,
   type GameClient,
@@ -783,6 +786,69 @@ describe("playSeat against a real server", () => {
   });
 });
 
+describe("checkDeal against a real server", () => {
+  test("every kind's game passes from each seat's copy as it came, held to what was shown", async () => {
+    const studio = croupier.as(server.studioToken);
+    const games = [
+      [GameKind.HOOLA, 3],
+      [GameKind.KOIKOI, 2],
+      [GameKind.GIN, 2],
+      [GameKind.RUMMY, 3],
+    ] as const;
+    for (const [kind, seats] of games) {
+      // Shown before the player chooses: the commitment, and the game (the default preset's
+      // rules as ListPresets gives them, the seats, the seat).
+      const preset = (await studio.listPresets({ kind })).presets.find((p) => p.isDefault)!;
+      const { ticket, commitment } = await studio.commitSeed({});
+      const seed = `seat 0's own, after ${commitment.slice(0, 8)}`;
+      const game = await createGame(studio, {
+        kind,
+        preset: preset.name,
+        seats,
+        seedTicket: ticket,
+        clientSeeds: [seed],
+        requestId: randomId(),
+      });
+      // Each seat follows from the start, live: its copy of the deal is redacted.
+      const dealt: Promise<void>[] = [];
+      const copies = game.tokens.map((token) => {
+        let seen: () => void = () => undefined;
+        dealt.push(new Promise((resolve) => (seen = resolve)));
+        return (async () => {
+          const events: GameEvent[] = [];
+          for await (const message of followGame(croupier.as(token.token), {
+            gameId: game.gameId,
+          })) {
+            if (message.case !== "event") continue;
+            events.push(message.value);
+            if (events.length === 2) seen(); // the first event and the deal
+          }
+          return { seat: token.seat, events };
+        })();
+      });
+      await Promise.all(dealt);
+      await endGame(studio, { gameId: game.gameId, commandId: randomId(), reason: "a test" });
+      for (const { seat, events } of await Promise.all(copies)) {
+        assert.ok(
+          events.some((e) => e.redacted),
+          "a seat's live copy hides the others' hands",
+        );
+        const check = await checkDeal(events, {
+          seat,
+          commitment,
+          clientSeeds: [seed],
+          game: { kind, seats, seat, rules: preset.rules },
+        });
+        assert.equal(check.status, "passed", `${GameKind[kind]} seat ${seat}: ${check.text}`);
+        assert.match(check.text, /^Your dealt hand matches the deck from the sealed seed/);
+        // The same copy held to another seat count, as an operator might have made it.
+        const other = await checkDeal(events, { seat, game: { seats: seats + 1 } });
+        assert.equal(other.status, "failed");
+      }
+    }
+  });
+});
+
 async function rejection(call: Promise<unknown>): Promise<CroupierError> {
   try {
     await call;
@@ -837,27 +903,28 @@ describe("the README's check of the deal", () => {
     // at once: the hand was dealt when the game was made, and the revealed seed comes last
     // either way).
     const prelude = [
-      'import { endGame as endTheGame } from "@croupier/client";',
+      'import { endGame as endTheGame, standardDeck } from "@croupier/client";',
       "const studioToken = process.env.STUDIO_TOKEN;",
       "const playerChoosesSeed = async (commitment) => `mine, after ${commitment.slice(0, 8)}`;",
       "const playTheGame = (game) =>",
       '  endTheGame(studio, { gameId: game.gameId, commandId: "end", reason: "a test" });',
     ].join("\n");
-    // The check can fail: another commitment, another seed, the game not over, the hand changed.
-    // (Not another seat's: a copy read after the end, as this one may be, shows every hand.)
+    // The check can fail: another commitment, another seed, the game not over, a card changed
+    // in the hand, another game than the one shown.
     const tamperings = `
 const changed = structuredClone(events);
 for (const e of changed) {
   if (e.body?.body.case === "gin" && e.body.body.value.event.case === "handDealt") {
-    const hand = e.body.body.value.event.value.hands.find((h) => h.seat === seat);
-    hand.cards.reverse();
+    const hand = e.body.body.value.event.value.hands.find((h) => h.seat === mine.seat);
+    hand.cards[0].code = standardDeck().find((c) => !hand.cards.some((k) => k.code === c));
   }
 }
 console.log(JSON.stringify([
-  await fairGinDeal(events, seat, "0".repeat(64), mySeed),
-  await fairGinDeal(events, seat, commitment, mySeed + "!"),
-  await fairGinDeal(events.slice(0, -1), seat, commitment, mySeed),
-  await fairGinDeal(changed, seat, commitment, mySeed),
+  (await checkDeal(events, { ...promised, commitment: "0".repeat(64) })).status,
+  (await checkDeal(events, { ...promised, clientSeeds: [mySeed + "!"] })).status,
+  (await checkDeal(events.slice(0, -1), promised)).status,
+  (await checkDeal(changed, promised)).failed.map((f) => f.part),
+  (await checkDeal(events, { ...promised, game: { ...shown, seats: 3 } })).status,
 ]));`;
     const script = join(HERE, "../readme-fairdeal.mjs");
     await writeFile(
@@ -869,7 +936,7 @@ console.log(JSON.stringify([
     });
     assert.deepEqual(stdout.trim().split("\n"), [
       "fair",
-      JSON.stringify([false, false, false, false]),
+      JSON.stringify(["failed", "failed", "not-yet", ["hand"], "failed"]),
     ]);
   });
 });

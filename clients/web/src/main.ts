@@ -5,6 +5,7 @@
 // table: the seat's view, its legal moves as buttons, the other seats' moves live over
 // StreamEvents, the clocks, the settlements. The seat is the token's, as the server's views say
 // it, whatever the link's `seat=`.
+import { clone, fromJson, merge, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import {
@@ -26,12 +27,13 @@ import {
   type GameEvent,
   type LegalMove,
   type Preset,
+  RulesSchema,
   type SeatToAct,
   type View,
 } from "@croupier/client/web";
 import { prettyLabel, readable, spoken } from "./cards.js";
 import { EventNarrator } from "./events.js";
-import { checkDeal, shortHex, ShuffleWatcher, type Expected } from "./fairdeal.js";
+import { checkSeatDeal, SealWatcher, shortHex, type Expected } from "./fairdeal.js";
 import { DiscardPile } from "./pile.js";
 import {
   BETWEEN_ROUNDS_MOVES,
@@ -320,6 +322,19 @@ async function lobby(): Promise<void> {
     retry.focus();
   };
 
+  /** The game the lobby asks for, as the fair-deal check holds it (fairdeal.ts): the kind, the
+   * seats, this tab's player at seat 0 (the people sit first, the bots after), and the preset's
+   * rules as listed with the overrides asked for; none while the presets are not listed. */
+  const shownGame = (body: Record<string, unknown>): Expected["game"] => {
+    const chosen = presets.find((p) => p.name === preset.value)?.rules;
+    const game = KINDS[kind.value]?.kind;
+    if (!chosen || game === undefined) return undefined;
+    const rules = clone(RulesSchema, chosen);
+    if (body.overrides)
+      merge(RulesSchema, rules, fromJson(RulesSchema, body.overrides as JsonValue));
+    return { kind: game, seats: Number(body.seats), seat: 0, rules: toJson(RulesSchema, rules) };
+  };
+
   const create = async () => {
     clearInterval(countdown);
     const pressed = document.activeElement === play;
@@ -334,6 +349,9 @@ async function lobby(): Promise<void> {
     if (!roundsField.hidden && rounds.value)
       body.overrides = { [kind.value]: { rounds: Number(rounds.value) } };
     try {
+      // The game as the form shows it, fixed before the seed is drawn: the fair-deal check holds
+      // the game to it (docs/shuffle.md, "Everything else the deal depends on").
+      const shown = shownGame(body);
       const sealed = await sealShuffle();
       if (sealed !== undefined && !(sealed instanceof Response)) {
         body.seed_ticket = sealed.ticket;
@@ -387,7 +405,11 @@ async function lobby(): Promise<void> {
       sessionStorage.setItem(`seats:${made.game_id}`, JSON.stringify(made.seats));
       // What the table's fair-deal part checks the game's first event against (expectedSeal).
       if (sealed !== undefined && !(sealed instanceof Response)) {
-        const expected: Expected = { commitment: sealed.commitment, clientSeed: sealed.clientSeed };
+        const expected: Expected = {
+          commitment: sealed.commitment,
+          clientSeed: sealed.clientSeed,
+          game: shown,
+        };
         sessionStorage.setItem(`sealed:${made.game_id}`, JSON.stringify(expected));
       }
       created.replaceChildren(h("h2", "", "Your seats"), h("ul", "", ...items));
@@ -488,7 +510,7 @@ class Table {
   private hurried = 0n;
   /** The game's shuffle as its events tell it (fairdeal.ts): the commitment from the first event
    * on, the seed once revealed. */
-  private readonly sealed = new ShuffleWatcher(undefined);
+  private readonly sealed = new SealWatcher();
   /** What the fair-deal part shows: "" (nothing yet), the commitment, or the check's stage. */
   private fairShown = "";
   /** Ends the stream being followed, so that a new one opens at once (the network is back). */
@@ -1062,7 +1084,7 @@ class Table {
    * one on demand), then, once the game is over and its seed revealed, the check of the deal
    * (fairdeal.ts) in a sentence: what matched, or what did not. */
   private drawFairDeal(): void {
-    const record = this.sealed.record;
+    const record = this.sealed;
     if (!record.commitment || this.seat === undefined) return;
     const stage = record.serverSeed && this.finished ? "check" : "sealed";
     if (stage === this.fairShown) return;
@@ -1103,9 +1125,12 @@ class Table {
       return;
     }
     // The seat's own copy of the events: its own hands, nobody else's.
-    const mine = new ShuffleWatcher(this.watching ? undefined : this.seat);
-    for (const event of this.events) mine.add(event);
-    void checkDeal(mine.record, this.watching ? undefined : this.seat, this.expectedSeal(), subtle)
+    void checkSeatDeal(
+      this.events,
+      this.watching ? undefined : this.seat,
+      this.expectedSeal(),
+      subtle,
+    )
       .then((check) => {
         fair.dataset.check = check.ok ? "passed" : "failed";
         verdict.replaceChildren(

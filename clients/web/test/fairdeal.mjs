@@ -1,15 +1,16 @@
-// The page's check of the deal (src/fairdeal.ts), without a browser: a Hoola round dealt from the
-// first golden vector's seed (tests/golden/shuffle_vectors.json: the all-zero seed, no client
-// seed; its deck written out there, its layout by hand from docs/shuffle.md, "Hoola's deal": the
-// dealer's seat gets cards 0 to 6, the next seat 7 to 13, card 14 is the up-card). The seat's own
-// events pass; a tampered revealed seed, a hand other than the one dealt, a commitment other than
-// the one shown before the game fail, each saying why. Prints one JSON line; exits 1 on any
-// failure. Run by tests/web/test_web.py.
+// The page's check of the deal (src/fairdeal.ts, through @croupier/client's checkDeal), without a
+// browser: a Hoola round dealt from the first golden vector's seed (tests/golden/
+// shuffle_vectors.json: the all-zero seed, no client seed; its deck written out there, its layout
+// by hand from docs/shuffle.md, "Hoola's deal": the dealer's seat gets cards 0 to 6, the next seat
+// 7 to 13, card 14 is the up-card). The seat's own events pass; a tampered revealed seed, a hand
+// other than the one dealt, another dealer, a commitment other than the one shown before the
+// game, a game other than the one the lobby asked for fail, each saying why. Prints one JSON
+// line; exits 1 on any failure. Run by tests/web/test_web.py.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { loadSource } from "./load.mjs";
 
-const { ShuffleWatcher, checkDeal } = await loadSource("../src/fairdeal.ts");
+const { checkSeatDeal } = await loadSource("../src/fairdeal.ts");
 const VECTOR = JSON.parse(
   readFileSync(new URL("../../../tests/golden/shuffle_vectors.json", import.meta.url), "utf8"),
 )[0];
@@ -24,10 +25,14 @@ const revealed = (seed) => ({
   body: { body: { case: "seedRevealed", value: { serverSeed: seed } } },
 });
 
+/** The round's dealer: a game recorded before `first_dealer_drawn` (its rules leave it out) takes
+ * the rank of the deck's last card, counted round the seats (docs/shuffle.md, "Hoola's deal"). */
+const DEALER = ("A23456789TJQK".indexOf(DECK.at(-1)[0]) + 1) % 2;
+
 /** Seat `seat`'s copy of the events: its own hand (in another order: hands are sorted), the
- * other's hidden; `hand` replaces its cards. */
-function events(seat, { seed = VECTOR.server_seed, hand } = {}) {
-  const dealt = [DECK.slice(0, 7), DECK.slice(7, 14)];
+ * other's hidden; `hand` replaces its cards, `dealer` names another dealer (dealt as such). */
+function events(seat, { seed = VECTOR.server_seed, hand, dealer = DEALER } = {}) {
+  const dealt = { [dealer]: DECK.slice(0, 7), [1 - dealer]: DECK.slice(7, 14) };
   return [
     hoola(1, "gameStarted", {
       seats: 2,
@@ -37,7 +42,7 @@ function events(seat, { seed = VECTOR.server_seed, hand } = {}) {
     }),
     hoola(2, "roundDealt", {
       round: 1,
-      dealer: 0,
+      dealer,
       upcard: card(DECK[14]),
       hands: [0, 1].map((s) => ({
         seat: s,
@@ -51,9 +56,7 @@ function events(seat, { seed = VECTOR.server_seed, hand } = {}) {
 }
 
 async function check(seat, options, expected) {
-  const watcher = new ShuffleWatcher(seat);
-  for (const event of events(seat, options)) watcher.add(event);
-  return checkDeal(watcher.record, seat, expected);
+  return checkSeatDeal(events(seat, options), seat, expected);
 }
 
 const report = {};
@@ -72,10 +75,17 @@ assert.equal(tampered.ok, false);
 assert.match(tampered.text, /the revealed seed is not the one sealed at the start/);
 report.tampered = tampered.text;
 
-const swapped = await check(0, { hand: [...DECK.slice(0, 6), DECK[20]] });
+const swapped = await check(DEALER, { hand: [...DECK.slice(0, 6), DECK[20]] });
 assert.equal(swapped.ok, false);
 assert.match(swapped.text, /round 1: the hand you were dealt is not the one the seeds deal you/);
+// The card changed is named, with the one the seeds deal in its place.
+assert.match(swapped.text, new RegExp(`\\(${DECK[20]} in place of ${DECK[6]}\\)`));
+// The dealer decides which cards each seat gets: a dealer other than the one the deck makes,
+// dealt as such, fails.
 report.swapped = swapped.text;
+const otherDealer = await check(0, { dealer: 1 - DEALER });
+assert.match(otherDealer.text, /round 1: the dealer is not the one the seeds' deck makes/);
+report.hoolaOtherDealer = otherDealer.text;
 
 // The commit-first flow: the commitment shown before the game, and the player's own seed.
 const other = await check(0, {}, { commitment: "ab".repeat(32) });
@@ -88,9 +98,26 @@ const sameCommitment = await check(0, {}, { commitment: VECTOR.commitment.toUppe
 assert.equal(sameCommitment.ok, true, sameCommitment.text);
 
 // Before the reveal: nothing is claimed.
-const early = new ShuffleWatcher(0);
-for (const event of events(0).slice(0, 3)) early.add(event);
-assert.equal((await checkDeal(early.record, 0)).ok, false);
+const early = await checkSeatDeal(events(0).slice(0, 3), 0);
+assert.equal(early.ok, false);
+assert.match(early.text, /cannot be checked yet/);
+
+// The game the lobby asked for (kind, seats, the tab's seat, the preset's rules): another seat
+// count, another seat, another kind or another rule fails, though every card is the seeds'.
+const { GameKind } = await import("@croupier/client/web");
+const asked = { kind: GameKind.HOOLA, seats: 2, seat: 0, rules: { hoola: { jokers: 0 } } };
+const sameGame = await check(0, {}, { game: asked });
+assert.equal(sameGame.ok, true, sameGame.text);
+const otherSeats = await check(0, {}, { game: { ...asked, seats: 3 } });
+assert.match(otherSeats.text, /the game seats 2, not the 3 you were shown/);
+report.otherSeats = otherSeats.text;
+const otherSeat = await check(1, {}, { game: asked });
+assert.match(otherSeat.text, /seats you at seat 1, not at seat 0 you were shown/);
+const otherKind = await check(0, {}, { game: { ...asked, kind: GameKind.GIN, rules: undefined } });
+assert.match(otherKind.text, /the game is Hoola, not the Gin Rummy you were shown/);
+const otherRules = await check(0, {}, { game: { ...asked, rules: { hoola: { jokers: 2 } } } });
+assert.match(otherRules.text, /rules are not the ones you were shown: jokers is 0, not 2/);
+report.otherRules = otherRules.text;
 // "Checked" says what it does not cover, so that it is not read as more.
 assert.ok(
   (await check(0)).details.some((line) =>
@@ -141,11 +168,7 @@ async function ginEvents(seat, { otherDealer = false, clientSeeds = [] } = {}) {
     revealed(VECTOR.server_seed),
   ];
 }
-async function checkEvents(seat, list, expected) {
-  const watcher = new ShuffleWatcher(seat);
-  for (const event of list) watcher.add(event);
-  return checkDeal(watcher.record, seat, expected);
-}
+const checkEvents = (seat, list, expected) => checkSeatDeal(list, seat, expected);
 for (const seat of [0, 1]) {
   const honest = await checkEvents(seat, await ginEvents(seat));
   assert.equal(honest.ok, true, honest.text);
@@ -161,7 +184,7 @@ for (const seat of [0, 1]) {
 const mine = { commitment: VECTOR.commitment, clientSeed: "mine" };
 const ownOnly = await checkEvents(0, await ginEvents(0, { clientSeeds: ["mine"] }), mine);
 assert.equal(ownOnly.ok, true, ownOnly.text);
-assert.match(ownOnly.text, /Your own seed, drawn after the server sealed its seed/);
+assert.match(ownOnly.text, /Your own seed, chosen after the server sealed its seed/);
 const extra = await checkEvents(0, await ginEvents(0, { clientSeeds: ["mine", "ground"] }), mine);
 assert.equal(extra.ok, false, "a client seed beside the player's passed");
 assert.match(extra.text, /a client seed besides yours/);

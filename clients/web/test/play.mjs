@@ -174,6 +174,7 @@ async function fairDealChecked(page, context, localUrl) {
     state: s.dataset.check,
     commitment: s.querySelector("code.commitment")?.textContent ?? "",
     verdict: s.querySelector(".verdict")?.textContent ?? "",
+    checked: [...s.querySelectorAll("ul.checked li")].map((li) => li.textContent ?? ""),
   }));
   await local?.close();
   if (check.unmarked.length)
@@ -185,12 +186,14 @@ async function fairDealChecked(page, context, localUrl) {
     !/^Checked: Your dealt hand matches the deck from the sealed seed/.test(check.verdict)
   )
     throw new Error(`the fair-deal check says "${check.verdict}" (${check.state})`);
-  // The lobby's tab keeps the commitment it showed and the seed it drew (sessionStorage): the
-  // check then says the player's own seed was part of the shuffle.
+  // The lobby's tab keeps the commitment it showed, the seed it drew and the game it asked for
+  // (sessionStorage): the check then says the player's own seed was part of the shuffle, and
+  // that the game is the one asked for.
   return {
     ...check,
     unavailableFirst: Boolean(local),
     ownSeed: /Your own seed/.test(check.verdict),
+    shownGame: check.checked.some((line) => line.startsWith("The game is the one you were shown")),
   };
 }
 
