@@ -47,9 +47,18 @@ TS_CLIENT := clients/typescript
 WEB_BUILT := $(WEB)/dist/index.html
 WEB_SOURCES := $(wildcard $(WEB)/src/* $(WEB)/build.mjs $(WEB)/package*.json \
   $(TS_CLIENT)/src/*.ts $(TS_CLIENT)/scripts/* $(TS_CLIENT)/package*.json $(TS_CLIENT)/buf.gen.yaml)
+# The TypeScript client is built once, with its tests, for both: `make test` on a fresh clone built
+# it twice, for its own tests and again for the web client (some 20 s), and every `make test`
+# built it again.
+TS_BUILT := $(TS_CLIENT)/dist/.built
+TS_SOURCES := $(wildcard $(TS_CLIENT)/src/*.ts $(TS_CLIENT)/test/*.ts $(TS_CLIENT)/scripts/* \
+  $(TS_CLIENT)/package*.json $(TS_CLIENT)/buf.gen.yaml $(TS_CLIENT)/tsconfig.json)
 
-$(WEB_BUILT): $(WEB_SOURCES) $(PROTOS)
+$(TS_BUILT): $(TS_SOURCES) $(PROTOS)
 	cd $(TS_CLIENT) && npm ci --no-audit --no-fund --loglevel=error && npm run build
+	touch $@
+
+$(WEB_BUILT): $(WEB_SOURCES) $(PROTOS) $(TS_BUILT)
 	cd $(WEB) && npm ci --no-audit --no-fund --loglevel=error && npm run build
 
 web: $(WEB_BUILT)
@@ -82,7 +91,7 @@ test: install browser check clients web-if-npm
 NPM_CI := npm ci --no-audit --no-fund --loglevel=error
 clients: install
 	@if command -v npm >/dev/null 2>&1 && node -e 'process.exit(+process.versions.node.split(".")[0] < 20 ? 1 : 0)'; then \
-	  cd clients/typescript && $(NPM_CI) && npm run --silent build && npm test && \
+	  $(MAKE) --no-print-directory $(TS_BUILT) && cd clients/typescript && npm test && \
 	  cd ../../examples/node && $(NPM_CI) && npm test; \
 	elif [ "$$CI" = true ]; then echo "CI=true: the TypeScript client needs Node.js >= 20 with npm" >&2; exit 1; \
 	else echo "no Node.js >= 20 with npm: the TypeScript client and Node.js example tests are skipped"; fi

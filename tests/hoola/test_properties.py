@@ -57,6 +57,12 @@ from croupier.engine.shuffle import Seeds
 
 GAME = HoolaGame()
 MAX_STEPS = 1500
+#: The deck with both jokers and the plain one, in their order, and every card code in a set:
+#: made once, not at each of the millions of looks a run makes (made anew at each, they were a
+#: third of the test's time).
+DECK_AND_JOKERS = standard_deck(2)
+DECK = standard_deck()
+EVERY_CARD = frozenset(DECK_AND_JOKERS)
 
 
 @st.composite
@@ -107,7 +113,7 @@ def games(draw: st.DrawFn) -> tuple[Any, int, Seeds, random.Random]:
 
 def random_cards(rng: random.Random, state: HoolaState, seat: int, k: int) -> tuple[Card, ...]:
     """Cards a client might name: mostly its own, sometimes anyone's, now and then no card at all."""
-    pool = list(state.hands[seat]) * 3 + list(standard_deck(2)) + ["ZZ", "1X"]
+    pool = list(state.hands[seat]) * 3 + list(DECK_AND_JOKERS) + ["ZZ", "1X"]
     return tuple(rng.choice(pool) for _ in range(k))
 
 
@@ -116,7 +122,7 @@ def random_namings(rng: random.Random, cards: tuple[Card, ...]) -> tuple[JokerAs
     named = []
     for joker in [c for c in cards if c in JOKERS] + ([JOKERS[1]] if rng.random() < 0.05 else []):
         if rng.random() < 0.5:
-            named.append(JokerAs(joker, rng.choice(standard_deck())))
+            named.append(JokerAs(joker, rng.choice(DECK)))
     return tuple(named)
 
 
@@ -190,11 +196,10 @@ def all_cards(state: HoolaState) -> list[Card]:
 
 def cards_in(value: Any) -> set[str]:
     """Every card code anywhere inside an event or view."""
-    deck = set(standard_deck(2))
     if isinstance(value, JokerAs):
         return {value.joker}  # what a joker stands for is a label, not a card someone holds
     if isinstance(value, str):
-        return {value} if value in deck else set()
+        return {value} if value in EVERY_CARD else set()
     if isinstance(value, tuple):
         return set().union(*(cards_in(v) for v in value)) if value else set()
     if dataclasses.is_dataclass(value):

@@ -754,6 +754,9 @@ describe("playSeat against a real server", () => {
       playSeat(game.seats[1]!, { gameId: game.gameId, include }),
     ];
     let dropped: PlayAccepted | undefined;
+    // The bound's timer is ended with the test: left to run, it kept the file's process (and so
+    // `npm test`) waiting out the rest of its 90 s after the test had passed.
+    const bounded = new AbortController();
     try {
       const playing = Promise.all([
         playToTheEnd(seats[0]!, 0, async (move, version, count) => {
@@ -765,7 +768,10 @@ describe("playSeat against a real server", () => {
         playToTheEnd(seats[1]!, 1, (move, version) => seats[1]!.send(move.command!, version)),
       ]);
       // Bounded here, so that the seats are closed and the file ends when it fails.
-      const outcome = await Promise.race([playing, delay(NAT_WAIT_MS, "timeout" as const)]);
+      const outcome = await Promise.race([
+        playing,
+        delay(NAT_WAIT_MS, "timeout" as const, { signal: bounded.signal }),
+      ]);
       assert.ok(outcome !== "timeout", "seat 0 came back after its connection was forgotten");
       const [zero, one] = outcome;
       assert.ok(zero.finished && one.finished, "both seats saw the game end");
@@ -778,6 +784,7 @@ describe("playSeat against a real server", () => {
       assert.deepEqual([...batches].sort(), [...acceptedIds].sort());
       assert.ok(batches.includes(dropped.commandId), "the command sent into the dead link counts");
     } finally {
+      bounded.abort();
       seats.forEach((seat) => seat.close());
       lossy.close();
       [...pairs].forEach((pair) => pair.destroy());

@@ -9,6 +9,10 @@
 //   node test/play.mjs --url http://127.0.0.1:8080 --kind gin --preset single-hand \
 //     --seats 2 --humans 2 --out /tmp/croupier-screenshots
 //
+// With PLAY_DEBUG=1 in its environment it says on stderr, with the clock's milliseconds, each
+// move it makes and each phase it ends (the lobby, the tabs, the moves, the end): where the
+// time goes.
+//
 // With --host game.test the page is opened at http://game.test:PORT/ (Chromium resolves the name
 // to the URL's own address): an origin that is not localhost and not https, so no secure context,
 // where browsers have no crypto.randomUUID; every move must work there too.
@@ -59,6 +63,10 @@ if (args.host) {
 const RAW_WORDS = /Dealer:|commitment|[0-9a-f]{32}|deadline ms|\[card/;
 /** A label inside a CSS attribute selector's double quotes. */
 const CSS_ESCAPE = (text) => text.replace(/["\\]/g, "\\$&");
+/** With PLAY_DEBUG set: a line on stderr, after the clock's milliseconds (where time goes). */
+const debug = (...what) => {
+  if (process.env.PLAY_DEBUG) console.error(Date.now() % 100000, ...what);
+};
 /** The moves this run makes: the same seed clicks the same way on the same deal. */
 const choose = chooser(seeded(args.seed));
 
@@ -270,6 +278,7 @@ async function main() {
   };
   try {
     // The lobby: the game, the preset (from ListPresets), the seats.
+    debug("chromium started");
     const lobby = context.pages()[0] ?? (await context.newPage());
     watch(lobby, "lobby");
     await lobby.goto(pageUrl.href);
@@ -302,6 +311,7 @@ async function main() {
     if (links.length !== Number(args.humans))
       throw new Error(`the lobby gave ${links.length} seat links for ${args.humans} people`);
     await shot(lobby, "seats");
+    debug("the lobby made the game");
 
     // One tab per human seat.
     const tabs = [];
@@ -313,6 +323,7 @@ async function main() {
       tabs.push({ seat: link.seat, page });
     }
 
+    debug("every seat's tab open");
     const maxMoves = Number(args["max-moves"]);
     /** One move is sent stale: the first that a tab makes once the game has begun. */
     let staleSent = false;
@@ -356,11 +367,15 @@ async function main() {
       if (unnamed.length)
         throw new Error(`moves name melds ${unnamed.map((id) => `#${id}`)}, not on the table`);
       const move = choose(before.moves, before.melded);
-      if (process.env.PLAY_DEBUG)
-        console.error(Date.now() % 100000, tab.seat, move.kind, move.label);
+      debug(tab.seat, move.kind, move.label);
       const stale = !staleSent && Number(before.version) > 1;
       const refusedBefore = report.refused;
       if (stale) await sendMovesStale(tab.page);
+      // The tab in front, as a person brings forward the tab they click in: Chromium draws few
+      // frames or none in a tab behind another, and playwright's click waits for two to see the
+      // button stand still, so a click there often waited out its 2 s and the loop looked
+      // again (a Koi-Koi game through two tabs took 93 to 112 s, 14 to 22 s in front).
+      await tab.page.bringToFront();
       // The move by its label: if the tab has just redrawn (another tab's move arrived), a move
       // that is gone is not clicked, and the loop looks again.
       const button = tab.page
@@ -413,6 +428,7 @@ async function main() {
             throw new Error(`seat ${t.seat} shows in play ${codes} digests, and ${extra}`);
         }
     }
+    debug("the moves made");
     // The end: the final settlement, in every tab (each follows the stream to the end).
     for (const t of tabs) {
       await t.page.waitForSelector("section.final[data-done=true] .settlement", {
@@ -442,6 +458,7 @@ async function main() {
       report.finalSeen.push(t.seat);
       await shot(t.page, `seat${t.seat}-final`);
     }
+    debug("every tab checked the end");
     // The replay timeline of the finished game.
     const timeline = await tabs[0].page.$eval("a.timeline", (a) => a.href);
     const page = await context.newPage();
@@ -453,6 +470,7 @@ async function main() {
     // screenshot's 30 s on a loaded machine.
     await shot(page, "timeline", !args.phone);
     report.timeline = timeline;
+    debug("the timeline shown");
     if (errors.length) throw new Error(`the page reported errors:\n${errors.join("\n")}`);
   } finally {
     await close();
