@@ -27,6 +27,11 @@ THAWED = "frozen objects handed back to the collector and collected"
 
 def serve(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
     store = f"sqlite:///{tmp_path / 'data' / 'croupier.sqlite3'}"
+    # A free HTTP port unless the test says: BARE leaves out conftest's CROUPIER_HTTP_ADDRESS, so
+    # the server took the default 8080, and two at once (CI's two workers) failed "Address
+    # already in use".
+    if "--http-address" not in args:
+        args = ("--http-address", "127.0.0.1:0", *args)
     with (tmp_path / "out.log").open("wb") as out, (tmp_path / "err.log").open("wb") as err:
         return subprocess.Popen(
             [CROUPIER, "serve", "--address", "127.0.0.1:0", "--store", store, *args],
