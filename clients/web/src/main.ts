@@ -769,6 +769,9 @@ class Table {
     );
     item.dataset.version = String(event.version);
     if (event.seat !== undefined) item.dataset.seat = String(event.seat);
+    // A move told as it comes is news, said by the announcer and marked so (data-live); the game
+    // so far, told as the page opens, is not.
+    if (!this.replaying) item.dataset.live = "true";
     this.parts.events.prepend(item);
     if (!this.replaying) this.announce(line.text);
   }
