@@ -53,6 +53,7 @@ from croupier.log import (
     HeldBack,
     Loaded,
     NewEvent,
+    SeatInPlay,
     Snapshot,
     StoreBusy,
     StoredEvent,
@@ -577,6 +578,12 @@ class AsyncLog:
         # A player's every finished game, sorted: on a thread.
         return await self._on_thread(
             self._reads, Rank.CALL, lambda store: store.recent_games, player, limit
+        )
+
+    async def seats_in_play(self, players: Sequence[str], limit: int) -> list[SeatInPlay]:
+        # A search over every unfinished game: on a thread.
+        return await self._on_thread(
+            self._reads, Rank.CALL, lambda store: store.seats_in_play, players, limit
         )
 
     def listen(

@@ -119,6 +119,18 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class SeatInPlay:
+    """A seat a player holds in a game not yet finished: the game, the seat, the player, the
+    game's seat count and when its last event was recorded."""
+
+    game_id: str
+    seat: int
+    player: str
+    seats: int
+    last_at_ms: int
+
+
+@dataclass(frozen=True)
 class Loaded:
     """One read of a game: its row, its events after a version, (when asked) the first answer
     already given to a command id, and (when asked) its latest snapshot, the events then

@@ -16,6 +16,7 @@ from croupier.log.records import (
     GameRecord,
     Loaded,
     NewEvent,
+    SeatInPlay,
     Snapshot,
     StoredEvent,
     UsedTicket,
@@ -288,6 +289,12 @@ class EventStore(ABC):
     @abstractmethod
     def recent_games(self, player: str, limit: int) -> list[tuple[GameRecord, int]]:
         """The player's last ``limit`` finished games, the latest first, as (record, seat)."""
+
+    @abstractmethod
+    def seats_in_play(self, players: Sequence[str], limit: int) -> list[SeatInPlay]:
+        """The seats any of ``players`` hold in games not yet finished, at most ``limit`` of
+        them, the games last moved in first (and by game id, then seat). How the lobby finds
+        the games its bots were playing again after a restart (service/lobby.py)."""
 
     @abstractmethod
     def close(self) -> None: ...

@@ -452,6 +452,8 @@ def serve(
                 )
                 await listener.start()
                 http_url = listener.url
+            if games is not None:
+                await games.resume()  # the lobby games a restart left under way play on
             if studio.generated and not worker:
                 # Only once both ports are this server's: a start that fails on a busy port
                 # must not replace the credential of the server that holds it.

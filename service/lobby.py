@@ -16,6 +16,15 @@ It is bounded: at most ``max_games`` lobby games at once (a game leaves the lobb
 when nobody has moved in it for ``idle_s``: its bots stop and the lobby ends it), and creations and commitments are
 rate limited per client address. Between rounds the bots wait: the people at the table deal the
 next round (or leave), after reading the settlement.
+
+A restart does not strand a game. The lobby names its seats with player ids of its own
+(``lobby-person-N``, ``lobby-bot-N``), and a lobby starting up (:meth:`Lobby.resume`) finds the
+unfinished games with those ids, takes them up again (its bots play on; the people's links
+still work where the server's secret is kept: seat tokens outlive the process) and ends those
+idle for ``idle_s`` already. Every
+process with a lobby does this (``--workers``, replicas on one store), so a game may have a bot
+of each at one seat: a bot's command id and its choice of move follow from the game, the seat
+and the version alone, so that the same move made twice is applied once.
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ from croupier.app.core import Croupier
 from croupier.app.errors import AppError, RetryLater, StaleVersion
 from croupier.app.ratelimit import RateLimit, RateLimiter
 from croupier.app.tokens import mint_studio_token
+from croupier.log import SeatInPlay, StoreError
 from croupier.service.bots import KIND_FIELDS, choose, move_kind
 from croupier.service.status import http_status_of, retry_after_s
 from croupier.v1 import common_pb2, service_pb2
@@ -58,6 +68,17 @@ IDLE_END_COMMAND_ID = "lobby-idle-"
 #: How many times a bot retries after an unexpected refusal before it stops (the game then
 #: waits for the idle limit).
 BOT_RETRIES = 5
+#: The player ids of a lobby game's seats (CreateGame's ``players``: one for every seat, each
+#: different), the people's first: how a lobby finds its games again after a restart.
+PERSON_PLAYER = "lobby-person-"
+BOT_PLAYER = "lobby-bot-"
+#: Every lobby player id there may be (seat 0 is always a person's).
+LOBBY_PLAYERS = (
+    *(f"{PERSON_PLAYER}{seat}" for seat in range(MAX_SEATS)),
+    *(f"{BOT_PLAYER}{seat}" for seat in range(1, MAX_SEATS)),
+)
+#: The games a starting lobby looks at, at most (the ones last moved in first).
+RESUMED_AT_MOST = 256
 #: The rate limiter's keys of a client's two buckets: its creations, its commitments (each has
 #: the lobby's allowance: a player who asks for a commitment then creates uses one of each).
 CREATIONS = 0
@@ -149,6 +170,11 @@ class Request:
         return cls(str(kind), preset, seats, humans, overrides, seed_ticket, client_seed)
 
 
+def _players(seats: int, humans: int) -> list[str]:
+    """The player ids of a lobby game's seats: the people's, then the bots'."""
+    return [f"{PERSON_PLAYER if seat < humans else BOT_PLAYER}{seat}" for seat in range(seats)]
+
+
 def _refused(error: AppError) -> LobbyError:
     """A refusal of the core's, as Connect answers it (a store away is 503 with Retry-After,
     not the caller's 400)."""
@@ -170,11 +196,9 @@ class Lobby:
         self,
         core: Croupier,
         settings: LobbySettings | None = None,
-        rng: random.Random | None = None,
     ) -> None:
         self.core = core
         self.settings = settings or LobbySettings()
-        self._rng = rng or random.Random()
         self._games: dict[str, _Game] = {}
         self._limiter = RateLimiter(
             RateLimit(self.settings.per_minute / 60, self.settings.burst), size=4096
@@ -203,19 +227,14 @@ class Lobby:
                 request.seats,
                 request.overrides,
                 client_seeds,
-                [],
+                _players(request.seats, request.humans),
                 seed_ticket=request.seed_ticket,
             )
         except AppError as error:
             raise _refused(error) from None
         tokens = [t.token for t in sorted(created.tokens, key=lambda t: t.seat)]
         game = _Game(created.game_id, tokens, request.humans)
-        self._games[game.game_id] = game
-        game.tasks = [
-            asyncio.create_task(self._logged(game, seat), name=f"lobby-bot-{game.game_id}-{seat}")
-            for seat in range(request.humans, request.seats)
-        ]
-        game.tasks.append(asyncio.create_task(self._watch(game), name=f"lobby-{game.game_id}"))
+        self._run(game, self.settings.idle_s)
         log.info("lobby game", game_id=game.game_id, kind=request.kind, seats=request.seats)
         return {
             "game_id": game.game_id,
@@ -226,6 +245,50 @@ class Lobby:
                 for seat in range(request.seats)
             ],
         }
+
+    def _run(self, game: _Game, idle_left_s: float) -> None:
+        """The game's bots, and its watch (which ends it after ``idle_left_s`` without a move)."""
+        self._games[game.game_id] = game
+        game.tasks = [
+            asyncio.create_task(self._logged(game, seat), name=f"lobby-bot-{game.game_id}-{seat}")
+            for seat in range(game.humans, len(game.tokens))
+        ]
+        game.tasks.append(
+            asyncio.create_task(self._watch(game, idle_left_s), name=f"lobby-{game.game_id}")
+        )
+
+    async def resume(self) -> int:
+        """Take up again the lobby games an earlier process left unfinished (a restart, a
+        crash): their bots play on, and a game already idle for ``idle_s`` is ended. Returns how
+        many were taken up. Without this, a game under way when the server restarted waited for
+        its bots for good, and stayed unfinished, its seed never revealed."""
+        try:
+            seats = await self.core.log.seats_in_play(LOBBY_PLAYERS, RESUMED_AT_MOST * MAX_SEATS)
+        except (AppError, StoreError) as error:  # the store away: they wait for the next start
+            log.warning("lobby games not resumed", error=str(error))
+            return 0
+        found: dict[str, list[SeatInPlay]] = {}
+        for seat in seats:
+            found.setdefault(seat.game_id, []).append(seat)
+        now_s = self.core.clock() / 1000
+        resumed = 0
+        for game_id, held in found.items():
+            if game_id in self._games or len(held) < held[0].seats:
+                continue  # this lobby's own (made since it started), or cut off by the limit
+            idle_left_s = self.settings.idle_s - (now_s - held[0].last_at_ms / 1000)
+            humans = sum(seat.player.startswith(PERSON_PLAYER) for seat in held)
+            tokens = [self.core.signer.issue(game_id, seat) for seat in range(held[0].seats)]
+            game = _Game(game_id, tokens, humans)
+            if idle_left_s <= 0:
+                await self._end_idle(game)
+                continue
+            # Taken up whether or not the lobby is full (``max_games`` bounds new games): each was
+            # let in once, and a lobby that fills on taking up its own games frees as they end.
+            self._run(game, idle_left_s)
+            resumed += 1
+        if found:
+            log.info("lobby games resumed", resumed=resumed, found=len(found))
+        return resumed
 
     async def commit(self, client: str) -> dict[str, Any]:
         """A seed ticket (CommitSeed, as the lobby's studio): the commitment to show the player
@@ -272,8 +335,9 @@ class Lobby:
         finally:
             await stream.aclose()
 
-    async def _watch(self, game: _Game) -> None:
-        """Keep the game in the lobby while it is played; drop it when it ends or idles."""
+    async def _watch(self, game: _Game, idle_left_s: float) -> None:
+        """Keep the game in the lobby while it is played; drop it when it ends or idles (for
+        ``idle_left_s`` first, ``idle_s`` after each move)."""
         caller = self.core.authenticate(game.tokens[0])
         try:
             while True:
@@ -281,11 +345,12 @@ class Lobby:
                 if view.finished:
                     return
                 try:
-                    async with asyncio.timeout(self.settings.idle_s):
+                    async with asyncio.timeout(idle_left_s):
                         await self._wait_past(caller, game.game_id, view.version)
                 except TimeoutError:
                     await self._end_idle(game)
                     return
+                idle_left_s = self.settings.idle_s
         finally:
             for task in game.tasks:
                 if task is not asyncio.current_task():
@@ -336,10 +401,14 @@ class Lobby:
                 await self._wait_past(caller, game.game_id, max(view.version, legal.version))
                 continue
             await asyncio.sleep(self.settings.bot_delay_ms / 1000)
-            move = choose(moves, self._rng)
+            # The game, the seat, the version and the refusals so far make the move and its
+            # command id: another process's bot at this seat (see the module's docstring) makes
+            # the same command, which is applied once.
+            made = f"{seat}-{legal.version}-{failures}"
+            move = choose(moves, random.Random(f"{game.game_id}-{made}"))
             try:
                 await self.core.submit(
-                    caller, game.game_id, uuid.uuid4().hex, legal.version, move.command
+                    caller, game.game_id, f"{BOT_PLAYER}{made}", legal.version, move.command
                 )
             except StaleVersion:
                 continue  # someone moved first (a claim, a person): look again

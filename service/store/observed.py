@@ -24,6 +24,7 @@ from croupier.log import (
     GameRecord,
     Loaded,
     NewEvent,
+    SeatInPlay,
     Snapshot,
     StoreBusy,
     StoredEvent,
@@ -228,6 +229,9 @@ class ObservedStore(EventStore):
 
     def recent_games(self, player: str, limit: int) -> list[tuple[GameRecord, int]]:
         return self._call("recent_games", None, self.inner.recent_games, player, limit)
+
+    def seats_in_play(self, players: Sequence[str], limit: int) -> list[SeatInPlay]:
+        return self._call("seats_in_play", None, self.inner.seats_in_play, players, limit)
 
     def close(self) -> None:
         self.inner.close()

@@ -20,6 +20,7 @@ from croupier.log import (
     GameRecord,
     Loaded,
     NewEvent,
+    SeatInPlay,
     Snapshot,
     StoredEvent,
     StoreUnavailable,
@@ -648,3 +649,20 @@ class SqlEventStore(EventStore):
                 (player, limit),
             ).fetchall()
         return [(_game_row(r), r[-1]) for r in rows]
+
+    def seats_in_play(self, players: Sequence[str], limit: int) -> list[SeatInPlay]:
+        if not players:
+            return []
+        marks = ", ".join("?" * len(players))
+        with self._transaction(write=False) as cur:
+            rows = self._run(
+                cur,
+                # The game's last event is the one at its version.
+                "SELECT p.game_id, p.seat, p.player, g.seats, e.recorded_at_ms FROM game_players p "
+                "JOIN games g ON g.game_id = p.game_id "
+                "JOIN events e ON e.game_id = g.game_id AND e.version = g.version "
+                f"WHERE p.player IN ({marks}) AND NOT g.finished "
+                "ORDER BY e.recorded_at_ms DESC, p.game_id, p.seat LIMIT ?",
+                (*players, limit),
+            ).fetchall()
+        return [SeatInPlay(*row) for row in rows]

@@ -25,6 +25,7 @@ from croupier.log import (
     GameNotFound,
     GameRecord,
     NewEvent,
+    SeatInPlay,
     Snapshot,
     StoreBusy,
     StoreError,
@@ -248,6 +249,37 @@ class StoreContract:
         versions = store.versions([*games, unknown])
         assert versions == {g: 3 if g in grown else 1 for g in games}
         assert store.versions([]) == {}
+
+    def test_the_seats_players_hold_in_unfinished_games(self, store: EventStore) -> None:
+        """Asked for two players' ids: the seats they hold in games not finished (a finished
+        game, another player's and a game without players left out), the game last moved in
+        first, each with its game's seat count and its last event's time."""
+
+        run = uuid.uuid4().hex  # the players' ids this run's alone (a database may be shared)
+
+        def seated(players: tuple[str, ...], at_ms: int) -> str:
+            game_id = str(uuid.uuid4())
+            record = GameRecord(game_id, "hoola", len(players), b"s" * 32, "c" * 64, at_ms)
+            store.create_game(record, [NewEvent("E0", b"zero")], at_ms, [run + p for p in players])
+            return game_id
+
+        older = seated(("p", "bot-1", "bot-2"), 100)
+        newer = seated(("q", "bot-1"), 200)
+        moved = seated(("r", "bot-1"), 50)
+        store.append(moved, 1, [NewEvent("E", b"x")], "c", 0, 300)
+        finished = seated(("s", "bot-1"), 400)
+        store.append(finished, 1, [NewEvent("E", b"x")], "c", 0, 400, finished=True)
+        seated(("t", "u"), 500)
+        new_game(store)
+        wanted = [run + "bot-1", run + "bot-2"]
+        assert store.seats_in_play(wanted, 10) == [
+            SeatInPlay(moved, 1, wanted[0], 2, 300),
+            SeatInPlay(newer, 1, wanted[0], 2, 200),
+            SeatInPlay(older, 1, wanted[0], 3, 100),
+            SeatInPlay(older, 2, wanted[1], 3, 100),
+        ]
+        assert store.seats_in_play(wanted, 2) == store.seats_in_play(wanted, 10)[:2]
+        assert store.seats_in_play([], 10) == []
 
     @pytest.mark.parametrize("retry", [True, False], ids=["same-command", "other-command"])
     def test_an_append_waiting_for_anothers_lock_sees_what_it_wrote(

@@ -28,6 +28,7 @@ from typing import Any
 
 import grpc
 import pytest
+import structlog.testing
 
 from croupier.app.tokens import KeyRing, TokenSigner, mint_player_token
 from croupier.service.bots import auth, choose
@@ -1156,3 +1157,64 @@ def test_a_lobby_game_nobody_moves_in_is_ended_and_its_seed_revealed(tmp_path: P
     ended = [e for e in replay.events if e.type == "StudioEndedGame"]
     assert len(ended) == 1 and "nobody moved for 0.3 seconds" in str(ended[0]), ended
     assert status == 200 and "nobody moved" in page
+
+
+def _lobby_game_left_by_a_restart(tmp_path: Path, settings: LobbySettings) -> tuple[str, str]:
+    """A lobby Gin game made on one server, which then stops before the game ends (its bot
+    stops with it): the game's id and its person's seat token."""
+    with serve(tmp_path, settings) as served:
+        made = json.loads(request(f"{served.url}/lobby/games", GIN, "POST")[2])
+    game_id, token = made["game_id"], made["seats"][0]["token"]
+    store = open_store(f"sqlite:///{tmp_path / 'web.sqlite3'}")
+    try:
+        assert not store.game(game_id).finished
+        assert store.players(game_id) == ("lobby-person-0", "lobby-bot-1")
+    finally:
+        store.close()
+    return game_id, token
+
+
+def test_a_lobby_game_under_way_at_a_restart_is_played_on_by_the_next_server(
+    tmp_path: Path,
+) -> None:
+    """A restart (a deploy, a crash) stopped the bots of every lobby game under way, and the next
+    server's lobby knew nothing of them: the person's link still worked, and the game waited for
+    its bot for good. Two servers now start on the store at once (``--workers``, replicas): each
+    lobby takes the game up, and the person plays it to its end with the same link, each bot move
+    made once though two bots play that seat."""
+    settings = LobbySettings(bot_delay_ms=0)
+    game_id, token = _lobby_game_left_by_a_restart(tmp_path, settings)
+    with (
+        structlog.testing.capture_logs() as logs,
+        serve(tmp_path, settings) as served,
+        serve(tmp_path, settings) as other,
+    ):
+        assert served.lobby is not None and other.lobby is not None
+        assert served.thread.call(served.lobby.resume()) == 1
+        assert other.thread.call(other.lobby.resume()) == 1
+        assert json.loads(request(f"{served.url}/lobby")[2])["games"] == 1
+        assert _play_seat(served, game_id, token) > 0
+        replay = served.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game_id))
+    assert replay.finished and replay.server_seed
+    assert not any(e.type == "StudioEndedGame" for e in replay.events)
+    bot_commands = [e.command_id for e in replay.events if e.HasField("seat") and e.seat == 1]
+    assert bot_commands and all(c.startswith("lobby-bot-1-") for c in bot_commands), bot_commands
+    # The two bots made the same command each time: neither was refused (a command id used
+    # again for another move is), nor failed.
+    assert not [e for e in logs if e["event"] in ("lobby bot refused", "lobby bot failed")], logs
+
+
+def test_a_lobby_game_idle_before_a_restart_is_ended_by_the_next_server(tmp_path: Path) -> None:
+    """A game nobody had moved in for the idle limit when the server restarted is ended by the
+    next lobby as it starts (abandoned, its seed revealed), not taken up."""
+    settings = LobbySettings(bot_delay_ms=0, idle_s=0.5)
+    game_id, _ = _lobby_game_left_by_a_restart(tmp_path, settings)
+    time.sleep(settings.idle_s)
+    with serve(tmp_path, settings) as served:
+        assert served.lobby is not None
+        assert served.thread.call(served.lobby.resume()) == 0
+        replay = served.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game_id))
+        assert json.loads(request(f"{served.url}/lobby")[2])["games"] == 0
+    assert replay.finished and replay.server_seed
+    ended = [e for e in replay.events if e.type == "StudioEndedGame"]
+    assert len(ended) == 1 and "nobody moved" in str(ended[0]), ended
