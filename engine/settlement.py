@@ -101,6 +101,30 @@ def factor_label(factor: NamedFactor) -> str:
     return factor.name
 
 
+#: Factors whose recorded name is the engine's word, said in a player's (the recorded name stays:
+#: settlements are hashed events). The web client says them alike (clients/web/src/render.ts).
+FACTOR_WORDS = {
+    "table_balance": "balance paid at the table's close",
+    "table_multiplier": "stakes raised after Hoola rounds",
+}
+
+
+def factor_words(factor: NamedFactor) -> str:
+    """A factor's name in words beside its value (``balance paid at the table's close``,
+    ``stop penalty``, ``unmelded multiplier``): the timeline's, the demo's and the page's."""
+    return FACTOR_WORDS.get(factor.name) or factor_label(factor).replace("_", " ")
+
+
+def factor_sign(index: int, factor: FactorLike) -> str:
+    """How a line's ``index``-th factor works on its amount, as :func:`amount_of` applies it: the
+    first sets it (``=``), whatever its kind (a table's close pays one ``added`` factor: "+ 2"
+    read as added to something unsaid); a later ``added`` one adds its value (``+``), any other
+    multiplies (``×``)."""
+    if index == 0:
+        return "="
+    return "+" if factor.added else "×"
+
+
 def share_note(amount: int, factors: Iterable[FactorLike], winners: int) -> str:
     """Why a line pays less than its factors make: it is one joint winner's share of a payment
     split among them (Hoola's ``tie_mode`` ``SHARED``, docs/rules/common.md, "Settlement

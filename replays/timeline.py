@@ -36,7 +36,8 @@ from croupier.engine.rummy.scoring import meld_value
 from croupier.engine.settlement import (
     MatchOutcome,
     Settlement,
-    factor_label,
+    factor_sign,
+    factor_words,
     share_note,
     stakes,
 )
@@ -996,24 +997,10 @@ _KIND_NAMES = {"hoola": "Hoola", "koikoi": "Koi-Koi", "gin": "Gin Rummy", "rummy
 
 
 def _outcome(name: str) -> str:
-    """An outcome or a factor's name (``STOCK_OUT``, ``table_balance``) in words."""
+    """An outcome's name (``STOCK_OUT``) in words."""
     return name.lower().replace("_", " ")
 
 
-def _factor_sign(index: int, factor: Any) -> str:
-    """How a payment's factor works on the amount (common.proto, SettlementLine): the first sets
-    it (``=``), an ``added`` one adds its value (``+``), any other multiplies (``×``)."""
-    if factor.added:
-        return "+"
-    return "=" if index == 0 else "×"
-
-
-#: Factors whose recorded name is the engine's word, said in a player's (the name stays in the
-#: file: settlements are hashed events).
-_FACTOR_WORDS = {
-    "table_balance": "balance paid at the table's close",
-    "table_multiplier": "stakes raised after Hoola rounds",
-}
 #: What a settlement with such a factor says once, before its lines, where the factor's own reason
 #: ("seat 0 is -2 over 1 round(s), seat 2 +7") does not say how it is paid.
 _FACTOR_RULES = {
@@ -1023,11 +1010,6 @@ _FACTOR_RULES = {
         f"({TABLE_STAKES_RULES})"
     ),
 }
-
-
-def _factor_name(factor: Any) -> str:
-    """A factor's name as the page says it."""
-    return _FACTOR_WORDS.get(factor.name) or _outcome(factor_label(factor))
 
 
 def _settlement_notes(settlement: Settlement, stake_per_point: int) -> list[str]:
@@ -1062,8 +1044,8 @@ def _settlement_lines(kind: str, settlement: Settlement, stake_per_point: int = 
         paid = f"  seat {line.payer} pays seat {line.payee}: {stakes(line.amount)}"
         out.append(f"{paid} ({share})" if share else paid)
         for index, factor in enumerate(line.factors):
-            sign = _factor_sign(index, factor)
-            out.append(f"    {sign} {_factor_name(factor)} {factor.value}: {words(factor.reason)}")
+            sign = factor_sign(index, factor)
+            out.append(f"    {sign} {factor_words(factor)} {factor.value}: {words(factor.reason)}")
     out.append(f"  {_net(settlement)}")
     return out
 
@@ -1173,7 +1155,7 @@ def _html_settlement(
     rows = []
     for line in settlement.lines:
         factors = "".join(
-            f"<li class='factor'>{_factor_sign(i, f)} <b>{e(_factor_name(f))}</b> "
+            f"<li class='factor'>{factor_sign(i, f)} <b>{e(factor_words(f))}</b> "
             f"{f.value}: "
             f"{_html_cards(cards_in_words(kind, f.reason))}</li>"
             for i, f in enumerate(line.factors)

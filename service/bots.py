@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from croupier.engine.settlement import factor_label, share_note, stakes
+from croupier.engine.settlement import factor_sign, factor_words, share_note, stakes
 from croupier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
 
@@ -178,15 +178,15 @@ def describe_settlement(s: common_pb2.Settlement) -> list[str]:
     ]
     lines += [f"  note: {n}" for n in s.notes]
     for line in s.lines:
-        factors = "".join(
-            f"{' + ' if f.added else ' × '}{factor_label(f)} {f.value}" for f in line.factors
-        )[3:]
+        factors = " ".join(
+            f"{factor_sign(i, f)} {factor_words(f)} {f.value}" for i, f in enumerate(line.factors)
+        )
         share = share_note(line.amount, line.factors, len(s.winners))
         lines.append(
             f"  seat {line.payer} → seat {line.payee}: {stakes(line.amount)}   ({factors})"
             + (f", {share}" if share else "")
         )
-        lines += [f"      {factor_label(f)} {f.value}: {f.reason}" for f in line.factors]
+        lines += [f"      {factor_words(f)} {f.value}: {f.reason}" for f in line.factors]
     lines.append("  net, in stakes: " + ", ".join(f"seat {i} {n:+d}" for i, n in enumerate(s.net)))
     return lines
 

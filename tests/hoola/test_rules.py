@@ -418,7 +418,7 @@ def test_a_liability_reads_as_the_amount_it_adds_not_as_its_multiplier(multiplie
     page = _html_settlement("hoola", "", settlement)
     assert f"+ <b>stop penalty</b> {multiplier}: failed stop" in page
     demo = describe_settlement(to_proto(settlement, common_pb2.Settlement))
-    assert f"      stop_penalty {multiplier}: failed stop: pays seat 1's 1 × {multiplier}" in demo
+    assert f"      stop penalty {multiplier}: failed stop: pays seat 1's 1 × {multiplier}" in demo
     for shown in (*text, page, *demo):
         assert "penalty multiplier" not in shown and "penalty_multiplier" not in shown
 

@@ -826,7 +826,8 @@ def test_a_deal_after_hoola_rounds_says_its_stakes_in_words() -> None:
 )
 def test_a_table_close_says_how_it_pays(path: Path) -> None:
     """A table's close read "+ table balance 2": what is a table balance, and who pays it to
-    whom. Its lines read "+ balance paid at the table's close 2", each with the two balances, and
+    whom. Its lines read "= balance paid at the table's close 2" (the payment is that balance:
+    no "+", which read as added to something unsaid), each with the two balances, and
     the settlement says once how the close pays them (docs/rules/hoola.md §1.8)."""
     shown = timeline(load(path))
     text = render_text(shown)
@@ -839,11 +840,34 @@ def test_a_table_close_says_how_it_pays(path: Path) -> None:
     ]
     rule = "at the table's close each seat that is down over its rounds pays what it is down to "
     assert text.count(rule) == len(closes)
-    assert text.count("+ balance paid at the table's close ") == sum(len(s.lines) for s in closes)
+    assert text.count("= balance paid at the table's close ") == sum(len(s.lines) for s in closes)
     if path.name == "hoola-korean.replay" and path.parent == CORPUS:
         assert (
-            "+ balance paid at the table's close 2: seat 0 is -2 over 1 round(s), seat 2 +7" in text
+            "= balance paid at the table's close 2: seat 0 is -2 over 1 round(s), seat 2 +7" in text
         )
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.rglob("*.replay")), ids=lambda p: p.stem)
+def test_the_demo_says_each_factor_as_the_timeline_does(path: Path) -> None:
+    """`croupier demo` printed a payment's factors by their recorded names and signs
+    (``table_balance 2``, ``+`` before a table's close's only factor) where the timeline says
+    them in words: every payment of every game of the corpus reads the same in both."""
+    from croupier.contract.convert import to_proto
+    from croupier.service.bots import describe_settlement
+    from croupier.v1 import common_pb2
+
+    shown = timeline(load(path))
+    text = render_text(shown)
+    settlements = [s for step in shown.steps for _, s in step.settled]
+    for settlement in settlements:
+        demo = describe_settlement(to_proto(settlement, common_pb2.Settlement))
+        payments = [line for line in demo if " → seat " in line]
+        assert len(payments) == len(settlement.lines)
+        for said in payments:
+            factors = said.split("(", 1)[1].split(")")[0]
+            assert "_" not in factors and factors.startswith("= "), said
+            for factor in re.split(r" (?=[+×] )", factors):  # "= a 1 × b 2 + c 3"
+                assert f"    {factor}: " in text, (factor, said)
 
 
 #: The draw for the first dealer as the text says it.

@@ -356,6 +356,19 @@ def test_the_lobby_s_bots_leave_every_between_rounds_move_to_people_as_the_page_
     assert game_moves >= BETWEEN_ROUNDS and "next_hand" in BETWEEN_ROUNDS
 
 
+def test_the_page_says_factors_in_the_timeline_s_words() -> None:
+    """The page said a table's close's factor as "table balance" where the timeline and the demo
+    say "balance paid at the table's close": its words for recorded names are the engine's."""
+    from croupier.engine.settlement import FACTOR_WORDS
+
+    listed = re.search(
+        r"FACTOR_WORDS[^=]*= \{(.*?)\};", (WEB / "src" / "render.ts").read_text(), re.S
+    )
+    assert listed is not None
+    page = dict(re.findall(r'(\w+): "([^"]*)"', listed[1]))
+    assert page == FACTOR_WORDS
+
+
 @pytest.mark.parametrize(
     ("body", "reason"),
     [

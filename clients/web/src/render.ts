@@ -502,11 +502,12 @@ export function seatsPanel(view: View, toAct: SeatToAct[], mine: number, now: nu
 }
 
 /** How a payment's factor works on its amount (common.proto, Factor), as the replay timeline
- * writes it: the first sets it (`=`), an `added` one adds its value (`+`), any other multiplies
- * (`×`). A leading "×" read as if the amount had been multiplied from something unsaid. */
+ * writes it: the first sets it (`=`) whatever its kind, a later `added` one adds its value (`+`),
+ * any other multiplies (`×`). A leading "×" or "+" read as if the amount had been multiplied or
+ * added to from something unsaid (a table's close pays one added factor, its balance). */
 export function factorSign(index: number, factor: { added: boolean }): string {
-  if (factor.added) return "+";
-  return index === 0 ? "=" : "×";
+  if (index === 0) return "=";
+  return factor.added ? "+" : "×";
 }
 
 /** How the name of a factor that is a rule option's multiplier ends. */
@@ -521,6 +522,18 @@ export function factorLabel(factor: { name: string; added: boolean }): string {
   return factor.added && factor.name.endsWith(MULTIPLIER)
     ? factor.name.slice(0, -MULTIPLIER.length)
     : factor.name;
+}
+
+/** Factors whose recorded name is the engine's word, said in a player's, as the replay timeline
+ * and the demo say them (`FACTOR_WORDS` in engine/settlement.py: a test keeps the two alike). */
+export const FACTOR_WORDS: Readonly<Record<string, string>> = {
+  table_balance: "balance paid at the table's close",
+  table_multiplier: "stakes raised after Hoola rounds",
+};
+
+/** A factor's name in words beside its value, as the timeline says it (`factor_words`). */
+export function factorWords(factor: { name: string; added: boolean }): string {
+  return FACTOR_WORDS[factor.name] ?? words(factorLabel(factor));
 }
 
 /** The status line for a seat with `moves` to make and the seats `toAct` (turn: the game waits on
@@ -592,7 +605,7 @@ export function settlementOf(title: string, s: Settlement, mine: number): HTMLEl
             h(
               "li",
               "",
-              `${factorSign(index, f)} ${words(factorLabel(f))} ${f.value}`,
+              `${factorSign(index, f)} ${factorWords(f)} ${f.value}`,
               ...(f.reason ? readable(`: ${prettyLabel(f.reason)}`) : []),
             ),
           ),

@@ -12,6 +12,7 @@ const {
   LOW_TIME_MS,
   betweenRoundsStatus,
   factorLabel,
+  factorWords,
   factorSign,
   handsAtRoundEnd,
   statusFor,
@@ -104,12 +105,19 @@ assert.equal(timeLeft(65_000, 0).spoken, "1 minute 5 seconds left to act");
 
 const signs = [{ added: false }, { added: false }, { added: true }].map((f, i) => factorSign(i, f));
 assert.deepEqual(signs, ["=", "×", "+"]);
-assert.equal(factorSign(0, { added: true }), "+");
+// A table's close pays one added factor, its balance: it sets the amount ("+ 2" read as added to
+// something unsaid).
+assert.equal(factorSign(0, { added: true }), "=");
 // A liability's added factor is an amount (another loser's payment × the option), not the option:
 // "+ stop penalty multiplier 16" read as ×16 at a table that plays ×4.
 assert.equal(factorLabel({ name: "stop_penalty_multiplier", added: true }), "stop_penalty");
 assert.equal(factorLabel({ name: "unmelded_multiplier", added: false }), "unmelded_multiplier");
 assert.equal(factorLabel({ name: "gin_bonus", added: true }), "gin_bonus");
+assert.equal(
+  factorWords({ name: "table_balance", added: true }),
+  "balance paid at the table's close",
+);
+assert.equal(factorWords({ name: "stop_penalty_multiplier", added: true }), "stop penalty");
 
 // A Hoola round's end shows every seat's hand and value (a QA review: "seat 2 stopped with 53 but
 // another hand was as low" could not be checked on the page), in seat order; nothing before a
