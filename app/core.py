@@ -1046,15 +1046,16 @@ class Croupier:
         # On the call's rpc log line: a client's record of what it sent ("my move was recorded
         # wrong") is matched by its id to the events (GameEvent.command_id) or to the refusal.
         structlog.contextvars.bind_contextvars(command_id=command_id)  # clipped when logged
+        came = time.perf_counter()
         try:
             applied = await self._apply(
                 caller, game_id, command_id, expected_version, command, seat
             )
             response = await self._answer(applied, include)
         except AppError as error:
-            self._refused(game_id, error)
+            self._refused(game_id, error, came)
             raise
-        self._counted(applied)
+        self._counted(applied, came)
         return response
 
     async def end_game(
@@ -1079,15 +1080,17 @@ class Croupier:
         limits.check_text(reason, "reason", limits.MAX_END_REASON)
         if expected_version is not None:
             limits.check_version(expected_version, "expected_version")
+        came = time.perf_counter()
         try:
             # Recorded in the studio's own namespace: a seat cannot take the id first.
             kind, earlier = await self._studio_ends(
                 game_id, f"{STUDIO_COMMAND_PREFIX}{command_id}", reason, expected_version
             )
         except AppError as error:
-            self._refused(game_id, error)
+            self._refused(game_id, error, came)
             raise
-        self.observer.command(kind, DUPLICATE if earlier.duplicate else ACCEPTED)
+        outcome = DUPLICATE if earlier.duplicate else ACCEPTED
+        self.observer.command(kind, outcome, time.perf_counter() - came)
         if not earlier.duplicate:
             log.info("game ended by the studio", game_id=game_id, reason=reason)
         return service_pb2.EndGameResponse(
@@ -1149,30 +1152,33 @@ class Croupier:
         """A Play stream's command applied as :meth:`submit` applies it, answered with the version
         after it alone: the stream's feed sends the events and the state, so the seat's copies of
         the events that :meth:`submit` answers with would be built for nothing on every move."""
+        came = time.perf_counter()
         try:
             applied = await self._apply(
                 caller, game_id, move.command_id, move.expected_version, move.command, None
             )
         except AppError as error:
-            self._refused(game_id, error)
+            self._refused(game_id, error, came)
             raise
-        self._counted(applied)
+        self._counted(applied, came)
         return service_pb2.PlayAccepted(
             command_id=move.command_id,
             version=applied.answer.last_version,
             already_applied=applied.answer.duplicate,
         )
 
-    def _refused(self, game_id: str, error: AppError) -> None:
-        """Count a command refused: under the game's kind if this process holds it (a refusal may
-        come before any read)."""
+    def _refused(self, game_id: str, error: AppError, came: float) -> None:
+        """Count a command refused (it came at ``came``, ``time.perf_counter``'s): under the
+        game's kind if this process holds it (a refusal may come before any read)."""
         held = self.cache.peek(game_id)
-        self.observer.command(held.record.kind if held else UNKNOWN_KIND, outcome_of(error))
+        kind = held.record.kind if held else UNKNOWN_KIND
+        self.observer.command(kind, outcome_of(error), time.perf_counter() - came)
 
-    def _counted(self, applied: Applied) -> None:
-        """Count a command answered: accepted now, or a retry given its first answer."""
-        duplicate = applied.answer.duplicate
-        self.observer.command(applied.folded.record.kind, DUPLICATE if duplicate else ACCEPTED)
+    def _counted(self, applied: Applied, came: float) -> None:
+        """Count a command answered (it came at ``came``): accepted now, or a retry given its
+        first answer."""
+        outcome = DUPLICATE if applied.answer.duplicate else ACCEPTED
+        self.observer.command(applied.folded.record.kind, outcome, time.perf_counter() - came)
 
     async def _apply(
         self,

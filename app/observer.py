@@ -88,8 +88,9 @@ def outcome_of(error: AppError) -> str:
 class Observer(Protocol):
     """Told of what the core does; every method is called on the event loop and must be quick."""
 
-    def command(self, kind: str, outcome: str) -> None:
-        """A command (SubmitCommand or a Play stream's) was answered with ``outcome``."""
+    def command(self, kind: str, outcome: str, seconds: float) -> None:
+        """A command (SubmitCommand, a Play stream's, EndGame) was answered with ``outcome``,
+        ``seconds`` after it came."""
 
     def fold(self, kind: str, start: str, events: int) -> None:
         """A game was brought up to date: ``events`` stored events folded from ``start``."""
@@ -107,7 +108,7 @@ class Observer(Protocol):
 class Unobserved:
     """An :class:`Observer` that does nothing (the default)."""
 
-    def command(self, kind: str, outcome: str) -> None:
+    def command(self, kind: str, outcome: str, seconds: float) -> None:
         pass
 
     def fold(self, kind: str, start: str, events: int) -> None:

@@ -95,6 +95,8 @@ class Sweeper:
         self._armed_at: Counter[int] = Counter()  # how many of them fall due at each instant
         self._last_look = 0
         self._ticking: dict[str, asyncio.Task[None]] = {}
+        # Games claimed while a tick of theirs was under way: ticked again once it ends.
+        self._claimed_again: set[str] = set()
         self._was_full = False
         # Held from a claim until its games' ticks are started (so :meth:`sweep` finds every
         # claimed game either unclaimed or among the ticks under way).
@@ -124,13 +126,33 @@ class Sweeper:
                 return swept
 
     async def _tick(self, game_id: str) -> None:
+        """Tick a game, and again where the tick that ended may have begun on the game as it was
+        before what is due now (a command moved it on meanwhile) and so recorded nothing: a
+        claim this sweeper holds keeps every other sweeper off the game until its lease lapses
+        (5 s: the turn then restarted, as after an outage)."""
+        looked_again = False
+        while await self._tick_once(game_id):
+            if game_id in self._claimed_again:  # claimed while the tick was under way
+                self._claimed_again.discard(game_id)
+            elif not looked_again and self.core.due_here(game_id, self.core.clock()):
+                # Still due here: the tick joined one that another call had begun (Croupier.tick
+                # shares a game's tick under way). Once: a tick that leaves its game due again
+                # at once (a deadline due as it is recorded) must not spin here.
+                looked_again = True
+            else:
+                return
+
+    async def _tick_once(self, game_id: str) -> bool:
+        """One tick of ``game_id``; ``False`` if it is a newer release's game (handed back)."""
         # One broken game must not stop the others' clocks; the core logs a tick's failure.
         try:
             await self.core.tick(game_id)
         except NewerRelease as refused:
             await self._leave_to_newer(game_id, refused)
+            return False
         except Exception:  # logged by the core (Croupier._forget_tick)
             pass
+        return True
 
     async def _leave_to_newer(self, game_id: str, refused: NewerRelease) -> None:
         """A game a newer release recorded (a rolling upgrade): this release does not play on it,
@@ -165,7 +187,10 @@ class Sweeper:
     def _started(self, due: list[str]) -> None:
         """Start ticking the games just claimed."""
         for game_id in due:
-            if game_id in self._ticking:  # ticked from this process's copy (unclaimed)
+            if game_id in self._ticking:
+                # A tick of it is under way (from this process's copy, unclaimed, or from an
+                # earlier claim): never two at once; this claim's is made once that one ends.
+                self._claimed_again.add(game_id)
                 continue
             task = asyncio.get_running_loop().create_task(
                 self._tick(game_id), name=f"tick {game_id}"
@@ -175,6 +200,7 @@ class Sweeper:
 
     def _ticked(self, game_id: str, _: asyncio.Task[None]) -> None:
         self._ticking.pop(game_id, None)
+        self._claimed_again.discard(game_id)
         if self._was_full:  # due games were left for want of room: look again now
             self._was_full = False
             self._last_look = 0

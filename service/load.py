@@ -971,10 +971,21 @@ async def think(think_ms: int, rng: random.Random) -> None:
         await asyncio.sleep(rng.uniform(*THINK_SPREAD) * think_ms / 1000)
 
 
-def idle_seats(number: int, seats: int, idle: int) -> frozenset[int]:
+def idle_seats(number: int, seats: int, idle: int, addresses: int = 1) -> frozenset[int]:
     """The idle seats of game ``number``: ``idle`` seats in a row from a seat that moves on with
-    each game, so that idle seats deal, lead and follow in turn."""
-    return frozenset((number + i) % seats for i in range(idle))
+    each game, so that idle seats deal, lead and follow in turn; over several ``addresses``, with
+    each round of games over them (the same seats idle while the games go round the addresses,
+    :func:`address_row`), so that each address hosts every seat, idle or playing. Moved on with
+    each game there, the idle seats kept to one address whenever the seats were a multiple of
+    the addresses: two seats, one idle, on two replicas put every move on one replica."""
+    first = (number // addresses) % seats
+    return frozenset((first + i) % seats for i in range(idle))
+
+
+def address_row(game: int, seat: int, addresses: int, split_seats: bool) -> int:
+    """Which of ``addresses`` game ``game``'s ``seat`` calls: games alternate over the addresses,
+    and with ``split_seats`` a game's seats too."""
+    return (game + (seat if split_seats else 0)) % addresses
 
 
 @dataclass(frozen=True)
@@ -1301,7 +1312,7 @@ class Load:
         """The channel for ``game``'s ``seat``; ``attempt``: when every address is passed over,
         the caller's attempts go round them (one may be back before the others)."""
         addresses = len(self.stubs)
-        row = (game + (seat if self.split_seats else 0)) % addresses
+        row = address_row(game, seat, addresses, self.split_seats)
         if self.down_until:
             now = time.monotonic()
             up = [
@@ -1430,7 +1441,7 @@ class Load:
 
     async def _play_game(self, number: int, rng: random.Random) -> None:
         created = await self._create(number)
-        idle = idle_seats(number, len(created.tokens), self.config.idle_seats)
+        idle = idle_seats(number, len(created.tokens), self.config.idle_seats, len(self.stubs))
         info = Running(created.tokens[0].token, created.version, self.stub(number))
         self.running[created.game_id] = info
         progress = [time.monotonic()]
@@ -1780,7 +1791,7 @@ class Load:
         recorder = self.recorder
         created = await self._create(number)
         tokens = [t.token for t in created.tokens]
-        idle = idle_seats(number, len(tokens), self.config.idle_seats)
+        idle = idle_seats(number, len(tokens), self.config.idle_seats, len(self.stubs))
         info = Running(tokens[0], created.version, self.stub(number))
         self.running[created.game_id] = info
         game_id = created.game_id

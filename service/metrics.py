@@ -7,7 +7,9 @@ Families (``docs/operations.md``, section "Metrics", lists each with its labels)
   ``grpc_code``) — the names and labels of the gRPC ecosystem's interceptors (go-grpc-prometheus,
   py-grpc-prometheus), so that their dashboards and alerts work unchanged;
 * ``croupier_open_streams``: StreamEvents and Play streams open now;
-* ``croupier_commands_total``: commands by game kind and outcome (``croupier.app.observer``);
+* ``croupier_commands_total``: commands by game kind and outcome (``croupier.app.observer``), and
+  ``croupier_command_seconds``: how long each took to answer (a Play stream's commands included,
+  which ``grpc_server_handling_seconds`` cannot time: it times the whole stream);
 * ``croupier_store_operation_seconds``, ``croupier_store_errors_total`` and
   ``croupier_store_busy_total``: the event store;
 * ``croupier_timeouts_total`` and ``croupier_timeout_lateness_seconds``: turn time-outs recorded,
@@ -54,6 +56,11 @@ METRICS_ADDRESS_ENV = "CROUPIER_METRICS_ADDRESS"
 # Bucket bounds, in the families' base units. A call takes milliseconds, a stream minutes.
 RPC_BUCKETS_S = (
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600, 3600,
+)  # fmt: skip
+# A command is answered in milliseconds; one that waits for the store, up to its waits (5 s for a
+# PostgreSQL connection, 10 s on SQLite: docs/operations.md, "When the database goes away").
+COMMAND_BUCKETS_S = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 )  # fmt: skip
 # A store call takes from tens of microseconds (SQLite, cached pages) to a network round trip.
 STORE_BUCKETS_S = (
@@ -112,6 +119,14 @@ class Metrics:
             "Commands answered, by game kind and outcome (accepted, duplicate, or the class of "
             "refusal).",
             ("kind", "outcome"),
+            registry=registry,
+        )
+        self.command_seconds = Histogram(
+            "croupier_command_seconds",
+            "Time from a command's arrival (SubmitCommand, a Play stream's command, EndGame) to "
+            "its answer, by game kind; a Play stream's commands are timed here only.",
+            ("kind",),
+            buckets=COMMAND_BUCKETS_S,
             registry=registry,
         )
         self.store_seconds = Histogram(
@@ -183,8 +198,9 @@ class Metrics:
 
     # -- the core's observer (croupier.app.observer.Observer) -------------------------------------
 
-    def command(self, kind: str, outcome: str) -> None:
+    def command(self, kind: str, outcome: str, seconds: float) -> None:
         self.commands.labels(kind, outcome).inc()
+        self.command_seconds.labels(kind).observe(seconds)
 
     def fold(self, kind: str, start: str, events: int) -> None:
         self.fold_events.labels(kind, start).observe(events)

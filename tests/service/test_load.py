@@ -27,6 +27,8 @@ import grpc
 import pytest
 from click.testing import CliRunner, Result
 from google.rpc import error_details_pb2, status_pb2
+from hypothesis import given
+from hypothesis import strategies as st
 
 from croupier.app.tokens import KeyRing, TokenSigner, mint_studio_token
 from croupier.service import load
@@ -598,6 +600,33 @@ def test_load_with_idle_seats_reports_time_out_latency(tmp_path: Path, mode: str
     # Three seats of four played: each game ended as played, none for want of players.
     assert sum(clock["endings"].values()) == 3 and "ABANDONED" not in clock["endings"]
     assert "games ended" in result.output and "nobody attended" not in result.output
+
+
+@given(
+    seats=st.integers(2, 7),
+    addresses=st.integers(2, 4),
+    data=st.data(),
+)
+def test_idle_seats_leave_moves_to_every_address(
+    seats: int, addresses: int, data: st.DataObject
+) -> None:
+    """With a game's seats split over several replicas (the default with --addresses), every
+    replica hosts seats that play, and every seat is idle in turn: two seats with one idle on
+    two replicas once put every idle seat on one replica and every move on the other (the
+    README's own example, `--addresses a,b --game gin --idle-seats 1`)."""
+    idle = data.draw(st.integers(1, seats - 1), label="idle")
+    games = range(2 * seats * addresses)
+    playing = {
+        load.address_row(game, seat, addresses, split_seats=True)
+        for game in games
+        for seat in range(seats)
+        if seat not in load.idle_seats(game, seats, idle, addresses)
+    }
+    assert playing == set(range(addresses))
+    assert set().union(*(load.idle_seats(game, seats, idle, addresses) for game in games)) == set(
+        range(seats)
+    )
+    assert all(len(load.idle_seats(game, seats, idle, addresses)) == idle for game in games)
 
 
 def test_idle_seats_need_a_clock_and_a_seat_that_plays() -> None:

@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import queue
 import random
 import signal
 import subprocess
@@ -53,6 +54,7 @@ FAMILIES = {
     "grpc_server_handling_seconds": "histogram",
     "croupier_open_streams": "gauge",
     "croupier_commands": "counter",
+    "croupier_command_seconds": "histogram",
     "croupier_store_operation_seconds": "histogram",
     "croupier_store_errors": "counter",
     "croupier_store_busy": "counter",
@@ -255,6 +257,9 @@ def test_a_game_over_grpc_shows_in_every_family(server: Running, endpoint: str) 
     # Commands: the moves accepted, the one refusal illegal, both of gin.
     assert delta("croupier_commands_total", kind="gin", outcome="accepted") == played.moves
     assert delta("croupier_commands_total", kind="gin", outcome="illegal") == 1
+    # Each of them timed, from its arrival to its answer.
+    assert delta("croupier_command_seconds_count", kind="gin") == played.moves + 1
+    assert delta("croupier_command_seconds_sum", kind="gin") > 0
     # The store: one create_game per game, an append per move (and the tick), a refusal
     # recorded, the unknown game's load counted as an error; every call timed.
     store = "croupier_store_operation_seconds_count"
@@ -278,6 +283,54 @@ def test_a_game_over_grpc_shows_in_every_family(server: Running, endpoint: str) 
     folds = total(after, "croupier_fold_events_count") - total(before, "croupier_fold_events_count")
     assert folds >= played.moves  # a GetView or ListLegalMoves before each move at least
     assert delta("croupier_fold_events_bucket", kind="gin", start="cache", le="0.0") >= 1
+
+
+def test_a_play_stream_s_command_is_timed_while_the_stream_is_open(
+    server: Running, endpoint: str
+) -> None:
+    """A Play stream is one call, timed by ``grpc_server_handling_seconds`` only when it ends:
+    its commands' latency is ``croupier_command_seconds``'s, counted as each is answered."""
+    game = timed_gin(server)
+    shown = server.stub.GetView(
+        service_pb2.GetViewRequest(game_id=game.game_id), metadata=auth(game.tokens[0].token)
+    )
+    seat = auth(game.tokens[shown.to_act[0].seat].token)
+    legal = server.stub.ListLegalMoves(
+        service_pb2.ListLegalMovesRequest(game_id=game.game_id), metadata=seat
+    )
+    _, before = scrape(endpoint)
+    outgoing: queue.Queue[service_pb2.PlayRequest | None] = queue.Queue()
+    outgoing.put(
+        service_pb2.PlayRequest(
+            join=service_pb2.PlayJoin(game_id=game.game_id, after_version=legal.version)
+        )
+    )
+    outgoing.put(
+        service_pb2.PlayRequest(
+            command=service_pb2.PlayCommand(
+                command_id=uuid.uuid4().hex,
+                expected_version=legal.version,
+                command=legal.moves[0].command,
+            )
+        )
+    )
+    stream = server.stub.Play(iter(outgoing.get, None), metadata=seat, timeout=30)
+    try:
+        assert next(m for m in stream if m.WhichOneof("kind") in ("accepted", "refused")).accepted
+        _, during = scrape(endpoint)
+    finally:
+        outgoing.put(None)
+        stream.cancel()
+
+    def delta(name: str, **labels: str) -> float:
+        return value(during, name, **labels) - value(before, name, **labels)
+
+    assert delta("croupier_command_seconds_count", kind="gin") == 1
+    assert delta("croupier_commands_total", kind="gin", outcome="accepted") == 1
+    play = {"grpc_service": SERVICE, "grpc_method": "Play", "grpc_type": "bidi_stream"}
+    assert total(during, "grpc_server_handling_seconds_count", **play) == total(
+        before, "grpc_server_handling_seconds_count", **play
+    )
 
 
 def test_after_a_restart_games_fold_from_their_snapshot_or_their_log(
