@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TypeVar
 
+import structlog
+
 from croupier.log import (
     CREATE_COMMAND_ID,
     GENESIS_HASH,
@@ -71,11 +73,29 @@ def apply_migrations(
         backend = get_backend(yoyo_url)
         try:
             backend._is_locked = True  # yoyo's lock(): "already held", see above
-            migrations = backend.to_apply(read_migrations(migrations_path(dialect)))
+            ours = read_migrations(migrations_path(dialect))
+            migrations = backend.to_apply(ours)
             backend.apply_migrations(migrations)
+            _warn_if_newer(backend, {migration.id for migration in ours})
             return tuple(migration.id for migration in migrations)
         finally:
             backend.connection.close()
+
+
+def _warn_if_newer(backend: Any, ours: Collection[str]) -> None:
+    """Say so when the store has migrations this release does not know: a newer release migrated
+    it (a rollback, or this replica not yet upgraded). It serves on (migrations only add, as a
+    rolling upgrade needs), but an operator rolling back should know the schema stays newer,
+    and games a newer release recorded are left to it (NEWER_RELEASE)."""
+    cursor = backend.execute(APPLIED_MIGRATIONS)
+    newer = sorted({row[0] for row in cursor.fetchall()} - set(ours))
+    if newer:
+        structlog.get_logger("croupier.store").warning(
+            "the store has migrations this release does not know: a newer release applied "
+            "them (a rollback, or this server not yet upgraded); it serves on, the schema "
+            "stays as the newer release left it",
+            newer=newer,
+        )
 
 
 #: yoyo's record of the migrations a database has had (``migration_id`` names each).

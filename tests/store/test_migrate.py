@@ -202,3 +202,46 @@ def test_a_reading_tool_that_cannot_open_a_store_does_not_call_it_no_store(
     assert "cannot open the SQLite store" in str(raised.value)
     assert "unable to open database file" in str(raised.value)
     assert not missing.parent.exists()
+
+
+#: A migration id no release of this repository has: a newer release's.
+NEWER_MIGRATION = "9999.a_newer_release"
+
+
+def _newer_is_said(store: str, run: Callable[[str], object]) -> None:
+    """A store a newer release migrated (a rollback): migrating it with this release applies
+    nothing and says which migrations it does not know, as a warning; it still works."""
+    assert applied(migrate(store)) == all_migrations(store.split(":", 1)[0])
+    run(
+        "INSERT INTO _yoyo_migration (migration_hash, migration_id, applied_at_utc) "
+        f"VALUES ('{uuid.uuid4().hex}', '{NEWER_MIGRATION}', CURRENT_TIMESTAMP)"
+    )
+    process = migrate(store)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0 and out == "", err
+    lines = [json.loads(text) for text in err.splitlines()]
+    [warned] = [line for line in lines if line["level"] == "warning"]
+    assert warned["newer"] == [NEWER_MIGRATION] and "newer release" in warned["event"]
+    [done] = [line for line in lines if line["event"] == "migrated"]
+    assert done["applied"] == []
+
+
+def test_a_store_a_newer_release_migrated_is_said_so_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "croupier.sqlite3"
+
+    def run(sql: str) -> None:
+        with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+            conn.execute(sql)
+
+    _newer_is_said(f"sqlite:///{path}", run)
+
+
+@pytest.mark.postgres
+def test_a_store_a_newer_release_migrated_is_said_so_postgresql(empty_postgres: str) -> None:
+    import psycopg
+
+    def run(sql: str) -> None:
+        with psycopg.connect(empty_postgres, autocommit=True) as conn:
+            conn.execute(sql)
+
+    _newer_is_said(empty_postgres, run)
