@@ -1564,6 +1564,8 @@ class Croupier:
                 # game_id, as every other line about one game names it: one filter finds them all.
                 log.info("time-outs recorded", game_id=game_id, lateness_ms=[now - d for d in late])
             restarted = [e for e in events if isinstance(e, TurnRestarted)]
+            for _ in restarted:
+                self.observer.turn_restarted(folded.record.kind)
             if restarted:
                 # Deadlines this service was not there to keep (it was down, or its store away).
                 log.warning(

@@ -104,6 +104,10 @@ class Observer(Protocol):
     def timed_out(self, kind: str, lateness_ms: int) -> None:
         """A turn's time-out was recorded ``lateness_ms`` after its deadline."""
 
+    def turn_restarted(self, kind: str) -> None:
+        """A turn's deadline was passed by more than its grace (the service down, its store away,
+        or the process stalled): the turn was restarted rather than timed out."""
+
 
 class Unobserved:
     """An :class:`Observer` that does nothing (the default)."""
@@ -121,4 +125,7 @@ class Unobserved:
         pass
 
     def timed_out(self, kind: str, lateness_ms: int) -> None:
+        pass
+
+    def turn_restarted(self, kind: str) -> None:
         pass

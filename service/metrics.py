@@ -13,7 +13,8 @@ Families (``docs/operations.md``, section "Metrics", lists each with its labels)
 * ``croupier_store_operation_seconds``, ``croupier_store_errors_total`` and
   ``croupier_store_busy_total``: the event store;
 * ``croupier_timeouts_total`` and ``croupier_timeout_lateness_seconds``: turn time-outs recorded,
-  and how long after their deadline;
+  and how long after their deadline; ``croupier_turns_restarted_total``: turns whose deadline
+  passed unkept by more than its grace, restarted instead;
 * ``croupier_state_cache_lookups_total`` and ``croupier_state_cache_entries``: the folded-state
   cache;
 * ``croupier_fold_events``: folds, and how many stored events each folded;
@@ -164,6 +165,14 @@ class Metrics:
             buckets=LATENESS_BUCKETS_S,
             registry=registry,
         )
+        self.turns_restarted = Counter(
+            "croupier_turns_restarted",
+            "Turns restarted rather than timed out (TurnRestarted events), by game kind: their "
+            "deadline passed by more than its grace before any replica recorded it (the service "
+            "down, its store away, or a process stalled). Any is worth a look.",
+            ("kind",),
+            registry=registry,
+        )
         self.cache_lookups = Counter(
             "croupier_state_cache_lookups",
             "Lookups in the folded-state cache, by result (hit or miss).",
@@ -214,6 +223,9 @@ class Metrics:
     def timed_out(self, kind: str, lateness_ms: int) -> None:
         self.timeouts.labels(kind).inc()
         self.timeout_lateness.labels(kind).observe(max(0, lateness_ms) / MS_PER_S)
+
+    def turn_restarted(self, kind: str) -> None:
+        self.turns_restarted.labels(kind).inc()
 
     # -- the process (croupier.service.collector) -------------------------------------------------
 

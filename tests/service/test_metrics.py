@@ -60,6 +60,7 @@ FAMILIES = {
     "croupier_store_busy": "counter",
     "croupier_timeouts": "counter",
     "croupier_timeout_lateness_seconds": "histogram",
+    "croupier_turns_restarted": "counter",
     "croupier_state_cache_lookups": "counter",
     "croupier_state_cache_entries": "gauge",
     "croupier_fold_events": "histogram",
@@ -283,6 +284,24 @@ def test_a_game_over_grpc_shows_in_every_family(server: Running, endpoint: str) 
     folds = total(after, "croupier_fold_events_count") - total(before, "croupier_fold_events_count")
     assert folds >= played.moves  # a GetView or ListLegalMoves before each move at least
     assert delta("croupier_fold_events_bucket", kind="gin", start="cache", le="0.0") >= 1
+
+
+def test_a_turn_restarted_after_its_grace_is_counted(server: Running, endpoint: str) -> None:
+    """A deadline passed by more than its grace (the service down, or a process stalled) restarts
+    the turn instead of timing it out: only a warning said so, which no alert could count."""
+    _, before = scrape(endpoint)
+    game = timed_gin(server)
+    server.clock.advance(TURN_MS + 5 * LATE_MS)  # past the game's outage_grace_ms (4 × LATE_MS)
+    settle(server)
+    replay = server.stub.GetReplay(service_pb2.GetReplayRequest(game_id=game.game_id))
+    assert [e for e in replay.events if e.body.gin.HasField("turn_restarted")]
+    _, after = scrape(endpoint)
+
+    def delta(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert delta("croupier_turns_restarted_total", kind="gin") == 1
+    assert delta("croupier_timeouts_total", kind="gin") == 0
 
 
 def test_a_play_stream_s_command_is_timed_while_the_stream_is_open(
