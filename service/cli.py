@@ -234,6 +234,7 @@ def main() -> None:
 )
 @tls_options.server_options
 @shutdown_options.grace_option
+@shutdown_options.delay_option
 @click.option(
     "--metrics-address",
     cls=EnvOption,
@@ -291,6 +292,7 @@ def serve(
     tls_key: Path | None,
     tls_client_ca: Path | None,
     shutdown_grace: float,
+    shutdown_delay: float,
     metrics_address: str,
     gc_thaw_growth: float,
     retired_gc_thaw: float | None,
@@ -308,7 +310,7 @@ def serve(
     from croupier.service.http_limits import raise_descriptor_limit
     from croupier.service.lobby import Lobby
     from croupier.service.server import PortInUse, claim, create_server
-    from croupier.service.shutdown import shut_down
+    from croupier.service.shutdown import not_serving_for, shut_down
     from croupier.service.store import StoreOpenError, open_store
     from croupier.service.tls import server_tls
     from croupier.service.web import web_app
@@ -331,6 +333,7 @@ def serve(
             *(["--tls-cert", str(tls_cert), "--tls-key", str(tls_key)] if tls else []),
             *(["--tls-client-ca", str(tls_client_ca)] if tls_client_ca else []),
             *("--shutdown-grace", str(shutdown_grace)),
+            *("--shutdown-delay", str(shutdown_delay)),
             *("--http-connections-per-address", str(http_per_address)),
             *("--gc-thaw-growth", str(gc_thaw_growth)),
             *("--listeners", str(listeners)),
@@ -494,6 +497,8 @@ def serve(
             await stopping.wait()
             if orphaned is not None:
                 orphaned.cancel()
+            # Health NOT_SERVING first, all else served on, for --shutdown-delay seconds.
+            await not_serving_for(serving, shutdown_delay)
             if games is not None:
                 await games.close()  # the lobby's bots first: they are this server's own calls
             # Both listeners at once: health NOT_SERVING and the streams ended first (shut_down),

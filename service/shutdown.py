@@ -2,7 +2,9 @@
 move to another one without losing anything (``docs/operations.md``, "Shutdown").
 
 In order: health checking says ``NOT_SERVING`` for every service at once (load balancers and
-readiness probes stop sending calls); every open stream (``StreamEvents``, ``Play``) ends with
+readiness probes stop sending calls); with a delay (``--shutdown-delay``), everything else is
+served on for that long, so that balancers which poll health see it before the port closes;
+then every open stream (``StreamEvents``, ``Play``) ends with
 ``UNAVAILABLE``, reason ``SERVER_SHUTTING_DOWN`` and the last version it sent (``after_version``),
 from which its client resumes on another replica; the server refuses new calls and lets the
 unary calls in flight finish within the grace period, then cancels what is left.
@@ -30,6 +32,11 @@ log = structlog.get_logger("croupier")
 #: Seconds the unary calls in flight have to finish once a shutdown begins (``--shutdown-grace``).
 DEFAULT_GRACE_S = 10.0
 GRACE_ENV = "CROUPIER_SHUTDOWN_GRACE"
+
+#: Seconds health says NOT_SERVING while every call is still served, before the drain
+#: (``--shutdown-delay``): none by default; behind a balancer that polls health, its period.
+DEFAULT_DELAY_S = 0.0
+DELAY_ENV = "CROUPIER_SHUTDOWN_DELAY"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -94,6 +101,18 @@ class Health(health_pb2_grpc.HealthServicer):
             self._changed.notify_all()
 
 
+async def not_serving_for(serving: Serving, delay: float) -> None:
+    """Health ``NOT_SERVING`` for ``delay`` seconds before the drain, every call (new ones
+    included) and stream still served: a balancer that polls health every few seconds takes the
+    replica out of its rotation before its port closes, rather than learning of the stop from a
+    refused connection (docs/operations.md, "Shutdown")."""
+    if delay <= 0:
+        return
+    log.info("not serving", delay_s=delay)
+    await serving.health.enter_graceful_shutdown()
+    await asyncio.sleep(delay)
+
+
 async def shut_down(serving: Serving, grace: float) -> None:
     """Stop ``serving`` gracefully (the module's order); returns once every call is over (the
     last ones cancelled after ``grace`` seconds). The core is left open: close it after."""
@@ -115,4 +134,20 @@ def grace_option(command: F) -> F:
         show_default=f"{DEFAULT_GRACE_S:g}",
         help="Seconds the calls in flight have to finish after SIGTERM or SIGINT (streams end "
         f"at once with UNAVAILABLE SERVER_SHUTTING_DOWN). Environment: {GRACE_ENV}.",
+    )(command)
+
+
+def delay_option(command: F) -> F:
+    """``serve --shutdown-delay`` (also ``CROUPIER_SHUTDOWN_DELAY``)."""
+    return click.option(
+        "--shutdown-delay",
+        cls=EnvOption,
+        env=DELAY_ENV,
+        type=click.FloatRange(0),
+        default=env_default(DELAY_ENV, DEFAULT_DELAY_S),
+        show_default=f"{DEFAULT_DELAY_S:g}",
+        help="Seconds health says NOT_SERVING after SIGTERM or SIGINT while every call is still "
+        "served, before the drain (--shutdown-grace): behind a balancer that polls health, its "
+        f"polling period, so that it stops sending calls before the port closes. Environment: "
+        f"{DELAY_ENV}.",
     )(command)

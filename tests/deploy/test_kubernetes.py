@@ -174,6 +174,20 @@ def test_the_probes_ask_the_servers_health_service_on_its_port(base: list[Object
     assert env["CROUPIER_LOG_FORMAT"]["value"] == "json"
 
 
+def test_a_stop_gives_balancers_a_delay_and_calls_their_grace_before_the_kill(
+    base: list[Object],
+) -> None:
+    """SIGTERM's drain (the delay in which health says NOT_SERVING, then the grace for calls in
+    flight) ends before the kubelet's SIGKILL, with room for the store's close."""
+    from croupier.service.shutdown import DEFAULT_GRACE_S, DELAY_ENV, GRACE_ENV
+
+    env = env_of(server_container(base))
+    delay = float(env[DELAY_ENV]["value"])
+    grace = float(env[GRACE_ENV]["value"]) if GRACE_ENV in env else DEFAULT_GRACE_S
+    assert delay > 0
+    assert delay + grace + 5 <= pod_spec(base)["terminationGracePeriodSeconds"]
+
+
 def test_the_http_port_behind_the_ingress_limits_no_client_address(base: list[Object]) -> None:
     """Every connection comes from the ingress's pods: the per-address default would have
     refused players once one pod held 256."""

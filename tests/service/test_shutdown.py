@@ -129,6 +129,67 @@ def test_a_signal_drains_streams_on_sqlite(tmp_path: Path) -> None:
         stop(served)
 
 
+#: The test's --shutdown-delay: long enough to make calls in, short enough for a test.
+DELAY_S = 3.0
+
+
+def test_with_a_delay_health_says_not_serving_while_calls_and_streams_are_still_served(
+    tmp_path: Path,
+) -> None:
+    """With --shutdown-delay, a balancer polling health sees NOT_SERVING while the replica still
+    serves: new calls (a new connection's) are answered and the streams stay open, for the delay;
+    then the drain goes as without it. Without it the port closed some 20 ms after health said
+    NOT_SERVING, which a balancer polling every few seconds never saw."""
+    served = serve(
+        tmp_path / "serve.log",
+        f"sqlite:///{tmp_path / 'games.sqlite3'}",
+        "--shutdown-delay",
+        str(DELAY_S),
+    )
+    try:
+        stub = service_pb2_grpc.GameServiceStub(_own_channel(served.address))
+        created = stub.CreateGame(
+            service_pb2.CreateGameRequest(kind=common_pb2.GAME_KIND_GIN, seats=2),
+            metadata=auth(mint_studio_token(STUDIO_SECRET, FAR_AHEAD_S)),
+        )
+        token = created.tokens[0].token
+        events = Watched()
+        events.follow(
+            service_pb2_grpc.GameServiceStub(_own_channel(served.address)).StreamEvents(
+                service_pb2.StreamEventsRequest(game_id=created.game_id), metadata=auth(token)
+            )
+        )
+        _until(lambda: events.items, "the stream's first event")
+
+        def health() -> int:
+            with _own_channel(served.address) as fresh:
+                return (
+                    health_pb2_grpc.HealthStub(fresh)
+                    .Check(health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=5)
+                    .status
+                )
+
+        assert health() == health_pb2.HealthCheckResponse.SERVING
+        served.process.send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        _until(lambda: health() == health_pb2.HealthCheckResponse.NOT_SERVING, "NOT_SERVING")
+        # Within the delay: a new connection's call is answered, the stream still open.
+        with _own_channel(served.address) as fresh:
+            view = service_pb2_grpc.GameServiceStub(fresh).GetView(
+                service_pb2.GetViewRequest(game_id=created.game_id), metadata=auth(token)
+            )
+        assert view.version == created.version
+        assert time.monotonic() - signalled < DELAY_S and not events.ended.is_set()
+        # Then the drain, as without a delay: the stream ends to be resumed elsewhere.
+        assert events.ended.wait(WAIT_S)
+        assert time.monotonic() - signalled >= DELAY_S
+        assert _shutting_down(events.error) == {"after_version": str(created.version)}
+        assert served.process.wait(timeout=WAIT_S) == 0
+        assert "not serving" in served.output()
+    finally:
+        stop(served)
+
+
 class _locked:
     """A transaction that holds the game's row (FOR UPDATE): the server's next append to it
     waits, in flight, until the test lets go."""
