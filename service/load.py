@@ -259,6 +259,9 @@ class Recorder:
         self.errors: Counter[tuple[str, str]] = Counter()
         self.calls: Counter[str] = Counter()
         self.moves = 0
+        # The moves each address (by its place in --addresses) applied: a replica that takes no
+        # share shows here.
+        self.moves_by_address: Counter[int] = Counter()
         self.move_calls = 0  # calls or messages sent to make moves
         self.setup_calls = 0  # CreateGame, joins, first views
         self.games_started = 0
@@ -324,9 +327,11 @@ class Recorder:
         self.seats_joining += change
         self._joining_since = now
 
-    def moved(self) -> None:
-        """A move was applied (its command accepted)."""
+    def moved(self, address: int) -> None:
+        """A move was applied (its command accepted) by the server at ``address`` (its place in
+        the run's addresses)."""
         self.moves += 1
+        self.moves_by_address[address] += 1
         self.last_move_at = time.perf_counter()
 
     def observe(self, kind: str, seconds: float) -> None:
@@ -1333,7 +1338,7 @@ class Load:
         """``stub``'s address answered UNAVAILABLE (``error``, kept as its last word: a run that
         fails for want of moves names the addresses gone since): the next calls go to the others
         for ``PASSED_OVER_S`` (then it is tried again: a replica restarted takes its share)."""
-        row = next(r for r, stubs in enumerate(self.stubs) if stub in stubs)
+        row = self.row_of(stub)
         # Only the server's own going counts as its last word: not grpc's client-side INTERNAL
         # of a Play request cut while it was written (the server answered; a reviewer's run
         # named a healthy server "stopped answering" for it).
@@ -1342,6 +1347,10 @@ class Load:
             self.gone_since[row] = (time.perf_counter(), said)
         if len(self.stubs) > 1:
             self.down_until[row] = time.monotonic() + PASSED_OVER_S
+
+    def row_of(self, stub: service_pb2_grpc.GameServiceAsyncStub) -> int:
+        """The place in the run's addresses of the address ``stub`` calls."""
+        return next(r for r, stubs in enumerate(self.stubs) if stub in stubs)
 
     def stopped_answering(self) -> dict[str, str]:
         """The addresses that went away (their last error) after the last move was accepted (or
@@ -1631,7 +1640,7 @@ class Load:
                                 recorder.answered(
                                     "Play command→accepted", time.perf_counter() - started
                                 )
-                            recorder.moved()
+                            recorder.moved(self.row_of(stub))
                             progress[0] = time.monotonic()
                         elif kind == "refused":
                             refused = response.refused
@@ -1780,7 +1789,7 @@ class Load:
                     attempt += 1
                 await asyncio.sleep(again_s)
                 continue
-            recorder.moved()
+            recorder.moved(self.row_of(stub))
             progress[0] = time.monotonic()
             return True
         return False
@@ -1876,7 +1885,7 @@ class Load:
                     legal_for = None
                     continue
                 failures = 0
-                recorder.moved()
+                recorder.moved(self.row_of(stub))
                 last_progress = time.monotonic()
                 # The parts are as of state_version: past time-outs recorded after the command.
                 version = answer.state_version or answer.version
@@ -2346,6 +2355,11 @@ class Load:
             "elapsed_s": round(elapsed, 3),
             "moves": r.moves,
             "moves_per_s": round(r.moves / elapsed, 2),
+            # Each address's share of them (a replica left out, or one taking all, shows here).
+            "moves_by_address": {
+                address: r.moves_by_address[row]
+                for row, address in enumerate(self.config.addresses)
+            },
             "games_started": r.games_started,
             "games_finished": r.games_finished,
             "games_abandoned": r.games_abandoned,
@@ -2878,7 +2892,12 @@ def summary(report: dict[str, Any]) -> str:
             if report.get("failed") and not report.get("interrupted")
             else []
         ),
-        f"  moves                {report['moves']}  ({report['moves_per_s']:.1f}/s)",
+        f"  moves                {report['moves']}  ({report['moves_per_s']:.1f}/s)"
+        + (
+            " by address: " + ", ".join(f"{a} {n}" for a, n in report["moves_by_address"].items())
+            if len(report.get("moves_by_address", {})) > 1
+            else ""
+        ),
         f"  games finished       {report['games_finished']}  (started {report['games_started']},"
         f" abandoned {report['games_abandoned']}, cut at the end {report['games_cut_at_end']})",
         *(

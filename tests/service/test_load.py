@@ -359,7 +359,7 @@ def test_the_warmup_s_first_errors_and_slowest_answer_are_dropped_with_its_count
     run.recorder.error("CreateGame", "UNAVAILABLE", "the start's burst")
     run.recorder.answered("CreateGame", 12.0)
     run._measure_from_now()
-    run.recorder.moved()
+    run.recorder.moved(0)
     run.recorder.answered("Play command→accepted", 0.02)
     run._stop_clock()
     report = run.report()
@@ -1458,6 +1458,10 @@ def test_the_bots_fail_over_to_the_replica_left_when_one_is_killed(
     report = json.loads(out.read_text())
     assert report["failed"] == [] and report["games_abandoned"] == 0, result.output
     assert report["games_finished"] == GAMES, result.output
+    # Each address's share of the moves: all of them, the replica kept taking some.
+    by_address = report["moves_by_address"]
+    assert set(by_address) == {kept.address, killed.address}
+    assert sum(by_address.values()) == report["moves"] and by_address[kept.address] > 0
     # The killed replica was in use: its streams were resumed, or its calls refused.
     resumed, refused = report["play_streams_resumed"], report["errors"].get("UNAVAILABLE", 0)
     if mode == "play":
