@@ -123,31 +123,34 @@ async def shut_down(serving: Serving, grace: float) -> None:
     log.info("shut down")
 
 
-def grace_option(command: F) -> F:
-    """``serve --shutdown-grace`` (also ``CROUPIER_SHUTDOWN_GRACE``)."""
+def _seconds_option(name: str, env: str, default: float, help: str) -> Callable[[F], F]:
+    """A ``serve`` option of seconds, also read from ``env``."""
     return click.option(
-        "--shutdown-grace",
+        name,
         cls=EnvOption,
-        env=GRACE_ENV,
+        env=env,
         type=click.FloatRange(0),
-        default=env_default(GRACE_ENV, DEFAULT_GRACE_S),
-        show_default=f"{DEFAULT_GRACE_S:g}",
-        help="Seconds the calls in flight have to finish after SIGTERM or SIGINT (streams end "
-        f"at once with UNAVAILABLE SERVER_SHUTTING_DOWN). Environment: {GRACE_ENV}.",
-    )(command)
+        default=env_default(env, default),
+        show_default=f"{default:g}",
+        help=f"{help} Environment: {env}.",
+    )
 
 
-def delay_option(command: F) -> F:
-    """``serve --shutdown-delay`` (also ``CROUPIER_SHUTDOWN_DELAY``)."""
-    return click.option(
-        "--shutdown-delay",
-        cls=EnvOption,
-        env=DELAY_ENV,
-        type=click.FloatRange(0),
-        default=env_default(DELAY_ENV, DEFAULT_DELAY_S),
-        show_default=f"{DEFAULT_DELAY_S:g}",
-        help="Seconds health says NOT_SERVING after SIGTERM or SIGINT while every call is still "
-        "served, before the drain (--shutdown-grace): behind a balancer that polls health, its "
-        f"polling period, so that it stops sending calls before the port closes. Environment: "
-        f"{DELAY_ENV}.",
-    )(command)
+#: ``serve --shutdown-grace`` (also ``CROUPIER_SHUTDOWN_GRACE``).
+grace_option = _seconds_option(
+    "--shutdown-grace",
+    GRACE_ENV,
+    DEFAULT_GRACE_S,
+    "Seconds the calls in flight have to finish after SIGTERM or SIGINT (streams end at once "
+    "with UNAVAILABLE SERVER_SHUTTING_DOWN).",
+)
+
+#: ``serve --shutdown-delay`` (also ``CROUPIER_SHUTDOWN_DELAY``).
+delay_option = _seconds_option(
+    "--shutdown-delay",
+    DELAY_ENV,
+    DEFAULT_DELAY_S,
+    "Seconds health says NOT_SERVING after SIGTERM or SIGINT while every call is still served, "
+    "before the drain (--shutdown-grace): behind a balancer that polls health, its polling "
+    "period, so that it stops sending calls before the port closes.",
+)
