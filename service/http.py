@@ -663,6 +663,40 @@ def with_unknown_methods(app: ASGIApp) -> ASGIApp:
     return checked
 
 
+#: Native gRPC's content types (``application/grpc``, ``application/grpc+proto``…; not
+#: gRPC-Web's), as the Connect runtime tells them apart.
+GRPC_CONTENT_TYPE = b"application/grpc"
+GRPC_CONTENT_TYPE_PREFIX = GRPC_CONTENT_TYPE + b"+"
+#: The ASGI extension of a server that can send HTTP trailers (hypercorn's HTTP/2): gRPC's status
+#: travels in them.
+TRAILERS_EXTENSION = "http.response.trailers"
+#: What a native gRPC call over HTTP/1.1 is told.
+GRPC_NEEDS_HTTP2 = (
+    "gRPC needs HTTP/2 (h2c with prior knowledge, or TLS with ALPN h2); over HTTP/1.1 call with "
+    "Connect or gRPC-Web\n"
+)
+
+
+def with_grpc_over_http2_only(app: ASGIApp) -> ASGIApp:
+    """``app``, with a native gRPC call that cannot have its trailers (it came over HTTP/1.1)
+    refused before the runtime sees it: ``505``, a line saying what to use instead. The runtime
+    raised on it, so that any client, unauthenticated, had each such request answered with the
+    runtime's internal error in ``grpc-message`` and its traceback logged twice (once not as
+    JSON), some 60 lines a request."""
+
+    async def checked(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and TRAILERS_EXTENSION not in scope.get("extensions", {}):
+            content_type = dict(scope.get("headers", ())).get(b"content-type", b"").lower()
+            if content_type == GRPC_CONTENT_TYPE or content_type.startswith(
+                GRPC_CONTENT_TYPE_PREFIX
+            ):
+                await PlainTextResponse(GRPC_NEEDS_HTTP2, status_code=505)(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return checked
+
+
 # --- the application ---------------------------------------------------------------------------
 
 HOME = """<!doctype html>
@@ -733,7 +767,7 @@ def create_http_app(
         # a plain function for a request handler: an ASGI app that is one goes in a wrapper.
         routes += [Route(path, _AsApp(mounted)), Mount(path, app=mounted)]
     routes.append(Mount("/", app=root or home_page()))
-    app: ASGIApp = Starlette(routes=routes)
+    app: ASGIApp = with_grpc_over_http2_only(Starlette(routes=routes))
     if cors_origins:
         app = CORSMiddleware(
             app,

@@ -13,6 +13,7 @@ import asyncio
 import html
 import json
 from pathlib import Path
+from typing import Any
 
 import structlog
 from starlette.applications import Starlette
@@ -92,6 +93,16 @@ def _error(status: int, reason: str, message: str, retry_after_s: int | None = N
     return JSONResponse({"reason": reason, "message": message}, status, headers=headers)
 
 
+async def _json_body(request: Request) -> Any:
+    """The request's body as JSON; ``ValueError`` when it is not JSON, nested too deep for the
+    parser included: 4 KiB of ``[[[…]]]`` raised RecursionError, answered 500 with its traceback
+    logged twice (once not as JSON), before the lobby's rate limit, for any client to repeat."""
+    try:
+        return json.loads(await request.body())
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
 def lobby_routes(lobby: Lobby) -> list[BaseRoute]:
     """``POST /lobby/games``: a new game with bots, and the human seats' tokens;
     ``POST /lobby/commitments``: a seed ticket and its commitment, to create a game with."""
@@ -115,7 +126,7 @@ def lobby_routes(lobby: Lobby) -> list[BaseRoute]:
         if (bad := refused(request)) is not None:
             return bad
         try:
-            body = json.loads(await request.body())
+            body = await _json_body(request)
             made = await lobby.create(
                 LobbyRequest.parse(body), request.client.host if request.client else ""
             )
@@ -130,7 +141,7 @@ def lobby_routes(lobby: Lobby) -> list[BaseRoute]:
             return bad
         try:
             # ``{}``: nothing is asked but a ticket; anything else is a client's mistake.
-            if json.loads(await request.body()) != {}:
+            if await _json_body(request) != {}:
                 return _error(400, "BAD_REQUEST", "send an empty JSON object: {}")
             committed = await lobby.commit(request.client.host if request.client else "")
         except ValueError:

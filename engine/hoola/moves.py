@@ -241,15 +241,20 @@ def _is_first_turn(state: HoolaState, seat: int) -> bool:
 
 
 def validate(state: HoolaState, seat: int, command: HoolaCommand) -> None:
-    """Raise :class:`MalformedCommand` or :class:`IllegalCommand` unless ``seat`` may play it now."""
-    _checked_events(state, seat, command, now_ms=0)
+    """Raise :class:`MalformedCommand` or :class:`IllegalCommand` unless ``seat`` may play it now.
+    It settles no round: what it costs (``ValidateCommand``, the legal-move list) tells the seat
+    nothing of the hands a stop or a declaration would show."""
+    _checked_events(state, seat, command, now_ms=0, deciding=False)
 
 
 def _checked_events(
-    state: HoolaState, seat: int, command: HoolaCommand, now_ms: int
+    state: HoolaState, seat: int, command: HoolaCommand, now_ms: int, deciding: bool = True
 ) -> list[HoolaEvent]:
     """Every check of :func:`validate`, and on the way the command's own events (a claim is
-    recorded at ``now_ms``); :func:`decide` adds what follows by the seeds."""
+    recorded at ``now_ms``); :func:`decide` adds what follows by the seeds. ``deciding``: the
+    events are kept; a check alone leaves out the end of the round a stop or a declaration
+    makes, which is worked out from every hidden hand (whether the stop wins, each hand's
+    penalties), so that its cost could tell the seat which."""
     _check_well_formed(state, command)
     if state.phase is Phase.NOT_STARTED:
         raise IllegalCommand("NOT_STARTED", "the round has not been dealt", R_TURN)
@@ -386,9 +391,13 @@ def _checked_events(
         case Stop():
             value = _check_stop(state, seat)
             # A stop changes nothing on the table: the round ends on the hands as they are.
+            if not deciding:
+                return [StopCalled(seat, value)]
             return [StopCalled(seat, value), _round_ended(state, _stop_outcome(state, seat, value))]
         case Declare(combination=Combination() as combination):
             _check_declare(state, seat, combination)
+            if not deciding:
+                return [CombinationDeclared(seat, combination)]
             option = f"{combination.name.lower()}_multiplier"
             factor = Factor(
                 option,

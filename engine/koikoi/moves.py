@@ -88,12 +88,21 @@ _WAITING_FOR = {
 
 
 def validate(state: KoiKoiState, seat: int, command: KoiKoiCommand) -> None:
-    """Raise :class:`MalformedCommand` or :class:`IllegalCommand` unless ``seat`` may play it now."""
-    _checked_events(state, seat, command)
+    """Raise :class:`MalformedCommand` or :class:`IllegalCommand` unless ``seat`` may play it now.
+    It turns no stock card: what it costs (``ValidateCommand``, the legal-move list) tells the
+    seat nothing of the hidden card it would turn."""
+    _checked_events(state, seat, command, deciding=False)
 
 
-def _checked_events(state: KoiKoiState, seat: int, command: KoiKoiCommand) -> list[KoiKoiEvent]:
-    """Every check of :func:`validate`, and on the way the command's own events."""
+def _checked_events(
+    state: KoiKoiState, seat: int, command: KoiKoiCommand, deciding: bool = True
+) -> list[KoiKoiEvent]:
+    """Every check of :func:`validate`, and on the way the command's own events. ``deciding``:
+    the events are kept (:func:`decide`). A check alone stops at the played card: the turned
+    card's events come from the hidden stock's top, and their work (none when it matches two
+    field cards and waits on a choice, a capture and the yaku after it otherwise) took 11 or
+    25 µs a check, which a seat timing a few hundred checks of each of its plays told apart
+    over the network: the month of the card it was about to turn."""
     _check_well_formed(command)
     if state.phase is Phase.NOT_STARTED:
         raise IllegalCommand("NOT_STARTED", "the round has not been dealt", R_TURN)
@@ -129,6 +138,8 @@ def _checked_events(state: KoiKoiState, seat: int, command: KoiKoiCommand) -> li
             matches = state.matches(card)
             _check_capture(matches, capture, card)
             emit(CardPlayed(seat, card, _captures(matches, capture)))
+            if not deciding:
+                return events
             turned = state.stock[0]
             matches = state.matches(turned)
             if len(matches) == 2:

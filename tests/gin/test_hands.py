@@ -32,6 +32,7 @@ from croupier.engine.gin.events import (
 )
 from croupier.engine.gin.rules import STANDARD, rules_for
 from croupier.engine.gin.state import Phase
+from croupier.engine.meld_solver import Meld
 from croupier.engine.shuffle import Seeds
 
 from .helpers import play, position
@@ -291,6 +292,43 @@ def test_unnamed_the_knock_leaves_the_defender_the_least_to_lay_off() -> None:
         STANDARD.knocker_best_melds
         and not dataclasses.replace(STANDARD, knocker_best_melds=False).knocker_best_melds
     )
+
+
+def test_checking_a_knock_reads_nothing_of_the_defenders_hand(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/rules/common.md §5: a check is shown to its seat, and so is what it costs. The
+    defender-best melds (``knocker_best_melds``) and a gin's scoring work through the defender's
+    hidden hand, the longer the more of its cards lay off (0.5 ms with none, 3 ms with five), so
+    ValidateCommand and the legal-move list, which the knocker can time before it knocks, must
+    not work them out; applying the knock still does."""
+    state = knock_position(CHOOSER, LAYER)
+    gin = knock_position("2C 3C 4C 5C 7D 7H 7S JS QS KS KD", LAYER)
+    read: list[tuple[str, ...]] = []
+    choose = moves.defender_least
+
+    def watched(hand: tuple[str, ...], melds: tuple[Meld, ...]) -> int:
+        read.append(hand)
+        return choose(hand, melds)
+
+    def shown(_: object) -> None:
+        pytest.fail("a check worked out the defender's melds")
+
+    monkeypatch.setattr(moves, "defender_least", watched)
+    monkeypatch.setattr(moves, "_defender_shows", shown)
+    GAME.validate(state, 0, Knock("KD"))
+    GAME.validate(gin, 0, Knock("KD"))
+    listed = GAME.legal_commands(state, 0)
+    assert Knock("KD") in listed and Knock("KD", tuple(KnockMeld(m) for m in FOURS)) in listed
+    assert Knock("KD") in GAME.legal_commands(gin, 0)
+    assert read == []
+    monkeypatch.undo()
+    monkeypatch.setattr(moves, "defender_least", watched)
+    _, (knocked,) = play(state, 0, Knock("KD"))
+    assert meld_cards(knocked) == FOURS and read
+    _, (gin_knocked, shown_melds, _ended) = play(gin, 0, Knock("KD"))
+    assert isinstance(gin_knocked, Knocked) and gin_knocked.gin
+    assert isinstance(shown_melds, LayOffsEnded)
 
 
 def test_a_knock_may_name_its_melds() -> None:

@@ -40,6 +40,7 @@ from croupier.app.tokens import TokenSigner
 from croupier.service.bots import auth, finish_game
 from croupier.service.http import (
     CONNECT_CODES,
+    GRPC_NEEDS_HTTP2,
     METHOD_NAMES,
     HttpListener,
     connect_error,
@@ -327,6 +328,26 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str
             return answer.status, dict(answer.headers.items()), answer.read()
     except urllib.error.HTTPError as error:
         return error.code, dict(error.headers.items()), error.read()
+
+
+@pytest.mark.parametrize("content_type", ["application/grpc", "application/grpc+proto"])
+@pytest.mark.parametrize("method", ["GetReplay", "VerifyReplay", "NoSuchMethod"])
+def test_native_grpc_over_http1_is_told_to_use_http2(
+    served: Served, content_type: str, method: str
+) -> None:
+    """gRPC's status travels in trailers, which HTTP/1.1 does not carry here: such a call (a
+    proxy that downgraded it, a curl by hand) is told what to use instead, 505, rather than
+    reaching the runtime, which answered it with its internal error in grpc-message (a 200) and
+    logged its traceback for each such request. Over HTTP/2 the same calls are served (the
+    gRPC clients of the tests above)."""
+    status, headers, body = _post(
+        f"{served.url}/croupier.v1.GameService/{method}",
+        b"\0\0\0\0\0",
+        {"content-type": content_type},
+    )
+    assert status == 505, (status, headers, body)
+    assert "grpc-message" not in headers
+    assert body.decode() == GRPC_NEEDS_HTTP2 and "HTTP/2" in body.decode()
 
 
 def test_commit_seed_and_a_ticket_game_over_json(served: Served) -> None:

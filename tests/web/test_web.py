@@ -401,6 +401,12 @@ def test_the_lobby_refuses_long_or_broken_bodies(lobby_server: Served) -> None:
     assert request(url, raw=b"{" + b" " * 5000 + b"}", method="POST")[0] == 413
     status, _, text = request(url, raw=b"{not json", method="POST")
     assert status == 400 and json.loads(text)["reason"] == "BAD_REQUEST"
+    # JSON nested deeper than the parser goes, within the size allowed: refused as broken, on
+    # both lobby routes (it was a 500, its traceback logged for every such request).
+    deep = b"[" * 2000 + b"]" * 2000
+    for route in ("games", "commitments"):
+        status, _, text = request(f"{lobby_server.url}/lobby/{route}", raw=deep, method="POST")
+        assert status == 400 and json.loads(text)["reason"] == "BAD_REQUEST", (route, text)
 
 
 def test_the_lobby_takes_only_json_so_other_sites_cannot_post_to_it(lobby_server: Served) -> None:
