@@ -65,6 +65,8 @@ MAX_SEATS = 8
 MAX_PRESET = 64
 #: The command id (before the game's id) of the EndGame the lobby sends for a game left idle.
 IDLE_END_COMMAND_ID = "lobby-idle-"
+#: The same for a game ended to make room for its player's new one (``per_address``).
+REPLACED_END_COMMAND_ID = "lobby-replaced-"
 #: How many times a bot retries after an unexpected refusal before it stops (the game then
 #: waits for the idle limit).
 BOT_RETRIES = 5
@@ -112,6 +114,13 @@ class LobbySettings:
     #: A lobby game nobody moved in for this long is ended (abandoned, as EndGame ends one):
     #: its bots stop, its slot is freed, its seed is revealed.
     idle_s: float = 1800.0
+    #: Lobby games one client address may have in play at once: one address filled the whole
+    #: lobby for ``idle_s`` (a person plays a few tabs, not sixteen).
+    per_address: int = 4
+    #: At that limit, the address's game nobody has moved in for longer than this is ended to
+    #: make room for its new one (a person trying game after game is never stopped); sooner,
+    #: the new one is refused until then.
+    replace_after_s: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -186,6 +195,10 @@ class _Game:
     game_id: str
     tokens: list[str]
     humans: int
+    #: The client address that made it ("": a game taken up after a restart).
+    client: str = ""
+    #: When its last move was seen (the event loop's clock): how long it has been idle.
+    moved_at: float = 0.0
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
 
@@ -214,6 +227,7 @@ class Lobby:
         seats' tokens. With the request's client seed, the deck comes from it (and from the
         ticket's server seed, with a ticket) rather than from a seed of the lobby's."""
         self._allow(client, CREATIONS, "too many games from here; wait")
+        await self._make_room_for(client)
         if len(self._games) >= self.settings.max_games:
             raise LobbyError(
                 503, "LOBBY_FULL", f"the lobby has {self.settings.max_games} games in play", 30
@@ -233,7 +247,7 @@ class Lobby:
         except AppError as error:
             raise _refused(error) from None
         tokens = [t.token for t in sorted(created.tokens, key=lambda t: t.seat)]
-        game = _Game(created.game_id, tokens, request.humans)
+        game = _Game(created.game_id, tokens, request.humans, client)
         self._run(game, self.settings.idle_s)
         log.info("lobby game", game_id=game.game_id, kind=request.kind, seats=request.seats)
         return {
@@ -246,8 +260,41 @@ class Lobby:
             ],
         }
 
+    async def _make_room_for(self, client: str) -> None:
+        """Below ``client``'s limit of games at once, nothing; at it, its game idle longest is
+        ended (after ``replace_after_s`` without a move) to make room, or the new one refused."""
+        mine = [game for game in self._games.values() if game.client == client]
+        if len(mine) < self.settings.per_address:
+            return
+        oldest = min(mine, key=lambda game: game.moved_at)
+        idle_s = asyncio.get_running_loop().time() - oldest.moved_at
+        if idle_s < self.settings.replace_after_s:
+            wait_s = self.settings.replace_after_s - idle_s
+            raise LobbyError(
+                429,
+                "TOO_MANY_GAMES_HERE",
+                f"{len(mine)} lobby games from here are in play: the one idle longest is ended "
+                f"for a new one once nobody has moved in it for "
+                f"{self.settings.replace_after_s:g} s",
+                -(-int(wait_s * 1000) // 1000),
+            )
+        self._drop(oldest)
+        await self._end(
+            oldest,
+            f"{REPLACED_END_COMMAND_ID}{oldest.game_id}",
+            f"its player started another game; nobody had moved in it for {round(idle_s)} s",
+        )
+
+    def _drop(self, game: _Game) -> None:
+        """Out of the lobby at once: its bots and its watch stop, its slot is free."""
+        self._games.pop(game.game_id, None)
+        for task in game.tasks:
+            if task is not asyncio.current_task():
+                task.cancel()
+
     def _run(self, game: _Game, idle_left_s: float) -> None:
         """The game's bots, and its watch (which ends it after ``idle_left_s`` without a move)."""
+        game.moved_at = asyncio.get_running_loop().time()
         self._games[game.game_id] = game
         game.tasks = [
             asyncio.create_task(self._logged(game, seat), name=f"lobby-bot-{game.game_id}-{seat}")
@@ -350,12 +397,10 @@ class Lobby:
                 except TimeoutError:
                     await self._end_idle(game)
                     return
+                game.moved_at = asyncio.get_running_loop().time()
                 idle_left_s = self.settings.idle_s
         finally:
-            for task in game.tasks:
-                if task is not asyncio.current_task():
-                    task.cancel()
-            self._games.pop(game.game_id, None)
+            self._drop(game)
 
     async def _end_idle(self, game: _Game) -> None:
         """End a game nobody has moved in for ``idle_s``, as the studio ends an abandoned one
@@ -368,14 +413,16 @@ class Lobby:
             if minutes >= 1
             else f"nobody moved for {self.settings.idle_s:g} seconds"
         )
+        await self._end(game, f"{IDLE_END_COMMAND_ID}{game.game_id}", reason)
+
+    async def _end(self, game: _Game, command_id: str, reason: str) -> None:
+        """End ``game`` as the studio ends an abandoned one (EndGame), for ``reason``."""
         try:
-            await self.core.end_game(
-                self._studio(), game.game_id, f"{IDLE_END_COMMAND_ID}{game.game_id}", reason
-            )
+            await self.core.end_game(self._studio(), game.game_id, command_id, reason)
         except AppError as error:  # ended meanwhile, or the store away: it stays as it is
-            log.warning("lobby game idle: not ended", game_id=game.game_id, reason=error.reason)
+            log.warning("lobby game not ended", game_id=game.game_id, reason=error.reason)
             return
-        log.info("lobby game idle: ended", game_id=game.game_id, idle_s=self.settings.idle_s)
+        log.info("lobby game ended", game_id=game.game_id, why=reason)
 
     async def _logged(self, game: _Game, seat: int) -> None:
         """A bot, whose unexpected failure is logged (its game then waits for the idle limit)."""

@@ -33,7 +33,8 @@ import structlog.testing
 from croupier.app.tokens import KeyRing, TokenSigner, mint_player_token
 from croupier.service.bots import auth, choose
 from croupier.service.http import HttpListener, create_http_app
-from croupier.service.lobby import Lobby, LobbySettings
+from croupier.service.lobby import Lobby, LobbyError, LobbySettings
+from croupier.service.lobby import Request as LobbyRequest
 from croupier.service.server import ServerThread
 from croupier.service.store import open_store
 from croupier.service.web import CLIENT_POLICY, DEFAULT_WEB_ROOT, PAGE_POLICY, web_app
@@ -392,7 +393,9 @@ def test_the_lobby_refuses_what_it_cannot_deal(
 
 @pytest.fixture(scope="module")
 def lobby_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with serve(tmp_path_factory.mktemp("lobby"), LobbySettings(burst=100)) as served:
+    # Every test's games come from one address (127.0.0.1): the lobby's bound, not its own.
+    settings = LobbySettings(burst=100, per_address=LobbySettings.max_games)
+    with serve(tmp_path_factory.mktemp("lobby"), settings) as served:
         yield served
 
 
@@ -577,9 +580,9 @@ GAMES = {
 @pytest.fixture(scope="module")
 def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     _browser_tools()
-    with serve(
-        tmp_path_factory.mktemp("web"), LobbySettings(bot_delay_ms=BOT_DELAY_MS), DEFAULT_WEB_ROOT
-    ) as served:
+    # Every test's browser is one address (127.0.0.1): the lobby's bound, not its own.
+    settings = LobbySettings(bot_delay_ms=BOT_DELAY_MS, per_address=LobbySettings.max_games)
+    with serve(tmp_path_factory.mktemp("web"), settings, DEFAULT_WEB_ROOT) as served:
         yield served
 
 
@@ -1237,3 +1240,36 @@ def test_a_lobby_game_idle_before_a_restart_is_ended_by_the_next_server(tmp_path
     assert replay.finished and replay.server_seed
     ended = [e for e in replay.events if e.type == "StudioEndedGame"]
     assert len(ended) == 1 and "nobody moved" in str(ended[0]), ended
+
+
+def test_one_address_holds_a_few_lobby_games_and_its_idle_one_makes_room_for_a_new_one(
+    tmp_path: Path,
+) -> None:
+    """One client kept the lobby full (16 games from one address, each freed only after 30 idle
+    minutes). An address now holds ``per_address`` games at once: another is refused, with when
+    to try again, until its game idle longest has gone ``replace_after_s`` without a move; then
+    that one is ended (abandoned, its seed revealed, the reason said) for the new one. Other
+    addresses are not held back by it."""
+    settings = LobbySettings(bot_delay_ms=0, burst=100, per_address=2, replace_after_s=1.0)
+    people = {**GIN, "humans": 2}  # nobody moves unless a person does: the games stay idle
+    with serve(tmp_path, settings) as served:
+        assert served.lobby is not None
+        lobby = served.lobby
+
+        def create(client: str) -> dict[str, Any]:
+            request = LobbyRequest.parse(people)
+            return served.thread.call(lobby.create(request, client))
+
+        first, _ = create("a")["game_id"], create("a")["game_id"]
+        with pytest.raises(LobbyError) as refused:
+            create("a")
+        assert refused.value.status == 429 and refused.value.reason == "TOO_MANY_GAMES_HERE"
+        assert refused.value.retry_after_s == 1
+        assert create("b")["game_id"]  # another address is not held back
+        time.sleep(settings.replace_after_s)
+        third = create("a")["game_id"]
+        assert lobby.games == 3 and third != first
+        replay = served.stub.GetReplay(service_pb2.GetReplayRequest(game_id=first))
+    assert replay.finished and replay.server_seed
+    (ended,) = [e for e in replay.events if e.type == "StudioEndedGame"]
+    assert "started another game" in str(ended)
