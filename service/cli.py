@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from croupier.replays.format import Replay
     from croupier.replays.signing import ReplayKeys
     from croupier.service.metrics import MetricsServer
+    from croupier.service.server import PortInUse
 
 log = structlog.get_logger("croupier")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -140,10 +141,10 @@ def main() -> None:
 @click.option(
     "--address",
     cls=EnvOption,
-    env="CROUPIER_ADDRESS",
-    default=lambda: os.environ.get("CROUPIER_ADDRESS", config.DEFAULT_ADDRESS),
+    env=config.ADDRESS_ENV,
+    default=lambda: os.environ.get(config.ADDRESS_ENV, config.DEFAULT_ADDRESS),
     show_default=config.DEFAULT_ADDRESS,
-    help="HOST:PORT to listen on. Environment: CROUPIER_ADDRESS.",
+    help=f"HOST:PORT to listen on. Environment: {config.ADDRESS_ENV}.",
 )
 @_store_option
 @_log_format_option
@@ -387,7 +388,7 @@ def serve(
                 try:
                     claim(taken)
                 except PortInUse as error:
-                    raise click.ClickException(f"{option}: {error.hint()}") from None
+                    raise _cannot_listen(option, error) from None
     if keys.generated and not worker:
         _warn_generated_secret()
     try:
@@ -832,7 +833,7 @@ def _reserve(address: str, option: str) -> tuple[str, int, socket.socket]:
     try:
         port = int(claim(address).rpartition(":")[2])
     except PortInUse as error:
-        raise click.ClickException(f"{option}: {error.hint()}") from None
+        raise _cannot_listen(option, error) from None
     try:
         hold = _hold(family, bind_host, port, reuse_address=False)
     except OSError as error:
@@ -844,10 +845,26 @@ def _reserve(address: str, option: str) -> tuple[str, int, socket.socket]:
             # server's ``claim`` until the workers listen, so it is used only now.
             hold = _hold(family, bind_host, port, reuse_address=True)
         except OSError as again:
-            raise click.ClickException(
-                f"{option}: cannot listen on {address}: {again} (is another server running there?)"
+            raise _cannot_listen(
+                option, PortInUse(f"cannot listen on {address}: {again}", busy=True)
             ) from None
     return host, port, hold
+
+
+#: The environment variable of each option a server listens by: `make run` takes no options, so
+#: a busy port's refusal names the variable too (README, "Quick start").
+_LISTENING_ENV = {"--address": config.ADDRESS_ENV, "--http-address": config.HTTP_ADDRESS_ENV}
+
+
+def _cannot_listen(option: str, error: PortInUse) -> click.ClickException:
+    """An address ``option`` names that this server cannot listen on, in one line; a busy port
+    (another server there, or any program) also says how to take another."""
+    if not error.busy:
+        return click.ClickException(f"{option}: {error}")
+    return click.ClickException(
+        f"{option}: {error} (is another server running there? Take another port: "
+        f"{option} HOST:PORT, or {_LISTENING_ENV[option]}=HOST:PORT, as `make run` takes it)"
+    )
 
 
 def _hold(family: int, host: str, port: int, reuse_address: bool) -> socket.socket:
@@ -937,6 +954,11 @@ def _studio_credential(given: str, addresses: list[str], key_file: Path | None) 
         raise click.ClickException(str(error)) from None
 
 
+#: Nothing listens where a tool was sent: a server started on other ports (`make run` with
+#: CROUPIER_ADDRESS, which the tools do not read) looks like no server at all.
+_NO_SERVER_HINT = "start one: make run; for one that listens elsewhere, give --address HOST:PORT"
+
+
 def _wait_for_server(
     channel: grpc.Channel, address: str, secure: object | None, timeout_s: float
 ) -> None:
@@ -945,7 +967,7 @@ def _wait_for_server(
         grpc.channel_ready_future(channel).result(timeout=timeout_s)
     except grpc.FutureTimeoutError:
         hint = (
-            (tls_options.TLS_HINT if tls_options.listening(address) else "start one: make run")
+            (tls_options.TLS_HINT if tls_options.listening(address) else _NO_SERVER_HINT)
             if secure is None
             else "or the TLS handshake failed: check --tls-ca, --tls-cert/--tls-key and "
             "--tls-server-name against the server's certificate"
@@ -953,11 +975,14 @@ def _wait_for_server(
         raise click.ClickException(f"no Croupier server at {address} ({hint})") from None
 
 
-def _call_failed(error: grpc.RpcError, given: str, key_file: Path | None) -> click.ClickException:
+def _call_failed(
+    error: grpc.RpcError, given: str, key_file: Path | None, addresses: list[str]
+) -> click.ClickException:
     """A refused call in one line: its status, its message, and for a refused credential the
     tool found by itself, where else to look."""
     code = error.code()
-    hint = _refused_hint(given, key_file) if code == grpc.StatusCode.UNAUTHENTICATED else ""
+    unauthenticated = code == grpc.StatusCode.UNAUTHENTICATED
+    hint = _refused_hint(given, key_file, addresses) if unauthenticated else ""
     return click.ClickException(f"{code.name}: {error.details()}{hint}")
 
 
@@ -978,13 +1003,20 @@ def _reason_of(error: grpc.RpcError) -> str:
     return ""
 
 
-def _refused_hint(given: str, key_file: Path | None) -> str:
+def _refused_hint(given: str, key_file: Path | None, addresses: list[str]) -> str:
     """What to try when CreateGame refuses a credential the tool found by itself: the local
-    development one, which a server writes beside its SQLite file (``data/`` by default)."""
+    development one, which a server writes beside its SQLite file (``data/`` by default), or,
+    for a second server started from the same folder, beside it named by its port."""
     if not config.takes_dev_credential(given, key_file):
         return ""
+    second = "".join(
+        f"; a second server on port {path.name.rpartition('-')[2]} wrote its own: pass "
+        f"--studio-key-file {path.resolve()}"
+        for path in config.port_named_dev_credentials(addresses)
+    )
     return (
-        f" (the tool sent the development credential of {config.DEFAULT_DEV_CREDENTIAL.resolve()}; "
+        f" (the tool sent the development credential of {config.DEFAULT_DEV_CREDENTIAL.resolve()}"
+        f"{second}; "
         "a server started from another folder, or with a --store elsewhere, writes its own "
         f"{config.DEV_CREDENTIAL_NAME} beside its SQLite file: pass that with --studio-key-file; "
         f"a server started with {config.STUDIO_SECRET_ENV} writes none: give the tool the same "
@@ -1065,7 +1097,7 @@ def end_game(
                     f"{request.command_id}, with another --reason): it is over; run it with that "
                     "reason to see its answer again"
                 ) from None
-            raise _call_failed(error, studio_key, studio_key_file) from None
+            raise _call_failed(error, studio_key, studio_key_file, [address]) from None
     click.echo(
         f"game {game_id} "
         + ("was already ended by this call" if ended.already_applied else "ended")
@@ -1209,7 +1241,7 @@ def demo(
         except ValueError as error:
             raise click.UsageError(str(error)) from None
         except grpc.RpcError as error:
-            raise _call_failed(error, studio_key, studio_key_file) from None
+            raise _call_failed(error, studio_key, studio_key_file, [address]) from None
     say(result.describe())
 
 
@@ -1499,7 +1531,7 @@ def load(
         click.echo(f"Error: {stopped}", err=True)
         raise SystemExit(128 + signal.Signals[stopped.signal_name].value) from None
     except load_tool.CredentialRefused as error:
-        hint = "" if spawn else _refused_hint(studio_key, studio_key_file)
+        hint = "" if spawn else _refused_hint(studio_key, studio_key_file, servers)
         raise click.ClickException(f"{error}{hint}") from None
     except load_tool.LoadError as error:
         raise click.ClickException(str(error)) from None

@@ -9,7 +9,7 @@ import ipaddress
 import os
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from croupier.replays.signing import ReplayKeys
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
+ADDRESS_ENV = "CROUPIER_ADDRESS"
 #: The HTTP listener (Connect, gRPC-Web, JSON: service/http.py); empty or "off" turns it off.
 DEFAULT_HTTP_ADDRESS = "127.0.0.1:8080"
 HTTP_ADDRESS_ENV = "CROUPIER_HTTP_ADDRESS"
@@ -204,6 +205,11 @@ def _try_lock(path: Path) -> int | None:
     return fd
 
 
+def port_named(path: Path, port: int) -> Path:
+    """The credential a second server on ``port`` writes beside ``path``, which another holds."""
+    return path.with_name(f"{path.name}-{port}")
+
+
 def claim_dev_credential(path: Path, port: int) -> DevCredential:
     """The file a server without a studio secret writes its development credential to: ``path``,
     unless another live server holds it (a second ``serve`` from the same folder, on another
@@ -215,7 +221,7 @@ def claim_dev_credential(path: Path, port: int) -> DevCredential:
     holder = None
     with contextlib.suppress(OSError):
         holder = _lock_path(path).read_text().strip() or None
-    own = path.with_name(f"{path.name}-{port}")
+    own = port_named(path, port)
     fd = _try_lock(own)
     if fd is None:  # the kernel drops a lock with its process: this one's holder is alive
         raise OSError(f"{own} is held by another live server")
@@ -307,20 +313,38 @@ def studio_credential(
             return header_safe(text, f"--studio-key-file {key_file}")
         ring = studio_keys(env).ring
         return mint_studio_token(ring.signing, int(time.time()) + TOOL_TOKEN_TTL_S)
-    if all(is_local(a) for a in addresses):
+    local = all(is_local(a) for a in addresses)
+    if local:
         try:
             text = DEFAULT_DEV_CREDENTIAL.read_text().strip()
         except (OSError, UnicodeDecodeError):
             pass
         else:
             return header_safe(text, str(DEFAULT_DEV_CREDENTIAL))
+    # With `make run` serving, the usual cause is a tool run from another folder: the path is
+    # relative to the working directory, so the whole one it looked at says which.
+    looked = (
+        f"; there is none at {DEFAULT_DEV_CREDENTIAL.resolve()}: run the tool from the folder "
+        "the server started in"
+        if local
+        else ""
+    )
     raise ConfigError(
         "the studio's calls (CreateGame, EndGame) need the studio's credential: pass --studio-key "
         f"(or set {STUDIO_KEY_ENV}) to a token from `croupier token studio`, set {STUDIO_SECRET_ENV}, "
         f"or run a local development server (make run), which writes {DEFAULT_DEV_CREDENTIAL} "
         "(a server with its --store elsewhere writes its dev-studio-credential beside its SQLite "
-        "file, as its start-up warning says: pass that with --studio-key-file)"
+        f"file, as its start-up warning says: pass that with --studio-key-file){looked}"
     )
+
+
+def port_named_dev_credentials(addresses: Sequence[str]) -> list[Path]:
+    """The development credentials beside the usual one named by the port of one of the local
+    ``addresses``: a second server started from this folder writes its own so
+    (:func:`claim_dev_credential`), and a tool that read the usual file sent it the first one's."""
+    ports = sorted({port for a in addresses if is_local(a) and (port := port_of(a)) is not None})
+    named = (port_named(DEFAULT_DEV_CREDENTIAL, port) for port in ports)
+    return [path for path in named if path.is_file()]
 
 
 def port_of(address: str) -> int | None:

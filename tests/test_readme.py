@@ -262,7 +262,7 @@ def test_the_backend_credits_the_final_settlement_once(tmp_path: Path) -> None:
 
 def test_the_settings_table_has_every_serve_option() -> None:
     """`Running it`'s table lists every option of `croupier serve`, each with its environment
-    variable on the same row (what `serve --help` shows)."""
+    variable and its default on the same row (what `serve --help` shows)."""
     import click
 
     from croupier.service.cli import serve
@@ -283,6 +283,11 @@ def test_the_settings_table_has_every_serve_option() -> None:
         assert len(row) == 1, f"{flag} is not in the README's settings table"
         env = getattr(option, "env", None)
         assert env and f"`{env}`" in row[0][2], (flag, env)
+        # The default it gives is the one `serve --help` shows (a word such as `off` or `none`
+        # where the option has no value by default), backticks and the row's notes aside.
+        if isinstance(option.show_default, str):
+            default = row[0][3].replace("`", "")
+            assert default.startswith(option.show_default), (flag, option.show_default, default)
 
 
 def _json_names(kinds: frozenset[int]) -> set[str]:

@@ -92,6 +92,8 @@ def test_a_second_server_on_a_busy_port_fails_clearly(served, tmp_path: Path) ->
         assert second.returncode != 0
         assert f"Error: --address: cannot listen on {address}" in second.stderr, second.stderr
         assert "is another server running there?" in second.stderr
+        # `make run` takes no options: the line names the variable that moves it too.
+        assert "CROUPIER_ADDRESS=HOST:PORT" in second.stderr, second.stderr
         assert not (tmp_path / "b.db").exists(), "a start that cannot listen made a store"
         said.append(second.stderr.strip().splitlines()[-1])
     assert said[0] == said[1], said
@@ -165,9 +167,13 @@ def test_a_start_that_fails_on_a_busy_port_leaves_the_running_servers_credential
             credential = tmp_path / "data" / "dev-studio-credential"
             first = credential.read_text()
             busy_http = HTTP_URL.search(log_path.read_text()).group(1).removeprefix("http://")
-            for busy, flags in (
-                (address, ("--address", address, "--http-address", "off")),
-                (busy_http, ("--address", "127.0.0.1:0", "--http-address", busy_http)),
+            for busy, flags, variable in (
+                (address, ("--address", address, "--http-address", "off"), "CROUPIER_ADDRESS"),
+                (
+                    busy_http,
+                    ("--address", "127.0.0.1:0", "--http-address", busy_http),
+                    "CROUPIER_HTTP_ADDRESS",
+                ),
             ):
                 second = subprocess.run(
                     [CROUPIER, "serve", *flags],
@@ -179,6 +185,8 @@ def test_a_start_that_fails_on_a_busy_port_leaves_the_running_servers_credential
                 )
                 assert second.returncode != 0
                 assert f"cannot listen on {busy}" in second.stderr
+                # How `make run` moves to another port (another program may hold 8080).
+                assert f"{variable}=HOST:PORT, as `make run` takes it" in second.stderr
                 assert credential.read_text() == first, f"replaced by a start failing on {busy}"
 
 
@@ -236,6 +244,11 @@ def test_a_second_development_server_leaves_the_first_ones_credential(tmp_path: 
                     assert f"--studio-key-file {own}" in warning["event"]
                     assert _demo(first_address, tmp_path).returncode == 0
                     assert _demo(address, tmp_path, "--studio-key-file", str(own)).returncode == 0
+                    # Without it the tool sends the first server's, and its refusal names the
+                    # file the second one wrote.
+                    refused = _demo(address, tmp_path)
+                    assert refused.returncode != 0 and "UNAUTHENTICATED" in refused.stderr
+                    assert f"pass --studio-key-file {own}" in refused.stderr, refused.stderr
                 finally:
                     second.terminate()
                     second.wait(timeout=10)
@@ -386,14 +399,18 @@ def test_demo_with_an_idle_seat_shows_its_time_outs_and_forced_moves(served) -> 
     assert refused.returncode != 0 and "--turn-time-ms" in refused.stderr
 
 
-def test_demo_without_a_server_says_so() -> None:
-    demo = subprocess.run(
-        [CROUPIER, "demo", "--address", "127.0.0.1:1", "--connect-timeout", "1"],
+@pytest.mark.parametrize("command", [["demo"], ["end-game", "some-game", "--reason", "stuck"]])
+def test_a_tool_without_a_server_says_so_and_how_to_name_one(command: list[str]) -> None:
+    """`make run` on other ports (CROUPIER_ADDRESS, which the tools do not read), then a tool
+    without --address: it was told only to start a server, with one running."""
+    tool = subprocess.run(
+        [CROUPIER, *command, "--address", "127.0.0.1:1", "--connect-timeout", "1"],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert demo.returncode != 0 and "no Croupier server" in demo.stderr
+    assert tool.returncode != 0 and "no Croupier server at 127.0.0.1:1" in tool.stderr
+    assert "start one: make run; for one that listens elsewhere, give --address" in tool.stderr
 
 
 def test_demo_refuses_an_address_it_cannot_dial() -> None:

@@ -103,16 +103,42 @@ def test_the_tools_find_the_studio_credential(
     monkeypatch.chdir(tmp_path)
     assert config.studio_credential(None, local, env={}) == "studio.v1.dev"
     assert config.studio_credential(None, ["[::1]:1", "localhost:2"], env={}) == "studio.v1.dev"
-    # A remote server never gets it.
+    # A remote server never gets it (nor a word on where the local file was looked for).
     with pytest.raises(config.ConfigError) as error:
         config.studio_credential(None, remote, env={})
     assert "--studio-key" in str(error.value) and "CROUPIER_STUDIO_SECRET" in str(error.value)
+    assert "there is none at" not in str(error.value)
     monkeypatch.chdir(tmp_path / "data")
     with pytest.raises(config.ConfigError) as error:
         config.studio_credential(None, local, env={})
     # A local server of its own store wrote its credential elsewhere: the refusal says how to
-    # give it.
+    # give it, and where the tool looked (a tool run from another folder than the server's
+    # was told to start a server, one running already).
     assert "--studio-key-file" in str(error.value)
+    looked = tmp_path / "data" / "data" / "dev-studio-credential"
+    assert f"there is none at {looked}: run the tool from the folder" in str(error.value)
+
+
+def test_a_second_servers_credential_is_found_by_its_port(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second server from the same folder writes data/dev-studio-credential-PORT
+    (claim_dev_credential): a refused tool is pointed at the one of its server's port, and only
+    for a local server."""
+    monkeypatch.chdir(tmp_path)
+    first = config.claim_dev_credential(tmp_path / "data" / "dev-studio-credential", 50051)
+    second = config.claim_dev_credential(first.path, 50191)
+    try:
+        assert second.path.name == "dev-studio-credential-50191"
+        assert config.port_named_dev_credentials(["127.0.0.1:50191"]) == []  # not written yet
+        second.path.write_text("studio.v1.second\n")
+        found = config.port_named_dev_credentials(["127.0.0.1:50191", "localhost:50051"])
+        assert [path.resolve() for path in found] == [second.path]
+        assert config.port_named_dev_credentials(["127.0.0.1:50051"]) == []
+        assert config.port_named_dev_credentials(["croupier.example:50191"]) == []
+    finally:
+        os.close(second.lock_fd)
+        os.close(first.lock_fd)
 
 
 def test_a_credential_a_header_cannot_carry_is_refused_naming_where_it_came_from(
