@@ -47,6 +47,15 @@ MAX_LOBBY_BODY = 4096
 #: cross-site POST unasked only as a form or text (no-cors), and asks first (a CORS preflight,
 #: refused unless --cors-origins allows the site) before sending JSON.
 LOBBY_CONTENT_TYPE = "application/json"
+#: The lobby's POST routes (``lobby_routes``).
+LOBBY_GAMES = "/lobby/games"
+LOBBY_COMMITMENTS = "/lobby/commitments"
+LOBBY_POSTS = (LOBBY_GAMES, LOBBY_COMMITMENTS)
+#: What a lobby route answers on a server without the lobby.
+NO_LOBBY = (
+    "this server has no lobby: start it with `croupier serve --lobby` (make run does); a "
+    "studio creates games with CreateGame"
+)
 #: Pages are never cached by the browser: a rebuilt client is seen at the next load.
 NO_CACHE = {"cache-control": "no-cache"}
 #: What every page of the web side tells the browser: take each file as the type it is sent as
@@ -156,8 +165,8 @@ def lobby_routes(lobby: Lobby) -> list[BaseRoute]:
         )
 
     return [
-        Route("/lobby/games", create, methods=["POST"]),
-        Route("/lobby/commitments", commit, methods=["POST"]),
+        Route(LOBBY_GAMES, create, methods=["POST"]),
+        Route(LOBBY_COMMITMENTS, commit, methods=["POST"]),
         Route("/lobby", info),
     ]
 
@@ -242,9 +251,18 @@ async def _no_icon(_: Request) -> Response:
 def web_routes(core: Croupier, web_root: Path | None, lobby: Lobby | None) -> list[BaseRoute]:
     """Every route of the web side, the static client last (it is mounted at ``/``)."""
     routes: list[BaseRoute] = [Route("/favicon.ico", _no_icon), *timeline_routes(core)]
-    if lobby is not None:
-        routes += lobby_routes(lobby)
+    routes += lobby_routes(lobby) if lobby is not None else _no_lobby_routes()
     return [*routes, Mount("/", app=WebClient(web_root), name="web")]
+
+
+async def _no_lobby(_: Request) -> Response:
+    return _error(404, "NO_LOBBY", NO_LOBBY)
+
+
+def _no_lobby_routes() -> list[BaseRoute]:
+    """The lobby's routes on a server without it: a 404 that says so and how to turn it on (the
+    static site answered a bare 405 Method Not Allowed, which told a curl user nothing)."""
+    return [Route(path, _no_lobby, methods=["POST"]) for path in LOBBY_POSTS]
 
 
 def web_app(core: Croupier, web_root: Path | None, lobby: Lobby | None) -> ASGIApp:

@@ -113,8 +113,11 @@ def test_without_lobby_the_lobby_route_does_not_exist(tmp_path: Path) -> None:
     root.mkdir()
     (root / "index.html").write_text("<p>the web client</p>")
     with serve(tmp_path, None, root) as served:
-        status, _, _ = request(f"{served.url}/lobby/games", GIN, "POST")
-        assert status in (404, 405)  # the static site's answer: no such route
+        for path in ("/lobby/games", "/lobby/commitments"):
+            # Not the static site's bare 405: what is missing, and how to turn it on.
+            status, _, text = request(f"{served.url}{path}", GIN, "POST")
+            assert status == 404 and json.loads(text)["reason"] == "NO_LOBBY", text
+            assert "--lobby" in json.loads(text)["message"]
         assert request(f"{served.url}/lobby")[0] == 404
         assert request(f"{served.url}/")[2] == "<p>the web client</p>"
 
