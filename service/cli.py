@@ -1549,7 +1549,8 @@ def load(
 
 @main.group()
 def replay() -> None:
-    """Replay files: export a finished game, verify one, convert between binary and JSON."""
+    """Replay files: export a finished game, verify one, show it turn by turn (text or HTML),
+    convert between binary and JSON; make and read the keys that sign them."""
 
 
 #: What an SQLite store's URL starts with; the path follows it.
