@@ -638,6 +638,7 @@ class ProcWatch:
         self.first: dict[int, float] = {}
         self.last: dict[int, float] = {}
         self.exited: list[int] = []
+        self.rss_at_start = 0
 
     def missing(self) -> list[int]:
         """The pids given that are no process of this machine."""
@@ -650,6 +651,9 @@ class ProcWatch:
         self.pids += [pid for pid in self.roots if pid not in self.pids]
         self.first = cpu_by_pid(self.pids)
         self.last = dict(self.first)
+        # A server's memory grows as it fills its caches, or leaks: the end's figure alone
+        # cannot tell a run that added 50 MiB from one that added none.
+        self.rss_at_start = memory_kb(self.pids)["vmrss_kb"]
 
     def sample(self) -> None:
         now = cpu_by_pid(self.pids)
@@ -666,6 +670,8 @@ class ProcWatch:
             "cpu_s": round(used, 3),
             # None: every process had ended (nothing to measure, rather than 0 kB).
             **(memory_kb(alive) if alive else {"vmrss_kb": None, "vmhwm_kb": None}),
+            # None: a process ended, and the survivors' memory is not the start's to compare.
+            "vmrss_at_start_kb": None if self.exited else self.rss_at_start,
         }
 
 
@@ -1099,6 +1105,10 @@ UNANSWERED_FAILS_S = 10.0
 QUIET_FAILS_S = 5.0
 QUIET_THINKS = 3
 
+#: Fewer moves measured than this and the run is too short to sign anything off: of fewer than
+#: 100 answers, the nearest-rank p99 is their slowest (one stray answer is the "p99").
+MOVES_FOR_A_P99 = 100
+
 #: How long an address that answered UNAVAILABLE is passed over for the others.
 PASSED_OVER_S = 5.0
 
@@ -1180,11 +1190,13 @@ CREDENTIAL_REFUSALS = frozenset(
 
 
 class NotCreated(Exception):
-    """CreateGame failed: the game never started (neither finished nor abandoned)."""
+    """CreateGame failed at ``address``: the game never started (neither finished nor
+    abandoned)."""
 
-    def __init__(self, error: grpc.aio.AioRpcError) -> None:
+    def __init__(self, error: grpc.aio.AioRpcError, address: str) -> None:
         super().__init__(error.details())
         self.error = error
+        self.address = address
 
 
 #: CreateGame's refusals of the request itself (an unknown preset, seats or rounds the game does
@@ -1202,19 +1214,26 @@ class RequestRefused(LoadError):
     """CreateGame refused the game the run asks for (its preset, seats, rounds…)."""
 
 
-def refused_credential(error: grpc.aio.AioRpcError) -> LoadError:
+def refused_credential(error: grpc.aio.AioRpcError, address: str = "") -> LoadError:
     return CredentialRefused(
-        f"CreateGame refused the studio credential ({error.code().name}): {error.details()}"
+        f"CreateGame refused the studio credential ({error.code().name}){_at(address)}: "
+        f"{error.details()}"
     )
 
 
-def refused(error: grpc.aio.AioRpcError) -> LoadError:
-    """The error that stops a run whose CreateGame was refused for good: the credential, or the
-    game asked for, with the server's reason."""
+def _at(address: str) -> str:
+    """Where a call was refused, as a clause (with several --addresses, the replica to mend)."""
+    return f" at {address}" if address else ""
+
+
+def refused(error: grpc.aio.AioRpcError, address: str = "") -> LoadError:
+    """The error that stops a run whose CreateGame was refused for good at ``address``: the
+    credential, or the game asked for, with the server's reason."""
     if error.code() in CREDENTIAL_REFUSALS:
-        return refused_credential(error)
+        return refused_credential(error, address)
     return RequestRefused(
-        f"CreateGame refused the game asked for ({error.code().name}): {error.details()}"
+        f"CreateGame refused the game asked for ({error.code().name}){_at(address)}: "
+        f"{error.details()}"
     )
 
 
@@ -1258,9 +1277,10 @@ class Load:
         #: The numbers of the games CreateGame made: a game that fails later is abandoned, one
         #: that fails before was never started (neither finished nor abandoned).
         self.created: set[int] = set()
-        #: A CreateGame refused for good (the studio credential, or the game asked for): the
-        #: run stopped, and fails with it.
+        #: A CreateGame refused for good (the studio credential, or the game asked for), and
+        #: the address that refused it: the run stopped, and fails with it.
         self.refused: grpc.aio.AioRpcError | None = None
+        self.refused_at = ""
         self.stopping = asyncio.Event()
         self.started = 0.0
         #: Whether a --warmup is over (the counts restarted): the live line says which it is.
@@ -1402,8 +1422,8 @@ class Load:
                     await self._play_game(number, rng)
                 refused_for = 0.0
             except NotCreated as failed:  # an error of CreateGame's (counted): no game started
-                if failed.error.code() in REFUSED_FOR_GOOD:
-                    self.refused = self.refused or failed.error
+                if failed.error.code() in REFUSED_FOR_GOOD and self.refused is None:
+                    self.refused, self.refused_at = failed.error, failed.address
                     self.stopping.set()  # every other CreateGame would be refused too
                 # Waited out longer each time, as a client backs off from a server that refuses
                 # or is gone (a restart: it was asked every 50 ms, 165 errors of the tool's own).
@@ -1440,7 +1460,7 @@ class Load:
             if gone_away(error):
                 # Asked again at the next address, if there are several.
                 self.passed_over(stub, error)
-            raise NotCreated(error) from error
+            raise NotCreated(error, self.config.addresses[self.row_of(stub)]) from error
         self.recorder.games_started += 1
         self.recorder.setup_calls += 1
         self.created.add(number)
@@ -2022,14 +2042,15 @@ class Load:
             # Marked as the run's, as its played games are: nobody ends them (no clock, no
             # player), so an operator finds them by it on the server they are left on.
             request.request_id = f"{self.run_id}-streams-{number}"
+            stub = self.stub(number)
             async with gate:
                 try:
-                    created: service_pb2.CreateGameResponse = await self.stub(number).CreateGame(
+                    created: service_pb2.CreateGameResponse = await stub.CreateGame(
                         request, metadata=self.studio
                     )
                 except grpc.aio.AioRpcError as error:
                     if error.code() in REFUSED_FOR_GOOD:
-                        raise refused(error) from None
+                        raise refused(error, self.config.addresses[self.row_of(stub)]) from None
                     raise LoadError(
                         f"CreateGame failed for the extra streams' games ({error.code().name}): "
                         f"{error.details()}"
@@ -2250,6 +2271,16 @@ class Load:
                 # Played, not measured: the games' start (every game created and joined at
                 # once) is over, and with --think-ms their moves have fallen out of step.
                 await asyncio.wait(workers, timeout=config.warmup)
+                over = all(worker.done() for worker in workers)
+                if config.games is not None and self.refused is None and over:
+                    # Not the service's failure ("no move was made"): the options left nothing
+                    # to measure.
+                    raise LoadError(
+                        f"the --games {config.games} were all over within the --warmup "
+                        f"{config.warmup:g} s (in {time.monotonic() - self.started:.1f} s): "
+                        "nothing was left to measure; ask for more --games, or a shorter "
+                        "--warmup"
+                    )
                 self._measure_from_now()
             await self._played(workers, config.duration)
             self._stop_clock()
@@ -2387,6 +2418,8 @@ class Load:
             "unanswered_oldest_s": round(max(r.unanswered_s), 3) if r.unanswered_s else None,
             "slowest_answer_s": round(r.slowest_answer[0], 3),
             "slowest_answer_of": r.slowest_answer[1],
+            # Some moves, too few for their p99 to be one (no move at all fails the run).
+            "too_short": 0 < r.moves < MOVES_FOR_A_P99,
             "calls_per_move": round(r.move_calls / r.moves, 4) if r.moves else None,
             "setup_calls_per_game": (
                 round(r.setup_calls / r.games_started, 3) if r.games_started else None
@@ -2403,6 +2436,10 @@ class Load:
             "lost_calls_sent_again": dict(r.lost),
             # The addresses gone since the last move, each with its last error.
             "stopped_answering": self.stopped_answering(),
+            # A CreateGame refused for good once games had been made with the same credential
+            # and request (a replica set up with other keys, a server restarted with a new
+            # development secret): the run stopped there and fails, its figures kept.
+            "create_refused": str(refused(self.refused, self.refused_at)) if self.refused else "",
             **self.used,
         }
         if self.config.mode != "submit":  # the seats' streams, Play or StreamEvents
@@ -2610,7 +2647,8 @@ def failures(report: dict[str, Any]) -> list[str]:
     over (a refusal sent again, a stream resumed, an address passed over) and servers that
     ended while the others played on are counted in the report, not failures; an extra stream
     the server failed (``--streams``: refused, or not opened again after its server ended it)
-    is one. A run a signal stopped is not judged."""
+    is one, and so is a CreateGame refused for good once games had been made (the run stopped
+    there). A run a signal stopped is not judged."""
     if report.get("interrupted"):
         return []
     failed = []
@@ -2632,6 +2670,11 @@ def failures(report: dict[str, Any]) -> list[str]:
     slowest = report.get("slowest_answer_s") or 0.0
     if slowest > UNANSWERED_FAILS_S:
         failed.append(f"a call answered only after {slowest} s ({report['slowest_answer_of']})")
+    if report.get("create_refused"):
+        failed.append(
+            f"{report['create_refused']}, after {report['games_started']} games made with the same "
+            "credential and request: the run stopped there"
+        )
     server = report.get("server") or {}
     if server.get("exit_status"):
         failed.append(f"the spawned server exited during the run ({server['exit_status']})")
@@ -2710,13 +2753,17 @@ async def run(config: LoadConfig, partial: list[dict[str, Any]] | None = None) -
                 # Once the games have started: before (the extra streams opening), nothing was
                 # measured, and the run stops as it does before the server is up.
                 if partial is not None and load.started:
-                    partial.append(_measured(load, watch))
+                    stopped = _measured(load, watch)
+                    if config.warmup and not load.warmed_up:
+                        stopped["interrupted_during"] = IN_THE_WARMUP  # nothing measured yet
+                    partial.append(stopped)
                 raise
-            if load.refused is not None:
-                raise refused(load.refused)
+            if load.refused is not None and not load.recorder.games_started:
+                # Refused from the first CreateGame: nothing was played, the reason is all.
+                raise refused(load.refused, load.refused_at)
             report = _measured(load, watch)
             if partial is not None:  # a signal from here on (the baseline) keeps it, whole
-                partial.append({**report, "interrupted_during": "the baseline"})
+                partial.append({**report, "interrupted_during": IN_THE_BASELINE})
         finally:
             for row in channels:
                 for channel in row:
@@ -2833,7 +2880,8 @@ def _usage_lines(report: dict[str, Any]) -> list[str]:
         lines.append(
             f"  machine CPU          {machine['busy']:.0%} busy of {machine['cores']} cores, "
             f"{others:.0%} of the machine's CPU taken by other processes (neither the server "
-            "nor the load tool): "
+            "nor the load tool: other work, or the server's database when it runs on this "
+            "machine, whose CPU the server CPU above leaves out): "
             "the figures are not the server's alone; measure again on a quieter machine"
         )
     elif machine:
@@ -2852,6 +2900,13 @@ def _usage_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _from_start(server: dict[str, Any]) -> str:
+    """The server's memory at the start of the measured time, as a clause (none when a process
+    ended during the run: the survivors' memory is not comparable)."""
+    start = server.get("vmrss_at_start_kb")
+    return f" (from {start / 1024:.1f} at the start)" if start else ""
+
+
 def _unchecked(report: dict[str, Any]) -> str:
     """The finished games whose logs the clock's check had not read when the run stopped."""
     unchecked = report["games_finished"] - report["clock"]["games_checked"]
@@ -2860,6 +2915,23 @@ def _unchecked(report: dict[str, Any]) -> str:
         if unchecked > 0
         else ""
     )
+
+
+#: When a signal stopped a run (the report's ``interrupted_during``; none: while it measured).
+#: In the warm-up, its figures are the warm-up's: the games' start, not measured.
+IN_THE_WARMUP = "the warm-up"
+#: After the games, measured whole.
+IN_THE_BASELINE = "the baseline"
+
+
+def _warmup_clause(report: dict[str, Any]) -> str:
+    """The header's word on --warmup: measured after it, or stopped in it (the figures are then
+    the warm-up's: it read "measured after 6 s" over 2.5 s of a 6 s warm-up)."""
+    if not report.get("warmup_s"):
+        return ""
+    if report.get("interrupted_during") == IN_THE_WARMUP:
+        return f", stopped in its {report['warmup_s']:g} s warm-up (not measured)"
+    return f", measured after {report['warmup_s']:g} s"
 
 
 #: The latency table's first column, at the least.
@@ -2874,14 +2946,17 @@ def summary(report: dict[str, Any]) -> str:
         f"{report['game']} × {report['seats']} seats, mode {report['mode']}, "
         f"{report['games_in_flight']} games in flight"
         + (f", {report['think_ms']} ms to think a move" if report.get("think_ms") else "")
-        + (f", measured after {report['warmup_s']:g} s" if report.get("warmup_s") else "")
+        + _warmup_clause(report)
         + f", {report['elapsed_s']:.1f} s against {', '.join(report['addresses'])}",
         "",
         *(
             [
-                f"  INTERRUPTED ({report['interrupted']}) during {report['interrupted_during']}:"
+                f"  INTERRUPTED ({report['interrupted']}) during {IN_THE_BASELINE}:"
                 " the games' figures are whole, the baseline's left out"
-                if report.get("interrupted_during")
+                if report.get("interrupted_during") == IN_THE_BASELINE
+                else f"  INTERRUPTED ({report['interrupted']}) during {IN_THE_WARMUP}: nothing "
+                "was measured yet; the figures are the warm-up's, the games' start among them"
+                if report.get("interrupted_during") == IN_THE_WARMUP
                 else f"  INTERRUPTED ({report['interrupted']}): the figures are of the run until then"
             ]
             if report.get("interrupted")
@@ -2892,6 +2967,14 @@ def summary(report: dict[str, Any]) -> str:
             if report.get("failed") and not report.get("interrupted")
             else []
         ),
+        *(
+            [
+                f"  TOO SHORT: {report['moves']} moves measured; a p99 needs {MOVES_FOR_A_P99}"
+                " answers or more (of fewer it is their slowest): run longer (--duration, --games)"
+            ]
+            if report.get("too_short")
+            else []
+        ),
         f"  moves                {report['moves']}  ({report['moves_per_s']:.1f}/s)"
         + (
             " by address: " + ", ".join(f"{a} {n}" for a, n in report["moves_by_address"].items())
@@ -2899,7 +2982,9 @@ def summary(report: dict[str, Any]) -> str:
             else ""
         ),
         f"  games finished       {report['games_finished']}  (started {report['games_started']},"
-        f" abandoned {report['games_abandoned']}, cut at the end {report['games_cut_at_end']})",
+        f" abandoned {report['games_abandoned']}, cut at the end {report['games_cut_at_end']}"
+        # Unlike the moves: a game started in the warm-up finishes in the measured time.
+        + ("; over the whole run, the warm-up included)" if report.get("warmup_s") else ")"),
         *(
             [
                 f"  left unfinished      {report['games_left_unfinished']} games on the server"
@@ -2999,8 +3084,8 @@ def summary(report: dict[str, Any]) -> str:
             ),
             "  server memory        "
             + (
-                f"VmRSS {server['vmrss_kb'] / 1024:.1f} MiB, VmHWM {server['vmhwm_kb'] / 1024:.1f} MiB"
-                f"{summed}"
+                f"VmRSS {server['vmrss_kb'] / 1024:.1f} MiB{_from_start(server)}, "
+                f"VmHWM {server['vmhwm_kb'] / 1024:.1f} MiB{summed}"
                 if server["vmrss_kb"] is not None
                 else "not measured: every server process had ended"
             ),

@@ -1007,6 +1007,132 @@ def test_a_game_the_server_refuses_stops_the_run_with_the_server_s_reason(
             assert time.monotonic() - started < 20  # not the whole --duration
 
 
+@contextlib.contextmanager
+def _servers_of_two_studios(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """Two servers on threads, each with a store of its own: the first verifies the studio key
+    ``STUDIO_KEY``, the second another (a replica set up with another studio secret)."""
+    stores = [open_store(f"sqlite:///{tmp_path / f'{name}.sqlite3'}") for name in ("a", "b")]
+    servers = [
+        ServerThread("127.0.0.1:0", store, TokenSigner(b"s" * 32), studio_keys=KeyRing(key))
+        for store, key in zip(stores, (STUDIO_KEY, b"o" * 32), strict=True)
+    ]
+    try:
+        first, second = (f"127.0.0.1:{server.start()}" for server in servers)
+        yield first, second
+    finally:
+        for server, store in zip(servers, stores, strict=True):
+            server.stop(grace=None)
+            store.close()
+
+
+def test_a_credential_refused_after_games_were_made_fails_the_run_with_its_report(
+    tmp_path: Path,
+) -> None:
+    """A replica set up with another studio secret (or a server restarted with a new development
+    one) refuses the credential the run's first games were made with: the run stops and fails
+    with the report so far, naming the address that refused (before: one line without the
+    address, and the figures and the JSON report thrown away). Refused from the first game, the
+    run stops with the reason and the address, as before with no report."""
+    key = mint_studio_token(STUDIO_KEY, int(time.time()) + 600)
+    out = tmp_path / "out.json"
+    with _servers_of_two_studios(tmp_path) as (good, other):
+        # One game at a time, the games alternating over the addresses (their seats not split:
+        # the stores are apart): the first is played whole at the good server, the second's
+        # CreateGame is refused by the other.
+        result = CliRunner().invoke(
+            main,
+            [
+                *("load", "--addresses", f"{good},{other}", "--games-in-flight", "1"),
+                "--no-split-seats",
+                *("--duration", "30", "--quiet", "--studio-key", key, "--json", str(out)),
+            ],
+        )
+        assert result.exit_code == 1, result.output
+        report = json.loads(out.read_text())
+        said = f"CreateGame refused the studio credential (UNAUTHENTICATED) at {other}: "
+        assert report["create_refused"].startswith(said), report["create_refused"]
+        assert report["games_started"] == report["games_finished"] == 1 and report["moves"] > 0
+        assert report["moves_by_address"] == {good: report["moves"], other: 0}
+        assert len(report["failed"]) == 1 and report["failed"][0].startswith(said)
+        assert f"FAILED: {said}" in result.output and "moves  " in result.output
+        first = CliRunner().invoke(
+            main,
+            [
+                *("load", "--addresses", f"{other},{good}", "--games-in-flight", "1"),
+                *("--no-split-seats", "--duration", "30", "--quiet", "--studio-key", key),
+            ],
+        )
+    assert first.exit_code == 1, first.output
+    assert f"Error: {said}" in first.output and "moves" not in first.output
+
+
+def test_games_all_over_within_the_warmup_are_an_error_not_the_service_s_failure(
+    tmp_path: Path,
+) -> None:
+    """--games played out before --warmup ended left nothing to measure: the run says so and
+    what to change (before: "FAILED: no move was made", exit 1 as if the service had failed,
+    after waiting out nothing)."""
+    key = mint_studio_token(STUDIO_KEY, int(time.time()) + 600)
+    with _server_thread(tmp_path) as port:
+        started = time.monotonic()
+        result = CliRunner().invoke(
+            main,
+            [
+                *("load", "--address", f"127.0.0.1:{port}", "--games", "2", "--warmup", "60"),
+                *("--quiet", "--studio-key", key),
+            ],
+        )
+    assert result.exit_code == 1, result.output
+    assert "the --games 2 were all over within the --warmup 60 s" in result.output
+    assert "ask for more --games, or a shorter --warmup" in result.output
+    assert "FAILED" not in result.output and "no move was made" not in result.output
+    assert time.monotonic() - started < 30  # not the whole warm-up
+
+
+@given(moves=st.integers(0, 1000))
+def test_a_run_of_too_few_moves_for_a_p99_is_said_too_short(moves: int) -> None:
+    """Of fewer than 100 answers, the nearest-rank p99 is the slowest one: a run of 47 moves
+    printed a "p99" and CPU per move as any other, with nothing to say it measured too little
+    to sign off. No move at all is a failure of its own, not "too short"."""
+
+    async def report() -> dict[str, Any]:
+        channel = grpc.aio.insecure_channel("127.0.0.1:1")
+        try:
+            run = load.Load(load.LoadConfig(addresses=["127.0.0.1:1"]), [[channel]])
+        finally:
+            await channel.close()
+        run.recorder.moves = moves
+        made = run.report()
+        made["client"] = {"cpu_s": 0.5, "cpu_ms_per_move": None}
+        return made
+
+    made = asyncio.run(report())
+    few = 0 < moves < load.MOVES_FOR_A_P99
+    assert made["too_short"] is few
+    assert ("TOO SHORT" in load.summary(made)) is few
+    assert load.summary(made).count(f"TOO SHORT: {moves} moves measured") == few
+
+
+def test_a_warmed_up_run_says_its_games_are_counted_over_the_whole_run() -> None:
+    """The moves are the measured time's, the games the whole run's: the text said so nowhere,
+    and 173 games for 3,073 moves read as games of 18 moves."""
+
+    async def report(warmup: float) -> dict[str, Any]:
+        channel = grpc.aio.insecure_channel("127.0.0.1:1")
+        try:
+            config = load.LoadConfig(addresses=["127.0.0.1:1"], warmup=warmup)
+            run = load.Load(config, [[channel]])
+        finally:
+            await channel.close()
+        made = run.report()
+        made["client"] = {"cpu_s": 0.5, "cpu_ms_per_move": None}
+        return made
+
+    warmed = load.summary(asyncio.run(report(3.0)))
+    assert "cut at the end 0; over the whole run, the warm-up included)" in warmed
+    assert "warm-up included" not in load.summary(asyncio.run(report(0.0)))
+
+
 def test_a_server_killed_during_the_run_is_reported_as_such(tmp_path: Path) -> None:
     """The bots' streams on a dead server are resumed (waiting for it to come back: each seat
     counted as joining again, unanswered), its refused CreateGames are errors and no game (the
@@ -1074,6 +1200,47 @@ def test_a_server_that_ends_during_the_run_keeps_the_cpu_it_used() -> None:
     server = watch.stop()
     assert server["exited"] == [child.pid] and server["cpu_s"] >= 0.2
     assert load.ProcWatch([child.pid]).missing() == [child.pid]
+
+
+def test_the_server_memory_at_the_start_shows_what_the_run_added() -> None:
+    """The report gave the server's memory at the end only: 150 MiB at the end of one run and
+    246 MiB at the end of a later one against the same server, with nothing to tell that it grew
+    during each (caches filling, or a leak). Its resident memory at the start is given beside
+    it; none once a watched process has ended (the survivors' is not the start's)."""
+    grown_mib = 64
+    page = 4096
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "sys.stdin.readline()\n"
+            f"grown = bytearray({grown_mib} * 1024 * 1024)\n"
+            f"for at in range(0, len(grown), {page}): grown[at] = 1  # resident\n"
+            "print('grown', flush=True)\n"
+            "time.sleep(60)",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        watch = load.ProcWatch([server.pid])
+        watch.start()
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write("grow\n")
+        server.stdin.flush()
+        assert server.stdout.readline() == "grown\n"
+        grown = watch.stop()
+    finally:
+        server.kill()
+        server.wait()
+    start, end = grown["vmrss_at_start_kb"], grown["vmrss_kb"]
+    assert start > 0 and end - start >= (grown_mib - 4) * 1024, grown
+    assert load._from_start(grown) == f" (from {start / 1024:.1f} at the start)"
+    ended = watch.stop()  # the process is gone now
+    assert ended["exited"] == [server.pid] and ended["vmrss_at_start_kb"] is None
+    assert load._from_start(ended) == ""
 
 
 def test_the_server_cpu_per_move_is_not_given_once_a_watched_process_exited() -> None:
@@ -1297,6 +1464,24 @@ def test_a_signal_stops_the_run_and_the_server_it_spawned_and_keeps_the_report(
     report = json.loads(out.read_text())
     assert report["interrupted"] == "SIGTERM" and report["moves"] > 0
     assert not [pid for pid in spawned if Path(f"/proc/{pid}").exists()]
+
+
+def test_a_signal_in_the_warmup_says_its_figures_are_the_warmup_s(tmp_path: Path) -> None:
+    """Ctrl-C 2.5 s into a 6 s --warmup printed "measured after 6 s, 2.5 s" and the warm-up's
+    figures (the games' start: every game created and joined at once) as the run's measure: the
+    report says the signal came in the warm-up and nothing was measured yet."""
+    out = tmp_path / "out.json"
+    run, output, _ = _signalled_spawn(
+        *("--warmup", "60", "--duration", "5", "--quiet", "--json", str(out)),
+        after_s=1.0,
+        under_way=True,
+    )
+    assert run.returncode == 128 + signal.SIGTERM, output
+    assert "stopped in its 60 s warm-up (not measured)" in output, output
+    assert "INTERRUPTED (SIGTERM) during the warm-up: nothing was measured yet" in output
+    assert "measured after" not in output
+    report = json.loads(out.read_text())
+    assert report["interrupted_during"] == load.IN_THE_WARMUP and report["moves"] > 0
 
 
 def test_a_signal_before_the_games_start_stops_what_was_spawned_with_the_signal_s_code(
