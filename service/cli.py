@@ -948,10 +948,17 @@ def _studio_options(command: Any) -> Any:
 
 
 def _studio_credential(given: str, addresses: list[str], key_file: Path | None) -> str:
+    """The studio credential the tool sends; without one, a one-line error that first names
+    the addresses where nothing listens: a tool sent to the wrong port was told of the
+    credential, and its user mended that first."""
     try:
         return config.studio_credential(given, addresses, key_file)
     except config.ConfigError as error:
-        raise click.ClickException(str(error)) from None
+        silent = [address for address in addresses if not tls_options.listening(address)]
+        first = (
+            f"no server listens at {', '.join(silent)} ({_NO_SERVER_HINT}); and " if silent else ""
+        )
+        raise click.ClickException(f"{first}{error}") from None
 
 
 #: Nothing listens where a tool was sent: a server started on other ports (`make run` with

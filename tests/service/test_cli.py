@@ -427,6 +427,19 @@ def _tool(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_load_sent_to_no_server_and_without_a_credential_names_the_address_first(
+    tmp_path: Path,
+) -> None:
+    """`load` sent to the wrong port, with no credential where it runs, was told only of the
+    credential; its user mended that, to be told next that no server was there (demo and
+    end-game look for the server first)."""
+    tool = _tool(tmp_path, "load", "--games", "1", "--address", "127.0.0.1:1")
+    assert tool.returncode != 0
+    said = tool.stderr.strip().removeprefix("Error: ")
+    assert said.startswith("no server listens at 127.0.0.1:1 (start one: make run;"), said
+    assert "need the studio's credential" in said
+
+
 def test_a_fresh_machine_serves_and_demos_without_any_secret(tmp_path: Path) -> None:
     """The newcomer's flow: `make run` (serve, default store, no secrets) then `croupier demo`
     in another terminal, from the same directory. Creation is not open: the demo gets in with
