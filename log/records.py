@@ -119,6 +119,17 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class PoolStats:
+    """A store's pool of connections, as it is now: how many are open, how many of them idle,
+    at most how many it opens, and how many calls wait for one."""
+
+    open: int
+    idle: int
+    max: int
+    waiting: int
+
+
+@dataclass(frozen=True)
 class SeatInPlay:
     """A seat a player holds in a game not yet finished: the game, the seat, the player, the
     game's seat count and when its last event was recorded."""

@@ -16,6 +16,7 @@ from croupier.log.records import (
     GameRecord,
     Loaded,
     NewEvent,
+    PoolStats,
     SeatInPlay,
     Snapshot,
     StoredEvent,
@@ -298,6 +299,11 @@ class EventStore(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def pool_stats(self) -> PoolStats | None:
+        """Its pool of connections for calls on threads, as it is now; ``None`` where it keeps
+        none (SQLite's connections are one per thread)."""
+        return None
 
     def without_waiting(self) -> EventStore | None:
         """The same store for calls made on the application's event loop, where no call may

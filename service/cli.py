@@ -417,6 +417,7 @@ def serve(
         collector = Collector(gc_thaw_growth)
         collector.install()
         maintaining = asyncio.create_task(collector.maintain(metrics.metrics().gc_pause))
+        sampling = asyncio.create_task(metrics.sample_pool(store, metrics.metrics()))
         serving = await create_server(
             address,
             store,
@@ -512,6 +513,7 @@ def serve(
             await serving.stop(grace=None)  # nothing left to do once shut down
             await serving.core.close()
             maintaining.cancel()
+            sampling.cancel()
 
     try:
         asyncio.run(run())

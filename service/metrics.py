@@ -11,7 +11,9 @@ Families (``docs/operations.md``, section "Metrics", lists each with its labels)
   ``croupier_command_seconds``: how long each took to answer (a Play stream's commands included,
   which ``grpc_server_handling_seconds`` cannot time: it times the whole stream);
 * ``croupier_store_operation_seconds``, ``croupier_store_errors_total`` and
-  ``croupier_store_busy_total``: the event store;
+  ``croupier_store_busy_total``: the event store; ``croupier_store_pool_connections``,
+  ``croupier_store_pool_max_connections`` and ``croupier_store_pool_waiting``: its pool of
+  connections (PostgreSQL), sampled every few seconds (:func:`sample_pool`);
 * ``croupier_timeouts_total`` and ``croupier_timeout_lateness_seconds``: turn time-outs recorded,
   and how long after their deadline; ``croupier_turns_restarted_total``: turns whose deadline
   passed unkept by more than its grace, restarted instead;
@@ -29,6 +31,7 @@ variable counts in memory.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import threading
@@ -48,6 +51,8 @@ from prometheus_client import (
     multiprocess,
     start_http_server,
 )
+
+from croupier.log import EventStore, PoolStats
 
 #: The variable prometheus-client reads (at import) to count in files shared by several processes.
 MULTIPROC_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -152,6 +157,29 @@ class Metrics:
             ("operation",),
             registry=registry,
         )
+        self.pool_connections = Gauge(
+            "croupier_store_pool_connections",
+            "The store's pool of connections for calls on threads (PostgreSQL), by state: open "
+            "(idle or in use) and idle; summed over the live processes.",
+            ("state",),
+            multiprocess_mode="livesum",
+            registry=registry,
+        )
+        self.pool_max = Gauge(
+            "croupier_store_pool_max_connections",
+            "The most connections the store's pool opens (PostgreSQL; summed over the live "
+            "processes): open connections near it, and calls waiting, say the pool is too small "
+            "for the load or the database too slow.",
+            multiprocess_mode="livesum",
+            registry=registry,
+        )
+        self.pool_waiting = Gauge(
+            "croupier_store_pool_waiting",
+            "Calls waiting for a connection of the store's pool (PostgreSQL), summed over the "
+            "live processes.",
+            multiprocess_mode="livesum",
+            registry=registry,
+        )
         self.timeouts = Counter(
             "croupier_timeouts",
             "Turn time-outs recorded (TurnTimedOut events), by game kind.",
@@ -227,6 +255,14 @@ class Metrics:
     def turn_restarted(self, kind: str) -> None:
         self.turns_restarted.labels(kind).inc()
 
+    # -- the store's pool (sample_pool) -----------------------------------------------------------
+
+    def pool(self, stats: PoolStats) -> None:
+        self.pool_connections.labels("open").set(stats.open)
+        self.pool_connections.labels("idle").set(stats.idle)
+        self.pool_max.set(stats.max)
+        self.pool_waiting.set(stats.waiting)
+
     # -- the process (croupier.service.collector) -------------------------------------------------
 
     def gc_pause(self, generation: int, seconds: float) -> None:
@@ -264,6 +300,21 @@ def metrics() -> Metrics:
     # itself does not read (it sees resets by the values going down).
     disable_created_metrics()  # type: ignore[no-untyped-call]
     return Metrics()
+
+
+#: How often the store's pool is sampled (a gauge between samples holds the last one).
+POOL_SAMPLE_S = 5.0
+
+
+async def sample_pool(store: EventStore, metrics: Metrics, every_s: float = POOL_SAMPLE_S) -> None:
+    """Until cancelled: the store's pool in ``metrics`` every ``every_s`` seconds (a store
+    without a pool, SQLite, sets nothing)."""
+    while True:
+        stats = store.pool_stats()
+        if stats is None:
+            return
+        metrics.pool(stats)
+        await asyncio.sleep(every_s)
 
 
 def multiprocess_dir() -> str | None:

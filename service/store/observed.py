@@ -24,6 +24,7 @@ from croupier.log import (
     GameRecord,
     Loaded,
     NewEvent,
+    PoolStats,
     SeatInPlay,
     Snapshot,
     StoreBusy,
@@ -232,6 +233,9 @@ class ObservedStore(EventStore):
 
     def seats_in_play(self, players: Sequence[str], limit: int) -> list[SeatInPlay]:
         return self._call("seats_in_play", None, self.inner.seats_in_play, players, limit)
+
+    def pool_stats(self) -> PoolStats | None:
+        return self.inner.pool_stats()
 
     def close(self) -> None:
         self.inner.close()

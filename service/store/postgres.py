@@ -27,6 +27,7 @@ from croupier.log import (
     GameLocked,
     GameRecord,
     NewEvent,
+    PoolStats,
     StoredEvent,
     StoreUnavailable,
     UsedTicket,
@@ -744,6 +745,15 @@ class PostgresEventStore(SqlEventStore):
         except ValueError:  # not a notice of ours (someone's NOTIFY on the channel): passed over
             log.warning("a notice on the appends' channel that is not an append's", notice=notice)
             return None
+
+    def pool_stats(self) -> PoolStats:
+        stats = self._pool.get_stats()
+        return PoolStats(
+            open=stats.get("pool_size", 0),
+            idle=stats.get("pool_available", 0),
+            max=stats.get("pool_max", 0),
+            waiting=stats.get("requests_waiting", 0),
+        )
 
     def close(self) -> None:
         self._closed.set()

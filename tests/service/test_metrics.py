@@ -28,10 +28,12 @@ from typing import Any
 import grpc
 import pytest
 import structlog
+from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from croupier.app import snapshots
 from croupier.app.tokens import TokenSigner
+from croupier.log import EventStore
 from croupier.service import metrics
 from croupier.service.bots import auth, play_game
 from croupier.service.server import ServerThread
@@ -58,6 +60,9 @@ FAMILIES = {
     "croupier_store_operation_seconds": "histogram",
     "croupier_store_errors": "counter",
     "croupier_store_busy": "counter",
+    "croupier_store_pool_connections": "gauge",
+    "croupier_store_pool_max_connections": "gauge",
+    "croupier_store_pool_waiting": "gauge",
     "croupier_timeouts": "counter",
     "croupier_timeout_lateness_seconds": "histogram",
     "croupier_turns_restarted": "counter",
@@ -558,3 +563,49 @@ def test_serve_workers_count_in_multiprocess_mode(tmp_path: Path) -> None:
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+def _pool_sampled(store: EventStore, registry: CollectorRegistry) -> Samples:
+    """The registry's samples after ``sample_pool`` ran on ``store`` for a moment."""
+
+    async def sample() -> None:
+        task = asyncio.create_task(metrics.sample_pool(store, metrics.Metrics(registry), 0.01))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(sample())
+    return parse(generate_latest(registry).decode())[1]
+
+
+@pytest.mark.postgres
+def test_the_postgresql_pool_is_sampled(postgres_url: str) -> None:
+    """Docs/operations.md sizes the pool (its connections a process), but no metric showed it
+    in use: open and idle connections, its most, and calls waiting for one."""
+    from croupier.service.store.postgres import PostgresEventStore
+
+    store = open_store(postgres_url)
+    try:
+        assert isinstance(store, PostgresEventStore)
+        store.versions(["a-game"])  # a call on a thread: a connection of the pool's used
+        samples = _pool_sampled(store, CollectorRegistry())
+        stats = store.pool_stats()
+    finally:
+        store.close()
+    opened = value(samples, "croupier_store_pool_connections", state="open")
+    idle = value(samples, "croupier_store_pool_connections", state="idle")
+    assert 1 <= opened == stats.open and idle == stats.idle <= opened
+    assert value(samples, "croupier_store_pool_max_connections") == stats.max >= opened
+    assert value(samples, "croupier_store_pool_waiting") == 0
+
+
+def test_a_store_without_a_pool_sets_no_pool_gauges(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'croupier.sqlite3'}")
+    try:
+        samples = _pool_sampled(store, CollectorRegistry())
+    finally:
+        store.close()
+    # No connection counted; the families without labels read 0, as for a pool of none.
+    assert not [name for name, _ in samples if name == "croupier_store_pool_connections"]
+    assert value(samples, "croupier_store_pool_max_connections") == 0
