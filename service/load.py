@@ -2660,7 +2660,9 @@ def failures(report: dict[str, Any]) -> list[str]:
     if not report["moves"]:
         failed.append("no move was made" + gone)
     if report["games_abandoned"]:
-        failed.append(f"{report['games_abandoned']} games abandoned")
+        failed.append(
+            f"{report['games_abandoned']} games given up by the bots (stalled, or failing)"
+        )
     quiet, limit = report["no_move_for_s_at_end"], report["no_move_fails_after_s"]
     if report["moves"] and quiet > limit:
         failed.append(f"no move in the run's last {quiet:.1f} s" + gone)
@@ -2982,7 +2984,10 @@ def summary(report: dict[str, Any]) -> str:
             else ""
         ),
         f"  games finished       {report['games_finished']}  (started {report['games_started']},"
-        f" abandoned {report['games_abandoned']}, cut at the end {report['games_cut_at_end']}"
+        # "Given up": the bots' (a game that stalled or kept failing), not a game's outcome
+        # ABANDONED, which a turn clock's "games ended" line counts.
+        f" given up by the bots {report['games_abandoned']},"
+        f" cut at the end {report['games_cut_at_end']}"
         # Unlike the moves: a game started in the warm-up finishes in the measured time.
         + ("; over the whole run, the warm-up included)" if report.get("warmup_s") else ")"),
         *(

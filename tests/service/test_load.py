@@ -1918,7 +1918,9 @@ def test_the_service_fails_the_run_when_work_was_lost_or_hung() -> None:
     assert load.failures({**healthy, "moves": 0, "no_move_for_s_at_end": 10.0}) == [
         "no move was made"
     ]
-    assert load.failures({**healthy, "games_abandoned": 2}) == ["2 games abandoned"]
+    assert load.failures({**healthy, "games_abandoned": 2}) == [
+        "2 games given up by the bots (stalled, or failing)"
+    ]
     assert load.failures({**healthy, "no_move_for_s_at_end": 5.5}) == [
         "no move in the run's last 5.5 s"
     ]
