@@ -2946,7 +2946,7 @@ def summary(report: dict[str, Any]) -> str:
     width = max([LATENCY_NAME_WIDTH, *(len(kind) + 1 for kind in report["latency"])])
     lines = [
         f"{report['game']} × {report['seats']} seats, mode {report['mode']}, "
-        f"{report['games_in_flight']} games in flight"
+        f"{report['games_in_flight']} game{'' if report['games_in_flight'] == 1 else 's'} in flight"
         + (f", {report['think_ms']} ms to think a move" if report.get("think_ms") else "")
         + _warmup_clause(report)
         + f", {report['elapsed_s']:.1f} s against {', '.join(report['addresses'])}",
