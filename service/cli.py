@@ -149,6 +149,16 @@ def main() -> None:
 @_store_option
 @_log_format_option
 @click.option(
+    "--log-level",
+    cls=EnvOption,
+    env=logs.LEVEL_ENV,
+    type=click.Choice(logs.LEVELS, case_sensitive=False),
+    default=config.env_default(logs.LEVEL_ENV, logs.DEFAULT_LEVEL),
+    show_default=logs.DEFAULT_LEVEL,
+    help="The lowest level logged: info logs a line for every call (rpc), warning only "
+    f"warnings and errors (a quiet terminal under load). Environment: {logs.LEVEL_ENV}.",
+)
+@click.option(
     "--workers",
     cls=EnvOption,
     env="CROUPIER_WORKERS",
@@ -281,6 +291,7 @@ def serve(
     address: str,
     store_url: str,
     log_format: str,
+    log_level: str,
     workers: int,
     command_rate: float,
     command_burst: int,
@@ -303,6 +314,8 @@ def serve(
     """Serve the game service (with health checking and reflection), and over HTTP (Connect,
     gRPC-Web, JSON) on --http-address. Traces: the OTEL_* variables (docs/operations.md)."""
     _end_on_sigterm_as_init()  # before the imports: a stop may come at once
+    # Read by every configure of this process, and by the workers of a group, who inherit it.
+    os.environ[logs.LEVEL_ENV] = log_level.lower()
     from croupier.app.ratelimit import RateLimit
     from croupier.app.tokens import TokenSigner
     from croupier.replays.signing import key_id

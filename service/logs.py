@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import threading
 import time
@@ -73,8 +74,21 @@ def add_trace_ids(
     return event
 
 
-def configure(fmt: str = "console", level: str = "INFO") -> None:
-    """``fmt``: ``json`` or ``console``."""
+#: The lowest level logged (``serve --log-level``), for every process that reads it: a
+#: ``serve --workers`` group's too.
+LEVEL_ENV = "CROUPIER_LOG_LEVEL"
+#: The levels it takes, lowest first; ``info`` logs every call's ``rpc`` line.
+LEVELS = ("debug", "info", "warning", "error")
+DEFAULT_LEVEL = "info"
+
+
+def configure(fmt: str = "console", level: str | None = None) -> None:
+    """``fmt``: ``json`` or ``console``; ``level``: the lowest level logged (by default
+    ``CROUPIER_LOG_LEVEL``'s, else info)."""
+    if level is None:
+        level = os.environ.get(LEVEL_ENV, "").strip().lower() or DEFAULT_LEVEL
+        if level not in LEVELS:  # the option checks it; a tool's own read may not
+            level = DEFAULT_LEVEL
     processors: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,
         add_trace_ids,
@@ -91,7 +105,7 @@ def configure(fmt: str = "console", level: str = "INFO") -> None:
     _route_libraries(processors, renderer)
     structlog.configure(
         processors=[*processors, renderer],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
         # Each line in one write (print writes the line and its newline apart): the workers of
         # `serve --workers` share stderr, and their lines ran into each other.
         logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),

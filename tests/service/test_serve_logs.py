@@ -194,3 +194,47 @@ def test_the_libraries_log_lines_are_written_as_ours(tmp_path: Path) -> None:
     ).stderr
     assert "[warning  ] error ignored in rollback on conn-1: lost [psycopg]" in console
     assert "discarding" not in console
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("level", ["info", "warning"])
+def test_the_log_level_leaves_out_what_is_below_it(tmp_path: Path, level: str) -> None:
+    """Every call's ``rpc`` line is info: a terminal under load scrolled some 14,000 of them by.
+    At ``--log-level warning`` (or CROUPIER_LOG_LEVEL) a group of workers writes the warnings
+    only; at info, every line."""
+    address = f"127.0.0.1:{_free_port()}"
+    env = {**BARE, "CROUPIER_LOG_FORMAT": "json", "CROUPIER_LOG_LEVEL": level}
+    process = serve(tmp_path, "--address", address, "--workers", "2", env=env)
+    try:
+        deadline = time.monotonic() + START_S
+        answered = False
+        while not answered:
+            assert process.poll() is None, (tmp_path / "err.log").read_text()
+            assert time.monotonic() < deadline, (tmp_path / "err.log").read_text()
+            try:
+                with grpc.insecure_channel(address) as channel:
+                    health_pb2_grpc.HealthStub(channel).Check(
+                        health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=1
+                    )
+                    channel.unary_unary("/croupier.v1.GameService/GetView")(b"", timeout=5)
+            except grpc.RpcError as error:
+                answered = error.code() == grpc.StatusCode.UNAUTHENTICATED
+            time.sleep(0.1)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    lines = json_lines(tmp_path / "err.log")
+    levels = {line["level"] for line in lines}
+    events = [line["event"] for line in lines]
+    assert sum("no CROUPIER_SECRET" in str(e) for e in events) == 1  # a warning: always
+    if level == "warning":
+        assert levels <= {"warning", "error"} and "rpc" not in events, levels
+    else:
+        assert "rpc" in events and events.count("serving") == 2
