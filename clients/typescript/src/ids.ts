@@ -18,11 +18,23 @@ const VARIANT_RFC_4122 = 0x80;
 /** Where the hyphens go in the 32 hex digits: 8-4-4-4-12. */
 const GROUPS = [8, 4, 4, 4, 12];
 
+/** Why randomId cannot make an id: no Web Crypto at all, as in React Native (Hermes) before a
+ * polyfill of crypto.getRandomValues is loaded. */
+export const NO_RANDOM_SOURCE =
+  "randomId: no crypto.getRandomValues here (React Native has no global crypto): load a " +
+  "polyfill first (react-native-get-random-values), or pass a RandomSource";
+
 /** A random UUID v4 ("3f1c…-…"): `source.randomUUID()` when there is one, else one made from
- * `source.getRandomValues` (RFC 9562, section 5.4), which insecure contexts have too. */
-export function randomId(source: RandomSource = globalThis.crypto): string {
-  if (typeof source.randomUUID === "function") {
+ * `source.getRandomValues` (RFC 9562, section 5.4), which insecure contexts have too. Throws a
+ * TypeError (NO_RANDOM_SOURCE) where there is neither. */
+export function randomId(
+  source: RandomSource | undefined = globalThis.crypto as RandomSource | undefined,
+): string {
+  if (typeof source?.randomUUID === "function") {
     return source.randomUUID();
+  }
+  if (typeof source?.getRandomValues !== "function") {
+    throw new TypeError(NO_RANDOM_SOURCE);
   }
   return uuidV4(source.getRandomValues(new Uint8Array(UUID_BYTES)));
 }

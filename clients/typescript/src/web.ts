@@ -6,7 +6,8 @@
 //   createConnectTransport({ baseUrl, interceptors: [decodeErrors, bearer()] })
 //
 // Bundlers that target browsers (esbuild, Vite, webpack) also pick this file for a plain
-// "@croupier/client" import (the `browser` condition of package.json's exports).
+// "@croupier/client" import (the `browser` condition of package.json's exports), and so does
+// React Native's Metro (the `react-native` condition).
 export * from "./gen/croupier/v1/common_pb.js";
 export * from "./gen/croupier/v1/gin_pb.js";
 export * from "./gen/croupier/v1/hoola_pb.js";
@@ -25,7 +26,7 @@ export {
 } from "./gen/google/rpc/error_details_pb.js";
 export { Code, ConnectError } from "@connectrpc/connect";
 export { asToken, bearer, TOKEN, withToken, type GameClient, type TokenSource } from "./auth.js";
-export { randomId, type RandomSource } from "./ids.js";
+export { NO_RANDOM_SOURCE, randomId, type RandomSource } from "./ids.js";
 export {
   CroupierError,
   decodeError,
