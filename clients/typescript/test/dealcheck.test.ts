@@ -5,10 +5,8 @@
 // commitment, other client seeds, another game than the one shown each fail, saying where; a game
 // not over yet cannot be checked yet.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, test } from "node:test";
+import { readGolden } from "./golden.js";
 import {
   clearField,
   create,
@@ -55,22 +53,7 @@ interface Golden {
   readonly games: readonly Vector[];
 }
 
-// dist/test/ when compiled: the repository's tests/golden, four folders up.
-const GOLDEN: Golden = JSON.parse(
-  readFileSync(
-    join(
-      dirname(fileURLToPath(import.meta.url)),
-      "..",
-      "..",
-      "..",
-      "..",
-      "tests",
-      "golden",
-      "deal_vectors.json",
-    ),
-    "utf8",
-  ),
-);
+const GOLDEN: Golden = readGolden<Golden>("deal_vectors.json");
 
 const KINDS: Readonly<Record<KindName, GameKind>> = {
   hoola: GameKind.HOOLA,

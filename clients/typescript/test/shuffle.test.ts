@@ -3,10 +3,8 @@
 // the canonical decks of each game.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { test } from "node:test";
+import { readGolden } from "./golden.js";
 import {
   commitmentOf,
   hanafudaDeck,
@@ -26,22 +24,7 @@ interface Vector {
   readonly deck: readonly string[];
 }
 
-// dist/test/ when compiled: the repository's tests/golden, three folders up from test/.
-const VECTORS: readonly Vector[] = JSON.parse(
-  readFileSync(
-    join(
-      dirname(fileURLToPath(import.meta.url)),
-      "..",
-      "..",
-      "..",
-      "..",
-      "tests",
-      "golden",
-      "shuffle_vectors.json",
-    ),
-    "utf8",
-  ),
-);
+const VECTORS: readonly Vector[] = readGolden<readonly Vector[]>("shuffle_vectors.json");
 
 test("every golden vector's deck and commitment are derived as the server derives them", async () => {
   assert.ok(VECTORS.length >= 4);
